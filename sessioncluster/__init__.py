@@ -1,0 +1,55 @@
+"""sessioncluster: a session cluster with Apache Flink's runtime architecture on Apache Spark.
+
+>>> import sessioncluster                                   # doctest: +SKIP
+>>> session = sessioncluster.start("demo")                  # doctest: +SKIP
+>>> env = session.get_execution_environment()              # doctest: +SKIP
+>>> env.from_collection(range(10)).map(lambda x: x * x).execute_and_collect()  # doctest: +SKIP
+"""
+
+from .accumulators import (
+    AverageAccumulator,
+    DoubleCounter,
+    DoubleMaximum,
+    DoubleMinimum,
+    Histogram,
+    IntCounter,
+    IntMaximum,
+    IntMinimum,
+    ListAccumulator,
+    LongCounter,
+)
+from .client import (
+    DataStream,
+    JobClient,
+    JobExecutionException,
+    JobExecutionResult,
+    JobManagerGoneError,
+    KeyedStream,
+    Session,
+    SessionStartError,
+    StreamExecutionEnvironment,
+    UnpicklableFunctionError,
+    connect,
+    start,
+)
+from .functions import (
+    FilterFunction,
+    FlatMapFunction,
+    KeySelector,
+    MapFunction,
+    ReduceFunction,
+    RuntimeContext,
+)
+from .graph.states import ExecutionState, JobStatus
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AverageAccumulator", "DataStream", "DoubleCounter", "DoubleMaximum", "DoubleMinimum",
+    "ExecutionState", "FilterFunction", "FlatMapFunction", "Histogram", "IntCounter",
+    "IntMaximum", "IntMinimum", "JobClient", "JobExecutionException", "JobExecutionResult",
+    "JobManagerGoneError", "JobStatus", "KeySelector", "KeyedStream", "ListAccumulator",
+    "LongCounter", "MapFunction", "ReduceFunction", "RuntimeContext", "Session",
+    "SessionStartError", "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect",
+    "start",
+]

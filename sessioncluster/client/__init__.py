@@ -1,0 +1,12 @@
+"""The client: sessions, the DataStream API, JobClient."""
+
+from .environment import DataStream, KeyedStream, StreamExecutionEnvironment, UnpicklableFunctionError
+from .gateway import DispatcherError, JobManagerGoneError
+from .jobclient import JobClient, JobExecutionException, JobExecutionResult
+from .session import Session, SessionStartError, connect, start
+
+__all__ = [
+    "DataStream", "DispatcherError", "JobClient", "JobExecutionException", "JobExecutionResult",
+    "JobManagerGoneError", "KeyedStream", "Session", "SessionStartError",
+    "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect", "start",
+]

@@ -1,0 +1,257 @@
+"""PyFlink's DataStream API in BATCH mode, bound to a session cluster.
+
+>>> env = session.get_execution_environment()                       # doctest: +SKIP
+>>> (env.from_collection(["a b", "b"]).flat_map(str.split)          # doctest: +SKIP
+...     .map(lambda w: (w, 1)).key_by(lambda t: t[0]).sum(1).execute_and_collect())
+[('a', 1), ('b', 2)]
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, Callable
+
+import cloudpickle
+
+from ..functions import FieldSum, Function, as_callable
+from ..graph.jobgraph import JobGraph, build_job_graph
+from ..graph.streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamGraph, StreamNode
+from .jobclient import JobClient, JobExecutionResult, check, records_of
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+class UnpicklableFunctionError(TypeError):
+    """A function (or what it captures) cannot be shipped to the cluster."""
+
+
+class StreamExecutionEnvironment:
+    """Builds programs and executes them on the session cluster."""
+
+    def __init__(self, session: "Session") -> None:
+        self.session = session
+        self.stream_graph = StreamGraph()
+        self._sinks: list[StreamNode] = []
+
+    # -- configuration ---------------------------------------------------------------------
+    def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
+        if parallelism < 1:
+            raise ValueError("parallelism must be at least 1")
+        self.stream_graph.default_parallelism = parallelism
+        return self
+
+    def get_parallelism(self) -> int:
+        return self.stream_graph.default_parallelism
+
+    def disable_operator_chaining(self) -> "StreamExecutionEnvironment":
+        self.stream_graph.chaining_enabled = False
+        return self
+
+    # -- sources ---------------------------------------------------------------------------
+    def from_collection(self, collection: Any) -> "DataStream":
+        """A bounded source over a Python collection (materialized as a list)."""
+        data = list(collection)
+        node = self.stream_graph.add_node(OperatorKind.SOURCE_COLLECTION, data,
+                                          chaining=ChainingStrategy.HEAD)
+        return DataStream(self, node)
+
+    # -- execution -------------------------------------------------------------------------
+    def job_graph(self, job_name: str = "sessioncluster job",
+                  sinks: list[StreamNode] | None = None) -> tuple[JobGraph, dict[str, bytes]]:
+        """The JobGraph (and its blobs) of the program's sinks, without running it."""
+        blobs: dict[str, bytes] = {}
+
+        def put_blob(obj: Any, what: str) -> str:
+            try:
+                data = cloudpickle.dumps(obj)
+            except Exception as exc:  # noqa: BLE001 - cloudpickle raises many kinds
+                raise UnpicklableFunctionError(
+                    f"cannot ship {what} to the cluster: {type(exc).__name__}: {exc}. Functions "
+                    "and everything they capture must be picklable by cloudpickle (open files, "
+                    "sockets, locks and database connections are not; create them in open())."
+                ) from exc
+            key = hashlib.sha256(data).hexdigest()
+            blobs[key] = data
+            return key
+
+        graph = build_job_graph(self.stream_graph, sinks if sinks is not None else self._sinks,
+                                job_name, put_blob)
+        return graph, blobs
+
+    def explain(self, job_name: str = "sessioncluster job") -> str:
+        return self.job_graph(job_name)[0].explain()
+
+    def execute_async(self, job_name: str = "sessioncluster job",
+                      sinks: list[StreamNode] | None = None) -> JobClient:
+        """Submit the program (detached) and return its JobClient at once."""
+        graph, blobs = self.job_graph(job_name, sinks)
+        if sinks is None:
+            self._sinks = []  # like Flink, executing clears the program's sinks
+        job_id = self.session.submit(graph, blobs)
+        return JobClient(self.session, job_id, job_name)
+
+    def execute(self, job_name: str = "sessioncluster job") -> JobExecutionResult:
+        """Run the program's sinks and wait for the result (attached)."""
+        client = self.execute_async(job_name)
+        reply = client.wait()
+        check(reply, job_name)
+        for line in reply.printed:
+            print(line)
+        return JobExecutionResult(reply, job_name)
+
+
+class DataStream:
+    """A stream of records; every transformation returns a new DataStream."""
+
+    def __init__(self, env: StreamExecutionEnvironment, node: StreamNode) -> None:
+        self.env = env
+        self.node = node
+
+    def _then(self, kind: OperatorKind, fn: Any, partitioning: Partitioning = Partitioning.FORWARD,
+              key_selector: Callable[[Any], Any] | None = None, name: str | None = None,
+              explicit: bool = False) -> "DataStream":
+        _check_function(fn, kind)
+        g = self.env.stream_graph
+        node = g.add_node(kind, fn, name)
+        node.slot_sharing_group = self.node.slot_sharing_group
+        if partitioning is Partitioning.FORWARD and g.parallelism_of(node) != g.parallelism_of(self.node):
+            partitioning = Partitioning.REBALANCE
+        g.add_edge(self.node, node, partitioning, key_selector, explicit)
+        return DataStream(self.env, node)
+
+    # -- transformations --------------------------------------------------------------------
+    def map(self, func: Any) -> "DataStream":
+        return self._then(OperatorKind.MAP, func)
+
+    def flat_map(self, func: Any) -> "DataStream":
+        return self._then(OperatorKind.FLAT_MAP, func)
+
+    def filter(self, func: Any) -> "DataStream":
+        return self._then(OperatorKind.FILTER, func)
+
+    def key_by(self, key_selector: Any) -> "KeyedStream":
+        _check_function(key_selector, None)
+        return KeyedStream(self, key_selector)
+
+    def rebalance(self) -> "DataStream":
+        """Round-robin the records over the next operator's subtasks."""
+        return _Repartitioned(self, Partitioning.REBALANCE)  # type: ignore[return-value]
+
+    # -- operator settings ------------------------------------------------------------------
+    def name(self, name: str) -> "DataStream":
+        self.node.name = name
+        return self
+
+    def uid(self, uid: str) -> "DataStream":
+        self.node.uid = uid
+        return self
+
+    def set_parallelism(self, parallelism: int) -> "DataStream":
+        if parallelism < 1:
+            raise ValueError("parallelism must be at least 1")
+        self.node.parallelism = parallelism
+        g = self.env.stream_graph
+        for edge in self.node.inputs:  # a FORWARD edge needs equal parallelism on both ends
+            if edge.partitioning is Partitioning.FORWARD and not edge.explicit and \
+                    g.parallelism_of(edge.source) != parallelism:
+                edge.partitioning = Partitioning.REBALANCE
+        return self
+
+    def slot_sharing_group(self, name: str) -> "DataStream":
+        self.node.slot_sharing_group = name
+        return self
+
+    def disable_chaining(self) -> "DataStream":
+        self.node.chaining = ChainingStrategy.NEVER
+        return self
+
+    def start_new_chain(self) -> "DataStream":
+        self.node.chaining = ChainingStrategy.HEAD
+        return self
+
+    # -- sinks ------------------------------------------------------------------------------
+    def _sink(self, kind: OperatorKind) -> StreamNode:
+        g = self.env.stream_graph
+        node = g.add_node(kind, None, parallelism=g.parallelism_of(self.node))
+        node.slot_sharing_group = self.node.slot_sharing_group
+        g.add_edge(self.node, node)
+        return node
+
+    def print(self) -> "DataStream":
+        """Print every record at the client when the job runs (``env.execute()``)."""
+        self.env._sinks.append(self._sink(OperatorKind.SINK_PRINT))
+        return self
+
+    def execute_and_collect(self, job_name: str = "collect", limit: int | None = None) -> list[Any]:
+        """Run this stream as a job and return its records."""
+        sink = self._sink(OperatorKind.SINK_COLLECT)
+        client = self.env.execute_async(job_name, sinks=[sink])
+        reply = client.wait()
+        check(reply, job_name)
+        records = records_of(reply)
+        return records if limit is None else records[:limit]
+
+    def execute_and_collect_async(self, job_name: str = "collect") -> JobClient:
+        """Submit this stream as a job; ``JobClient.collect()`` gives its records."""
+        sink = self._sink(OperatorKind.SINK_COLLECT)
+        return self.env.execute_async(job_name, sinks=[sink])
+
+
+class _Repartitioned:
+    """The stream after ``rebalance()``: the next operator gets a REBALANCE edge."""
+
+    def __init__(self, stream: DataStream, partitioning: Partitioning) -> None:
+        self.stream = stream
+        self.partitioning = partitioning
+
+    def _next(self, kind: OperatorKind, fn: Any) -> DataStream:
+        return self.stream._then(kind, fn, self.partitioning, explicit=True)
+
+    def map(self, func: Any) -> DataStream:
+        return self._next(OperatorKind.MAP, func)
+
+    def flat_map(self, func: Any) -> DataStream:
+        return self._next(OperatorKind.FLAT_MAP, func)
+
+    def filter(self, func: Any) -> DataStream:
+        return self._next(OperatorKind.FILTER, func)
+
+
+class KeyedStream:
+    """A stream partitioned by key (a HASH exchange); reductions give one result per key."""
+
+    def __init__(self, stream: DataStream, key_selector: Any) -> None:
+        self.stream = stream
+        self.key_selector = key_selector
+
+    def reduce(self, func: Any) -> DataStream:
+        """Combine the records of each key pairwise; map-side combined before the shuffle."""
+        return self.stream._then(OperatorKind.REDUCE, func, Partitioning.HASH, self.key_selector)
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream:
+        return self.stream._then(OperatorKind.REDUCE, FieldSum(position_to_sum), Partitioning.HASH,
+                                 self.key_selector, name="Keyed Aggregation")
+
+    def map(self, func: Any) -> DataStream:
+        return self.stream._then(OperatorKind.MAP, func, Partitioning.HASH, self.key_selector)
+
+    def flat_map(self, func: Any) -> DataStream:
+        return self.stream._then(OperatorKind.FLAT_MAP, func, Partitioning.HASH, self.key_selector)
+
+    def filter(self, func: Any) -> DataStream:
+        return self.stream._then(OperatorKind.FILTER, func, Partitioning.HASH, self.key_selector)
+
+
+def _check_function(fn: Any, kind: OperatorKind | None) -> None:
+    if fn is None:
+        return
+    if kind is OperatorKind.REDUCE and isinstance(fn, FieldSum):
+        return
+    if isinstance(fn, Function) or callable(fn):
+        as_callable(fn)
+        return
+    raise TypeError(f"{fn!r} is not a function: pass a callable or a "
+                    f"{'MapFunction/FlatMapFunction/...' if kind else 'KeySelector'} object")
+
+

@@ -1,0 +1,104 @@
+"""Session directories and connection files, as a Jupyter kernel's connection file.
+
+``$SESSIONCLUSTER_HOME/sessions/<name>/connection.json`` (mode 0600) holds the endpoints, the
+key and the JobManager's pid. Whoever can read it can run code on the cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def home() -> Path:
+    return Path(os.environ.get("SESSIONCLUSTER_HOME", Path.home() / ".sessioncluster"))
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise ValueError(f"invalid session name {name!r}: use letters, digits, '_', '.', '-'")
+    return name
+
+
+def session_dir(name: str) -> Path:
+    return home() / "sessions" / check_name(name)
+
+
+def connection_path(name: str) -> Path:
+    return session_dir(name) / "connection.json"
+
+
+def runtime_dir() -> Path:
+    """A private directory for ``ipc://`` sockets (short paths: ipc paths are limited to ~100 bytes)."""
+    path = Path(tempfile.gettempdir()) / f"sessioncluster-{os.getuid()}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+@dataclass(slots=True)
+class ConnectionInfo:
+    """What a client or TaskManager needs to reach a session's JobManager."""
+
+    name: str
+    key: str
+    dispatcher: str
+    events: str
+    resourcemanager: str
+    jobmanager_pid: int
+    host: str = "127.0.0.1"
+    spark_master: str = ""
+
+    def __repr__(self) -> str:  # the key never goes into logs or output
+        return (f"ConnectionInfo(name={self.name!r}, dispatcher={self.dispatcher!r}, "
+                f"jobmanager_pid={self.jobmanager_pid})")
+
+    def public(self) -> dict[str, object]:
+        """Everything but the key, for status output."""
+        d = asdict(self)
+        d.pop("key")
+        return d
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(asdict(self), f, indent=1)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+
+    @classmethod
+    def read(cls, path: Path) -> "ConnectionInfo":
+        with open(path) as f:
+            return cls(**json.load(f))
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie child counts as dead
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]

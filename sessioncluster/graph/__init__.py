@@ -1,0 +1,1 @@
+"""StreamGraph -> JobGraph (chaining) -> ExecutionGraph, and Flink's state machines."""

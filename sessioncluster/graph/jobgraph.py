@@ -1,0 +1,205 @@
+"""The JobGraph: JobVertices (operator chains), IntermediateDataSets and JobEdges.
+
+Built in the client from a StreamGraph with Flink's chaining rules, and sent to the Dispatcher.
+It holds no user objects: every function and every collection is a BlobServer key (SHA-256).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamEdge, StreamGraph, StreamNode
+
+
+@dataclass(slots=True)
+class OperatorSpec:
+    """One operator inside a chain; ``function_key`` names its user code in the BlobServer."""
+
+    operator_id: int
+    kind: OperatorKind
+    name: str
+    function_key: str | None = None
+    uid: str | None = None
+
+
+@dataclass(slots=True)
+class JobEdge:
+    """Connects the IntermediateDataSet produced by ``source`` to the consumer ``target``."""
+
+    source: str
+    target: str
+    ship_strategy: Partitioning
+    key_selector_key: str | None = None
+    #: for a HASH edge into a reduce: the reduce function, combined map-side before the shuffle
+    combiner_key: str | None = None
+
+    @property
+    def intermediate_dataset_id(self) -> str:
+        return f"{self.source}->{self.target}"
+
+
+@dataclass(slots=True)
+class JobVertex:
+    vertex_id: str
+    name: str
+    operators: list[OperatorSpec]
+    parallelism: int
+    slot_sharing_group: str = "default"
+    inputs: list[JobEdge] = field(default_factory=list)
+    outputs: list[JobEdge] = field(default_factory=list)
+
+    @property
+    def is_source(self) -> bool:
+        return self.operators[0].kind.is_source
+
+    @property
+    def is_sink(self) -> bool:
+        return self.operators[-1].kind.is_sink
+
+
+@dataclass(slots=True)
+class JobGraph:
+    job_name: str
+    #: in topological order, sources first
+    vertices: list[JobVertex]
+    #: why each StreamEdge that is not chained was not chained, for explain()
+    chaining_notes: list[str] = field(default_factory=list)
+
+    def vertex(self, vertex_id: str) -> JobVertex:
+        for v in self.vertices:
+            if v.vertex_id == vertex_id:
+                return v
+        raise KeyError(vertex_id)
+
+    @property
+    def edges(self) -> list[JobEdge]:
+        return [e for v in self.vertices for e in v.inputs]
+
+    @property
+    def blob_keys(self) -> set[str]:
+        keys = {op.function_key for v in self.vertices for op in v.operators if op.function_key}
+        for e in self.edges:
+            keys.update(k for k in (e.key_selector_key, e.combiner_key) if k)
+        return keys
+
+    def explain(self) -> str:
+        """The vertices with their chained operators, parallelism and edges, as text."""
+        lines = [f"JobGraph '{self.job_name}': {len(self.vertices)} JobVertices"]
+        for v in self.vertices:
+            lines.append(f"  [{v.vertex_id[:8]}] {v.name}  (parallelism {v.parallelism}"
+                         f", slot sharing group '{v.slot_sharing_group}')")
+            for op in v.operators:
+                lines.append(f"      - {op.name}")
+            for e in v.inputs:
+                src = self.vertex(e.source)
+                lines.append(f"      <- {e.ship_strategy.value} from [{src.vertex_id[:8]}] {src.name}")
+        if self.chaining_notes:
+            lines.append("Not chained:")
+            lines.extend(f"  {note}" for note in self.chaining_notes)
+        return "\n".join(lines)
+
+
+def chaining_veto(edge: StreamEdge, graph: StreamGraph,
+                  in_job: set[int] | None = None) -> str | None:
+    """Why ``edge`` cannot be chained under Flink's rules, or ``None`` if it can.
+
+    ``in_job`` limits the count of inputs and outputs to the nodes of one job.
+    """
+    up, down = edge.source, edge.target
+
+    def count(edges: list[StreamEdge], end: str) -> int:
+        return sum(1 for e in edges if in_job is None or getattr(e, end).node_id in in_job)
+
+    if not graph.chaining_enabled:
+        return "chaining is disabled for the environment"
+    if count(down.inputs, "source") != 1:
+        return f"'{down.name}' has {count(down.inputs, 'source')} inputs"
+    if count(up.outputs, "target") != 1:
+        return f"'{up.name}' has {count(up.outputs, 'target')} outputs"
+    if edge.partitioning is not Partitioning.FORWARD:
+        return f"{edge.partitioning.value} partitioning"
+    if up.chaining is ChainingStrategy.NEVER:
+        return f"chaining is disabled on '{up.name}'"
+    if down.chaining is ChainingStrategy.NEVER:
+        return f"chaining is disabled on '{down.name}'"
+    if down.chaining is ChainingStrategy.HEAD:
+        return f"'{down.name}' starts a new chain"
+    if up.slot_sharing_group != down.slot_sharing_group:
+        return (f"slot sharing groups differ ('{up.slot_sharing_group}' vs "
+                f"'{down.slot_sharing_group}')")
+    pu, pd = graph.parallelism_of(up), graph.parallelism_of(down)
+    if pu != pd:
+        return f"parallelism differs ({pu} vs {pd})"
+    return None
+
+
+def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
+                    put_blob: Callable[[Any, str], str]) -> JobGraph:
+    """Chain the operators that ``sinks`` depend on into JobVertices.
+
+    ``put_blob(obj, what)`` serializes a user object (function or collection; ``what`` names it
+    in errors) and returns its BlobServer key.
+    """
+    if not sinks:
+        raise ValueError("No operators defined in the program: add a sink "
+                         "(execute_and_collect(), print()) before executing")
+    nodes: list[StreamNode] = []
+    seen: set[int] = set()
+    for sink in sinks:
+        for node in graph.upstream_of(sink):
+            if node.node_id not in seen:
+                seen.add(node.node_id)
+                nodes.append(node)
+    in_job = {n.node_id for n in nodes}
+
+    chain_of: dict[int, list[StreamNode]] = {}  # head node id -> chain
+    head_of: dict[int, int] = {}
+    notes: list[str] = []
+    for node in nodes:
+        inputs = [e for e in node.inputs if e.source.node_id in in_job]
+        veto = chaining_veto(inputs[0], graph, in_job) if len(inputs) == 1 else "no single input"
+        if inputs and veto is None:
+            head = head_of[inputs[0].source.node_id]
+            chain_of[head].append(node)
+            head_of[node.node_id] = head
+        else:
+            chain_of[node.node_id] = [node]
+            head_of[node.node_id] = node.node_id
+            notes.extend(f"'{e.source.name}' -> '{node.name}': {veto}" for e in inputs)
+
+    vertices: dict[int, JobVertex] = {}
+    for head_id, chain in chain_of.items():
+        ops = []
+        for n in chain:
+            key = put_blob(n.function, f"'{n.name}'") if n.function is not None else None
+            ops.append(OperatorSpec(n.node_id, n.kind, n.name, key, n.uid))
+        vertex_id = _vertex_id(chain, graph)
+        name = " -> ".join(n.name for n in chain)
+        vertices[head_id] = JobVertex(vertex_id, name, ops, graph.parallelism_of(chain[0]),
+                                      chain[0].slot_sharing_group)
+    for head_id, chain in chain_of.items():
+        target = vertices[head_id]
+        for edge in chain[0].inputs:
+            if edge.source.node_id not in in_job:
+                continue
+            source = vertices[head_of[edge.source.node_id]]
+            key_sel = (put_blob(edge.key_selector, f"the key selector of '{chain[0].name}'")
+                       if edge.key_selector is not None else None)
+            combiner = None
+            if edge.partitioning is Partitioning.HASH and chain[0].kind is OperatorKind.REDUCE:
+                combiner = target.operators[0].function_key
+            job_edge = JobEdge(source.vertex_id, target.vertex_id, edge.partitioning, key_sel, combiner)
+            target.inputs.append(job_edge)
+            source.outputs.append(job_edge)
+    order = [vertices[head_of[n.node_id]] for n in nodes if head_of[n.node_id] == n.node_id]
+    return JobGraph(job_name, order, notes)
+
+
+def _vertex_id(chain: list[StreamNode], graph: StreamGraph) -> str:
+    """A deterministic id from the chain's position and operators, as Flink hashes its graph."""
+    h = hashlib.sha256()
+    for n in chain:
+        h.update(f"{n.node_id}|{n.kind.value}|{n.name}|{n.uid}|{graph.parallelism_of(n)};".encode())
+    return h.hexdigest()[:32]

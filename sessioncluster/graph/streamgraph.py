@@ -1,0 +1,128 @@
+"""The StreamGraph: the program as the user wrote it, one StreamNode per operator.
+
+It lives in the client and still holds the user's function objects. ``jobgraph.build_job_graph``
+turns it into a JobGraph (operators chained, functions replaced by BlobServer keys).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class ChainingStrategy(str, enum.Enum):
+    """Flink's ChainingStrategy: ALWAYS chains both ways, HEAD starts a chain, NEVER neither."""
+
+    ALWAYS = "ALWAYS"
+    HEAD = "HEAD"
+    NEVER = "NEVER"
+
+
+class Partitioning(str, enum.Enum):
+    """How records travel over a StreamEdge / JobEdge (Flink's ship strategies)."""
+
+    FORWARD = "FORWARD"
+    HASH = "HASH"
+    REBALANCE = "REBALANCE"
+
+
+class OperatorKind(str, enum.Enum):
+    SOURCE_COLLECTION = "source_collection"
+    MAP = "map"
+    FLAT_MAP = "flat_map"
+    FILTER = "filter"
+    REDUCE = "reduce"
+    SINK_COLLECT = "sink_collect"
+    SINK_PRINT = "sink_print"
+
+    @property
+    def is_source(self) -> bool:
+        return self is OperatorKind.SOURCE_COLLECTION
+
+    @property
+    def is_sink(self) -> bool:
+        return self in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)
+
+
+#: The name Flink gives an operator of each kind when the user gives none.
+DEFAULT_NAMES = {
+    OperatorKind.SOURCE_COLLECTION: "Source: Collection Source",
+    OperatorKind.MAP: "Map",
+    OperatorKind.FLAT_MAP: "FlatMap",
+    OperatorKind.FILTER: "Filter",
+    OperatorKind.REDUCE: "Keyed Reduce",
+    OperatorKind.SINK_COLLECT: "Sink: Collect",
+    OperatorKind.SINK_PRINT: "Sink: Print to Std. Out",
+}
+
+
+@dataclass(eq=False)
+class StreamEdge:
+    source: "StreamNode"
+    target: "StreamNode"
+    partitioning: Partitioning
+    #: for HASH: the user's key selector
+    key_selector: Callable[[Any], Any] | None = None
+    #: True when the user asked for this partitioning (``rebalance()``), not the default
+    explicit: bool = False
+
+
+@dataclass(eq=False)
+class StreamNode:
+    node_id: int
+    kind: OperatorKind
+    name: str
+    #: the user's function (or rich function object); for a collection source, the data
+    function: Any = None
+    parallelism: int | None = None
+    slot_sharing_group: str = "default"
+    chaining: ChainingStrategy = ChainingStrategy.ALWAYS
+    uid: str | None = None
+    inputs: list[StreamEdge] = field(default_factory=list)
+    outputs: list[StreamEdge] = field(default_factory=list)
+
+
+class StreamGraph:
+    """The nodes and edges of one program, in the order they were added."""
+
+    def __init__(self) -> None:
+        self.nodes: list[StreamNode] = []
+        self.chaining_enabled = True
+        self.default_parallelism = 1
+
+    def add_node(self, kind: OperatorKind, function: Any = None, name: str | None = None,
+                 parallelism: int | None = None,
+                 chaining: ChainingStrategy = ChainingStrategy.ALWAYS) -> StreamNode:
+        node = StreamNode(len(self.nodes), kind, name or DEFAULT_NAMES[kind], function,
+                          parallelism, chaining=chaining)
+        self.nodes.append(node)
+        return node
+
+    def add_edge(self, source: StreamNode, target: StreamNode,
+                 partitioning: Partitioning = Partitioning.FORWARD,
+                 key_selector: Callable[[Any], Any] | None = None,
+                 explicit: bool = False) -> StreamEdge:
+        edge = StreamEdge(source, target, partitioning, key_selector, explicit)
+        source.outputs.append(edge)
+        target.inputs.append(edge)
+        return edge
+
+    def parallelism_of(self, node: StreamNode) -> int:
+        return node.parallelism or self.default_parallelism
+
+    def upstream_of(self, sink: StreamNode) -> list[StreamNode]:
+        """Every node that ``sink`` depends on, sources first (topological order)."""
+        seen: set[int] = set()
+        order: list[StreamNode] = []
+
+        def visit(node: StreamNode) -> None:
+            if node.node_id in seen:
+                return
+            seen.add(node.node_id)
+            for edge in node.inputs:
+                visit(edge.source)
+            order.append(node)
+
+        visit(sink)
+        return order

@@ -1,0 +1,1 @@
+"""The JobManager process: Dispatcher, ResourceManager, JobMasters, BlobServer, Spark driver."""

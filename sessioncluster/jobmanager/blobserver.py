@@ -1,0 +1,43 @@
+"""The BlobServer: user code and data by SHA-256 key, kept on disk in the session directory."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+
+class BlobServer:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._memory: dict[str, bytes] = {}
+
+    @staticmethod
+    def key_of(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key``; refuses data whose hash is not the key."""
+        if self.key_of(data) != key:
+            raise ValueError(f"blob {key[:12]} does not match its SHA-256")
+        if key in self._memory:
+            return
+        self._memory[key] = data
+        path = self.directory / key
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+
+    def get(self, key: str) -> bytes | None:
+        data = self._memory.get(key)
+        if data is None and len(key) == 64 and all(c in "0123456789abcdef" for c in key):
+            path = self.directory / key
+            if path.exists():
+                data = self._memory[key] = path.read_bytes()
+        return data
+
+    def missing(self, keys: set[str]) -> list[str]:
+        return sorted(k for k in keys if self.get(k) is None)

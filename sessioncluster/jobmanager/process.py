@@ -1,0 +1,221 @@
+"""The JobManager process: Dispatcher, ResourceManager, JobMasters, BlobServer, Spark driver.
+
+Sockets (all bound to 127.0.0.1 unless told otherwise, all owned by the event loop thread):
+
+* ``dispatcher`` ROUTER: clients' requests (:mod:`.dispatcher`).
+* ``resourcemanager`` ROUTER: TaskManager registration, heartbeats, blob requests.
+* ``events`` PUB: job status, execution states, accumulators, TaskManager changes;
+  topic = job id or ``cluster``.
+
+Other threads (JobMasters running Spark actions, py4j listener callbacks) hand work to the
+loop with ``loop.call_soon_threadsafe``; nothing else touches a socket.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from ..connection import ConnectionInfo, connection_path, session_dir
+from ..protocol.messages import Message
+from ..protocol.wire import MAX_MESSAGE_BYTES, Session, new_key
+from ..spark.driver import (
+    SparkListenerBridge,
+    SparkSettings,
+    add_listener,
+    start_spark,
+    wait_for_executors,
+)
+from .blobserver import BlobServer
+from .dispatcher import Dispatcher
+from .resourcemanager import ResourceManager
+
+log = logging.getLogger("sessioncluster.jobmanager")
+
+STARTUP_TIMEOUT = 180.0
+
+
+class JobManager:
+    def __init__(self, name: str, settings: SparkSettings, key: str | None = None,
+                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 5.0) -> None:
+        self.name = name
+        self.settings = settings
+        self.pid = os.getpid()
+        self.dir = session_dir(name)
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.key = key or new_key()
+        self.session = Session(self.key, sender=f"jobmanager-{name}")
+        self.ready = False
+        self.startup_error: str | None = None
+        self.spark: Any = None
+        self.stage_jobs: dict[int, str] = {}
+        self.blobs = BlobServer(self.dir / "blobs")
+        self.loop = asyncio.get_event_loop()
+        self.ctx = zmq.asyncio.Context()
+        self.dispatcher_socket = self._bind(zmq.ROUTER)
+        self.rm_socket = self._bind(zmq.ROUTER)
+        self.events_socket = self._bind(zmq.PUB)
+        self.rm = ResourceManager(self.blobs, self._send_rm, lambda m: self.publish("cluster", m),
+                                  self._on_task_events, heartbeat_interval, heartbeat_timeout)
+        self.dispatcher = Dispatcher(self)
+        self.stopped = asyncio.Event()
+
+    def _bind(self, kind: int) -> zmq.asyncio.Socket:
+        sock = self.ctx.socket(kind)
+        sock.setsockopt(zmq.LINGER, 500)
+        if kind != zmq.PUB:
+            sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        sock.bind_to_random_port(f"tcp://{self.settings.bind}")
+        return sock
+
+    @property
+    def connection(self) -> ConnectionInfo:
+        def endpoint(sock: zmq.asyncio.Socket) -> str:
+            return sock.getsockopt_string(zmq.LAST_ENDPOINT)
+
+        return ConnectionInfo(self.name, self.key, endpoint(self.dispatcher_socket),
+                              endpoint(self.events_socket), endpoint(self.rm_socket),
+                              self.pid, self.settings.bind, self.settings.spark_master)
+
+    # -- sending (loop thread only) -----------------------------------------------------------
+    def reply(self, ident: list[bytes], msg: Message) -> None:
+        self.session.send(self.dispatcher_socket, msg, ident=ident)
+
+    def _send_rm(self, ident: list[bytes], msg: Message) -> None:
+        self.session.send(self.rm_socket, msg, ident=ident)
+
+    def publish(self, topic: str, msg: Message) -> None:
+        self.session.send(self.events_socket, msg, topic=topic.encode())
+
+    def _on_task_events(self, events: list[Any]) -> None:
+        self.dispatcher.on_task_events(events)
+
+    # -- serving ------------------------------------------------------------------------------
+    async def _serve(self, sock: zmq.asyncio.Socket, handle: Any) -> None:
+        while True:
+            frames = await sock.recv_multipart()
+            got = self.session.unpack(frames)
+            if got is not None:
+                handle(*got)
+
+    async def _heartbeat_monitor(self) -> None:
+        while True:
+            await asyncio.sleep(self.rm.heartbeat_interval)
+            self.rm.check_heartbeats()
+
+    async def run(self) -> None:
+        path = connection_path(self.name)
+        self.connection.write(path)
+        tasks = [asyncio.ensure_future(c) for c in (
+            self._serve(self.dispatcher_socket, self.dispatcher.handle),
+            self._serve(self.rm_socket, self.rm.handle),
+            self._heartbeat_monitor(),
+        )]
+        try:
+            await self._start_cluster(path)
+        except Exception as exc:  # noqa: BLE001 - reported to clients through the overview
+            log.exception("session cluster failed to start")
+            self.startup_error = f"{type(exc).__name__}: {exc}"
+            self.loop.call_later(30.0, lambda: asyncio.ensure_future(self.shutdown()))
+        await self.stopped.wait()
+        for t in tasks:
+            t.cancel()
+
+    async def _start_cluster(self, path: Path) -> None:
+        t0 = time.monotonic()
+        self.spark = await self.loop.run_in_executor(None, start_spark, self.settings, str(path))
+        sc = self.spark.sparkContext
+        bridge = SparkListenerBridge(
+            lambda name, **fields: self.loop.call_soon_threadsafe(self.dispatcher.on_spark_event, name, fields))
+        await self.loop.run_in_executor(None, add_listener, sc, bridge)
+        expected = self.settings.expected_taskmanagers
+        await self.loop.run_in_executor(None, wait_for_executors, sc, expected)
+        log.info("Spark up with %d executors in %.1f s", expected, time.monotonic() - t0)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while len(self.rm.taskmanagers) < expected:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {len(self.rm.taskmanagers)} of {expected} TaskManagers "
+                                   "registered: is spark.python.daemon.module honoured?")
+            await self.loop.run_in_executor(None, warm_up, sc, expected * self.settings.slots)
+            for _ in range(40):
+                if len(self.rm.taskmanagers) >= expected:
+                    break
+                await asyncio.sleep(0.05)
+        self.ready = True
+        log.info("session '%s' ready in %.1f s with %d TaskManagers", self.name,
+                 time.monotonic() - t0, len(self.rm.taskmanagers))
+
+    async def shutdown(self) -> None:
+        if self.stopped.is_set():
+            return
+        log.info("stopping session '%s'", self.name)
+        self.ready = False
+        for job in list(self.dispatcher.jobs.values()):
+            job.cancel()
+        await asyncio.sleep(0.1)  # let replies and events leave
+        if self.spark is not None:
+            await self.loop.run_in_executor(None, self.spark.stop)
+        try:
+            path = connection_path(self.name)
+            if ConnectionInfo.read(path).jobmanager_pid == self.pid:
+                path.unlink()
+        except (OSError, ValueError, TypeError):
+            pass
+        self.stopped.set()
+
+
+def _warm_task(index: int, it: Any) -> Any:
+    """Runs in a slot worker: loads the Task code and checks the TaskManager hook is there."""
+    import time as _time
+
+    from sessioncluster.taskmanager.task import SlotWorker
+
+    SlotWorker.current()
+    _time.sleep(0.2)  # long enough that the tasks spread over every executor's slots
+    yield os.getpid()
+
+
+def warm_up(sc: Any, tasks: int) -> list[int]:
+    """A warm-up job with one task per slot: starts every TaskManager and its slot workers."""
+    sc.setJobGroup("warm-up", "sessioncluster warm-up")
+    return sc.parallelize(range(tasks), tasks).mapPartitionsWithIndex(_warm_task).collect()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m sessioncluster.jobmanager")
+    p.add_argument("--name", default="default")
+    p.add_argument("--taskmanagers", type=int, default=2)
+    p.add_argument("--slots", type=int, default=1)
+    p.add_argument("--memory", type=int, default=1024)
+    p.add_argument("--spark-master", default=None)
+    p.add_argument("--task-attempts", type=int, default=2)
+    p.add_argument("--bind", default="127.0.0.1")
+    args = p.parse_args(argv)
+    if args.bind not in ("127.0.0.1", "localhost", "::1") and not os.environ.get("SESSIONCLUSTER_KEY"):
+        sys.exit("binding a non-loopback address needs an explicit key in SESSIONCLUSTER_KEY")
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    settings = SparkSettings(args.taskmanagers, args.slots, args.memory, args.spark_master,
+                             args.task_attempts, args.bind)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    jm = JobManager(args.name, settings, key=os.environ.pop("SESSIONCLUSTER_KEY", None))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(jm.shutdown()))
+    try:
+        loop.run_until_complete(jm.run())
+    finally:
+        jm.ctx.destroy(linger=500)
+    # py4j and Spark leave non-daemon threads behind; the process is done.
+    os._exit(0)

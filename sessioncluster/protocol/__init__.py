@@ -1,0 +1,1 @@
+"""Typed messages (``messages``), framing and signing (``wire``), user-code serialization."""

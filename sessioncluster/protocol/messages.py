@@ -1,0 +1,369 @@
+"""Every message on the wire: one small typed dataclass per message type.
+
+Gateways (who sends what to whom):
+
+* Client -> Dispatcher (DEALER -> ROUTER): :class:`SubmitJob`, :class:`RequestJobDetails`,
+  :class:`CancelJob`, :class:`ListJobs`, :class:`AwaitJobResult`, :class:`RequestOverview`,
+  :class:`StopCluster`; answered by :class:`JobSubmitted`, :class:`JobDetailsReply`,
+  :class:`JobList`, :class:`JobResultReply`, :class:`ClusterOverview`, :class:`Ack`, or
+  :class:`ErrorReply`.
+* TaskManager -> ResourceManager (DEALER -> ROUTER): :class:`RegisterTaskManager`,
+  :class:`TaskManagerHeartbeat`, :class:`RequestBlob`; answered by
+  :class:`TaskManagerRegistered`, :class:`BlobReply`, :class:`UnknownTaskManager`.
+* Slot worker -> TaskManager (DEALER -> ROUTER over ``ipc://``): :class:`TaskEvent`,
+  :class:`FetchBlob`; answered by :class:`BlobReply`.
+* JobManager -> clients (PUB, topic = job id or ``cluster``): :class:`JobStatusChanged`,
+  :class:`ExecutionStateChanged`, :class:`AccumulatorsUpdated`, :class:`TaskManagerChanged`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..graph.jobgraph import JobGraph
+from ..graph.states import ExecutionState, JobStatus
+
+WireAccumulators = dict[str, tuple[str, Any]]
+
+
+class Message:
+    """Base of all messages; ``type`` is the name on the wire."""
+
+    __slots__ = ()
+    type: ClassVar[str] = ""
+
+
+# -- values carried inside messages ---------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TaskError:
+    """A failure inside a task: the user's own frames, ready to show in a notebook."""
+
+    exc_type: str
+    message: str
+    #: (filename, line number, function name, source line or "")
+    frames: list[tuple[str, int, str, str]]
+    operator: str = ""
+    subtask: str = ""
+
+    def format(self, source_lines: Any = None) -> str:
+        """Python's traceback text; ``source_lines(filename, lineno)`` fills missing lines."""
+        out = ["Traceback (most recent call last):"]
+        for filename, lineno, name, line in self.frames:
+            out.append(f'  File "{filename}", line {lineno}, in {name}')
+            if not line and source_lines is not None:
+                line = source_lines(filename, lineno) or ""
+            if line:
+                out.append(f"    {line.strip()}")
+        out.append(f"{self.exc_type}: {self.message}" if self.message else self.exc_type)
+        return "\n".join(out)
+
+
+@dataclass(slots=True)
+class LibraryCacheStats:
+    entries: int = 0
+    bytes: int = 0
+    hits: int = 0
+    misses: int = 0
+
+
+@dataclass(slots=True)
+class TaskManagerInfo:
+    tm_id: str
+    host: str
+    pid: int
+    daemon_pid: int
+    jvm_pid: int
+    slots: int
+    slots_used: int = 0
+    state: str = "REGISTERED"
+    last_heartbeat: float = 0.0
+    registered_at: float = 0.0
+    library_cache: LibraryCacheStats = field(default_factory=LibraryCacheStats)
+
+
+@dataclass(slots=True)
+class ExecutionInfo:
+    """One Execution (attempt) of a subtask, as the JobMaster knows it."""
+
+    vertex_id: str
+    subtask: int
+    attempt: int
+    state: ExecutionState
+    tm_id: str | None
+    slot: int | None
+    spark_task_id: int | None
+    state_times: dict[str, float]
+    error: TaskError | None = None
+
+
+@dataclass(slots=True)
+class VertexInfo:
+    vertex_id: str
+    name: str
+    operators: list[str]
+    parallelism: int
+    state: ExecutionState
+    records_in: int
+    records_out: int
+
+
+@dataclass(slots=True)
+class JobSummary:
+    job_id: str
+    name: str
+    status: JobStatus
+    start_time: float
+    end_time: float | None
+    tasks_total: int = 0
+    tasks_finished: int = 0
+
+
+@dataclass(slots=True)
+class JobDetails:
+    summary: JobSummary
+    job_graph: JobGraph
+    vertices: list[VertexInfo]
+    executions: list[ExecutionInfo]
+    accumulators: dict[str, Any]
+    error: TaskError | None = None
+    error_text: str | None = None
+
+
+# -- Client -> Dispatcher -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SubmitJob(Message):
+    type: ClassVar[str] = "submit_job"
+    job_graph: JobGraph
+    #: user code and data not uploaded before by this client, by SHA-256 hex key
+    blobs: dict[str, bytes]
+
+
+@dataclass(slots=True)
+class RequestJobDetails(Message):
+    type: ClassVar[str] = "request_job_details"
+    job_id: str
+
+
+@dataclass(slots=True)
+class CancelJob(Message):
+    type: ClassVar[str] = "cancel_job"
+    job_id: str
+
+
+@dataclass(slots=True)
+class ListJobs(Message):
+    type: ClassVar[str] = "list_jobs"
+
+
+@dataclass(slots=True)
+class AwaitJobResult(Message):
+    """Answered when the job reaches a terminal status, or after ``timeout`` seconds."""
+
+    type: ClassVar[str] = "await_job_result"
+    job_id: str
+    timeout: float = 1.0
+
+
+@dataclass(slots=True)
+class RequestOverview(Message):
+    type: ClassVar[str] = "request_overview"
+
+
+@dataclass(slots=True)
+class StopCluster(Message):
+    type: ClassVar[str] = "stop_cluster"
+
+
+# -- Dispatcher -> Client -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class JobSubmitted(Message):
+    type: ClassVar[str] = "job_submitted"
+    job_id: str
+
+
+@dataclass(slots=True)
+class JobDetailsReply(Message):
+    type: ClassVar[str] = "job_details"
+    details: JobDetails
+
+
+@dataclass(slots=True)
+class JobList(Message):
+    type: ClassVar[str] = "job_list"
+    jobs: list[JobSummary]
+
+
+@dataclass(slots=True)
+class JobResultReply(Message):
+    """The outcome of a job; ``done`` is False when an :class:`AwaitJobResult` timed out."""
+
+    type: ClassVar[str] = "job_result"
+    job_id: str
+    done: bool
+    status: JobStatus
+    #: cloudpickled batches of collected records (opaque to the JobManager)
+    batches: list[bytes] = field(default_factory=list)
+    printed: list[str] = field(default_factory=list)
+    accumulators: WireAccumulators = field(default_factory=dict)
+    net_runtime_ms: int = 0
+    error: TaskError | None = None
+    error_text: str | None = None
+
+
+@dataclass(slots=True)
+class ClusterOverview(Message):
+    type: ClassVar[str] = "cluster_overview"
+    name: str
+    ready: bool
+    spark_master: str
+    jobmanager_pid: int
+    taskmanagers: list[TaskManagerInfo]
+    jobs: list[JobSummary]
+    expected_taskmanagers: int
+    startup_error: str | None = None
+
+
+@dataclass(slots=True)
+class Ack(Message):
+    type: ClassVar[str] = "ack"
+    text: str = ""
+
+
+@dataclass(slots=True)
+class ErrorReply(Message):
+    type: ClassVar[str] = "error"
+    error: str
+    #: a short class of error, e.g. "unknown_job", "missing_blob", "bad_request"
+    kind: str = "error"
+    missing_blobs: list[str] = field(default_factory=list)
+
+
+# -- TaskManager <-> ResourceManager --------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RegisterTaskManager(Message):
+    type: ClassVar[str] = "register_taskmanager"
+    tm_id: str
+    host: str
+    pid: int
+    daemon_pid: int
+    jvm_pid: int
+    slots: int
+
+
+@dataclass(slots=True)
+class TaskManagerRegistered(Message):
+    type: ClassVar[str] = "taskmanager_registered"
+    tm_id: str
+    heartbeat_interval: float
+
+
+@dataclass(slots=True)
+class UnknownTaskManager(Message):
+    """The ResourceManager does not know the sender (e.g. after it declared it LOST)."""
+
+    type: ClassVar[str] = "unknown_taskmanager"
+    tm_id: str
+
+
+@dataclass(slots=True)
+class TaskEvent(Message):
+    """A state change (and accumulator snapshot) of one subtask attempt, from its slot worker."""
+
+    type: ClassVar[str] = "task_event"
+    job_id: str
+    vertex_id: str
+    subtask: int
+    stage_id: int
+    spark_task_id: int
+    spark_attempt: int
+    state: ExecutionState
+    time: float
+    accumulators: WireAccumulators | None = None
+    error: TaskError | None = None
+    tm_id: str = ""
+
+
+@dataclass(slots=True)
+class TaskManagerHeartbeat(Message):
+    type: ClassVar[str] = "taskmanager_heartbeat"
+    tm_id: str
+    events: list[TaskEvent]
+    library_cache: LibraryCacheStats
+
+
+@dataclass(slots=True)
+class RequestBlob(Message):
+    type: ClassVar[str] = "request_blob"
+    key: str
+
+
+@dataclass(slots=True)
+class FetchBlob(Message):
+    """A slot worker asks its TaskManager's library cache for a blob.
+
+    ``need_data`` is False when the worker already holds the loaded code and only registers
+    its use (counted as a cache hit, as Flink's library cache counts a registered job).
+    """
+
+    type: ClassVar[str] = "fetch_blob"
+    key: str
+    need_data: bool = True
+
+
+@dataclass(slots=True)
+class BlobReply(Message):
+    type: ClassVar[str] = "blob_reply"
+    key: str
+    data: bytes | None
+    error: str | None = None
+
+
+# -- JobManager -> clients (PUB) ------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class JobStatusChanged(Message):
+    type: ClassVar[str] = "job_status_changed"
+    job_id: str
+    name: str
+    status: JobStatus
+    time: float
+
+
+@dataclass(slots=True)
+class ExecutionStateChanged(Message):
+    type: ClassVar[str] = "execution_state_changed"
+    job_id: str
+    vertex_id: str
+    subtask: int
+    attempt: int
+    state: ExecutionState
+    tm_id: str | None
+    slot: int | None
+    time: float
+
+
+@dataclass(slots=True)
+class AccumulatorsUpdated(Message):
+    type: ClassVar[str] = "accumulators_updated"
+    job_id: str
+    #: merged live values by name (plain values, not accumulator objects)
+    values: dict[str, Any]
+    final: bool = False
+
+
+@dataclass(slots=True)
+class TaskManagerChanged(Message):
+    type: ClassVar[str] = "taskmanager_changed"
+    tm_id: str
+    change: str  # REGISTERED, LOST, UNREGISTERED
+    info: TaskManagerInfo

@@ -1,0 +1,1 @@
+"""The Spark side: the driver (SparkSession, listener bridge) and JobGraph translation."""

@@ -1,0 +1,1 @@
+"""The TaskManager: Spark daemon hook (daemon), ZeroMQ agent (agent), the Task (task)."""

@@ -1,0 +1,202 @@
+"""The TaskManager agent: the ZeroMQ side of one Spark executor.
+
+Sockets:
+
+* ``rm`` (DEALER -> ResourceManager ROUTER, tcp): registration, heartbeats carrying batched
+  task events and the library cache's figures, blob requests.
+* ``workers`` (ROUTER, ``ipc://``): the slot workers' task events and library-cache lookups.
+
+It exits when the pyspark daemon that forked it is gone (its parent changes).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections import OrderedDict, defaultdict
+from pathlib import Path
+from typing import Callable
+
+import zmq
+
+from ..connection import ConnectionInfo
+from ..protocol.messages import (
+    BlobReply,
+    FetchBlob,
+    LibraryCacheStats,
+    Message,
+    RegisterTaskManager,
+    RequestBlob,
+    TaskEvent,
+    TaskManagerHeartbeat,
+    TaskManagerRegistered,
+    UnknownTaskManager,
+)
+from ..protocol.wire import MAX_MESSAGE_BYTES, Session
+
+log = logging.getLogger("sessioncluster.taskmanager")
+
+#: Library cache bound; least recently used blobs go first.
+CACHE_BYTES = int(os.environ.get("SESSIONCLUSTER_LIBRARY_CACHE_BYTES", 512 * 1024 * 1024))
+
+
+class LibraryCache:
+    """Blobs by SHA-256 key, bounded by size, least recently used evicted first."""
+
+    def __init__(self, capacity: int = CACHE_BYTES) -> None:
+        self.capacity = capacity
+        self._blobs: OrderedDict[str, bytes] = OrderedDict()
+        self.stats = LibraryCacheStats()
+
+    def get(self, key: str) -> bytes | None:
+        data = self._blobs.get(key)
+        if data is not None:
+            self._blobs.move_to_end(key)
+        return data
+
+    def put(self, key: str, data: bytes) -> None:
+        if key in self._blobs:
+            return
+        self._blobs[key] = data
+        self.stats.bytes += len(data)
+        while self.stats.bytes > self.capacity and len(self._blobs) > 1:
+            _, old = self._blobs.popitem(last=False)
+            self.stats.bytes -= len(old)
+        self.stats.entries = len(self._blobs)
+
+
+class TaskManagerAgent:
+    def __init__(self, info: ConnectionInfo, ipc: str, daemon_pid: int, jvm_pid: int,
+                 tm_id: str, slots: int) -> None:
+        self.info = info
+        self.daemon_pid = daemon_pid
+        self.jvm_pid = jvm_pid
+        self.tm_id = tm_id
+        self.slots = slots
+        self.session = Session(info.key, sender=f"taskmanager-{tm_id}")
+        self.ctx = zmq.Context()
+        self.rm = self.ctx.socket(zmq.DEALER)
+        self.rm.setsockopt(zmq.LINGER, 1000)
+        self.rm.connect(info.resourcemanager)
+        self.workers = self.ctx.socket(zmq.ROUTER)
+        self.workers.setsockopt(zmq.LINGER, 0)
+        self.workers.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        self.ipc_path = ipc.removeprefix("ipc://")
+        if os.path.exists(self.ipc_path):
+            os.unlink(self.ipc_path)
+        self.workers.bind(ipc)
+        os.chmod(self.ipc_path, 0o600)
+        self.cache = LibraryCache()
+        self.heartbeat_interval = 0.5
+        self.registered = False
+        self.pending_events: list[TaskEvent] = []
+        self.waiting_for_blob: dict[str, list[list[bytes]]] = defaultdict(list)
+        self.rm_handlers: dict[type[Message], Callable[[Message], None]] = {
+            TaskManagerRegistered: self.on_registered,
+            BlobReply: self.on_blob_reply,
+            UnknownTaskManager: self.on_unknown,
+        }
+        self.worker_handlers: dict[type[Message], Callable[[list[bytes], Message], None]] = {
+            TaskEvent: self.on_task_event,
+            FetchBlob: self.on_fetch_blob,
+        }
+
+    # -- ResourceManager side -----------------------------------------------------------
+    def register(self) -> None:
+        self.session.send(self.rm, RegisterTaskManager(
+            self.tm_id, socket.gethostname(), os.getpid(), self.daemon_pid, self.jvm_pid,
+            self.slots))
+        self.last_register = time.monotonic()
+
+    def on_registered(self, msg: Message) -> None:
+        assert isinstance(msg, TaskManagerRegistered)
+        self.registered = True
+        self.heartbeat_interval = msg.heartbeat_interval
+
+    def on_unknown(self, msg: Message) -> None:
+        self.registered = False
+        self.register()
+
+    def on_blob_reply(self, msg: Message) -> None:
+        assert isinstance(msg, BlobReply)
+        if msg.data is not None:
+            self.cache.put(msg.key, msg.data)
+        for ident in self.waiting_for_blob.pop(msg.key, []):
+            self.session.send(self.workers, msg, ident=ident)
+
+    def heartbeat(self) -> None:
+        events, self.pending_events = self.pending_events, []
+        self.session.send(self.rm, TaskManagerHeartbeat(self.tm_id, events, self.cache.stats))
+        self.last_heartbeat = time.monotonic()
+
+    # -- slot worker side -------------------------------------------------------------------
+    def on_task_event(self, ident: list[bytes], msg: Message) -> None:
+        assert isinstance(msg, TaskEvent)
+        msg.tm_id = self.tm_id
+        self.pending_events.append(msg)
+
+    def on_fetch_blob(self, ident: list[bytes], msg: Message) -> None:
+        assert isinstance(msg, FetchBlob)
+        data = self.cache.get(msg.key)
+        if data is not None:
+            self.cache.stats.hits += 1
+            self.session.send(self.workers, BlobReply(msg.key, data if msg.need_data else None),
+                              ident=ident)
+            return
+        self.cache.stats.misses += 1
+        first = msg.key not in self.waiting_for_blob
+        self.waiting_for_blob[msg.key].append(ident)
+        if first:
+            self.session.send(self.rm, RequestBlob(msg.key))
+
+    # -- loop -------------------------------------------------------------------------------
+    def run(self) -> None:
+        poller = zmq.Poller()
+        poller.register(self.rm, zmq.POLLIN)
+        poller.register(self.workers, zmq.POLLIN)
+        self.register()
+        self.last_heartbeat = time.monotonic()
+        try:
+            while os.getppid() == self.daemon_pid:
+                now = time.monotonic()
+                if not self.registered and now - self.last_register > 2.0:
+                    self.register()
+                wait = max(0.0, self.last_heartbeat + self.heartbeat_interval - now)
+                for sock, _ in poller.poll(int(wait * 1000) + 1):
+                    handlers = self.rm_handlers if sock is self.rm else self.worker_handlers
+                    while True:
+                        try:
+                            got = self.session.recv(sock, zmq.NOBLOCK)
+                        except zmq.Again:
+                            break
+                        if got is None:
+                            continue
+                        ident, msg = got
+                        handler = handlers.get(type(msg))
+                        if handler is None:
+                            log.warning("unexpected %s on the %s socket", msg.type,
+                                        "resourcemanager" if sock is self.rm else "worker")
+                        elif sock is self.rm:
+                            handler(msg)  # type: ignore[call-arg]
+                        else:
+                            handler(ident, msg)  # type: ignore[call-arg]
+                # Task events go out at once (batched per wake-up); otherwise every interval.
+                if self.registered and (self.pending_events or
+                                        time.monotonic() - self.last_heartbeat >= self.heartbeat_interval):
+                    self.heartbeat()
+        finally:
+            self.workers.close(0)
+            self.rm.close()
+            self.ctx.term()
+            if os.path.exists(self.ipc_path):
+                os.unlink(self.ipc_path)
+
+
+def run_agent(connection_file: str, ipc: str, daemon_pid: int, jvm_pid: int, tm_id: str,
+              slots: int) -> None:
+    logging.basicConfig(level=logging.WARNING,
+                        format=f"%(asctime)s TaskManager {tm_id} %(levelname)s %(message)s")
+    info = ConnectionInfo.read(Path(connection_file))
+    TaskManagerAgent(info, ipc, daemon_pid, jvm_pid, tm_id, slots).run()

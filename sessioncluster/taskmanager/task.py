@@ -1,0 +1,422 @@
+"""The Task: one subtask of one JobVertex, run inside a Spark task by a slot worker.
+
+A :class:`VertexTask` is what the JobMaster ships in Spark's closure: the vertex's operator
+chain with BlobServer keys, never the user's code itself. In the slot worker it runs Flink's
+ten stages of a Task, reporting each state change to its TaskManager over ``ipc://``:
+
+1. library cache (fetch the blobs)           -> DEPLOYING
+2. user-code loading (cloudpickle.loads)
+3. input/output registration                 -> INITIALIZING
+4. restore (nothing to restore in BATCH mode)
+5. switch to RUNNING                         -> RUNNING
+6. invoke (open the rich functions, run the chain)
+7. accumulators (final snapshot)
+8. clean-up (close the rich functions)
+9. final state                               -> FINISHED / FAILED
+10. unregister from the TaskManager
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+import cloudpickle
+import zmq
+
+from ..accumulators import Accumulator, IntCounter, snapshot
+from ..connection import ConnectionInfo
+from ..functions import Function, RuntimeContext, as_callable
+from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
+from ..graph.jobgraph import JobVertex
+from ..graph.states import ExecutionState
+from ..graph.streamgraph import OperatorKind, Partitioning
+from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
+from ..protocol.wire import Session
+from .daemon import CONNECTION_ENV, IPC_ENV
+
+BATCH_RECORDS = 1024
+LIVE_REPORT_SECONDS = 0.2
+_INTERNAL_PATHS = tuple(
+    os.path.dirname(m.__file__) + os.sep for m in (sys.modules["sessioncluster"], cloudpickle)  # type: ignore[arg-type]
+)
+
+
+class TaskManagerUnavailable(RuntimeError):
+    """The slot worker cannot reach its TaskManager agent."""
+
+
+class UserCodeError(RuntimeError):
+    """A user function raised; the message carries the user's own traceback."""
+
+
+class SlotWorker:
+    """The per-process side of a slot worker: its connection to the TaskManager agent and
+    the user code it has already loaded (pyspark reuses the worker process across tasks)."""
+
+    _current: "SlotWorker | None" = None
+
+    def __init__(self) -> None:
+        ipc = os.environ.get(IPC_ENV)
+        conn = os.environ.get(CONNECTION_ENV)
+        if not ipc or not conn:
+            raise TaskManagerUnavailable(
+                "no sessioncluster TaskManager on this executor: spark.python.daemon.module must "
+                "be sessioncluster.taskmanager.daemon (is pyspark 4.3.x installed?)")
+        from pathlib import Path
+
+        info = ConnectionInfo.read(Path(conn))
+        self.session = Session(info.key, sender=f"worker-{os.getpid()}")
+        self.ctx = zmq.Context()
+        self.sock = self.ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 2000)
+        self.sock.connect(ipc)
+        self.loaded: dict[str, Any] = {}
+        self.pid = os.getpid()
+
+    @classmethod
+    def current(cls) -> "SlotWorker":
+        """This process's SlotWorker (a forked child makes its own)."""
+        if cls._current is None or cls._current.pid != os.getpid():
+            cls._current = cls()
+        return cls._current
+
+    def report(self, event: TaskEvent) -> None:
+        self.session.send(self.sock, event)
+
+    def load(self, key: str, timeout: float = 60.0) -> Any:
+        """User code by key: from this process, else the TaskManager's library cache."""
+        have = key in self.loaded
+        self.session.send(self.sock, FetchBlob(key, need_data=not have))
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.sock.poll(int(left * 1000)):
+                raise TaskManagerUnavailable(f"the TaskManager did not answer for blob {key[:12]}")
+            got = self.session.recv(self.sock)
+            if got is None:
+                continue
+            reply = got[1]
+            if isinstance(reply, BlobReply) and reply.key == key:
+                break
+        if reply.error:
+            raise RuntimeError(f"cannot load user code {key[:12]}: {reply.error}")
+        if not have:
+            if reply.data is None:
+                raise RuntimeError(f"the BlobServer has no blob {key[:12]}")
+            self.loaded[key] = cloudpickle.loads(reply.data)
+        return self.loaded[key]
+
+
+@dataclass(slots=True)
+class Output:
+    """What the last operator of a vertex hands on: plain records to a FORWARD consumer in
+    the same Spark stage, or batches for an exchange (HASH / REBALANCE) or the client."""
+
+    kind: str  # "forward", "hash", "rebalance", "collect", "print"
+    partitions: int = 1
+    key_selector_key: str | None = None
+    combiner_key: str | None = None
+
+
+@dataclass(slots=True)
+class VertexTask:
+    """Picklable by reference: the Spark closure of one JobVertex."""
+
+    job_id: str
+    vertex: JobVertex
+    #: "source", "forward" (plain records), "exchange" (batches), "keyed" (batches of (key, record))
+    input_kind: str
+    output: Output
+    #: for a collection source: the key of the data and its length
+    data_key: str | None = None
+
+    def __call__(self, split_index: int, iterator: Iterable[Any]) -> Iterator[Any]:
+        return _run(self, split_index, iterator)
+
+
+def identity_partitioner(partition: int) -> int:
+    """Partition function for exchanges: the sending task already chose the target partition."""
+    return partition
+
+
+# -------------------------------------------------------------------------------------------
+
+
+def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[Any]:
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    stage_id, spark_task_id, attempt = tc.stageId(), tc.taskAttemptId(), tc.attemptNumber()
+    vertex = task.vertex
+    worker = SlotWorker.current()
+    accumulators: dict[str, Accumulator[Any]] = {RECORDS_IN: IntCounter(), RECORDS_OUT: IntCounter()}
+    current_op = [vertex.operators[0].name]
+
+    def report(state: ExecutionState, error: TaskError | None = None) -> None:
+        worker.report(TaskEvent(task.job_id, vertex.vertex_id, subtask, stage_id, spark_task_id,
+                                attempt, state, time.time(), snapshot(accumulators), error))
+
+    opened: list[Function] = []
+    try:
+        # 1. library cache and 2. user-code loading
+        report(ExecutionState.DEPLOYING)
+        functions = [worker.load(op.function_key) if op.function_key and not op.kind.is_source else None
+                     for op in vertex.operators]
+        key_selector = combiner = None
+        if task.output.key_selector_key:
+            key_selector = as_callable(worker.load(task.output.key_selector_key))
+        if task.output.combiner_key:
+            combiner = as_callable(worker.load(task.output.combiner_key))
+        # 3. input/output registration and 4. restore (BATCH mode: no state to restore)
+        report(ExecutionState.INITIALIZING)
+        ctx = RuntimeContext(vertex.name, subtask, vertex.parallelism, attempt, accumulators)
+        # 5. RUNNING
+        report(ExecutionState.RUNNING)
+        # 6. invoke
+        for fn in functions:
+            if isinstance(fn, Function):
+                opened.append(fn)
+                fn.open(ctx)
+        records_in, records_out = accumulators[RECORDS_IN], accumulators[RECORDS_OUT]
+        last_report = [time.monotonic()]
+
+        def live(it: Iterable[Any]) -> Iterator[Any]:
+            for n, rec in enumerate(it, 1):
+                records_in.value += 1
+                if n & 15 == 0 and time.monotonic() - last_report[0] >= LIVE_REPORT_SECONDS:
+                    last_report[0] = time.monotonic()
+                    report(ExecutionState.RUNNING)
+                yield rec
+
+        if task.input_kind == "source":
+            data = worker.load(task.data_key) if task.data_key else []
+            n = len(data)
+            records: Iterator[Any] = iter(data[subtask * n // vertex.parallelism:
+                                               (subtask + 1) * n // vertex.parallelism])
+            records = _count_as_source(records, accumulators)
+        elif task.input_kind == "forward":
+            records = live(upstream)
+        else:
+            batches = (cloudpickle.loads(b) for _, b in upstream)
+            records = live(itertools.chain.from_iterable(batches))
+        if task.input_kind != "keyed" and vertex.operators[0].kind is OperatorKind.REDUCE:
+            raise RuntimeError("a reduce must follow key_by()")  # guarded by the API
+
+        records = _chain(vertex, functions, records, current_op, task.input_kind == "keyed")
+
+        def counted(it: Iterator[Any]) -> Iterator[Any]:
+            for rec in it:
+                records_out.value += 1
+                yield rec
+
+        out = _emit(task, subtask, counted(records), key_selector, combiner, current_op)
+        yield from out
+        # 7. accumulators, 8. clean-up
+        current_op[0] = "close()"
+        for fn in opened:
+            fn.close()
+        opened.clear()
+        # 9. final state (with the final accumulators) and 10. unregister
+        report(ExecutionState.FINISHED)
+    except GeneratorExit:
+        report(ExecutionState.CANCELED)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every failure is reported, then re-raised
+        error = _task_error(exc, current_op[0], f"{subtask + 1}/{vertex.parallelism}")
+        for fn in opened:
+            try:
+                fn.close()
+            except Exception:  # noqa: BLE001 - the first error is the one to report
+                pass
+        report(ExecutionState.FAILED, error)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise UserCodeError(
+            f"operator '{error.operator}' subtask {error.subtask} failed:\n{error.format()}"
+        ) from None
+
+
+def _count_as_source(records: Iterator[Any], accumulators: dict[str, Accumulator[Any]]) -> Iterator[Any]:
+    counter = accumulators[RECORDS_IN]
+    for rec in records:
+        counter.value += 1
+        yield rec
+
+
+def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any],
+           current_op: list[str], keyed: bool) -> Iterator[Any]:
+    """Nest the chained operators as generators: one pass, no intermediate lists."""
+    for op, fn in zip(vertex.operators, functions):
+        kind = op.kind
+        if kind.is_source or kind.is_sink:
+            continue
+        call = as_callable(fn)
+        records = _OPERATORS[kind](call, records, op.name, current_op)
+        if kind is OperatorKind.REDUCE:
+            keyed = False
+        if keyed:
+            records = (rec for _, rec in records)  # a keyed exchange into a non-reduce head
+            keyed = False
+    return records
+
+
+def _map(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str]) -> Iterator[Any]:
+    for rec in records:
+        cur[0] = name
+        yield call(rec)
+
+
+def _flat_map(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str]) -> Iterator[Any]:
+    for rec in records:
+        cur[0] = name
+        out = call(rec)
+        if out is None:
+            continue
+        it = iter(out)
+        while True:
+            cur[0] = name  # the user's generator runs inside next()
+            try:
+                item = next(it)
+            except StopIteration:
+                break
+            yield item
+
+
+def _filter(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str]) -> Iterator[Any]:
+    for rec in records:
+        cur[0] = name
+        if call(rec):
+            yield rec
+
+
+def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any], name: str, cur: list[str]) -> Iterator[Any]:
+    acc: dict[Any, Any] = {}
+    for key, rec in pairs:
+        cur[0] = name
+        if key in acc:
+            acc[key] = call(acc[key], rec)
+        else:
+            acc[key] = rec
+    return iter(acc.values())
+
+
+_OPERATORS: dict[OperatorKind, Callable[..., Iterator[Any]]] = {
+    OperatorKind.MAP: _map,
+    OperatorKind.FLAT_MAP: _flat_map,
+    OperatorKind.FILTER: _filter,
+    OperatorKind.REDUCE: _reduce,
+}
+
+
+def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: Any,
+          combiner: Any, current_op: list[str]) -> Iterator[Any]:
+    out = task.output
+    if out.kind == "forward":
+        yield from records
+    elif out.kind == "collect":
+        for batch in _batches(records):
+            yield cloudpickle.dumps(batch)
+    elif out.kind == "print":
+        prefix = f"{subtask + 1}> " if task.vertex.parallelism > 1 else ""
+        for batch in _batches(records):
+            yield "\n".join(f"{prefix}{rec}" for rec in batch)
+    elif out.kind == "rebalance":
+        buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
+        for i, rec in enumerate(records):
+            b = buckets[(subtask + i) % out.partitions]
+            b.append(rec)
+            if len(b) >= BATCH_RECORDS:
+                yield (subtask + i) % out.partitions, cloudpickle.dumps(b)
+                b.clear()
+        for pid, b in enumerate(buckets):
+            if b:
+                yield pid, cloudpickle.dumps(b)
+    elif out.kind == "hash":
+        yield from _emit_hash(records, out.partitions, key_selector, combiner, current_op)
+    else:
+        raise ValueError(f"unknown output kind {out.kind!r}")
+
+
+def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combiner: Any,
+               current_op: list[str]) -> Iterator[tuple[int, bytes]]:
+    from pyspark.rdd import portable_hash
+
+    def key_of(rec: Any) -> Any:
+        current_op[0] = "key_by"
+        key = key_selector(rec)
+        try:
+            hash(key)
+        except TypeError:
+            raise TypeError(f"key_by: the key selector returned an unhashable "
+                            f"{type(key).__name__} ({key!r:.80}); return a hashable key, "
+                            f"e.g. a tuple instead of a list") from None
+        return key
+
+    if combiner is not None:  # map-side combine: one record per key leaves this subtask
+        combined: dict[Any, Any] = {}
+        for rec in records:
+            key = key_of(rec)
+            if key in combined:
+                current_op[0] = "combine"
+                combined[key] = combiner(combined[key], rec)
+            else:
+                combined[key] = rec
+        pairs: Iterable[tuple[Any, Any]] = combined.items()
+    else:
+        pairs = ((key_of(rec), rec) for rec in records)
+    buckets: list[list[Any]] = [[] for _ in range(partitions)]
+    for key, rec in pairs:
+        pid = portable_hash(key) % partitions
+        b = buckets[pid]
+        b.append((key, rec))
+        if len(b) >= BATCH_RECORDS:
+            yield pid, cloudpickle.dumps(b)
+            b.clear()
+    for pid, b in enumerate(buckets):
+        if b:
+            yield pid, cloudpickle.dumps(b)
+
+
+def _batches(records: Iterator[Any]) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for rec in records:
+        batch.append(rec)
+        if len(batch) >= BATCH_RECORDS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _task_error(exc: BaseException, operator: str, subtask: str) -> TaskError:
+    """The user's part of a traceback: frames of this package, pyspark and cloudpickle dropped."""
+    frames = []
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if fs.filename.startswith(_INTERNAL_PATHS) or "/pyspark/" in fs.filename:
+            continue
+        frames.append((fs.filename, fs.lineno or 0, fs.name, fs.line or ""))
+    return TaskError(type(exc).__name__, str(exc), frames, operator, subtask)
+
+
+def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> Output:
+    """How a vertex hands on its records, from its out-edge (or its sink)."""
+    last = vertex.operators[-1].kind
+    if last is OperatorKind.SINK_COLLECT:
+        return Output("collect")
+    if last is OperatorKind.SINK_PRINT:
+        return Output("print")
+    if len(vertex.outputs) != 1:
+        raise NotImplementedError(
+            f"'{vertex.name}' feeds {len(vertex.outputs)} operators; a stream consumed by more "
+            "than one operator is not supported yet")
+    edge = vertex.outputs[0]
+    if edge.ship_strategy is Partitioning.FORWARD:
+        return Output("forward")
+    return Output(edge.ship_strategy.value.lower(), consumer_parallelism, edge.key_selector_key,
+                  edge.combiner_key)
