@@ -187,6 +187,8 @@ def _wait_ready(session: Session, proc: subprocess.Popen[bytes] | None, timeout:
             raise SessionStartError(f"session '{session.name}' failed to start: "
                                     f"{overview.startup_error}")
         if time.monotonic() > deadline:
+            if proc is not None:
+                session.stop()  # we started it: leave nothing half-started behind
             raise SessionStartError(f"session '{session.name}' not ready after {timeout:.0f} s "
                                     f"({len(overview.taskmanagers)} of "
                                     f"{overview.expected_taskmanagers} TaskManagers)")

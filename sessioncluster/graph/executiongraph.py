@@ -169,6 +169,8 @@ class ExecutionGraph:
         for jv in job_graph.vertices:
             ejv = ExecutionJobVertex(self, jv)
             ejv.task_vertices = [ExecutionVertex(ejv, i) for i in range(jv.parallelism)]
+            for tv in ejv.task_vertices:
+                tv.executions.append(Execution(tv, 0))  # attempt 0 exists, CREATED, from the start
             ejv.produced = [
                 IntermediateResult(e.intermediate_dataset_id,
                                    [IntermediateResultPartition(tv) for tv in ejv.task_vertices])
