@@ -9,6 +9,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
+import sysconfig
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
 import cloudpickle
@@ -64,7 +68,7 @@ class StreamExecutionEnvironment:
 
         def put_blob(obj: Any, what: str) -> str:
             try:
-                data = cloudpickle.dumps(obj)
+                data = _dumps_user_code(obj)
             except Exception as exc:  # noqa: BLE001 - cloudpickle raises many kinds
                 raise UnpicklableFunctionError(
                     f"cannot ship {what} to the cluster: {type(exc).__name__}: {exc}. Functions "
@@ -115,8 +119,6 @@ class DataStream:
         g = self.env.stream_graph
         node = g.add_node(kind, fn, name)
         node.slot_sharing_group = self.node.slot_sharing_group
-        if partitioning is Partitioning.FORWARD and g.parallelism_of(node) != g.parallelism_of(self.node):
-            partitioning = Partitioning.REBALANCE
         g.add_edge(self.node, node, partitioning, key_selector, explicit)
         return DataStream(self.env, node)
 
@@ -150,12 +152,7 @@ class DataStream:
     def set_parallelism(self, parallelism: int) -> "DataStream":
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
-        self.node.parallelism = parallelism
-        g = self.env.stream_graph
-        for edge in self.node.inputs:  # a FORWARD edge needs equal parallelism on both ends
-            if edge.partitioning is Partitioning.FORWARD and not edge.explicit and \
-                    g.parallelism_of(edge.source) != parallelism:
-                edge.partitioning = Partitioning.REBALANCE
+        self.node.parallelism = parallelism  # unequal FORWARD edges become REBALANCE in the JobGraph
         return self
 
     def slot_sharing_group(self, name: str) -> "DataStream":
@@ -173,7 +170,7 @@ class DataStream:
     # -- sinks ------------------------------------------------------------------------------
     def _sink(self, kind: OperatorKind) -> StreamNode:
         g = self.env.stream_graph
-        node = g.add_node(kind, None, parallelism=g.parallelism_of(self.node))
+        node = g.add_node(kind, None)  # a sink runs with its input's parallelism
         node.slot_sharing_group = self.node.slot_sharing_group
         g.add_edge(self.node, node)
         return node
@@ -241,6 +238,39 @@ class KeyedStream:
 
     def filter(self, func: Any) -> DataStream:
         return self.stream._then(OperatorKind.FILTER, func, Partitioning.HASH, self.key_selector)
+
+
+_INSTALLED_PATHS = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} if p
+)
+
+
+def _user_package(obj: Any) -> ModuleType | None:
+    """The top-level package of ``obj``'s module when it is the user's own code (not installed,
+    not this package): the TaskManagers cannot import it, so it travels by value."""
+    name = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None)
+    if not name or name == "__main__":
+        return None  # cloudpickle ships __main__ by value anyway
+    top = name.split(".")[0]
+    if top in ("sessioncluster", "builtins") or top in sys.builtin_module_names:
+        return None
+    module = sys.modules.get(top)
+    path = getattr(module, "__file__", None)
+    if module is None or path is None or os.path.realpath(path).startswith(_INSTALLED_PATHS):
+        return None
+    return module
+
+
+def _dumps_user_code(obj: Any) -> bytes:
+    package = _user_package(obj)
+    if package is None:
+        return cloudpickle.dumps(obj)
+    cloudpickle.register_pickle_by_value(package)
+    try:
+        return cloudpickle.dumps(obj)
+    finally:
+        cloudpickle.unregister_pickle_by_value(package)
 
 
 def _check_function(fn: Any, kind: OperatorKind | None) -> None:

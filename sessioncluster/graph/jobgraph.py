@@ -190,7 +190,10 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
             combiner = None
             if edge.partitioning is Partitioning.HASH and chain[0].kind is OperatorKind.REDUCE:
                 combiner = target.operators[0].function_key
-            job_edge = JobEdge(source.vertex_id, target.vertex_id, edge.partitioning, key_sel, combiner)
+            strategy = edge.partitioning
+            if strategy is Partitioning.FORWARD and source.parallelism != target.parallelism:
+                strategy = Partitioning.REBALANCE  # as Flink: FORWARD needs equal parallelism
+            job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner)
             target.inputs.append(job_edge)
             source.outputs.append(job_edge)
     order = [vertices[head_of[n.node_id]] for n in nodes if head_of[n.node_id] == n.node_id]

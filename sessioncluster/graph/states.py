@@ -143,8 +143,8 @@ def path_to(start: ExecutionState, target: ExecutionState) -> list[ExecutionStat
     if start in EXECUTION_PATH and target in EXECUTION_PATH:
         i, j = EXECUTION_PATH.index(start), EXECUTION_PATH.index(target)
         return list(EXECUTION_PATH[i + 1 : j + 1]) if j > i else []
-    if start.is_terminal:
-        return []  # a late report about an attempt that already ended
+    if start.is_terminal or (start is ExecutionState.CANCELING and target in EXECUTION_PATH):
+        return []  # a late report about an attempt that already ended or is being cancelled
     if target is ExecutionState.CANCELED and (start, ExecutionState.CANCELING) in EXECUTION_TRANSITIONS:
         return [ExecutionState.CANCELING, ExecutionState.CANCELED]
     return None

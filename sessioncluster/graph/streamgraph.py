@@ -109,7 +109,12 @@ class StreamGraph:
         return edge
 
     def parallelism_of(self, node: StreamNode) -> int:
-        return node.parallelism or self.default_parallelism
+        """The node's own parallelism, else its input's for a sink, else the default."""
+        if node.parallelism:
+            return node.parallelism
+        if node.kind.is_sink and node.inputs:
+            return self.parallelism_of(node.inputs[0].source)
+        return self.default_parallelism
 
     def upstream_of(self, sink: StreamNode) -> list[StreamNode]:
         """Every node that ``sink`` depends on, sources first (topological order)."""

@@ -104,6 +104,10 @@ class JobMaster:
             return
         self.cancel_requested = True
         self._set_status(JobStatus.CANCELLING)
+        for ex in self.graph.all_executions():
+            if ex.state in (ExecutionState.SCHEDULED, ExecutionState.DEPLOYING,
+                            ExecutionState.INITIALIZING, ExecutionState.RUNNING):
+                ex.transition_to(ExecutionState.CANCELING)
         threading.Thread(target=self.sc.cancelJobGroup, args=(self.job_id,), daemon=True).start()
 
     def _spark_succeeded_job(self, batches: list[bytes], printed: list[str]) -> None:
@@ -125,7 +129,7 @@ class JobMaster:
                 if ex.spark_task_id in self.spark_succeeded and not ex.state.is_terminal:
                     ex.transition_to(ExecutionState.FINISHED)
         if self.cancel_requested:
-            self._spark_failed("job was cancelled")
+            asyncio.ensure_future(self._finish_cancel())
             return
         self.final_accumulators = self.graph.final_accumulators()
         self._finish(JobStatus.FINISHED)
@@ -134,8 +138,7 @@ class JobMaster:
         if self.graph.status.is_globally_terminal:
             return
         if self.cancel_requested:
-            self.graph.cancel_pending()
-            self._finish(JobStatus.CANCELED)
+            asyncio.ensure_future(self._finish_cancel())
             return
         self.error = self._user_error()
         self.error_text = self.error.format() if self.error else text
@@ -143,6 +146,24 @@ class JobMaster:
         self.graph.fail_pending()
         self.final_accumulators = self.graph.final_accumulators()
         self._finish(JobStatus.FAILED)
+
+    async def _finish_cancel(self) -> None:
+        """CANCELED only once the deployed attempts have stopped (Spark kills their workers)."""
+        deadline = time.monotonic() + FINAL_REPORT_TIMEOUT
+
+        def deployed_running() -> bool:
+            return any(ex.state in (ExecutionState.DEPLOYING, ExecutionState.INITIALIZING,
+                                    ExecutionState.RUNNING, ExecutionState.CANCELING)
+                       for ex in self.graph.all_executions())
+
+        while deployed_running() and time.monotonic() < deadline:
+            self._progress.clear()
+            try:
+                await asyncio.wait_for(self._progress.wait(), deadline - time.monotonic())
+            except asyncio.TimeoutError:
+                break
+        self.graph.cancel_pending()
+        self._finish(JobStatus.CANCELED)
 
     def _user_error(self) -> TaskError | None:
         """The error of the last failed attempt that reported one (the user's traceback)."""
@@ -184,7 +205,10 @@ class JobMaster:
             self._schedule_accumulator_publish()
         if ev.error is not None:
             ex.error = ev.error
-        ex.transition_to(ev.state, ev.time)
+        state = ev.state
+        if self.cancel_requested and state is ExecutionState.FAILED:
+            state = ExecutionState.CANCELED  # the failure is the interruption we asked for
+        ex.transition_to(state, ev.time)
         if stage_is_new:
             for name, fields in self.unresolved.pop(ev.stage_id, []):
                 self.on_spark_event(name, fields)

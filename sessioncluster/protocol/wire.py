@@ -20,6 +20,7 @@ import hmac
 import io
 import json
 import logging
+import math
 import os
 import pickle
 import time
@@ -58,7 +59,8 @@ class RestrictedUnpickler(pickle.Unpickler):
             return super().find_class(module, name)
         if module == "copyreg" and name == "_reconstructor":
             return super().find_class(module, name)
-        if module.startswith(_ALLOWED_MODULE_PREFIXES) and not name.startswith("_"):
+        # no dotted names: protocol 4 resolves "os.system" through a module's own imports
+        if module.startswith(_ALLOWED_MODULE_PREFIXES) and not name.startswith("_") and "." not in name:
             return super().find_class(module, name)
         raise ProtocolError(f"refusing to load {module}.{name} from a message")
 
@@ -126,7 +128,7 @@ class Session:
         except (ValueError, KeyError, TypeError) as exc:
             raise ProtocolError(f"malformed header: {exc}") from None
         now = time.time()
-        if sent < now - self.max_age or sent > now + 60:
+        if not math.isfinite(sent) or sent < now - self.max_age or sent > now + 60:
             raise ProtocolError("message outside the accepted time window")
         self._expire(now)
         if signature in self._seen:

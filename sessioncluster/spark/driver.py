@@ -69,6 +69,8 @@ def start_spark(settings: SparkSettings, connection_file: str) -> Any:
         .config("spark.network.timeoutInterval", "5s")
         .config("spark.storage.blockManagerHeartbeatTimeoutMs", "10000")
         .config("spark.locality.wait", "0")
+        # A cancelled task's Python worker is killed this soon if it does not stop by itself.
+        .config("spark.python.task.killTimeout", "200ms")
     )
     if settings.taskmanagers > 0 and not settings.master:
         builder = builder.config("spark.executor.memory", f"{settings.memory_mb}m")

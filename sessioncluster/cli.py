@@ -1,0 +1,215 @@
+"""``sessioncluster start|stop|status|list|jobs|demo``: the session cluster from a shell.
+
+Examples::
+
+    sessioncluster start --name dev --taskmanagers 2 --slots 1
+    sessioncluster status dev
+    sessioncluster jobs dev
+    sessioncluster stop dev
+    sessioncluster demo            # start, run a word count, print result and graph, stop
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+from typing import Any
+
+from .client.session import Session, connect, start
+from .connection import ConnectionInfo, home, pid_alive
+from .protocol.messages import ClusterOverview, JobDetails, JobSummary
+
+
+def _add_start_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", default="default", help="session name (default: %(default)s)")
+    p.add_argument("--taskmanagers", type=int, default=2,
+                   help="TaskManagers = Spark executors on local-cluster; 0 means local[S] "
+                        "(default: %(default)s)")
+    p.add_argument("--slots", type=int, default=1, help="slots per TaskManager (default: %(default)s)")
+    p.add_argument("--memory", type=int, default=1024, help="MB per TaskManager (default: %(default)s)")
+    p.add_argument("--spark-master", default=None, help="a real Spark master URL instead of local-cluster")
+    p.add_argument("--task-attempts", type=int, default=2,
+                   help="attempts per task before a job fails (default: %(default)s)")
+
+
+def format_overview(o: ClusterOverview, info: ConnectionInfo | None = None) -> str:
+    lines = [f"session '{o.name}': {'ready' if o.ready else 'starting'} on {o.spark_master}, "
+             f"JobManager pid {o.jobmanager_pid}"]
+    if info is not None:
+        lines.append(f"  dispatcher      {info.dispatcher}")
+        lines.append(f"  events          {info.events}")
+        lines.append(f"  resourcemanager {info.resourcemanager}")
+    lines.append(f"  TaskManagers ({len(o.taskmanagers)} of {o.expected_taskmanagers}):")
+    now = time.time()
+    for tm in o.taskmanagers:
+        c = tm.library_cache
+        lines.append(f"    {tm.tm_id:>6}  pid {tm.pid} (JVM {tm.jvm_pid})  slots {tm.slots_used}/"
+                     f"{tm.slots}  heartbeat {now - tm.last_heartbeat:.1f} s ago  library cache "
+                     f"{c.entries} blobs, {c.hits} hits, {c.misses} misses")
+    running = [j for j in o.jobs if not j.status.is_globally_terminal]
+    lines.append(f"  jobs: {len(o.jobs)} ({len(running)} running)")
+    return "\n".join(lines)
+
+
+def format_jobs(jobs: list[JobSummary]) -> str:
+    if not jobs:
+        return "no jobs"
+    out = []
+    for j in jobs:
+        started = datetime.datetime.fromtimestamp(j.start_time).strftime("%H:%M:%S")
+        took = f"{(j.end_time - j.start_time) * 1000:.0f} ms" if j.end_time else "running"
+        out.append(f"{j.job_id}  {j.status.value:<10} {started}  {took:>10}  "
+                   f"{j.tasks_finished}/{j.tasks_total} subtasks  {j.name}")
+    return "\n".join(out)
+
+
+def format_execution_graph(d: JobDetails) -> str:
+    """The ExecutionGraph as text: vertices, then every Execution with its TaskManager/slot."""
+    lines = [f"ExecutionGraph of '{d.summary.name}' ({d.summary.job_id}): {d.summary.status}"]
+    by_vertex: dict[str, list[Any]] = {}
+    for ex in d.executions:
+        by_vertex.setdefault(ex.vertex_id, []).append(ex)
+    for v in d.vertices:
+        lines.append(f"  {v.name}  parallelism {v.parallelism}  {v.state}  "
+                     f"records in {v.records_in} out {v.records_out}")
+        for ex in sorted(by_vertex.get(v.vertex_id, []), key=lambda e: (e.subtask, e.attempt)):
+            where = f"TaskManager {ex.tm_id} slot {ex.slot}" if ex.tm_id is not None else "not deployed"
+            lines.append(f"    subtask {ex.subtask + 1}/{v.parallelism} attempt #{ex.attempt}: "
+                         f"{ex.state.value:<9} on {where}")
+    return "\n".join(lines)
+
+
+def _session_names() -> list[str]:
+    d = home() / "sessions"
+    return sorted(p.parent.name for p in d.glob("*/connection.json")) if d.exists() else []
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    session = start(args.name, args.taskmanagers, args.slots, args.memory, args.spark_master,
+                    args.task_attempts)
+    print(format_overview(session.status(), session.info))
+    print(f"ready in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    session = connect(args.name)
+    print(format_overview(session.status(), session.info))
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    session = connect(args.name)
+    pid = session.info.jobmanager_pid
+    session.stop()
+    print(f"stopped session '{args.name}' (JobManager pid {pid} {'alive!' if pid_alive(pid) else 'gone'})")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    names = _session_names()
+    for name in names:
+        try:
+            s = connect(name)
+            print(f"{name}  JobManager pid {s.info.jobmanager_pid}  {s.info.dispatcher}")
+        except LookupError as exc:
+            print(f"{name}  (stale: {exc})")
+    if not names:
+        print("no session clusters")
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    print(format_jobs(connect(args.name).jobs()))
+    return 0
+
+
+DEMO_TEXT = """\
+A session cluster keeps a JobManager and warm TaskManagers running
+so that every short query runs on processes that are already up
+the JobManager turns each program into a JobGraph and an ExecutionGraph
+and the TaskManagers run the subtasks on Spark executors
+"""
+
+
+def _tokenize(line: str) -> list[str]:
+    return line.lower().split()
+
+
+def run_demo(session: Session) -> None:
+    env = session.get_execution_environment()
+    env.set_parallelism(2)
+    words = (env.from_collection(DEMO_TEXT.splitlines()).name("lines")
+             .flat_map(_tokenize).name("tokenize")
+             .map(lambda w: (w, 1)).name("pair")
+             .key_by(lambda t: t[0])
+             .sum(1).name("count"))
+    t0 = time.perf_counter()
+    client = words.execute_and_collect_async("demo word count")
+    counts = client.collect()
+    took = time.perf_counter() - t0
+    top = sorted(counts, key=lambda t: (-t[1], t[0]))[:8]
+    print(f"\nword count: {len(counts)} distinct words in {took * 1000:.0f} ms; the most frequent:")
+    for word, n in top:
+        print(f"  {word:<14} {n}")
+    details = client.details()
+    print()
+    print(details.job_graph.explain())
+    print()
+    print(format_execution_graph(details))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    try:
+        session = connect(args.name)
+        started = False
+    except LookupError:
+        print(f"starting session cluster '{args.name}' ({args.taskmanagers} TaskManagers) ...")
+        t0 = time.monotonic()
+        session = start(args.name, args.taskmanagers, args.slots, args.memory, args.spark_master,
+                        args.task_attempts)
+        print(f"ready in {time.monotonic() - t0:.1f} s")
+        started = True
+    print(format_overview(session.status(), session.info))
+    try:
+        run_demo(session)
+    finally:
+        if started and not args.keep:
+            session.stop()
+            print(f"\nstopped session '{args.name}'")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sessioncluster", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("start", help="start a session cluster in the background")
+    _add_start_options(p)
+    p.set_defaults(func=cmd_start)
+    for name, func, text in (("status", cmd_status, "show a session's TaskManagers and jobs"),
+                             ("stop", cmd_stop, "stop a session cluster"),
+                             ("jobs", cmd_jobs, "list a session's jobs")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("name", nargs="?", default="default")
+        p.set_defaults(func=func)
+    p = sub.add_parser("list", help="list the session clusters")
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("demo", help="start a session, run a word count, print result and graph")
+    _add_start_options(p)
+    p.set_defaults(name="demo")
+    p.add_argument("--keep", action="store_true", help="leave the session running afterwards")
+    p.set_defaults(func=cmd_demo)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (LookupError, RuntimeError, ConnectionError) as exc:
+        print(f"sessioncluster {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
