@@ -136,7 +136,7 @@ class JobManager:
         self.spark = await self.loop.run_in_executor(None, start_spark, self.settings, str(path))
         sc = self.spark.sparkContext
         bridge = SparkListenerBridge(
-            lambda name, **fields: self.loop.call_soon_threadsafe(self.dispatcher.on_spark_event, name, fields))
+            lambda name, fields: self.loop.call_soon_threadsafe(self.dispatcher.on_spark_event, name, fields))
         await self.loop.run_in_executor(None, add_listener, sc, bridge)
         expected = self.settings.expected_taskmanagers
         await self.loop.run_in_executor(None, wait_for_executors, sc, expected)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
+import threading
 import sys
 import time
 from dataclasses import dataclass
@@ -63,11 +65,12 @@ def start_spark(settings: SparkSettings, connection_file: str) -> Any:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        # Detect a lost executor in seconds, not minutes.
-        .config("spark.executor.heartbeatInterval", "1s")
-        .config("spark.network.timeout", "10s")
+        # Detect a lost executor in seconds, not minutes (each heartbeat is also a listener
+        # callback into this process, so not more often than needed).
+        .config("spark.executor.heartbeatInterval", "3s")
+        .config("spark.network.timeout", "20s")
         .config("spark.network.timeoutInterval", "5s")
-        .config("spark.storage.blockManagerHeartbeatTimeoutMs", "10000")
+        .config("spark.storage.blockManagerHeartbeatTimeoutMs", "20000")
         .config("spark.locality.wait", "0")
         # A cancelled task's Python worker is killed this soon if it does not stop by itself.
         .config("spark.python.task.killTimeout", "200ms")
@@ -96,55 +99,72 @@ def wait_for_executors(sc: Any, expected: int, timeout: float = 120.0) -> None:
 class SparkListenerBridge:
     """A py4j SparkListener: forwards the events the JobMasters need as plain values.
 
-    ``on_event(name, **fields)`` is called on a py4j callback thread; it must hand the event
-    over to the JobManager's loop and return quickly.
+    Spark calls it on py4j callback threads; it only queues the event. One extractor thread,
+    which keeps its own JVM connection, reads the fields (each a py4j call) and hands
+    ``on_event(name, fields)`` to the caller, which must pass it to the JobManager's loop.
     """
 
-    def __init__(self, on_event: Callable[..., None]) -> None:
+    def __init__(self, on_event: Callable[[str, dict[str, Any]], None]) -> None:
         self.on_event = on_event
+        self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        threading.Thread(target=self._extract_forever, name="SparkListenerBridge",
+                         daemon=True).start()
 
-    def onStageSubmitted(self, ev: Any) -> None:  # noqa: N802 - Java interface names
-        try:
-            info = ev.stageInfo()
-            props = ev.properties()
-            group = props.getProperty("spark.jobGroup.id") if props is not None else None
-            self.on_event("stage_submitted", stage_id=info.stageId(), job_group=group)
-        except Exception:  # noqa: BLE001 - never throw into Spark's listener bus
-            log.exception("listener bridge: stage submitted")
+    def _extract_forever(self) -> None:
+        while True:
+            name, ev = self._queue.get()
+            try:
+                fields = getattr(self, f"_fields_{name}")(ev)
+            except Exception:  # noqa: BLE001 - a bad event must not stop the bridge
+                log.exception("listener bridge: %s", name)
+                continue
+            self.on_event(name, fields)
+
+    @staticmethod
+    def _fields_stage_submitted(ev: Any) -> dict[str, Any]:
+        info, props = ev.stageInfo(), ev.properties()
+        group = props.getProperty("spark.jobGroup.id") if props is not None else None
+        return {"stage_id": info.stageId(), "job_group": group}
+
+    @staticmethod
+    def _fields_task_start(ev: Any) -> dict[str, Any]:
+        ti = ev.taskInfo()
+        return {"stage_id": ev.stageId(), "spark_task_id": ti.taskId(), "subtask": ti.index(),
+                "spark_attempt": ti.attemptNumber(), "executor_id": ti.executorId(),
+                "time": ti.launchTime() / 1000.0}
+
+    @staticmethod
+    def _fields_task_end(ev: Any) -> dict[str, Any]:
+        ti, reason = ev.taskInfo(), ev.reason()
+        reason_name = reason.getClass().getSimpleName()
+        text = "" if reason_name.startswith("Success") else str(reason.toString())
+        return {"stage_id": ev.stageId(), "spark_task_id": ti.taskId(), "subtask": ti.index(),
+                "spark_attempt": ti.attemptNumber(), "executor_id": ti.executorId(),
+                "reason": reason_name, "text": text, "time": ti.finishTime() / 1000.0}
+
+    @staticmethod
+    def _fields_executor_removed(ev: Any) -> dict[str, Any]:
+        return {"executor_id": ev.executorId(), "reason": ev.reason()}
+
+    @staticmethod
+    def _fields_executor_added(ev: Any) -> dict[str, Any]:
+        return {"executor_id": ev.executorId()}
+
+    # SparkListenerInterface (Java names); called on py4j's callback threads.
+    def onStageSubmitted(self, ev: Any) -> None:  # noqa: N802
+        self._queue.put(("stage_submitted", ev))
 
     def onTaskStart(self, ev: Any) -> None:  # noqa: N802
-        try:
-            ti = ev.taskInfo()
-            self.on_event("task_start", stage_id=ev.stageId(), spark_task_id=ti.taskId(),
-                          subtask=ti.index(), spark_attempt=ti.attemptNumber(),
-                          executor_id=ti.executorId(), time=ti.launchTime() / 1000.0)
-        except Exception:  # noqa: BLE001
-            log.exception("listener bridge: task start")
+        self._queue.put(("task_start", ev))
 
     def onTaskEnd(self, ev: Any) -> None:  # noqa: N802
-        try:
-            ti = ev.taskInfo()
-            reason = ev.reason()
-            reason_name = reason.getClass().getSimpleName()
-            text = "" if reason_name.startswith("Success") else str(reason.toString())
-            self.on_event("task_end", stage_id=ev.stageId(), spark_task_id=ti.taskId(),
-                          subtask=ti.index(), spark_attempt=ti.attemptNumber(),
-                          executor_id=ti.executorId(), reason=reason_name, text=text,
-                          time=ti.finishTime() / 1000.0)
-        except Exception:  # noqa: BLE001
-            log.exception("listener bridge: task end")
+        self._queue.put(("task_end", ev))
 
     def onExecutorRemoved(self, ev: Any) -> None:  # noqa: N802
-        try:
-            self.on_event("executor_removed", executor_id=ev.executorId(), reason=ev.reason())
-        except Exception:  # noqa: BLE001
-            log.exception("listener bridge: executor removed")
+        self._queue.put(("executor_removed", ev))
 
     def onExecutorAdded(self, ev: Any) -> None:  # noqa: N802
-        try:
-            self.on_event("executor_added", executor_id=ev.executorId())
-        except Exception:  # noqa: BLE001
-            log.exception("listener bridge: executor added")
+        self._queue.put(("executor_added", ev))
 
     # The rest of SparkListenerInterface: not needed, but py4j must find every method.
     def _ignore(self, ev: Any) -> None:
