@@ -35,8 +35,10 @@ from .client import (
 from .functions import (
     FilterFunction,
     FlatMapFunction,
+    KeyedProcessFunction,
     KeySelector,
     MapFunction,
+    ProcessFunction,
     ReduceFunction,
     RuntimeContext,
 )
@@ -48,8 +50,8 @@ __all__ = [
     "AverageAccumulator", "DataStream", "DoubleCounter", "DoubleMaximum", "DoubleMinimum",
     "ExecutionState", "FilterFunction", "FlatMapFunction", "Histogram", "IntCounter",
     "IntMaximum", "IntMinimum", "JobClient", "JobExecutionException", "JobExecutionResult",
-    "JobManagerGoneError", "JobStatus", "KeySelector", "KeyedStream", "ListAccumulator",
-    "LongCounter", "MapFunction", "ReduceFunction", "RuntimeContext", "Session",
+    "JobManagerGoneError", "JobStatus", "KeyedProcessFunction", "KeySelector", "KeyedStream", "ListAccumulator",
+    "LongCounter", "MapFunction", "ProcessFunction", "ReduceFunction", "RuntimeContext", "Session",
     "SessionStartError", "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect",
     "start",
 ]

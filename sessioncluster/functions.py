@@ -72,13 +72,36 @@ class ReduceFunction(Function):
         raise NotImplementedError
 
 
+class ProcessFunction(Function):
+    """``process_element(value, ctx)`` yields any number of outputs per record."""
+
+    class Context:
+        """What ``process_element`` learns about the record (PyFlink's ProcessFunction.Context)."""
+
+        def __init__(self) -> None:
+            self._key: Any = None
+
+        def get_current_key(self) -> Any:
+            return self._key
+
+    def process_element(self, value: Any, ctx: "ProcessFunction.Context") -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class KeyedProcessFunction(ProcessFunction):
+    """A ProcessFunction on a KeyedStream: ``ctx.get_current_key()`` is the record's key.
+
+    In BATCH mode the records of one key arrive together; timers are not supported.
+    """
+
+
 class KeySelector(Function):
     def get_key(self, value: Any) -> Any:
         raise NotImplementedError
 
 
 _METHOD = {MapFunction: "map", FlatMapFunction: "flat_map", FilterFunction: "filter",
-           ReduceFunction: "reduce", KeySelector: "get_key"}
+           ReduceFunction: "reduce", KeySelector: "get_key", ProcessFunction: "process_element"}
 
 
 def as_callable(fn: Any) -> Callable[..., Any]:
@@ -91,18 +114,37 @@ def as_callable(fn: Any) -> Callable[..., Any]:
     raise TypeError(f"{fn!r} is not callable nor a MapFunction/FlatMapFunction/... object")
 
 
-class FieldSum:
-    """``KeyedStream.sum(pos)``: a reduce that adds field ``pos`` of tuples (or a dict key)."""
+class FieldAggregation:
+    """``KeyedStream.sum/min/max(pos)``: a reduce over field ``pos`` of tuples, lists or dicts
+    (a plain number when ``pos`` is None); the other fields come from the first record, as in
+    Flink's aggregations."""
 
-    def __init__(self, position: int | str) -> None:
+    combine: Callable[[Any, Any], Any] = staticmethod(lambda x, y: x + y)
+
+    def __init__(self, position: int | str | None) -> None:
         self.position = position
 
     def __call__(self, a: Any, b: Any) -> Any:
         p = self.position
+        if p is None:
+            return self.combine(a, b)
+        value = self.combine(a[p], b[p])
         if isinstance(a, tuple):
-            return a[:p] + (a[p] + b[p],) + a[p + 1 :]  # type: ignore[operator]
+            return a[:p] + (value,) + a[p + 1 :]  # type: ignore[operator]
         if isinstance(a, list):
-            return a[:p] + [a[p] + b[p]] + a[p + 1 :]  # type: ignore[operator]
+            return a[:p] + [value] + a[p + 1 :]  # type: ignore[operator]
         out = dict(a)
-        out[p] = a[p] + b[p]
+        out[p] = value
         return out
+
+
+class FieldSum(FieldAggregation):
+    combine = staticmethod(lambda x, y: x + y)
+
+
+class FieldMin(FieldAggregation):
+    combine = staticmethod(min)
+
+
+class FieldMax(FieldAggregation):
+    combine = staticmethod(max)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import cloudpickle
 
-from ..functions import FieldSum, Function, as_callable
+from ..functions import FieldAggregation, FieldMax, FieldMin, FieldSum, Function, as_callable
 from ..graph.jobgraph import JobGraph, build_job_graph
 from ..graph.streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamGraph, StreamNode
 from .jobclient import JobClient, JobExecutionResult, check, records_of
@@ -58,6 +58,26 @@ class StreamExecutionEnvironment:
         data = list(collection)
         node = self.stream_graph.add_node(OperatorKind.SOURCE_COLLECTION, data,
                                           chaining=ChainingStrategy.HEAD)
+        return DataStream(self, node)
+
+    def read_text_file(self, file_path: str) -> "DataStream":
+        """The lines of a text file (or a directory or glob of them), read by Spark: a local
+        path, or anything Spark reads (``hdfs://``, ``s3a://``). A relative local path is taken
+        from this process's working directory."""
+        if "://" not in file_path:
+            file_path = os.path.abspath(os.path.expanduser(file_path))
+        node = self.stream_graph.add_node(OperatorKind.SOURCE_TEXT_FILE, None,
+                                          chaining=ChainingStrategy.HEAD)
+        node.config["path"] = file_path
+        return DataStream(self, node)
+
+    def from_spark(self, query_or_table: str) -> "DataStream":
+        """The rows (pyspark ``Row``, a tuple) of a Spark SQL query or table, run on the
+        session's SparkSession (the client has no Spark of its own, so a DataFrame is named by
+        its query; a view made with ``create_temporary_view`` is a table here)."""
+        node = self.stream_graph.add_node(OperatorKind.SOURCE_SPARK, None,
+                                          chaining=ChainingStrategy.HEAD)
+        node.config["query"] = query_or_table
         return DataStream(self, node)
 
     # -- execution -------------------------------------------------------------------------
@@ -136,6 +156,17 @@ class DataStream:
         _check_function(key_selector, None)
         return KeyedStream(self, key_selector)
 
+    def union(self, *streams: "DataStream") -> "DataStream":
+        """All records of this and the other streams, as one stream (Flink's union)."""
+        for other in streams:
+            if other.env is not self.env:
+                raise ValueError("union() needs streams of the same environment")
+        return _UnionStream(self.env, [self, *streams])
+
+    def process(self, func: Any) -> "DataStream":
+        """Apply a ProcessFunction: ``process_element(value, ctx)`` yields outputs."""
+        return self._then(OperatorKind.PROCESS, func)
+
     def rebalance(self) -> "DataStream":
         """Round-robin the records over the next operator's subtasks."""
         return _Repartitioned(self, Partitioning.REBALANCE)  # type: ignore[return-value]
@@ -175,14 +206,26 @@ class DataStream:
         g.add_edge(self.node, node)
         return node
 
+    def sink_to_text(self, path: str) -> "DataStream":
+        """Write ``str(record)`` lines to the directory ``path`` (one part file per subtask)
+        when the job runs (``env.execute()``)."""
+        if "://" not in path:
+            path = os.path.abspath(os.path.expanduser(path))
+        node = self._sink(OperatorKind.SINK_TEXT)
+        node.config["path"] = path
+        self.env._sinks.append(node)
+        return self
+
     def print(self) -> "DataStream":
         """Print every record at the client when the job runs (``env.execute()``)."""
         self.env._sinks.append(self._sink(OperatorKind.SINK_PRINT))
         return self
 
     def execute_and_collect(self, job_name: str = "collect", limit: int | None = None) -> list[Any]:
-        """Run this stream as a job and return its records."""
+        """Run this stream as a job and return its records (at most ``limit`` of them)."""
         sink = self._sink(OperatorKind.SINK_COLLECT)
+        if limit is not None:
+            sink.config["limit"] = int(limit)
         client = self.env.execute_async(job_name, sinks=[sink])
         reply = client.wait()
         check(reply, job_name)
@@ -193,6 +236,42 @@ class DataStream:
         """Submit this stream as a job; ``JobClient.collect()`` gives its records."""
         sink = self._sink(OperatorKind.SINK_COLLECT)
         return self.env.execute_async(job_name, sinks=[sink])
+
+
+class _UnionStream(DataStream):
+    """Flink's union is no operator: the next operator reads every input."""
+
+    def __init__(self, env: StreamExecutionEnvironment, inputs: list[DataStream]) -> None:
+        super().__init__(env, inputs[0].node)
+        self.inputs = inputs
+
+    def _then(self, kind: OperatorKind, fn: Any, partitioning: Partitioning = Partitioning.FORWARD,
+              key_selector: Callable[[Any], Any] | None = None, name: str | None = None,
+              explicit: bool = False) -> DataStream:
+        _check_function(fn, kind)
+        g = self.env.stream_graph
+        node = g.add_node(kind, fn, name)
+        node.slot_sharing_group = self.node.slot_sharing_group
+        for stream in self.inputs:
+            g.add_edge(stream.node, node, partitioning, key_selector, explicit)
+        return DataStream(self.env, node)
+
+    def _sink(self, kind: OperatorKind) -> StreamNode:
+        g = self.env.stream_graph
+        node = g.add_node(kind, None, parallelism=max(g.parallelism_of(s.node) for s in self.inputs))
+        for stream in self.inputs:
+            g.add_edge(stream.node, node)
+        return node
+
+    def union(self, *streams: DataStream) -> DataStream:
+        return _UnionStream(self.env, [*self.inputs, *streams])
+
+    def _settings_error(self, *args: Any) -> DataStream:
+        raise TypeError("a union is not an operator: set names, parallelism and chaining on "
+                        "the operator that follows it")
+
+    name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
+    disable_chaining = start_new_chain = _settings_error  # type: ignore[assignment]
 
 
 class _Repartitioned:
@@ -229,6 +308,18 @@ class KeyedStream:
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
         return self.stream._then(OperatorKind.REDUCE, FieldSum(position_to_sum), Partitioning.HASH,
                                  self.key_selector, name="Keyed Aggregation")
+
+    def min(self, position_to_min: int | str | None = 0) -> DataStream:
+        return self.stream._then(OperatorKind.REDUCE, FieldMin(position_to_min), Partitioning.HASH,
+                                 self.key_selector, name="Keyed Aggregation")
+
+    def max(self, position_to_max: int | str | None = 0) -> DataStream:
+        return self.stream._then(OperatorKind.REDUCE, FieldMax(position_to_max), Partitioning.HASH,
+                                 self.key_selector, name="Keyed Aggregation")
+
+    def process(self, func: Any) -> DataStream:
+        """A KeyedProcessFunction per record; ``ctx.get_current_key()`` gives its key."""
+        return self.stream._then(OperatorKind.PROCESS, func, Partitioning.HASH, self.key_selector)
 
     def map(self, func: Any) -> DataStream:
         return self.stream._then(OperatorKind.MAP, func, Partitioning.HASH, self.key_selector)
@@ -276,7 +367,7 @@ def _dumps_user_code(obj: Any) -> bytes:
 def _check_function(fn: Any, kind: OperatorKind | None) -> None:
     if fn is None:
         return
-    if kind is OperatorKind.REDUCE and isinstance(fn, FieldSum):
+    if kind is OperatorKind.REDUCE and isinstance(fn, FieldAggregation):
         return
     if isinstance(fn, Function) or callable(fn):
         as_callable(fn)

@@ -125,7 +125,7 @@ def _start_lock(name: str) -> Iterator[None]:
 
 def start(name: str = "default", taskmanagers: int = 2, slots: int = 1, memory: int = 1024,
           spark_master: str | None = None, task_attempts: int = 2, bind: str = "127.0.0.1",
-          timeout: float = START_TIMEOUT, quiet: bool = False) -> Session:
+          timeout: float = START_TIMEOUT, quiet: bool = False, max_result_mb: int = 256) -> Session:
     """Start a session cluster in the background and return when every TaskManager is warm.
 
     If a session of that name is running already, connect to it instead.
@@ -144,7 +144,8 @@ def start(name: str = "default", taskmanagers: int = 2, slots: int = 1, memory: 
         log_path = session_dir(name) / "jobmanager.log"
         cmd = [sys.executable, "-m", "sessioncluster.jobmanager", "--name", name,
                "--taskmanagers", str(taskmanagers), "--slots", str(slots), "--memory", str(memory),
-               "--task-attempts", str(task_attempts), "--bind", bind]
+               "--task-attempts", str(task_attempts), "--bind", bind,
+               "--max-result-mb", str(max_result_mb)]
         if spark_master:
             cmd += ["--spark-master", spark_master]
         with open(log_path, "ab") as log:

@@ -22,6 +22,7 @@ class OperatorSpec:
     name: str
     function_key: str | None = None
     uid: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -174,7 +175,7 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
         ops = []
         for n in chain:
             key = put_blob(n.function, f"'{n.name}'") if n.function is not None else None
-            ops.append(OperatorSpec(n.node_id, n.kind, n.name, key, n.uid))
+            ops.append(OperatorSpec(n.node_id, n.kind, n.name, key, n.uid, dict(n.config)))
         vertex_id = _vertex_id(chain, graph)
         name = " -> ".join(n.name for n in chain)
         vertices[head_id] = JobVertex(vertex_id, name, ops, graph.parallelism_of(chain[0]),
@@ -191,8 +192,12 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
             if edge.partitioning is Partitioning.HASH and chain[0].kind is OperatorKind.REDUCE:
                 combiner = target.operators[0].function_key
             strategy = edge.partitioning
-            if strategy is Partitioning.FORWARD and source.parallelism != target.parallelism:
-                strategy = Partitioning.REBALANCE  # as Flink: FORWARD needs equal parallelism
+            if strategy is Partitioning.FORWARD and (source.parallelism != target.parallelism
+                                                     or sum(e.source.node_id in in_job
+                                                            for e in chain[0].inputs) > 1):
+                # as Flink: FORWARD needs equal parallelism; and the inputs of a union meet in
+                # one exchange here (Spark cannot line up several inputs' partitions 1:1)
+                strategy = Partitioning.REBALANCE
             job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner)
             target.inputs.append(job_edge)
             source.outputs.append(job_edge)

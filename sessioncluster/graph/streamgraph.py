@@ -29,31 +29,45 @@ class Partitioning(str, enum.Enum):
 
 class OperatorKind(str, enum.Enum):
     SOURCE_COLLECTION = "source_collection"
+    SOURCE_TEXT_FILE = "source_text_file"
+    SOURCE_SPARK = "source_spark"
     MAP = "map"
     FLAT_MAP = "flat_map"
     FILTER = "filter"
     REDUCE = "reduce"
+    PROCESS = "process"
     SINK_COLLECT = "sink_collect"
     SINK_PRINT = "sink_print"
+    SINK_TEXT = "sink_text"
 
     @property
     def is_source(self) -> bool:
-        return self is OperatorKind.SOURCE_COLLECTION
+        return self in (OperatorKind.SOURCE_COLLECTION, OperatorKind.SOURCE_TEXT_FILE,
+                        OperatorKind.SOURCE_SPARK)
 
     @property
     def is_sink(self) -> bool:
-        return self in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)
+        return self in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT, OperatorKind.SINK_TEXT)
+
+    @property
+    def takes_keys(self) -> bool:
+        """Operators that consume (key, record) pairs after a HASH exchange."""
+        return self in (OperatorKind.REDUCE, OperatorKind.PROCESS)
 
 
 #: The name Flink gives an operator of each kind when the user gives none.
 DEFAULT_NAMES = {
     OperatorKind.SOURCE_COLLECTION: "Source: Collection Source",
+    OperatorKind.SOURCE_TEXT_FILE: "Source: Text File",
+    OperatorKind.SOURCE_SPARK: "Source: Spark SQL",
     OperatorKind.MAP: "Map",
     OperatorKind.FLAT_MAP: "FlatMap",
     OperatorKind.FILTER: "Filter",
     OperatorKind.REDUCE: "Keyed Reduce",
+    OperatorKind.PROCESS: "Process",
     OperatorKind.SINK_COLLECT: "Sink: Collect",
     OperatorKind.SINK_PRINT: "Sink: Print to Std. Out",
+    OperatorKind.SINK_TEXT: "Sink: Text File",
 }
 
 
@@ -79,6 +93,8 @@ class StreamNode:
     slot_sharing_group: str = "default"
     chaining: ChainingStrategy = ChainingStrategy.ALWAYS
     uid: str | None = None
+    #: plain settings of built-in operators (a file path, a query, a record limit)
+    config: dict[str, Any] = field(default_factory=dict)
     inputs: list[StreamEdge] = field(default_factory=list)
     outputs: list[StreamEdge] = field(default_factory=list)
 

@@ -89,11 +89,13 @@ class JobMaster:
         try:
             self.sc.setJobGroup(self.job_id, self.name, interruptOnCancel=True)
             for vertex, rdd in translate(self.sc, self.job_id, self.job_graph):
-                out = rdd.collect()
-                if vertex.operators[-1].kind is OperatorKind.SINK_PRINT:
-                    printed.extend(out)
+                sink = vertex.operators[-1]
+                if sink.kind is OperatorKind.SINK_TEXT:
+                    rdd.saveAsTextFile(sink.config["path"])
+                elif sink.kind is OperatorKind.SINK_PRINT:
+                    printed.extend(rdd.collect())
                 else:
-                    batches.extend(out)
+                    batches.extend(rdd.collect())
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
             self.loop.call_soon_threadsafe(self._spark_failed, _spark_error_text(exc))
         else:
@@ -303,13 +305,20 @@ class JobMaster:
 
 
 def _spark_error_text(exc: BaseException) -> str:
-    """The gist of a Spark failure: the Python error Spark reports, without the JVM stack."""
+    """The gist of a Spark failure: the Python error or the JVM exception's message, without
+    the JVM stack."""
     text = str(exc)
     marker = "UserCodeError: "
     if marker in text:
         body = text.split(marker, 1)[1]
         return body.split("\n\tat ", 1)[0].strip()
+    if "spark.driver.maxResultSize" in text:
+        detail = next((line for line in text.splitlines() if "maxResultSize" in line), "")
+        return ("the job's result is larger than the collect limit; write it with "
+                f"sink_to_text() or reduce it first ({detail.split('Exception: ')[-1].strip()})")
     for line in text.splitlines():
         if "Exception:" in line or "Error:" in line:
-            return line.strip()
+            line = line.strip().lstrip(": ")
+            cls, sep, message = line.partition(": ")
+            return f"{cls.rsplit('.', 1)[-1]}: {message}" if sep else line
     return text.splitlines()[0] if text else type(exc).__name__

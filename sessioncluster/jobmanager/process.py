@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--spark-master", default=None)
     p.add_argument("--task-attempts", type=int, default=2)
     p.add_argument("--bind", default="127.0.0.1")
+    p.add_argument("--max-result-mb", type=int, default=256)
     args = p.parse_args(argv)
     if args.bind not in ("127.0.0.1", "localhost", "::1") and not os.environ.get("SESSIONCLUSTER_KEY"):
         sys.exit("binding a non-loopback address needs an explicit key in SESSIONCLUSTER_KEY")
@@ -207,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     settings = SparkSettings(args.taskmanagers, args.slots, args.memory, args.spark_master,
-                             args.task_attempts, args.bind)
+                             args.task_attempts, args.bind, args.max_result_mb)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     jm = JobManager(args.name, settings, key=os.environ.pop("SESSIONCLUSTER_KEY", None))

@@ -25,6 +25,8 @@ class SparkSettings:
     #: attempts per task before the job fails (Flink's restart strategy, on Spark's retries)
     task_attempts: int = 2
     bind: str = "127.0.0.1"
+    #: results bigger than this fail the job instead of exhausting the JobManager's memory
+    max_result_mb: int = 256
 
     @property
     def spark_master(self) -> str:
@@ -62,6 +64,7 @@ def start_spark(settings: SparkSettings, connection_file: str) -> Any:
         .config("spark.driver.bindAddress", settings.bind)
         .config("spark.scheduler.mode", "FAIR")
         .config("spark.task.maxFailures", str(settings.task_attempts))
+        .config("spark.driver.maxResultSize", f"{settings.max_result_mb}m")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")

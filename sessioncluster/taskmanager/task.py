@@ -31,7 +31,7 @@ import zmq
 
 from ..accumulators import Accumulator, IntCounter, snapshot
 from ..connection import ConnectionInfo
-from ..functions import Function, RuntimeContext, as_callable
+from ..functions import Function, ProcessFunction, RuntimeContext, as_callable
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
 from ..graph.jobgraph import JobVertex
 from ..graph.states import ExecutionState
@@ -118,10 +118,12 @@ class Output:
     """What the last operator of a vertex hands on: plain records to a FORWARD consumer in
     the same Spark stage, or batches for an exchange (HASH / REBALANCE) or the client."""
 
-    kind: str  # "forward", "hash", "rebalance", "collect", "print"
+    kind: str  # "forward", "hash", "rebalance", "collect", "print", "text"
     partitions: int = 1
     key_selector_key: str | None = None
     combiner_key: str | None = None
+    #: for "collect": at most this many records per subtask
+    limit: int | None = None
 
 
 @dataclass(slots=True)
@@ -130,7 +132,8 @@ class VertexTask:
 
     job_id: str
     vertex: JobVertex
-    #: "source", "forward" (plain records), "exchange" (batches), "keyed" (batches of (key, record))
+    #: "source" (a collection blob), "source_rdd" (records Spark reads: lines, rows),
+    #: "forward" (plain records), "exchange" (batches), "keyed" (batches of (key, record))
     input_kind: str
     output: Output
     #: for a collection source: the key of the data and its length
@@ -200,6 +203,8 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
             records: Iterator[Any] = iter(data[subtask * n // vertex.parallelism:
                                                (subtask + 1) * n // vertex.parallelism])
             records = _count_as_source(records, accumulators)
+        elif task.input_kind == "source_rdd":
+            records = _count_as_source(iter(upstream), accumulators)
         elif task.input_kind == "forward":
             records = live(upstream)
         else:
@@ -256,46 +261,65 @@ def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any],
         kind = op.kind
         if kind.is_source or kind.is_sink:
             continue
+        if keyed and not kind.takes_keys:
+            records = (rec for _, rec in records)  # a keyed exchange into a map, filter, ...
         call = as_callable(fn)
-        records = _OPERATORS[kind](call, records, op.name, current_op)
-        if kind is OperatorKind.REDUCE:
-            keyed = False
-        if keyed:
-            records = (rec for _, rec in records)  # a keyed exchange into a non-reduce head
-            keyed = False
+        records = _OPERATORS[kind](call, records, op.name, current_op, keyed)
+        keyed = False
     return records
 
 
-def _map(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str]) -> Iterator[Any]:
+def _map(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str],
+         keyed: bool) -> Iterator[Any]:
     for rec in records:
         cur[0] = name
         yield call(rec)
 
 
-def _flat_map(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str]) -> Iterator[Any]:
+def _flat_map(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str],
+              keyed: bool) -> Iterator[Any]:
     for rec in records:
         cur[0] = name
         out = call(rec)
         if out is None:
             continue
-        it = iter(out)
-        while True:
-            cur[0] = name  # the user's generator runs inside next()
-            try:
-                item = next(it)
-            except StopIteration:
-                break
-            yield item
+        yield from _user_iter(out, name, cur)
 
 
-def _filter(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str]) -> Iterator[Any]:
+def _user_iter(out: Iterable[Any], name: str, cur: list[str]) -> Iterator[Any]:
+    """Iterate a user function's output, naming its operator while the user's code runs."""
+    it = iter(out)
+    while True:
+        cur[0] = name  # a user generator runs inside next()
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        yield item
+
+
+def _process(call: Callable[[Any, Any], Any], records: Iterator[Any], name: str, cur: list[str],
+             keyed: bool) -> Iterator[Any]:
+    ctx = ProcessFunction.Context()
+    for rec in records:
+        if keyed:
+            ctx._key, rec = rec
+        cur[0] = name
+        out = call(rec, ctx)
+        if out is not None:
+            yield from _user_iter(out, name, cur)
+
+
+def _filter(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str],
+            keyed: bool) -> Iterator[Any]:
     for rec in records:
         cur[0] = name
         if call(rec):
             yield rec
 
 
-def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any], name: str, cur: list[str]) -> Iterator[Any]:
+def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any], name: str, cur: list[str],
+            keyed: bool) -> Iterator[Any]:
     acc: dict[Any, Any] = {}
     for key, rec in pairs:
         cur[0] = name
@@ -311,6 +335,7 @@ _OPERATORS: dict[OperatorKind, Callable[..., Iterator[Any]]] = {
     OperatorKind.FLAT_MAP: _flat_map,
     OperatorKind.FILTER: _filter,
     OperatorKind.REDUCE: _reduce,
+    OperatorKind.PROCESS: _process,
 }
 
 
@@ -320,8 +345,13 @@ def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: 
     if out.kind == "forward":
         yield from records
     elif out.kind == "collect":
+        if out.limit is not None:
+            records = itertools.islice(records, out.limit)
         for batch in _batches(records):
             yield cloudpickle.dumps(batch)
+    elif out.kind == "text":
+        for rec in records:
+            yield str(rec)
     elif out.kind == "print":
         prefix = f"{subtask + 1}> " if task.vertex.parallelism > 1 else ""
         for batch in _batches(records):
@@ -408,9 +438,11 @@ def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> Output:
     """How a vertex hands on its records, from its out-edge (or its sink)."""
     last = vertex.operators[-1].kind
     if last is OperatorKind.SINK_COLLECT:
-        return Output("collect")
+        return Output("collect", limit=vertex.operators[-1].config.get("limit"))
     if last is OperatorKind.SINK_PRINT:
         return Output("print")
+    if last is OperatorKind.SINK_TEXT:
+        return Output("text")
     if len(vertex.outputs) != 1:
         raise NotImplementedError(
             f"'{vertex.name}' feeds {len(vertex.outputs)} operators; a stream consumed by more "
