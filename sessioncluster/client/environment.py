@@ -115,9 +115,17 @@ class StreamExecutionEnvironment:
         job_id = self.session.submit(graph, blobs)
         return JobClient(self.session, job_id, job_name)
 
+    def _attached(self, client: JobClient) -> JobClient:
+        """An attached job in a Jupyter kernel shows its live job widget."""
+        if _in_kernel():
+            from ..jupyter import display_job_widget
+
+            display_job_widget(client)
+        return client
+
     def execute(self, job_name: str = "sessioncluster job") -> JobExecutionResult:
         """Run the program's sinks and wait for the result (attached)."""
-        client = self.execute_async(job_name)
+        client = self._attached(self.execute_async(job_name))
         reply = client.wait()
         check(reply, job_name)
         for line in reply.printed:
@@ -226,7 +234,7 @@ class DataStream:
         sink = self._sink(OperatorKind.SINK_COLLECT)
         if limit is not None:
             sink.config["limit"] = int(limit)
-        client = self.env.execute_async(job_name, sinks=[sink])
+        client = self.env._attached(self.env.execute_async(job_name, sinks=[sink]))
         reply = client.wait()
         check(reply, job_name)
         records = records_of(reply)
@@ -329,6 +337,16 @@ class KeyedStream:
 
     def filter(self, func: Any) -> DataStream:
         return self.stream._then(OperatorKind.FILTER, func, Partitioning.HASH, self.key_selector)
+
+
+def _in_kernel() -> bool:
+    """True inside a Jupyter kernel (not plain IPython, not a script)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 _INSTALLED_PATHS = tuple(

@@ -23,6 +23,7 @@ from ..protocol.messages import (
     SubmitJob,
     Ack,
 )
+from .events import EventSubscriber
 from .gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
 
 START_TIMEOUT = 240.0
@@ -44,6 +45,14 @@ class Session:
         self.name = info.name
         self.gateway = DispatcherGateway(info)
         self._uploaded: set[str] = set()
+        self._events: EventSubscriber | None = None
+
+    @property
+    def events(self) -> EventSubscriber:
+        """The live event stream of this session (started on first use)."""
+        if self._events is None:
+            self._events = EventSubscriber(self.info)
+        return self._events
 
     def __repr__(self) -> str:
         return f"<Session '{self.name}' dispatcher={self.info.dispatcher} pid={self.info.jobmanager_pid}>"
@@ -69,6 +78,8 @@ class Session:
         if pid_alive(pid):
             os.kill(pid, 9)
         self.gateway.close()
+        if self._events is not None:
+            self._events.close()
 
     def get_execution_environment(self) -> "Any":
         from .environment import StreamExecutionEnvironment
