@@ -154,6 +154,7 @@ class Dispatcher:
             self.jm.rm.mark_lost(fields["executor_id"], f"Spark removed the executor: {fields['reason']}")
             return
         if name == "executor_added":
+            self.jm.on_executor_added(fields["executor_id"])
             return
         job = self.jobs.get(self.jm.stage_jobs.get(fields["stage_id"], ""))
         if job is not None and not job.graph.status.is_globally_terminal:

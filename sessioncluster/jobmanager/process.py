@@ -155,6 +155,26 @@ class JobManager:
         log.info("session '%s' ready in %.1f s with %d TaskManagers", self.name,
                  time.monotonic() - t0, len(self.rm.taskmanagers))
 
+    def on_executor_added(self, executor_id: str) -> None:
+        """A replacement executor (after a lost one): warm it so it registers as a TaskManager."""
+        if self.ready and executor_id not in self.rm.taskmanagers:
+            asyncio.ensure_future(self._warm_new_executor(executor_id))
+
+    async def _warm_new_executor(self, executor_id: str) -> None:
+        sc = self.spark.sparkContext
+        for _ in range(5):
+            await self.loop.run_in_executor(None, wait_for_executors, sc,
+                                            self.settings.expected_taskmanagers, 60.0)
+            if executor_id in self.rm.taskmanagers or self.stopped.is_set():
+                return
+            tasks = max(len(self.rm.taskmanagers) + 1, 1) * self.settings.slots
+            await self.loop.run_in_executor(None, warm_up, sc, tasks)
+            for _ in range(20):
+                if executor_id in self.rm.taskmanagers:
+                    return
+                await asyncio.sleep(0.05)
+        log.warning("executor %s did not register as a TaskManager", executor_id)
+
     async def shutdown(self) -> None:
         if self.stopped.is_set():
             return

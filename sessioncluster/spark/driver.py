@@ -127,7 +127,10 @@ class SparkListenerBridge:
     def _fields_stage_submitted(ev: Any) -> dict[str, Any]:
         info, props = ev.stageInfo(), ev.properties()
         group = props.getProperty("spark.jobGroup.id") if props is not None else None
-        return {"stage_id": info.stageId(), "job_group": group}
+        parents = info.parentIds()  # a Scala Seq of boxed ints
+        return {"stage_id": info.stageId(), "job_group": group, "name": info.name(),
+                "num_tasks": info.numTasks(),
+                "parent_ids": [int(parents.apply(i)) for i in range(parents.size())]}
 
     @staticmethod
     def _fields_task_start(ev: Any) -> dict[str, Any]:
@@ -139,8 +142,8 @@ class SparkListenerBridge:
     @staticmethod
     def _fields_task_end(ev: Any) -> dict[str, Any]:
         ti, reason = ev.taskInfo(), ev.reason()
-        reason_name = reason.getClass().getSimpleName()
-        text = "" if reason_name.startswith("Success") else str(reason.toString())
+        reason_name = reason.getClass().getSimpleName().rstrip("$")  # Scala objects end in $
+        text = "" if reason_name == "Success" else str(reason.toString())
         return {"stage_id": ev.stageId(), "spark_task_id": ti.taskId(), "subtask": ti.index(),
                 "spark_attempt": ti.attemptNumber(), "executor_id": ti.executorId(),
                 "reason": reason_name, "text": text, "time": ti.finishTime() / 1000.0}
