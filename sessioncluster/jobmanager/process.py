@@ -121,15 +121,18 @@ class JobManager:
             self._serve(self.rm_socket, self.rm.handle),
             self._heartbeat_monitor(),
         )]
+        tasks.append(asyncio.ensure_future(self._start_or_report(path)))
+        await self.stopped.wait()  # a stop during start-up does not wait for Spark
+        for t in tasks:
+            t.cancel()
+
+    async def _start_or_report(self, path: Path) -> None:
         try:
             await self._start_cluster(path)
         except Exception as exc:  # noqa: BLE001 - reported to clients through the overview
             log.exception("session cluster failed to start")
             self.startup_error = f"{type(exc).__name__}: {exc}"
             self.loop.call_later(30.0, lambda: asyncio.ensure_future(self.shutdown()))
-        await self.stopped.wait()
-        for t in tasks:
-            t.cancel()
 
     async def _start_cluster(self, path: Path) -> None:
         t0 = time.monotonic()
@@ -184,7 +187,10 @@ class JobManager:
             job.cancel()
         await asyncio.sleep(0.1)  # let replies and events leave
         if self.spark is not None:
-            await self.loop.run_in_executor(None, self.spark.stop)
+            try:
+                await asyncio.wait_for(self.loop.run_in_executor(None, self.spark.stop), 30.0)
+            except asyncio.TimeoutError:
+                log.warning("Spark did not stop within 30 s; exiting anyway")
         try:
             path = connection_path(self.name)
             if ConnectionInfo.read(path).jobmanager_pid == self.pid:
