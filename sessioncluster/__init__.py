@@ -46,6 +46,14 @@ from .graph.states import ExecutionState, JobStatus
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(ipython: "object") -> None:
+    """``%load_ext sessioncluster``: the ``%flink_session`` and ``%%flink_sql`` magics."""
+    from .jupyter.magics import load_ipython_extension as load
+
+    load(ipython)
+
+
 __all__ = [
     "AverageAccumulator", "DataStream", "DoubleCounter", "DoubleMaximum", "DoubleMinimum",
     "ExecutionState", "FilterFunction", "FlatMapFunction", "Histogram", "IntCounter",

@@ -126,11 +126,11 @@ class StreamExecutionEnvironment:
     def execute(self, job_name: str = "sessioncluster job") -> JobExecutionResult:
         """Run the program's sinks and wait for the result (attached)."""
         client = self._attached(self.execute_async(job_name))
-        reply = client.wait()
+        reply = _wait_attached(client)
         check(reply, job_name)
         for line in reply.printed:
             print(line)
-        return JobExecutionResult(reply, job_name)
+        return JobExecutionResult(reply, job_name, client)
 
 
 class DataStream:
@@ -235,7 +235,7 @@ class DataStream:
         if limit is not None:
             sink.config["limit"] = int(limit)
         client = self.env._attached(self.env.execute_async(job_name, sinks=[sink]))
-        reply = client.wait()
+        reply = _wait_attached(client)
         check(reply, job_name)
         records = records_of(reply)
         return records if limit is None else records[:limit]
@@ -337,6 +337,15 @@ class KeyedStream:
 
     def filter(self, func: Any) -> DataStream:
         return self.stream._then(OperatorKind.FILTER, func, Partitioning.HASH, self.key_selector)
+
+
+def _wait_attached(client: JobClient) -> Any:
+    """Wait for an attached job; an interrupt (Ctrl-C, the notebook's stop button) cancels it."""
+    try:
+        return client.wait()
+    except KeyboardInterrupt:
+        client.cancel()
+        raise
 
 
 def _in_kernel() -> bool:

@@ -42,7 +42,8 @@ def _source_line(filename: str, lineno: int) -> str:
 class JobExecutionResult:
     """What a finished job returns: ``job_id``, ``net_runtime`` (ms), accumulators."""
 
-    def __init__(self, reply: JobResultReply, job_name: str) -> None:
+    def __init__(self, reply: JobResultReply, job_name: str, client: "JobClient | None" = None) -> None:
+        self._client = client  # for the JobGraph and states in _repr_html_
         self.job_id = reply.job_id
         self.job_name = job_name
         self.net_runtime = reply.net_runtime_ms
@@ -71,6 +72,11 @@ class JobExecutionResult:
         return (f"JobExecutionResult(job_id={self.job_id!r}, net_runtime={self.net_runtime} ms, "
                 f"accumulators={self.all_accumulator_results()!r})")
 
+    def _repr_html_(self) -> str:
+        from ..jupyter.html import job_result_html
+
+        return job_result_html(self)
+
 
 class JobClient:
     """A handle on a submitted job (PyFlink's JobClient)."""
@@ -82,6 +88,17 @@ class JobClient:
 
     def __repr__(self) -> str:
         return f"<JobClient {self.job_name!r} {self.job_id}>"
+
+    def _repr_html_(self) -> str:
+        from ..jupyter.html import job_client_html
+
+        return job_client_html(self)
+
+    def widget(self) -> Any:
+        """The live job widget (a notebook shows it when it is a cell's value)."""
+        from ..jupyter import job_widget
+
+        return job_widget(self)
 
     def get_job_id(self) -> str:
         return self.job_id
@@ -113,7 +130,7 @@ class JobClient:
         """Wait for the job; raise :class:`JobExecutionException` unless it FINISHED."""
         reply = self.wait(timeout)
         check(reply, self.job_name)
-        return JobExecutionResult(reply, self.job_name)
+        return JobExecutionResult(reply, self.job_name, self)
 
     def collect(self, timeout: float | None = None) -> list[Any]:
         """The records of the job's collect sink."""

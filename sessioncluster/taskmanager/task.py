@@ -202,9 +202,9 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
             n = len(data)
             records: Iterator[Any] = iter(data[subtask * n // vertex.parallelism:
                                                (subtask + 1) * n // vertex.parallelism])
-            records = _count_as_source(records, accumulators)
+            records = live(records)
         elif task.input_kind == "source_rdd":
-            records = _count_as_source(iter(upstream), accumulators)
+            records = live(upstream)
         elif task.input_kind == "forward":
             records = live(upstream)
         else:
@@ -245,13 +245,6 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
         raise UserCodeError(
             f"operator '{error.operator}' subtask {error.subtask} failed:\n{error.format()}"
         ) from None
-
-
-def _count_as_source(records: Iterator[Any], accumulators: dict[str, Accumulator[Any]]) -> Iterator[Any]:
-    counter = accumulators[RECORDS_IN]
-    for rec in records:
-        counter.value += 1
-        yield rec
 
 
 def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any],

@@ -1,0 +1,287 @@
+"""``%flink_session`` and ``%%flink_sql``: a session cluster from a notebook.
+
+Load with ``%load_ext sessioncluster``; ``%flink_session --help`` lists the commands.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+from IPython.core import magic_arguments
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.display import display
+
+from ..client.gateway import DispatcherError, JobManagerGoneError
+from ..client.session import SessionStartError, connect, start
+from ..connection import pid_alive
+from ..protocol.messages import JobStatusChanged, Message
+
+if TYPE_CHECKING:
+    from ..client.session import Session
+    from .widgets import ClusterWidget
+
+COMMANDS = ("start", "connect", "status", "jobs", "cancel", "stop", "ui")
+DEFAULT_NAME = "default"
+#: cluster widgets kept live per shell; older ones keep their last state
+MAX_LIVE_CLUSTER_WIDGETS = 4
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def start_args(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of ``start`` (as ``sessioncluster start``), composable onto any magic."""
+    args: list[Decorator] = [
+        magic_arguments.argument(
+            "--spark-master", dest="spark_master", default=None, metavar="URL",
+            help="a real Spark master (spark://host:7077, yarn, k8s://...) instead of "
+                 "local-cluster"),
+        magic_arguments.argument(
+            "--memory", type=int, default=1024, metavar="MB",
+            help="MB per TaskManager (default: 1024)"),
+        magic_arguments.argument(
+            "--slots", type=int, default=1, metavar="S",
+            help="slots per TaskManager (default: 1)"),
+        magic_arguments.argument(
+            "--taskmanagers", type=int, default=2, metavar="T",
+            help="TaskManagers (Spark executors); 0 runs Spark in local[S], the fastest start "
+                 "(default: 2)"),
+        magic_arguments.argument(
+            "--name", default=None, metavar="N",
+            help=f"session name (default: {DEFAULT_NAME!r}); a running one is connected to"),
+        magic_arguments.argument_group("start options"),
+    ]
+    for a in args:
+        f = a(f)
+    return f
+
+
+def session_args(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--name``: which session a cell magic runs on (default: the current one)."""
+    return magic_arguments.argument(
+        "--name", default=None, metavar="N",
+        help="the session to use (default: the one of the last start/connect)")(f)
+
+
+def _in_kernel(shell: Any) -> bool:
+    return getattr(shell, "kernel", None) is not None
+
+
+@magics_class
+class SessionClusterMagics(Magics):
+    """The magics of one IPython shell; ``session`` is the current session cluster (set by
+    ``start`` and ``connect``, cleared by ``stop``)."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.session: Session | None = None
+        self._cluster_widgets: list[ClusterWidget] = []
+
+    # -- %flink_session ---------------------------------------------------------------------
+    @magic_arguments.magic_arguments()
+    @magic_arguments.argument("-h", "--help", action="store_true", help="show this help")
+    @magic_arguments.argument("command", nargs="?", choices=COMMANDS, default=None,
+                              help="what to do: " + ", ".join(COMMANDS))
+    @magic_arguments.argument(
+        "target", nargs="?", default=None,
+        help="a session name (connect, status, jobs, stop, ui) or a job id (cancel)")
+    @start_args
+    @line_magic
+    def flink_session(self, line: str = "") -> "Session | None":
+        """Start, connect to, inspect and stop a session cluster.
+
+        Commands::
+
+            start [--name N] [--taskmanagers T] [--slots S] [--memory MB] [--spark-master URL]
+                        start a session cluster (or connect, if N is running) and show it
+            connect N   connect to the running session cluster N and show it
+            status [N]  the live cluster view: JobManager, TaskManagers, jobs
+            jobs [N]    the session's jobs as a table
+            cancel ID   cancel a job
+            stop [N]    stop the session cluster (JobManager, Spark, TaskManagers)
+            ui [N]      the live cluster view (there is no web UI yet)
+
+        ``start`` and ``connect`` return the Session and make it the current one.
+
+        Examples::
+
+            %load_ext sessioncluster
+            session = %flink_session start --name dev --taskmanagers 2 --slots 2
+            session = %flink_session connect dev
+            %flink_session status
+            %flink_session jobs
+            %flink_session cancel 6b4c0ceb1d6e4a57b2f9efa0812e842a
+            %flink_session stop
+        """
+        args = magic_arguments.parse_argstring(self.flink_session, line)
+        if args.help or args.command is None:
+            print(self.flink_session.__doc__)
+            return None
+        if args.command != "start" and _start_options_given(args):
+            raise UsageError(f"--name, --taskmanagers, ... belong to 'start'; "
+                             f"use '%flink_session {args.command} NAME'")
+        handler = getattr(self, f"_cmd_{args.command}")
+        try:
+            return handler(args)
+        except (LookupError, ValueError, SessionStartError, JobManagerGoneError,
+                DispatcherError) as exc:
+            raise UsageError(f"%flink_session {args.command}: {exc}") from exc
+
+    def _cmd_start(self, args: Any) -> "Session":
+        if args.target is not None:
+            raise UsageError("start takes its name as --name N")
+        session = start(args.name or DEFAULT_NAME, taskmanagers=args.taskmanagers,
+                        slots=args.slots, memory=args.memory, spark_master=args.spark_master)
+        return self._use(session)
+
+    def _cmd_connect(self, args: Any) -> "Session":
+        return self._use(connect(args.target or DEFAULT_NAME))
+
+    def _cmd_status(self, args: Any) -> None:
+        self._show_cluster(self._session(args.target))
+
+    def _cmd_ui(self, args: Any) -> None:
+        print("sessioncluster has no web UI yet; this is the live cluster view", file=sys.stderr)
+        self._show_cluster(self._session(args.target))
+
+    def _cmd_jobs(self, args: Any) -> None:
+        from ..cli import format_jobs
+        from .html import jobs_table
+
+        jobs = self._session(args.target).jobs()
+        display({"text/plain": format_jobs(jobs), "text/html": jobs_table(jobs)}, raw=True)
+
+    def _cmd_cancel(self, args: Any) -> None:
+        if not args.target:
+            raise UsageError("cancel needs a job id: %flink_session cancel JOB_ID")
+        session = self._session(None)
+        try:
+            client = session.job(args.target)
+        except DispatcherError as exc:
+            raise UsageError(f"no job {args.target} in session '{session.name}': {exc}") from exc
+        client.cancel()
+        print(f"cancelling job {client.job_id} of session '{session.name}'")
+
+    def _cmd_stop(self, args: Any) -> None:
+        session = self._session(args.target)
+        pid = session.info.jobmanager_pid
+        session.stop()
+        for widget in [w for w in self._cluster_widgets if w.session.name == session.name]:
+            widget.mark_stopped()
+            self._cluster_widgets.remove(widget)
+        if self.session is not None and self.session.name == session.name:
+            self.session = None
+        state = "alive!" if pid_alive(pid) else "gone"
+        print(f"stopped session cluster '{session.name}' (JobManager pid {pid} {state})")
+
+    # -- %%flink_sql ------------------------------------------------------------------------
+    @magic_arguments.magic_arguments()
+    @magic_arguments.argument("-o", "--out", default=None, metavar="VAR",
+                              help="also store the DataFrame in this variable")
+    @session_args
+    @cell_magic
+    def flink_sql(self, line: str, cell: str) -> Any:
+        """Run the cell as Spark SQL on the session cluster; returns a pandas DataFrame.
+
+        The job widget of each job that starts while the query runs is shown above the result.
+
+        Examples::
+
+            %%flink_sql
+            SELECT id, id * id AS square FROM range(10)
+
+            %%flink_sql --out squares --name dev
+            SELECT id * id AS square FROM range(10)
+        """
+        args = magic_arguments.parse_argstring(self.flink_sql, line)
+        session = self._session(args.name)
+        if not hasattr(session, "sql"):
+            raise UsageError("this version of sessioncluster has no Session.sql")
+        query = cell.strip()
+        if not query:
+            raise UsageError("%%flink_sql needs a query in the cell")
+        unsubscribe = self._show_jobs_started(session) if _in_kernel(self.shell) else None
+        try:
+            result = session.sql(query)
+        except (JobManagerGoneError, DispatcherError) as exc:
+            raise UsageError(f"%%flink_sql: {exc}") from exc
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+        if args.out:
+            self.shell.user_ns[args.out] = result
+        return result
+
+    def _show_jobs_started(self, session: "Session") -> Callable[[], None]:
+        """Show the job widget of each job that starts until the returned function is called."""
+        import threading
+
+        import ipywidgets as widgets
+
+        from .widgets import JobWidget
+        from ..client.jobclient import JobClient
+
+        box = widgets.VBox()
+        display(box)
+        seen: set[str] = set()
+        lock = threading.Lock()
+
+        def on_event(_topic: str, msg: Message) -> None:
+            if not isinstance(msg, JobStatusChanged) or msg.status.is_globally_terminal:
+                return
+            with lock:
+                if msg.job_id in seen:
+                    return
+                seen.add(msg.job_id)
+            # made on a thread of its own: the event thread must stay quick
+            threading.Thread(target=lambda: _add(JobClient(session, msg.job_id, msg.name)),
+                             daemon=True).start()
+
+        def _add(client: JobClient) -> None:
+            widget = JobWidget(client)
+            with lock:
+                box.children = (*box.children, widget)
+
+        return session.events.subscribe("cluster", on_event)
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _use(self, session: "Session") -> "Session":
+        """Make ``session`` the current one, show it, return it."""
+        self.session = session
+        session.events  # noqa: B018 - subscribe now, so the first job's events are not missed
+        self._show_cluster(session)
+        return session
+
+    def _session(self, name: str | None) -> "Session":
+        if name is None or (self.session is not None and self.session.name == name):
+            if self.session is None:
+                raise UsageError("no current session cluster: run '%flink_session start' or "
+                                 "'%flink_session connect NAME' first")
+            return self.session
+        return connect(name)
+
+    def _show_cluster(self, session: "Session") -> None:
+        if not _in_kernel(self.shell):
+            from ..cli import format_overview
+
+            print(format_overview(session.status(), session.info))
+            return
+        from .widgets import ClusterWidget
+
+        live = [w for w in self._cluster_widgets if not w.stopped.is_set()]
+        for old in live[: max(0, len(live) - MAX_LIVE_CLUSTER_WIDGETS + 1)]:
+            old.stop_following()
+        widget = ClusterWidget(session)
+        self._cluster_widgets = [*live[-(MAX_LIVE_CLUSTER_WIDGETS - 1):], widget]
+        display(widget)
+
+
+def _start_options_given(args: Any) -> bool:
+    return (args.name is not None or args.taskmanagers != 2 or args.slots != 1
+            or args.memory != 1024 or args.spark_master is not None)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext sessioncluster``: register ``%flink_session`` and ``%%flink_sql``."""
+    ipython.register_magics(SessionClusterMagics(ipython))

@@ -1,0 +1,300 @@
+"""The magics and widgets in a real IPython kernel against a real session cluster.
+
+One kernel and one session (``--taskmanagers 0``: Spark in local mode) for the whole module;
+the tests run in file order and the last one stops the session with the magic. Assertions
+are on what the widgets recorded (their ``history``), never on timing.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from sessioncluster.client.session import Session
+from sessioncluster.connection import ConnectionInfo, pid_alive
+
+from .kernel import Kernel
+
+pytestmark = pytest.mark.integration
+
+NAME = f"jupyter-{os.getpid()}"
+
+SETUP = '''
+import json, time
+import sessioncluster
+from sessioncluster import Histogram, IntCounter, MapFunction
+from ipywidgets.widgets.widget import _instances as _widgets
+
+def wait_until(predicate, timeout=120.0):
+    """Wait for a condition (never a fixed sleep); raise after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not reached")
+        time.sleep(0.05)
+
+def seen(widget, kind):
+    return [v for k, v in widget.history if k == kind]
+
+class SlowCount(MapFunction):
+    """Adds 1 to the IntCounter 'records' per record, after sleeping ``delay`` seconds."""
+    def __init__(self, delay):
+        self.delay = delay
+    def open(self, runtime_context):
+        self.records = IntCounter()
+        runtime_context.add_accumulator("records", self.records)
+    def map(self, value):
+        time.sleep(self.delay)
+        self.records.add(1)
+        return value
+
+class Lengths(MapFunction):
+    """A Histogram of the lengths of str(record)."""
+    def open(self, runtime_context):
+        self.lengths = Histogram()
+        runtime_context.add_accumulator("lengths", self.lengths)
+    def map(self, value):
+        self.lengths.add(len(str(value)))
+        return value
+
+def magics():
+    return get_ipython().magics_manager.registry["SessionClusterMagics"]
+'''
+
+
+class Cluster:
+    """The kernel and what the tests need to know about its session."""
+
+    def __init__(self, kernel: Kernel, home: Path) -> None:
+        self.kernel = kernel
+        self.home = home
+        self.start_result: Any = None
+        self.info: ConnectionInfo | None = None
+        self.pids: list[int] = []
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    home = tmp_path_factory.mktemp("sc-jupyter-home")
+    env = {**os.environ, "SESSIONCLUSTER_HOME": str(home), "SESSIONCLUSTER_VALIDATE": "1"}
+    kernel = Kernel(env)
+    c = Cluster(kernel, home)
+    try:
+        kernel.run(SETUP)
+        kernel.run("%load_ext sessioncluster")
+        c.start_result = kernel.run(
+            f"session = %flink_session start --name {NAME} --taskmanagers 0 --slots 2", timeout=300)
+        c.info = ConnectionInfo.read(home / "sessions" / NAME / "connection.json")
+        overview = Session(c.info).status()
+        c.pids = [c.info.jobmanager_pid] + [p for tm in overview.taskmanagers
+                                            for p in (tm.pid, tm.daemon_pid, tm.jvm_pid)]
+        yield c
+    finally:
+        kernel.shutdown()
+        if c.info is not None and pid_alive(c.info.jobmanager_pid):
+            Session(c.info).stop()  # a test failed before the stop test: leave nothing behind
+        for pid in c.pids:
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_start_binds_the_session_and_shows_the_cluster(cluster: Cluster) -> None:
+    k = cluster.kernel
+    assert cluster.start_result.widget_ids, "start shows the cluster widget"
+    got = k.run("print(json.dumps([type(session).__name__, session.name, "
+                "session.info.jobmanager_pid]))").json()
+    assert got == ["Session", NAME, cluster.info.jobmanager_pid]
+    # starting a running name connects to it
+    again = k.run(f"again = %flink_session start --name {NAME} --taskmanagers 0 --slots 2\n"
+                  "print(json.dumps(again.info.jobmanager_pid))")
+    assert again.json() == cluster.info.jobmanager_pid
+    assert "already running" in again.stderr
+    status = k.run("%flink_session status")
+    assert len(status.widget_ids) == 1
+    text = k.run("w = _widgets[%r]\nwait_until(lambda: seen(w, 'overview'))\nprint(w.body.value)"
+                 % status.widget_ids[0]).stdout
+    assert NAME in text and cluster.info.dispatcher in text and "driver" in text
+    usage = k.run("%flink_session --help").stdout
+    assert "Examples" in usage and "--taskmanagers" in usage and "cancel" in usage
+    page = k.run("session").data(("execute_result",))[0]["text/html"]
+    assert NAME in page and "TaskManagers" in page
+
+
+def test_attached_job_widget_is_live(cluster: Cluster) -> None:
+    """64 records at 0.1 s each over two subtasks: about 3 s of RUNNING with live counts
+    (behind an exchange: subtasks report live accumulators every 16 records there)."""
+    k = cluster.kernel
+    cell = k.run('''
+        env = session.get_execution_environment()
+        env.set_parallelism(2)
+        out = (env.from_collection(range(64)).rebalance().map(SlowCount(0.1))
+                  .execute_and_collect("slow count"))
+        assert sorted(out) == list(range(64))
+    ''')
+    assert len(cell.widget_ids) == 1, "an attached job in a kernel shows its job widget"
+    model_id = cell.widget_ids[0]
+    got = k.run(f'''
+        w = _widgets[{model_id!r}]
+        wait_until(w.stopped.is_set)
+        print(json.dumps({{"history": w.history, "job_id": w.job_id,
+                          "vertices": [v.name for v in w.view.job_graph.vertices]}}))
+    ''').json()
+    history = got["history"]
+    statuses = [v for kind, v in history if kind == "status"]
+    assert "RUNNING" in statuses and statuses[-1] == "FINISHED"
+    counts = [v.get("records") for kind, v in history if kind == "accumulators"]
+    assert counts[-1] == 64
+    assert any(c is not None and 0 < c < 64 for c in counts), f"no live value in {counts}"
+    done, total = [v for kind, v in history if kind == "progress"][-1]
+    assert done == total == 4  # two JobVertices of parallelism 2
+    last_states = [v for kind, v in history if kind == "vertex_states"][-1]
+    assert set(last_states.values()) == {"FINISHED"}
+    # the frontend got the updates pushed while the cell ran: header updates with RUNNING first
+    headers = [u["value"] for u in k.comm_updates(_child_id(k, model_id, "header"))
+               if "value" in u]
+    running = [i for i, h in enumerate(headers) if ">RUNNING<" in h]
+    finished = [i for i, h in enumerate(headers) if ">FINISHED<" in h]
+    assert running and finished and running[0] < finished[0]
+    # the cluster widget of start heard the job start and end on topic "cluster"
+    jobs = k.run('''
+        cw = magics()._cluster_widgets[0]
+        wait_until(lambda: ("job", (%r, "FINISHED")) in cw.history)
+        print(json.dumps(seen(cw, "job")))
+    ''' % got["job_id"]).json()
+    assert [got["job_id"], "RUNNING"] in jobs and [got["job_id"], "FINISHED"] in jobs
+
+
+def _child_id(k: Kernel, model_id: str, attribute: str) -> str:
+    return k.run(f"print(json.dumps(_widgets[{model_id!r}].{attribute}.model_id))").json()
+
+
+def test_cancel_button_cancels_a_running_job(cluster: Cluster) -> None:
+    k = cluster.kernel
+    got = k.run('''
+        client = (env.from_collection(range(400)).map(SlowCount(0.25))
+                     .execute_and_collect_async("to cancel"))
+        w = client.widget()
+        wait_until(lambda: "RUNNING" in seen(w, "status"))
+        w.cancel_button.click()
+        reply = client.wait(120)
+        wait_until(w.stopped.is_set)
+        print(json.dumps({"status": reply.status.value, "statuses": seen(w, "status"),
+                          "cancel": seen(w, "cancel"), "disabled": w.cancel_button.disabled}))
+    ''').json()
+    assert got["status"] == "CANCELED"
+    assert got["cancel"] and got["disabled"]
+    assert got["statuses"][-1] == "CANCELED"
+
+
+def test_jobs_and_cancel_magics(cluster: Cluster) -> None:
+    k = cluster.kernel
+    job_id = k.run('''
+        client = (env.from_collection(range(400)).map(SlowCount(0.25))
+                     .execute_and_collect_async("cancel by magic"))
+        wait_until(lambda: client.get_job_status().value == "RUNNING")
+        print(json.dumps(client.job_id))
+    ''').json()
+    jobs = k.run("%flink_session jobs").data()[0]
+    assert job_id in jobs["text/plain"] and job_id in jobs["text/html"]
+    assert "slow count" in jobs["text/plain"]
+    assert "cancelling job" in k.run(f"%flink_session cancel {job_id}").stdout
+    status = k.run("print(json.dumps(client.wait(120).status.value))").json()
+    assert status == "CANCELED"
+    bad = k.run("%flink_session cancel 00000000000000000000000000000000", allow_error=True)
+    assert not bad.stdout
+
+
+def test_failed_job_shows_the_users_traceback(cluster: Cluster) -> None:
+    k = cluster.kernel
+    cell = k.run('''
+        def explode(value):
+            if value == 3:
+                raise ValueError("record three is bad")
+            return value
+
+        try:
+            env.from_collection(range(6)).map(explode).execute_and_collect("explode")
+        except sessioncluster.JobExecutionException:
+            pass
+    ''')
+    got = k.run(f'''
+        w = _widgets[{cell.widget_ids[0]!r}]
+        wait_until(w.stopped.is_set)
+        print(json.dumps({{"statuses": seen(w, "status"), "error": w.error.value}}))
+    ''').json()
+    assert got["statuses"][-1] == "FAILED"
+    assert "ValueError: record three is bad" in got["error"] and "explode" in got["error"]
+    # the cell's own source line, filled in from this kernel's linecache
+    assert 'raise ValueError("record three is bad")' in html.unescape(got["error"])
+
+
+def test_static_html_of_a_finished_job(cluster: Cluster) -> None:
+    k = cluster.kernel
+    got = k.run('''
+        client = (env.from_collection(["a", "bb", "cc", "ddd", "e", "ffff"])
+                     .map(SlowCount(0)).map(Lengths())
+                     .key_by(lambda s: len(s)).reduce(lambda a, b: a + b)
+                     .execute_and_collect_async("static html"))
+        result = client.get_job_execution_result()
+        print(json.dumps({"html": result._repr_html_(), "client_html": client._repr_html_(),
+                          "names": [v.name for v in client.details().job_graph.vertices],
+                          "accumulators": {n: (sorted(v.items()) if isinstance(v, dict) else v)
+                                           for n, v in result.all_accumulator_results().items()}}))
+    ''').json()
+    page = got["html"]
+    assert len(got["names"]) >= 2
+    for name in got["names"]:
+        assert name in page and name in got["client_html"]
+    assert got["accumulators"]["records"] == 6
+    assert ">6<" in page  # the final IntCounter, in its table cell
+    for length, count in got["accumulators"]["lengths"]:
+        assert f"{length}: {count}" in page
+    assert "<svg" in page and "FINISHED" in page
+    shown = k.run("result").data(("execute_result",))[0]
+    assert "text/html" in shown and got["names"][0] in shown["text/html"]
+
+
+def test_flink_sql_returns_a_dataframe(cluster: Cluster) -> None:
+    k = cluster.kernel
+    if not k.run("print(json.dumps(hasattr(session, 'sql')))").json():
+        pytest.skip("Session.sql is not there yet")
+    cell = k.run('''
+        %%flink_sql --out squares
+        SELECT id, id * id AS square FROM range(5)
+    ''')
+    assert "square" in cell.data(("execute_result",))[0]["text/plain"]
+    assert k.run("print(json.dumps(squares.square.tolist()))").json() == [0, 1, 4, 9, 16]
+    box = cell.widget_ids[0]
+    statuses = k.run(f'''
+        box = _widgets[{box!r}]
+        wait_until(lambda: len(box.children) >= 1, 30)
+        wait_until(box.children[0].stopped.is_set)
+        print(json.dumps(seen(box.children[0], "status")))
+    ''').json()
+    assert statuses[-1] == "FINISHED"
+
+
+def test_stop_stops_the_session(cluster: Cluster) -> None:
+    k = cluster.kernel
+    k.run("shown = list(magics()._cluster_widgets)")
+    out = k.run("%flink_session stop").stdout
+    assert f"stopped session cluster '{NAME}'" in out and "gone" in out
+    assert not pid_alive(cluster.info.jobmanager_pid)
+    deadline = time.monotonic() + 60
+    while any(pid_alive(p) for p in cluster.pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in cluster.pids if pid_alive(p)], "processes outlived stop"
+    got = k.run('''
+        wait_until(lambda: all(w.stopped.is_set() for w in shown))
+        print(json.dumps([magics().session is None, len(magics()._cluster_widgets),
+                          all(("stopped", True) in w.history for w in shown), len(shown)]))
+    ''').json()
+    assert got == [True, 0, True, 3]  # start, start again (connect), status
+    after = k.run("%flink_session status", allow_error=True)
+    assert "no current session" in after.stderr + str(after.messages)
