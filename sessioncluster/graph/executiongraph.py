@@ -19,6 +19,7 @@ from .states import (
     ExecutionState,
     IllegalStateTransition,
     JobStatus,
+    aggregate_state,
     check_execution_transition,
     check_job_transition,
     path_to,
@@ -142,16 +143,7 @@ class ExecutionJobVertex:
     @property
     def aggregate_state(self) -> ExecutionState:
         """The vertex's state as Flink's web UI shows it, from its subtasks' current attempts."""
-        states = [tv.current_execution.state for tv in self.task_vertices]
-        for s in (ExecutionState.FAILED, ExecutionState.CANCELING, ExecutionState.CANCELED):
-            if s in states and (s is not ExecutionState.CANCELED or len(set(states)) == 1):
-                return s
-        if all(s is ExecutionState.FINISHED for s in states):
-            return ExecutionState.FINISHED
-        if any(s in (ExecutionState.RUNNING, ExecutionState.FINISHED) for s in states):
-            return ExecutionState.RUNNING
-        order = list(ExecutionState)
-        return max(states, key=order.index)
+        return aggregate_state([tv.current_execution.state for tv in self.task_vertices])
 
 
 class ExecutionGraph:

@@ -148,3 +148,22 @@ def path_to(start: ExecutionState, target: ExecutionState) -> list[ExecutionStat
     if target is ExecutionState.CANCELED and (start, ExecutionState.CANCELING) in EXECUTION_TRANSITIONS:
         return [ExecutionState.CANCELING, ExecutionState.CANCELED]
     return None
+
+
+def aggregate_state(states: list[ExecutionState]) -> ExecutionState:
+    """A JobVertex's state from its subtasks' current attempts, as Flink's web UI shows it.
+
+    >>> aggregate_state([ExecutionState.FINISHED, ExecutionState.RUNNING])
+    <ExecutionState.RUNNING: 'RUNNING'>
+    """
+    if not states:
+        return ExecutionState.CREATED
+    for s in (ExecutionState.FAILED, ExecutionState.CANCELING, ExecutionState.CANCELED):
+        if s in states and (s is not ExecutionState.CANCELED or len(set(states)) == 1):
+            return s
+    if all(s is ExecutionState.FINISHED for s in states):
+        return ExecutionState.FINISHED
+    if any(s in (ExecutionState.RUNNING, ExecutionState.FINISHED) for s in states):
+        return ExecutionState.RUNNING
+    order = list(ExecutionState)
+    return max(states, key=order.index)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..graph.jobgraph import JobGraph
-from ..graph.states import EXECUTION_PATH, ExecutionState, JobStatus
+from ..graph.states import EXECUTION_PATH, ExecutionState, JobStatus, aggregate_state
 from ..protocol.messages import (
     AccumulatorsUpdated,
     ClusterOverview,
@@ -47,26 +47,6 @@ def _execution_rank(state: ExecutionState) -> int:
     if state is _E.CANCELING:
         return 6
     return EXECUTION_PATH.index(state)
-
-
-def aggregate_state(states: list[ExecutionState]) -> ExecutionState:
-    """A JobVertex's state from its subtasks' current attempts, as Flink's web UI shows it
-    (the same rule as the JobMaster's ``ExecutionJobVertex.aggregate_state``).
-
-    >>> aggregate_state([ExecutionState.FINISHED, ExecutionState.RUNNING])
-    <ExecutionState.RUNNING: 'RUNNING'>
-    """
-    if not states:
-        return _E.CREATED
-    for s in (_E.FAILED, _E.CANCELING, _E.CANCELED):
-        if s in states and (s is not _E.CANCELED or len(set(states)) == 1):
-            return s
-    if all(s is _E.FINISHED for s in states):
-        return _E.FINISHED
-    if any(s in (_E.RUNNING, _E.FINISHED) for s in states):
-        return _E.RUNNING
-    order = list(ExecutionState)
-    return max(states, key=order.index)
 
 
 def is_histogram(value: Any) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sessioncluster.graph.states import ExecutionState as E, JobStatus as J
-from sessioncluster.jupyter.state import ClusterView, JobView, aggregate_state, is_histogram
+from sessioncluster.graph.states import aggregate_state
+from sessioncluster.jupyter.state import ClusterView, JobView, is_histogram
 from sessioncluster.protocol.messages import (
     AccumulatorsUpdated,
     ExecutionStateChanged,
