@@ -7,30 +7,48 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..connection import ConnectionInfo, check_name, connection_path, pid_alive, session_dir
 from ..graph.jobgraph import JobGraph
+from ..graph.states import JobStatus
 from ..protocol.messages import (
+    CancelJob,
     ClusterOverview,
+    CreateTemporaryView,
+    ExecuteSql,
+    JobResultReply,
     JobList,
     JobSubmitted,
     JobSummary,
     ListJobs,
     RequestOverview,
     StopCluster,
+    SqlResult,
     SubmitJob,
     Ack,
 )
+from ..protocol.wire import MAX_MESSAGE_BYTES
 from .events import EventSubscriber
 from .gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
+from .jobclient import JobExecutionException
 
 START_TIMEOUT = 240.0
+#: How long :meth:`Session.sql` waits for a query by default (the JobManager's liveness is
+#: checked all along); the query is cancelled when the wait ends.
+SQL_TIMEOUT = 3600.0
+#: How long :meth:`Session.create_temporary_view` waits for the view by default.
+VIEW_TIMEOUT = 600.0
 
 
 class SessionStartError(RuntimeError):
     """The JobManager could not start the session cluster; the message has its log's tail."""
+
+
+class SqlExecutionException(JobExecutionException):
+    """A SQL query's job ended FAILED or CANCELED; the message is Spark's reason."""
 
 
 class Session:
@@ -56,6 +74,11 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session '{self.name}' dispatcher={self.info.dispatcher} pid={self.info.jobmanager_pid}>"
+
+    def _repr_html_(self) -> str:
+        from ..jupyter.html import session_html
+
+        return session_html(self)
 
     # -- cluster ---------------------------------------------------------------------------
     def status(self) -> ClusterOverview:
@@ -107,6 +130,75 @@ class Session:
             reply = self.gateway.request(SubmitJob(job_graph, dict(blobs)), JobSubmitted)
         self._uploaded.update(blobs)
         return reply.job_id
+
+    # -- SQL -------------------------------------------------------------------------------
+    def sql(self, query: str, timeout: float = SQL_TIMEOUT) -> "Any":
+        """Run a Spark SQL query on the session's SparkSession, as a job; its rows as a
+        pandas DataFrame (sent as Arrow).
+
+        The job shows in :meth:`jobs` as ``SQL: <query>``; :meth:`job` gives its details.
+        A failed (or cancelled) query raises :class:`SqlExecutionException` with Spark's
+        reason. An interrupt, or the end of ``timeout`` seconds, cancels the query.
+        """
+        import pyarrow as pa
+
+        if not isinstance(query, str):
+            raise TypeError(f"sql() takes the query as a str, not {type(query).__name__}")
+        job_id = uuid.uuid4().hex
+        # The reply comes when the query ends: wait on a socket of its own, so that this
+        # session's other requests (from other threads, widgets) go on meanwhile, and so that
+        # an abandoned wait leaves no late reply behind.
+        gateway = DispatcherGateway(self.info)
+        try:
+            reply = gateway.request(ExecuteSql(query, job_id), SqlResult, timeout=timeout)
+        except JobManagerGoneError as exc:
+            if not gateway.jobmanager_alive():
+                raise
+            self._cancel_quietly(job_id)  # our wait ended, not the JobManager
+            raise TimeoutError(f"SQL job {job_id} did not end within {timeout:g} s; "
+                               "it was cancelled") from exc
+        except KeyboardInterrupt:
+            self._cancel_quietly(job_id)
+            raise
+        finally:
+            gateway.close()
+        if reply.status is not JobStatus.FINISHED:
+            verb = "was cancelled" if reply.status is JobStatus.CANCELED else "failed"
+            raise SqlExecutionException(
+                f"SQL job {reply.job_id} {verb}: {reply.error_text}",
+                JobResultReply(reply.job_id, True, reply.status, error_text=reply.error_text))
+        return pa.ipc.open_stream(reply.arrow).read_all().to_pandas()
+
+    def _cancel_quietly(self, job_id: str) -> None:
+        """Cancel a query whose result we stopped waiting for (if it is still known)."""
+        try:
+            self.gateway.request(CancelJob(job_id), Ack, timeout=5.0)
+        except (DispatcherError, JobManagerGoneError):
+            pass
+
+    def create_temporary_view(self, name: str, df: "Any", timeout: float = VIEW_TIMEOUT) -> None:
+        """Register a pandas DataFrame as the temporary view ``name`` of the session's
+        SparkSession (replacing one of that name), for :meth:`sql`. The index is not sent,
+        as with Spark's ``createDataFrame``.
+        """
+        import pandas as pd
+        import pyarrow as pa
+
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"create_temporary_view() takes a pandas DataFrame, not "
+                            f"{type(df).__module__}.{type(df).__name__}")
+        if not isinstance(name, str) or not name:
+            raise ValueError("create_temporary_view() needs a view name")
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        arrow = sink.getvalue().to_pybytes()
+        if len(arrow) > MAX_MESSAGE_BYTES - (1 << 20):
+            raise ValueError(f"the DataFrame is {len(arrow) / (1 << 20):.0f} MiB as Arrow, more "
+                             f"than a message to the JobManager can carry "
+                             f"({MAX_MESSAGE_BYTES >> 20} MiB)")
+        self.gateway.request(CreateTemporaryView(name, arrow), Ack, timeout=timeout)
 
 
 def connect(name: str = "default") -> Session:

@@ -1,6 +1,6 @@
-"""The Dispatcher: the clients' endpoint. Accepts JobGraphs, starts a JobMaster per job, and
-answers status, cancel, list, result and overview requests. Every request gets a reply; a bad
-one gets an :class:`ErrorReply`, never silence."""
+"""The Dispatcher: the clients' endpoint. Accepts JobGraphs, starts a JobMaster per job (a
+SqlJob per SQL query), and answers status, cancel, list, result and overview requests. Every
+request gets a reply; a bad one gets an :class:`ErrorReply`, never silence."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from ..protocol.messages import (
     AwaitJobResult,
     CancelJob,
     ClusterOverview,
+    CreateTemporaryView,
     ErrorReply,
+    ExecuteSql,
     JobDetailsReply,
     JobList,
     JobSubmitted,
@@ -29,6 +31,7 @@ from ..protocol.messages import (
     TaskEvent,
 )
 from .jobmaster import JobMaster
+from .sqljob import SqlJob, create_temporary_view_in_thread, is_job_id
 
 if TYPE_CHECKING:
     from .process import JobManager
@@ -42,7 +45,7 @@ MAX_FINISHED_JOBS = 200
 class Dispatcher:
     def __init__(self, jm: "JobManager") -> None:
         self.jm = jm
-        self.jobs: OrderedDict[str, JobMaster] = OrderedDict()
+        self.jobs: OrderedDict[str, JobMaster | SqlJob] = OrderedDict()
         self.handlers: dict[type[Message], Callable[[list[bytes], Any], None]] = {
             SubmitJob: self.on_submit,
             RequestJobDetails: self.on_details,
@@ -51,6 +54,8 @@ class Dispatcher:
             AwaitJobResult: self.on_await,
             RequestOverview: self.on_overview,
             StopCluster: self.on_stop,
+            ExecuteSql: self.on_execute_sql,
+            CreateTemporaryView: self.on_create_temporary_view,
         }
 
     def handle(self, ident: list[bytes], msg: Message) -> None:
@@ -64,7 +69,7 @@ class Dispatcher:
             log.exception("Dispatcher failed on %s", msg.type)
             self.jm.reply(ident, ErrorReply(f"{type(exc).__name__}: {exc}", "internal"))
 
-    def _job(self, ident: list[bytes], job_id: str) -> JobMaster | None:
+    def _job(self, ident: list[bytes], job_id: str) -> JobMaster | SqlJob | None:
         jm = self.jobs.get(job_id)
         if jm is None:
             self.jm.reply(ident, ErrorReply(f"no job with id {job_id!r} in session "
@@ -125,6 +130,46 @@ class Dispatcher:
 
         asyncio.ensure_future(wait())
 
+    def on_execute_sql(self, ident: list[bytes], msg: ExecuteSql) -> None:
+        """Start the query as a :class:`SqlJob`; the :class:`SqlResult` is sent when it ends."""
+        if not self.jm.ready:
+            self.jm.reply(ident, ErrorReply("the session cluster is still starting", "not_ready"))
+            return
+        if not isinstance(msg.query, str) or not msg.query.strip():
+            self.jm.reply(ident, ErrorReply("the SQL query is empty", "bad_request"))
+            return
+        job_id = msg.job_id or uuid.uuid4().hex
+        if not is_job_id(job_id) or job_id in self.jobs:
+            self.jm.reply(ident, ErrorReply(f"{job_id!r} is not a new job id (32 hex digits)",
+                                            "bad_request"))
+            return
+        job = SqlJob(job_id, msg.query, self.jm.spark, self.jm.rm, self.jm.loop,
+                     self.jm.publish, self._job_done,
+                     max_result_bytes=self.jm.settings.max_result_mb * 1024 * 1024)
+        self.jobs[job_id] = job
+        job.start()
+
+        async def reply_at_end() -> None:
+            await job.done.wait()
+            self.jm.reply(ident, job.take_result())
+
+        asyncio.ensure_future(reply_at_end())
+
+    def on_create_temporary_view(self, ident: list[bytes], msg: CreateTemporaryView) -> None:
+        """Register Arrow rows as a temporary view (in a thread); :class:`Ack` when done."""
+        if not self.jm.ready:
+            self.jm.reply(ident, ErrorReply("the session cluster is still starting", "not_ready"))
+            return
+        if not isinstance(msg.name, str) or not msg.name or not isinstance(msg.arrow, bytes):
+            self.jm.reply(ident, ErrorReply("a view needs a name and Arrow data", "bad_request"))
+            return
+
+        def done(rows: int, error: str | None) -> None:
+            self.jm.reply(ident, ErrorReply(error, "sql_error") if error is not None
+                          else Ack(f"temporary view {msg.name!r} with {rows} rows"))
+
+        create_temporary_view_in_thread(self.jm.spark, msg.name, msg.arrow, self.jm.loop, done)
+
     def on_overview(self, ident: list[bytes], msg: RequestOverview) -> None:
         self.jm.reply(ident, self.overview())
 
@@ -147,8 +192,11 @@ class Dispatcher:
 
     def on_spark_event(self, name: str, fields: dict[str, Any]) -> None:
         if name == "stage_submitted":
-            if fields["job_group"] in self.jobs:
-                self.jm.stage_jobs[fields["stage_id"]] = fields["job_group"]
+            stage_job = self.jobs.get(fields["job_group"] or "")
+            if stage_job is not None:
+                self.jm.stage_jobs[fields["stage_id"]] = stage_job.job_id
+                if isinstance(stage_job, SqlJob):
+                    stage_job.on_stage_submitted(fields)  # its JobGraph grows by the stage
             return
         if name == "executor_removed":
             self.jm.rm.mark_lost(fields["executor_id"], f"Spark removed the executor: {fields['reason']}")
@@ -160,7 +208,7 @@ class Dispatcher:
         if job is not None and not job.graph.status.is_globally_terminal:
             job.on_spark_event(name, fields)
 
-    def _job_done(self, job: JobMaster) -> None:
+    def _job_done(self, job: JobMaster | SqlJob) -> None:
         finished = [j for j in self.jobs.values() if j.graph.status.is_globally_terminal]
         for old in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
             del self.jobs[old.job_id]

@@ -4,8 +4,9 @@ Gateways (who sends what to whom):
 
 * Client -> Dispatcher (DEALER -> ROUTER): :class:`SubmitJob`, :class:`RequestJobDetails`,
   :class:`CancelJob`, :class:`ListJobs`, :class:`AwaitJobResult`, :class:`RequestOverview`,
-  :class:`StopCluster`; answered by :class:`JobSubmitted`, :class:`JobDetailsReply`,
-  :class:`JobList`, :class:`JobResultReply`, :class:`ClusterOverview`, :class:`Ack`, or
+  :class:`StopCluster`, :class:`ExecuteSql`, :class:`CreateTemporaryView`; answered by
+  :class:`JobSubmitted`, :class:`JobDetailsReply`, :class:`JobList`, :class:`JobResultReply`,
+  :class:`ClusterOverview`, :class:`SqlResult` (when the SQL job ends), :class:`Ack`, or
   :class:`ErrorReply`.
 * TaskManager -> ResourceManager (DEALER -> ROUTER): :class:`RegisterTaskManager`,
   :class:`TaskManagerHeartbeat`, :class:`RequestBlob`; answered by
@@ -367,3 +368,40 @@ class TaskManagerChanged(Message):
     tm_id: str
     change: str  # REGISTERED, LOST, UNREGISTERED
     info: TaskManagerInfo
+
+
+# -- SQL: Client -> Dispatcher and back -----------------------------------------------------
+
+
+@dataclass(slots=True)
+class ExecuteSql(Message):
+    """Run a Spark SQL query as a job; answered by :class:`SqlResult` when the job ends."""
+
+    type: ClassVar[str] = "execute_sql"
+    query: str
+    #: the job's id, chosen by the client as Flink's client chooses a JobID (32 hex digits),
+    #: so that an interrupted client can still cancel it; "" lets the Dispatcher choose
+    job_id: str = ""
+
+
+@dataclass(slots=True)
+class SqlResult(Message):
+    """The end of an SQL job: its rows as an Arrow IPC stream if it FINISHED, else the reason."""
+
+    type: ClassVar[str] = "sql_result"
+    job_id: str
+    #: the result as Arrow IPC stream bytes (empty unless ``status`` is FINISHED)
+    arrow: bytes
+    rows: int
+    status: JobStatus = JobStatus.FINISHED
+    #: Spark's reason for a FAILED job (no JVM stack), or why it was CANCELED
+    error_text: str | None = None
+
+
+@dataclass(slots=True)
+class CreateTemporaryView(Message):
+    """Register rows (an Arrow IPC stream) as a temporary view of the SparkSession; :class:`Ack`."""
+
+    type: ClassVar[str] = "create_temporary_view"
+    name: str
+    arrow: bytes

@@ -128,9 +128,22 @@ class SparkListenerBridge:
         info, props = ev.stageInfo(), ev.properties()
         group = props.getProperty("spark.jobGroup.id") if props is not None else None
         parents = info.parentIds()  # a Scala Seq of boxed ints
+        # The stage's RDDs and the RDDs they read from other stages (over a shuffle): with
+        # adaptive query execution a stage's parent ids name skipped copies of the stages that
+        # really ran, but the RDDs on both sides of the shuffle are the same.
+        rdd_ids: list[int] = []
+        read_ids: list[int] = []
+        rdds = info.rddInfos()
+        for i in range(rdds.size()):
+            rdd = rdds.apply(i)
+            rdd_ids.append(int(rdd.id()))
+            rdd_parents = rdd.parentIds()
+            read_ids.extend(int(rdd_parents.apply(j)) for j in range(rdd_parents.size()))
         return {"stage_id": info.stageId(), "job_group": group, "name": info.name(),
                 "num_tasks": info.numTasks(),
-                "parent_ids": [int(parents.apply(i)) for i in range(parents.size())]}
+                "parent_ids": [int(parents.apply(i)) for i in range(parents.size())],
+                "rdd_ids": rdd_ids,
+                "input_rdd_ids": sorted(set(read_ids) - set(rdd_ids))}
 
     @staticmethod
     def _fields_task_start(ev: Any) -> dict[str, Any]:
