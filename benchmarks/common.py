@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 
 @dataclass
@@ -43,8 +48,11 @@ def interleaved(runs: int, warmup: int, **workloads: Callable[[], Any]) -> dict[
     return {name: Figure(name, s) for name, s in samples.items()}
 
 
-def plain_spark(master: str) -> Any:
-    """A warm plain SparkSession on ``master``, pinned to loopback like the session cluster's."""
+def plain_spark(master: str, wait_for_executors: bool = True) -> Any:
+    """A warm plain SparkSession on ``master``, pinned to loopback like the session cluster's.
+
+    With ``wait_for_executors`` (the default) it returns once every executor of a
+    ``local-cluster`` master has registered."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     from pyspark.sql import SparkSession
@@ -57,9 +65,99 @@ def plain_spark(master: str) -> Any:
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     n = int(master.split("[")[1].split(",")[0]) if master.startswith("local-cluster") else 0
+    if not wait_for_executors:
+        n = 0
     deadline = time.monotonic() + 120
     while n and spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1 < n:
         if time.monotonic() > deadline:
             raise TimeoutError("plain Spark executors did not register")
         time.sleep(0.05)
     return spark
+
+
+# -- summaries of non-time samples and percentiles ---------------------------------------------
+
+def percentile(samples: list[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by linear interpolation between closest ranks."""
+    if not samples:
+        return math.nan
+    xs = sorted(samples)
+    pos = (len(xs) - 1) * q / 100.0
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def stat(name: str, samples: list[float], unit: str) -> dict[str, Any]:
+    """Median, min and max of repeated measurements of anything (MB, %, jobs/s, s)."""
+    return {"name": name, "unit": unit, "median": statistics.median(samples),
+            "min": min(samples), "max": max(samples), "n": len(samples)}
+
+
+def stat_row(s: dict[str, Any]) -> str:
+    return (f"{s['name']:<44} median {s['median']:8.4g} {s['unit']:<5} min {s['min']:8.4g}   "
+            f"max {s['max']:8.4g}   (n={s['n']})")
+
+
+def target(name: str, value: float, op: str, limit: float, text: str) -> dict[str, Any]:
+    """A figure checked against its target; ``op`` is ``<=``, ``>=``, ``<`` or ``>``."""
+    met = {"<=": value <= limit, ">=": value >= limit, "<": value < limit, ">": value > limit}[op]
+    print(f"  {text} = {value:.4g}  (target {op} {limit:g}: {'met' if met else 'NOT met'})")
+    return {"name": name, "value": value, "op": op, "target": limit, "met": met}
+
+
+def write_json(path: str | None, out: dict[str, Any]) -> None:
+    if path:
+        with open(path, "w") as fh:
+            json.dump(out, fh, indent=1)
+
+
+# -- sessions with a temporary home -------------------------------------------------------------
+
+#: the runner (python -m benchmarks) puts every script's temporary homes under this directory,
+#: so that it can find and stop a session a crashed script left behind
+BENCH_TMP_ENV = "SESSIONCLUSTER_BENCH_TMP"
+
+
+def temp_home(tag: str) -> str:
+    """A fresh temporary SESSIONCLUSTER_HOME, set in this process's environment."""
+    home = tempfile.mkdtemp(prefix=f"sc-bench-{tag}-", dir=os.environ.get(BENCH_TMP_ENV) or None)
+    os.environ["SESSIONCLUSTER_HOME"] = home
+    return home
+
+
+@contextmanager
+def bench_session(tag: str, taskmanagers: int = 2, slots: int = 1,
+                  **kwargs: Any) -> Iterator[tuple[Any, float]]:
+    """Start a session cluster with a unique name under a fresh temporary home; yield
+    ``(session, start_to_ready_seconds)``; always stop it. The home is removed afterwards
+    unless the block failed (then its JobManager log is kept, and its path printed)."""
+    import sessioncluster
+
+    home = temp_home(tag)
+    name = f"bench-{tag}-{os.getpid()}"
+    t0 = time.perf_counter()
+    session = None
+    ok = False
+    try:
+        session = sessioncluster.start(name, taskmanagers=taskmanagers, slots=slots, quiet=True,
+                                       **kwargs)
+        start_to_ready = time.perf_counter() - t0
+        yield session, start_to_ready
+        ok = True
+    finally:
+        if session is not None:
+            session.stop()
+        if ok:
+            shutil.rmtree(home, ignore_errors=True)
+        else:
+            print(f"[{tag}] session home kept for its logs: {home}", file=sys.stderr)
+
+
+@contextmanager
+def plain_session(master: str) -> Iterator[Any]:
+    """``plain_spark(master)``, always stopped."""
+    spark = plain_spark(master)
+    try:
+        yield spark
+    finally:
+        spark.stop()

@@ -30,55 +30,58 @@ class DispatcherError(RuntimeError):
 
 
 class DispatcherGateway:
-    """One DEALER socket to the Dispatcher; thread-safe (one request at a time)."""
+    """DEALER sockets to the Dispatcher, one per thread, so that threads sharing a Session
+    (widgets, a thread pool of queries) wait for their replies at the same time."""
 
     def __init__(self, info: ConnectionInfo, timeout: float = 30.0) -> None:
         self.info = info
         self.timeout = timeout
         self.session = Session(info.key, sender=f"client-{os.getpid()}")
-        self._lock = threading.Lock()
         self._ctx = zmq.Context.instance()
-        self._sock: zmq.Socket | None = None
-        self._pid = os.getpid()
+        self._local = threading.local()
+        self._sockets: list[zmq.Socket] = []
+        self._sockets_lock = threading.Lock()
 
     def _socket(self) -> zmq.Socket:
-        if self._sock is None or self._pid != os.getpid():
-            self._sock = self._ctx.socket(zmq.DEALER)
-            self._sock.setsockopt(zmq.LINGER, 0)
-            self._sock.connect(self.info.dispatcher)
-            self._pid = os.getpid()
-        return self._sock
+        sock = getattr(self._local, "sock", None)
+        if sock is None or self._local.pid != os.getpid():
+            sock = self._ctx.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(self.info.dispatcher)
+            self._local.sock, self._local.pid = sock, os.getpid()
+            with self._sockets_lock:
+                self._sockets.append(sock)
+        return sock
 
     def request(self, msg: Message, expect: type[M], timeout: float | None = None) -> M:
         """Send ``msg`` and return the reply of type ``expect``; raise on an error reply, on a
         dead JobManager, or after ``timeout`` seconds without an answer."""
         timeout = self.timeout if timeout is None else timeout
-        with self._lock:
-            sock = self._socket()
-            self.session.send(sock, msg)
-            deadline = time.monotonic() + timeout
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._reset()
-                    raise JobManagerGoneError(
-                        f"the JobManager of session '{self.info.name}' did not answer "
-                        f"{msg.type} within {timeout:.0f} s")
-                if sock.poll(int(min(left, 0.5) * 1000) + 1):
-                    got = self.session.recv(sock)
-                    if got is None:
-                        continue
-                    reply = got[1]
-                    if isinstance(reply, ErrorReply):
-                        raise DispatcherError(reply)
-                    if not isinstance(reply, expect):
-                        continue  # a late reply to an earlier, abandoned request
-                    return reply
-                if not self.jobmanager_alive():
-                    self._reset()
-                    raise JobManagerGoneError(
-                        f"the JobManager of session '{self.info.name}' (pid "
-                        f"{self.info.jobmanager_pid}) is gone")
+        sock = self._socket()
+        self.session.send(sock, msg)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._reset()
+                raise JobManagerGoneError(
+                    f"the JobManager of session '{self.info.name}' did not answer "
+                    f"{msg.type} within {timeout:.0f} s")
+            if sock.poll(int(min(left, 0.5) * 1000) + 1):
+                got = self.session.recv(sock)
+                if got is None:
+                    continue
+                reply = got[1]
+                if isinstance(reply, ErrorReply):
+                    raise DispatcherError(reply)
+                if not isinstance(reply, expect):
+                    continue  # a late reply to an earlier, abandoned request
+                return reply
+            if not self.jobmanager_alive():
+                self._reset()
+                raise JobManagerGoneError(
+                    f"the JobManager of session '{self.info.name}' (pid "
+                    f"{self.info.jobmanager_pid}) is gone")
 
     def jobmanager_alive(self) -> bool:
         # Only a local JobManager can be checked by pid; a remote one by its answers.
@@ -87,10 +90,18 @@ class DispatcherGateway:
         return True
 
     def _reset(self) -> None:
-        if self._sock is not None:
-            self._sock.close(0)
-            self._sock = None
+        """Drop this thread's socket (a later request opens a fresh one)."""
+        sock = getattr(self._local, "sock", None)
+        if sock is not None:
+            with self._sockets_lock:
+                if sock in self._sockets:
+                    self._sockets.remove(sock)
+            sock.close(0)
+            self._local.sock = None
 
     def close(self) -> None:
-        with self._lock:
-            self._reset()
+        with self._sockets_lock:
+            for sock in self._sockets:
+                sock.close(0)
+            self._sockets.clear()
+        self._local = threading.local()

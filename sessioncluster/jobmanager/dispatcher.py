@@ -22,6 +22,7 @@ from ..protocol.messages import (
     JobDetailsReply,
     JobList,
     JobSubmitted,
+    JobSummary,
     ListJobs,
     Message,
     RequestJobDetails,
@@ -31,6 +32,7 @@ from ..protocol.messages import (
     TaskEvent,
 )
 from .jobmaster import JobMaster
+from .jobstore import JobStore, StoredJob
 from .sqljob import SqlJob, create_temporary_view_in_thread, is_job_id
 
 if TYPE_CHECKING:
@@ -46,6 +48,8 @@ class Dispatcher:
     def __init__(self, jm: "JobManager") -> None:
         self.jm = jm
         self.jobs: OrderedDict[str, JobMaster | SqlJob] = OrderedDict()
+        #: finished jobs on disk: history, final states and accumulators survive a restart
+        self.store = JobStore(jm.dir / "jobs")
         self.handlers: dict[type[Message], Callable[[list[bytes], Any], None]] = {
             SubmitJob: self.on_submit,
             RequestJobDetails: self.on_details,
@@ -69,8 +73,8 @@ class Dispatcher:
             log.exception("Dispatcher failed on %s", msg.type)
             self.jm.reply(ident, ErrorReply(f"{type(exc).__name__}: {exc}", "internal"))
 
-    def _job(self, ident: list[bytes], job_id: str) -> JobMaster | SqlJob | None:
-        jm = self.jobs.get(job_id)
+    def _job(self, ident: list[bytes], job_id: str) -> JobMaster | SqlJob | StoredJob | None:
+        jm = self.jobs.get(job_id) or self.store.get(job_id)
         if jm is None:
             self.jm.reply(ident, ErrorReply(f"no job with id {job_id!r} in session "
                                             f"'{self.jm.name}'", "unknown_job"))
@@ -105,13 +109,19 @@ class Dispatcher:
     def on_cancel(self, ident: list[bytes], msg: CancelJob) -> None:
         job = self._job(ident, msg.job_id)
         if job is not None:
-            terminal = job.graph.status.is_globally_terminal
+            status = job.summary().status
             job.cancel()
-            self.jm.reply(ident, Ack(f"job {msg.job_id} is already {job.graph.status}" if terminal
+            self.jm.reply(ident, Ack(f"job {msg.job_id} is already {status}"
+                                     if status.is_globally_terminal
                                      else f"cancelling job {msg.job_id}"))
 
     def on_list(self, ident: list[bytes], msg: ListJobs) -> None:
-        self.jm.reply(ident, JobList([j.summary() for j in self.jobs.values()]))
+        self.jm.reply(ident, JobList(self.all_summaries()))
+
+    def all_summaries(self) -> list[JobSummary]:
+        """Every job: the stored ones (also from before a restart), then those in memory."""
+        stored = [s for s in self.store.summaries() if s.job_id not in self.jobs]
+        return stored + [j.summary() for j in self.jobs.values()]
 
     def on_await(self, ident: list[bytes], msg: AwaitJobResult) -> None:
         job = self._job(ident, msg.job_id)
@@ -176,7 +186,7 @@ class Dispatcher:
     def overview(self) -> ClusterOverview:
         jm = self.jm
         return ClusterOverview(jm.name, jm.ready, jm.settings.spark_master, jm.pid,
-                               jm.rm.infos(), [j.summary() for j in self.jobs.values()],
+                               jm.rm.infos(), self.all_summaries(),
                                jm.settings.expected_taskmanagers, jm.startup_error)
 
     def on_stop(self, ident: list[bytes], msg: StopCluster) -> None:
@@ -209,6 +219,10 @@ class Dispatcher:
             job.on_spark_event(name, fields)
 
     def _job_done(self, job: JobMaster | SqlJob) -> None:
+        try:
+            self.store.put(job.details(), job.result())
+        except OSError:
+            log.exception("could not store job %s", job.job_id)
         finished = [j for j in self.jobs.values() if j.graph.status.is_globally_terminal]
         for old in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
             del self.jobs[old.job_id]
