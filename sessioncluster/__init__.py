@@ -27,6 +27,7 @@ from .client import (
     KeyedStream,
     Session,
     SessionStartError,
+    SqlExecutionException,
     StreamExecutionEnvironment,
     UnpicklableFunctionError,
     connect,
@@ -60,6 +61,6 @@ __all__ = [
     "IntMaximum", "IntMinimum", "JobClient", "JobExecutionException", "JobExecutionResult",
     "JobManagerGoneError", "JobStatus", "KeyedProcessFunction", "KeySelector", "KeyedStream", "ListAccumulator",
     "LongCounter", "MapFunction", "ProcessFunction", "ReduceFunction", "RuntimeContext", "Session",
-    "SessionStartError", "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect",
+    "SessionStartError", "SqlExecutionException", "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect",
     "start",
 ]

@@ -3,10 +3,11 @@
 from .environment import DataStream, KeyedStream, StreamExecutionEnvironment, UnpicklableFunctionError
 from .gateway import DispatcherError, JobManagerGoneError
 from .jobclient import JobClient, JobExecutionException, JobExecutionResult
-from .session import Session, SessionStartError, connect, start
+from .session import Session, SessionStartError, SqlExecutionException, connect, start
 
 __all__ = [
     "DataStream", "DispatcherError", "JobClient", "JobExecutionException", "JobExecutionResult",
     "JobManagerGoneError", "KeyedStream", "Session", "SessionStartError",
-    "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect", "start",
+    "SqlExecutionException", "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect",
+    "start",
 ]

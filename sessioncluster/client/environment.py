@@ -80,6 +80,22 @@ class StreamExecutionEnvironment:
         node.config["query"] = query_or_table
         return DataStream(self, node)
 
+    def create_temporary_view(self, name: str, stream_or_dataframe: Any,
+                              schema: "str | list[str] | None" = None) -> None:
+        """Name a DataStream's records (tuples, dicts or Rows) or a pandas DataFrame as a
+        temporary view of the session's SparkSession, for ``session.sql``. A stream runs as a
+        job now and its result is cached in Spark; ``schema`` (a DDL string such as
+        ``"word STRING, n BIGINT"`` or column names) saves Spark inferring one."""
+        if not isinstance(stream_or_dataframe, DataStream):
+            self.session.create_temporary_view(name, stream_or_dataframe)
+            return
+        sink = stream_or_dataframe._sink(OperatorKind.SINK_VIEW)
+        sink.config["name"] = name
+        if schema is not None:
+            sink.config["schema"] = schema if isinstance(schema, str) else list(schema)
+        client = self._attached(self.execute_async(f"view {name}", sinks=[sink]))
+        check(_wait_attached(client), f"view {name}")
+
     # -- execution -------------------------------------------------------------------------
     def job_graph(self, job_name: str = "sessioncluster job",
                   sinks: list[StreamNode] | None = None) -> tuple[JobGraph, dict[str, bytes]]:

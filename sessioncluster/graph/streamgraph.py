@@ -39,6 +39,7 @@ class OperatorKind(str, enum.Enum):
     SINK_COLLECT = "sink_collect"
     SINK_PRINT = "sink_print"
     SINK_TEXT = "sink_text"
+    SINK_VIEW = "sink_view"
 
     @property
     def is_source(self) -> bool:
@@ -47,7 +48,8 @@ class OperatorKind(str, enum.Enum):
 
     @property
     def is_sink(self) -> bool:
-        return self in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT, OperatorKind.SINK_TEXT)
+        return self in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT, OperatorKind.SINK_TEXT,
+                        OperatorKind.SINK_VIEW)
 
     @property
     def takes_keys(self) -> bool:
@@ -68,6 +70,7 @@ DEFAULT_NAMES = {
     OperatorKind.SINK_COLLECT: "Sink: Collect",
     OperatorKind.SINK_PRINT: "Sink: Print to Std. Out",
     OperatorKind.SINK_TEXT: "Sink: Text File",
+    OperatorKind.SINK_VIEW: "Sink: Temporary View",
 }
 
 

@@ -92,6 +92,8 @@ class JobMaster:
                 sink = vertex.operators[-1]
                 if sink.kind is OperatorKind.SINK_TEXT:
                     rdd.saveAsTextFile(sink.config["path"])
+                elif sink.kind is OperatorKind.SINK_VIEW:
+                    _register_view(rdd, sink.config)
                 elif sink.kind is OperatorKind.SINK_PRINT:
                     printed.extend(rdd.collect())
                 else:
@@ -302,6 +304,18 @@ class JobMaster:
             self.job_id, True, status, self.batches, self.printed,
             {name: acc.to_wire() for name, acc in self.final_accumulators.items()},
             runtime, self.error, self.error_text)
+
+
+def _register_view(rdd: Any, config: dict[str, Any]) -> None:
+    """Materialize a stream's records as a cached DataFrame and name it as a temporary view.
+
+    Without a ``schema`` Spark infers one from the first record (one more Spark task)."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.getOrCreate()
+    df = spark.createDataFrame(rdd, schema=config.get("schema")).cache()
+    df.count()
+    df.createOrReplaceTempView(config["name"])
 
 
 def _spark_error_text(exc: BaseException) -> str:

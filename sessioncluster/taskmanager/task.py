@@ -436,6 +436,8 @@ def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> Output:
         return Output("print")
     if last is OperatorKind.SINK_TEXT:
         return Output("text")
+    if last is OperatorKind.SINK_VIEW:
+        return Output("forward")  # plain records: Spark turns them into a DataFrame
     if len(vertex.outputs) != 1:
         raise NotImplementedError(
             f"'{vertex.name}' feeds {len(vertex.outputs)} operators; a stream consumed by more "

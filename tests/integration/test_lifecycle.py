@@ -13,7 +13,7 @@ import pytest
 import sessioncluster
 from sessioncluster.connection import ConnectionInfo, connection_path
 
-from .conftest import session_pids, wait_gone
+from ..helpers import session_pids, wait_gone
 
 pytestmark = pytest.mark.integration
 

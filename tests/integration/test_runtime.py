@@ -20,23 +20,14 @@ from sessioncluster.graph.states import EXECUTION_PATH, ExecutionState, JobStatu
 from sessioncluster.protocol.messages import ExecutionStateChanged
 from sessioncluster.protocol.wire import Session as WireSession
 
+from ..helpers import wait_until
+
 pytestmark = pytest.mark.integration
 
 
 def slow_square(x: int) -> int:
     time.sleep(0.05)
     return x * x
-
-
-def wait_until(condition, timeout: float = 30.0, what: str = "condition"):  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_two_taskmanagers_register_and_both_run_subtasks(session, env) -> None:

@@ -19,18 +19,9 @@ from sessioncluster.jobmanager.resourcemanager import ResourceManager
 from sessioncluster.jobmanager.sqljob import SqlJob, sql_error_text, sql_job_name
 from sessioncluster.protocol.messages import RegisterTaskManager
 
+from ..helpers import wait_until
+
 pytestmark = pytest.mark.integration
-
-
-def wait_until(condition, timeout: float = 60.0, what: str = "condition"):  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def sql_job(session: sessioncluster.Session, query_start: str):

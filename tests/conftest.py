@@ -1,36 +1,20 @@
 """One real session cluster (JobManager, 2 TaskManagers on local-cluster, Spark) shared by
-every integration test; stopped at the end, and checked to leave no process behind."""
+every integration and reliability test; stopped at the end, and checked to leave no process
+behind."""
 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 import sessioncluster
-from sessioncluster.connection import pid_alive
+
+from .helpers import session_pids, wait_gone
 
 SESSION_NAME = "itest"
-
-
-def session_pids(session: sessioncluster.Session) -> list[int]:
-    """The JobManager and every TaskManager's agent, daemon and executor JVM."""
-    pids = [session.info.jobmanager_pid]
-    for tm in session.status().taskmanagers:
-        pids += [tm.pid, tm.daemon_pid, tm.jvm_pid]
-    return pids
-
-
-def wait_gone(pids: list[int], timeout: float = 60.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    alive = [p for p in pids if pid_alive(p)]
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.1)
-        alive = [p for p in alive if pid_alive(p)]
-    return alive
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +35,7 @@ def session(sc_home: Path) -> Iterator[sessioncluster.Session]:
     s = sessioncluster.start(SESSION_NAME, taskmanagers=2, slots=1)
     pids = session_pids(s)
     yield s
+    pids += [p for p in session_pids(s) if p not in pids]  # replacements after a lost one
     s.stop()
     left = wait_gone(pids)
     assert not left, f"processes of the session outlived stop(): {left}"

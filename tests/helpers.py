@@ -1,0 +1,46 @@
+"""Helpers shared by the integration, reliability and Jupyter tests."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from sessioncluster.connection import pid_alive
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
+    """Poll ``condition`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def wait_gone(pids: list[int], timeout: float = 60.0) -> list[int]:
+    """The pids still alive after waiting up to ``timeout`` seconds for them to end."""
+    deadline = time.monotonic() + timeout
+    alive = [p for p in pids if pid_alive(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in alive if pid_alive(p)]
+    return alive
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise ValueError(f"no VmRSS for pid {pid}")
+
+
+def session_pids(session: Any) -> list[int]:
+    """The JobManager and every TaskManager's agent, daemon and executor JVM."""
+    pids = [session.info.jobmanager_pid]
+    for tm in session.status().taskmanagers:
+        pids += [tm.pid, tm.daemon_pid, tm.jvm_pid]
+    return pids

@@ -1,0 +1,179 @@
+"""Faults on a real session: a TaskManager killed mid-job, protocol abuse, load and soak.
+
+``SESSIONCLUSTER_FULL_RELIABILITY=1`` runs the full versions (10 kills, 500-job soak); CI runs
+shorter ones. The figures of a full run are in docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+
+import sessioncluster
+from sessioncluster.graph.states import ExecutionState
+from sessioncluster.connection import runtime_dir
+from sessioncluster.protocol.messages import RequestOverview, TaskManagerChanged
+from sessioncluster.protocol.wire import DELIM, Session as WireSession
+
+from ..helpers import rss_mb, wait_until
+
+pytestmark = pytest.mark.integration
+FULL = os.environ.get("SESSIONCLUSTER_FULL_RELIABILITY") == "1"
+
+
+def slow_identity(x: int) -> int:
+    time.sleep(0.05)
+    return x
+
+
+def test_taskmanager_killed_mid_job_still_gives_the_right_result(session) -> None:
+    """SIGKILL an executor JVM at a random moment: right result, FAILED attempt + retry on
+    another TaskManager, LOST published, the replacement registers as a new TaskManager."""
+    rng = random.Random(7)
+    changes: list[tuple[str, str]] = []
+    unsubscribe = session.events.subscribe(
+        "cluster", lambda t, m: changes.append((m.tm_id, m.change)) if isinstance(m, TaskManagerChanged) else None)
+    env = session.get_execution_environment()
+    env.set_parallelism(4)
+    kills = 10 if FULL else 2
+    try:
+        for i in range(kills):
+            tms = wait_until(lambda: (lambda t: t if len(t) == 2 else None)(session.status().taskmanagers),
+                             timeout=90, what="two TaskManagers")
+            victim = rng.choice(tms)
+            client = env.from_collection(range(120)).map(slow_identity).execute_and_collect_async(f"kill-{i}")
+            time.sleep(rng.uniform(0.3, 1.2))
+            os.kill(victim.jvm_pid, signal.SIGKILL)
+            assert sorted(client.collect()) == list(range(120)), f"kill {i}: wrong result"
+            details = client.details()
+            on_victim = [ex for ex in details.executions if ex.tm_id == victim.tm_id]
+            if any(ex.state is ExecutionState.FAILED for ex in on_victim):
+                failed = [ex for ex in on_victim if ex.state is ExecutionState.FAILED]
+                for ex in failed:  # each failed subtask was retried elsewhere and finished
+                    retries = [r for r in details.executions if r.subtask == ex.subtask and r.attempt > ex.attempt]
+                    assert any(r.state is ExecutionState.FINISHED and r.tm_id != victim.tm_id for r in retries)
+            wait_until(lambda: (victim.tm_id, "LOST") in changes, timeout=60, what="TaskManager LOST")
+            wait_until(lambda: len(session.status().taskmanagers) == 2, timeout=90,
+                       what="a replacement TaskManager")
+    finally:
+        unsubscribe()
+    registered = {tm for tm, change in changes if change == "REGISTERED"}
+    assert len(registered) >= kills  # every replacement executor registered under a new id
+
+
+def _frames(session: sessioncluster.Session, rng: random.Random) -> list[list[bytes]]:
+    """1,000 bad frame lists: malformed, truncated, unsigned, wrongly signed, replayed, large."""
+    good = WireSession(session.info.key, sender="abuser")
+    wrong = WireSession("not-the-key", sender="abuser")
+    valid = good.serialize(RequestOverview())
+    out: list[list[bytes]] = []
+    for i in range(1000):
+        kind = i % 8
+        if kind == 0:
+            out.append([rng.randbytes(rng.randint(0, 200))])
+        elif kind == 1:
+            out.append(valid[: rng.randint(0, 3)])
+        elif kind == 2:
+            out.append([DELIM, b"", valid[2], valid[3]])
+        elif kind == 3:
+            out.append(wrong.serialize(RequestOverview()))
+        elif kind == 4:
+            out.append(valid)  # the same signed frames again and again: replays
+        elif kind == 5:
+            out.append([DELIM, b"0" * 64, b"{not json", b"\x80\x05junk"])
+        elif kind == 6:
+            out.append([DELIM, valid[1], valid[2], valid[3] + b"x"])  # tampered body
+        else:
+            out.append([DELIM, valid[1], valid[2], rng.randbytes(1 << 20)])  # 1 MiB, bad signature
+    return out
+
+
+class Boom:
+    """Unpickling this runs code: the test checks that it never happens."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # noqa: ANN204
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_protocol_abuse_is_dropped_and_never_unpickled(session, tmp_path: Path) -> None:
+    rng = random.Random(1)
+    marker = tmp_path / "pwned"
+    evil_body = pickle.dumps(Boom(str(marker)))
+    evil_header = json.dumps({"id": "x", "type": "submit_job", "time": time.time(), "from": "evil"}).encode()
+    evil = [[DELIM, b"", evil_header, evil_body],
+            [DELIM, b"f" * 64, evil_header, evil_body],
+            [DELIM, WireSession("wrong").sign(evil_header, evil_body), evil_header, evil_body]]
+    tm = session.status().taskmanagers[0]
+    ipc = f"ipc://{runtime_dir()}/tm-{tm.daemon_pid}.ipc"
+    targets = [session.info.dispatcher, session.info.resourcemanager, ipc]
+    ctx = zmq.Context.instance()
+    for endpoint in targets:
+        sock = ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 2000)
+        sock.connect(endpoint)
+        for frames in [*evil, *_frames(session, rng)]:
+            sock.send_multipart(frames)
+        sock.close()
+    time.sleep(1.0)
+    assert not marker.exists(), "an unauthenticated body was unpickled"
+    env = session.get_execution_environment()
+    assert sorted(env.from_collection(range(5)).map(lambda x: x * 3).execute_and_collect()) == [0, 3, 6, 9, 12]
+    assert len(session.status().taskmanagers) == 2
+
+
+def test_many_clients_get_exactly_their_own_results(session, sc_home: Path, tmp_path: Path) -> None:
+    clients, jobs = 8, (25 if FULL else 10)
+    script = tmp_path / "client.py"
+    script.write_text(textwrap.dedent(f"""
+        import json, sys, sessioncluster
+        me = int(sys.argv[1])
+        session = sessioncluster.connect({session.name!r})
+        env = session.get_execution_environment()
+        results = []
+        for j in range({jobs}):
+            base = me * 1_000_000 + j * 1000
+            out = env.from_collection(range(base, base + 50)).map(lambda x: x * 2).execute_and_collect(f"c{{me}}-{{j}}")
+            results.append(sorted(out) == [2 * x for x in range(base, base + 50)])
+        print(json.dumps(results))
+    """))
+    procs = [subprocess.Popen([sys.executable, str(script), str(i)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "SESSIONCLUSTER_HOME": str(sc_home)})
+             for i in range(clients)]
+    for i, p in enumerate(procs):
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+        assert json.loads(out.strip().splitlines()[-1]) == [True] * jobs, f"client {i}"
+    names = [j.name for j in session.jobs()]
+    for i in range(clients):
+        for j in range(jobs):
+            assert names.count(f"c{i}-{j}") == 1  # none lost, none duplicated
+
+
+def test_soak_sequential_jobs_keep_memory_bounded(session) -> None:
+    jobs = 500 if FULL else 120
+    env = session.get_execution_environment()
+    for i in range(20):  # warm: caches, code paths
+        env.from_collection(range(100)).map(lambda x: x + 1).execute_and_collect("soak-warm")
+    before = rss_mb(session.info.jobmanager_pid)
+    for i in range(jobs):
+        assert len(env.from_collection(range(100)).map(lambda x: x + i).execute_and_collect("soak")) == 100
+    after = rss_mb(session.info.jobmanager_pid)
+    assert after - before < 50, f"JobManager RSS grew {after - before:.1f} MB over {jobs} jobs"
+    from sessioncluster.jobmanager.dispatcher import MAX_FINISHED_JOBS
+
+    assert len(session.jobs()) <= MAX_FINISHED_JOBS + 5  # finished jobs in memory are bounded
