@@ -24,9 +24,11 @@ zstandard): ``pip install -e ".[bench]"``. The server is started with pyspark's 
 ``spark-submit --class org.apache.spark.sql.connect.service.SparkConnectServer`` in its own
 process group and is always killed (by its process group) at the end.
 
-    python -m benchmarks.spark_connect [--runs 20] [--quick] [--json FILE] [--no-local-cluster]
+    python -m benchmarks.spark_connect [--runs 20] [--quick [--local-cluster]] [--json FILE]
+                                       [--no-local-cluster]
 
-``--quick``: 5 MB of text, a 5 MB closure, 3 runs (a smoke run of a few minutes).
+``--quick``: 5 MB of text, a 5 MB closure, 3 runs, the ``local[2]`` pass only (a smoke run of a
+few minutes). The Connect server's driver has Spark's default 1 GB heap, like the session's.
 """
 
 from __future__ import annotations
@@ -53,7 +55,6 @@ from benchmarks.wordcount import text_file  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 MASTER = "local[2]"
-LOCAL_CLUSTER = "local-cluster[2,1,1024]"
 N = 1000
 DATA = list(range(N))
 TINY_SUM = sum(x + 1 for x in DATA)
@@ -70,22 +71,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _prctl() -> Any:
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux: the finally block still kills the server
+        return None
+
+
+_PRCTL = _prctl()  # resolved here, not in the forked child
+_PR_SET_PDEATHSIG = 1
+
+
 def _die_with_parent() -> None:
     """In the server's child before exec: its own process group, and SIGTERM when this process
     dies (also if it is killed hard), so that no Connect server outlives the benchmark."""
     os.setsid()
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - not Linux: the finally block still kills it
-        pass
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class ConnectServer:
     """A Spark Connect server on ``local[2]``, bound to 127.0.0.1 on a free port."""
 
-    def __init__(self, master: str = MASTER, driver_memory: str = "2g") -> None:
+    def __init__(self, master: str = MASTER, driver_memory: str = "1g") -> None:
         import pyspark
 
         self.port = free_port()
@@ -112,7 +122,8 @@ class ConnectServer:
         self.env = dict(os.environ, SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1",
                         PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                         PYTHONPATH=os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")])))
-        self.env.pop("SPARK_CONF_DIR", None)
+        for k in ("SPARK_CONF_DIR", *CONNECT_ENV_VARS):
+            self.env.pop(k, None)
         self.proc: subprocess.Popen[bytes] | None = None
         self.started_at = 0.0
 
@@ -523,13 +534,15 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         cfg.closure_mb, cfg.mb, cfg.wc_runs, cfg.wc_warmup = 5, 5, 2, 1
         do_local_cluster = cfg.local_cluster
     else:
-        cfg.warmup, cfg.wc_warmup = 3, 1
+        cfg.warmup, cfg.wc_warmup = 5, 1  # 5: the Connect server's JVM warms up too
         do_local_cluster = not cfg.no_local_cluster
     cfg.closure_bytes = cfg.closure_mb * 1024 * 1024
     require_connect_client()
     # the runner stops a script that ran too long with SIGINT; a SIGTERM must also reach the
     # finally blocks that stop the Connect server and the session clusters
     signal.signal(signal.SIGTERM, _interrupt)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background by a shell
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     t0 = time.perf_counter()
     cfg.text_path = text_file(cfg.mb)

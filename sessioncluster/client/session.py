@@ -251,9 +251,13 @@ def start(name: str = "default", taskmanagers: int = 2, slots: int = 1, memory: 
                "--max-result-mb", str(max_result_mb)]
         if spark_master:
             cmd += ["--spark-master", spark_master]
+        # A Spark Connect client in this process leaves these behind; the JobManager's classic
+        # SparkSession must not see them.
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")}
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                    start_new_session=True, close_fds=True)
+                                    start_new_session=True, close_fds=True, env=env)
         path = connection_path(name)
         deadline = time.monotonic() + timeout
         while True:
