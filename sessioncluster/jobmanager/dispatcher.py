@@ -187,7 +187,8 @@ class Dispatcher:
         jm = self.jm
         return ClusterOverview(jm.name, jm.ready, jm.settings.spark_master, jm.pid,
                                jm.rm.infos(), self.all_summaries(),
-                               jm.settings.expected_taskmanagers, jm.startup_error)
+                               jm.settings.expected_taskmanagers, jm.startup_error,
+                               len(self.jobs))
 
     def on_stop(self, ident: list[bytes], msg: StopCluster) -> None:
         self.jm.reply(ident, Ack(f"stopping session '{self.jm.name}'"))

@@ -47,7 +47,7 @@ STARTUP_TIMEOUT = 180.0
 
 class JobManager:
     def __init__(self, name: str, settings: SparkSettings, key: str | None = None,
-                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 5.0) -> None:
+                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0) -> None:
         self.name = name
         self.settings = settings
         self.pid = os.getpid()

@@ -41,7 +41,7 @@ class ResourceManager:
     def __init__(self, blobs: BlobServer, send: Callable[[list[bytes], Message], None],
                  publish: Callable[[Message], None],
                  on_task_events: Callable[[list[TaskEvent]], None],
-                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 5.0) -> None:
+                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0) -> None:
         self.blobs = blobs
         self.send = send
         self.publish = publish
@@ -67,6 +67,9 @@ class ResourceManager:
     def on_register(self, ident: list[bytes], msg: Message) -> None:
         assert isinstance(msg, RegisterTaskManager)
         now = time.time()
+        gone = self.lost.get(msg.tm_id)
+        if gone is not None and gone.pid == msg.pid:
+            return  # the agent of a lost executor, about to exit: not a TaskManager any more
         old = self.taskmanagers.get(msg.tm_id)
         if old is not None and old.info.pid == msg.pid:
             old.ident = ident  # a repeated registration

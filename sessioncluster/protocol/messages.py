@@ -229,6 +229,8 @@ class ClusterOverview(Message):
     jobs: list[JobSummary]
     expected_taskmanagers: int
     startup_error: str | None = None
+    #: jobs the Dispatcher keeps in memory (older finished ones are only in the job store)
+    jobs_in_memory: int = 0
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from typing import Callable
 
 import zmq
 
-from ..connection import ConnectionInfo
+from ..connection import ConnectionInfo, pid_alive
 from ..protocol.messages import (
     BlobReply,
     FetchBlob,
@@ -159,7 +159,7 @@ class TaskManagerAgent:
         self.register()
         self.last_heartbeat = time.monotonic()
         try:
-            while os.getppid() == self.daemon_pid:
+            while os.getppid() == self.daemon_pid and pid_alive(self.jvm_pid):
                 now = time.monotonic()
                 if not self.registered and now - self.last_register > 2.0:
                     self.register()
