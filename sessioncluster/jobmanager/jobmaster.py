@@ -16,7 +16,7 @@ from ..accumulators import Accumulator
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.jobgraph import JobGraph
 from ..graph.states import ExecutionState, JobStatus
-from ..graph.streamgraph import OperatorKind
+from ..graph.streamgraph import OperatorKind, Partitioning
 from ..protocol.messages import (
     AccumulatorsUpdated,
     ExecutionInfo,
@@ -66,6 +66,9 @@ class JobMaster:
         self.cancel_requested = False
         self.spark_succeeded: set[int] = set()
         self.stage_vertices: dict[int, set[str]] = defaultdict(set)
+        #: which (vertex, subtask) each Spark task attempt runs, from the tasks' own reports
+        self.task_subtasks: dict[int, set[tuple[str, int]]] = defaultdict(set)
+        #: Spark events not yet placed, by Spark task attempt id
         self.unresolved: dict[int, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
         self.done = asyncio.Event()
         self._progress = asyncio.Event()
@@ -195,8 +198,9 @@ class JobMaster:
 
     # -- events (loop thread) --------------------------------------------------------------
     def on_task_event(self, ev: TaskEvent) -> None:
-        stage_is_new = ev.vertex_id not in self.stage_vertices[ev.stage_id]
         self.stage_vertices[ev.stage_id].add(ev.vertex_id)
+        task_is_new = (ev.vertex_id, ev.subtask) not in self.task_subtasks[ev.spark_task_id]
+        self.task_subtasks[ev.spark_task_id].add((ev.vertex_id, ev.subtask))
         ex = self.graph.execution(ev.vertex_id, ev.subtask, ev.spark_task_id)
         if ex is None:
             log.warning("job %s: report for unknown subtask %s/%d", self.job_id, ev.vertex_id, ev.subtask)
@@ -213,21 +217,38 @@ class JobMaster:
         if self.cancel_requested and state is ExecutionState.FAILED:
             state = ExecutionState.CANCELED  # the failure is the interruption we asked for
         ex.transition_to(state, ev.time)
-        if stage_is_new:
-            for name, fields in self.unresolved.pop(ev.stage_id, []):
+        if task_is_new:
+            for name, fields in self.unresolved.pop(ev.spark_task_id, []):
                 self.on_spark_event(name, fields)
         self._progress.set()
 
-    def on_spark_event(self, name: str, fields: dict[str, Any]) -> None:
-        stage = fields["stage_id"]
-        vertices = self.stage_vertices.get(stage)
+    def _subtasks_of(self, fields: dict[str, Any]) -> set[tuple[str, int]] | None:
+        """The (vertex, subtask) pairs a Spark task runs: from its own reports, else from its
+        stage when every vertex there has the stage's partitions as its subtasks (a union's
+        stage numbers its inputs' partitions one after another, so there it must wait)."""
+        known = self.task_subtasks.get(fields["spark_task_id"])
+        if known:
+            return known
+        vertices = self.stage_vertices.get(fields["stage_id"])
         if not vertices:
-            self.unresolved[stage].append((name, fields))  # resolved by the first task report
-            if name == "task_end" and fields["reason"] == "Success":
-                self.spark_succeeded.add(fields["spark_task_id"])
+            return None
+        jvs = [self.graph.job_vertices[v].job_vertex for v in vertices]
+        heads = [jv for jv in jvs if not any(e.ship_strategy is Partitioning.FORWARD
+                                             and e.source in vertices for e in jv.inputs)]
+        parallelisms = {jv.parallelism for jv in jvs}
+        if len(heads) == 1 and len(parallelisms) == 1 and fields["subtask"] < parallelisms.pop():
+            return {(v, fields["subtask"]) for v in vertices}
+        return None
+
+    def on_spark_event(self, name: str, fields: dict[str, Any]) -> None:
+        if name == "task_end" and fields["reason"] == "Success":
+            self.spark_succeeded.add(fields["spark_task_id"])
+        subtasks = self._subtasks_of(fields)
+        if subtasks is None:
+            self.unresolved[fields["spark_task_id"]].append((name, fields))  # placed by a report
             return
-        for vertex_id in vertices:
-            ex = self.graph.execution(vertex_id, fields["subtask"], fields["spark_task_id"])
+        for vertex_id, subtask in subtasks:
+            ex = self.graph.execution(vertex_id, subtask, fields["spark_task_id"])
             if ex is None:
                 continue
             ex.tm_id = ex.tm_id or fields["executor_id"]
@@ -244,7 +265,7 @@ class JobMaster:
     def _on_spark_task_end(self, ex: Execution, fields: dict[str, Any]) -> None:
         reason = fields["reason"]
         if reason == "Success":
-            self.spark_succeeded.add(fields["spark_task_id"])  # FINISHED comes with the report
+            pass  # FINISHED comes with the task's own report, with its final accumulators
         elif reason == "TaskKilled" or (self.cancel_requested and reason != "ExceptionFailure"):
             ex.transition_to(ExecutionState.CANCELED, fields["time"])
         else:

@@ -105,8 +105,12 @@ class JobManager:
         while True:
             frames = await sock.recv_multipart()
             got = self.session.unpack(frames)
-            if got is not None:
+            if got is None:
+                continue
+            try:
                 handle(*got)
+            except Exception:  # noqa: BLE001 - a bug in one handler must not stop the socket
+                log.exception("handling %s failed", got[1].type)
 
     async def _heartbeat_monitor(self) -> None:
         while True:

@@ -43,7 +43,9 @@ def translate(sc: Any, job_id: str, graph: JobGraph) -> list[tuple[JobVertex, An
                 parent = parent.partitionBy(vertex.parallelism, identity_partitioner)
                 input_kind = "keyed" if Partitioning.HASH in strategies else "exchange"
             task = VertexTask(job_id, vertex, input_kind, output)
-        rdds[vertex.vertex_id] = parent.mapPartitionsWithIndex(task, preservesPartitioning=True)
+        # not preservesPartitioning: pyspark would then skip the next exchange's partitionBy
+        # (same partitioner), and a HASH after a REBALANCE of equal parallelism would not shuffle
+        rdds[vertex.vertex_id] = parent.mapPartitionsWithIndex(task)
     return [(v, rdds[v.vertex_id]) for v in graph.vertices if v.is_sink]
 
 

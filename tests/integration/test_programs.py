@@ -28,6 +28,8 @@ pytestmark = pytest.mark.integration
 MLLIB_DATA = os.path.join(os.path.dirname(pyspark.__file__), "data", "mllib")
 PAGERANK_DATA = os.path.join(MLLIB_DATA, "pagerank_data.txt")
 MOVIELENS_DATA = os.path.join(MLLIB_DATA, "sample_movielens_data.txt")
+#: a wedged job fails its test instead of hanging the run (not a performance bound)
+JOB_TIMEOUT = 300.0
 
 VOCABULARY = ("flink spark session cluster job vertex edge slot task manager stream batch key "
               "reduce map filter union sink source record window state shuffle partition "
@@ -198,7 +200,7 @@ def test_union_filter_key_by_with_mixed_parallelism(env) -> None:
               .map(lambda x: (x % 5, x)).set_parallelism(2)
               .key_by(lambda t: t[0]).reduce(lambda p, q: (p[0], p[1] + q[1]))
               .execute_and_collect_async("union"))
-    result = client.collect()
+    result = client.collect(timeout=JOB_TIMEOUT)
     expected: dict[int, int] = collections.defaultdict(int)
     for x in left + right:
         if x % 3 != 0:
@@ -223,6 +225,14 @@ def test_union_filter_key_by_with_mixed_parallelism(env) -> None:
     assert keyed.source == merged[0].vertex_id
     finished = [ex for ex in details.executions if ex.state is ExecutionState.FINISHED]
     assert len(finished) == sum(v.parallelism for v in graph.vertices) == 1 + 3 + 2 + 2
+
+
+def test_key_by_after_an_exchange_of_equal_parallelism(env) -> None:
+    """Two exchanges in a row (REBALANCE, then HASH) into operators of the same parallelism."""
+    result = (env.from_collection(range(200)).rebalance().map(lambda x: (x % 5, x))
+              .key_by(lambda t: t[0]).sum(1).execute_and_collect("two exchanges"))
+    expected = {k: sum(x for x in range(200) if x % 5 == k) for k in range(5)}
+    assert sorted(result) == sorted(expected.items())  # one result per key
 
 
 # -- accumulators ----------------------------------------------------------------------------
@@ -271,9 +281,9 @@ class FailFifthRecordOnce(MapFunction):
 
 def test_retried_task_is_not_counted_twice(env) -> None:
     client = env.from_collection(range(100)).map(FailFifthRecordOnce()).execute_and_collect_async("retry")
-    result = client.get_job_execution_result(timeout=180)
+    result = client.get_job_execution_result(timeout=JOB_TIMEOUT)
     assert client.get_job_status() is JobStatus.FINISHED
-    assert sorted(client.collect()) == list(range(100))
+    assert sorted(client.collect(timeout=JOB_TIMEOUT)) == list(range(100))
     assert result.get_accumulator_result("processed") == 100
     details = client.details()
     attempts = sorted((ex.attempt, ex.state) for ex in details.executions if ex.subtask == 0)
@@ -306,7 +316,7 @@ def test_live_accumulators_arrive_before_the_job_ends(session, env, behind_excha
         stream = source.rebalance().map(Ticking()) if behind_exchange else source.map(Ticking())
         client = stream.execute_and_collect_async("live accumulators")
         seen: list[Any] = []
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + JOB_TIMEOUT
         while time.monotonic() < deadline:
             if not sub.poll(500):
                 continue
@@ -326,7 +336,7 @@ def test_live_accumulators_arrive_before_the_job_ends(session, env, behind_excha
             if isinstance(m, AccumulatorsUpdated) and not m.final]
     assert any(v is not None and 0 < v < total for v in live), \
         f"live values of 'ticks' before FINISHED: {live}"
-    assert client.get_job_execution_result().get_accumulator_result("ticks") == total
+    assert client.get_job_execution_result(JOB_TIMEOUT).get_accumulator_result("ticks") == total
 
 
 # -- bad input -------------------------------------------------------------------------------
