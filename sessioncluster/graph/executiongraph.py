@@ -192,6 +192,13 @@ class ExecutionGraph:
         return all(tv.finished_execution is not None for ejv in self.job_vertices.values()
                    for tv in ejv.task_vertices)
 
+    def start_canceling(self) -> None:
+        """Move every deployed, not yet ended attempt to CANCELING (the job is CANCELLING)."""
+        for ex in self.all_executions():
+            if ex.state in (ExecutionState.SCHEDULED, ExecutionState.DEPLOYING,
+                            ExecutionState.INITIALIZING, ExecutionState.RUNNING):
+                ex.transition_to(ExecutionState.CANCELING)
+
     def cancel_pending(self) -> None:
         """Move every non-terminal current attempt to CANCELED (via CANCELING where Flink does)."""
         for ejv in self.job_vertices.values():

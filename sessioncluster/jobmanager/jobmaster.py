@@ -111,10 +111,7 @@ class JobMaster:
             return
         self.cancel_requested = True
         self._set_status(JobStatus.CANCELLING)
-        for ex in self.graph.all_executions():
-            if ex.state in (ExecutionState.SCHEDULED, ExecutionState.DEPLOYING,
-                            ExecutionState.INITIALIZING, ExecutionState.RUNNING):
-                ex.transition_to(ExecutionState.CANCELING)
+        self.graph.start_canceling()
         threading.Thread(target=self.sc.cancelJobGroup, args=(self.job_id,), daemon=True).start()
 
     def _spark_succeeded_job(self, batches: list[bytes], printed: list[str]) -> None:

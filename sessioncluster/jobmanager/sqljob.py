@@ -319,10 +319,7 @@ class SqlJob:
             return
         self.cancel_requested = True
         self._set_status(JobStatus.CANCELLING)
-        for ex in self.graph.all_executions():
-            if ex.state in (ExecutionState.SCHEDULED, ExecutionState.DEPLOYING,
-                            ExecutionState.INITIALIZING, ExecutionState.RUNNING):
-                ex.transition_to(ExecutionState.CANCELING)
+        self.graph.start_canceling()
         jsc = self.sc._jsc.sc()
         threading.Thread(target=jsc.cancelJobGroupAndFutureJobs, args=(self.job_id,),
                          daemon=True).start()

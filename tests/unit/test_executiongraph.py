@@ -293,3 +293,15 @@ def test_all_finished(eg):
                      i).transition_to(E.FINISHED)
     assert eg.all_finished()
     assert all(ejv.aggregate_state is E.FINISHED for ejv in eg.job_vertices.values())
+
+
+def test_start_canceling_moves_only_deployed_attempts(eg):
+    src, red = ids(eg)
+    running = eg.execution(src, 0, spark_task_id=1)
+    running.transition_to(E.RUNNING)
+    done = eg.execution(src, 1, spark_task_id=2)
+    done.transition_to(E.FINISHED)
+    eg.start_canceling()
+    assert running.state is E.CANCELING
+    assert done.state is E.FINISHED
+    assert all(tv.current_execution.state is E.CREATED for tv in eg.job_vertices[red].task_vertices)
