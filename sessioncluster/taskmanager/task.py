@@ -19,6 +19,7 @@ ten stages of a Task, reporting each state change to its TaskManager over ``ipc:
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 import sys
 import time
@@ -159,7 +160,9 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
     vertex = task.vertex
     worker = SlotWorker.current()
     accumulators: dict[str, Accumulator[Any]] = {RECORDS_IN: IntCounter(), RECORDS_OUT: IntCounter()}
-    current_op = [vertex.operators[0].name]
+    #: code object of each user function -> the operator it belongs to, to name the operator
+    #: of a failure from its traceback (no bookkeeping per record)
+    operator_of: dict[Any, str] = {}
 
     def report(state: ExecutionState, error: TaskError | None = None) -> None:
         worker.report(TaskEvent(task.job_id, vertex.vertex_id, subtask, stage_id, spark_task_id,
@@ -171,9 +174,12 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
         report(ExecutionState.DEPLOYING)
         functions = [worker.load(op.function_key) if op.function_key and not op.kind.is_source else None
                      for op in vertex.operators]
+        for op, fn in zip(vertex.operators, functions):
+            _register_code(operator_of, fn, op.name)
         key_selector = combiner = None
         if task.output.key_selector_key:
             key_selector = as_callable(worker.load(task.output.key_selector_key))
+            _register_code(operator_of, key_selector, "key_by")
         if task.output.combiner_key:
             combiner = as_callable(worker.load(task.output.combiner_key))
         # 3. input/output registration and 4. restore (BATCH mode: no state to restore)
@@ -186,12 +192,13 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
             if isinstance(fn, Function):
                 opened.append(fn)
                 fn.open(ctx)
-        records_in, records_out = accumulators[RECORDS_IN], accumulators[RECORDS_OUT]
+        records_in = accumulators[RECORDS_IN]
         last_report = [time.monotonic()]
 
         def live(it: Iterable[Any]) -> Iterator[Any]:
+            """Count records in; report live accumulators at most every 200 ms."""
             for n, rec in enumerate(it, 1):
-                records_in.value += 1
+                records_in.value = n
                 if n & 15 == 0 and time.monotonic() - last_report[0] >= LIVE_REPORT_SECONDS:
                     last_report[0] = time.monotonic()
                     report(ExecutionState.RUNNING)
@@ -200,12 +207,9 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
         if task.input_kind == "source":
             data = worker.load(task.data_key) if task.data_key else []
             n = len(data)
-            records: Iterator[Any] = iter(data[subtask * n // vertex.parallelism:
+            records: Iterator[Any] = live(data[subtask * n // vertex.parallelism:
                                                (subtask + 1) * n // vertex.parallelism])
-            records = live(records)
-        elif task.input_kind == "source_rdd":
-            records = live(upstream)
-        elif task.input_kind == "forward":
+        elif task.input_kind in ("source_rdd", "forward"):
             records = live(upstream)
         else:
             batches = (cloudpickle.loads(b) for _, b in upstream)
@@ -213,17 +217,10 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
         if task.input_kind != "keyed" and vertex.operators[0].kind is OperatorKind.REDUCE:
             raise RuntimeError("a reduce must follow key_by()")  # guarded by the API
 
-        records = _chain(vertex, functions, records, current_op, task.input_kind == "keyed")
-
-        def counted(it: Iterator[Any]) -> Iterator[Any]:
-            for rec in it:
-                records_out.value += 1
-                yield rec
-
-        out = _emit(task, subtask, counted(records), key_selector, combiner, current_op)
-        yield from out
+        records = _chain(vertex, functions, records, task.input_kind == "keyed")
+        yield from _emit(task, subtask, records, key_selector, combiner,
+                         accumulators[RECORDS_OUT])
         # 7. accumulators, 8. clean-up
-        current_op[0] = "close()"
         for fn in opened:
             fn.close()
         opened.clear()
@@ -233,7 +230,8 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
         report(ExecutionState.CANCELED)
         raise
     except BaseException as exc:  # noqa: BLE001 - every failure is reported, then re-raised
-        error = _task_error(exc, current_op[0], f"{subtask + 1}/{vertex.parallelism}")
+        error = _task_error(exc, _failed_operator(exc, operator_of, vertex.name),
+                            f"{subtask + 1}/{vertex.parallelism}")
         for fn in opened:
             try:
                 fn.close()
@@ -247,75 +245,75 @@ def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[An
         ) from None
 
 
+def _register_code(operator_of: dict[Any, str], fn: Any, name: str) -> None:
+    """Remember the code objects of ``fn`` (and of its open/close) as operator ``name``."""
+    if fn is None:
+        return
+    call = as_callable(fn)
+    code = getattr(getattr(call, "__func__", call), "__code__", None)
+    if code is None:  # a callable object
+        code = getattr(getattr(type(call), "__call__", None), "__code__", None)
+    if code is not None:
+        operator_of.setdefault(code, name)
+    for method in ("open", "close"):
+        hook = getattr(type(fn), method, None)
+        if isinstance(fn, Function) and hook is not getattr(Function, method):
+            operator_of.setdefault(hook.__code__, f"{name}.{method}()")
+
+
+def _failed_operator(exc: BaseException, operator_of: dict[Any, str], vertex_name: str) -> str:
+    """The operator whose function the failure happened in: the outermost traceback frame
+    that runs an operator's code; the whole chain when the error came from C code."""
+    tb = exc.__traceback__
+    while tb is not None:
+        name = operator_of.get(tb.tb_frame.f_code)
+        if name is not None:
+            return name
+        tb = tb.tb_next
+    return vertex_name
+
+
 def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any],
-           current_op: list[str], keyed: bool) -> Iterator[Any]:
-    """Nest the chained operators as generators: one pass, no intermediate lists."""
+           keyed: bool) -> Iterator[Any]:
+    """Nest the chained operators as iterators (C-level map/filter where possible): one pass,
+    no intermediate lists."""
     for op, fn in zip(vertex.operators, functions):
         kind = op.kind
         if kind.is_source or kind.is_sink:
             continue
         if keyed and not kind.takes_keys:
-            records = (rec for _, rec in records)  # a keyed exchange into a map, filter, ...
+            records = map(_value, records)  # a keyed exchange into a map, filter, ...
         call = as_callable(fn)
-        records = _OPERATORS[kind](call, records, op.name, current_op, keyed)
+        if kind is OperatorKind.MAP:
+            records = map(call, records)
+        elif kind is OperatorKind.FILTER:
+            records = filter(call, records)
+        elif kind is OperatorKind.FLAT_MAP:
+            records = itertools.chain.from_iterable(map(call, records))
+        elif kind is OperatorKind.PROCESS:
+            records = _process(call, records, keyed)
+        elif kind is OperatorKind.REDUCE:
+            records = _reduce(call, records)
         keyed = False
     return records
 
 
-def _map(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str],
-         keyed: bool) -> Iterator[Any]:
-    for rec in records:
-        cur[0] = name
-        yield call(rec)
+_value = operator.itemgetter(1)
 
 
-def _flat_map(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str],
-              keyed: bool) -> Iterator[Any]:
-    for rec in records:
-        cur[0] = name
-        out = call(rec)
-        if out is None:
-            continue
-        yield from _user_iter(out, name, cur)
-
-
-def _user_iter(out: Iterable[Any], name: str, cur: list[str]) -> Iterator[Any]:
-    """Iterate a user function's output, naming its operator while the user's code runs."""
-    it = iter(out)
-    while True:
-        cur[0] = name  # a user generator runs inside next()
-        try:
-            item = next(it)
-        except StopIteration:
-            return
-        yield item
-
-
-def _process(call: Callable[[Any, Any], Any], records: Iterator[Any], name: str, cur: list[str],
-             keyed: bool) -> Iterator[Any]:
+def _process(call: Callable[[Any, Any], Any], records: Iterator[Any], keyed: bool) -> Iterator[Any]:
     ctx = ProcessFunction.Context()
     for rec in records:
         if keyed:
             ctx._key, rec = rec
-        cur[0] = name
         out = call(rec, ctx)
         if out is not None:
-            yield from _user_iter(out, name, cur)
+            yield from out
 
 
-def _filter(call: Callable[[Any], Any], records: Iterator[Any], name: str, cur: list[str],
-            keyed: bool) -> Iterator[Any]:
-    for rec in records:
-        cur[0] = name
-        if call(rec):
-            yield rec
-
-
-def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any], name: str, cur: list[str],
-            keyed: bool) -> Iterator[Any]:
+def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any]) -> Iterator[Any]:
     acc: dict[Any, Any] = {}
     for key, rec in pairs:
-        cur[0] = name
         if key in acc:
             acc[key] = call(acc[key], rec)
         else:
@@ -323,97 +321,92 @@ def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any], name: str, cu
     return iter(acc.values())
 
 
-_OPERATORS: dict[OperatorKind, Callable[..., Iterator[Any]]] = {
-    OperatorKind.MAP: _map,
-    OperatorKind.FLAT_MAP: _flat_map,
-    OperatorKind.FILTER: _filter,
-    OperatorKind.REDUCE: _reduce,
-    OperatorKind.PROCESS: _process,
-}
-
-
 def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: Any,
-          combiner: Any, current_op: list[str]) -> Iterator[Any]:
+          combiner: Any, records_out: IntCounter) -> Iterator[Any]:
     out = task.output
+    if out.kind == "collect" and out.limit is not None:
+        records = itertools.islice(records, out.limit)
     if out.kind == "forward":
-        yield from records
+        for n, rec in enumerate(records, 1):
+            records_out.value = n
+            yield rec
     elif out.kind == "collect":
-        if out.limit is not None:
-            records = itertools.islice(records, out.limit)
-        for batch in _batches(records):
+        for batch in _batches(records, records_out):
             yield cloudpickle.dumps(batch)
     elif out.kind == "text":
-        for rec in records:
-            yield str(rec)
+        for batch in _batches(records, records_out):
+            yield from map(str, batch)
     elif out.kind == "print":
         prefix = f"{subtask + 1}> " if task.vertex.parallelism > 1 else ""
-        for batch in _batches(records):
+        for batch in _batches(records, records_out):
             yield "\n".join(f"{prefix}{rec}" for rec in batch)
     elif out.kind == "rebalance":
         buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
         for i, rec in enumerate(records):
-            b = buckets[(subtask + i) % out.partitions]
+            pid = (subtask + i) % out.partitions
+            b = buckets[pid]
             b.append(rec)
             if len(b) >= BATCH_RECORDS:
-                yield (subtask + i) % out.partitions, cloudpickle.dumps(b)
+                yield pid, cloudpickle.dumps(b)
                 b.clear()
+            records_out.value = i + 1
         for pid, b in enumerate(buckets):
             if b:
                 yield pid, cloudpickle.dumps(b)
     elif out.kind == "hash":
-        yield from _emit_hash(records, out.partitions, key_selector, combiner, current_op)
+        yield from _emit_hash(records, out.partitions, key_selector, combiner, records_out)
     else:
         raise ValueError(f"unknown output kind {out.kind!r}")
 
 
 def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combiner: Any,
-               current_op: list[str]) -> Iterator[tuple[int, bytes]]:
+               records_out: IntCounter) -> Iterator[tuple[int, bytes]]:
     from pyspark.rdd import portable_hash
 
-    def key_of(rec: Any) -> Any:
-        current_op[0] = "key_by"
-        key = key_selector(rec)
-        try:
-            hash(key)
-        except TypeError:
-            raise TypeError(f"key_by: the key selector returned an unhashable "
-                            f"{type(key).__name__} ({key!r:.80}); return a hashable key, "
-                            f"e.g. a tuple instead of a list") from None
-        return key
-
-    if combiner is not None:  # map-side combine: one record per key leaves this subtask
-        combined: dict[Any, Any] = {}
-        for rec in records:
-            key = key_of(rec)
-            if key in combined:
-                current_op[0] = "combine"
-                combined[key] = combiner(combined[key], rec)
-            else:
-                combined[key] = rec
-        pairs: Iterable[tuple[Any, Any]] = combined.items()
-    else:
-        pairs = ((key_of(rec), rec) for rec in records)
-    buckets: list[list[Any]] = [[] for _ in range(partitions)]
-    for key, rec in pairs:
-        pid = portable_hash(key) % partitions
-        b = buckets[pid]
-        b.append((key, rec))
-        if len(b) >= BATCH_RECORDS:
-            yield pid, cloudpickle.dumps(b)
-            b.clear()
+    try:
+        if combiner is not None:  # map-side combine: one record per key leaves this subtask
+            combined: dict[Any, Any] = {}
+            n = 0
+            for n, rec in enumerate(records, 1):
+                key = key_selector(rec)
+                if key in combined:
+                    combined[key] = combiner(combined[key], rec)
+                else:
+                    combined[key] = rec
+            records_out.value = n
+            pairs: Iterable[tuple[Any, Any]] = combined.items()
+        else:
+            pairs = ((key_selector(rec), rec) for rec in records)
+        buckets: list[list[Any]] = [[] for _ in range(partitions)]
+        for n, (key, rec) in enumerate(pairs, 1):
+            pid = portable_hash(key) % partitions
+            b = buckets[pid]
+            b.append((key, rec))
+            if len(b) >= BATCH_RECORDS:
+                yield pid, cloudpickle.dumps(b)
+                b.clear()
+            if combiner is None:
+                records_out.value = n
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        raise TypeError(f"key_by: the key selector returned an {exc}; return a hashable key, "
+                        f"e.g. a tuple instead of a list") from exc
     for pid, b in enumerate(buckets):
         if b:
             yield pid, cloudpickle.dumps(b)
 
 
-def _batches(records: Iterator[Any]) -> Iterator[list[Any]]:
+def _batches(records: Iterator[Any], records_out: IntCounter) -> Iterator[list[Any]]:
     batch: list[Any] = []
     for rec in records:
         batch.append(rec)
         if len(batch) >= BATCH_RECORDS:
+            records_out.value += len(batch)
             yield batch
             batch = []
     if batch:
+        records_out.value += len(batch)
         yield batch
 
 
