@@ -141,6 +141,11 @@ class FieldAggregation:
 class FieldSum(FieldAggregation):
     combine = staticmethod(lambda x, y: x + y)
 
+    def __call__(self, a: Any, b: Any) -> Any:
+        if self.position == 1 and type(a) is tuple and len(a) == 2:
+            return (a[0], a[1] + b[1])  # the (key, count) pairs of a word count, fast
+        return FieldAggregation.__call__(self, a, b)
+
 
 class FieldMin(FieldAggregation):
     combine = staticmethod(min)
