@@ -271,10 +271,7 @@ class JobMaster:
             ex.transition_to(ExecutionState.FAILED, fields["time"])
 
     def _on_execution_state(self, ex: Execution, previous: ExecutionState) -> None:
-        v = ex.vertex
-        self.publish(self.job_id, ExecutionStateChanged(
-            self.job_id, v.job_vertex.job_vertex.vertex_id, v.subtask_index, ex.attempt_number,
-            ex.state, ex.tm_id, ex.slot, ex.state_times[ex.state.value]))
+        self.publish(self.job_id, execution_state_changed(self.job_id, ex))
 
     def _schedule_accumulator_publish(self) -> None:
         if self._acc_publish_pending:
@@ -291,9 +288,7 @@ class JobMaster:
 
     # -- views --------------------------------------------------------------------------
     def summary(self) -> JobSummary:
-        tvs = [tv for ejv in self.graph.job_vertices.values() for tv in ejv.task_vertices]
-        return JobSummary(self.job_id, self.name, self.graph.status, self.start_time, self.end_time,
-                          len(tvs), sum(tv.finished_execution is not None for tv in tvs))
+        return job_summary(self.graph, self.name, self.start_time, self.end_time)
 
     def details(self) -> JobDetails:
         vertices = []
@@ -302,12 +297,7 @@ class JobMaster:
             jv = ejv.job_vertex
             vertices.append(VertexInfo(vid, jv.name, [op.name for op in jv.operators],
                                        jv.parallelism, ejv.aggregate_state, rin, rout))
-        executions = [
-            ExecutionInfo(ex.vertex.job_vertex.job_vertex.vertex_id, ex.vertex.subtask_index,
-                          ex.attempt_number, ex.state, ex.tm_id, ex.slot, ex.spark_task_id,
-                          dict(ex.state_times), ex.error)
-            for ex in self.graph.all_executions()
-        ]
+        executions = execution_infos(self.graph)
         accs = (self.final_accumulators if self.graph.status.is_globally_terminal
                 else self.graph.live_accumulators())
         return JobDetails(self.summary(), self.job_graph, vertices, executions,
@@ -334,6 +324,29 @@ def _register_view(rdd: Any, config: dict[str, Any]) -> None:
     df = spark.createDataFrame(rdd, schema=config.get("schema")).cache()
     df.count()
     df.createOrReplaceTempView(config["name"])
+
+
+def execution_state_changed(job_id: str, ex: Execution) -> ExecutionStateChanged:
+    """The PUB event of an Execution's new state."""
+    v = ex.vertex
+    return ExecutionStateChanged(job_id, v.job_vertex.job_vertex.vertex_id, v.subtask_index,
+                                 ex.attempt_number, ex.state, ex.tm_id, ex.slot,
+                                 ex.state_times[ex.state.value])
+
+
+def execution_infos(graph: ExecutionGraph) -> list[ExecutionInfo]:
+    """Every Execution of ``graph`` as the clients see it."""
+    return [ExecutionInfo(ex.vertex.job_vertex.job_vertex.vertex_id, ex.vertex.subtask_index,
+                          ex.attempt_number, ex.state, ex.tm_id, ex.slot, ex.spark_task_id,
+                          dict(ex.state_times), ex.error)
+            for ex in graph.all_executions()]
+
+
+def job_summary(graph: ExecutionGraph, name: str, start: float, end: float | None) -> JobSummary:
+    """A job's line in the job list: status, times, subtasks finished of total."""
+    tvs = [tv for ejv in graph.job_vertices.values() for tv in ejv.task_vertices]
+    return JobSummary(graph.job_id, name, graph.status, start, end, len(tvs),
+                      sum(tv.finished_execution is not None for tv in tvs))
 
 
 def _spark_error_text(exc: BaseException) -> str:

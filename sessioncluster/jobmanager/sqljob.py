@@ -34,8 +34,6 @@ from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.states import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
 from ..protocol.messages import (
-    ExecutionInfo,
-    ExecutionStateChanged,
     JobDetails,
     JobResultReply,
     JobStatusChanged,
@@ -46,7 +44,7 @@ from ..protocol.messages import (
     TaskEvent,
     VertexInfo,
 )
-from .jobmaster import FINAL_REPORT_TIMEOUT
+from .jobmaster import FINAL_REPORT_TIMEOUT, execution_infos, execution_state_changed, job_summary
 from .resourcemanager import ResourceManager
 
 log = logging.getLogger("sessioncluster.sqljob")
@@ -479,27 +477,17 @@ class SqlJob:
         self._progress.set()
 
     def _on_execution_state(self, ex: Execution, previous: ExecutionState) -> None:
-        v = ex.vertex
-        self.publish(self.job_id, ExecutionStateChanged(
-            self.job_id, v.job_vertex.job_vertex.vertex_id, v.subtask_index, ex.attempt_number,
-            ex.state, ex.tm_id, ex.slot, ex.state_times[ex.state.value]))
+        self.publish(self.job_id, execution_state_changed(self.job_id, ex))
 
     # -- views ----------------------------------------------------------------------------
     def summary(self) -> JobSummary:
-        tvs = [tv for ejv in self.graph.job_vertices.values() for tv in ejv.task_vertices]
-        return JobSummary(self.job_id, self.name, self.graph.status, self.start_time, self.end_time,
-                          len(tvs), sum(tv.finished_execution is not None for tv in tvs))
+        return job_summary(self.graph, self.name, self.start_time, self.end_time)
 
     def details(self) -> JobDetails:
         vertices = [VertexInfo(vid, ejv.job_vertex.name, [], ejv.parallelism,
                                ejv.aggregate_state, 0, 0)
                     for vid, ejv in self.graph.job_vertices.items()]
-        executions = [
-            ExecutionInfo(ex.vertex.job_vertex.job_vertex.vertex_id, ex.vertex.subtask_index,
-                          ex.attempt_number, ex.state, ex.tm_id, ex.slot, ex.spark_task_id,
-                          dict(ex.state_times), ex.error)
-            for ex in self.graph.all_executions()
-        ]
+        executions = execution_infos(self.graph)
         return JobDetails(self.summary(), self.job_graph, vertices, executions, {}, None,
                           self.error_text)
 
