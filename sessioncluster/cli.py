@@ -32,6 +32,9 @@ def _add_start_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spark-master", default=None, help="a real Spark master URL instead of local-cluster")
     p.add_argument("--task-attempts", type=int, default=2,
                    help="attempts per task before a job fails (default: %(default)s)")
+    p.add_argument("--bind", default="127.0.0.1",
+                   help="address every socket binds (default: %(default)s); any other address "
+                        "needs an explicit key of 32+ characters in SESSIONCLUSTER_KEY")
 
 
 def format_overview(o: ClusterOverview, info: ConnectionInfo | None = None) -> str:
@@ -89,7 +92,7 @@ def _session_names() -> list[str]:
 def cmd_start(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     session = start(args.name, args.taskmanagers, args.slots, args.memory, args.spark_master,
-                    args.task_attempts)
+                    args.task_attempts, args.bind)
     print(format_overview(session.status(), session.info))
     print(f"ready in {time.monotonic() - t0:.1f} s")
     return 0
@@ -170,7 +173,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"starting session cluster '{args.name}' ({args.taskmanagers} TaskManagers) ...")
         t0 = time.monotonic()
         session = start(args.name, args.taskmanagers, args.slots, args.memory, args.spark_master,
-                        args.task_attempts)
+                        args.task_attempts, args.bind)
         print(f"ready in {time.monotonic() - t0:.1f} s")
         started = True
     print(format_overview(session.status(), session.info))

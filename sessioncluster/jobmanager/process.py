@@ -28,7 +28,7 @@ import zmq.asyncio
 
 from ..connection import ConnectionInfo, connection_path, session_dir
 from ..protocol.messages import Message
-from ..protocol.wire import MAX_MESSAGE_BYTES, Session, new_key
+from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, Session, new_key
 from ..spark.driver import (
     SparkListenerBridge,
     SparkSettings,
@@ -232,8 +232,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--bind", default="127.0.0.1")
     p.add_argument("--max-result-mb", type=int, default=256)
     args = p.parse_args(argv)
-    if args.bind not in ("127.0.0.1", "localhost", "::1") and not os.environ.get("SESSIONCLUSTER_KEY"):
-        sys.exit("binding a non-loopback address needs an explicit key in SESSIONCLUSTER_KEY")
+    key = os.environ.get("SESSIONCLUSTER_KEY")
+    if args.bind not in ("127.0.0.1", "localhost", "::1") and not key:
+        sys.exit(f"refusing to bind {args.bind}: a non-loopback address needs an explicit key in "
+                 "SESSIONCLUSTER_KEY (e.g. `export SESSIONCLUSTER_KEY=$(openssl rand -hex 32)`)")
+    if key is not None and len(key) < MIN_KEY_CHARS:
+        sys.exit(f"SESSIONCLUSTER_KEY must be at least {MIN_KEY_CHARS} characters "
+                 "(e.g. `openssl rand -hex 32`)")
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)

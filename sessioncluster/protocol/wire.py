@@ -65,6 +65,10 @@ class RestrictedUnpickler(pickle.Unpickler):
         raise ProtocolError(f"refusing to load {module}.{name} from a message")
 
 
+#: shortest key accepted from a user (``SESSIONCLUSTER_KEY``); ``new_key`` makes 64
+MIN_KEY_CHARS = 32
+
+
 def new_key() -> str:
     """A fresh session key (hex)."""
     return os.urandom(32).hex()

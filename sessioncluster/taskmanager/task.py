@@ -32,7 +32,7 @@ import zmq
 
 from ..accumulators import Accumulator, IntCounter, snapshot
 from ..connection import ConnectionInfo
-from ..functions import Function, ProcessFunction, RuntimeContext, as_callable
+from ..functions import FieldAggregation, Function, ProcessFunction, RuntimeContext, as_callable
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
 from ..graph.jobgraph import JobVertex
 from ..graph.states import ExecutionState
@@ -364,8 +364,11 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
     from pyspark.rdd import portable_hash
 
     try:
-        if combiner is not None:  # map-side combine: one record per key leaves this subtask
-            combined: dict[Any, Any] = {}
+        if isinstance(combiner, FieldAggregation):  # sum/min/max: no call per record
+            combined, records_out.value = combiner.combine_by_key(records, key_selector)
+            pairs: Iterable[tuple[Any, Any]] = combined.items()
+        elif combiner is not None:  # map-side combine: one record per key leaves this subtask
+            combined = {}
             n = 0
             for n, rec in enumerate(records, 1):
                 key = key_selector(rec)
@@ -374,7 +377,7 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
                 else:
                     combined[key] = rec
             records_out.value = n
-            pairs: Iterable[tuple[Any, Any]] = combined.items()
+            pairs = combined.items()
         else:
             pairs = ((key_selector(rec), rec) for rec in records)
         buckets: list[list[Any]] = [[] for _ in range(partitions)]

@@ -1,0 +1,70 @@
+"""The field aggregations behind KeyedStream.sum/min/max, and their map-side combine."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from sessioncluster.accumulators import IntCounter
+from sessioncluster.functions import (FieldAggregation, FieldMax, FieldMin, FieldSum, MapFunction,
+                                      RuntimeContext, as_callable)
+
+
+def fold(agg: FieldAggregation, records: list[Any], key_selector: Any) -> dict[Any, Any]:
+    """The reference: reduce each key's records in arrival order with ``agg`` itself."""
+    out: dict[Any, Any] = {}
+    for rec in records:
+        k = key_selector(rec)
+        out[k] = agg(out[k], rec) if k in out else rec
+    return out
+
+
+@pytest.mark.parametrize("agg", [FieldSum(1), FieldMin(1), FieldMax(1)], ids=["sum", "min", "max"])
+@pytest.mark.parametrize("shape", ["tuple", "list", "dict"])
+def test_combine_by_key_equals_the_fold(agg: FieldAggregation, shape: str) -> None:
+    rng = random.Random(7)
+    rows = [(rng.choice("abcde"), rng.randint(-50, 50), rng.random()) for _ in range(500)]
+    if shape == "list":
+        rows = [list(r) for r in rows]  # type: ignore[misc]
+    elif shape == "dict":
+        rows = [{0: r[0], 1: r[1], 2: r[2]} for r in rows]  # type: ignore[misc]
+    combined, n = agg.combine_by_key(iter(rows), lambda r: r[0])
+    assert n == 500
+    assert combined == fold(agg, rows, lambda r: r[0])
+
+
+def test_the_other_fields_come_from_the_first_record_of_the_key() -> None:
+    combined, _ = FieldSum(1).combine_by_key([("a", 1, "first"), ("a", 2, "second")], lambda r: r[0])
+    assert combined == {"a": ("a", 3, "first")}
+    assert FieldMax("score")({"score": 1, "who": "x"}, {"score": 5, "who": "y"}) == {"score": 5, "who": "x"}
+
+
+@pytest.mark.parametrize("agg,expected", [(FieldSum(None), 12), (FieldMin(None), 1), (FieldMax(None), 6)])
+def test_plain_numbers_without_a_position(agg: FieldAggregation, expected: int) -> None:
+    combined, n = agg.combine_by_key([1, 2, 3, 6], lambda x: 0)
+    assert (combined, n) == ({0: expected}, 4)
+    assert agg.combine_by_key([1, 2, 3, 6], lambda x: x % 2)[0] == fold(agg, [1, 2, 3, 6], lambda x: x % 2)
+
+
+def test_empty_input() -> None:
+    assert FieldSum(1).combine_by_key(iter([]), lambda r: r[0]) == ({}, 0)
+
+
+def test_as_callable_and_the_runtime_context() -> None:
+    class Double(MapFunction):
+        def map(self, value: int) -> int:
+            return 2 * value
+
+    assert as_callable(Double())(4) == 8
+    assert as_callable(len)("abc") == 3
+    with pytest.raises(TypeError, match="not callable"):
+        as_callable(42)
+    ctx = RuntimeContext("Map", 1, 4, 0, {})
+    ctx.add_accumulator("n", IntCounter())
+    with pytest.raises(ValueError, match="already registered"):
+        ctx.add_accumulator("n", IntCounter())
+    with pytest.raises(KeyError, match="no accumulator named 'm'"):
+        ctx.get_accumulator("m")
+    assert (ctx.get_index_of_this_subtask(), ctx.get_number_of_parallel_subtasks()) == (1, 4)
