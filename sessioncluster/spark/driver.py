@@ -75,6 +75,9 @@ def start_spark(settings: SparkSettings, connection_file: str) -> Any:
         .config("spark.network.timeoutInterval", "5s")
         .config("spark.storage.blockManagerHeartbeatTimeoutMs", "20000")
         .config("spark.locality.wait", "0")
+        # Offers are revived on every submit, task end and failure anyway; with no locality
+        # wait, the 1 s periodic revive only costs idle CPU.
+        .config("spark.scheduler.revive.interval", "5s")
         # A cancelled task's Python worker is killed this soon if it does not stop by itself.
         .config("spark.python.task.killTimeout", "200ms")
     )

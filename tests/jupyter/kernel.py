@@ -85,6 +85,12 @@ class Kernel:
                 if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == model_id
                 and m["content"]["data"].get("method") == "update"]
 
+    def restart(self, timeout: float = 120.0) -> None:
+        """Restart the kernel process, as the notebook's Restart does; its state is gone."""
+        self.km.restart_kernel(now=True)
+        self.kc.wait_for_ready(timeout=timeout)
+        self.iopub.clear()
+
     def shutdown(self) -> None:
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)

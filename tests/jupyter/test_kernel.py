@@ -280,6 +280,27 @@ def test_flink_sql_returns_a_dataframe(cluster: Cluster) -> None:
     assert statuses[-1] == "FINISHED"
 
 
+def test_kernel_restart_keeps_the_session_and_connect_reattaches(cluster: Cluster) -> None:
+    k = cluster.kernel
+    before = Session(cluster.info).jobs()
+    k.restart()
+    assert all(pid_alive(p) for p in cluster.pids), "a kernel restart must not stop the session"
+    k.run(SETUP)
+    k.run("%load_ext sessioncluster")
+    got = k.run(f"session = %flink_session connect {NAME}\n"
+                "print(json.dumps(session.info.jobmanager_pid))")
+    assert got.json() == cluster.info.jobmanager_pid and got.widget_ids
+    listed = k.run("%flink_session jobs").data()[0]["text/plain"]
+    for job in before:
+        assert job.job_id in listed
+    assert "static html" in listed and "explode" in listed
+    out = k.run('''
+        env = session.get_execution_environment()
+        print(json.dumps(sorted(env.from_collection([1, 2, 3]).map(lambda x: x * 10).execute_and_collect())))
+    ''').json()
+    assert out == [10, 20, 30]
+
+
 def test_stop_stops_the_session(cluster: Cluster) -> None:
     k = cluster.kernel
     k.run("shown = list(magics()._cluster_widgets)")
@@ -295,6 +316,6 @@ def test_stop_stops_the_session(cluster: Cluster) -> None:
         print(json.dumps([magics().session is None, len(magics()._cluster_widgets),
                           all(("stopped", True) in w.history for w in shown), len(shown)]))
     ''').json()
-    assert got == [True, 0, True, 3]  # start, start again (connect), status
+    assert got == [True, 0, True, 1]  # the connect after the kernel restart
     after = k.run("%flink_session status", allow_error=True)
     assert "no current session" in after.stderr + str(after.messages)

@@ -6,6 +6,8 @@ They live inside ipywidgets through ``jupyter_bokeh.BokehModel`` (no Bokeh serve
 
 from __future__ import annotations
 
+from bokeh.io import output_notebook
+from bokeh.io.state import curstate
 from bokeh.models import Arrow, ColumnDataSource, HoverTool, Range1d, VeeHead
 from bokeh.plotting import figure
 
@@ -15,6 +17,21 @@ from ..state import JobView
 
 NODE_W, NODE_H = 0.84, 0.8
 PX_PER_LAYER, PX_PER_LINE = 260, 15
+
+
+def load_bokehjs() -> None:
+    """Load BokehJS into the notebook page, once per kernel, from the current cell.
+
+    ``jupyter_bokeh``'s views draw nothing without it (Bokeh requires ``output_notebook()`` in
+    every notebook). Resources come from Bokeh's settings: the CDN by default,
+    ``BOKEH_RESOURCES=inline`` on a machine without internet.
+    """
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "kernel") or curstate().notebook:
+        return
+    output_notebook(hide_banner=True)
 
 
 class DagFigure:

@@ -31,7 +31,7 @@ from ...protocol.messages import (
 from ..html import accumulators_table, error_block, esc, job_header, subtasks_table
 from ..state import JobView, is_histogram
 from ._feed import POKE, EventSource, Follower
-from .bokeh_views import DagFigure, HistogramFigure
+from .bokeh_views import DagFigure, HistogramFigure, load_bokehjs
 
 if TYPE_CHECKING:
     from ...client.jobclient import JobClient
@@ -64,6 +64,7 @@ class JobWidget(widgets.VBox):
                  fetch_details: Callable[[], JobDetails] | None = None,
                  jobmanager_alive: Callable[[], bool] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        load_bokehjs()
         self.client = client
         self.job_id = client.job_id
         self.view = JobView(client.job_id, client.job_name)
@@ -207,6 +208,8 @@ class JobWidget(widgets.VBox):
         self.progress_label.value = f"{done}/{total}"
         if view.terminal and not self.cancel_button.disabled:
             self.cancel_button.disabled = True
+            self.cancel_button.button_style = ""  # nothing left to cancel: no red button
+            self.cancel_button.icon = ""
         if view.terminal:
             self.cancel_button.description = view.status.value.capitalize()
 
