@@ -12,9 +12,12 @@ import pytest
 
 import sessioncluster
 
-from .helpers import session_pids, wait_gone
+from .helpers import descendants, session_pids, wait_gone
 
 SESSION_NAME = "itest"
+#: a small library cache on the shared session's TaskManagers, so that the soak fills it and
+#: its LRU bound is checked on real TaskManagers
+LIBRARY_CACHE_BYTES = 1 << 20
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +26,7 @@ def sc_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     old = os.environ.get("SESSIONCLUSTER_HOME")
     os.environ["SESSIONCLUSTER_HOME"] = str(home)
     os.environ["SESSIONCLUSTER_VALIDATE"] = "1"
+    os.environ["SESSIONCLUSTER_LIBRARY_CACHE_BYTES"] = str(LIBRARY_CACHE_BYTES)
     yield home
     if old is None:
         os.environ.pop("SESSIONCLUSTER_HOME", None)
@@ -33,11 +37,11 @@ def sc_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def session(sc_home: Path) -> Iterator[sessioncluster.Session]:
     s = sessioncluster.start(SESSION_NAME, taskmanagers=2, slots=1)
-    pids = session_pids(s)
+    pids = descendants(session_pids(s))  # the Spark driver JVM and slot workers too
     yield s
-    pids += [p for p in session_pids(s) if p not in pids]  # replacements after a lost one
+    pids |= descendants(session_pids(s))  # replacements after a lost TaskManager
     s.stop()
-    left = wait_gone(pids)
+    left = wait_gone(sorted(pids))
     assert not left, f"processes of the session outlived stop(): {left}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
@@ -44,3 +45,22 @@ def session_pids(session: Any) -> list[int]:
     for tm in session.status().taskmanagers:
         pids += [tm.pid, tm.daemon_pid, tm.jvm_pid]
     return pids
+
+
+def descendants(pids: list[int]) -> set[int]:
+    """``pids`` and every process below them (the Spark driver JVM is the JobManager's child)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found = {p for p in pids if p in parent}
+    grew = True
+    while grew:
+        more = {p for p, pp in parent.items() if pp in found and p not in found}
+        found |= more
+        grew = bool(more)
+    return found

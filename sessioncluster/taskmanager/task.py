@@ -24,6 +24,7 @@ import os
 import sys
 import time
 import traceback
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
@@ -42,6 +43,9 @@ from ..protocol.wire import Session
 from .daemon import CONNECTION_ENV, IPC_ENV
 
 BATCH_RECORDS = 1024
+#: unpickled user functions and collections a slot worker keeps (the agent's library cache
+#: keeps their bytes, bounded by size)
+LOADED_USER_CODE = 32
 LIVE_REPORT_SECONDS = 0.2
 _INTERNAL_PATHS = tuple(
     os.path.dirname(m.__file__) + os.sep for m in (sys.modules["sessioncluster"], cloudpickle)  # type: ignore[arg-type]
@@ -77,7 +81,9 @@ class SlotWorker:
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 2000)
         self.sock.connect(ipc)
-        self.loaded: dict[str, Any] = {}
+        #: user code already unpickled in this process, most recently used last (bounded:
+        #: pyspark reuses the worker for every job of the session)
+        self.loaded: OrderedDict[str, Any] = OrderedDict()
         self.pid = os.getpid()
 
     @classmethod
@@ -111,6 +117,9 @@ class SlotWorker:
             if reply.data is None:
                 raise RuntimeError(f"the BlobServer has no blob {key[:12]}")
             self.loaded[key] = cloudpickle.loads(reply.data)
+            while len(self.loaded) > LOADED_USER_CODE:
+                self.loaded.popitem(last=False)
+        self.loaded.move_to_end(key)
         return self.loaded[key]
 
 

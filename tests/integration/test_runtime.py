@@ -143,6 +143,10 @@ def test_user_error_gives_failed_with_user_traceback_and_next_job_runs(session, 
     failed_attempts = [ex for ex in details.executions if ex.state is ExecutionState.FAILED]
     assert failed_attempts and any(ex.error and ex.error.exc_type == "ZeroDivisionError"
                                    for ex in failed_attempts)
+    # the subtask holding x == 7 failed as often as the session allows (task_attempts=2)
+    user_failed = [ex for ex in failed_attempts if ex.error and ex.error.exc_type == "ZeroDivisionError"]
+    per_subtask = {(ex.vertex_id, ex.subtask) for ex in user_failed}
+    assert len(per_subtask) == 1 and sorted(ex.attempt for ex in user_failed) == [0, 1]
     # the session goes on
     assert sorted(env.from_collection([1, 2, 3]).map(lambda x: x * 10).execute_and_collect()) == [10, 20, 30]
 

@@ -26,6 +26,7 @@ from sessioncluster.connection import runtime_dir
 from sessioncluster.protocol.messages import RequestOverview, TaskManagerChanged
 from sessioncluster.protocol.wire import DELIM, Session as WireSession
 
+from ..conftest import LIBRARY_CACHE_BYTES
 from ..helpers import rss_mb, wait_until
 
 pytestmark = pytest.mark.integration
@@ -37,36 +38,55 @@ def slow_identity(x: int) -> int:
     return x
 
 
-def test_taskmanager_killed_mid_job_still_gives_the_right_result(session) -> None:
+def test_taskmanager_killed_mid_job_still_gives_the_right_result(session, figures) -> None:
     """SIGKILL an executor JVM at a random moment: right result, FAILED attempt + retry on
     another TaskManager, LOST published, the replacement registers as a new TaskManager."""
     rng = random.Random(7)
     changes: list[tuple[str, str]] = []
-    unsubscribe = session.events.subscribe(
-        "cluster", lambda t, m: changes.append((m.tm_id, m.change)) if isinstance(m, TaskManagerChanged) else None)
+    seen_at: dict[tuple[str, str], float] = {}
+
+    def on_cluster(topic: str, msg: object) -> None:
+        if isinstance(msg, TaskManagerChanged):
+            seen_at.setdefault((msg.tm_id, msg.change), time.monotonic())
+            changes.append((msg.tm_id, msg.change))
+
+    unsubscribe = session.events.subscribe("cluster", on_cluster)
     env = session.get_execution_environment()
     env.set_parallelism(4)
     kills = 10 if FULL else 2
+    rounds: list[dict[str, object]] = []
+    figures["taskmanager_kills"] = rounds
     try:
         for i in range(kills):
             tms = wait_until(lambda: (lambda t: t if len(t) == 2 else None)(session.status().taskmanagers),
                              timeout=90, what="two TaskManagers")
             victim = rng.choice(tms)
             client = env.from_collection(range(120)).map(slow_identity).execute_and_collect_async(f"kill-{i}")
-            time.sleep(rng.uniform(0.3, 1.2))
+            delay = rng.uniform(0.3, 1.2)
+            time.sleep(delay)
             os.kill(victim.jvm_pid, signal.SIGKILL)
-            assert sorted(client.collect()) == list(range(120)), f"kill {i}: wrong result"
+            killed = time.monotonic()
+            result = client.collect()
+            round_ = {"kill_after_s": round(delay, 2),
+                      "result_after_kill_s": round(time.monotonic() - killed, 2),
+                      "correct": sorted(result) == list(range(120))}
+            rounds.append(round_)
+            assert round_["correct"], f"kill {i}: wrong result"
             details = client.details()
             on_victim = [ex for ex in details.executions if ex.tm_id == victim.tm_id]
+            round_["failed_attempts"] = sum(ex.state is ExecutionState.FAILED for ex in on_victim)
             if any(ex.state is ExecutionState.FAILED for ex in on_victim):
                 failed = [ex for ex in on_victim if ex.state is ExecutionState.FAILED]
                 for ex in failed:  # each failed subtask was retried elsewhere and finished
                     retries = [r for r in details.executions if r.subtask == ex.subtask and r.attempt > ex.attempt]
                     assert any(r.state is ExecutionState.FINISHED and r.tm_id != victim.tm_id for r in retries)
             wait_until(lambda: (victim.tm_id, "LOST") in changes, timeout=60, what="TaskManager LOST")
+            round_["lost_after_kill_s"] = round(seen_at[(victim.tm_id, "LOST")] - killed, 2)
             # the replacement executor registers as a new TaskManager (and says so on PUB)
-            wait_until(lambda: sum(change == "REGISTERED" for _, change in changes) > i,
-                       timeout=90, what="a replacement TaskManager")
+            new_tm = wait_until(lambda: next((tm for (tm, change), at in list(seen_at.items())
+                                              if change == "REGISTERED" and at > killed), None),
+                                timeout=90, what="a replacement TaskManager")
+            round_["replacement_after_kill_s"] = round(seen_at[(new_tm, "REGISTERED")] - killed, 2)
             wait_until(lambda: len(session.status().taskmanagers) == 2, timeout=30,
                        what="two TaskManagers again")
     finally:
@@ -112,7 +132,7 @@ class Boom:
         return (os.system, (f"touch {self.marker}",))
 
 
-def test_protocol_abuse_is_dropped_and_never_unpickled(session, tmp_path: Path) -> None:
+def test_protocol_abuse_is_dropped_and_never_unpickled(session, tmp_path: Path, figures) -> None:
     rng = random.Random(1)
     marker = tmp_path / "pwned"
     evil_body = pickle.dumps(Boom(str(marker)))
@@ -124,21 +144,28 @@ def test_protocol_abuse_is_dropped_and_never_unpickled(session, tmp_path: Path) 
     ipc = f"ipc://{runtime_dir()}/tm-{tm.daemon_pid}.ipc"
     targets = [session.info.dispatcher, session.info.resourcemanager, ipc]
     ctx = zmq.Context.instance()
+    sent = 0
+    t0 = time.monotonic()
     for endpoint in targets:
         sock = ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 2000)
         sock.connect(endpoint)
         for frames in [*evil, *_frames(session, rng)]:
             sock.send_multipart(frames)
+            sent += 1
         sock.close()
     time.sleep(1.0)
     assert not marker.exists(), "an unauthenticated body was unpickled"
     env = session.get_execution_environment()
     assert sorted(env.from_collection(range(5)).map(lambda x: x * 3).execute_and_collect()) == [0, 3, 6, 9, 12]
     assert len(session.status().taskmanagers) == 2
+    figures["protocol_abuse"] = {"sockets": len(targets), "bad_messages": sent,
+                                 "seconds_to_next_good_job": round(time.monotonic() - t0, 2),
+                                 "unpickled": marker.exists()}
 
 
-def test_many_clients_get_exactly_their_own_results(session, sc_home: Path, tmp_path: Path) -> None:
+def test_many_clients_get_exactly_their_own_results(session, sc_home: Path, tmp_path: Path,
+                                                    figures) -> None:
     clients, jobs = 8, (25 if FULL else 10)
     script = tmp_path / "client.py"
     script.write_text(textwrap.dedent(f"""
@@ -153,6 +180,7 @@ def test_many_clients_get_exactly_their_own_results(session, sc_home: Path, tmp_
             results.append(sorted(out) == [2 * x for x in range(base, base + 50)])
         print(json.dumps(results))
     """))
+    t0 = time.monotonic()
     procs = [subprocess.Popen([sys.executable, str(script), str(i)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True,
                               env={**os.environ, "SESSIONCLUSTER_HOME": str(sc_home)})
@@ -161,21 +189,37 @@ def test_many_clients_get_exactly_their_own_results(session, sc_home: Path, tmp_
         out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err
         assert json.loads(out.strip().splitlines()[-1]) == [True] * jobs, f"client {i}"
+    wall = time.monotonic() - t0
     names = [j.name for j in session.jobs()]
     for i in range(clients):
         for j in range(jobs):
             assert names.count(f"c{i}-{j}") == 1  # none lost, none duplicated
+    figures["load"] = {"clients": clients, "jobs_each": jobs, "all_correct": True,
+                       "wall_s_with_process_start": round(wall, 1),
+                       "jobs_per_s": round(clients * jobs / wall, 2)}
 
 
-def test_soak_sequential_jobs_keep_memory_bounded(session) -> None:
+def test_soak_sequential_jobs_keep_memory_bounded(session, figures) -> None:
     jobs = 500 if FULL else 120
     env = session.get_execution_environment()
     for i in range(20):  # warm: caches, code paths
         env.from_collection(range(100)).map(lambda x: x + 1).execute_and_collect("soak-warm")
     before = rss_mb(session.info.jobmanager_pid)
+    t0 = time.monotonic()
+    pad = "x" * 16384  # every job's function is a new 16 KB blob: the library caches fill up
     for i in range(jobs):
-        assert len(env.from_collection(range(100)).map(lambda x: x + i).execute_and_collect("soak")) == 100
+        out = env.from_collection(range(100)).map(lambda x: x + i + len(pad) - 16384).execute_and_collect("soak")
+        assert len(out) == 100
     after = rss_mb(session.info.jobmanager_pid)
+    seconds = time.monotonic() - t0
+    agents = {tm.tm_id: tm.library_cache for tm in session.status().taskmanagers}
+    figures["soak"] = {"jobs": jobs, "seconds": round(seconds, 1), "jobs_per_s": round(jobs / seconds, 2),
+                       "jobmanager_rss_before_mb": round(before, 1), "jobmanager_rss_after_mb": round(after, 1),
+                       "jobs_in_memory": session.status().jobs_in_memory, "jobs_listed": len(session.jobs()),
+                       "library_cache": {t: (c.entries, c.bytes) for t, c in agents.items()}}
+    for tm_id, cache in agents.items():  # bounded by size, least recently used evicted
+        assert cache.bytes <= LIBRARY_CACHE_BYTES, (tm_id, cache)
+        assert cache.entries < jobs, (tm_id, cache)
     assert after - before < 50, f"JobManager RSS grew {after - before:.1f} MB over {jobs} jobs"
     from sessioncluster.jobmanager.dispatcher import MAX_FINISHED_JOBS
 

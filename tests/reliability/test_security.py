@@ -15,31 +15,12 @@ import sessioncluster
 from sessioncluster.client.session import SessionStartError
 from sessioncluster.connection import ConnectionInfo, connection_path
 
-from ..helpers import session_pids, wait_gone
+from ..helpers import descendants, session_pids, wait_gone
 
 pytestmark = pytest.mark.integration
 
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
 LOOPBACK = ("127.0.0.1", "::1")
-
-
-def descendants(pids: list[int]) -> set[int]:
-    """``pids`` and every process below them (the Spark driver JVM is the JobManager's child)."""
-    parent: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found = {p for p in pids if p in parent}
-    grew = True
-    while grew:
-        more = {p for p, pp in parent.items() if pp in found and p not in found}
-        found |= more
-        grew = bool(more)
-    return found
 
 
 def listening_sockets(pids: set[int]) -> dict[tuple[str, int], int]:

@@ -1,0 +1,31 @@
+"""The TaskManager's library cache: bounded by size, least recently used blob evicted first."""
+
+from __future__ import annotations
+
+from sessioncluster.taskmanager.agent import LibraryCache
+
+
+def test_bounded_by_size_least_recently_used_first() -> None:
+    cache = LibraryCache(capacity=100)
+    for key in "abc":
+        cache.put(key, bytes(30))
+    assert cache.get("a") is not None  # a is now the most recently used
+    cache.put("d", bytes(30))  # 120 > 100: b, the least recently used, goes
+    assert cache.get("b") is None
+    assert [k for k in "acd" if cache.get(k) is not None] == ["a", "c", "d"]
+    assert (cache.stats.entries, cache.stats.bytes) == (3, 90)
+
+
+def test_a_blob_larger_than_the_capacity_is_kept_alone() -> None:
+    cache = LibraryCache(capacity=50)
+    cache.put("small", bytes(10))
+    cache.put("big", bytes(80))
+    assert cache.get("small") is None and cache.get("big") is not None
+    assert (cache.stats.entries, cache.stats.bytes) == (1, 80)
+
+
+def test_putting_a_key_twice_counts_it_once() -> None:
+    cache = LibraryCache(capacity=100)
+    cache.put("a", bytes(40))
+    cache.put("a", bytes(40))
+    assert (cache.stats.entries, cache.stats.bytes) == (1, 40)
