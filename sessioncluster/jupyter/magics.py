@@ -220,8 +220,10 @@ class SessionClusterMagics(Magics):
         import ipywidgets as widgets
 
         from .widgets import JobWidget
+        from .widgets.bokeh_views import load_bokehjs
         from ..client.jobclient import JobClient
 
+        load_bokehjs()  # here, in the cell: the job widgets below are made on other threads
         box = widgets.VBox()
         display(box)
         seen: set[str] = set()
