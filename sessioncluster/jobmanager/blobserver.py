@@ -6,12 +6,20 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..lrubytes import LruBytes
+
+#: blobs also kept in memory (all of them are on disk); least recently used go first
+MEMORY_BYTES = int(os.environ.get("SESSIONCLUSTER_BLOB_MEMORY_BYTES", 256 * 1024 * 1024))
+
 
 class BlobServer:
-    def __init__(self, directory: Path) -> None:
+    """Blobs by SHA-256 key: all on disk (0600 files in a 0700 directory), the recently used
+    ones also in memory, at most ``memory_bytes`` of them."""
+
+    def __init__(self, directory: Path, memory_bytes: int = MEMORY_BYTES) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._memory: dict[str, bytes] = {}
+        self._memory = LruBytes(memory_bytes)
 
     @staticmethod
     def key_of(data: bytes) -> str:
@@ -23,7 +31,7 @@ class BlobServer:
             raise ValueError(f"blob {key[:12]} does not match its SHA-256")
         if key in self._memory:
             return
-        self._memory[key] = data
+        self._memory.put(key, data)
         path = self.directory / key
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -36,7 +44,8 @@ class BlobServer:
         if data is None and len(key) == 64 and all(c in "0123456789abcdef" for c in key):
             path = self.directory / key
             if path.exists():
-                data = self._memory[key] = path.read_bytes()
+                data = path.read_bytes()
+                self._memory.put(key, data)
         return data
 
     def missing(self, keys: set[str]) -> list[str]:

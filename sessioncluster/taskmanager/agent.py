@@ -15,7 +15,7 @@ import logging
 import os
 import socket
 import time
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Callable
 
@@ -34,6 +34,7 @@ from ..protocol.messages import (
     TaskManagerRegistered,
     UnknownTaskManager,
 )
+from ..lrubytes import LruBytes
 from ..protocol.wire import MAX_MESSAGE_BYTES, Session
 
 log = logging.getLogger("sessioncluster.taskmanager")
@@ -42,29 +43,17 @@ log = logging.getLogger("sessioncluster.taskmanager")
 CACHE_BYTES = int(os.environ.get("SESSIONCLUSTER_LIBRARY_CACHE_BYTES", 512 * 1024 * 1024))
 
 
-class LibraryCache:
-    """Blobs by SHA-256 key, bounded by size, least recently used evicted first."""
+class LibraryCache(LruBytes):
+    """Blobs by SHA-256 key, bounded by size, least recently used evicted first; with the
+    figures the heartbeats carry."""
 
     def __init__(self, capacity: int = CACHE_BYTES) -> None:
-        self.capacity = capacity
-        self._blobs: OrderedDict[str, bytes] = OrderedDict()
+        super().__init__(capacity)
         self.stats = LibraryCacheStats()
 
-    def get(self, key: str) -> bytes | None:
-        data = self._blobs.get(key)
-        if data is not None:
-            self._blobs.move_to_end(key)
-        return data
-
     def put(self, key: str, data: bytes) -> None:
-        if key in self._blobs:
-            return
-        self._blobs[key] = data
-        self.stats.bytes += len(data)
-        while self.stats.bytes > self.capacity and len(self._blobs) > 1:
-            _, old = self._blobs.popitem(last=False)
-            self.stats.bytes -= len(old)
-        self.stats.entries = len(self._blobs)
+        super().put(key, data)
+        self.stats.bytes, self.stats.entries = self.nbytes, len(self)
 
 
 class TaskManagerAgent:

@@ -1,4 +1,5 @@
-"""The TaskManager's library cache: bounded by size, least recently used blob evicted first."""
+"""The TaskManager's library cache and the BlobServer's memory: bounded by size, least recently
+used blob evicted first."""
 
 from __future__ import annotations
 
@@ -29,3 +30,18 @@ def test_putting_a_key_twice_counts_it_once() -> None:
     cache.put("a", bytes(40))
     cache.put("a", bytes(40))
     assert (cache.stats.entries, cache.stats.bytes) == (1, 40)
+
+
+def test_the_blobserver_keeps_every_blob_on_disk_and_a_bounded_few_in_memory(tmp_path) -> None:
+    from sessioncluster.jobmanager.blobserver import BlobServer
+
+    blobs = BlobServer(tmp_path / "blobs", memory_bytes=100)
+    data = {i: bytes([i]) * 40 for i in range(5)}
+    keys = {i: BlobServer.key_of(d) for i, d in data.items()}
+    for i, d in data.items():
+        blobs.put(keys[i], d)
+    assert blobs._memory.nbytes <= 100 and len(blobs._memory) == 2
+    for i, d in data.items():  # the evicted ones are read back from disk
+        assert blobs.get(keys[i]) == d
+    assert BlobServer(tmp_path / "blobs").get(keys[0]) == data[0]  # a restarted JobManager
+    assert blobs.missing({keys[1], "0" * 64}) == ["0" * 64]
