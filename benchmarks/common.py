@@ -7,6 +7,7 @@ import math
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +33,34 @@ class Figure:
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "median_s": self.median, "min_s": min(self.samples),
                 "max_s": max(self.samples), "n": len(self.samples)}
+
+
+#: the repository root: a child Python process imports ``benchmarks`` and ``sessioncluster`` from it
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def child_env(drop: tuple[str, ...] = ()) -> dict[str, str]:
+    """This process's environment for a child Python, with the repository on its path and the
+    variables in ``drop`` removed."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))
+    return env
+
+
+def run_child(code: str, arg: str, expected: Any, env: dict[str, str] | None = None) -> float:
+    """Run ``code`` in a fresh interpreter (``arg`` as its argv[1]); check that its last stdout
+    line is ``expected`` as JSON; return its wall time in seconds."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, arg], env=env or child_env(), cwd=REPO,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    answer = json.loads(proc.stdout.strip().splitlines()[-1])
+    if answer != expected:
+        shown = f"{answer[:5]}... ({len(answer)} records)" if isinstance(answer, list) else answer
+        raise AssertionError(f"wrong answer from a new process: {shown}")
+    return elapsed
 
 
 def interleaved(runs: int, warmup: int, **workloads: Callable[[], Any]) -> dict[str, Figure]:

@@ -9,17 +9,13 @@ end (interpreter start to exit), interleaved A B A B.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import bench_session, interleaved, target, write_json  # noqa: E402
+from benchmarks.common import bench_session, interleaved, run_child, target, write_json  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 1000
 EXPECTED = sorted(x + 1 for x in range(N))
 
@@ -49,21 +45,6 @@ print(json.dumps(out))
 """ % N
 
 
-def run_child(code: str, arg: str) -> float:
-    """Run ``code`` in a fresh interpreter; check its answer; return its wall time."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")])))
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code, arg], env=env, cwd=REPO,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    elapsed = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    answer = json.loads(proc.stdout.strip().splitlines()[-1])
-    if answer != EXPECTED:
-        raise AssertionError(f"wrong answer from child: {answer[:5]}... ({len(answer)} records)")
-    return elapsed
-
-
 def main(argv: list[str] | None = None) -> dict[str, object]:
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
@@ -78,8 +59,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         # every run checks its child's answer; the warm-up round (full runs) is the check
         # before timing, and a wrong answer fails the benchmark in any run
         figs = interleaved(runs, warmup,
-                           session_new_process=lambda: run_child(SESSION_CHILD, name),
-                           plain_new_process=lambda: run_child(PLAIN_CHILD, master))
+                           session_new_process=lambda: run_child(SESSION_CHILD, name, EXPECTED),
+                           plain_new_process=lambda: run_child(PLAIN_CHILD, master, EXPECTED))
 
     print(f"\nFirst result in a new Python process: map+collect of {N:,} records, parallelism 2, "
           f"master {master}")

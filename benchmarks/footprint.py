@@ -20,9 +20,17 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import bench_session, interleaved, stat, stat_row, target, write_json  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    REPO,
+    bench_session,
+    child_env,
+    interleaved,
+    stat,
+    stat_row,
+    target,
+    write_json,
+)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 N = 1000
 
@@ -170,17 +178,17 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                 add(f"session_taskmanager{i}_daemon_rss_mb", rss_mb(tm.daemon_pid))
                 add(f"session_taskmanager{i}_jvm_rss_mb", rss_mb(tm.jvm_pid))
             roots = {jm} | {tm.jvm_pid for tm in overview.taskmanagers}
-            add("session_tree_rss_mb", sum(rss_mb(pid) for pid in tree(roots)))
-            add("session_processes", len(tree(roots)))
+            procs = tree(roots)
+            add("session_tree_rss_mb", sum(rss_mb(pid) for pid in procs))
+            add("session_processes", len(procs))
             time.sleep(settle)
             cpu, split = idle_cpu(roots, idle)
             add("session_idle_cpu_pct", cpu)
             splits["session"].append(split)
 
     def plain_round() -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")])))
         t0 = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-c", PLAIN_CHILD, master[-1]], env=env, cwd=REPO,
+        child = subprocess.Popen([sys.executable, "-c", PLAIN_CHILD, master[-1]], env=child_env(), cwd=REPO,
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, text=True)
         try:
@@ -193,8 +201,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             add("plain_start_to_ready_s", start_to_ready)
             add("plain_driver_rss_mb", rss_mb(child.pid))
             roots = {child.pid}
-            add("plain_tree_rss_mb", sum(rss_mb(pid) for pid in tree(roots)))
-            add("plain_processes", len(tree(roots)))
+            procs = tree(roots)
+            add("plain_tree_rss_mb", sum(rss_mb(pid) for pid in procs))
+            add("plain_processes", len(procs))
             time.sleep(settle)
             cpu, split = idle_cpu(roots, idle)
             add("plain_idle_cpu_pct", cpu)

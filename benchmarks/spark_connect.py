@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -50,10 +49,17 @@ from typing import Any, Callable, Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import Figure, bench_session, interleaved, target, write_json  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    Figure,
+    bench_session,
+    child_env,
+    interleaved,
+    run_child,
+    target,
+    write_json,
+)
 from benchmarks.wordcount import text_file  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 MASTER = "local[2]"
 N = 1000
@@ -122,11 +128,9 @@ class ConnectServer:
             "--conf", "spark.ui.showConsoleProgress=false",
             "spark-internal",
         ]
-        self.env = dict(os.environ, SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1",
-                        PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-                        PYTHONPATH=os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")])))
-        for k in ("SPARK_CONF_DIR", *CONNECT_ENV_VARS):
-            self.env.pop(k, None)
+        self.env = child_env(("SPARK_CONF_DIR", *CONNECT_ENV_VARS))
+        self.env.update(SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1",
+                        PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
         self.proc: subprocess.Popen[bytes] | None = None
         self.started_at = 0.0
 
@@ -236,12 +240,6 @@ def without_connect_env() -> Iterator[None]:
         os.environ.update(saved)
 
 
-def child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in CONNECT_ENV_VARS}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")]))
-    return env
-
-
 def connect_client(url: str) -> Any:
     from pyspark.sql import SparkSession
 
@@ -348,20 +346,6 @@ print(json.dumps(out))
 """
 
 
-def run_child(code: str, arg: str) -> float:
-    """Run ``code`` in a fresh interpreter; check its answer; return its wall time."""
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code, arg], env=child_env(), cwd=REPO,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-    elapsed = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    answer = json.loads(proc.stdout.strip().splitlines()[-1])
-    if answer != TINY_SUM:
-        raise AssertionError(f"wrong answer from a new process: {answer} (expected {TINY_SUM})")
-    return elapsed
-
-
 def word_counts_ours(env: Any, path: str) -> dict[str, int]:
     out = (env.read_text_file(path).flat_map(str.split).map(lambda w: (w, 1))
            .key_by(lambda t: t[0]).sum(1).execute_and_collect("wordcount"))
@@ -426,8 +410,8 @@ def measure(session: Any, spark: Any, url: str, cfg: argparse.Namespace,
     # 3. a new process's first result (every child checks its answer, the warm-up's too)
     add("3_new_process", interleaved(
         cfg.process_runs, 1,
-        ours=lambda: run_child(OURS_CHILD, session.name),
-        connect=lambda: run_child(CONNECT_CHILD, url)))
+        ours=lambda: run_child(OURS_CHILD, session.name, TINY_SUM, child_env(CONNECT_ENV_VARS)),
+        connect=lambda: run_child(CONNECT_CHILD, url, TINY_SUM, child_env(CONNECT_ENV_VARS))))
     print(f"  [{tag}] 3 new process done", flush=True)
 
     # 4. a function capturing a large object, 5 runs per trial, a new object per trial
