@@ -13,7 +13,7 @@ import zmq
 
 from ..connection import ConnectionInfo
 from ..protocol.messages import Message
-from ..protocol.wire import Session
+from ..protocol.wire import MessageSigner
 
 log = logging.getLogger("sessioncluster.events")
 
@@ -26,7 +26,7 @@ class EventSubscriber:
     be quick; an exception in one is logged and does not stop the others."""
 
     def __init__(self, info: ConnectionInfo) -> None:
-        self.session = Session(info.key, sender="client-events")
+        self.signer = MessageSigner(info.key, sender="client-events")
         self._callbacks: dict[str | None, list[EventCallback]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -67,7 +67,7 @@ class EventSubscriber:
                 frames = sock.recv_multipart()
                 if len(frames) < 2:
                     continue
-                got = self.session.unpack(frames[1:])
+                got = self.signer.unpack(frames[1:])
                 if got is None:
                     continue
                 topic = frames[0].decode(errors="replace")

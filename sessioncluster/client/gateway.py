@@ -11,7 +11,7 @@ import zmq
 
 from ..connection import ConnectionInfo, pid_alive
 from ..protocol.messages import ErrorReply, Message
-from ..protocol.wire import Session
+from ..protocol.wire import MessageSigner
 
 M = TypeVar("M", bound=Message)
 
@@ -36,7 +36,7 @@ class DispatcherGateway:
     def __init__(self, info: ConnectionInfo, timeout: float = 30.0) -> None:
         self.info = info
         self.timeout = timeout
-        self.session = Session(info.key, sender=f"client-{os.getpid()}")
+        self.signer = MessageSigner(info.key, sender=f"client-{os.getpid()}")
         self._ctx = zmq.Context.instance()
         self._local = threading.local()
         self._sockets: list[zmq.Socket] = []
@@ -58,7 +58,7 @@ class DispatcherGateway:
         dead JobManager, or after ``timeout`` seconds without an answer."""
         timeout = self.timeout if timeout is None else timeout
         sock = self._socket()
-        self.session.send(sock, msg)
+        self.signer.send(sock, msg)
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -68,7 +68,7 @@ class DispatcherGateway:
                     f"the JobManager of session '{self.info.name}' did not answer "
                     f"{msg.type} within {timeout:.0f} s")
             if sock.poll(int(min(left, 0.5) * 1000) + 1):
-                got = self.session.recv(sock)
+                got = self.signer.recv(sock)
                 if got is None:
                     continue
                 reply = got[1]

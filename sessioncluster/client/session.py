@@ -15,20 +15,20 @@ from ..connection import ConnectionInfo, check_name, connection_path, pid_alive,
 from ..graph.jobgraph import JobGraph
 from ..graph.states import JobStatus
 from ..protocol.messages import (
+    Ack,
     CancelJob,
     ClusterOverview,
     CreateTemporaryView,
     ExecuteSql,
-    JobResultReply,
     JobList,
+    JobResultReply,
     JobSubmitted,
     JobSummary,
     ListJobs,
     RequestOverview,
-    StopCluster,
     SqlResult,
+    StopCluster,
     SubmitJob,
-    Ack,
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES
 from .events import EventSubscriber

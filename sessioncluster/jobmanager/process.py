@@ -28,7 +28,7 @@ import zmq.asyncio
 
 from ..connection import ConnectionInfo, connection_path, session_dir
 from ..protocol.messages import Message
-from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, Session, new_key
+from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, MessageSigner, new_key
 from ..spark.driver import (
     SparkListenerBridge,
     SparkSettings,
@@ -54,7 +54,7 @@ class JobManager:
         self.dir = session_dir(name)
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.key = key or new_key()
-        self.session = Session(self.key, sender=f"jobmanager-{name}")
+        self.signer = MessageSigner(self.key, sender=f"jobmanager-{name}")
         self.ready = False
         self.startup_error: str | None = None
         self.spark: Any = None
@@ -89,13 +89,13 @@ class JobManager:
 
     # -- sending (loop thread only) -----------------------------------------------------------
     def reply(self, ident: list[bytes], msg: Message) -> None:
-        self.session.send(self.dispatcher_socket, msg, ident=ident)
+        self.signer.send(self.dispatcher_socket, msg, ident=ident)
 
     def _send_rm(self, ident: list[bytes], msg: Message) -> None:
-        self.session.send(self.rm_socket, msg, ident=ident)
+        self.signer.send(self.rm_socket, msg, ident=ident)
 
     def publish(self, topic: str, msg: Message) -> None:
-        self.session.send(self.events_socket, msg, topic=topic.encode())
+        self.signer.send(self.events_socket, msg, topic=topic.encode())
 
     def _on_task_events(self, events: list[Any]) -> None:
         self.dispatcher.on_task_events(events)
@@ -104,7 +104,7 @@ class JobManager:
     async def _serve(self, sock: zmq.asyncio.Socket, handle: Any) -> None:
         while True:
             frames = await sock.recv_multipart()
-            got = self.session.unpack(frames)
+            got = self.signer.unpack(frames)
             if got is None:
                 continue
             try:

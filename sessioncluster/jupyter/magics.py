@@ -219,9 +219,9 @@ class SessionClusterMagics(Magics):
 
         import ipywidgets as widgets
 
+        from ..client.jobclient import JobClient
         from .widgets import JobWidget
         from .widgets.bokeh_views import load_bokehjs
-        from ..client.jobclient import JobClient
 
         load_bokehjs()  # here, in the cell: the job widgets below are made on other threads
         box = widgets.VBox()

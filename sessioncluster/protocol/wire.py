@@ -74,7 +74,7 @@ def new_key() -> str:
     return os.urandom(32).hex()
 
 
-class Session:
+class MessageSigner:
     """Signs outgoing and checks incoming messages with one key.
 
     ``sender`` names this end in headers (for logs); ``max_age`` bounds how old a message
@@ -91,7 +91,7 @@ class Session:
         self.rejected = 0
 
     def __repr__(self) -> str:  # never show the key
-        return f"Session(sender={self.sender!r})"
+        return f"MessageSigner(sender={self.sender!r})"
 
     def sign(self, *parts: bytes) -> bytes:
         mac = hmac.new(self._key, digestmod=hashlib.sha256)

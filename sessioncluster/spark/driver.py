@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import threading
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable

@@ -22,6 +22,7 @@ from typing import Callable
 import zmq
 
 from ..connection import ConnectionInfo, pid_alive
+from ..lrubytes import LruBytes
 from ..protocol.messages import (
     BlobReply,
     FetchBlob,
@@ -34,8 +35,7 @@ from ..protocol.messages import (
     TaskManagerRegistered,
     UnknownTaskManager,
 )
-from ..lrubytes import LruBytes
-from ..protocol.wire import MAX_MESSAGE_BYTES, Session
+from ..protocol.wire import MAX_MESSAGE_BYTES, MessageSigner
 
 log = logging.getLogger("sessioncluster.taskmanager")
 
@@ -64,7 +64,7 @@ class TaskManagerAgent:
         self.jvm_pid = jvm_pid
         self.tm_id = tm_id
         self.slots = slots
-        self.session = Session(info.key, sender=f"taskmanager-{tm_id}")
+        self.signer = MessageSigner(info.key, sender=f"taskmanager-{tm_id}")
         self.ctx = zmq.Context()
         self.rm = self.ctx.socket(zmq.DEALER)
         self.rm.setsockopt(zmq.LINGER, 1000)
@@ -94,7 +94,7 @@ class TaskManagerAgent:
 
     # -- ResourceManager side -----------------------------------------------------------
     def register(self) -> None:
-        self.session.send(self.rm, RegisterTaskManager(
+        self.signer.send(self.rm, RegisterTaskManager(
             self.tm_id, socket.gethostname(), os.getpid(), self.daemon_pid, self.jvm_pid,
             self.slots))
         self.last_register = time.monotonic()
@@ -113,11 +113,11 @@ class TaskManagerAgent:
         if msg.data is not None:
             self.cache.put(msg.key, msg.data)
         for ident in self.waiting_for_blob.pop(msg.key, []):
-            self.session.send(self.workers, msg, ident=ident)
+            self.signer.send(self.workers, msg, ident=ident)
 
     def heartbeat(self) -> None:
         events, self.pending_events = self.pending_events, []
-        self.session.send(self.rm, TaskManagerHeartbeat(self.tm_id, events, self.cache.stats))
+        self.signer.send(self.rm, TaskManagerHeartbeat(self.tm_id, events, self.cache.stats))
         self.last_heartbeat = time.monotonic()
 
     # -- slot worker side -------------------------------------------------------------------
@@ -131,14 +131,14 @@ class TaskManagerAgent:
         data = self.cache.get(msg.key)
         if data is not None:
             self.cache.stats.hits += 1
-            self.session.send(self.workers, BlobReply(msg.key, data if msg.need_data else None),
+            self.signer.send(self.workers, BlobReply(msg.key, data if msg.need_data else None),
                               ident=ident)
             return
         self.cache.stats.misses += 1
         first = msg.key not in self.waiting_for_blob
         self.waiting_for_blob[msg.key].append(ident)
         if first:
-            self.session.send(self.rm, RequestBlob(msg.key))
+            self.signer.send(self.rm, RequestBlob(msg.key))
 
     # -- loop -------------------------------------------------------------------------------
     def run(self) -> None:
@@ -157,7 +157,7 @@ class TaskManagerAgent:
                     handlers = self.rm_handlers if sock is self.rm else self.worker_handlers
                     while True:
                         try:
-                            got = self.session.recv(sock, zmq.NOBLOCK)
+                            got = self.signer.recv(sock, zmq.NOBLOCK)
                         except zmq.Again:
                             break
                         if got is None:

@@ -39,7 +39,7 @@ from ..graph.jobgraph import JobVertex
 from ..graph.states import ExecutionState
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
-from ..protocol.wire import Session
+from ..protocol.wire import MessageSigner
 from .daemon import CONNECTION_ENV, IPC_ENV
 
 BATCH_RECORDS = 1024
@@ -76,7 +76,7 @@ class SlotWorker:
         from pathlib import Path
 
         info = ConnectionInfo.read(Path(conn))
-        self.session = Session(info.key, sender=f"worker-{os.getpid()}")
+        self.signer = MessageSigner(info.key, sender=f"worker-{os.getpid()}")
         self.ctx = zmq.Context()
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 2000)
@@ -94,18 +94,18 @@ class SlotWorker:
         return cls._current
 
     def report(self, event: TaskEvent) -> None:
-        self.session.send(self.sock, event)
+        self.signer.send(self.sock, event)
 
     def load(self, key: str, timeout: float = 60.0) -> Any:
         """User code by key: from this process, else the TaskManager's library cache."""
         have = key in self.loaded
-        self.session.send(self.sock, FetchBlob(key, need_data=not have))
+        self.signer.send(self.sock, FetchBlob(key, need_data=not have))
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not self.sock.poll(int(left * 1000)):
                 raise TaskManagerUnavailable(f"the TaskManager did not answer for blob {key[:12]}")
-            got = self.session.recv(self.sock)
+            got = self.signer.recv(self.sock)
             if got is None:
                 continue
             reply = got[1]

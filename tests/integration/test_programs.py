@@ -21,7 +21,7 @@ from sessioncluster import Histogram, IntCounter, MapFunction, RuntimeContext
 from sessioncluster.graph.states import ExecutionState, JobStatus
 from sessioncluster.graph.streamgraph import Partitioning
 from sessioncluster.protocol.messages import AccumulatorsUpdated, JobStatusChanged
-from sessioncluster.protocol.wire import Session as WireSession
+from sessioncluster.protocol.wire import MessageSigner
 
 pytestmark = pytest.mark.integration
 
@@ -309,7 +309,7 @@ class Ticking(MapFunction):
 @pytest.mark.parametrize("behind_exchange", [False, True], ids=["chained-to-source", "behind-rebalance"])
 def test_live_accumulators_arrive_before_the_job_ends(session, env, behind_exchange: bool) -> None:
     total = 60  # 30 records of 0.1 s per subtask: about 3 s
-    wire = WireSession(session.info.key, sender="test-live-acc")
+    wire = MessageSigner(session.info.key, sender="test-live-acc")
     sub = subscribe(session)
     try:
         source = env.from_collection(range(total))

@@ -18,7 +18,7 @@ import sessioncluster
 from sessioncluster.client.gateway import DispatcherError
 from sessioncluster.graph.states import EXECUTION_PATH, ExecutionState, JobStatus, path_to
 from sessioncluster.protocol.messages import ExecutionStateChanged
-from sessioncluster.protocol.wire import Session as WireSession
+from sessioncluster.protocol.wire import MessageSigner
 
 from ..helpers import wait_until
 
@@ -190,7 +190,7 @@ def test_cancel_stops_a_long_job(session, env, tmp_path: Path) -> None:
 
 
 def test_execution_state_changes_are_published_in_legal_order(session, env) -> None:
-    wire = WireSession(session.info.key, sender="test-sub")
+    wire = MessageSigner(session.info.key, sender="test-sub")
     ctx = zmq.Context.instance()
     sub = ctx.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)

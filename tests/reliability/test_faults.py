@@ -24,7 +24,7 @@ import sessioncluster
 from sessioncluster.graph.states import ExecutionState
 from sessioncluster.connection import runtime_dir
 from sessioncluster.protocol.messages import RequestOverview, TaskManagerChanged
-from sessioncluster.protocol.wire import DELIM, Session as WireSession
+from sessioncluster.protocol.wire import DELIM, MessageSigner
 
 from ..conftest import LIBRARY_CACHE_BYTES
 from ..helpers import rss_mb, wait_until
@@ -97,8 +97,8 @@ def test_taskmanager_killed_mid_job_still_gives_the_right_result(session, figure
 
 def _frames(session: sessioncluster.Session, rng: random.Random) -> list[list[bytes]]:
     """1,000 bad frame lists: malformed, truncated, unsigned, wrongly signed, replayed, large."""
-    good = WireSession(session.info.key, sender="abuser")
-    wrong = WireSession("not-the-key", sender="abuser")
+    good = MessageSigner(session.info.key, sender="abuser")
+    wrong = MessageSigner("not-the-key", sender="abuser")
     valid = good.serialize(RequestOverview())
     out: list[list[bytes]] = []
     for i in range(1000):
@@ -139,7 +139,7 @@ def test_protocol_abuse_is_dropped_and_never_unpickled(session, tmp_path: Path, 
     evil_header = json.dumps({"id": "x", "type": "submit_job", "time": time.time(), "from": "evil"}).encode()
     evil = [[DELIM, b"", evil_header, evil_body],
             [DELIM, b"f" * 64, evil_header, evil_body],
-            [DELIM, WireSession("wrong").sign(evil_header, evil_body), evil_header, evil_body]]
+            [DELIM, MessageSigner("wrong").sign(evil_header, evil_body), evil_header, evil_body]]
     tm = session.status().taskmanagers[0]
     ipc = f"ipc://{runtime_dir()}/tm-{tm.daemon_pid}.ipc"
     targets = [session.info.dispatcher, session.info.resourcemanager, ipc]

@@ -23,7 +23,7 @@ from sessioncluster.protocol.messages import (
     TaskError,
     TaskEvent,
 )
-from sessioncluster.protocol.wire import DELIM, ProtocolError, Session
+from sessioncluster.protocol.wire import DELIM, MessageSigner, ProtocolError
 
 KEY = "0123456789abcdef" * 4
 
@@ -62,7 +62,7 @@ MESSAGES = [submit_job, task_event, lambda: ErrorReply("no such job", "unknown_j
 
 
 def pair():
-    return Session(KEY, sender="a"), Session(KEY, sender="b")
+    return MessageSigner(KEY, sender="a"), MessageSigner(KEY, sender="b")
 
 
 def signed(session: Session, body: bytes, type_name: str = "ack", sent: float | None = None,
@@ -133,9 +133,9 @@ def test_tampered_frames_are_rejected(how):
 
 
 def test_wrong_key_is_rejected():
-    a = Session(KEY)
+    a = MessageSigner(KEY)
     with pytest.raises(ProtocolError, match="bad signature"):
-        Session("another key").deserialize(a.serialize(Ack()))
+        MessageSigner("another key").deserialize(a.serialize(Ack()))
 
 
 def test_missing_delimiter_is_rejected():
@@ -158,7 +158,7 @@ def test_replay_is_rejected():
 
 @pytest.mark.parametrize("offset", [-1000.0, +3600.0])
 def test_validly_signed_message_outside_the_time_window_is_rejected(offset):
-    a, b = Session(KEY, max_age=300.0), Session(KEY, max_age=300.0)
+    a, b = MessageSigner(KEY, max_age=300.0), MessageSigner(KEY, max_age=300.0)
     body = pickle.dumps(Ack("old"), protocol=5)
     frames = signed(a, body, "ack", sent=time.time() + offset)
     with pytest.raises(ProtocolError, match="time window"):
@@ -247,14 +247,14 @@ def test_unpack_returns_none_and_counts_rejections():
 
 
 def test_repr_does_not_show_the_key():
-    s = Session(KEY, sender="jobmanager")
+    s = MessageSigner(KEY, sender="jobmanager")
     assert KEY not in repr(s) and KEY[:16] not in repr(s)
     assert "jobmanager" in repr(s)
 
 
 def test_a_key_is_required():
     with pytest.raises(ValueError):
-        Session("")
+        MessageSigner("")
 
 
 def test_zmq_dealer_router_round_trip():
@@ -267,7 +267,7 @@ def test_zmq_dealer_router_round_trip():
         port = router.bind_to_random_port("tcp://127.0.0.1")
         dealer.setsockopt(zmq.IDENTITY, b"client-1")
         dealer.connect(f"tcp://127.0.0.1:{port}")
-        client, server = Session(KEY, "client"), Session(KEY, "server")
+        client, server = MessageSigner(KEY, "client"), MessageSigner(KEY, "server")
 
         client.send(dealer, submit_job())
         assert router.poll(10_000), "no message reached the router"
