@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..lrubytes import LruBytes
+from ..lru import LruBytes
 
 #: blobs also kept in memory (all of them are on disk); least recently used go first
 MEMORY_BYTES = int(os.environ.get("SESSIONCLUSTER_BLOB_MEMORY_BYTES", 256 * 1024 * 1024))

@@ -22,7 +22,7 @@ from typing import Callable
 import zmq
 
 from ..connection import ConnectionInfo, pid_alive
-from ..lrubytes import LruBytes
+from ..lru import LruBytes
 from ..protocol.messages import (
     BlobReply,
     FetchBlob,
