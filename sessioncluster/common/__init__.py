@@ -1,0 +1,5 @@
+"""Types shared by the DataStream API and PyFlink's ``pyflink.common`` names."""
+
+from .time import Duration, Time
+
+__all__ = ["Duration", "Time"]
