@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..accumulators import WireAccumulators, merge_snapshots
-from .jobgraph import JobGraph, JobVertex
+from .jobgraph import JobEdge, JobGraph, JobVertex
 from .states import (
     ExecutionState,
     IllegalStateTransition,
@@ -53,9 +53,23 @@ class Execution:
         self.state_times[ExecutionState.CREATED.value] = time.time()
 
     @property
+    def job_id(self) -> str:
+        return self.vertex.job_vertex.graph.job_id
+
+    @property
+    def vertex_id(self) -> str:
+        """The id of the JobVertex this is an attempt of."""
+        return self.vertex.job_vertex.job_vertex.vertex_id
+
+    @property
+    def subtask(self) -> int:
+        return self.vertex.subtask_index
+
+    @property
     def name(self) -> str:
         v = self.vertex
-        return f"{v.job_vertex.job_vertex.name} ({v.subtask_index + 1}/{v.job_vertex.parallelism}) attempt #{self.attempt_number}"
+        return (f"{v.job_vertex.job_vertex.name} ({v.subtask_index + 1}/{v.job_vertex.parallelism})"
+                f" attempt #{self.attempt_number}")
 
     def transition_to(self, target: ExecutionState, when: float | None = None) -> bool:
         """Move to ``target`` through the legal intermediate states.
@@ -159,16 +173,36 @@ class ExecutionGraph:
         self.status_times: dict[str, float] = {JobStatus.INITIALIZING.value: time.time()}
         self.job_vertices: dict[str, ExecutionJobVertex] = {}
         for jv in job_graph.vertices:
-            ejv = ExecutionJobVertex(self, jv)
-            ejv.task_vertices = [ExecutionVertex(ejv, i) for i in range(jv.parallelism)]
-            for tv in ejv.task_vertices:
-                tv.executions.append(Execution(tv, 0))  # attempt 0 exists, CREATED, from the start
-            ejv.produced = [
-                IntermediateResult(e.intermediate_dataset_id,
-                                   [IntermediateResultPartition(tv) for tv in ejv.task_vertices])
-                for e in jv.outputs
-            ]
-            self.job_vertices[jv.vertex_id] = ejv
+            self._attach(jv)
+
+    def _attach(self, jv: JobVertex) -> ExecutionJobVertex:
+        ejv = ExecutionJobVertex(self, jv)
+        ejv.task_vertices = [ExecutionVertex(ejv, i) for i in range(jv.parallelism)]
+        for tv in ejv.task_vertices:
+            tv.executions.append(Execution(tv, 0))  # attempt 0 exists, CREATED, from the start
+        ejv.produced = [
+            IntermediateResult(e.intermediate_dataset_id,
+                               [IntermediateResultPartition(tv) for tv in ejv.task_vertices])
+            for e in jv.outputs
+        ]
+        self.job_vertices[jv.vertex_id] = ejv
+        return ejv
+
+    def add_job_vertex(self, jv: JobVertex, inputs: list[JobEdge] | None = None) -> ExecutionJobVertex:
+        """Grow the running job by ``jv`` (a JobGraph that is built as it runs, e.g. a SQL
+        query's stages): it joins the JobGraph, with ``inputs`` from vertices already here."""
+        if jv.vertex_id in self.job_vertices:
+            raise ValueError(f"vertex {jv.vertex_id!r} is already in job {self.job_id}")
+        self.job_graph.vertices.append(jv)
+        ejv = self._attach(jv)
+        for edge in inputs or []:
+            source = self.job_vertices[edge.source]
+            jv.inputs.append(edge)
+            source.job_vertex.outputs.append(edge)
+            source.produced.append(IntermediateResult(
+                edge.intermediate_dataset_id,
+                [IntermediateResultPartition(tv) for tv in source.task_vertices]))
+        return ejv
 
     # -- job status ------------------------------------------------------------------------
     def transition(self, target: JobStatus) -> None:

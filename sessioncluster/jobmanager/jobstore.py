@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import os
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..protocol.messages import JobDetails, JobResultReply, JobSummary
+from ..files import write_private
+from ..graph.states import JobStatus
+from ..protocol.messages import JobDetails, JobResultReply, JobSummary, Message, TaskEvent
 from ..protocol.wire import ProtocolError, RestrictedUnpickler
+from ..spark.events import SparkEvent, StageSubmitted
 
 log = logging.getLogger("sessioncluster.jobstore")
 
@@ -33,13 +35,24 @@ class ArchivedJob:
 
 
 class StoredJob:
-    """A finished job read back from the store, answering as a JobMaster does."""
+    """A finished job read back from the store: a :class:`~.runner.JobRunner` with nothing to run."""
 
     def __init__(self, job: ArchivedJob) -> None:
         self._job = job
         self.job_id = job.summary.job_id
+        self.name = job.summary.name
         self.done = asyncio.Event()
         self.done.set()
+
+    @property
+    def status(self) -> JobStatus:
+        return self._job.summary.status
+
+    def start(self) -> None:
+        """A stored job has ended already."""
+
+    def cancel(self) -> None:
+        """A finished job has nothing to cancel."""
 
     def summary(self) -> JobSummary:
         return self._job.summary
@@ -50,8 +63,20 @@ class StoredJob:
     def result(self) -> JobResultReply:
         return self._job.result
 
-    def cancel(self) -> None:
-        """A finished job has nothing to cancel."""
+    def submitted_reply(self) -> Message | None:
+        return None
+
+    def final_reply(self) -> Message | None:
+        return None
+
+    def on_task_event(self, ev: TaskEvent) -> None:
+        """A stored job takes no events."""
+
+    def on_stage_submitted(self, ev: StageSubmitted) -> None:
+        """A stored job takes no events."""
+
+    def on_spark_event(self, ev: SparkEvent) -> None:
+        """A stored job takes no events."""
 
 
 class _StoreUnpickler(RestrictedUnpickler):
@@ -78,11 +103,7 @@ class JobStore:
                                 result.accumulators, result.net_runtime_ms, result.error,
                                 result.error_text)
         path = self.directory / f"{details.summary.job_id}.job"
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(ArchivedJob(details, result), f, protocol=5)
-        os.replace(tmp, path)
+        write_private(path, pickle.dumps(ArchivedJob(details, result), protocol=5))
         self._summaries[details.summary.job_id] = details.summary
 
     def get(self, job_id: str) -> StoredJob | None:

@@ -27,7 +27,7 @@ import zmq
 import zmq.asyncio
 
 from ..connection import ConnectionInfo, connection_path, session_dir
-from ..protocol.messages import Message
+from ..protocol.messages import ExecuteSql, Message, SubmitJob
 from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, MessageSigner, new_key
 from ..spark.driver import (
     SparkListenerBridge,
@@ -36,9 +36,17 @@ from ..spark.driver import (
     start_spark,
     wait_for_executors,
 )
+from ..spark.events import SparkEvent
+from ..spark.sql import create_temporary_view_in_thread, spark_job_ids
+from ..tasks import BackgroundTasks
 from .blobserver import BlobServer
-from .dispatcher import Dispatcher
+from .dispatcher import ClusterFacts, Dispatcher, DispatcherServices
+from .jobmaster import JobMaster
+from .jobstore import JobStore
 from .resourcemanager import ResourceManager
+from .router import SparkEventRouter
+from .runner import JobRunner, RunnerFactory
+from .sqljob import SqlJob
 
 log = logging.getLogger("sessioncluster.jobmanager")
 
@@ -58,7 +66,7 @@ class JobManager:
         self.ready = False
         self.startup_error: str | None = None
         self.spark: Any = None
-        self.stage_jobs: dict[int, str] = {}
+        self.tasks = BackgroundTasks("jobmanager")
         self.blobs = BlobServer(self.dir / "blobs")
         self.loop = asyncio.get_event_loop()
         self.ctx = zmq.asyncio.Context()
@@ -67,7 +75,18 @@ class JobManager:
         self.events_socket = self._bind(zmq.PUB)
         self.rm = ResourceManager(self.blobs, self._send_rm, lambda m: self.publish("cluster", m),
                                   self._on_task_events, heartbeat_interval, heartbeat_timeout)
-        self.dispatcher = Dispatcher(self)
+        self.dispatcher = Dispatcher(DispatcherServices(
+            session=name, blobs=self.blobs, store=JobStore(self.dir / "jobs"),
+            runners=RunnerFactory({"datastream": self._job_master, "sql": self._sql_job}),
+            reply=self.reply, is_ready=lambda: self.ready, cluster_facts=self._cluster_facts,
+            stop_cluster=lambda: self.tasks.start(self.shutdown()),
+            create_temporary_view=lambda name, arrow, done: create_temporary_view_in_thread(
+                self.spark, name, arrow, self.loop, done),
+            spark_job_ids=lambda group: spark_job_ids(self.spark.sparkContext, group),
+            job_ended=lambda job_id: self.router.forget(job_id)))
+        #: Spark's events and the TaskManagers' reports to the jobs; executor events to the RM
+        self.router = SparkEventRouter(self.dispatcher.runner, self.rm.mark_lost,
+                                       self.on_executor_added)
         self.stopped = asyncio.Event()
 
     def _bind(self, kind: int) -> zmq.asyncio.Socket:
@@ -98,7 +117,20 @@ class JobManager:
         self.signer.send(self.events_socket, msg, topic=topic.encode())
 
     def _on_task_events(self, events: list[Any]) -> None:
-        self.dispatcher.on_task_events(events)
+        self.router.on_task_events(events)
+
+    # -- the Dispatcher's services --------------------------------------------------------------
+    def _job_master(self, job_id: str, msg: SubmitJob, on_done: Any) -> JobRunner:
+        return JobMaster(job_id, msg.job_graph, self.spark.sparkContext, self.rm, self.loop,
+                         self.publish, on_done, self.tasks)
+
+    def _sql_job(self, job_id: str, msg: ExecuteSql, on_done: Any) -> JobRunner:
+        return SqlJob(job_id, msg.query, self.spark, self.rm, self.loop, self.publish, on_done,
+                      max_result_bytes=self.settings.max_result_mb * 1024 * 1024, tasks=self.tasks)
+
+    def _cluster_facts(self) -> ClusterFacts:
+        return ClusterFacts(self.name, self.ready, self.settings.spark_master, self.pid,
+                            self.rm.infos(), self.settings.expected_taskmanagers, self.startup_error)
 
     # -- serving ------------------------------------------------------------------------------
     async def _serve(self, sock: zmq.asyncio.Socket, handle: Any) -> None:
@@ -120,15 +152,14 @@ class JobManager:
     async def run(self) -> None:
         path = connection_path(self.name)
         self.connection.write(path)
-        tasks = [asyncio.ensure_future(c) for c in (
-            self._serve(self.dispatcher_socket, self.dispatcher.handle),
-            self._serve(self.rm_socket, self.rm.handle),
-            self._heartbeat_monitor(),
-        )]
-        tasks.append(asyncio.ensure_future(self._start_or_report(path)))
+        for coro in (self._serve(self.dispatcher_socket, self.dispatcher.handle),
+                     self._serve(self.rm_socket, self.rm.handle),
+                     self._heartbeat_monitor(),
+                     self._start_or_report(path)):
+            self.tasks.start(coro)
         await self.stopped.wait()  # a stop during start-up does not wait for Spark
-        for t in tasks:
-            t.cancel()
+        self.dispatcher.stop()
+        self.tasks.cancel_all()
 
     async def _start_or_report(self, path: Path) -> None:
         try:
@@ -136,14 +167,16 @@ class JobManager:
         except Exception as exc:  # noqa: BLE001 - reported to clients through the overview
             log.exception("session cluster failed to start")
             self.startup_error = f"{type(exc).__name__}: {exc}"
-            self.loop.call_later(30.0, lambda: asyncio.ensure_future(self.shutdown()))
+            self.loop.call_later(30.0, lambda: self.tasks.start(self.shutdown()))
 
     async def _start_cluster(self, path: Path) -> None:
         t0 = time.monotonic()
         self.spark = await self.loop.run_in_executor(None, start_spark, self.settings, str(path))
         sc = self.spark.sparkContext
-        bridge = SparkListenerBridge(
-            lambda name, fields: self.loop.call_soon_threadsafe(self.dispatcher.on_spark_event, name, fields))
+        def on_spark_event(event: SparkEvent) -> None:  # on the bridge's thread
+            self.loop.call_soon_threadsafe(self.router.on_spark_event, event)
+
+        bridge = SparkListenerBridge(on_spark_event)
         await self.loop.run_in_executor(None, add_listener, sc, bridge)
         expected = self.settings.expected_taskmanagers
         await self.loop.run_in_executor(None, wait_for_executors, sc, expected)
@@ -165,7 +198,7 @@ class JobManager:
     def on_executor_added(self, executor_id: str) -> None:
         """A replacement executor (after a lost one): warm it so it registers as a TaskManager."""
         if self.ready and executor_id not in self.rm.taskmanagers:
-            asyncio.ensure_future(self._warm_new_executor(executor_id))
+            self.tasks.start(self._warm_new_executor(executor_id))
 
     async def _warm_new_executor(self, executor_id: str) -> None:
         sc = self.spark.sparkContext
@@ -187,8 +220,7 @@ class JobManager:
             return
         log.info("stopping session '%s'", self.name)
         self.ready = False
-        for job in list(self.dispatcher.jobs.values()):
-            job.cancel()
+        self.dispatcher.cancel_all()
         await asyncio.sleep(0.1)  # let replies and events leave
         if self.spark is not None:
             try:

@@ -407,3 +407,22 @@ class CreateTemporaryView(Message):
     type: ClassVar[str] = "create_temporary_view"
     name: str
     arrow: bytes
+
+
+# -- Client -> Dispatcher: Spark's own view of a job (diagnostics, tests) -----------------------
+
+
+@dataclass(slots=True)
+class RequestSparkJobs(Message):
+    """Which Spark jobs (one per Spark action) a job's Spark job group started so far."""
+
+    type: ClassVar[str] = "request_spark_jobs"
+    job_id: str
+
+
+@dataclass(slots=True)
+class SparkJobsReply(Message):
+    type: ClassVar[str] = "spark_jobs"
+    job_id: str
+    #: Spark's job ids in the job group, from Spark's status tracker
+    spark_job_ids: list[int] = field(default_factory=list)
