@@ -230,6 +230,12 @@ class JobRunnerBase:
         return {}
 
     # -- views -------------------------------------------------------------------------------
+    def details(self) -> JobDetails:  # pragma: no cover - every runner has its own
+        raise NotImplementedError
+
+    def result(self) -> JobResultReply:  # pragma: no cover - every runner has its own
+        raise NotImplementedError
+
     def summary(self) -> JobSummary:
         return job_summary(self.graph, self.name, self.start_time, self.end_time)
 

@@ -17,6 +17,7 @@ from sessioncluster.jobmanager.blobserver import BlobServer
 from sessioncluster.jobmanager.resourcemanager import ResourceManager
 from sessioncluster.jobmanager.sqljob import SqlJob, sql_error_text, sql_job_name
 from sessioncluster.protocol.messages import RegisterTaskManager
+from sessioncluster.spark.events import StageSubmitted, TaskEnded, TaskStarted
 
 from ..helpers import wait_until
 
@@ -161,17 +162,14 @@ def test_stage_events_build_the_job_graph(tmp_path: Path) -> None:
               (4, 1, [3], [8, 4, 3], [2]), (7, 1, [6], [11, 9, 10], [8])]
     task_id = 0
     for stage_id, tasks, parents, rdds, reads in stages:
-        job.on_stage_submitted({"stage_id": stage_id, "job_group": job.job_id, "name": "collect",
-                                "num_tasks": tasks, "parent_ids": parents, "rdd_ids": rdds,
-                                "input_rdd_ids": reads})
+        job.on_stage_submitted(StageSubmitted(stage_id, job.job_id, "collect", tasks, parents, rdds,
+                                              reads))
         for subtask in range(tasks):
             task_id += 1
-            common = {"stage_id": stage_id, "spark_task_id": task_id, "subtask": subtask,
-                      "spark_attempt": 0, "executor_id": str(subtask % 2)}
-            job.on_spark_event("task_start", {**common, "time": 1.0})
-            job.on_spark_event("task_end", {**common, "reason": "Success", "text": "", "time": 2.0})
-    job.on_stage_submitted({"stage_id": 2, "job_group": job.job_id, "name": "again",
-                            "num_tasks": 1, "parent_ids": [], "rdd_ids": [], "input_rdd_ids": []})
+            executor = str(subtask % 2)
+            job.on_spark_event(TaskStarted(stage_id, task_id, subtask, 0, executor, 1.0))
+            job.on_spark_event(TaskEnded(stage_id, task_id, subtask, 0, executor, "Success", "", 2.0))
+    job.on_stage_submitted(StageSubmitted(2, job.job_id, "again", 1))
     assert job._settled({0, 2, 4, 7}, every_subtask=True)
     assert not job._settled({0, 2, 4, 7, 9}, every_subtask=True)
 
