@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .files import write_private
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -55,6 +57,8 @@ class ConnectionInfo:
     jobmanager_pid: int
     host: str = "127.0.0.1"
     spark_master: str = ""
+    #: the default parallelism of the session's jobs (Flink's parallelism.default)
+    parallelism: int = 1
 
     def __repr__(self) -> str:  # the key never goes into logs or output
         return (f"ConnectionInfo(name={self.name!r}, dispatcher={self.dispatcher!r}, "
@@ -67,13 +71,7 @@ class ConnectionInfo:
         return d
 
     def write(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(asdict(self), f, indent=1)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        write_private(path, json.dumps(asdict(self), indent=1))
 
     @classmethod
     def read(cls, path: Path) -> "ConnectionInfo":
