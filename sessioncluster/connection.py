@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import psutil
+
 from .files import write_private
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -80,19 +82,14 @@ class ConnectionInfo:
 
 
 def pid_alive(pid: int) -> bool:
+    """True while process ``pid`` runs (a zombie counts as dead)."""
     if pid <= 0:
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    # a zombie child counts as dead
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
+    except psutil.AccessDenied:
         return True
 
 

@@ -32,6 +32,7 @@ from ..protocol.messages import (
     SubmitJob,
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES
+from . import display
 from .events import EventSubscriber
 from .gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
 from .jobclient import JobExecutionException
@@ -76,10 +77,8 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session '{self.name}' dispatcher={self.info.dispatcher} pid={self.info.jobmanager_pid}>"
 
-    def _repr_html_(self) -> str:
-        from ..jupyter.html import session_html
-
-        return session_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.hooks.html_of(self)
 
     # -- cluster ---------------------------------------------------------------------------
     def status(self) -> ClusterOverview:

@@ -91,7 +91,7 @@ class JobManager:
             new_runner=self._new_runner, reply=self.reply, is_ready=lambda: self.ready,
             create_view=lambda view, arrow, done: create_temporary_view_in_thread(
                 self.spark, view, arrow, self.loop, done),
-            overview=self._overview, shutdown=lambda: self.background.start(self.shutdown())))
+            overview=self._overview, shutdown=self._shutdown_soon))
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
         self.spark_handlers: dict[type, Callable[[Any], None]] = {
@@ -164,6 +164,10 @@ class JobManager:
             if job is not None and not job.status.is_globally_terminal:
                 job.on_task_event(ev)
 
+    def _spark_event_from_thread(self, event: SparkEvent) -> None:
+        """The listener bridge's thread hands each event to the loop."""
+        self.loop.call_soon_threadsafe(self.on_spark_event, event)
+
     def on_spark_event(self, event: SparkEvent) -> None:
         """One of Spark's listener events, from the bridge (via the loop)."""
         self.spark_handlers[type(event)](event)
@@ -224,7 +228,7 @@ class JobManager:
         t0 = time.monotonic()
         self.spark = await self.loop.run_in_executor(None, start_spark, self.settings, str(path))
         sc = self.spark.sparkContext
-        bridge = SparkListenerBridge(lambda ev: self.loop.call_soon_threadsafe(self.on_spark_event, ev))
+        bridge = SparkListenerBridge(self._spark_event_from_thread)
         await self.loop.run_in_executor(None, add_listener, sc, bridge)
         expected = self.settings.expected_taskmanagers
         await self.loop.run_in_executor(None, wait_for_executors, sc, expected)
@@ -262,6 +266,9 @@ class JobManager:
                     return
                 await asyncio.sleep(0.05)
         log.warning("executor %s did not register as a TaskManager", executor_id)
+
+    def _shutdown_soon(self) -> None:
+        self.background.start(self.shutdown())
 
     async def shutdown(self) -> None:
         if self.stopped.is_set():

@@ -198,6 +198,7 @@ class SessionClusterMagics(Magics):
             if unsubscribe is not None:
                 unsubscribe()
         if args.out:
+            assert self.shell is not None  # a magic runs in a shell
             self.shell.user_ns[args.out] = result
         return result
 

@@ -138,7 +138,7 @@ def collect_arrow_ipc(df: Any, limit: int = MAX_RESULT_BYTES,
     sockfile, sock = _create_local_socket((port, secret))
     reader = _CountingReader(sockfile, limit)
     try:
-        batches = list(ArrowCollectSerializer().load_stream(reader))
+        batches = list(ArrowCollectSerializer().load_stream(reader))  # type: ignore[arg-type]
     except Exception:
         if not reader.exceeded:
             raise

@@ -16,9 +16,9 @@ from sessioncluster.graph.states import ExecutionState, JobStatus
 from sessioncluster.jobmanager.blobserver import BlobServer
 from sessioncluster.jobmanager.resourcemanager import ResourceManager
 from sessioncluster.jobmanager.sqljob import SqlJob, sql_job_name, task_failure
+from sessioncluster.protocol.messages import RegisterTaskManager
 from sessioncluster.spark.events import StageSubmitted, TaskEnded, TaskStarted
 from sessioncluster.spark.sql import spark_error_text
-from sessioncluster.protocol.messages import RegisterTaskManager
 
 from ..helpers import wait_until
 
