@@ -234,7 +234,8 @@ def test_unbounded_file_source_fails_at_execute(tmp_path: Any) -> None:
               .monitor_continuously(Duration.of_seconds(1)).build())
     assert not source.bounded
     env.from_source(source, None, "watched").print()
-    with pytest.raises(NotImplementedError, match="'watched' is unbounded.*STREAMING mode is not supported yet"):
+    with pytest.raises(NotImplementedError,
+                       match="'watched' is unbounded.*STREAMING mode is not supported yet"):
         env.execute()
 
 
