@@ -6,6 +6,8 @@
 >>> env.from_collection(range(10)).map(lambda x: x * x).execute_and_collect()  # doctest: +SKIP
 """
 
+import sys
+
 from .accumulators import (
     AverageAccumulator,
     DoubleCounter,
@@ -57,10 +59,13 @@ def load_ipython_extension(ipython: "object") -> None:
 
 __all__ = [
     "AverageAccumulator", "DataStream", "DoubleCounter", "DoubleMaximum", "DoubleMinimum",
-    "ExecutionState", "FilterFunction", "FlatMapFunction", "Histogram", "IntCounter",
-    "IntMaximum", "IntMinimum", "JobClient", "JobExecutionException", "JobExecutionResult",
-    "JobManagerGoneError", "JobStatus", "KeyedProcessFunction", "KeySelector", "KeyedStream", "ListAccumulator",
+    "ExecutionState", "FilterFunction", "FlatMapFunction", "Histogram", "IntCounter", "IntMaximum",
+    "IntMinimum", "JobClient", "JobExecutionException", "JobExecutionResult", "JobManagerGoneError",
+    "JobStatus", "KeySelector", "KeyedProcessFunction", "KeyedStream", "ListAccumulator",
     "LongCounter", "MapFunction", "ProcessFunction", "ReduceFunction", "RuntimeContext", "Session",
-    "SessionStartError", "SqlExecutionException", "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect",
-    "start",
+    "SessionStartError", "SqlExecutionException", "StreamExecutionEnvironment",
+    "UnpicklableFunctionError", "connect", "start",
 ]
+
+if "IPython" in sys.modules:  # in IPython or Jupyter: the HTML views and the live job widget
+    from . import jupyter as _jupyter  # noqa: F401

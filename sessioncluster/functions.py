@@ -135,10 +135,10 @@ class FieldAggregation:
         p = self.position
         if p is None:
             return value
-        if isinstance(record, tuple):
-            return record[:p] + (value,) + record[p + 1 :]  # type: ignore[operator]
-        if isinstance(record, list):
-            return record[:p] + [value] + record[p + 1 :]  # type: ignore[operator]
+        if isinstance(record, (tuple, list)) and isinstance(p, int):
+            out_seq = list(record)
+            out_seq[p] = value
+            return tuple(out_seq) if isinstance(record, tuple) else out_seq
         out = dict(record)
         out[p] = value
         return out

@@ -20,6 +20,7 @@ import cloudpickle
 from ..functions import FieldAggregation, FieldMax, FieldMin, FieldSum, Function, as_callable
 from ..graph.jobgraph import JobGraph, build_job_graph
 from ..graph.streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamGraph, StreamNode
+from . import display
 from .jobclient import JobClient, JobExecutionResult, check, records_of
 
 if TYPE_CHECKING:
@@ -216,11 +217,8 @@ class StreamExecutionEnvironment:
         return JobClient(self.session, job_id, job_name)
 
     def _attached(self, client: JobClient) -> JobClient:
-        """An attached job in a Jupyter kernel shows its live job widget."""
-        if _in_kernel():
-            from ..jupyter import display_job_widget
-
-            display_job_widget(client)
+        """An attached job: the front end (a notebook's live job widget) is told of it."""
+        display.hooks.on_attached_job(client)
         return client
 
     def execute(self, job_name: str = "sessioncluster job") -> JobExecutionResult:
@@ -389,7 +387,7 @@ class _UnionStream(DataStream):
                         "the operator that follows it")
 
     name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
-    disable_chaining = start_new_chain = _settings_error  # type: ignore[assignment]
+    disable_chaining = start_new_chain = _settings_error
 
 
 class _Repartitioned:
@@ -456,16 +454,6 @@ def _wait_attached(client: JobClient) -> Any:
     except KeyboardInterrupt:
         client.cancel()
         raise
-
-
-def _in_kernel() -> bool:
-    """True inside a Jupyter kernel (not plain IPython, not a script)."""
-    if "ipykernel" not in sys.modules:
-        return False
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 _INSTALLED_PATHS = tuple(

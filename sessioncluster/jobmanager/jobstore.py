@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import os
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import write_private
+from ..graph.states import JobStatus
 from ..protocol.messages import JobDetails, JobResultReply, JobSummary
 from ..protocol.wire import ProtocolError, RestrictedUnpickler
+from .runner import JobRunner
 
 log = logging.getLogger("sessioncluster.jobstore")
 
@@ -32,14 +34,25 @@ class ArchivedJob:
         return self.details.summary
 
 
-class StoredJob:
-    """A finished job read back from the store, answering as a JobMaster does."""
+class StoredJob(JobRunner):
+    """A finished job read back from the store, answering as a running job does."""
 
     def __init__(self, job: ArchivedJob) -> None:
         self._job = job
         self.job_id = job.summary.job_id
+        self.name = job.summary.name
         self.done = asyncio.Event()
         self.done.set()
+
+    @property
+    def status(self) -> JobStatus:
+        return self._job.summary.status
+
+    def start(self) -> None:
+        raise RuntimeError(f"job {self.job_id} has ended; it cannot start again")
+
+    def cancel(self) -> None:
+        """A finished job has nothing to cancel."""
 
     def summary(self) -> JobSummary:
         return self._job.summary
@@ -49,9 +62,6 @@ class StoredJob:
 
     def result(self) -> JobResultReply:
         return self._job.result
-
-    def cancel(self) -> None:
-        """A finished job has nothing to cancel."""
 
 
 class _StoreUnpickler(RestrictedUnpickler):
@@ -77,12 +87,8 @@ class JobStore:
         result = JobResultReply(result.job_id, result.done, result.status, [], [],
                                 result.accumulators, result.net_runtime_ms, result.error,
                                 result.error_text)
-        path = self.directory / f"{details.summary.job_id}.job"
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(ArchivedJob(details, result), f, protocol=5)
-        os.replace(tmp, path)
+        write_private(self.directory / f"{details.summary.job_id}.job",
+                      pickle.dumps(ArchivedJob(details, result), protocol=5))
         self._summaries[details.summary.job_id] = details.summary
 
     def get(self, job_id: str) -> StoredJob | None:

@@ -131,6 +131,8 @@ class JobDetails:
     accumulators: dict[str, Any]
     error: TaskError | None = None
     error_text: str | None = None
+    #: how many Spark jobs (actions) ran in the job's Spark job group
+    spark_jobs: int = 0
 
 
 # -- Client -> Dispatcher -------------------------------------------------------------------

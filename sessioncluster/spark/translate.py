@@ -13,7 +13,7 @@ from typing import Any
 
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
-from ..taskmanager.task import VertexTask, identity_partitioner, output_for
+from ..taskmanager.task import InputKind, VertexTask, identity_partitioner, output_for
 
 
 def translate(sc: Any, job_id: str, graph: JobGraph) -> list[tuple[JobVertex, Any]]:
@@ -25,23 +25,24 @@ def translate(sc: Any, job_id: str, graph: JobGraph) -> list[tuple[JobVertex, An
         head = vertex.operators[0]
         if head.kind is OperatorKind.SOURCE_COLLECTION:
             parent = sc.parallelize(range(vertex.parallelism), vertex.parallelism)
-            task = VertexTask(job_id, vertex, "source", output, data_key=head.function_key)
+            task = VertexTask(job_id, vertex, InputKind.COLLECTION, output, data_key=head.function_key)
         elif head.kind in (OperatorKind.SOURCE_TEXT_FILE, OperatorKind.SOURCE_SPARK):
             parent = _fit(_source_rdd(sc, head.kind, head.config, vertex.parallelism),
                           vertex.parallelism)
-            task = VertexTask(job_id, vertex, "source_rdd", output)
+            task = VertexTask(job_id, vertex, InputKind.SPARK_RECORDS, output)
         else:
             edges = vertex.inputs
             strategies = {e.ship_strategy for e in edges}
             if strategies == {Partitioning.FORWARD}:
-                parent, input_kind = rdds[edges[0].source], "forward"
+                parent, input_kind = rdds[edges[0].source], InputKind.FORWARD
             elif Partitioning.FORWARD in strategies or len(strategies) > 1:
-                raise NotImplementedError(f"'{vertex.name}' mixes {sorted(s.value for s in strategies)} inputs")
+                raise NotImplementedError(
+                    f"'{vertex.name}' mixes {sorted(s.value for s in strategies)} inputs")
             else:
                 parents = [rdds[e.source] for e in edges]
                 parent = parents[0] if len(parents) == 1 else sc.union(parents)
                 parent = parent.partitionBy(vertex.parallelism, identity_partitioner)
-                input_kind = "keyed" if Partitioning.HASH in strategies else "exchange"
+                input_kind = InputKind.KEYED if Partitioning.HASH in strategies else InputKind.EXCHANGE
             task = VertexTask(job_id, vertex, input_kind, output)
         # not preservesPartitioning: pyspark would then skip the next exchange's partitionBy
         # (same partitioner), and a HASH after a REBALANCE of equal parallelism would not shuffle

@@ -250,7 +250,7 @@ def test_static_html_of_a_finished_job(cluster: Cluster) -> None:
     page = got["html"]
     assert len(got["names"]) >= 2
     for name in got["names"]:
-        assert name in page and name in got["client_html"]
+        assert html.escape(name) in page and html.escape(name) in got["client_html"]
     assert got["accumulators"]["records"] == 6
     assert ">6<" in page  # the final IntCounter, in its table cell
     for length, count in got["accumulators"]["lengths"]:
