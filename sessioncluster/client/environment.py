@@ -351,7 +351,7 @@ class DataStream:
 
         if not isinstance(sink, FileSink):
             raise TypeError(f"sink_to takes a FileSink (the only sink so far), not {sink!r}")
-        return self.sink_to_text(sink.base_path)
+        return self.sink_to_text(sink.writable_base_path())
 
 
 class _UnionStream(DataStream):

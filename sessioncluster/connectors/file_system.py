@@ -214,6 +214,21 @@ class FileSink:
         raise NotImplementedError("bulk formats (Parquet, ORC, Avro) are not supported yet: use "
                                   "FileSink.for_row_format(path, Encoder.simple_string_encoder())")
 
+    def writable_base_path(self) -> str:
+        """The base path, checked now: the part files are written by Spark (``saveAsTextFile``),
+        which makes the directory itself, so a local base path must not exist yet, or be an empty
+        directory (removed here, e.g. one made by ``mktemp -d``)."""
+        path = self.base_path
+        if "://" not in path and os.path.lexists(path):
+            if os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path):
+                os.rmdir(path)
+            else:
+                raise FileExistsError(
+                    f"the FileSink's base path {path} exists already: sessioncluster's FileSink "
+                    "writes a new directory (unlike Flink's, it cannot add part files to one); "
+                    "remove it or choose another path")
+        return path
+
     def __repr__(self) -> str:
         return f"FileSink({self.base_path!r}, {self.output_file_config!r})"
 

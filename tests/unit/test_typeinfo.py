@@ -228,6 +228,22 @@ def test_from_source_and_sink_to_build_the_text_nodes(tmp_path: Any) -> None:
         env.from_source("in.txt", None, "src")
 
 
+def test_file_sink_base_path_must_be_new_or_empty(tmp_path: Any) -> None:
+    def sink(path: Any) -> FileSink:
+        return FileSink.for_row_format(str(path), Encoder.simple_string_encoder()).build()
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert sink(empty).writable_base_path() == str(empty) and not empty.exists()
+    assert sink(tmp_path / "new").writable_base_path() == str(tmp_path / "new")
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "part-00000").write_text("x\n")
+    with pytest.raises(FileExistsError, match="exists already"):
+        _env().from_collection([1]).sink_to(sink(full))
+    assert (full / "part-00000").exists()
+
+
 def test_unbounded_file_source_fails_at_execute(tmp_path: Any) -> None:
     env = _env()
     source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(tmp_path))
