@@ -261,6 +261,20 @@ def test_streaming_mode_fails_clearly(session: sessioncluster.Session, tmp_path:
     assert not job_ids(out.stdout)
 
 
+def test_session_from_the_environment_variable(session: sessioncluster.Session,
+                                               tmp_path: Path) -> None:
+    path = program(tmp_path, """
+        from pyflink.datastream import StreamExecutionEnvironment
+        env = StreamExecutionEnvironment.get_execution_environment()
+        print(sorted(env.from_collection([3, 1, 2]).map(lambda x: x * 10).execute_and_collect()))
+        """)
+    out = subprocess.run([sys.executable, "-m", "sessioncluster", "run", str(path)],
+                         capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                         env={**os.environ, "SESSIONCLUSTER_SESSION": session.info.name})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "[10, 20, 30]"
+
+
 def test_unknown_session_is_a_clear_error(session: sessioncluster.Session, tmp_path: Path) -> None:
     path = program(tmp_path, "print('never')\n")
     out = subprocess.run([sys.executable, "-m", "sessioncluster", "run", "--session", "nosuch",
