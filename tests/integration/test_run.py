@@ -264,15 +264,26 @@ def test_streaming_mode_fails_clearly(session: sessioncluster.Session, tmp_path:
 def test_session_from_the_environment_variable(session: sessioncluster.Session,
                                                tmp_path: Path) -> None:
     path = program(tmp_path, """
+        from pyflink.common import Row
         from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.datastream.functions import MapFunction
+
+        class Times(MapFunction):  # a class of the program's own, shipped by value
+            def __init__(self, factor):
+                self.factor = factor
+
+            def map(self, value):
+                return Row(n=value * self.factor)
+
         env = StreamExecutionEnvironment.get_execution_environment()
-        print(sorted(env.from_collection([3, 1, 2]).map(lambda x: x * 10).execute_and_collect()))
+        rows = env.from_collection([3, 1, 2]).map(Times(10)).execute_and_collect()
+        print(sorted(r.n for r in rows), all(isinstance(r, Row) for r in rows))
         """)
     out = subprocess.run([sys.executable, "-m", "sessioncluster", "run", str(path)],
                          capture_output=True, text=True, timeout=RUN_TIMEOUT,
                          env={**os.environ, "SESSIONCLUSTER_SESSION": session.info.name})
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[-1] == "[10, 20, 30]"
+    assert out.stdout.splitlines()[-1] == "[10, 20, 30] True"
 
 
 def test_unknown_session_is_a_clear_error(session: sessioncluster.Session, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ class FirstField(TimestampAssigner):
 
 
 env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(1)  # one source subtask: each key's records arrive in the list's order
 ds = env.from_collection([(1000, 'a', 1), (2500, 'b', 10), (1500, 'a', 2), (6000, 'a', 4),
                           (3000, 'b', 20), (2500, 'b', 5)])
 ds = ds.assign_timestamps_and_watermarks(

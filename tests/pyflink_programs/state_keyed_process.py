@@ -19,6 +19,7 @@ class RunningCount(KeyedProcessFunction):
 
 
 env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(1)  # one source subtask: each key's records arrive in the list's order
 env.from_collection([("a", "x"), ("b", "y"), ("a", "z"), ("a", "w")]) \
     .key_by(lambda v: v[0]) \
     .process(RunningCount()) \

@@ -25,6 +25,7 @@ class PairAverage(FlatMapFunction):
 
 
 env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(1)  # one source subtask: each key's records arrive in the list's order
 env.from_collection([(1, 3), (1, 5), (1, 7), (1, 4), (1, 2), (2, 10), (2, 20)]) \
     .key_by(lambda row: row[0]) \
     .flat_map(PairAverage()) \
