@@ -66,7 +66,9 @@ def current_or_connect() -> "Session":
     made current), else :class:`NoCurrentSessionError` saying how to get one."""
     session = current()
     if session is not None:
-        return session
+        if _alive(session):
+            return session
+        clear_current(session)  # stopped since: fall back to SESSIONCLUSTER_SESSION
     name = os.environ.get(SESSION_ENV, "").strip()
     if not name:
         raise NoCurrentSessionError(
@@ -83,6 +85,13 @@ def current_or_connect() -> "Session":
                                     f"'sessioncluster start --name {name}'") from exc
     set_current(session)
     return session
+
+
+def _alive(session: "Session") -> bool:
+    from ..connection import pid_alive
+
+    info = getattr(session, "info", None)
+    return info is None or pid_alive(info.jobmanager_pid)
 
 
 def set_environment_factory(factory: EnvironmentFactory | None) -> None:

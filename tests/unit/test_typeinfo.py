@@ -304,3 +304,25 @@ def test_session_from_environment_variable_must_exist(monkeypatch: pytest.Monkey
     finally:
         if before is not None:
             set_current(before)
+
+
+def test_a_stopped_current_session_is_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    monkeypatch.delenv("SESSIONCLUSTER_SESSION", raising=False)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stopped = _NoCluster()
+    stopped.info = SimpleNamespace(jobmanager_pid=int(gone.stdout))  # type: ignore[attr-defined]
+    before = current()
+    set_current(stopped)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(NoCurrentSessionError):
+            current_or_connect()
+        assert current() is None
+    finally:
+        clear_current()
+        if before is not None:
+            set_current(before)
