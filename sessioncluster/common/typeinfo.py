@@ -7,6 +7,7 @@ compares and prints like PyFlink's.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Sequence
 
 
@@ -252,3 +253,52 @@ class Types:
     @staticmethod
     def LIST(element_type_info: TypeInformation) -> TypeInformation:
         return ListTypeInfo(element_type_info)
+
+
+# -- records as Flink prints them ------------------------------------------------------------------
+
+def java_string(value: Any, type_info: TypeInformation | None = None) -> str:
+    """``value`` as Flink's ``print()`` and ``Encoder.simple_string_encoder()`` write a record of
+    type ``type_info`` (Java's ``toString``): ``(a,1)`` for a TUPLE, ``+I[a, 1]`` for a ROW,
+    ``true``/``null``/``1.0E7`` for basic values. Without type information (PyFlink then pickles
+    records) it is Python's ``str(value)``, as PyFlink prints such records."""
+    if type_info is None or isinstance(type_info, PickledBytesTypeInfo):
+        return str(value)
+    if value is None:
+        return "null"
+    if isinstance(type_info, TupleTypeInfo):
+        return "(" + ",".join(java_string(v, t) for v, t in zip(value, type_info.field_types)) + ")"
+    if isinstance(type_info, RowTypeInfo):
+        kind = value.get_row_kind().short_string() if hasattr(value, "get_row_kind") else "+I"
+        return kind + "[" + ", ".join(java_string(v, t)
+                                      for v, t in zip(value, type_info.field_types)) + "]"
+    if isinstance(type_info, (ListTypeInfo, BasicArrayTypeInfo)):
+        return "[" + ", ".join(java_string(v, type_info.element_type) for v in value) + "]"
+    if isinstance(type_info, MapTypeInfo):
+        return "{" + ", ".join(f"{java_string(k, type_info.key_type)}={java_string(v, type_info.value_type)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(type_info, SqlTimeTypeInfo) and type_info.name == "Timestamp":
+        fraction = f"{value.microsecond / 1e6:.6f}"[1:].rstrip("0")
+        return value.strftime("%Y-%m-%d %H:%M:%S") + (fraction if fraction != "." else ".0")
+    if isinstance(type_info, BasicTypeInfo):
+        if type_info.name == "Boolean":
+            return "true" if value else "false"
+        if type_info.name in ("Float", "Double"):
+            return _java_double(float(value))
+    return str(value)
+
+
+def _java_double(x: float) -> str:
+    """Java's ``Double.toString``: plain in [1e-3, 1e7), else ``d.dddE±n``; shortest digits."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0 or 1e-3 <= abs(x) < 1e7:
+        text = repr(x)
+        return text if "e" not in text else format(x, "f")
+    sign, digits, exp = Decimal(repr(x)).normalize().as_tuple()
+    assert isinstance(exp, int)
+    shown = "".join(map(str, digits))
+    mantissa = shown[0] + "." + (shown[1:] or "0")
+    return ("-" if sign else "") + f"{mantissa}E{len(digits) + exp - 1}"

@@ -326,3 +326,27 @@ def test_a_stopped_current_session_is_forgotten(monkeypatch: pytest.MonkeyPatch)
         clear_current()
         if before is not None:
             set_current(before)
+
+
+# -- records as Flink prints them --------------------------------------------------------------
+
+def test_java_string_of_typed_records() -> None:
+    import datetime
+
+    from sessioncluster.common.typeinfo import java_string
+
+    assert java_string(("a", 5), Types.TUPLE([Types.STRING(), Types.INT()])) == "(a,5)"
+    assert java_string(("be,", 1), Types.TUPLE([Types.STRING(), Types.INT()])) == "(be,,1)"
+    deleted = Row(1, "x")
+    deleted.set_row_kind(RowKind.DELETE)
+    assert java_string(deleted, Types.ROW([Types.INT(), Types.STRING()])) == "-D[1, x]"
+    assert java_string((1, None), Types.ROW([Types.INT(), Types.STRING()])) == "+I[1, null]"
+    assert java_string(True, Types.BOOLEAN()) == "true"
+    assert [java_string(x, Types.DOUBLE()) for x in (1.0, 130.1, 1e7, 1.5e-5, -2e20, 0.001)] == [
+        "1.0", "130.1", "1.0E7", "1.5E-5", "-2.0E20", "0.001"]
+    assert java_string({"k": [1, 2]}, Types.MAP(Types.STRING(), Types.LIST(Types.INT()))) == "{k=[1, 2]}"
+    stamp = datetime.datetime(2024, 1, 2, 3, 4, 5)
+    assert java_string(stamp, Types.SQL_TIMESTAMP()) == "2024-01-02 03:04:05.0"
+    # no type information: PyFlink pickles the records and prints Python's str
+    assert java_string(("a", 5)) == "('a', 5)"
+    assert java_string(("a", 5), Types.PICKLED_BYTE_ARRAY()) == "('a', 5)"
