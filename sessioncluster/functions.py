@@ -2,21 +2,62 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+import enum
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .accumulators import Accumulator
+
+if TYPE_CHECKING:
+    from .state import (
+        AggregatingState,
+        KeyedStateStore,
+        ListState,
+        MapState,
+        ReducingState,
+        StateDescriptor,
+        ValueState,
+    )
 
 
 class RuntimeContext:
     """What a rich function learns about the subtask it runs in (PyFlink's RuntimeContext)."""
 
     def __init__(self, task_name: str, subtask: int, parallelism: int, attempt: int,
-                 accumulators: dict[str, Accumulator[Any]]) -> None:
+                 accumulators: dict[str, Accumulator[Any]],
+                 state_store: "KeyedStateStore | None" = None) -> None:
         self._task_name = task_name
         self._subtask = subtask
         self._parallelism = parallelism
         self._attempt = attempt
         self._accumulators = accumulators
+        #: the keyed state of the current key; None outside a keyed stream
+        self._state_store = state_store
+
+    # -- keyed state (after key_by) -----------------------------------------------------------
+    def get_state(self, state_descriptor: "StateDescriptor") -> "ValueState":
+        from .state import ValueStateDescriptor, state_for
+
+        return state_for(self._state_store, state_descriptor, ValueStateDescriptor)  # type: ignore[return-value]
+
+    def get_list_state(self, state_descriptor: "StateDescriptor") -> "ListState":
+        from .state import ListStateDescriptor, state_for
+
+        return state_for(self._state_store, state_descriptor, ListStateDescriptor)  # type: ignore[return-value]
+
+    def get_map_state(self, state_descriptor: "StateDescriptor") -> "MapState":
+        from .state import MapStateDescriptor, state_for
+
+        return state_for(self._state_store, state_descriptor, MapStateDescriptor)  # type: ignore[return-value]
+
+    def get_reducing_state(self, state_descriptor: "StateDescriptor") -> "ReducingState":
+        from .state import ReducingStateDescriptor, state_for
+
+        return state_for(self._state_store, state_descriptor, ReducingStateDescriptor)  # type: ignore[return-value]
+
+    def get_aggregating_state(self, state_descriptor: "StateDescriptor") -> "AggregatingState":
+        from .state import AggregatingStateDescriptor, state_for
+
+        return state_for(self._state_store, state_descriptor, AggregatingStateDescriptor)  # type: ignore[return-value]
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -72,31 +113,114 @@ class ReduceFunction(Function):
         raise NotImplementedError
 
 
+class OutputTag:
+    """Names a side output (PyFlink's ``OutputTag(tag_id, type_info)``)."""
+
+    def __init__(self, tag_id: str, type_info: Any = None) -> None:
+        if not isinstance(tag_id, str) or not tag_id:
+            raise ValueError("an OutputTag needs a non-empty name")
+        self.tag_id = tag_id
+        self.type_info = type_info
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OutputTag) and other.tag_id == self.tag_id
+
+    def __hash__(self) -> int:
+        return hash(self.tag_id)
+
+    def __repr__(self) -> str:
+        return f"OutputTag({self.tag_id!r})"
+
+
+class TimeDomain(enum.Enum):
+    """Which clock a timer follows."""
+
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
+class TimerService:
+    """Timers of the current key (PyFlink's TimerService); made by the operator."""
+
+    def current_processing_time(self) -> int:
+        raise NotImplementedError
+
+    def current_watermark(self) -> int:
+        raise NotImplementedError
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        raise NotImplementedError
+
+
 class ProcessFunction(Function):
-    """``process_element(value, ctx)`` yields any number of outputs per record."""
+    """``process_element(value, ctx)`` yields any number of outputs per record; ``ctx.output(tag,
+    value)`` sends one to a side output."""
 
     class Context:
         """What ``process_element`` learns about the record (PyFlink's ProcessFunction.Context)."""
 
-        def __init__(self) -> None:
-            self._key: Any = None
+        def timestamp(self) -> int | None:
+            """The record's event-time timestamp (None: no timestamp was assigned)."""
+            raise NotImplementedError
+
+        def timer_service(self) -> TimerService:
+            raise NotImplementedError
+
+        def output(self, output_tag: OutputTag, value: Any) -> None:
+            """Emit ``value`` to the side output ``output_tag``."""
+            raise NotImplementedError
 
         def get_current_key(self) -> Any:
-            return self._key
+            raise NotImplementedError
 
     def process_element(self, value: Any, ctx: "ProcessFunction.Context") -> Iterable[Any]:
         raise NotImplementedError
 
 
 class KeyedProcessFunction(ProcessFunction):
-    """A ProcessFunction on a KeyedStream: ``ctx.get_current_key()`` is the record's key.
+    """A ProcessFunction on a KeyedStream: keyed state through ``open``'s runtime context,
+    ``ctx.get_current_key()``, timers (``ctx.timer_service()``) and ``on_timer``.
 
-    In BATCH mode the records of one key arrive together; timers are not supported.
+    In BATCH mode the records of one key arrive together; event-time timers fire when the
+    key's input ends, in timestamp order, then processing-time timers (as Flink does).
     """
+
+    class OnTimerContext(ProcessFunction.Context):
+        def time_domain(self) -> TimeDomain:
+            raise NotImplementedError
+
+    def on_timer(self, timestamp: int, ctx: "KeyedProcessFunction.OnTimerContext") -> Iterable[Any]:
+        """Called when a timer fires; yields outputs like ``process_element``."""
+        return ()
 
 
 class KeySelector(Function):
     def get_key(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class AggregateFunction(Function):
+    """Incremental aggregation (PyFlink's names): an accumulator per key or window."""
+
+    def create_accumulator(self) -> Any:
+        raise NotImplementedError
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def get_result(self, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def merge(self, acc_a: Any, acc_b: Any) -> Any:
         raise NotImplementedError
 
 

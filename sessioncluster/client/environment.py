@@ -17,9 +17,25 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import cloudpickle
 
-from ..functions import FieldAggregation, FieldMax, FieldMin, FieldSum, Function, as_callable
+from ..functions import (
+    FieldAggregation,
+    FieldMax,
+    FieldMin,
+    FieldSum,
+    Function,
+    OutputTag,
+    as_callable,
+)
 from ..graph.jobgraph import JobGraph, build_job_graph
-from ..graph.streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamGraph, StreamNode
+from ..graph.streamgraph import (
+    DEFAULT_NAMES,
+    ChainingStrategy,
+    OperatorKind,
+    Partitioning,
+    StreamGraph,
+    StreamNode,
+)
+from ..operators import KeyedFunctionOperator, KeyedProcessOperator, ProcessOperator, StreamOperator
 from . import display
 from .jobclient import JobClient, JobExecutionResult, check, records_of
 
@@ -138,7 +154,7 @@ class StreamExecutionEnvironment:
         return self
 
     # -- sources ---------------------------------------------------------------------------
-    def from_collection(self, collection: Any) -> "DataStream":
+    def from_collection(self, collection: Any, type_info: Any = None) -> "DataStream":
         """A bounded source over a Python collection (materialized as a list)."""
         data = list(collection)
         node = self.stream_graph.add_node(OperatorKind.SOURCE_COLLECTION, data,
@@ -245,20 +261,25 @@ class DataStream:
         g = self.env.stream_graph
         node = g.add_node(kind, fn, name)
         node.slot_sharing_group = self.node.slot_sharing_group
-        g.add_edge(self.node, node, partitioning, key_selector, explicit)
+        self._connect(node, partitioning, key_selector, explicit)
         return DataStream(self.env, node)
 
-    # -- transformations --------------------------------------------------------------------
-    def map(self, func: Any) -> "DataStream":
+    def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False) -> None:
+        """The edge(s) from this stream into ``node``."""
+        self.env.stream_graph.add_edge(self.node, node, partitioning, key_selector, explicit)
+
+    # -- transformations (PyFlink's signatures: type information is accepted, not needed) ---
+    def map(self, func: Any, output_type: Any = None) -> "DataStream":
         return self._then(OperatorKind.MAP, func)
 
-    def flat_map(self, func: Any) -> "DataStream":
+    def flat_map(self, func: Any, output_type: Any = None) -> "DataStream":
         return self._then(OperatorKind.FLAT_MAP, func)
 
     def filter(self, func: Any) -> "DataStream":
         return self._then(OperatorKind.FILTER, func)
 
-    def key_by(self, key_selector: Any) -> "KeyedStream":
+    def key_by(self, key_selector: Any, key_type: Any = None) -> "KeyedStream":
         _check_function(key_selector, None)
         return KeyedStream(self, key_selector)
 
@@ -269,9 +290,21 @@ class DataStream:
                 raise ValueError("union() needs streams of the same environment")
         return _UnionStream(self.env, [self, *streams])
 
-    def process(self, func: Any) -> "DataStream":
-        """Apply a ProcessFunction: ``process_element(value, ctx)`` yields outputs."""
-        return self._then(OperatorKind.PROCESS, func)
+    def process(self, func: Any, output_type: Any = None) -> "DataStream":
+        """Apply a ProcessFunction: ``process_element(value, ctx)`` yields outputs, and
+        ``ctx.output(tag, value)`` sends one to a side output (:meth:`get_side_output`)."""
+        _check_function(func, OperatorKind.PROCESS)
+        return self._then(OperatorKind.PROCESS, ProcessOperator(func))
+
+    def get_side_output(self, output_tag: OutputTag) -> "DataStream":
+        """The records the process function of this stream sent to ``output_tag``
+        (``ctx.output(output_tag, value)``); empty when it sends none."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"get_side_output() takes an OutputTag, not {output_tag!r}")
+        if self.node.kind is not OperatorKind.PROCESS or isinstance(self, _SideOutputStream):
+            raise ValueError(f"'{self.node.name}' is not a process function: only the stream of a "
+                             "process() has side outputs")
+        return _SideOutputStream(self.env, self.node, output_tag.tag_id)
 
     def rebalance(self) -> "DataStream":
         """Round-robin the records over the next operator's subtasks."""
@@ -309,7 +342,7 @@ class DataStream:
         g = self.env.stream_graph
         node = g.add_node(kind, None)  # a sink runs with its input's parallelism
         node.slot_sharing_group = self.node.slot_sharing_group
-        g.add_edge(self.node, node)
+        self._connect(node)
         return node
 
     def sink_to_text(self, path: str) -> "DataStream":
@@ -352,6 +385,27 @@ class DataStream:
         if not isinstance(sink, FileSink):
             raise TypeError(f"sink_to takes a FileSink (the only sink so far), not {sink!r}")
         return self.sink_to_text(sink.writable_base_path())
+
+
+class _SideOutputStream(DataStream):
+    """A side output of a process function: the operators that read it get an edge that
+    carries the tagged records (never chained to the process function)."""
+
+    def __init__(self, env: StreamExecutionEnvironment, node: StreamNode, tag_id: str) -> None:
+        super().__init__(env, node)
+        self.tag_id = tag_id
+
+    def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False) -> None:
+        self.env.stream_graph.add_edge(self.node, node, partitioning, key_selector, explicit,
+                                       side_output=self.tag_id)
+
+    def _settings_error(self, *args: Any) -> DataStream:
+        raise TypeError("a side output is not an operator: set names, parallelism and chaining "
+                        "on the operator that produces it or on the one that reads it")
+
+    name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
+    disable_chaining = start_new_chain = _settings_error
 
 
 class _UnionStream(DataStream):
@@ -417,7 +471,7 @@ class KeyedStream:
         self.stream = stream
         self.key_selector = key_selector
 
-    def reduce(self, func: Any) -> DataStream:
+    def reduce(self, func: Any, output_type: Any = None) -> DataStream:
         """Combine the records of each key pairwise; map-side combined before the shuffle."""
         return self.stream._then(OperatorKind.REDUCE, func, Partitioning.HASH, self.key_selector)
 
@@ -433,18 +487,29 @@ class KeyedStream:
         return self.stream._then(OperatorKind.REDUCE, FieldMax(position_to_max), Partitioning.HASH,
                                  self.key_selector, name="Keyed Aggregation")
 
-    def process(self, func: Any) -> DataStream:
-        """A KeyedProcessFunction per record; ``ctx.get_current_key()`` gives its key."""
-        return self.stream._then(OperatorKind.PROCESS, func, Partitioning.HASH, self.key_selector)
+    def process(self, func: Any, output_type: Any = None) -> DataStream:
+        """A KeyedProcessFunction: keyed state (through ``open``'s runtime context),
+        ``ctx.get_current_key()``, timers and ``on_timer``, side outputs."""
+        _check_function(func, OperatorKind.PROCESS)
+        return self.stream._then(OperatorKind.PROCESS, KeyedProcessOperator(func),
+                                 Partitioning.HASH, self.key_selector)
 
-    def map(self, func: Any) -> DataStream:
-        return self.stream._then(OperatorKind.MAP, func, Partitioning.HASH, self.key_selector)
+    def _keyed(self, kind: OperatorKind, func: Any) -> DataStream:
+        """A map/flat_map/filter after key_by; a rich function gets keyed state."""
+        if isinstance(func, Function):
+            _check_function(func, kind)
+            return self.stream._then(OperatorKind.PROCESS, KeyedFunctionOperator(kind.value, func),
+                                     Partitioning.HASH, self.key_selector, name=DEFAULT_NAMES[kind])
+        return self.stream._then(kind, func, Partitioning.HASH, self.key_selector)
 
-    def flat_map(self, func: Any) -> DataStream:
-        return self.stream._then(OperatorKind.FLAT_MAP, func, Partitioning.HASH, self.key_selector)
+    def map(self, func: Any, output_type: Any = None) -> DataStream:
+        return self._keyed(OperatorKind.MAP, func)
+
+    def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
+        return self._keyed(OperatorKind.FLAT_MAP, func)
 
     def filter(self, func: Any) -> DataStream:
-        return self.stream._then(OperatorKind.FILTER, func, Partitioning.HASH, self.key_selector)
+        return self._keyed(OperatorKind.FILTER, func)
 
 
 def _wait_attached(client: JobClient) -> Any:
@@ -479,7 +544,8 @@ def _user_package(obj: Any) -> ModuleType | None:
 
 
 def _dumps_user_code(obj: Any) -> bytes:
-    package = _user_package(obj)
+    # an operator travels with the user's function inside: the function's package decides
+    package = _user_package(obj.user_function if isinstance(obj, StreamOperator) else obj)
     if package is None:
         return cloudpickle.dumps(obj)
     cloudpickle.register_pickle_by_value(package)
@@ -492,7 +558,7 @@ def _dumps_user_code(obj: Any) -> bytes:
 def _check_function(fn: Any, kind: OperatorKind | None) -> None:
     if fn is None:
         return
-    if kind is OperatorKind.REDUCE and isinstance(fn, FieldAggregation):
+    if (kind is OperatorKind.REDUCE and isinstance(fn, FieldAggregation)) or isinstance(fn, StreamOperator):
         return
     if isinstance(fn, Function) or callable(fn):
         as_callable(fn)

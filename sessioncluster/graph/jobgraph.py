@@ -35,6 +35,8 @@ class JobEdge:
     key_selector_key: str | None = None
     #: for a HASH edge into a reduce: the reduce function, combined map-side before the shuffle
     combiner_key: str | None = None
+    #: the side output (OutputTag's tag_id) of the source it carries; None: the main output
+    side_output: str | None = None
 
     @property
     def intermediate_dataset_id(self) -> str:
@@ -119,6 +121,8 @@ def chaining_veto(edge: StreamEdge, graph: StreamGraph,
         return f"'{down.name}' has {count(down.inputs, 'source')} inputs"
     if count(up.outputs, "target") != 1:
         return f"'{up.name}' has {count(up.outputs, 'target')} outputs"
+    if edge.side_output is not None:
+        return f"side output '{edge.side_output}'"
     if edge.partitioning is not Partitioning.FORWARD:
         return f"{edge.partitioning.value} partitioning"
     if up.chaining is ChainingStrategy.NEVER:
@@ -198,7 +202,8 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
                 # as Flink: FORWARD needs equal parallelism; and the inputs of a union meet in
                 # one exchange here (Spark cannot line up several inputs' partitions 1:1)
                 strategy = Partitioning.REBALANCE
-            job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner)
+            job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner,
+                               edge.side_output)
             target.inputs.append(job_edge)
             source.outputs.append(job_edge)
     order = [vertices[head_of[n.node_id]] for n in nodes if head_of[n.node_id] == n.node_id]

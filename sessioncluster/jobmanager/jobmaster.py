@@ -68,8 +68,10 @@ class JobMaster(SparkJobRunner):
         """One Spark action per sink; none starts once the job is cancelled."""
         batches: list[bytes] = []
         printed: list[str] = []
+        plan = None
         try:
-            for vertex, rdd in translate(self.sc, self.job_id, self.job_graph):
+            plan = translate(self.sc, self.job_id, self.job_graph)
+            for vertex, rdd in plan:
                 if self.cancel_requested:
                     raise JobCancelledBetweenActions(self.job_id)
                 sink = vertex.operators[-1]
@@ -86,6 +88,9 @@ class JobMaster(SparkJobRunner):
             self.loop.call_soon_threadsafe(self._spark_failed, spark_error_text(exc, _TOO_LARGE_HINT))
         else:
             self.loop.call_soon_threadsafe(self._spark_succeeded_job, batches, printed)
+        finally:
+            if plan is not None:
+                plan.release()  # the fan-out vertices' partitions kept for this job
 
     # -- the end (loop thread) ----------------------------------------------------------------
     def _spark_succeeded_job(self, batches: list[bytes], printed: list[str]) -> None:

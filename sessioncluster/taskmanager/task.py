@@ -35,12 +35,13 @@ import zmq
 
 from ..accumulators import Accumulator, IntCounter, snapshot
 from ..connection import ConnectionInfo
-from ..functions import FieldAggregation, Function, ProcessFunction, RuntimeContext, as_callable
+from ..functions import FieldAggregation, Function, RuntimeContext, as_callable
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
-from ..graph.jobgraph import JobVertex
+from ..graph.jobgraph import JobEdge, JobVertex
 from ..graph.states import ExecutionState
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..lru import Lru
+from ..operators import StreamOperator
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
 from ..protocol.wire import MessageSigner
 from .daemon import CONNECTION_ENV, IPC_ENV
@@ -169,6 +170,8 @@ class Output:
     combiner_key: str | None = None
     #: for "collect": at most this many records per subtask
     limit: int | None = None
+    #: the side output (OutputTag's tag_id) this output carries; None: the main output
+    side_output: str | None = None
 
 
 @dataclass(slots=True)
@@ -181,6 +184,13 @@ class VertexTask:
     output: Output
     #: for a collection source: the key of the data and its length
     data_key: str | None = None
+    #: a vertex read by several consumers (fan-out, side outputs): one Output each, and the
+    #: vertex yields (output index, item); None: the single ``output``
+    outputs: list[Output] | None = None
+
+    @property
+    def all_outputs(self) -> list[Output]:
+        return self.outputs if self.outputs is not None else [self.output]
 
     def __call__(self, split_index: int, iterator: Iterable[Any]) -> Iterator[Any]:
         return Task(self, split_index, iterator).run()
@@ -219,10 +229,10 @@ class Task:
         self.operator_of: dict[Any, str] = {}
         self.blobs: dict[str, bytes | None] = {}
         self.functions: list[Any] = []
-        self.key_selector: Any = None
-        self.combiner: Any = None
+        self.key_selectors: dict[str, Any] = {}
+        self.combiners: dict[str, Any] = {}
         self.data: Any = None
-        self.opened: list[Function] = []
+        self.opened: list[Function | StreamOperator] = []
         self._last_report = time.monotonic()
 
     def run(self) -> Iterator[Any]:
@@ -259,26 +269,32 @@ class Task:
     def load_library_cache(self) -> None:
         """1. The user code's blobs, from this worker or the TaskManager's library cache."""
         self.report(ExecutionState.DEPLOYING)
-        out = self.spec.output
         keys = [op.function_key for op in self.vertex.operators
                 if op.function_key and not op.kind.is_source]
-        keys += [k for k in (out.key_selector_key, out.combiner_key, self.spec.data_key) if k]
+        for out in self.spec.all_outputs:
+            keys += [k for k in (out.key_selector_key, out.combiner_key) if k]
+        if self.spec.data_key:
+            keys.append(self.spec.data_key)
         self.blobs = {key: self.worker.fetch(key) for key in dict.fromkeys(keys)}
 
     def load_user_code(self) -> None:
         """2. Unpickle the user's functions (cloudpickle), and name their code for errors."""
-        worker, out = self.worker, self.spec.output
+        worker = self.worker
         self.functions = [worker.load(op.function_key, self.blobs[op.function_key])
                           if op.function_key and not op.kind.is_source else None
                           for op in self.vertex.operators]
         for op, fn in zip(self.vertex.operators, self.functions):
-            _register_code(self.operator_of, fn, op.name)
-        if out.key_selector_key:
-            self.key_selector = as_callable(worker.load(out.key_selector_key,
-                                                        self.blobs[out.key_selector_key]))
-            _register_code(self.operator_of, self.key_selector, "key_by")
-        if out.combiner_key:
-            self.combiner = as_callable(worker.load(out.combiner_key, self.blobs[out.combiner_key]))
+            _register_code(self.operator_of, fn.user_function if isinstance(fn, StreamOperator)
+                           else fn, op.name)
+        for out in self.spec.all_outputs:
+            if out.key_selector_key:
+                selector = as_callable(worker.load(out.key_selector_key,
+                                                   self.blobs[out.key_selector_key]))
+                self.key_selectors[out.key_selector_key] = selector
+                _register_code(self.operator_of, selector, "key_by")
+            if out.combiner_key:
+                self.combiners[out.combiner_key] = as_callable(
+                    worker.load(out.combiner_key, self.blobs[out.combiner_key]))
         if self.spec.data_key:
             self.data = worker.load(self.spec.data_key, self.blobs[self.spec.data_key])
 
@@ -301,13 +317,19 @@ class Task:
     def invoke(self) -> Iterator[Any]:
         """6. Open the rich functions, then run the chain over the input, one pass."""
         for fn in self.functions:
-            if isinstance(fn, Function):
+            if isinstance(fn, (Function, StreamOperator)):
                 self.opened.append(fn)
                 fn.open(self.context)
+        spec = self.spec
+        many = spec.outputs is not None
         records = _chain(self.vertex, self.functions, self.read_input(),
-                         self.spec.input_kind is InputKind.KEYED)
-        yield from _emit(self.spec, self.subtask, records, self.key_selector, self.combiner,
-                         self.records_out)
+                         spec.input_kind is InputKind.KEYED, tagged=many)
+        if many:
+            yield from _emit_many(self, records)
+            return
+        out = spec.output
+        yield from _emit(spec, self.subtask, records, self.key_selectors.get(out.key_selector_key or ""),
+                         self.combiners.get(out.combiner_key or ""), self.records_out)
 
     def snapshot_accumulators(self) -> None:
         """7. The final accumulators travel with the final state's report (stage 9)."""
@@ -387,13 +409,24 @@ def _failed_operator(exc: BaseException, operator_of: dict[Any, str], vertex_nam
     return vertex_name
 
 
-def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any],
-           keyed: bool) -> Iterator[Any]:
+def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keyed: bool,
+           tagged: bool = False) -> Iterator[Any]:
     """Nest the chained operators as iterators (C-level map/filter where possible): one pass,
-    no intermediate lists."""
-    for op, fn in zip(vertex.operators, functions):
+    no intermediate lists. With ``tagged`` the chain yields ``(side output tag or None,
+    record)`` for a vertex read by several consumers."""
+    ops = [(op, fn) for op, fn in zip(vertex.operators, functions)
+           if not (op.kind.is_source or op.kind.is_sink)]
+    last_tagged = False
+    for i, (op, fn) in enumerate(ops):
         kind = op.kind
-        if kind.is_source or kind.is_sink:
+        if kind is OperatorKind.PROCESS:
+            operator: StreamOperator = fn
+            if keyed and not operator.keyed:
+                records = map(_value, records)
+            emitted = operator.process(records)
+            last_tagged = i == len(ops) - 1 and tagged
+            records = emitted if last_tagged else _main_output(emitted)
+            keyed = False
             continue
         if keyed and not kind.takes_keys:
             records = map(_value, records)  # a keyed exchange into a map, filter, ...
@@ -404,25 +437,22 @@ def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any],
             records = filter(call, records)
         elif kind is OperatorKind.FLAT_MAP:
             records = itertools.chain.from_iterable(map(call, records))
-        elif kind is OperatorKind.PROCESS:
-            records = _process(call, records, keyed)
         elif kind is OperatorKind.REDUCE:
             records = _reduce(call, records)
         keyed = False
+    if keyed:
+        records = map(_value, records)  # a keyed exchange straight into a sink
+    if tagged and not last_tagged:
+        records = zip(itertools.repeat(None), records)
     return records
 
 
 _value = operator.itemgetter(1)
 
 
-def _process(call: Callable[[Any, Any], Any], records: Iterator[Any], keyed: bool) -> Iterator[Any]:
-    ctx = ProcessFunction.Context()
-    for rec in records:
-        if keyed:
-            ctx._key, rec = rec
-        out = call(rec, ctx)
-        if out is not None:
-            yield from out
+def _main_output(emitted: Iterator[tuple[str | None, Any]]) -> Iterator[Any]:
+    """The main output of an operator whose side outputs nobody reads."""
+    return (value for tag, value in emitted if tag is None)
 
 
 def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any]) -> Iterator[Any]:
@@ -514,6 +544,82 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
             yield pid, cloudpickle.dumps(b)
 
 
+class _Writer:
+    """Hands records on over one output of a vertex read by several consumers: plain records
+    (FORWARD), round-robin batches (REBALANCE) or batches by key hash (HASH, combined first
+    when the consumer is a reduce)."""
+
+    def __init__(self, out: Output, subtask: int, key_selector: Any, combiner: Any) -> None:
+        self.out = out
+        self.key_selector = key_selector
+        self.combiner = combiner
+        self.buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
+        self.combined: dict[Any, Any] = {}
+        self.next = subtask
+
+    def write(self, rec: Any) -> Iterator[Any]:
+        kind = self.out.kind
+        if kind is OutputKind.FORWARD:
+            yield rec
+            return
+        if kind is OutputKind.REBALANCE:
+            pid = self.next % self.out.partitions
+            self.next += 1
+            item: Any = rec
+        else:
+            key = self.key_selector(rec)
+            if self.combiner is not None:
+                combined = self.combined
+                combined[key] = self.combiner(combined[key], rec) if key in combined else rec
+                return
+            pid, item = _hash_partition(key, self.out.partitions), (key, rec)
+        bucket = self.buckets[pid]
+        bucket.append(item)
+        if len(bucket) >= BATCH_RECORDS:
+            yield pid, cloudpickle.dumps(bucket)
+            bucket.clear()
+
+    def finish(self) -> Iterator[Any]:
+        for key, rec in self.combined.items():
+            self.buckets[_hash_partition(key, self.out.partitions)].append((key, rec))
+        self.combined.clear()
+        for pid, bucket in enumerate(self.buckets):
+            if bucket:
+                yield pid, cloudpickle.dumps(bucket)
+                bucket.clear()
+
+
+def _hash_partition(key: Any, partitions: int) -> int:
+    from pyspark.rdd import portable_hash
+
+    return portable_hash(key) % partitions
+
+
+def _emit_many(task: Task, tagged: Iterator[tuple[str | None, Any]]) -> Iterator[tuple[int, Any]]:
+    """Fan-out: each record goes to every output that reads its tag, as ``(output index,
+    item)``; the Spark side keeps the vertex's partition and gives each consumer its items.
+    Records out counts each record once, however many consumers read it."""
+    spec = task.spec
+    assert spec.outputs is not None
+    writers = [_Writer(out, task.subtask, task.key_selectors.get(out.key_selector_key or ""),
+                       task.combiners.get(out.combiner_key or "")) for out in spec.outputs]
+    routes: dict[str | None, list[tuple[int, _Writer]]] = {}
+    for i, (out, writer) in enumerate(zip(spec.outputs, writers)):
+        if out.kind in (OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT):
+            raise ValueError(f"a sink is never one of several outputs: {out.kind}")
+        routes.setdefault(out.side_output, []).append((i, writer))
+    records_out = task.records_out
+    n = 0
+    for n, (tag, rec) in enumerate(tagged, 1):
+        for i, writer in routes.get(tag, ()):
+            for item in writer.write(rec):
+                yield i, item
+    records_out.value = n
+    for i, writer in enumerate(writers):
+        for item in writer.finish():
+            yield i, item
+
+
 def _batches(records: Iterator[Any], records_out: IntCounter) -> Iterator[list[Any]]:
     batch: list[Any] = []
     for rec in records:
@@ -549,12 +655,15 @@ def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> Output:
     if last is OperatorKind.SINK_VIEW:
         return Output(OutputKind.FORWARD)  # plain records: Spark turns them into a DataFrame
     if len(vertex.outputs) != 1:
-        raise NotImplementedError(
-            f"'{vertex.name}' feeds {len(vertex.outputs)} operators; a stream consumed by more "
-            "than one operator is not supported yet")
-    edge = vertex.outputs[0]
+        raise ValueError(f"'{vertex.name}' has {len(vertex.outputs)} outputs: use edge_output")
+    return edge_output(vertex.outputs[0], consumer_parallelism)
+
+
+def edge_output(edge: JobEdge, consumer_parallelism: int) -> Output:
+    """How a vertex hands its records on over ``edge``."""
     kind = {Partitioning.FORWARD: OutputKind.FORWARD, Partitioning.HASH: OutputKind.HASH,
             Partitioning.REBALANCE: OutputKind.REBALANCE}[edge.ship_strategy]
     if kind is OutputKind.FORWARD:
-        return Output(kind)
-    return Output(kind, consumer_parallelism, edge.key_selector_key, edge.combiner_key)
+        return Output(kind, side_output=edge.side_output)
+    return Output(kind, consumer_parallelism, edge.key_selector_key, edge.combiner_key,
+                  side_output=edge.side_output)

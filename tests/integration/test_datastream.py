@@ -1,0 +1,242 @@
+"""DataStream shapes beyond a straight pipeline, on the shared real session: fan-out, side
+outputs, keyed state and timers (BATCH mode). Each result is checked against the same
+computation in plain Python on real data (pyspark's MovieLens sample, the GPL's text)."""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+from typing import Any, Iterable
+
+import pyspark
+import pytest
+
+from sessioncluster import (
+    AggregateFunction,
+    AggregatingStateDescriptor,
+    KeyedProcessFunction,
+    ListStateDescriptor,
+    MapFunction,
+    MapStateDescriptor,
+    OutputTag,
+    ProcessFunction,
+    ReducingStateDescriptor,
+    TimeDomain,
+    ValueStateDescriptor,
+)
+
+pytestmark = pytest.mark.integration
+
+MOVIELENS = os.path.join(os.path.dirname(pyspark.__file__), "data", "mllib", "sample_movielens_data.txt")
+TEXT = "/usr/share/common-licenses/GPL-3"
+
+
+def ratings() -> list[tuple[int, int, int]]:
+    """(user, movie, rating) from pyspark's MovieLens sample."""
+    with open(MOVIELENS) as f:
+        return [tuple(int(x) for x in line.split("::")) for line in f if line.strip()]  # type: ignore[misc]
+
+
+def words() -> list[str]:
+    with open(TEXT) as f:
+        return re.findall(r"[a-z]+", f.read().lower())
+
+
+def vertex_records(client: Any) -> dict[str, tuple[int, int]]:
+    return {v.name: (v.records_in, v.records_out) for v in client.details().vertices}
+
+
+def test_a_stream_read_by_two_sinks_runs_once(env) -> None:
+    data = ratings()
+    parsed = env.from_collection(data).map(lambda r: (r[1], r[2])).name("parse")
+    parsed.filter(lambda m: m[1] >= 4).map(lambda m: m[0]).print()
+    parsed.key_by(lambda m: m[0]).sum(1).print()
+    client = env.execute_async("two sinks")
+    lines = result_lines(client)
+    good = sorted(int(x) for x in lines if not x.startswith("("))
+    sums = dict(eval(x) for x in lines if x.startswith("("))  # noqa: S307 - our own tuples
+    assert good == sorted(m for _, m, r in data if r >= 4)
+    plain: dict[int, int] = collections.Counter()
+    for _, movie, rating in data:
+        plain[movie] += rating
+    assert sums == dict(plain)
+    records = vertex_records(client)
+    parse = next(v for name, v in records.items() if "parse" in name)
+    assert parse == (len(data), len(data))  # the shared upstream ran once: not once per branch
+
+
+def result_lines(client: Any) -> list[str]:
+    reply = client.wait()
+    return [line.split("> ", 1)[-1] for batch in reply.printed for line in batch.split("\n")]
+
+
+def test_fan_out_into_collect_counts_the_shared_vertex_once(env) -> None:
+    ws = words()
+    tokens = env.from_collection(ws).map(str.upper).name("upper").disable_chaining()
+    long_words = tokens.filter(lambda w: len(w) > 8)
+    short_words = tokens.filter(lambda w: len(w) <= 3)
+    both = long_words.union(short_words)
+    client = both.execute_and_collect_async("fan out")
+    got = client.collect()
+    assert sorted(got) == sorted(w.upper() for w in ws if len(w) > 8 or len(w) <= 3)
+    records = vertex_records(client)
+    assert records["upper"] == (len(ws), len(ws))
+
+
+class SplitByRating(ProcessFunction):
+    """Main output: the good ratings; side outputs: the bad ones and the movie ids seen."""
+
+    BAD = OutputTag("bad")
+    SEEN = OutputTag("seen")
+
+    def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Iterable[Any]:
+        user, movie, rating = value
+        ctx.output(self.SEEN, movie)
+        if rating >= 3:
+            yield user, movie, rating
+        else:
+            ctx.output(self.BAD, (user, movie))
+
+
+def test_side_outputs_go_to_their_own_consumers(env) -> None:
+    data = ratings()
+    split = env.from_collection(data).process(SplitByRating()).name("split")
+    bad = split.get_side_output(SplitByRating.BAD)
+    seen = split.get_side_output(SplitByRating.SEEN).key_by(lambda m: m).map(lambda m: (m, 1)) \
+        .key_by(lambda t: t[0]).sum(1)
+    good_client = split.execute_and_collect_async("main output")
+    assert sorted(good_client.collect()) == sorted(r for r in data if r[2] >= 3)
+    assert sorted(bad.execute_and_collect("bad")) == sorted((u, m) for u, m, r in data if r < 3)
+    assert dict(seen.execute_and_collect("seen")) == dict(collections.Counter(m for _, m, _ in data))
+    never = split.get_side_output(OutputTag("never produced"))
+    assert never.execute_and_collect("empty side output") == []
+
+
+def test_side_output_needs_a_process_function(env) -> None:
+    with pytest.raises(ValueError, match="only the stream of a process"):
+        env.from_collection([1]).map(abs).get_side_output(OutputTag("x"))
+    with pytest.raises(TypeError, match="takes an OutputTag"):
+        env.from_collection([1]).process(SplitByRating()).get_side_output("bad")
+
+
+class RatingStats(KeyedProcessFunction):
+    """Per user: a running count (ValueState), the movies rated (ListState), the ratings per
+    value (MapState), the best rating (ReducingState) and the mean (AggregatingState); at the
+    end of the key's input an event-time timer emits the summary."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count"))
+        self.movies = runtime_context.get_list_state(ListStateDescriptor("movies"))
+        self.by_rating = runtime_context.get_map_state(MapStateDescriptor("by rating"))
+        self.best = runtime_context.get_reducing_state(ReducingStateDescriptor("best", max))
+        self.mean = runtime_context.get_aggregating_state(AggregatingStateDescriptor("mean", Mean()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        _, movie, rating = value
+        self.count.update((self.count.value() or 0) + 1)
+        self.movies.add(movie)
+        self.by_rating.put(rating, (self.by_rating.get(rating) or 0) + 1)
+        self.best.add(rating)
+        self.mean.add(rating)
+        ctx.timer_service().register_event_time_timer(1000)
+        ctx.timer_service().register_event_time_timer(1000)  # the same timer: fires once
+        ctx.timer_service().register_processing_time_timer(5)
+        return ()
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any]:
+        if ctx.time_domain() is TimeDomain.EVENT_TIME:
+            yield (ctx.get_current_key(), self.count.value(), sorted(self.movies.get()),
+                   dict(self.by_rating.items()), self.best.get(), round(self.mean.get(), 6))
+        else:
+            yield ctx.get_current_key(), "processing-time timer", timestamp
+
+
+class Mean(AggregateFunction):
+    def create_accumulator(self) -> tuple[int, int]:
+        return 0, 0
+
+    def add(self, value: int, acc: tuple[int, int]) -> tuple[int, int]:
+        return acc[0] + value, acc[1] + 1
+
+    def get_result(self, acc: tuple[int, int]) -> float:
+        return acc[0] / acc[1]
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        return a[0] + b[0], a[1] + b[1]
+
+
+def test_keyed_state_of_every_kind_and_timers(env) -> None:
+    data = ratings()
+    got = (env.from_collection(data).key_by(lambda r: r[0]).process(RatingStats())
+           .execute_and_collect("keyed state"))
+    summaries = {g[0]: g[1:] for g in got if g[1] != "processing-time timer"}
+    timers = sorted(g for g in got if g[1] == "processing-time timer")
+    by_user: dict[int, list[tuple[int, int]]] = collections.defaultdict(list)
+    for user, movie, rating in data:
+        by_user[user].append((movie, rating))
+    expected = {user: (len(rs), sorted(m for m, _ in rs),
+                       dict(collections.Counter(r for _, r in rs)), max(r for _, r in rs),
+                       round(sum(r for _, r in rs) / len(rs), 6))
+                for user, rs in by_user.items()}
+    assert summaries == expected
+    assert timers == sorted((user, "processing-time timer", 5) for user in by_user)
+
+
+class Sessionize(KeyedProcessFunction):
+    """Event-time timers fire in timestamp order after the key's records; a timer registered
+    in on_timer fires too."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.fired = runtime_context.get_list_state(ListStateDescriptor("fired"))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        ctx.timer_service().register_event_time_timer(value[1])
+        assert ctx.timer_service().current_watermark() == -(2**63)
+        return ()
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any]:
+        self.fired.add(timestamp)
+        assert ctx.timer_service().current_watermark() == 2**63 - 1
+        if timestamp == 30:
+            ctx.timer_service().register_event_time_timer(35)
+        yield ctx.get_current_key(), list(self.fired.get())
+
+
+def test_event_time_timers_fire_in_order_at_the_end_of_each_key(env) -> None:
+    events = [("a", 30), ("b", 7), ("a", 10), ("a", 20), ("b", 3), ("a", 10)]
+    got = (env.from_collection(events).key_by(lambda e: e[0]).process(Sessionize())
+           .execute_and_collect("timers"))
+    last = {}
+    for key, fired in got:
+        last[key] = fired
+    assert last == {"a": [10, 20, 30, 35], "b": [3, 7]}
+
+
+class RunningCount(MapFunction):
+    """A rich map after key_by: its ValueState belongs to the record's key."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.seen = runtime_context.get_state(ValueStateDescriptor("seen"))
+
+    def map(self, value: str) -> tuple[str, int]:
+        n = (self.seen.value() or 0) + 1
+        self.seen.update(n)
+        return value, n
+
+
+def test_rich_map_after_key_by_has_keyed_state(env) -> None:
+    ws = words()
+    got = env.from_collection(ws).key_by(lambda w: w).map(RunningCount()).execute_and_collect()
+    highest: dict[str, int] = {}
+    for word, n in got:
+        highest[word] = max(highest.get(word, 0), n)
+    assert highest == dict(collections.Counter(ws))
+    assert len(got) == len(ws)
+
+
+def test_keyed_state_on_a_stream_that_is_not_keyed_is_a_clear_error(env) -> None:
+    import sessioncluster
+
+    with pytest.raises(sessioncluster.JobExecutionException, match="Keyed state can only be used"):
+        env.from_collection([1, 2]).map(RunningCount()).execute_and_collect("not keyed")
