@@ -117,7 +117,7 @@ class StreamExecutionEnvironment:
         if not source.bounded:
             ds.node.config["unbounded"] = True
         # a strategy with a timestamp assigner stamps the records, as PyFlink's from_source does
-        assigner = getattr(watermark_strategy, "_timestamp_assigner", None)
+        assigner = getattr(watermark_strategy, "timestamp_assigner", None)
         if assigner is not None and hasattr(ds, "assign_timestamps_and_watermarks"):
             ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
         return ds
