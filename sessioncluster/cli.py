@@ -193,6 +193,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(name="demo")
     p.add_argument("--keep", action="store_true", help="leave the session running afterwards")
     p.set_defaults(func=cmd_demo)
+    # -- run: a PyFlink program on a running session (Flink's `flink run -py`) --------------
+    from .client.run import cmd_run
+
+    p = sub.add_parser("run", help="run a PyFlink DataStream program on a running session")
+    p.add_argument("--session", default=None,
+                   help="the session to run on (default: $SESSIONCLUSTER_SESSION)")
+    p.add_argument("-d", "--detached", action="store_true",
+                   help="print the JobIDs of the program's jobs and return without waiting")
+    p.add_argument("program", help="the program (a .py file)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
+    p.set_defaults(func=cmd_run)
     return parser
 
 

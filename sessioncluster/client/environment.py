@@ -55,6 +55,90 @@ class StreamExecutionEnvironment:
         self.stream_graph = StreamGraph()
         self._sinks: list[StreamNode] = []
 
+    # -- PyFlink's environment API: the current session, runtime mode, configuration, FileSource --
+    @staticmethod
+    def get_execution_environment(configuration: Any = None) -> "StreamExecutionEnvironment":
+        """An environment on the current session: the one this process started or connected,
+        else the session named by ``SESSIONCLUSTER_SESSION`` (see ``client/current.py``)."""
+        from .current import execution_environment
+
+        return execution_environment(configuration)
+
+    def set_runtime_mode(self, execution_mode: Any) -> "StreamExecutionEnvironment":
+        """BATCH (the default) is the mode sessioncluster runs; STREAMING is accepted here and
+        fails when the program is executed."""
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        if not isinstance(execution_mode, RuntimeExecutionMode):
+            raise TypeError(f"set_runtime_mode takes a RuntimeExecutionMode, not {execution_mode!r}")
+        self._runtime_mode = execution_mode
+        return self
+
+    def get_runtime_mode(self) -> Any:
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        return getattr(self, "_runtime_mode", RuntimeExecutionMode.BATCH)
+
+    def configure(self, configuration: Any) -> "StreamExecutionEnvironment":
+        """Apply a ``Configuration``: ``parallelism.default``, ``execution.runtime-mode`` and
+        ``pipeline.operator-chaining`` take effect; other options are kept (``get_config``)."""
+        from ..common.configuration import Configuration
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        if not isinstance(configuration, Configuration):
+            raise TypeError(f"configure takes a Configuration, not {configuration!r}")
+        if configuration.contains_key("parallelism.default"):
+            self.set_parallelism(configuration.get_integer("parallelism.default", 1))
+        if configuration.contains_key("execution.runtime-mode"):
+            self.set_runtime_mode(RuntimeExecutionMode.parse(
+                configuration.get_string("execution.runtime-mode", "BATCH")))
+        if not configuration.get_boolean("pipeline.operator-chaining", True):
+            self.disable_operator_chaining()
+        self._configuration = Configuration(getattr(self, "_configuration", None)).add_all(configuration)
+        return self
+
+    def get_config(self) -> Any:
+        """PyFlink's ``ExecutionConfig`` of this environment."""
+        from ..common.execution_config import ExecutionConfig
+
+        if getattr(self, "_execution_config", None) is None:
+            self._execution_config = ExecutionConfig(self)
+        return self._execution_config
+
+    def from_source(self, source: Any, watermark_strategy: Any, source_name: str,
+                    type_info: Any = None) -> "DataStream":
+        """A stream from a ``FileSource`` (bounded in BATCH mode; one record per line)."""
+        from ..connectors.file_system import FileSource
+
+        if not isinstance(source, FileSource):
+            raise TypeError(f"from_source takes a FileSource (the only source so far), not {source!r}")
+        # several paths are one comma-separated list, as Hadoop's (and so Spark's) textFile reads
+        ds = self.read_text_file(",".join(source.paths)).name(source_name)
+        if not source.bounded:
+            ds.node.config["unbounded"] = True
+        # a strategy with a timestamp assigner stamps the records, as PyFlink's from_source does
+        assigner = getattr(watermark_strategy, "timestamp_assigner", None)
+        if assigner is not None and hasattr(ds, "assign_timestamps_and_watermarks"):
+            ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
+        return ds
+
+    def _check_executable(self) -> None:
+        """Fail, before submitting, a program BATCH mode cannot run: STREAMING mode, or an
+        unbounded source (``monitor_continuously``)."""
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        mode = self.get_runtime_mode()
+        unbounded = [n.name for n in self.stream_graph.nodes if n.config.get("unbounded")]
+        if mode is RuntimeExecutionMode.STREAMING:
+            raise NotImplementedError("STREAMING mode is not supported yet: sessioncluster runs "
+                                      "DataStream programs in BATCH mode "
+                                      "(env.set_runtime_mode(RuntimeExecutionMode.BATCH))")
+        if unbounded:
+            raise NotImplementedError(
+                f"the source {', '.join(map(repr, unbounded))} is unbounded (monitor_continuously): it "
+                "needs STREAMING mode, and STREAMING mode is not supported yet; read a static file "
+                "set (process_static_file_set(), the default) in BATCH mode")
+
     # -- configuration ---------------------------------------------------------------------
     def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
         if parallelism < 1:
@@ -291,6 +375,16 @@ class DataStream:
         """Submit this stream as a job; ``JobClient.collect()`` gives its records."""
         sink = self._sink(OperatorKind.SINK_COLLECT)
         return self.env.execute_async(job_name, sinks=[sink])
+
+    # -- PyFlink's sink_to (a bounded FileSink) ---------------------------------------------
+    def sink_to(self, sink: Any) -> "DataStream":
+        """Write the records with a row-format ``FileSink``: a line (``str(record)``) per record
+        under its base path, one part file per subtask, when the job runs."""
+        from ..connectors.file_system import FileSink
+
+        if not isinstance(sink, FileSink):
+            raise TypeError(f"sink_to takes a FileSink (the only sink so far), not {sink!r}")
+        return self.sink_to_text(sink.writable_base_path())
 
 
 class _SideOutputStream(DataStream):

@@ -240,6 +240,9 @@ class SessionClusterMagics(Magics):
     def _use(self, session: "Session") -> "Session":
         """Make ``session`` the current one, show it, return it."""
         self.session = session
+        from ..client.current import set_current
+
+        set_current(session)  # for StreamExecutionEnvironment.get_execution_environment()
         session.events  # noqa: B018 - subscribe now, so the first job's events are not missed
         self._show_cluster(session)
         return session
