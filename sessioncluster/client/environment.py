@@ -226,6 +226,7 @@ class StreamExecutionEnvironment:
     def execute_async(self, job_name: str = "sessioncluster job",
                       sinks: list[StreamNode] | None = None) -> JobClient:
         """Submit the program (detached) and return its JobClient at once."""
+        self._check_executable()
         graph, blobs = self.job_graph(job_name, sinks)
         if sinks is None:
             self._sinks = []  # like Flink, executing clears the program's sinks

@@ -33,6 +33,7 @@ from ..protocol.messages import (
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES
 from . import display
+from .current import clear_current, set_current
 from .events import EventSubscriber
 from .gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
 from .jobclient import JobExecutionException
@@ -103,6 +104,7 @@ class Session:
         self.gateway.close()
         if self._events is not None:
             self._events.close()
+        clear_current(self)
 
     def get_execution_environment(self) -> "Any":
         """A StreamExecutionEnvironment on this session; its default parallelism is the
@@ -215,7 +217,9 @@ def connect(name: str = "default") -> Session:
         path.unlink(missing_ok=True)
         raise LookupError(f"session cluster '{name}' is not running (its JobManager, pid "
                           f"{info.jobmanager_pid}, is gone; removed the stale connection file)")
-    return Session(info)
+    session = Session(info)
+    set_current(session)  # get_execution_environment() binds to it
+    return session
 
 
 @contextmanager
@@ -278,6 +282,7 @@ def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bo
             time.sleep(0.02)
         session = Session(info)
         _wait_ready(session, proc, deadline - time.monotonic())
+        set_current(session)  # get_execution_environment() binds to it
         return session
 
 
