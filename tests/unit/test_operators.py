@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
-import cloudpickle
 import random
 from typing import Any
 
+import cloudpickle
 import pytest
 
 from sessioncluster.common.time import Duration
-from sessioncluster.functions import (MAX_WATERMARK, MIN_WATERMARK, CoFlatMapFunction, CoMapFunction,
-                                      CoProcessFunction, KeyedCoProcessFunction, KeyedProcessFunction,
-                                      OutputTag, ProcessFunction, RuntimeContext, TimeDomain)
-from sessioncluster.operators import (CoFlatMapOperator, CoMapOperator, CoProcessOperator,
-                                      KeyedCoProcessOperator, KeyedFunctionOperator, KeyedProcessOperator,
-                                      ProcessOperator, TimestampsAndWatermarksOperator, group_by_key)
+from sessioncluster.functions import (
+    MAX_WATERMARK,
+    MIN_WATERMARK,
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    OutputTag,
+    ProcessFunction,
+    RuntimeContext,
+    TimeDomain,
+)
+from sessioncluster.operators import (
+    CoFlatMapOperator,
+    CoMapOperator,
+    CoProcessOperator,
+    KeyedCoProcessOperator,
+    KeyedFunctionOperator,
+    KeyedProcessOperator,
+    ProcessOperator,
+    TimestampsAndWatermarksOperator,
+    group_by_key,
+)
 from sessioncluster.state import ListStateDescriptor, ValueStateDescriptor
 from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy
 
@@ -163,7 +181,8 @@ def test_timestamp_assigner() -> None:
     out = run(TimestampsAndWatermarksOperator(strategy), [(None, ("none", 5)), (99, ("set", -3))])
     assert out == [(None, 5, ("none", 5)), (None, -3, ("set", -3))]
     keep = WatermarkStrategy.for_monotonous_timestamps()
-    assert run(TimestampsAndWatermarksOperator(keep), [(7, "x"), (None, "y")]) == [(None, 7, "x"), (None, None, "y")]
+    assert run(TimestampsAndWatermarksOperator(keep), [(7, "x"), (None, "y")]) == \
+        [(None, 7, "x"), (None, None, "y")]
     assert run(TimestampsAndWatermarksOperator(WatermarkStrategy.no_watermarks().with_timestamp_assigner(
         lambda v, ts: v)), [(None, 4)]) == [(None, 4, 4)]
     with pytest.raises(TypeError, match="WatermarkStrategy"):

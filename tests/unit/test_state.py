@@ -9,9 +9,15 @@ import pytest
 from sessioncluster.common.time import Time
 from sessioncluster.functions import AggregateFunction, FlatMapFunction, MapFunction, RuntimeContext
 from sessioncluster.operators import KeyedFunctionOperator, ProcessOperator
-from sessioncluster.state import (AggregatingStateDescriptor, KeyedStateBackend, ListStateDescriptor,
-                                  MapStateDescriptor, ReducingStateDescriptor, StateTtlConfig,
-                                  ValueStateDescriptor)
+from sessioncluster.state import (
+    AggregatingStateDescriptor,
+    KeyedStateBackend,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    ValueStateDescriptor,
+)
 
 
 def ctx() -> RuntimeContext:
