@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .accumulators import Accumulator
@@ -10,54 +11,68 @@ from .accumulators import Accumulator
 if TYPE_CHECKING:
     from .state import (
         AggregatingState,
-        KeyedStateStore,
+        AggregatingStateDescriptor,
+        KeyedStateBackend,
         ListState,
+        ListStateDescriptor,
         MapState,
+        MapStateDescriptor,
         ReducingState,
-        StateDescriptor,
+        ReducingStateDescriptor,
         ValueState,
+        ValueStateDescriptor,
     )
+
+#: Java's Long.MIN_VALUE / Long.MAX_VALUE: the watermark while a key's records are processed in BATCH
+#: mode, and while its timers fire (and a GlobalWindow's max timestamp).
+MIN_WATERMARK = -(2**63)
+MAX_WATERMARK = 2**63 - 1
+
+KEYED_STATE_ERROR = ("Keyed state can only be used on a 'keyed stream', i.e., after a 'keyBy()' "
+                     "operation.")
+TIMERS_ERROR = "Setting timers is only supported on a keyed streams."
 
 
 class RuntimeContext:
-    """What a rich function learns about the subtask it runs in (PyFlink's RuntimeContext)."""
+    """What a rich function learns about the subtask it runs in (PyFlink's RuntimeContext).
+
+    On a keyed operator it also gives keyed state (``get_state`` ...), scoped to the current key.
+    """
 
     def __init__(self, task_name: str, subtask: int, parallelism: int, attempt: int,
-                 accumulators: dict[str, Accumulator[Any]],
-                 state_store: "KeyedStateStore | None" = None) -> None:
+                 accumulators: dict[str, Accumulator[Any]], *,
+                 keyed_state_backend: "KeyedStateBackend | None" = None) -> None:
         self._task_name = task_name
         self._subtask = subtask
         self._parallelism = parallelism
         self._attempt = attempt
         self._accumulators = accumulators
-        #: the keyed state of the current key; None outside a keyed stream
-        self._state_store = state_store
+        self._keyed_state_backend = keyed_state_backend
 
-    # -- keyed state (after key_by) -----------------------------------------------------------
-    def get_state(self, state_descriptor: "StateDescriptor") -> "ValueState":
-        from .state import ValueStateDescriptor, state_for
+    def with_keyed_state(self, backend: "KeyedStateBackend") -> "RuntimeContext":
+        """The same subtask's context, with keyed state from ``backend`` (for keyed operators)."""
+        return RuntimeContext(self._task_name, self._subtask, self._parallelism, self._attempt,
+                              self._accumulators, keyed_state_backend=backend)
 
-        return state_for(self._state_store, state_descriptor, ValueStateDescriptor)  # type: ignore[return-value]
+    def _backend(self) -> "KeyedStateBackend":
+        if self._keyed_state_backend is None:
+            raise RuntimeError(KEYED_STATE_ERROR)
+        return self._keyed_state_backend
 
-    def get_list_state(self, state_descriptor: "StateDescriptor") -> "ListState":
-        from .state import ListStateDescriptor, state_for
+    def get_state(self, state_descriptor: "ValueStateDescriptor") -> "ValueState":
+        return self._backend().get_state(state_descriptor)
 
-        return state_for(self._state_store, state_descriptor, ListStateDescriptor)  # type: ignore[return-value]
+    def get_list_state(self, state_descriptor: "ListStateDescriptor") -> "ListState":
+        return self._backend().get_list_state(state_descriptor)
 
-    def get_map_state(self, state_descriptor: "StateDescriptor") -> "MapState":
-        from .state import MapStateDescriptor, state_for
+    def get_map_state(self, state_descriptor: "MapStateDescriptor") -> "MapState":
+        return self._backend().get_map_state(state_descriptor)
 
-        return state_for(self._state_store, state_descriptor, MapStateDescriptor)  # type: ignore[return-value]
+    def get_reducing_state(self, state_descriptor: "ReducingStateDescriptor") -> "ReducingState":
+        return self._backend().get_reducing_state(state_descriptor)
 
-    def get_reducing_state(self, state_descriptor: "StateDescriptor") -> "ReducingState":
-        from .state import ReducingStateDescriptor, state_for
-
-        return state_for(self._state_store, state_descriptor, ReducingStateDescriptor)  # type: ignore[return-value]
-
-    def get_aggregating_state(self, state_descriptor: "StateDescriptor") -> "AggregatingState":
-        from .state import AggregatingStateDescriptor, state_for
-
-        return state_for(self._state_store, state_descriptor, AggregatingStateDescriptor)  # type: ignore[return-value]
+    def get_aggregating_state(self, state_descriptor: "AggregatingStateDescriptor") -> "AggregatingState":
+        return self._backend().get_aggregating_state(state_descriptor)
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -113,12 +128,19 @@ class ReduceFunction(Function):
         raise NotImplementedError
 
 
+class TimeDomain(enum.Enum):
+    """Whether a timer fired on event time or processing time (PyFlink's TimeDomain)."""
+
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
 class OutputTag:
-    """Names a side output (PyFlink's ``OutputTag(tag_id, type_info)``)."""
+    """A side output (PyFlink's OutputTag): ``OutputTag("late", Types.STRING())``."""
 
     def __init__(self, tag_id: str, type_info: Any = None) -> None:
         if not isinstance(tag_id, str) or not tag_id:
-            raise ValueError("an OutputTag needs a non-empty name")
+            raise ValueError(f"an OutputTag's tag_id must be a non-empty string, got {tag_id!r}")
         self.tag_id = tag_id
         self.type_info = type_info
 
@@ -132,84 +154,130 @@ class OutputTag:
         return f"OutputTag({self.tag_id!r})"
 
 
-class TimeDomain(enum.Enum):
-    """Which clock a timer follows."""
-
-    EVENT_TIME = 0
-    PROCESSING_TIME = 1
+def check_output_tag(tag: Any) -> OutputTag:
+    """``tag`` if it is an OutputTag, else a clear TypeError."""
+    if not isinstance(tag, OutputTag):
+        raise TypeError(f"a side output needs an OutputTag, got {tag!r} ({type(tag).__name__})")
+    return tag
 
 
 class TimerService:
-    """Timers of the current key (PyFlink's TimerService); made by the operator."""
+    """Time and timers of the current key (PyFlink's TimerService)."""
 
     def current_processing_time(self) -> int:
-        raise NotImplementedError
+        return int(time.time() * 1000)
 
     def current_watermark(self) -> int:
-        raise NotImplementedError
+        return MIN_WATERMARK
 
     def register_processing_time_timer(self, timestamp: int) -> None:
-        raise NotImplementedError
+        raise RuntimeError(TIMERS_ERROR)
 
     def register_event_time_timer(self, timestamp: int) -> None:
-        raise NotImplementedError
+        raise RuntimeError(TIMERS_ERROR)
 
     def delete_processing_time_timer(self, timestamp: int) -> None:
-        raise NotImplementedError
+        raise RuntimeError(TIMERS_ERROR)
 
     def delete_event_time_timer(self, timestamp: int) -> None:
-        raise NotImplementedError
+        raise RuntimeError(TIMERS_ERROR)
 
 
 class ProcessFunction(Function):
-    """``process_element(value, ctx)`` yields any number of outputs per record; ``ctx.output(tag,
-    value)`` sends one to a side output."""
+    """``process_element(value, ctx)`` yields any number of outputs per record; yielding
+    ``(output_tag, value)`` (or calling ``ctx.output(output_tag, value)``) emits to a side output."""
 
     class Context:
         """What ``process_element`` learns about the record (PyFlink's ProcessFunction.Context)."""
 
+        _no_timers = TimerService()
+
+        def __init__(self) -> None:
+            self._key: Any = None
+            self._timestamp: int | None = None
+            self._side: list[tuple[OutputTag, Any]] = []
+
+        def get_current_key(self) -> Any:
+            return self._key
+
         def timestamp(self) -> int | None:
-            """The record's event-time timestamp (None: no timestamp was assigned)."""
-            raise NotImplementedError
+            """The current record's timestamp (None when it has none)."""
+            return self._timestamp
 
         def timer_service(self) -> TimerService:
-            raise NotImplementedError
+            return self._no_timers
 
         def output(self, output_tag: OutputTag, value: Any) -> None:
             """Emit ``value`` to the side output ``output_tag``."""
-            raise NotImplementedError
-
-        def get_current_key(self) -> Any:
-            raise NotImplementedError
+            self._side.append((check_output_tag(output_tag), value))
 
     def process_element(self, value: Any, ctx: "ProcessFunction.Context") -> Iterable[Any]:
         raise NotImplementedError
 
 
 class KeyedProcessFunction(ProcessFunction):
-    """A ProcessFunction on a KeyedStream: keyed state through ``open``'s runtime context,
-    ``ctx.get_current_key()``, timers (``ctx.timer_service()``) and ``on_timer``.
+    """A ProcessFunction on a KeyedStream: keyed state, ``ctx.get_current_key()``, timers and
+    ``on_timer(timestamp, ctx)``."""
 
-    In BATCH mode the records of one key arrive together; event-time timers fire when the
-    key's input ends, in timestamp order, then processing-time timers (as Flink does).
-    """
+    class Context(ProcessFunction.Context):
+        pass
 
-    class OnTimerContext(ProcessFunction.Context):
+    class OnTimerContext(Context):
         def time_domain(self) -> TimeDomain:
             raise NotImplementedError
 
     def on_timer(self, timestamp: int, ctx: "KeyedProcessFunction.OnTimerContext") -> Iterable[Any]:
-        """Called when a timer fires; yields outputs like ``process_element``."""
         return ()
 
 
-class KeySelector(Function):
-    def get_key(self, value: Any) -> Any:
+class CoMapFunction(Function):
+    """A map over two connected streams: ``map1`` for the first, ``map2`` for the second."""
+
+    def map1(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def map2(self, value: Any) -> Any:
         raise NotImplementedError
 
 
+class CoFlatMapFunction(Function):
+    def flat_map1(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def flat_map2(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class CoProcessFunction(Function):
+    """``process_element1/2(value, ctx)`` for the two inputs of a ConnectedStreams."""
+
+    Context = ProcessFunction.Context
+
+    def process_element1(self, value: Any, ctx: ProcessFunction.Context) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def process_element2(self, value: Any, ctx: ProcessFunction.Context) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class KeyedCoProcessFunction(Function):
+    """CoProcessFunction on keyed connected streams: shared keyed state and timers."""
+
+    Context = KeyedProcessFunction.Context
+    OnTimerContext = KeyedProcessFunction.OnTimerContext
+
+    def process_element1(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def process_element2(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterable[Any]:
+        return ()
+
+
 class AggregateFunction(Function):
-    """Incremental aggregation (PyFlink's names): an accumulator per key or window."""
+    """Incremental aggregation (PyFlink's AggregateFunction)."""
 
     def create_accumulator(self) -> Any:
         raise NotImplementedError
@@ -221,6 +289,74 @@ class AggregateFunction(Function):
         raise NotImplementedError
 
     def merge(self, acc_a: Any, acc_b: Any) -> Any:
+        raise NotImplementedError
+
+
+class WindowFunction(Function):
+    """``apply(key, window, inputs)`` yields the outputs of one window of one key."""
+
+    def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class AllWindowFunction(Function):
+    """``apply(window, inputs)`` for ``window_all``."""
+
+    def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class _WindowContext:
+    """What a ProcessWindowFunction learns about the window being fired (PyFlink's
+    ProcessWindowFunction.Context)."""
+
+    def window(self) -> Any:
+        raise NotImplementedError
+
+    def current_processing_time(self) -> int:
+        return int(time.time() * 1000)
+
+    def current_watermark(self) -> int:
+        raise NotImplementedError
+
+    def window_state(self) -> RuntimeContext:
+        """Keyed state scoped to the key and this window."""
+        raise NotImplementedError
+
+    def global_state(self) -> RuntimeContext:
+        """Keyed state scoped to the key, across windows."""
+        raise NotImplementedError
+
+    def output(self, output_tag: OutputTag, value: Any) -> None:
+        raise NotImplementedError
+
+
+class ProcessWindowFunction(Function):
+    """``process(key, context, elements)`` yields the outputs of one window of one key."""
+
+    Context = _WindowContext
+
+    def process(self, key: Any, context: _WindowContext, elements: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def clear(self, context: _WindowContext) -> None:
+        pass
+
+
+class ProcessAllWindowFunction(Function):
+    """``process(context, elements)`` for ``window_all``."""
+
+    Context = _WindowContext
+
+    def process(self, context: _WindowContext, elements: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def clear(self, context: _WindowContext) -> None:
+        pass
+
+
+class KeySelector(Function):
+    def get_key(self, value: Any) -> Any:
         raise NotImplementedError
 
 
@@ -259,10 +395,10 @@ class FieldAggregation:
         p = self.position
         if p is None:
             return value
-        if isinstance(record, (tuple, list)) and isinstance(p, int):
-            out_seq = list(record)
-            out_seq[p] = value
-            return tuple(out_seq) if isinstance(record, tuple) else out_seq
+        if isinstance(record, tuple):
+            return record[:p] + (value,) + record[p + 1 :]  # type: ignore[operator]
+        if isinstance(record, list):
+            return record[:p] + [value] + record[p + 1 :]  # type: ignore[operator]
         out = dict(record)
         out[p] = value
         return out

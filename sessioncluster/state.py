@@ -1,54 +1,65 @@
-"""Keyed state with PyFlink's names: descriptors, the state objects a rich function gets from
-its RuntimeContext, and the per-key store behind them.
+"""Keyed state with PyFlink's names: descriptors, state objects, and the per-operator backend.
 
-In BATCH mode an operator sees the records of one key together (Flink sorts its keyed input),
-so the store keeps the current key's state and drops it when the operator moves to the next
-key: state never outlives its key, and memory holds one key's state at a time.
-
->>> class Count(KeyedProcessFunction):                           # doctest: +SKIP
-...     def open(self, runtime_context):
-...         self.n = runtime_context.get_state(ValueStateDescriptor("n", Types.LONG()))
-...     def process_element(self, value, ctx):
-...         self.n.update((self.n.value() or 0) + 1)
-...         yield ctx.get_current_key(), self.n.value()
+The state of one operator lives in a ``KeyedStateBackend``: one dict per state name, keyed by the
+current key (so a value is addressed by (descriptor name, key), as in Flink). In BATCH mode Flink
+processes one key at a time and drops a key's state after it; ``KeyedStateBackend.drop_key`` does
+the same.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Any, Callable, Iterable, Iterator
 
-#: Flink's message for keyed state outside a keyed stream
-NOT_KEYED = ("Keyed state can only be used on a 'keyed stream', i.e., after a 'keyBy()' "
-             "operation.")
+from .common.time import Duration, Time, to_millis
 
 
 class StateTtlConfig:
-    """Time-to-live of keyed state (accepted; in BATCH mode state lives only as long as its key)."""
+    """State time-to-live (accepted: in BATCH mode processing time does not advance during a job,
+    so no state expires)."""
 
-    class UpdateType:
-        Disabled, OnCreateAndWrite, OnReadAndWrite = range(3)
+    class UpdateType(enum.Enum):
+        Disabled = 0
+        OnCreateAndWrite = 1
+        OnReadAndWrite = 2
 
-    class StateVisibility:
-        ReturnExpiredIfNotCleanedUp, NeverReturnExpired = range(2)
+    class StateVisibility(enum.Enum):
+        ReturnExpiredIfNotCleanedUp = 0
+        NeverReturnExpired = 1
 
-    class TtlTimeCharacteristic:
+    class TtlTimeCharacteristic(enum.Enum):
         ProcessingTime = 0
 
-    def __init__(self, ttl: Any, update_type: int = 1, visibility: int = 1) -> None:
-        self.ttl = ttl
+    def __init__(self, ttl_millis: int, update_type: "StateTtlConfig.UpdateType",
+                 state_visibility: "StateTtlConfig.StateVisibility") -> None:
+        self.ttl_millis = ttl_millis
         self.update_type = update_type
-        self.visibility = visibility
+        self.state_visibility = state_visibility
 
     @staticmethod
-    def new_builder(ttl: Any) -> "StateTtlConfig.Builder":
+    def new_builder(ttl: Time | Duration | int) -> "StateTtlConfig.Builder":
         return StateTtlConfig.Builder(ttl)
 
-    class Builder:
-        def __init__(self, ttl: Any) -> None:
-            self._config = StateTtlConfig(ttl)
+    def get_ttl(self) -> Time:
+        return Time(self.ttl_millis)
 
-        def set_update_type(self, update_type: int) -> "StateTtlConfig.Builder":
-            self._config.update_type = update_type
+    def get_update_type(self) -> "StateTtlConfig.UpdateType":
+        return self.update_type
+
+    def get_state_visibility(self) -> "StateTtlConfig.StateVisibility":
+        return self.state_visibility
+
+    def is_enabled(self) -> bool:
+        return self.update_type is not StateTtlConfig.UpdateType.Disabled
+
+    class Builder:
+        def __init__(self, ttl: Time | Duration | int) -> None:
+            self._ttl = to_millis(ttl)
+            self._update_type = StateTtlConfig.UpdateType.OnCreateAndWrite
+            self._visibility = StateTtlConfig.StateVisibility.NeverReturnExpired
+
+        def set_update_type(self, update_type: "StateTtlConfig.UpdateType") -> "StateTtlConfig.Builder":
+            self._update_type = update_type
             return self
 
         def update_ttl_on_create_and_write(self) -> "StateTtlConfig.Builder":
@@ -57,46 +68,51 @@ class StateTtlConfig:
         def update_ttl_on_read_and_write(self) -> "StateTtlConfig.Builder":
             return self.set_update_type(StateTtlConfig.UpdateType.OnReadAndWrite)
 
-        def set_state_visibility(self, visibility: int) -> "StateTtlConfig.Builder":
-            self._config.visibility = visibility
+        def set_state_visibility(self,
+                                 visibility: "StateTtlConfig.StateVisibility") -> "StateTtlConfig.Builder":
+            self._visibility = visibility
             return self
+
+        def return_expired_if_not_cleaned_up(self) -> "StateTtlConfig.Builder":
+            return self.set_state_visibility(StateTtlConfig.StateVisibility.ReturnExpiredIfNotCleanedUp)
 
         def never_return_expired(self) -> "StateTtlConfig.Builder":
             return self.set_state_visibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
 
-        def return_expired_if_not_cleaned_up(self) -> "StateTtlConfig.Builder":
-            return self.set_state_visibility(
-                StateTtlConfig.StateVisibility.ReturnExpiredIfNotCleanedUp)
-
-        def set_ttl_time_characteristic(self, characteristic: int) -> "StateTtlConfig.Builder":
+        def set_ttl_time_characteristic(self, characteristic: Any) -> "StateTtlConfig.Builder":
             return self
 
-        def set_ttl(self, ttl: Any) -> "StateTtlConfig.Builder":
-            self._config.ttl = ttl
+        def use_processing_time(self) -> "StateTtlConfig.Builder":
+            return self
+
+        def set_ttl(self, ttl: Time | Duration | int) -> "StateTtlConfig.Builder":
+            self._ttl = to_millis(ttl)
             return self
 
         def cleanup_full_snapshot(self) -> "StateTtlConfig.Builder":
             return self
 
-        def cleanup_incrementally(self, *args: Any) -> "StateTtlConfig.Builder":
+        def cleanup_incrementally(self, cleanup_size: int = 5,
+                                  run_cleanup_for_every_record: bool = False) -> "StateTtlConfig.Builder":
             return self
 
-        def cleanup_in_rocksdb_compact_filter(self, *args: Any) -> "StateTtlConfig.Builder":
+        def cleanup_in_rocksdb_compact_filter(self, query_time_after_num_entries: int = 1000,
+                                              *args: Any) -> "StateTtlConfig.Builder":
             return self
 
         def disable_cleanup_in_background(self) -> "StateTtlConfig.Builder":
             return self
 
         def build(self) -> "StateTtlConfig":
-            return self._config
+            return StateTtlConfig(self._ttl, self._update_type, self._visibility)
 
 
 class StateDescriptor:
-    """Names a piece of keyed state; type information is accepted (and not needed)."""
+    """Names a piece of keyed state; type information is accepted and ignored."""
 
     def __init__(self, name: str, type_info: Any = None) -> None:
         if not isinstance(name, str) or not name:
-            raise ValueError("a state descriptor needs a name")
+            raise ValueError(f"a state descriptor needs a non-empty name, got {name!r}")
         self.name = name
         self.type_info = type_info
         self.ttl_config: StateTtlConfig | None = None
@@ -105,6 +121,8 @@ class StateDescriptor:
         return self.name
 
     def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
+        if not isinstance(ttl_config, StateTtlConfig):
+            raise TypeError(f"enable_time_to_live needs a StateTtlConfig, got {ttl_config!r}")
         self.ttl_config = ttl_config
 
 
@@ -123,12 +141,20 @@ class MapStateDescriptor(StateDescriptor):
         super().__init__(name, (key_type_info, value_type_info))
 
 
+def _reducer(fn: Any) -> Callable[[Any, Any], Any]:
+    reduce = getattr(fn, "reduce", None)
+    if callable(reduce):
+        return reduce  # type: ignore[no-any-return]
+    if callable(fn):
+        return fn  # type: ignore[no-any-return]
+    raise TypeError(f"expected a ReduceFunction or a callable, got {fn!r}")
+
+
 class ReducingStateDescriptor(StateDescriptor):
     def __init__(self, name: str, reduce_function: Any, type_info: Any = None) -> None:
         super().__init__(name, type_info)
-        from .functions import as_callable
-
-        self.reduce_function = as_callable(reduce_function)
+        self.reduce_function = reduce_function
+        self._reduce = _reducer(reduce_function)
 
 
 class AggregatingStateDescriptor(StateDescriptor):
@@ -136,156 +162,210 @@ class AggregatingStateDescriptor(StateDescriptor):
         super().__init__(name, state_type_info)
         for method in ("create_accumulator", "add", "get_result"):
             if not callable(getattr(agg_function, method, None)):
-                raise TypeError(f"an AggregatingStateDescriptor needs an AggregateFunction, "
-                                f"not {agg_function!r}")
+                raise TypeError("AggregatingStateDescriptor needs an AggregateFunction, "
+                                f"got {agg_function!r}")
         self.agg_function = agg_function
 
 
-class KeyedStateStore:
-    """The state of the operator's current key, by descriptor name."""
+class KeyedStateBackend:
+    """The keyed state of one operator instance; ``current_key`` scopes every state object."""
 
     def __init__(self) -> None:
         self.current_key: Any = None
-        self.keyed = False
-        self._values: dict[str, Any] = {}
+        self._tables: dict[str, dict[Any, Any]] = {}
+        self._kinds: dict[str, type] = {}
 
-    def set_current_key(self, key: Any) -> None:
-        """Move to ``key``: the previous key's state is gone (BATCH: a key is seen once)."""
-        self.keyed = True
-        self.current_key = key
-        self._values.clear()
+    def _table(self, descriptor: StateDescriptor, kind: type) -> dict[Any, Any]:
+        if not isinstance(descriptor, StateDescriptor):
+            raise TypeError(f"expected a state descriptor, got {descriptor!r}")
+        name = descriptor.name
+        known = self._kinds.setdefault(name, kind)
+        if known is not kind:
+            raise ValueError(f"state {name!r} is already registered as a {known.__name__}, "
+                             f"not a {kind.__name__}")
+        return self._tables.setdefault(name, {})
 
-    def get(self, name: str, default: Callable[[], Any] | None = None) -> Any:
-        if not self.keyed:
-            raise RuntimeError(NOT_KEYED)
-        if name not in self._values and default is not None:
-            self._values[name] = default()
-        return self._values.get(name)
+    def get_state(self, descriptor: ValueStateDescriptor) -> "ValueState":
+        return ValueState(self, self._table(descriptor, ValueState))
 
-    def put(self, name: str, value: Any) -> None:
-        if not self.keyed:
-            raise RuntimeError(NOT_KEYED)
-        self._values[name] = value
+    def get_list_state(self, descriptor: ListStateDescriptor) -> "ListState":
+        return ListState(self, self._table(descriptor, ListState))
 
-    def remove(self, name: str) -> None:
-        self._values.pop(name, None)
+    def get_map_state(self, descriptor: MapStateDescriptor) -> "MapState":
+        return MapState(self, self._table(descriptor, MapState))
+
+    def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> "ReducingState":
+        if not isinstance(descriptor, ReducingStateDescriptor):
+            raise TypeError(f"get_reducing_state needs a ReducingStateDescriptor, got {descriptor!r}")
+        return ReducingState(self, self._table(descriptor, ReducingState), descriptor._reduce)
+
+    def get_aggregating_state(self, descriptor: AggregatingStateDescriptor) -> "AggregatingState":
+        if not isinstance(descriptor, AggregatingStateDescriptor):
+            raise TypeError(f"get_aggregating_state needs an AggregatingStateDescriptor, got {descriptor!r}")
+        return AggregatingState(self, self._table(descriptor, AggregatingState), descriptor.agg_function)
+
+    def drop_key(self, key: Any) -> None:
+        """Forget every state of ``key`` (BATCH mode: a key's state ends with its input)."""
+        for table in self._tables.values():
+            table.pop(key, None)
 
 
 class State:
-    """One piece of keyed state, scoped to the current key."""
+    """State scoped to the backend's current key."""
 
-    def __init__(self, store: KeyedStateStore, descriptor: StateDescriptor) -> None:
-        self._store = store
-        self._name = descriptor.name
-        self._descriptor = descriptor
+    __slots__ = ("_backend", "_table")
+
+    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any]) -> None:
+        self._backend = backend
+        self._table = table
 
     def clear(self) -> None:
-        self._store.remove(self._name)
+        self._table.pop(self._backend.current_key, None)
 
 
 class ValueState(State):
+    __slots__ = ()
+
     def value(self) -> Any:
-        return self._store.get(self._name)
+        """The current key's value, None if none was set."""
+        return self._table.get(self._backend.current_key)
 
     def update(self, value: Any) -> None:
         if value is None:
             self.clear()
         else:
-            self._store.put(self._name, value)
+            self._table[self._backend.current_key] = value
 
 
 class ListState(State):
-    def _list(self) -> list[Any]:
-        return self._store.get(self._name, list)
+    __slots__ = ()
 
     def get(self) -> Iterable[Any]:
-        return list(self._store.get(self._name) or [])
+        return list(self._table.get(self._backend.current_key, ()))
 
     def add(self, value: Any) -> None:
-        self._list().append(value)
+        if value is None:
+            raise ValueError("You cannot add null to a ListState.")
+        key = self._backend.current_key
+        values = self._table.get(key)
+        if values is None:
+            self._table[key] = [value]
+        else:
+            values.append(value)
 
     def add_all(self, values: Iterable[Any]) -> None:
-        self._list().extend(values)
+        values = list(values)
+        if any(v is None for v in values):
+            raise ValueError("You cannot add null to a ListState.")
+        if values:
+            self._table.setdefault(self._backend.current_key, []).extend(values)
 
     def update(self, values: Iterable[Any]) -> None:
-        self._store.put(self._name, list(values))
+        values = list(values)
+        if any(v is None for v in values):
+            raise ValueError("You cannot add null to a ListState.")
+        if values:
+            self._table[self._backend.current_key] = values
+        else:
+            self.clear()
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.get())
 
 
 class MapState(State):
-    def _map(self) -> dict[Any, Any]:
-        return self._store.get(self._name, dict)
+    __slots__ = ()
+
+    def _map(self, create: bool = False) -> dict[Any, Any]:
+        key = self._backend.current_key
+        m = self._table.get(key)
+        if m is None:
+            m = {}
+            if create:
+                self._table[key] = m
+        return m  # type: ignore[no-any-return]
 
     def get(self, key: Any) -> Any:
-        return (self._store.get(self._name) or {}).get(key)
+        return self._map().get(key)
 
     def put(self, key: Any, value: Any) -> None:
-        self._map()[key] = value
+        self._map(True)[key] = value
 
-    def put_all(self, mapping: dict[Any, Any]) -> None:
-        self._map().update(mapping)
+    def put_all(self, dict_value: dict[Any, Any]) -> None:
+        self._map(True).update(dict_value)
 
     def remove(self, key: Any) -> None:
-        (self._store.get(self._name) or {}).pop(key, None)
+        m = self._map()
+        m.pop(key, None)
+        if not m:
+            self.clear()
 
     def contains(self, key: Any) -> bool:
-        return key in (self._store.get(self._name) or {})
+        return key in self._map()
 
     def items(self) -> Iterable[tuple[Any, Any]]:
-        return list((self._store.get(self._name) or {}).items())
+        return list(self._map().items())
 
     def keys(self) -> Iterable[Any]:
-        return list(self._store.get(self._name) or {})
+        return list(self._map().keys())
 
     def values(self) -> Iterable[Any]:
-        return list((self._store.get(self._name) or {}).values())
+        return list(self._map().values())
 
     def is_empty(self) -> bool:
-        return not self._store.get(self._name)
+        return not self._map()
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.keys())
+    def __getitem__(self, key: Any) -> Any:
+        return self.get(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.remove(key)
 
     def __contains__(self, key: Any) -> bool:
         return self.contains(key)
 
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys())
+
 
 class ReducingState(State):
+    __slots__ = ("_reduce",)
+
+    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any],
+                 reduce: Callable[[Any, Any], Any]) -> None:
+        super().__init__(backend, table)
+        self._reduce = reduce
+
     def get(self) -> Any:
-        return self._store.get(self._name)
+        return self._table.get(self._backend.current_key)
 
     def add(self, value: Any) -> None:
-        current = self._store.get(self._name)
-        reduce = self._descriptor.reduce_function  # type: ignore[attr-defined]
-        self._store.put(self._name, value if current is None else reduce(current, value))
+        key = self._backend.current_key
+        table = self._table
+        if key in table:
+            table[key] = self._reduce(table[key], value)
+        else:
+            table[key] = value
 
 
 class AggregatingState(State):
+    __slots__ = ("_agg",)
+
+    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any], agg: Any) -> None:
+        super().__init__(backend, table)
+        self._agg = agg
+
     def get(self) -> Any:
-        acc = self._store.get(self._name)
-        return None if acc is None else self._descriptor.agg_function.get_result(acc)  # type: ignore[attr-defined]
+        key = self._backend.current_key
+        if key not in self._table:
+            return None
+        return self._agg.get_result(self._table[key])
 
     def add(self, value: Any) -> None:
-        agg = self._descriptor.agg_function  # type: ignore[attr-defined]
-        acc = self._store.get(self._name)
-        if acc is None:
-            acc = agg.create_accumulator()
-        self._store.put(self._name, agg.add(value, acc))
-
-
-_KINDS: dict[type, type[State]] = {ValueStateDescriptor: ValueState, ListStateDescriptor: ListState,
-                                   MapStateDescriptor: MapState, ReducingStateDescriptor: ReducingState,
-                                   AggregatingStateDescriptor: AggregatingState}
-
-
-def state_for(store: KeyedStateStore | None, descriptor: StateDescriptor,
-              expected: type[StateDescriptor]) -> State:
-    """The state object of ``descriptor`` (which must be an ``expected``) on ``store``."""
-    if store is None:
-        raise RuntimeError(NOT_KEYED)
-    if not isinstance(descriptor, expected):
-        raise TypeError(f"expected a {expected.__name__}, got {type(descriptor).__name__}")
-    kind = next(k for d, k in _KINDS.items() if isinstance(descriptor, d))
-    return kind(store, descriptor)
+        key = self._backend.current_key
+        table = self._table
+        acc = table[key] if key in table else self._agg.create_accumulator()
+        table[key] = self._agg.add(value, acc)

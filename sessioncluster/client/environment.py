@@ -35,7 +35,15 @@ from ..graph.streamgraph import (
     StreamGraph,
     StreamNode,
 )
-from ..operators import KeyedFunctionOperator, KeyedProcessOperator, ProcessOperator, StreamOperator
+from ..operators import (
+    AllWindowOperator,
+    KeyedFunctionOperator,
+    KeyedProcessOperator,
+    ProcessOperator,
+    StreamOperator,
+    TimestampsAndWatermarksOperator,
+    WindowOperator,
+)
 from . import display
 from .jobclient import JobClient, JobExecutionResult, check, records_of
 
@@ -307,6 +315,28 @@ class DataStream:
                              "process() has side outputs")
         return _SideOutputStream(self.env, self.node, output_tag.tag_id)
 
+    def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> "DataStream":
+        """Event time from here on: each record's timestamp is what the strategy's timestamp
+        assigner extracts; it travels with the record through the operators that follow."""
+        from ..watermark import WatermarkStrategy
+
+        if not isinstance(watermark_strategy, WatermarkStrategy):
+            raise TypeError(f"assign_timestamps_and_watermarks takes a WatermarkStrategy, not "
+                            f"{watermark_strategy!r}")
+        stream = self._then(OperatorKind.PROCESS, TimestampsAndWatermarksOperator(watermark_strategy),
+                            name="Timestamps/Watermarks")
+        stream.node.config["timestamped"] = True
+        return stream
+
+    def window_all(self, window_assigner: Any) -> "AllWindowedStream":
+        """Windows over every record of the stream, in one subtask (Flink's windowAll)."""
+        return AllWindowedStream(self, window_assigner)
+
+    def window(self, window_assigner: Any) -> Any:
+        raise AttributeError("a DataStream that is not keyed has no window(): use "
+                             "key_by(...).window(assigner), or window_all(assigner) for windows over "
+                             "every record")
+
     def rebalance(self) -> "DataStream":
         """Round-robin the records over the next operator's subtasks."""
         return _Repartitioned(self, Partitioning.REBALANCE)  # type: ignore[return-value]
@@ -503,6 +533,19 @@ class KeyedStream:
                                      Partitioning.HASH, self.key_selector, name=DEFAULT_NAMES[kind])
         return self.stream._then(kind, func, Partitioning.HASH, self.key_selector)
 
+    def window(self, window_assigner: Any) -> "WindowedStream":
+        """Windows per key (tumbling, sliding, session, global ... assigners)."""
+        return WindowedStream(self, window_assigner)
+
+    def count_window(self, size: int, slide: int = 0) -> "WindowedStream":
+        """Windows of ``size`` records per key, every ``slide`` records when sliding (Flink's
+        countWindow: an incomplete last window does not fire)."""
+        from ..window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+
+        if slide:
+            return WindowedStream(self, CountSlidingWindowAssigner.of(size, slide))
+        return WindowedStream(self, CountTumblingWindowAssigner.of(size))
+
     def map(self, func: Any, output_type: Any = None) -> DataStream:
         return self._keyed(OperatorKind.MAP, func)
 
@@ -511,6 +554,86 @@ class KeyedStream:
 
     def filter(self, func: Any) -> DataStream:
         return self._keyed(OperatorKind.FILTER, func)
+
+
+class WindowedStream:
+    """A KeyedStream cut into windows; a window function gives each window's result."""
+
+    def __init__(self, keyed: KeyedStream, assigner: Any) -> None:
+        from ..window import WindowAssigner
+
+        if not isinstance(assigner, WindowAssigner):
+            raise TypeError(f"window() takes a WindowAssigner, not {assigner!r}")
+        self.keyed = keyed
+        self.assigner = assigner
+        self._trigger: Any = None
+        self._evictor: Any = None
+        self._allowed_lateness: Any = 0
+        self._late_data_tag: Any = None
+
+    # -- settings -------------------------------------------------------------------------
+    def trigger(self, trigger: Any) -> "WindowedStream":
+        self._trigger = trigger
+        return self
+
+    def evictor(self, evictor: Any) -> "WindowedStream":
+        self._evictor = evictor
+        return self
+
+    def allowed_lateness(self, time_ms: Any) -> "WindowedStream":
+        self._allowed_lateness = time_ms
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag) -> "WindowedStream":
+        self._late_data_tag = output_tag
+        return self
+
+    # -- window functions -----------------------------------------------------------------
+    def _apply(self, kind: str, function: Any, window_function: Any = None) -> DataStream:
+        operator = self._operator(kind, function, window_function)
+        stream = self._stream(operator)
+        stream.node.config["timestamped"] = True  # a window's result has its max timestamp
+        return stream
+
+    def _operator(self, kind: str, function: Any, window_function: Any) -> StreamOperator:
+        return WindowOperator(self.assigner, kind, function, window_function,
+                              self._allowed_lateness, self._late_data_tag, self._trigger, self._evictor)
+
+    def _stream(self, operator: StreamOperator) -> DataStream:
+        return self.keyed.stream._then(OperatorKind.PROCESS, operator, Partitioning.HASH,
+                                       self.keyed.key_selector, name="Window")
+
+    def reduce(self, reduce_function: Any, window_function: Any = None,
+               output_type: Any = None) -> DataStream:
+        return self._apply("reduce", reduce_function, window_function)
+
+    def aggregate(self, aggregate_function: Any, window_function: Any = None,
+                  accumulator_type: Any = None, output_type: Any = None) -> DataStream:
+        return self._apply("aggregate", aggregate_function, window_function)
+
+    def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
+        return self._apply("apply", window_function)
+
+    def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
+        return self._apply("process", process_window_function)
+
+
+class AllWindowedStream(WindowedStream):
+    """Windows over every record of a stream that is not keyed: one subtask (parallelism 1)."""
+
+    def __init__(self, stream: DataStream, assigner: Any) -> None:
+        super().__init__(KeyedStream(stream, None), assigner)
+
+    def _operator(self, kind: str, function: Any, window_function: Any) -> StreamOperator:
+        return AllWindowOperator(self.assigner, kind, function, window_function,
+                                 self._allowed_lateness, self._late_data_tag, self._trigger,
+                                 self._evictor)
+
+    def _stream(self, operator: StreamOperator) -> DataStream:
+        stream = self.keyed.stream._then(OperatorKind.PROCESS, operator, Partitioning.REBALANCE,
+                                         name="Window(All)")
+        stream.node.parallelism = 1
+        return stream
 
 
 def _wait_attached(client: JobClient) -> Any:
@@ -545,15 +668,16 @@ def _user_package(obj: Any) -> ModuleType | None:
 
 
 def _dumps_user_code(obj: Any) -> bytes:
-    # an operator travels with the user's function inside: the function's package decides
-    package = _user_package(obj.user_function if isinstance(obj, StreamOperator) else obj)
-    if package is None:
-        return cloudpickle.dumps(obj)
-    cloudpickle.register_pickle_by_value(package)
+    # an operator travels with the user's functions inside: their packages decide
+    functions = obj.user_functions if isinstance(obj, StreamOperator) else [obj]
+    packages = {p for p in map(_user_package, functions) if p is not None}
+    for package in packages:
+        cloudpickle.register_pickle_by_value(package)
     try:
         return cloudpickle.dumps(obj)
     finally:
-        cloudpickle.unregister_pickle_by_value(package)
+        for package in packages:
+            cloudpickle.unregister_pickle_by_value(package)
 
 
 def _check_function(fn: Any, kind: OperatorKind | None) -> None:

@@ -125,6 +125,8 @@ class StreamGraph:
                  key_selector: Callable[[Any], Any] | None = None,
                  explicit: bool = False, side_output: str | None = None) -> StreamEdge:
         edge = StreamEdge(source, target, partitioning, key_selector, explicit, side_output)
+        if source.config.get("timestamped"):
+            target.config["timestamped"] = True  # event-time timestamps travel with the records
         source.outputs.append(edge)
         target.inputs.append(edge)
         return edge

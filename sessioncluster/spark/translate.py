@@ -85,7 +85,13 @@ def translate(sc: Any, job_id: str, graph: JobGraph) -> SparkPlan:
                 parent = parents[0] if len(parents) == 1 else sc.union(parents)
                 parent = parent.partitionBy(vertex.parallelism, identity_partitioner)
                 input_kind = InputKind.KEYED if Partitioning.HASH in strategies else InputKind.EXCHANGE
-            task = VertexTask(job_id, vertex, input_kind, output, outputs=outputs)
+            timestamped = {bool(graph.vertex(e.source).operators[-1].config.get("timestamped"))
+                           for e in edges}
+            if len(timestamped) > 1:
+                raise ValueError(f"'{vertex.name}' reads streams with and without event-time "
+                                 "timestamps: assign timestamps to each of them")
+            task = VertexTask(job_id, vertex, input_kind, output, outputs=outputs,
+                              timestamped_input=timestamped.pop())
         # not preservesPartitioning: pyspark would then skip the next exchange's partitionBy
         # (same partitioner), and a HASH after a REBALANCE of equal parallelism would not shuffle
         rdd = parent.mapPartitionsWithIndex(task)

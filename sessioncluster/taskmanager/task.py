@@ -187,6 +187,8 @@ class VertexTask:
     #: a vertex read by several consumers (fan-out, side outputs): one Output each, and the
     #: vertex yields (output index, item); None: the single ``output``
     outputs: list[Output] | None = None
+    #: the input records carry event-time timestamps: ``(timestamp, value)`` pairs
+    timestamped_input: bool = False
 
     @property
     def all_outputs(self) -> list[Output]:
@@ -284,8 +286,8 @@ class Task:
                           if op.function_key and not op.kind.is_source else None
                           for op in self.vertex.operators]
         for op, fn in zip(self.vertex.operators, self.functions):
-            _register_code(self.operator_of, fn.user_function if isinstance(fn, StreamOperator)
-                           else fn, op.name)
+            for user_fn in (fn.user_functions if isinstance(fn, StreamOperator) else [fn]):
+                _register_code(self.operator_of, user_fn, op.name)
         for out in self.spec.all_outputs:
             if out.key_selector_key:
                 selector = as_callable(worker.load(out.key_selector_key,
@@ -322,14 +324,21 @@ class Task:
                 fn.open(self.context)
         spec = self.spec
         many = spec.outputs is not None
-        records = _chain(self.vertex, self.functions, self.read_input(),
-                         spec.input_kind is InputKind.KEYED, tagged=many)
+        records, ts = _chain(self.vertex, self.functions, self.read_input(),
+                             spec.input_kind is InputKind.KEYED, tagged=many,
+                             timestamped=spec.timestamped_input)
         if many:
-            yield from _emit_many(self, records)
+            yield from _emit_many(self, records, ts)
             return
         out = spec.output
-        yield from _emit(spec, self.subtask, records, self.key_selectors.get(out.key_selector_key or ""),
-                         self.combiners.get(out.combiner_key or ""), self.records_out)
+        key_selector = self.key_selectors.get(out.key_selector_key or "")
+        combiner = self.combiners.get(out.combiner_key or "")
+        if ts:
+            if out.kind in _SINKS:
+                records = map(_value, records)  # a sink writes the values
+            else:
+                key_selector, combiner = _on_value(key_selector), None
+        yield from _emit(spec, self.subtask, records, key_selector, combiner, self.records_out)
 
     def snapshot_accumulators(self) -> None:
         """7. The final accumulators travel with the final state's report (stage 9)."""
@@ -410,28 +419,34 @@ def _failed_operator(exc: BaseException, operator_of: dict[Any, str], vertex_nam
 
 
 def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keyed: bool,
-           tagged: bool = False) -> Iterator[Any]:
+           tagged: bool = False, timestamped: bool = False) -> tuple[Iterator[Any], bool]:
     """Nest the chained operators as iterators (C-level map/filter where possible): one pass,
-    no intermediate lists. With ``tagged`` the chain yields ``(side output tag or None,
-    record)`` for a vertex read by several consumers."""
+    no intermediate lists. Returns the records and whether they carry event-time timestamps.
+
+    On a stream with timestamps (after ``assign_timestamps_and_watermarks``, or a window) each
+    record is a ``(timestamp, value)`` pair and map/filter/flat_map keep the input's timestamp,
+    as Flink does. With ``tagged`` the chain yields ``(side output tag or None, record)`` for a
+    vertex read by several consumers."""
     ops = [(op, fn) for op, fn in zip(vertex.operators, functions)
            if not (op.kind.is_source or op.kind.is_sink)]
+    ts = timestamped
     last_tagged = False
     for i, (op, fn) in enumerate(ops):
         kind = op.kind
         if kind is OperatorKind.PROCESS:
-            operator: StreamOperator = fn
-            if keyed and not operator.keyed:
-                records = map(_value, records)
-            emitted = operator.process(records)
+            operator: Any = fn  # a OneInputOperator of sessioncluster.operators
+            out_ts = bool(op.config.get("timestamped", ts))
+            emitted = operator.process(_operator_input(records, keyed, ts, operator.keyed))
             last_tagged = i == len(ops) - 1 and tagged
-            records = emitted if last_tagged else _main_output(emitted)
-            keyed = False
+            records = _operator_output(emitted, out_ts, last_tagged)
+            ts, keyed = out_ts, False
             continue
         if keyed and not kind.takes_keys:
             records = map(_value, records)  # a keyed exchange into a map, filter, ...
         call = as_callable(fn)
-        if kind is OperatorKind.MAP:
+        if ts:
+            records = _timestamped(kind, call, records)
+        elif kind is OperatorKind.MAP:
             records = map(call, records)
         elif kind is OperatorKind.FILTER:
             records = filter(call, records)
@@ -444,15 +459,55 @@ def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keye
         records = map(_value, records)  # a keyed exchange straight into a sink
     if tagged and not last_tagged:
         records = zip(itertools.repeat(None), records)
-    return records
+    return records, ts
+
+
+def _operator_input(records: Iterator[Any], keyed_input: bool, ts: bool,
+                    keyed_operator: bool) -> Iterator[Any]:
+    """Records as an operator of ``sessioncluster.operators`` takes them: ``(timestamp,
+    value)``, or ``(key, timestamp, value)`` for a keyed operator."""
+    if keyed_operator:
+        if not keyed_input:
+            raise RuntimeError("a keyed operator needs key_by() before it")
+        return ((k, r[0], r[1]) for k, r in records) if ts else ((k, None, r) for k, r in records)
+    if keyed_input:
+        records = map(_value, records)
+    return records if ts else zip(itertools.repeat(None), records)
+
+
+def _operator_output(emitted: Iterator[tuple[str | None, int | None, Any]], ts: bool,
+                     tagged: bool) -> Iterator[Any]:
+    """An operator's ``(tag, timestamp, value)`` as the chain goes on: the main output only,
+    unless ``tagged``; ``(timestamp, value)`` records when the stream carries timestamps."""
+    if tagged:
+        return ((tag, (t, v)) for tag, t, v in emitted) if ts else ((tag, v) for tag, _, v in emitted)
+    if ts:
+        return ((t, v) for tag, t, v in emitted if tag is None)
+    return (v for tag, _, v in emitted if tag is None)
+
+
+def _timestamped(kind: OperatorKind, call: Callable[..., Any], records: Iterator[Any]) -> Iterator[Any]:
+    """A map/filter/flat_map/reduce over ``(timestamp, value)`` records: outputs keep the input
+    record's timestamp (a reduce: the latest)."""
+    if kind is OperatorKind.MAP:
+        return ((t, call(v)) for t, v in records)
+    if kind is OperatorKind.FILTER:
+        return ((t, v) for t, v in records if call(v))
+    if kind is OperatorKind.FLAT_MAP:
+        return ((t, out) for t, v in records for out in call(v))
+    if kind is OperatorKind.REDUCE:
+        acc: dict[Any, tuple[Any, Any]] = {}
+        for key, (t, v) in records:
+            if key in acc:
+                t0, v0 = acc[key]
+                acc[key] = (t if t0 is None or (t is not None and t > t0) else t0, call(v0, v))
+            else:
+                acc[key] = (t, v)
+        return iter(acc.values())
+    raise ValueError(f"no timestamped {kind}")
 
 
 _value = operator.itemgetter(1)
-
-
-def _main_output(emitted: Iterator[tuple[str | None, Any]]) -> Iterator[Any]:
-    """The main output of an operator whose side outputs nobody reads."""
-    return (value for tag, value in emitted if tag is None)
 
 
 def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any]) -> Iterator[Any]:
@@ -544,6 +599,20 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
             yield pid, cloudpickle.dumps(b)
 
 
+_SINKS = frozenset({OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT})
+
+
+def _on_value(key_selector: Any) -> Any:
+    """A key selector for ``(timestamp, value)`` records: the key of the value."""
+    if key_selector is None:
+        return None
+
+    def select(record: tuple[Any, Any]) -> Any:
+        return key_selector(record[1])
+
+    return select
+
+
 class _Writer:
     """Hands records on over one output of a vertex read by several consumers: plain records
     (FORWARD), round-robin batches (REBALANCE) or batches by key hash (HASH, combined first
@@ -595,14 +664,18 @@ def _hash_partition(key: Any, partitions: int) -> int:
     return portable_hash(key) % partitions
 
 
-def _emit_many(task: Task, tagged: Iterator[tuple[str | None, Any]]) -> Iterator[tuple[int, Any]]:
+def _emit_many(task: Task, tagged: Iterator[tuple[str | None, Any]],
+               ts: bool = False) -> Iterator[tuple[int, Any]]:
     """Fan-out: each record goes to every output that reads its tag, as ``(output index,
     item)``; the Spark side keeps the vertex's partition and gives each consumer its items.
     Records out counts each record once, however many consumers read it."""
     spec = task.spec
     assert spec.outputs is not None
     writers = [_Writer(out, task.subtask, task.key_selectors.get(out.key_selector_key or ""),
-                       task.combiners.get(out.combiner_key or "")) for out in spec.outputs]
+                       task.combiners.get(out.combiner_key or "")) if not ts else
+               _Writer(out, task.subtask, _on_value(task.key_selectors.get(out.key_selector_key or "")),
+                       None)
+               for out in spec.outputs]
     routes: dict[str | None, list[tuple[int, _Writer]]] = {}
     for i, (out, writer) in enumerate(zip(spec.outputs, writers)):
         if out.kind in (OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT):
