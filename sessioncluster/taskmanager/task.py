@@ -394,7 +394,16 @@ def _register_code(operator_of: dict[Any, str], fn: Any, name: str) -> None:
     """Remember the code objects of ``fn`` (and of its open/close) as operator ``name``."""
     if fn is None:
         return
-    call = as_callable(fn)
+    try:
+        call = as_callable(fn)
+    except TypeError:
+        # a timestamp assigner, a window function, an aggregate function...: every method of its
+        # class counts as the operator's code
+        for attr in vars(type(fn)).values():
+            code = getattr(attr, "__code__", None)
+            if code is not None:
+                operator_of.setdefault(code, name)
+        return
     code = getattr(getattr(call, "__func__", call), "__code__", None)
     if code is None:  # a callable object
         code = getattr(getattr(type(call), "__call__", None), "__code__", None)  # noqa: B004
