@@ -396,9 +396,9 @@ class FieldAggregation:
         if p is None:
             return value
         if isinstance(record, tuple):
-            return record[:p] + (value,) + record[p + 1 :]  # type: ignore[operator]
+            return record[:p] + (value,) + record[p + 1 :]  # type: ignore[operator,index]
         if isinstance(record, list):
-            return record[:p] + [value] + record[p + 1 :]  # type: ignore[operator]
+            return record[:p] + [value] + record[p + 1 :]  # type: ignore[operator,index]
         out = dict(record)
         out[p] = value
         return out
@@ -412,12 +412,12 @@ class FieldAggregation:
         n = 0
         p = self.position
         if p is None:
-            for n, rec in enumerate(records, 1):
+            for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
                 key = key_selector(rec)
                 values[key] = combine(values[key], rec) if key in values else rec
             return values, n
         firsts: dict[Any, Any] = {}
-        for n, rec in enumerate(records, 1):
+        for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
             key = key_selector(rec)
             if key in values:
                 values[key] = combine(values[key], rec[p])
@@ -439,7 +439,7 @@ class FieldSum(FieldAggregation):
         sums: dict[Any, Any] = {}
         firsts: dict[Any, Any] = {}
         n = 0
-        for n, rec in enumerate(records, 1):
+        for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
             key = key_selector(rec)
             if key in sums:
                 sums[key] += rec[p]

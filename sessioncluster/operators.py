@@ -76,10 +76,11 @@ def group_by_key(records: Iterable[Any], key_at: int, ts_at: int) -> dict[Any, l
         else:
             timed = True
     if timed:
+        sort_key: Callable[[Any], Any]
         if untimed:
-            def sort_key(r: Any) -> int:
+            def sort_key(r: Any) -> Any:
                 t = r[ts_at]
-                return MIN_WATERMARK if t is None else t  # type: ignore[no-any-return]
+                return MIN_WATERMARK if t is None else t
         else:
             sort_key = _op.itemgetter(ts_at)
         for lst in groups.values():
@@ -136,7 +137,7 @@ def _method(function: Any, name: str, expected: str) -> Callable[..., Any]:
     if not callable(method):
         raise TypeError(f"expected a {expected} with a {name}() method, got {function!r} "
                         f"({type(function).__name__})")
-    return method  # type: ignore[no-any-return]
+    return method
 
 
 class BatchTimerService(TimerService):
@@ -684,6 +685,7 @@ class WindowOperator(OneInputOperator):
         self._reduce = None
         if kind == "reduce":
             self._reduce = fn.reduce if callable(getattr(fn, "reduce", None)) else fn
+        self._main: tuple[str, Callable[..., Any]] | None
         if kind in ("apply", "process"):
             self._main = _window_function(fn, self.all_windows, f"{kind}()")
         else:
@@ -701,7 +703,7 @@ class WindowOperator(OneInputOperator):
         if self.assigner.is_event_time():
             t = window.max_timestamp() + self.allowed_lateness
             return t if t >= window.max_timestamp() and t < MAX_WATERMARK else MAX_WATERMARK
-        return window.max_timestamp()  # type: ignore[no-any-return]
+        return window.max_timestamp()
 
     def _register_cleanup(self, tctx: _TriggerContext, window: Any) -> None:
         t = self._cleanup_time(window)

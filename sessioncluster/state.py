@@ -144,9 +144,9 @@ class MapStateDescriptor(StateDescriptor):
 def _reducer(fn: Any) -> Callable[[Any, Any], Any]:
     reduce = getattr(fn, "reduce", None)
     if callable(reduce):
-        return reduce  # type: ignore[no-any-return]
+        return reduce
     if callable(fn):
-        return fn  # type: ignore[no-any-return]
+        return fn
     raise TypeError(f"expected a ReduceFunction or a callable, got {fn!r}")
 
 
@@ -283,7 +283,7 @@ class MapState(State):
             m = {}
             if create:
                 self._table[key] = m
-        return m  # type: ignore[no-any-return]
+        return m
 
     def get(self, key: Any) -> Any:
         return self._map().get(key)

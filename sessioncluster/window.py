@@ -138,10 +138,10 @@ class TriggerResult(enum.Enum):
     PURGE = (False, True)
 
     def is_fire(self) -> bool:
-        return self.value[0]  # type: ignore[no-any-return]
+        return self.value[0]
 
     def is_purge(self) -> bool:
-        return self.value[1]  # type: ignore[no-any-return]
+        return self.value[1]
 
 
 class Trigger:
@@ -459,9 +459,9 @@ class SessionWindowTimeGapExtractor:
 def _gap_function(extractor: Any) -> Callable[[Any], Any]:
     extract = getattr(extractor, "extract", None)
     if callable(extract):
-        return extract  # type: ignore[no-any-return]
+        return extract
     if callable(extractor):
-        return extractor  # type: ignore[no-any-return]
+        return extractor
     raise TypeError(f"expected a SessionWindowTimeGapExtractor, got {extractor!r}")
 
 
@@ -513,7 +513,7 @@ class DynamicEventTimeSessionWindows(MergingWindowAssigner):
 
 def _now(context: Any) -> int:
     if context is not None:
-        return context.get_current_processing_time()  # type: ignore[no-any-return]
+        return context.get_current_processing_time()
     return int(time.time() * 1000)
 
 
