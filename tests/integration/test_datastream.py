@@ -25,6 +25,14 @@ from sessioncluster import (
     TimeDomain,
     ValueStateDescriptor,
 )
+from sessioncluster.common.time import Duration, Time
+from sessioncluster.functions import ProcessWindowFunction
+from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy
+from sessioncluster.window import (
+    EventTimeSessionWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -240,3 +248,102 @@ def test_keyed_state_on_a_stream_that_is_not_keyed_is_a_clear_error(env) -> None
 
     with pytest.raises(sessioncluster.JobExecutionException, match="Keyed state can only be used"):
         env.from_collection([1, 2]).map(RunningCount()).execute_and_collect("not keyed")
+
+
+# -- event time and windows ------------------------------------------------------------------
+
+class RatingTime(TimestampAssigner):
+    """MovieLens sample rows have no time: the row's position is its event time (ms)."""
+
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return value[3]
+
+
+class WindowSum(ProcessWindowFunction):
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        yield key, context.window().start, context.window().end, sum(e[2] for e in elements)
+
+
+def timed_ratings() -> list[tuple[int, int, int, int]]:
+    """(user, movie, rating, event time): every 7th row arrives out of order (3 s late)."""
+    rows = ratings()
+    return [(u, m, r, i * 100 - (3000 if i % 7 == 0 else 0)) for i, (u, m, r) in enumerate(rows)]
+
+
+def plain_windows(rows: list[tuple[int, int, int, int]], size: int,
+                  slide: int) -> dict[tuple[int, int, int], int]:
+    """(user, window start, window end) -> sum of ratings, computed directly."""
+    out: dict[tuple[int, int, int], int] = collections.Counter()
+    for user, _, rating, t in rows:
+        last_start = t - (t % slide)
+        for start in range(last_start, t - size, -slide):
+            out[(user, start, start + size)] += rating
+    return dict(out)
+
+
+def strategy() -> WatermarkStrategy:
+    return (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(5))
+            .with_timestamp_assigner(RatingTime()))
+
+
+def test_tumbling_and_sliding_event_time_windows_match_plain_python(env) -> None:
+    rows = timed_ratings()
+    timed = env.from_collection(rows).assign_timestamps_and_watermarks(strategy())
+    tumbling = (timed.key_by(lambda r: r[0]).window(TumblingEventTimeWindows.of(Time.seconds(10)))
+                .process(WindowSum()).execute_and_collect("tumbling"))
+    assert {(k, s, e): v for k, s, e, v in tumbling} == plain_windows(rows, 10_000, 10_000)
+    sliding = (timed.key_by(lambda r: r[0])
+               .window(SlidingEventTimeWindows.of(Time.seconds(10), Time.seconds(5)))
+               .process(WindowSum()).execute_and_collect("sliding"))
+    assert {(k, s, e): v for k, s, e, v in sliding} == plain_windows(rows, 10_000, 5_000)
+
+
+def test_session_windows_and_window_timestamps(env) -> None:
+    events = [("a", 1), ("a", 4), ("b", 6), ("a", 12), ("b", 3), ("a", 7)]
+
+    class EventTime(TimestampAssigner):
+        def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+            return value[1]
+
+    class Summary(ProcessWindowFunction):
+        def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+            yield key, context.window().start, context.window().end, sorted(e[1] for e in elements)
+
+    timed = env.from_collection(events).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(EventTime()))
+    got = (timed.key_by(lambda e: e[0]).window(EventTimeSessionWindows.with_gap(Time.milliseconds(4)))
+           .process(Summary()).execute_and_collect("sessions"))
+    assert sorted(got) == [("a", 1, 11, [1, 4, 7]), ("a", 12, 16, [12]), ("b", 3, 10, [3, 6])]
+
+
+def test_count_windows_and_window_all(env) -> None:
+    rows = ratings()
+    # a key's arrival order decides its count windows: one source subtask keeps the file's order
+    got = (env.from_collection(rows).set_parallelism(1).key_by(lambda r: r[0]).count_window(3)
+           .reduce(lambda x, y: (x[0], 0, x[2] + y[2])).execute_and_collect("count windows"))
+    expected = []
+    by_user: dict[int, list[int]] = collections.defaultdict(list)
+    for user, _, rating in rows:
+        by_user[user].append(rating)
+    for user, rs in by_user.items():
+        expected += [(user, 0, sum(rs[i:i + 3])) for i in range(0, len(rs) - len(rs) % 3, 3)]
+    assert sorted(got) == sorted(expected)  # an incomplete last window does not fire
+    timed = env.from_collection(timed_ratings()).assign_timestamps_and_watermarks(strategy())
+    totals = (timed.map(lambda r: r[2]).window_all(TumblingEventTimeWindows.of(Time.seconds(30)))
+              .reduce(lambda a, b: a + b).execute_and_collect("window all"))
+    plain: dict[int, int] = collections.Counter()
+    for _, _, rating, t in timed_ratings():
+        plain[t // 30_000] += rating
+    assert sorted(totals) == sorted(plain.values())
+
+
+def test_window_errors_are_clear(env) -> None:
+    with pytest.raises(AttributeError, match="key_by\\(...\\).window"):
+        env.from_collection([1]).window(TumblingEventTimeWindows.of(Time.seconds(1)))
+    import sessioncluster
+
+    no_time = (env.from_collection([("a", 1)]).key_by(lambda e: e[0])
+               .window(TumblingEventTimeWindows.of(Time.seconds(1))).reduce(lambda a, b: a))
+    with pytest.raises(sessioncluster.JobExecutionException,
+                       match="assign_timestamps_and_watermarks|timestamp"):
+        no_time.execute_and_collect("no timestamps")
