@@ -37,6 +37,10 @@ from ..graph.streamgraph import (
 )
 from ..operators import (
     AllWindowOperator,
+    CoFlatMapOperator,
+    CoMapOperator,
+    CoProcessOperator,
+    KeyedCoProcessOperator,
     KeyedFunctionOperator,
     KeyedProcessOperator,
     ProcessOperator,
@@ -274,9 +278,11 @@ class DataStream:
         return DataStream(self.env, node)
 
     def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
-                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False) -> None:
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False,
+                 input_index: int | None = None) -> None:
         """The edge(s) from this stream into ``node``."""
-        self.env.stream_graph.add_edge(self.node, node, partitioning, key_selector, explicit)
+        self.env.stream_graph.add_edge(self.node, node, partitioning, key_selector, explicit,
+                                       input_index=input_index)
 
     # -- transformations (PyFlink's signatures: type information is accepted, not needed) ---
     def map(self, func: Any, output_type: Any = None) -> "DataStream":
@@ -314,6 +320,13 @@ class DataStream:
             raise ValueError(f"'{self.node.name}' is not a process function: only the stream of a "
                              "process() has side outputs")
         return _SideOutputStream(self.env, self.node, output_tag.tag_id)
+
+    def connect(self, ds: "DataStream") -> "ConnectedStreams":
+        """This stream and ``ds`` as the two inputs of one operator (``map(CoMapFunction)``,
+        ``flat_map``, ``process``; after ``key_by(k1, k2)`` with keyed state both share)."""
+        if not isinstance(ds, DataStream) or ds.env is not self.env:
+            raise ValueError("connect() takes a DataStream of the same environment")
+        return ConnectedStreams(self, ds)
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> "DataStream":
         """Event time from here on: each record's timestamp is what the strategy's timestamp
@@ -427,9 +440,10 @@ class _SideOutputStream(DataStream):
         self.tag_id = tag_id
 
     def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
-                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False) -> None:
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False,
+                 input_index: int | None = None) -> None:
         self.env.stream_graph.add_edge(self.node, node, partitioning, key_selector, explicit,
-                                       side_output=self.tag_id)
+                                       side_output=self.tag_id, input_index=input_index)
 
     def _settings_error(self, *args: Any) -> DataStream:
         raise TypeError("a side output is not an operator: set names, parallelism and chaining "
@@ -446,22 +460,16 @@ class _UnionStream(DataStream):
         super().__init__(env, inputs[0].node)
         self.inputs = inputs
 
-    def _then(self, kind: OperatorKind, fn: Any, partitioning: Partitioning = Partitioning.FORWARD,
-              key_selector: Callable[[Any], Any] | None = None, name: str | None = None,
-              explicit: bool = False) -> DataStream:
-        _check_function(fn, kind)
-        g = self.env.stream_graph
-        node = g.add_node(kind, fn, name)
-        node.slot_sharing_group = self.node.slot_sharing_group
-        for stream in self.inputs:
-            g.add_edge(stream.node, node, partitioning, key_selector, explicit)
-        return DataStream(self.env, node)
+    def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False,
+                 input_index: int | None = None) -> None:
+        for stream in self.inputs:  # every input of the union feeds the operator
+            stream._connect(node, partitioning, key_selector, explicit, input_index)
 
     def _sink(self, kind: OperatorKind) -> StreamNode:
         g = self.env.stream_graph
         node = g.add_node(kind, None, parallelism=max(g.parallelism_of(s.node) for s in self.inputs))
-        for stream in self.inputs:
-            g.add_edge(stream.node, node)
+        self._connect(node)
         return node
 
     def union(self, *streams: DataStream) -> DataStream:
@@ -554,6 +562,50 @@ class KeyedStream:
 
     def filter(self, func: Any) -> DataStream:
         return self._keyed(OperatorKind.FILTER, func)
+
+
+class ConnectedStreams:
+    """Two streams feeding one two-input operator (Flink's ConnectedStreams)."""
+
+    def __init__(self, first: DataStream, second: DataStream,
+                 key_selectors: tuple[Any, Any] | None = None) -> None:
+        self.first = first
+        self.second = second
+        self.key_selectors = key_selectors
+
+    def key_by(self, key_selector1: Any, key_selector2: Any, key_type: Any = None) -> "ConnectedStreams":
+        """Both inputs partitioned by their key: records of one key meet in one subtask, and
+        keyed state is shared by both inputs."""
+        _check_function(key_selector1, None)
+        _check_function(key_selector2, None)
+        return ConnectedStreams(self.first, self.second, (key_selector1, key_selector2))
+
+    def _two_input(self, operator: StreamOperator, name: str) -> DataStream:
+        env = self.first.env
+        g = env.stream_graph
+        node = g.add_node(OperatorKind.PROCESS, operator, name)
+        node.slot_sharing_group = self.first.node.slot_sharing_group
+        for index, stream in enumerate((self.first, self.second)):
+            if self.key_selectors is not None:
+                stream._connect(node, Partitioning.HASH, self.key_selectors[index], input_index=index)
+            else:
+                stream._connect(node, Partitioning.REBALANCE, input_index=index)
+        return DataStream(env, node)
+
+    def map(self, func: Any, output_type: Any = None) -> DataStream:
+        """A CoMapFunction: ``map1`` for the first input's records, ``map2`` for the second's."""
+        return self._two_input(CoMapOperator(func, keyed=self.key_selectors is not None), "Co-Map")
+
+    def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
+        """A CoFlatMapFunction: ``flat_map1`` / ``flat_map2`` yield outputs."""
+        return self._two_input(CoFlatMapOperator(func, keyed=self.key_selectors is not None),
+                               "Co-Flat Map")
+
+    def process(self, func: Any, output_type: Any = None) -> DataStream:
+        """A CoProcessFunction, or after key_by a KeyedCoProcessFunction (state, timers)."""
+        if self.key_selectors is not None:
+            return self._two_input(KeyedCoProcessOperator(func), "Co-Process")
+        return self._two_input(CoProcessOperator(func), "Co-Process")
 
 
 class WindowedStream:

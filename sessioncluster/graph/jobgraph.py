@@ -37,6 +37,8 @@ class JobEdge:
     combiner_key: str | None = None
     #: the side output (OutputTag's tag_id) of the source it carries; None: the main output
     side_output: str | None = None
+    #: into a two-input vertex (``connect``): which input, 0 or 1; None: a one-input vertex
+    input_index: int | None = None
 
     @property
     def intermediate_dataset_id(self) -> str:
@@ -202,8 +204,10 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
                 # as Flink: FORWARD needs equal parallelism; and the inputs of a union meet in
                 # one exchange here (Spark cannot line up several inputs' partitions 1:1)
                 strategy = Partitioning.REBALANCE
+            if edge.input_index is not None:
+                combiner = None  # the two inputs of a connect are never combined
             job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner,
-                               edge.side_output)
+                               edge.side_output, edge.input_index)
             target.inputs.append(job_edge)
             source.outputs.append(job_edge)
     order = [vertices[head_of[n.node_id]] for n in nodes if head_of[n.node_id] == n.node_id]

@@ -41,7 +41,7 @@ from ..graph.jobgraph import JobEdge, JobVertex
 from ..graph.states import ExecutionState
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..lru import Lru
-from ..operators import StreamOperator
+from ..operators import StreamOperator, TwoInputOperator
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
 from ..protocol.wire import MessageSigner
 from .daemon import CONNECTION_ENV, IPC_ENV
@@ -172,6 +172,8 @@ class Output:
     limit: int | None = None
     #: the side output (OutputTag's tag_id) this output carries; None: the main output
     side_output: str | None = None
+    #: into a two-input vertex: the consumer's input (0 or 1), sent along with each record
+    input_index: int | None = None
 
 
 @dataclass(slots=True)
@@ -338,6 +340,9 @@ class Task:
                 records = map(_value, records)  # a sink writes the values
             else:
                 key_selector, combiner = _on_value(key_selector), None
+        if out.input_index is not None:  # into a two-input vertex: say which input
+            records = zip(itertools.repeat(out.input_index), records)
+            key_selector, combiner = _on_value(key_selector), None
         yield from _emit(spec, self.subtask, records, key_selector, combiner, self.records_out)
 
     def snapshot_accumulators(self) -> None:
@@ -445,7 +450,8 @@ def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keye
         if kind is OperatorKind.PROCESS:
             operator: Any = fn  # a OneInputOperator of sessioncluster.operators
             out_ts = bool(op.config.get("timestamped", ts))
-            emitted = operator.process(_operator_input(records, keyed, ts, operator.keyed))
+            emitted = operator.process(_operator_input(records, keyed, ts, operator.keyed,
+                                                       isinstance(operator, TwoInputOperator)))
             last_tagged = i == len(ops) - 1 and tagged
             records = _operator_output(emitted, out_ts, last_tagged)
             ts, keyed = out_ts, False
@@ -472,9 +478,19 @@ def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keye
 
 
 def _operator_input(records: Iterator[Any], keyed_input: bool, ts: bool,
-                    keyed_operator: bool) -> Iterator[Any]:
+                    keyed_operator: bool, two_inputs: bool = False) -> Iterator[Any]:
     """Records as an operator of ``sessioncluster.operators`` takes them: ``(timestamp,
-    value)``, or ``(key, timestamp, value)`` for a keyed operator."""
+    value)``, or ``(key, timestamp, value)`` for a keyed operator; a two-input operator gets the
+    input index in front. Behind a two-input vertex's exchange each record is ``(input index,
+    record)``."""
+    if two_inputs:
+        if keyed_operator:
+            if ts:
+                return ((i, k, r[0], r[1]) for k, (i, r) in records)
+            return ((i, k, None, r) for k, (i, r) in records)
+        if keyed_input:
+            records = map(_value, records)
+        return ((i, r[0], r[1]) for i, r in records) if ts else ((i, None, r) for i, r in records)
     if keyed_operator:
         if not keyed_input:
             raise RuntimeError("a keyed operator needs key_by() before it")
@@ -611,6 +627,17 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
 _SINKS = frozenset({OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT})
 
 
+def _writer(task: "Task", out: Output, ts: bool) -> "_Writer":
+    """The writer of one output of a vertex read by several consumers."""
+    key_selector = task.key_selectors.get(out.key_selector_key or "")
+    combiner = task.combiners.get(out.combiner_key or "")
+    if ts:
+        key_selector, combiner = _on_value(key_selector), None
+    if out.input_index is not None:
+        key_selector, combiner = _on_value(key_selector), None
+    return _Writer(out, task.subtask, key_selector, combiner)
+
+
 def _on_value(key_selector: Any) -> Any:
     """A key selector for ``(timestamp, value)`` records: the key of the value."""
     if key_selector is None:
@@ -636,6 +663,8 @@ class _Writer:
         self.next = subtask
 
     def write(self, rec: Any) -> Iterator[Any]:
+        if self.out.input_index is not None:
+            rec = (self.out.input_index, rec)
         kind = self.out.kind
         if kind is OutputKind.FORWARD:
             yield rec
@@ -680,11 +709,7 @@ def _emit_many(task: Task, tagged: Iterator[tuple[str | None, Any]],
     Records out counts each record once, however many consumers read it."""
     spec = task.spec
     assert spec.outputs is not None
-    writers = [_Writer(out, task.subtask, task.key_selectors.get(out.key_selector_key or ""),
-                       task.combiners.get(out.combiner_key or "")) if not ts else
-               _Writer(out, task.subtask, _on_value(task.key_selectors.get(out.key_selector_key or "")),
-                       None)
-               for out in spec.outputs]
+    writers = [_writer(task, out, ts) for out in spec.outputs]
     routes: dict[str | None, list[tuple[int, _Writer]]] = {}
     for i, (out, writer) in enumerate(zip(spec.outputs, writers)):
         if out.kind in (OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT):
@@ -746,6 +771,6 @@ def edge_output(edge: JobEdge, consumer_parallelism: int) -> Output:
     kind = {Partitioning.FORWARD: OutputKind.FORWARD, Partitioning.HASH: OutputKind.HASH,
             Partitioning.REBALANCE: OutputKind.REBALANCE}[edge.ship_strategy]
     if kind is OutputKind.FORWARD:
-        return Output(kind, side_output=edge.side_output)
+        return Output(kind, side_output=edge.side_output, input_index=edge.input_index)
     return Output(kind, consumer_parallelism, edge.key_selector_key, edge.combiner_key,
-                  side_output=edge.side_output)
+                  side_output=edge.side_output, input_index=edge.input_index)

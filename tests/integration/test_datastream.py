@@ -26,7 +26,8 @@ from sessioncluster import (
     ValueStateDescriptor,
 )
 from sessioncluster.common.time import Duration, Time
-from sessioncluster.functions import ProcessWindowFunction
+from sessioncluster.functions import CoMapFunction, KeyedCoProcessFunction, ProcessWindowFunction
+from sessioncluster.graph.streamgraph import OperatorKind
 from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy
 from sessioncluster.window import (
     EventTimeSessionWindows,
@@ -347,3 +348,60 @@ def test_window_errors_are_clear(env) -> None:
     with pytest.raises(sessioncluster.JobExecutionException,
                        match="assign_timestamps_and_watermarks|timestamp"):
         no_time.execute_and_collect("no timestamps")
+
+
+# -- two inputs -------------------------------------------------------------------------------
+
+class Tag(CoMapFunction):
+    def map1(self, value: Any) -> Any:
+        return "rating", value[2]
+
+    def map2(self, value: Any) -> Any:
+        return "word", value
+
+
+def test_connect_with_a_co_map_reads_both_inputs(env) -> None:
+    rows, ws = ratings(), words()[:500]
+    got = env.from_collection(rows).connect(env.from_collection(ws)).map(Tag()).execute_and_collect("co-map")
+    assert sorted(got) == sorted([("rating", r) for _, _, r in rows] + [("word", w) for w in ws])
+
+
+class Enrich(KeyedCoProcessFunction):
+    """Movie titles (second input) and ratings (first input) of the same movie meet in one
+    subtask: the ratings wait in keyed state until the end of the key, when a timer joins them."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.title = runtime_context.get_state(ValueStateDescriptor("title"))
+        self.pending = runtime_context.get_list_state(ListStateDescriptor("pending"))
+
+    def process_element1(self, value: Any, ctx: Any) -> Iterable[Any]:
+        self.pending.add(value[2])
+        ctx.timer_service().register_event_time_timer(0)
+        return ()
+
+    def process_element2(self, value: Any, ctx: Any) -> Iterable[Any]:
+        self.title.update(value[1])
+        return ()
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any]:
+        ratings_of = list(self.pending.get())
+        yield ctx.get_current_key(), self.title.value(), len(ratings_of), sum(ratings_of)
+
+
+def test_keyed_connect_shares_state_between_inputs(env) -> None:
+    rows = ratings()
+    titles = [(m, f"movie {m}") for m in sorted({m for _, m, _ in rows})]
+    got = (env.from_collection(rows).connect(env.from_collection(titles))
+           .key_by(lambda r: r[1], lambda t: t[0]).process(Enrich()).execute_and_collect("join"))
+    expected = collections.defaultdict(list)
+    for _, movie, rating in rows:
+        expected[movie].append(rating)
+    assert sorted(got) == sorted((m, f"movie {m}", len(rs), sum(rs)) for m, rs in expected.items())
+
+
+def test_the_job_graph_has_one_two_input_vertex(env) -> None:
+    stream = env.from_collection([1]).connect(env.from_collection(["a"])).map(Tag())
+    stream.execute_and_collect_async("graph only").wait()
+    graph = env.job_graph("two inputs", [stream._sink(OperatorKind.SINK_COLLECT)])[0]
+    (two,) = [v for v in graph.vertices if len(v.inputs) == 2]
+    assert sorted(e.input_index for e in two.inputs) == [0, 1]
