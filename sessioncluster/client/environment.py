@@ -66,6 +66,7 @@ class StreamExecutionEnvironment:
         self.session = session
         self.stream_graph = StreamGraph()
         self._sinks: list[StreamNode] = []
+        self._restart_strategy: Any = None
 
     # -- PyFlink's environment API: the current session, runtime mode, configuration, FileSource --
     @staticmethod
@@ -152,6 +153,23 @@ class StreamExecutionEnvironment:
                 "set (process_static_file_set(), the default) in BATCH mode")
 
     # -- configuration ---------------------------------------------------------------------
+    def set_restart_strategy(self, restart_strategy_configuration: Any) -> "StreamExecutionEnvironment":
+        """What the JobMaster does when a job fails after Spark's task retries
+        (``RestartStrategies.fixed_delay_restart(3, 1000)``, ``failure_rate_restart``,
+        ``no_restart``): restart it whole, as Flink does, or fail it (the default)."""
+        from ..restart import RestartStrategyConfiguration
+
+        if not isinstance(restart_strategy_configuration, RestartStrategyConfiguration):
+            raise TypeError("set_restart_strategy takes a RestartStrategies.* configuration, not "
+                            f"{restart_strategy_configuration!r}")
+        self._restart_strategy = restart_strategy_configuration
+        return self
+
+    def get_restart_strategy(self) -> Any:
+        from ..restart import RestartStrategies
+
+        return self._restart_strategy or RestartStrategies.fall_back_restart()
+
     def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
@@ -230,6 +248,7 @@ class StreamExecutionEnvironment:
 
         graph = build_job_graph(self.stream_graph, sinks if sinks is not None else self._sinks,
                                 job_name, put_blob)
+        graph.restart_strategy = self._restart_strategy
         return graph, blobs
 
     def explain(self, job_name: str = "sessioncluster job") -> str:

@@ -107,8 +107,9 @@ class ExecutionVertex:
 
     @property
     def finished_execution(self) -> Execution | None:
-        """The first successful attempt: the one whose accumulators count."""
-        for ex in self.executions:
+        """The successful attempt whose accumulators count: the latest (after a restart of the
+        job, the attempt of the run that succeeded)."""
+        for ex in reversed(self.executions):
             if ex.state is ExecutionState.FINISHED:
                 return ex
         return None
@@ -222,9 +223,9 @@ class ExecutionGraph:
                 for ex in tv.executions]
 
     def all_finished(self) -> bool:
-        """Every subtask has a successful attempt."""
-        return all(tv.finished_execution is not None for ejv in self.job_vertices.values()
-                   for tv in ejv.task_vertices)
+        """Every subtask's current attempt succeeded."""
+        return all(tv.current_execution.state is ExecutionState.FINISHED
+                   for ejv in self.job_vertices.values() for tv in ejv.task_vertices)
 
     def start_canceling(self) -> None:
         """Move every deployed, not yet ended attempt to CANCELING (the job is CANCELLING)."""
@@ -242,6 +243,16 @@ class ExecutionGraph:
                     if ex.state is not ExecutionState.CREATED:
                         ex.transition_to(ExecutionState.CANCELING)
                     ex.transition_to(ExecutionState.CANCELED)
+
+    def new_attempts(self) -> None:
+        """A restart of the whole job: every subtask gets a new Execution (the next attempt
+        number, CREATED); the earlier attempts stay, ended, in its history."""
+        for ejv in self.job_vertices.values():
+            for tv in ejv.task_vertices:
+                current = tv.current_execution
+                if not current.state.is_terminal:
+                    current.transition_to(ExecutionState.CANCELED)
+                tv.executions.append(Execution(tv, len(tv.executions)))
 
     def fail_pending(self, error: Any = None) -> None:
         for ejv in self.job_vertices.values():

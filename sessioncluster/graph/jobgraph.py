@@ -71,6 +71,8 @@ class JobGraph:
     vertices: list[JobVertex]
     #: why each StreamEdge that is not chained was not chained, for explain()
     chaining_notes: list[str] = field(default_factory=list)
+    #: what the JobMaster does when the job fails (a RestartStrategyConfiguration; None: no restart)
+    restart_strategy: Any = None
 
     def vertex(self, vertex_id: str) -> JobVertex:
         for v in self.vertices:

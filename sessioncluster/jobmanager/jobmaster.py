@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from collections import defaultdict
 from typing import Any, Callable
 
@@ -23,8 +25,9 @@ from ..protocol.messages import (
     TaskEvent,
     VertexInfo,
 )
+from ..restart import RestartBackoff
 from ..spark.events import TaskEnded, TaskStarted
-from ..spark.sql import create_temporary_view, spark_error_text
+from ..spark.sql import create_temporary_view, spark_error_text, submitted_stages
 from ..spark.translate import translate
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
@@ -62,6 +65,9 @@ class JobMaster(SparkJobRunner):
         #: Spark events not yet placed, by Spark task attempt id
         self.unresolved: dict[int, list[TaskStarted | TaskEnded]] = defaultdict(list)
         self._acc_publish_pending = False
+        self.backoff = RestartBackoff(job_graph.restart_strategy)
+        #: Spark stages of runs before a restart: their late events are not this run's
+        self.stale_stages: set[int] = set()
 
     # -- the job's thread ---------------------------------------------------------------------
     def run_on_spark(self) -> None:
@@ -85,7 +91,11 @@ class JobMaster(SparkJobRunner):
                 else:
                     batches.extend(rdd.collect())
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
-            self.loop.call_soon_threadsafe(self._spark_failed, spark_error_text(exc, _TOO_LARGE_HINT))
+            # a job that may restart: which Spark stages this run had, so that their late events
+            # are told apart from the next run's
+            stages = submitted_stages(self.sc, self.job_id) if self.backoff.config else None
+            self.loop.call_soon_threadsafe(self._spark_failed,
+                                           spark_error_text(exc, _TOO_LARGE_HINT), stages)
         else:
             self.loop.call_soon_threadsafe(self._spark_succeeded_job, batches, printed)
         finally:
@@ -109,7 +119,7 @@ class JobMaster(SparkJobRunner):
         self.final_accumulators = self.graph.final_accumulators()
         self.end(JobStatus.FINISHED)
 
-    def _spark_failed(self, text: str) -> None:
+    def _spark_failed(self, text: str, stages: set[int] | None = None) -> None:
         if self.status.is_globally_terminal:
             return
         if self.cancel_requested:
@@ -117,10 +127,42 @@ class JobMaster(SparkJobRunner):
             return
         self.error = self._user_error()
         self.error_text = self.error.format() if self.error else text
+        if self.backoff.can_restart(time.time()):
+            self._restart(stages or set())
+            return
         self._set_status(JobStatus.FAILING)
         self.graph.fail_pending()
         self.final_accumulators = self.graph.final_accumulators()
         self.end(JobStatus.FAILED)
+
+    def cancel(self) -> None:
+        restarting = self.status is JobStatus.RESTARTING
+        super().cancel()
+        if restarting:  # nothing runs between two runs: the cancel ends the job now
+            self.background.start(self._finish_cancel())
+
+    def _restart(self, stages: set[int]) -> None:
+        """Flink's restart of the whole job: RESTARTING, the strategy's delay, then RUNNING
+        again with a new attempt of every subtask in the same ExecutionGraph."""
+        self.backoff.restarts += 1
+        self.stale_stages |= stages | set(self.stage_vertices)
+        log.info("job %s failed (%s); restart %d in %.1f s", self.job_id,
+                 (self.error_text or "").strip().splitlines()[-1:], self.backoff.restarts,
+                 self.backoff.delay_seconds)
+        self._set_status(JobStatus.RESTARTING)
+        self.background.start(self._run_again())
+
+    async def _run_again(self) -> None:
+        await asyncio.sleep(self.backoff.delay_seconds)
+        if self.cancel_requested or self.status is not JobStatus.RESTARTING:
+            return
+        self.graph.new_attempts()
+        self.stage_vertices.clear()
+        self.unresolved.clear()
+        self.error = self.error_text = None
+        self._set_status(JobStatus.RUNNING)
+        threading.Thread(target=self._spark_thread, name=f"JobMaster-{self.job_id[:8]}-restart",
+                         daemon=True).start()
 
     async def _finish_cancel(self) -> None:
         """CANCELED only once the deployed attempts have stopped (Spark kills their workers)."""
@@ -145,7 +187,7 @@ class JobMaster(SparkJobRunner):
 
     # -- events (loop thread) -----------------------------------------------------------------
     def on_task_event(self, ev: TaskEvent) -> None:
-        if self.status.is_globally_terminal:
+        if self.status.is_globally_terminal or ev.stage_id in self.stale_stages:
             return
         self.stage_vertices[ev.stage_id].add(ev.vertex_id)
         task_is_new = (ev.vertex_id, ev.subtask) not in self.task_subtasks[ev.spark_task_id]
@@ -190,7 +232,7 @@ class JobMaster(SparkJobRunner):
         return None
 
     def on_spark_task_event(self, ev: TaskStarted | TaskEnded) -> None:
-        if self.status.is_globally_terminal:
+        if self.status.is_globally_terminal or ev.stage_id in self.stale_stages:
             return
         if isinstance(ev, TaskEnded) and ev.succeeded:
             self.spark_succeeded.add(ev.spark_task_id)

@@ -48,6 +48,7 @@ _ALLOWED_MODULE_PREFIXES = (
     "sessioncluster.protocol.messages",
     "sessioncluster.graph.",
     "sessioncluster.accumulators",
+    "sessioncluster.restart",  # a JobGraph's restart strategy: frozen data
 )
 
 

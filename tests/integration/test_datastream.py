@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import os
 import re
+import time
 from typing import Any, Iterable
 
 import pyspark
@@ -15,6 +16,7 @@ import pytest
 from sessioncluster import (
     AggregateFunction,
     AggregatingStateDescriptor,
+    IntCounter,
     KeyedProcessFunction,
     ListStateDescriptor,
     MapFunction,
@@ -28,6 +30,8 @@ from sessioncluster import (
 from sessioncluster.common.time import Duration, Time
 from sessioncluster.functions import CoMapFunction, KeyedCoProcessFunction, ProcessWindowFunction
 from sessioncluster.graph.streamgraph import OperatorKind
+from sessioncluster.protocol.messages import JobStatusChanged
+from sessioncluster.restart import RestartStrategies
 from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy
 from sessioncluster.window import (
     EventTimeSessionWindows,
@@ -405,3 +409,78 @@ def test_the_job_graph_has_one_two_input_vertex(env) -> None:
     graph = env.job_graph("two inputs", [stream._sink(OperatorKind.SINK_COLLECT)])[0]
     (two,) = [v for v in graph.vertices if len(v.inputs) == 2]
     assert sorted(e.input_index for e in two.inputs) == [0, 1]
+
+
+# -- restart strategies ------------------------------------------------------------------------
+
+class CountingFlaky(MapFunction):
+    """Fails while fewer than ``failures`` attempts have failed (a file per failure); counts
+    the records it maps in an accumulator."""
+
+    def __init__(self, marks: str, failures: int) -> None:
+        self.marks, self.failures = marks, failures
+
+    def open(self, runtime_context: Any) -> None:
+        self.records = IntCounter()
+        runtime_context.add_accumulator("records", self.records)
+
+    def map(self, value: int) -> int:
+        self.records.add(1)
+        if value == 0:
+            failed = len(os.listdir(self.marks))
+            if failed < self.failures:
+                open(os.path.join(self.marks, str(failed)), "w").close()
+                raise ValueError(f"flaky failure {failed}")
+        return value * 2
+
+
+def statuses_of(session: Any, run: Any) -> tuple[Any, list[str]]:
+    """Run the job ``run()`` submits; its JobStatus changes as the clients saw them."""
+    seen: list[tuple[str, str]] = []
+
+    def on_event(topic: str, message: Any) -> None:
+        if isinstance(message, JobStatusChanged) and topic == message.job_id:
+            seen.append((message.job_id, message.status.value))
+
+    unsubscribe = session.events.subscribe(None, on_event)
+    try:
+        client = run()
+        client.wait(timeout=120)
+        time.sleep(0.3)  # the last status events
+    finally:
+        unsubscribe()
+    return client, [status for job_id, status in seen if job_id == client.job_id]
+
+
+def test_fixed_delay_restart_runs_the_job_again_and_counts_once(session, env, tmp_path) -> None:
+    env.set_restart_strategy(RestartStrategies.fixed_delay_restart(2, 100))
+    data = list(range(40))
+    client, seen = statuses_of(session, lambda: env.from_collection(data).map(
+        CountingFlaky(str(tmp_path), failures=2)).execute_and_collect_async("restart"))
+    assert sorted(client.collect()) == [x * 2 for x in data]
+    assert "RESTARTING" in seen and seen[-1] == "FINISHED", seen
+    result = client.get_job_execution_result()
+    assert result.get_accumulator_result("records") == len(data)  # only the successful run
+    latest: dict[int, Any] = {}
+    for ex in client.details().executions:
+        if ex.subtask not in latest or ex.attempt > latest[ex.subtask].attempt:
+            latest[ex.subtask] = ex
+    # every subtask ran again: its latest attempt, of the second run, finished
+    assert sorted(latest) == [0, 1]
+    assert all(ex.state.value == "FINISHED" and ex.attempt >= 1 for ex in latest.values())
+
+
+def test_no_restart_and_an_exhausted_strategy_fail_with_the_users_error(session, env, tmp_path) -> None:
+    import sessioncluster
+
+    env.set_restart_strategy(RestartStrategies.no_restart())
+    (tmp_path / "a").mkdir()
+    with pytest.raises(sessioncluster.JobExecutionException, match="flaky failure"):
+        env.from_collection(range(4)).map(CountingFlaky(str(tmp_path / "a"), 99)).execute_and_collect()
+    (tmp_path / "b").mkdir()
+    env.set_restart_strategy(RestartStrategies.fixed_delay_restart(1, 0))
+    client, seen = statuses_of(session, lambda: env.from_collection(range(4)).map(
+        CountingFlaky(str(tmp_path / "b"), 99)).execute_and_collect_async("always fails"))
+    assert seen.count("RESTARTING") == 1 and seen[-1] == "FAILED", seen
+    with pytest.raises(sessioncluster.JobExecutionException, match="flaky failure"):
+        client.get_job_execution_result()
