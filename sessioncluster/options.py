@@ -44,9 +44,13 @@ class StartOptions:
         "characters in SESSIONCLUSTER_KEY", "ADDRESS"))
     max_result_mb: int = field(default=256, metadata=_option(
         "the largest result (MB) a job may collect into the JobManager", "MB"))
+    result_store_mb: int = field(default=256, metadata=_option(
+        "the finished jobs' collected records (MB in all) kept on disk to be read back later; "
+        "the oldest are evicted first", "MB"))
 
     def __post_init__(self) -> None:
-        for name in ("taskmanagers", "slots", "memory", "task_attempts", "max_result_mb"):
+        for name in ("taskmanagers", "slots", "memory", "task_attempts", "max_result_mb",
+                     "result_store_mb"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < (0 if name == "taskmanagers" else 1):
                 raise ValueError(f"{name} must be a whole number >= "

@@ -148,7 +148,14 @@ def check(reply: JobResultReply, job_name: str) -> None:
     raise JobExecutionException(text, reply)
 
 
+class RecordsUnavailableError(LookupError):
+    """A finished job's records cannot be given back any more (the message says why)."""
+
+
 def records_of(reply: JobResultReply) -> list[Any]:
+    """The records a job collected; a clear error when the session no longer has them."""
+    if reply.records_missing:
+        raise RecordsUnavailableError(reply.records_missing)
     out: list[Any] = []
     for batch in reply.batches:
         out.extend(cloudpickle.loads(batch))

@@ -44,8 +44,10 @@ from .sqljob import is_job_id
 
 log = logging.getLogger("sessioncluster.dispatcher")
 
-#: Finished jobs kept in memory (the oldest are forgotten first).
+#: Finished jobs kept in memory (the oldest are forgotten first; they stay in the job store).
 MAX_FINISHED_JOBS = 200
+#: ... and at most this many bytes of their records in memory
+MAX_FINISHED_RECORDS_BYTES = 256 * 1024 * 1024
 #: The longest one AwaitJobResult request is held before it is answered "not done yet".
 MAX_AWAIT_SECONDS = 30.0
 
@@ -246,3 +248,17 @@ class Dispatcher:
         finished = [j for j in self.jobs.values() if j.status.is_globally_terminal]
         for old in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
             del self.jobs[old.job_id]
+        finished = finished[max(0, len(finished) - MAX_FINISHED_JOBS):]
+        sizes = [_records_bytes(j) for j in finished]
+        total = sum(sizes)
+        for old, size in zip(finished, sizes):
+            if total <= MAX_FINISHED_RECORDS_BYTES:
+                break
+            del self.jobs[old.job_id]  # its records are read back from the job store
+            total -= size
+
+
+def _records_bytes(job: JobRunner) -> int:
+    """The bytes of a finished job's records held in memory."""
+    reply = job.result()
+    return sum(map(len, reply.batches)) + sum(map(len, reply.printed))

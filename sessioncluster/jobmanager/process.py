@@ -87,7 +87,8 @@ class JobManager:
         self.rm = ResourceManager(self.blobs, self._send_rm, lambda m: self.publish("cluster", m),
                                   self._on_task_events, heartbeat_interval, heartbeat_timeout)
         self.dispatcher = Dispatcher(DispatcherServices(
-            session_name=name, blobs=self.blobs, store=JobStore(self.dir / "jobs"),
+            session_name=name, blobs=self.blobs,
+            store=JobStore(self.dir / "jobs", settings.result_store_mb * 2**20),
             new_runner=self._new_runner, reply=self.reply, is_ready=lambda: self.ready,
             create_view=lambda view, arrow, done: create_temporary_view_in_thread(
                 self.spark, view, arrow, self.loop, done),

@@ -264,3 +264,18 @@ def test_a_message_for_another_endpoint_is_a_bad_request(h: Harness) -> None:
 
 def test_stop_answers_then_shuts_down(h: Harness) -> None:
     assert isinstance(h.ask(StopCluster()), Ack) and h.stopped
+
+
+def test_finished_jobs_records_are_bounded_in_bytes_in_memory(h: Harness, monkeypatch) -> None:
+    import cloudpickle
+
+    monkeypatch.setattr("sessioncluster.jobmanager.dispatcher.MAX_FINISHED_RECORDS_BYTES", 1)
+    graph, blobs = a_job_graph(h)
+    job_id = h.ask(SubmitJob(graph, blobs)).job_id
+    runner = h.runners[0]
+    batch = cloudpickle.dumps(list(range(50)))
+    runner.result = lambda: JobResultReply(job_id, True, JobStatus.FINISHED, [batch])  # type: ignore[method-assign]
+    runner.finish(JobStatus.FINISHED)
+    assert job_id not in h.dispatcher.jobs  # out of memory at once: over the byte bound
+    reply = h.ask(AwaitJobResult(job_id, 1.0))
+    assert isinstance(reply, JobResultReply) and reply.batches == [batch]  # from the job store
