@@ -2,21 +2,77 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+import enum
+import time
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .accumulators import Accumulator
 
+if TYPE_CHECKING:
+    from .state import (
+        AggregatingState,
+        AggregatingStateDescriptor,
+        KeyedStateBackend,
+        ListState,
+        ListStateDescriptor,
+        MapState,
+        MapStateDescriptor,
+        ReducingState,
+        ReducingStateDescriptor,
+        ValueState,
+        ValueStateDescriptor,
+    )
+
+#: Java's Long.MIN_VALUE / Long.MAX_VALUE: the watermark while a key's records are processed in BATCH
+#: mode, and while its timers fire (and a GlobalWindow's max timestamp).
+MIN_WATERMARK = -(2**63)
+MAX_WATERMARK = 2**63 - 1
+
+KEYED_STATE_ERROR = ("Keyed state can only be used on a 'keyed stream', i.e., after a 'keyBy()' "
+                     "operation.")
+TIMERS_ERROR = "Setting timers is only supported on a keyed streams."
+
 
 class RuntimeContext:
-    """What a rich function learns about the subtask it runs in (PyFlink's RuntimeContext)."""
+    """What a rich function learns about the subtask it runs in (PyFlink's RuntimeContext).
+
+    On a keyed operator it also gives keyed state (``get_state`` ...), scoped to the current key.
+    """
 
     def __init__(self, task_name: str, subtask: int, parallelism: int, attempt: int,
-                 accumulators: dict[str, Accumulator[Any]]) -> None:
+                 accumulators: dict[str, Accumulator[Any]], *,
+                 keyed_state_backend: "KeyedStateBackend | None" = None) -> None:
         self._task_name = task_name
         self._subtask = subtask
         self._parallelism = parallelism
         self._attempt = attempt
         self._accumulators = accumulators
+        self._keyed_state_backend = keyed_state_backend
+
+    def with_keyed_state(self, backend: "KeyedStateBackend") -> "RuntimeContext":
+        """The same subtask's context, with keyed state from ``backend`` (for keyed operators)."""
+        return RuntimeContext(self._task_name, self._subtask, self._parallelism, self._attempt,
+                              self._accumulators, keyed_state_backend=backend)
+
+    def _backend(self) -> "KeyedStateBackend":
+        if self._keyed_state_backend is None:
+            raise RuntimeError(KEYED_STATE_ERROR)
+        return self._keyed_state_backend
+
+    def get_state(self, state_descriptor: "ValueStateDescriptor") -> "ValueState":
+        return self._backend().get_state(state_descriptor)
+
+    def get_list_state(self, state_descriptor: "ListStateDescriptor") -> "ListState":
+        return self._backend().get_list_state(state_descriptor)
+
+    def get_map_state(self, state_descriptor: "MapStateDescriptor") -> "MapState":
+        return self._backend().get_map_state(state_descriptor)
+
+    def get_reducing_state(self, state_descriptor: "ReducingStateDescriptor") -> "ReducingState":
+        return self._backend().get_reducing_state(state_descriptor)
+
+    def get_aggregating_state(self, state_descriptor: "AggregatingStateDescriptor") -> "AggregatingState":
+        return self._backend().get_aggregating_state(state_descriptor)
 
     def get_task_name(self) -> str:
         return self._task_name
@@ -72,27 +128,231 @@ class ReduceFunction(Function):
         raise NotImplementedError
 
 
+class TimeDomain(enum.Enum):
+    """Whether a timer fired on event time or processing time (PyFlink's TimeDomain)."""
+
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
+
+
+class OutputTag:
+    """A side output (PyFlink's OutputTag): ``OutputTag("late", Types.STRING())``."""
+
+    def __init__(self, tag_id: str, type_info: Any = None) -> None:
+        if not isinstance(tag_id, str) or not tag_id:
+            raise ValueError(f"an OutputTag's tag_id must be a non-empty string, got {tag_id!r}")
+        self.tag_id = tag_id
+        self.type_info = type_info
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OutputTag) and other.tag_id == self.tag_id
+
+    def __hash__(self) -> int:
+        return hash(self.tag_id)
+
+    def __repr__(self) -> str:
+        return f"OutputTag({self.tag_id!r})"
+
+
+def check_output_tag(tag: Any) -> OutputTag:
+    """``tag`` if it is an OutputTag, else a clear TypeError."""
+    if not isinstance(tag, OutputTag):
+        raise TypeError(f"a side output needs an OutputTag, got {tag!r} ({type(tag).__name__})")
+    return tag
+
+
+class TimerService:
+    """Time and timers of the current key (PyFlink's TimerService)."""
+
+    def current_processing_time(self) -> int:
+        return int(time.time() * 1000)
+
+    def current_watermark(self) -> int:
+        return MIN_WATERMARK
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        raise RuntimeError(TIMERS_ERROR)
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        raise RuntimeError(TIMERS_ERROR)
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        raise RuntimeError(TIMERS_ERROR)
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        raise RuntimeError(TIMERS_ERROR)
+
+
 class ProcessFunction(Function):
-    """``process_element(value, ctx)`` yields any number of outputs per record."""
+    """``process_element(value, ctx)`` yields any number of outputs per record; yielding
+    ``(output_tag, value)`` (or calling ``ctx.output(output_tag, value)``) emits to a side output."""
 
     class Context:
         """What ``process_element`` learns about the record (PyFlink's ProcessFunction.Context)."""
 
+        _no_timers = TimerService()
+
         def __init__(self) -> None:
             self._key: Any = None
+            self._timestamp: int | None = None
+            self._side: list[tuple[OutputTag, Any]] = []
 
         def get_current_key(self) -> Any:
             return self._key
+
+        def timestamp(self) -> int | None:
+            """The current record's timestamp (None when it has none)."""
+            return self._timestamp
+
+        def timer_service(self) -> TimerService:
+            return self._no_timers
+
+        def output(self, output_tag: OutputTag, value: Any) -> None:
+            """Emit ``value`` to the side output ``output_tag``."""
+            self._side.append((check_output_tag(output_tag), value))
 
     def process_element(self, value: Any, ctx: "ProcessFunction.Context") -> Iterable[Any]:
         raise NotImplementedError
 
 
 class KeyedProcessFunction(ProcessFunction):
-    """A ProcessFunction on a KeyedStream: ``ctx.get_current_key()`` is the record's key.
+    """A ProcessFunction on a KeyedStream: keyed state, ``ctx.get_current_key()``, timers and
+    ``on_timer(timestamp, ctx)``."""
 
-    In BATCH mode the records of one key arrive together; timers are not supported.
-    """
+    class Context(ProcessFunction.Context):
+        pass
+
+    class OnTimerContext(Context):
+        def time_domain(self) -> TimeDomain:
+            raise NotImplementedError
+
+    def on_timer(self, timestamp: int, ctx: "KeyedProcessFunction.OnTimerContext") -> Iterable[Any]:
+        return ()
+
+
+class CoMapFunction(Function):
+    """A map over two connected streams: ``map1`` for the first, ``map2`` for the second."""
+
+    def map1(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def map2(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class CoFlatMapFunction(Function):
+    def flat_map1(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def flat_map2(self, value: Any) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class CoProcessFunction(Function):
+    """``process_element1/2(value, ctx)`` for the two inputs of a ConnectedStreams."""
+
+    Context = ProcessFunction.Context
+
+    def process_element1(self, value: Any, ctx: ProcessFunction.Context) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def process_element2(self, value: Any, ctx: ProcessFunction.Context) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class KeyedCoProcessFunction(Function):
+    """CoProcessFunction on keyed connected streams: shared keyed state and timers."""
+
+    Context = KeyedProcessFunction.Context
+    OnTimerContext = KeyedProcessFunction.OnTimerContext
+
+    def process_element1(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def process_element2(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterable[Any]:
+        return ()
+
+
+class AggregateFunction(Function):
+    """Incremental aggregation (PyFlink's AggregateFunction)."""
+
+    def create_accumulator(self) -> Any:
+        raise NotImplementedError
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def get_result(self, accumulator: Any) -> Any:
+        raise NotImplementedError
+
+    def merge(self, acc_a: Any, acc_b: Any) -> Any:
+        raise NotImplementedError
+
+
+class WindowFunction(Function):
+    """``apply(key, window, inputs)`` yields the outputs of one window of one key."""
+
+    def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class AllWindowFunction(Function):
+    """``apply(window, inputs)`` for ``window_all``."""
+
+    def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class _WindowContext:
+    """What a ProcessWindowFunction learns about the window being fired (PyFlink's
+    ProcessWindowFunction.Context)."""
+
+    def window(self) -> Any:
+        raise NotImplementedError
+
+    def current_processing_time(self) -> int:
+        return int(time.time() * 1000)
+
+    def current_watermark(self) -> int:
+        raise NotImplementedError
+
+    def window_state(self) -> RuntimeContext:
+        """Keyed state scoped to the key and this window."""
+        raise NotImplementedError
+
+    def global_state(self) -> RuntimeContext:
+        """Keyed state scoped to the key, across windows."""
+        raise NotImplementedError
+
+    def output(self, output_tag: OutputTag, value: Any) -> None:
+        raise NotImplementedError
+
+
+class ProcessWindowFunction(Function):
+    """``process(key, context, elements)`` yields the outputs of one window of one key."""
+
+    Context = _WindowContext
+
+    def process(self, key: Any, context: _WindowContext, elements: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def clear(self, context: _WindowContext) -> None:
+        pass
+
+
+class ProcessAllWindowFunction(Function):
+    """``process(context, elements)`` for ``window_all``."""
+
+    Context = _WindowContext
+
+    def process(self, context: _WindowContext, elements: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def clear(self, context: _WindowContext) -> None:
+        pass
 
 
 class KeySelector(Function):
@@ -136,9 +396,9 @@ class FieldAggregation:
         if p is None:
             return value
         if isinstance(record, tuple):
-            return record[:p] + (value,) + record[p + 1 :]  # type: ignore[operator]
+            return record[:p] + (value,) + record[p + 1 :]  # type: ignore[operator,index]
         if isinstance(record, list):
-            return record[:p] + [value] + record[p + 1 :]  # type: ignore[operator]
+            return record[:p] + [value] + record[p + 1 :]  # type: ignore[operator,index]
         out = dict(record)
         out[p] = value
         return out
@@ -152,12 +412,12 @@ class FieldAggregation:
         n = 0
         p = self.position
         if p is None:
-            for n, rec in enumerate(records, 1):
+            for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
                 key = key_selector(rec)
                 values[key] = combine(values[key], rec) if key in values else rec
             return values, n
         firsts: dict[Any, Any] = {}
-        for n, rec in enumerate(records, 1):
+        for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
             key = key_selector(rec)
             if key in values:
                 values[key] = combine(values[key], rec[p])
@@ -179,7 +439,7 @@ class FieldSum(FieldAggregation):
         sums: dict[Any, Any] = {}
         firsts: dict[Any, Any] = {}
         n = 0
-        for n, rec in enumerate(records, 1):
+        for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
             key = key_selector(rec)
             if key in sums:
                 sums[key] += rec[p]

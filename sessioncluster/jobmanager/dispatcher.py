@@ -1,10 +1,10 @@
-"""The Dispatcher: the clients' endpoint. Accepts submissions (a JobGraph, a SQL query), starts
-a :class:`~.runner.JobRunner` for each through the runner factory, and answers status, cancel,
-list, result and overview requests. Every request gets a reply; a bad one gets an
-:class:`ErrorReply`, never silence.
+"""The Dispatcher: the clients' endpoint. Accepts submissions, starts a runner per job (made by
+the runner factory it is given: a JobMaster for a JobGraph, a SqlJob for a query), and answers
+status, cancel, list, result and overview requests. Every request gets a reply; a bad one gets
+an :class:`ErrorReply`, never silence.
 
-It gets services, not the JobManager (as the ResourceManager gets callbacks): see
-:class:`DispatcherServices`.
+It is given services, not the JobManager: the BlobServer, the job store, the runner factory,
+and callbacks to reply, to create a temporary view, to describe the cluster and to stop it.
 """
 
 from __future__ import annotations
@@ -27,75 +27,62 @@ from ..protocol.messages import (
     ExecuteSql,
     JobDetailsReply,
     JobList,
+    JobSubmitted,
     JobSummary,
     ListJobs,
     Message,
     RequestJobDetails,
     RequestOverview,
-    RequestSparkJobs,
-    SparkJobsReply,
     StopCluster,
     SubmitJob,
-    TaskManagerInfo,
 )
 from ..tasks import BackgroundTasks
 from .blobserver import BlobServer
 from .jobstore import JobStore
-from .runner import JobRunner, RunnerFactory
+from .runner import JobRunner
 from .sqljob import is_job_id
 
 log = logging.getLogger("sessioncluster.dispatcher")
 
-#: Finished jobs kept in memory (the oldest are forgotten first).
+#: Finished jobs kept in memory (the oldest are forgotten first; they stay in the job store).
 MAX_FINISHED_JOBS = 200
-#: The longest an AwaitJobResult waits before it is answered with the job's current state.
+#: ... and at most this many bytes of their records in memory
+MAX_FINISHED_RECORDS_BYTES = 256 * 1024 * 1024
+#: The longest one AwaitJobResult request is held before it is answered "not done yet".
 MAX_AWAIT_SECONDS = 30.0
 
-
-@dataclass(slots=True)
-class ClusterFacts:
-    """What the overview tells about the cluster besides its jobs."""
-
-    name: str
-    ready: bool
-    spark_master: str
-    jobmanager_pid: int
-    taskmanagers: list[TaskManagerInfo]
-    expected_taskmanagers: int
-    startup_error: str | None = None
+#: Makes the runner of a submission (SubmitJob, ExecuteSql): ``(job_id, submission, on_done)``.
+RunnerFactory = Callable[[str, Message, Callable[[JobRunner], None]], JobRunner]
 
 
 @dataclass(slots=True)
 class DispatcherServices:
-    """Everything the Dispatcher uses of the JobManager."""
+    """What the Dispatcher works with."""
 
-    #: the session's name (for error messages)
-    session: str
+    session_name: str
     blobs: BlobServer
     store: JobStore
-    runners: RunnerFactory
-    #: answer a client (ROUTER identity, message)
+    #: makes a job's runner
+    new_runner: RunnerFactory
+    #: answers the client ``ident``
     reply: Callable[[list[bytes], Message], None]
     #: True once the cluster can run jobs
     is_ready: Callable[[], bool]
-    cluster_facts: Callable[[], ClusterFacts]
-    #: stop the whole session cluster (after the reply left)
-    stop_cluster: Callable[[], object]
-    #: register Arrow bytes as a temporary view, ``done(rows, error)`` on the loop later
-    create_temporary_view: Callable[[str, bytes, Callable[[int, str | None], None]], None]
-    #: Spark's job ids of a job group (a py4j call)
-    spark_job_ids: Callable[[str], list[int]]
-    #: a job ended (after the Dispatcher stored it)
-    job_ended: Callable[[str], None] = lambda job_id: None
+    #: registers Arrow rows as a temporary view in a thread; ``done(rows, error)`` on the loop
+    create_view: Callable[[str, bytes, Callable[[int, str | None], None]], None]
+    #: the cluster's overview, given every job's summary and how many jobs are in memory
+    overview: Callable[[list[JobSummary], int], ClusterOverview]
+    #: stops the session (after the reply left)
+    shutdown: Callable[[], None]
 
 
 class Dispatcher:
+    """Handles the clients' ROUTER socket: one handler per message type."""
+
     def __init__(self, services: DispatcherServices) -> None:
         self.services = services
-        self.reply = services.reply
-        self.store = services.store
         self.jobs: OrderedDict[str, JobRunner] = OrderedDict()
-        self.tasks = BackgroundTasks("dispatcher")
+        self.background = BackgroundTasks("dispatcher")
         self.handlers: dict[type[Message], Callable[[list[bytes], Any], None]] = {
             SubmitJob: self.on_submit,
             RequestJobDetails: self.on_details,
@@ -106,8 +93,14 @@ class Dispatcher:
             StopCluster: self.on_stop,
             ExecuteSql: self.on_execute_sql,
             CreateTemporaryView: self.on_create_temporary_view,
-            RequestSparkJobs: self.on_spark_jobs,
         }
+
+    @property
+    def store(self) -> JobStore:
+        return self.services.store
+
+    def reply(self, ident: list[bytes], msg: Message) -> None:
+        self.services.reply(ident, msg)
 
     def handle(self, ident: list[bytes], msg: Message) -> None:
         handler = self.handlers.get(type(msg))
@@ -120,42 +113,32 @@ class Dispatcher:
             log.exception("Dispatcher failed on %s", msg.type)
             self.reply(ident, ErrorReply(f"{type(exc).__name__}: {exc}", "internal"))
 
-    def runner(self, job_id: str) -> JobRunner | None:
-        """A job in memory (running or recently finished)."""
-        return self.jobs.get(job_id)
+    def running(self, job_id: str | None) -> JobRunner | None:
+        """The job in memory with this id (running or recently finished)."""
+        return self.jobs.get(job_id) if job_id else None
 
     def _job(self, ident: list[bytes], job_id: str) -> JobRunner | None:
+        """The job with this id, in memory or in the store; else an ``unknown_job`` reply."""
         job = self.jobs.get(job_id) or self.store.get(job_id)
         if job is None:
             self.reply(ident, ErrorReply(f"no job with id {job_id!r} in session "
-                                         f"'{self.services.session}'", "unknown_job"))
+                                         f"'{self.services.session_name}'", "unknown_job"))
         return job
 
-    def _refuse_unless_ready(self, ident: list[bytes]) -> bool:
+    def _not_ready(self, ident: list[bytes]) -> bool:
         if self.services.is_ready():
             return False
         self.reply(ident, ErrorReply("the session cluster is still starting", "not_ready"))
         return True
 
-    def _launch(self, ident: list[bytes], job_id: str, submission: Message) -> None:
-        """Make the submission's runner, answer as it says, start it."""
-        job = self.services.runners.create(job_id, submission, self._job_done)
+    def _start(self, job_id: str, submission: Message) -> JobRunner:
+        job = self.services.new_runner(job_id, submission, self._job_done)
         self.jobs[job_id] = job
-        reply = job.submitted_reply()
-        if reply is not None:
-            self.reply(ident, reply)
-        job.start()
-        if reply is None:
-            async def reply_at_end() -> None:
-                await job.done.wait()
-                final = job.final_reply()
-                self.reply(ident, final if final is not None else job.result())
-
-            self.tasks.start(reply_at_end())
+        return job
 
     # -- handlers ---------------------------------------------------------------------------
     def on_submit(self, ident: list[bytes], msg: SubmitJob) -> None:
-        if self._refuse_unless_ready(ident):
+        if self._not_ready(ident):
             return
         if not isinstance(msg.job_graph, JobGraph) or not msg.job_graph.vertices:
             self.reply(ident, ErrorReply("the job has no operators", "bad_request"))
@@ -167,21 +150,10 @@ class Dispatcher:
         if missing:
             self.reply(ident, ErrorReply(f"{len(missing)} blob(s) missing", "missing_blob", missing))
             return
-        self._launch(ident, uuid.uuid4().hex, msg)
-
-    def on_execute_sql(self, ident: list[bytes], msg: ExecuteSql) -> None:
-        """Start the query as a job; its :class:`SqlResult` is sent when it ends."""
-        if self._refuse_unless_ready(ident):
-            return
-        if not isinstance(msg.query, str) or not msg.query.strip():
-            self.reply(ident, ErrorReply("the SQL query is empty", "bad_request"))
-            return
-        job_id = msg.job_id or uuid.uuid4().hex
-        if not is_job_id(job_id) or job_id in self.jobs:
-            self.reply(ident, ErrorReply(f"{job_id!r} is not a new job id (32 hex digits)",
-                                         "bad_request"))
-            return
-        self._launch(ident, job_id, msg)
+        job_id = uuid.uuid4().hex
+        job = self._start(job_id, msg)
+        self.reply(ident, JobSubmitted(job_id))
+        job.start()
 
     def on_details(self, ident: list[bytes], msg: RequestJobDetails) -> None:
         job = self._job(ident, msg.job_id)
@@ -194,8 +166,7 @@ class Dispatcher:
             status = job.status
             job.cancel()
             self.reply(ident, Ack(f"job {msg.job_id} is already {status}"
-                                  if status.is_globally_terminal
-                                  else f"cancelling job {msg.job_id}"))
+                                  if status.is_globally_terminal else f"cancelling job {msg.job_id}"))
 
     def on_list(self, ident: list[bytes], msg: ListJobs) -> None:
         self.reply(ident, JobList(self.all_summaries()))
@@ -213,18 +184,39 @@ class Dispatcher:
             self.reply(ident, job.result())
             return
 
-        async def wait() -> None:
+        async def wait(job: JobRunner) -> None:
             try:
                 await asyncio.wait_for(job.done.wait(), max(0.0, min(msg.timeout, MAX_AWAIT_SECONDS)))
             except asyncio.TimeoutError:
                 pass
             self.reply(ident, job.result())
 
-        self.tasks.start(wait())
+        self.background.start(wait(job))
+
+    def on_execute_sql(self, ident: list[bytes], msg: ExecuteSql) -> None:
+        """Start the query as a job; its final reply (the rows) is sent when it ends."""
+        if self._not_ready(ident):
+            return
+        if not isinstance(msg.query, str) or not msg.query.strip():
+            self.reply(ident, ErrorReply("the SQL query is empty", "bad_request"))
+            return
+        job_id = msg.job_id or uuid.uuid4().hex
+        if not is_job_id(job_id) or job_id in self.jobs:
+            self.reply(ident, ErrorReply(f"{job_id!r} is not a new job id (32 hex digits)",
+                                         "bad_request"))
+            return
+        job = self._start(job_id, msg)
+        job.start()
+
+        async def reply_at_end(job: JobRunner) -> None:
+            await job.done.wait()
+            self.reply(ident, job.final_reply())
+
+        self.background.start(reply_at_end(job))
 
     def on_create_temporary_view(self, ident: list[bytes], msg: CreateTemporaryView) -> None:
         """Register Arrow rows as a temporary view (in a thread); :class:`Ack` when done."""
-        if self._refuse_unless_ready(ident):
+        if self._not_ready(ident):
             return
         if not isinstance(msg.name, str) or not msg.name or not isinstance(msg.arrow, bytes):
             self.reply(ident, ErrorReply("a view needs a name and Arrow data", "bad_request"))
@@ -234,35 +226,21 @@ class Dispatcher:
             self.reply(ident, ErrorReply(error, "sql_error") if error is not None
                        else Ack(f"temporary view {msg.name!r} with {rows} rows"))
 
-        self.services.create_temporary_view(msg.name, msg.arrow, done)
-
-    def on_spark_jobs(self, ident: list[bytes], msg: RequestSparkJobs) -> None:
-        if self._job(ident, msg.job_id) is not None:
-            self.reply(ident, SparkJobsReply(msg.job_id, self.services.spark_job_ids(msg.job_id)))
+        self.services.create_view(msg.name, msg.arrow, done)
 
     def on_overview(self, ident: list[bytes], msg: RequestOverview) -> None:
         self.reply(ident, self.overview())
 
     def overview(self) -> ClusterOverview:
-        f = self.services.cluster_facts()
-        return ClusterOverview(f.name, f.ready, f.spark_master, f.jobmanager_pid, f.taskmanagers,
-                               self.all_summaries(), f.expected_taskmanagers, f.startup_error,
-                               len(self.jobs))
+        return self.services.overview(self.all_summaries(), len(self.jobs))
 
     def on_stop(self, ident: list[bytes], msg: StopCluster) -> None:
-        self.reply(ident, Ack(f"stopping session '{self.services.session}'"))
-        self.services.stop_cluster()
+        self.reply(ident, Ack(f"stopping session '{self.services.session_name}'"))
+        self.services.shutdown()
 
-    def cancel_all(self) -> None:
-        """Cancel every job (the session stops)."""
-        for job in list(self.jobs.values()):
-            job.cancel()
-
-    def stop(self) -> None:
-        self.tasks.cancel_all()
-
-    # -- the end of a job --------------------------------------------------------------------
+    # -- the end of a job -------------------------------------------------------------------
     def _job_done(self, job: JobRunner) -> None:
+        """Store the finished job; forget the oldest finished ones beyond the in-memory bound."""
         try:
             self.store.put(job.details(), job.result())
         except OSError:
@@ -270,4 +248,17 @@ class Dispatcher:
         finished = [j for j in self.jobs.values() if j.status.is_globally_terminal]
         for old in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
             del self.jobs[old.job_id]
-        self.services.job_ended(job.job_id)
+        finished = finished[max(0, len(finished) - MAX_FINISHED_JOBS):]
+        sizes = [_records_bytes(j) for j in finished]
+        total = sum(sizes)
+        for old, size in zip(finished, sizes):
+            if total <= MAX_FINISHED_RECORDS_BYTES:
+                break
+            del self.jobs[old.job_id]  # its records are read back from the job store
+            total -= size
+
+
+def _records_bytes(job: JobRunner) -> int:
+    """The bytes of a finished job's records held in memory."""
+    reply = job.result()
+    return sum(map(len, reply.batches)) + sum(map(len, reply.printed))

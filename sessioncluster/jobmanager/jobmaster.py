@@ -1,13 +1,14 @@
 """The JobMaster: one per DataStream job. Builds the ExecutionGraph, runs the plan on Spark
-(job group = job id) in its own thread, one Spark action per sink, and drives every Execution
-from Spark listener events and the TaskManagers' task reports. All graph changes happen on the
-JobManager's event loop thread.
+(job group = job id) in its own thread, and drives every Execution from Spark listener events
+and the TaskManagers' task reports. All graph changes happen on the JobManager's loop thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from collections import defaultdict
 from typing import Any, Callable
 
@@ -20,37 +21,39 @@ from ..protocol.messages import (
     AccumulatorsUpdated,
     JobDetails,
     JobResultReply,
-    JobSubmitted,
-    Message,
     TaskError,
     TaskEvent,
     VertexInfo,
 )
-from ..spark.events import TaskEnded, TaskEventOfStage, TaskStarted
-from ..spark.sql import register_temporary_view, spark_error_text
+from ..restart import RestartBackoff
+from ..spark.events import TaskEnded, TaskStarted
+from ..spark.sql import create_temporary_view, spark_error_text, submitted_stages
 from ..spark.translate import translate
-from ..tasks import BackgroundTasks
 from .resourcemanager import ResourceManager
-from .runner import FINAL_REPORT_TIMEOUT, JobRunner, JobRunnerBase, execution_infos
+from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
 
 log = logging.getLogger("sessioncluster.jobmaster")
 
 LIVE_ACCUMULATOR_PERIOD = 0.1
+#: what to do about a collected result over Spark's limit
+_TOO_LARGE_HINT = "write it with sink_to_text() or reduce it first"
 
 
-class JobCancelledError(Exception):
-    """The job was cancelled between two of its Spark actions."""
+class JobCancelledBetweenActions(Exception):
+    """The job was cancelled after one of its sinks' Spark actions: the next does not start."""
 
 
 def plain_values(accs: dict[str, Accumulator[Any]]) -> dict[str, Any]:
     return {name: acc.get_local_value() for name, acc in accs.items()}
 
 
-class JobMaster(JobRunnerBase):
+class JobMaster(SparkJobRunner):
+    """Runs one JobGraph: one Spark action per sink, in the job's Spark job group."""
+
     def __init__(self, job_id: str, job_graph: JobGraph, sc: Any, rm: ResourceManager,
-                 loop: asyncio.AbstractEventLoop, publish: Callable[[str, Message], None],
-                 on_done: Callable[[JobRunner], None], tasks: BackgroundTasks | None = None) -> None:
-        super().__init__(job_id, job_graph, sc, rm, loop, publish, on_done, tasks)
+                 loop: asyncio.AbstractEventLoop, publish: Publish,
+                 on_done: Callable[[JobRunner], None]) -> None:
+        super().__init__(job_id, job_graph.job_name, job_graph, sc, rm, loop, publish, on_done)
         self.batches: list[bytes] = []
         self.printed: list[str] = []
         self.error: TaskError | None = None
@@ -60,48 +63,53 @@ class JobMaster(JobRunnerBase):
         #: which (vertex, subtask) each Spark task attempt runs, from the tasks' own reports
         self.task_subtasks: dict[int, set[tuple[str, int]]] = defaultdict(set)
         #: Spark events not yet placed, by Spark task attempt id
-        self.unresolved: dict[int, list[TaskEventOfStage]] = defaultdict(list)
+        self.unresolved: dict[int, list[TaskStarted | TaskEnded]] = defaultdict(list)
         self._acc_publish_pending = False
+        self.backoff = RestartBackoff(job_graph.restart_strategy)
+        #: Spark stages of runs before a restart: their late events are not this run's
+        self.stale_stages: set[int] = set()
 
-    def submitted_reply(self) -> Message | None:
-        return JobSubmitted(self.job_id)
-
-    # -- the job's thread ------------------------------------------------------------------
-    def _run_on_spark(self) -> None:
-        """One Spark action per sink, in the job's group; a cancel stops before the next one."""
+    # -- the job's thread ---------------------------------------------------------------------
+    def run_on_spark(self) -> None:
+        """One Spark action per sink; none starts once the job is cancelled."""
         batches: list[bytes] = []
         printed: list[str] = []
+        plan = None
         try:
-            self.sc.setJobGroup(self.job_id, self.name, interruptOnCancel=True)
-            for vertex, rdd in translate(self.sc, self.job_id, self.job_graph):
+            plan = translate(self.sc, self.job_id, self.job_graph)
+            for vertex, rdd in plan:
                 if self.cancel_requested:
-                    raise JobCancelledError(f"job {self.job_id} was cancelled")
+                    raise JobCancelledBetweenActions(self.job_id)
                 sink = vertex.operators[-1]
                 if sink.kind is OperatorKind.SINK_TEXT:
                     rdd.saveAsTextFile(sink.config["path"])
                 elif sink.kind is OperatorKind.SINK_VIEW:
-                    from pyspark.sql import SparkSession
-
-                    register_temporary_view(SparkSession.builder.getOrCreate(), sink.config["name"],
-                                            rdd, sink.config.get("schema"))
+                    create_temporary_view(_spark_session(), sink.config["name"], rdd,
+                                          sink.config.get("schema"))
                 elif sink.kind is OperatorKind.SINK_PRINT:
                     printed.extend(rdd.collect())
                 else:
                     batches.extend(rdd.collect())
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
-            self.loop.call_soon_threadsafe(self._spark_failed, spark_error_text(exc))
+            # a job that may restart: which Spark stages this run had, so that their late events
+            # are told apart from the next run's
+            stages = submitted_stages(self.sc, self.job_id) if self.backoff.config else None
+            self.loop.call_soon_threadsafe(self._spark_failed,
+                                           spark_error_text(exc, _TOO_LARGE_HINT), stages)
         else:
             self.loop.call_soon_threadsafe(self._spark_succeeded_job, batches, printed)
+        finally:
+            if plan is not None:
+                plan.release()  # the fan-out vertices' partitions kept for this job
 
-    # -- the end (loop thread) -------------------------------------------------------------
+    # -- the end (loop thread) ----------------------------------------------------------------
     def _spark_succeeded_job(self, batches: list[bytes], printed: list[str]) -> None:
         self.batches, self.printed = batches, printed
-        self.tasks.start(self._finish_when_reported())
+        self.background.start(self._finish_when_reported())
 
     async def _finish_when_reported(self) -> None:
-        if not await self._wait_for_progress(self.graph.all_finished):
-            log.warning("job %s: final reports missing after %.0f s; using Spark's task ends",
-                        self.job_id, FINAL_REPORT_TIMEOUT)
+        if not await self.wait_for_progress(self.graph.all_finished):
+            log.warning("job %s: final reports missing; using Spark's task ends", self.job_id)
             for ex in self.graph.all_executions():
                 if ex.spark_task_id in self.spark_succeeded and not ex.state.is_terminal:
                     ex.transition_to(ExecutionState.FINISHED)
@@ -109,28 +117,61 @@ class JobMaster(JobRunnerBase):
             await self._finish_cancel()
             return
         self.final_accumulators = self.graph.final_accumulators()
-        self._end(JobStatus.FINISHED)
+        self.end(JobStatus.FINISHED)
 
-    def _spark_failed(self, text: str) -> None:
-        if self.graph.status.is_globally_terminal:
+    def _spark_failed(self, text: str, stages: set[int] | None = None) -> None:
+        if self.status.is_globally_terminal:
             return
         if self.cancel_requested:
-            self.tasks.start(self._finish_cancel())
+            self.background.start(self._finish_cancel())
             return
         self.error = self._user_error()
         self.error_text = self.error.format() if self.error else text
+        if self.backoff.can_restart(time.time()):
+            self._restart(stages or set())
+            return
         self._set_status(JobStatus.FAILING)
         self.graph.fail_pending()
         self.final_accumulators = self.graph.final_accumulators()
-        self._end(JobStatus.FAILED)
+        self.end(JobStatus.FAILED)
+
+    def cancel(self) -> None:
+        restarting = self.status is JobStatus.RESTARTING
+        super().cancel()
+        if restarting:  # nothing runs between two runs: the cancel ends the job now
+            self.background.start(self._finish_cancel())
+
+    def _restart(self, stages: set[int]) -> None:
+        """Flink's restart of the whole job: RESTARTING, the strategy's delay, then RUNNING
+        again with a new attempt of every subtask in the same ExecutionGraph."""
+        self.backoff.restarts += 1
+        self.stale_stages |= stages | set(self.stage_vertices)
+        log.info("job %s failed (%s); restart %d in %.1f s", self.job_id,
+                 (self.error_text or "").strip().splitlines()[-1:], self.backoff.restarts,
+                 self.backoff.delay_seconds)
+        self._set_status(JobStatus.RESTARTING)
+        self.background.start(self._run_again())
+
+    async def _run_again(self) -> None:
+        await asyncio.sleep(self.backoff.delay_seconds)
+        if self.cancel_requested or self.status is not JobStatus.RESTARTING:
+            return
+        self.graph.new_attempts()
+        self.stage_vertices.clear()
+        self.unresolved.clear()
+        self.error = self.error_text = None
+        self._set_status(JobStatus.RUNNING)
+        threading.Thread(target=self._spark_thread, name=f"JobMaster-{self.job_id[:8]}-restart",
+                         daemon=True).start()
 
     async def _finish_cancel(self) -> None:
         """CANCELED only once the deployed attempts have stopped (Spark kills their workers)."""
-        await self._wait_for_progress(lambda: not self._deployed_running())
-        if self.graph.status.is_globally_terminal:
-            return
+        deployed = (ExecutionState.DEPLOYING, ExecutionState.INITIALIZING, ExecutionState.RUNNING,
+                    ExecutionState.CANCELING)
+        await self.wait_for_progress(
+            lambda: not any(ex.state in deployed for ex in self.graph.all_executions()))
         self.graph.cancel_pending()
-        self._end(JobStatus.CANCELED)
+        self.end(JobStatus.CANCELED)
 
     def _user_error(self) -> TaskError | None:
         """The error of the last failed attempt that reported one (the user's traceback)."""
@@ -140,13 +181,13 @@ class JobMaster(JobRunnerBase):
             return None
         return max(failed, key=lambda ex: ex.state_times.get("FAILED", 0.0)).error
 
-    def _ended(self) -> None:
+    def on_end(self) -> None:
         self.publish(self.job_id, AccumulatorsUpdated(
             self.job_id, plain_values(self.final_accumulators), final=True))
 
-    # -- events (loop thread) --------------------------------------------------------------
+    # -- events (loop thread) -----------------------------------------------------------------
     def on_task_event(self, ev: TaskEvent) -> None:
-        if self.graph.status.is_globally_terminal:
+        if self.status.is_globally_terminal or ev.stage_id in self.stale_stages:
             return
         self.stage_vertices[ev.stage_id].add(ev.vertex_id)
         task_is_new = (ev.vertex_id, ev.subtask) not in self.task_subtasks[ev.spark_task_id]
@@ -168,11 +209,11 @@ class JobMaster(JobRunnerBase):
             state = ExecutionState.CANCELED  # the failure is the interruption we asked for
         ex.transition_to(state, ev.time)
         if task_is_new:
-            for spark_event in self.unresolved.pop(ev.spark_task_id, []):
-                self.on_spark_event(spark_event)
-        self._progress.set()
+            for spark_ev in self.unresolved.pop(ev.spark_task_id, []):
+                self.on_spark_task_event(spark_ev)
+        self.progressed()
 
-    def _subtasks_of(self, ev: TaskEventOfStage) -> set[tuple[str, int]] | None:
+    def _subtasks_of(self, ev: TaskStarted | TaskEnded) -> set[tuple[str, int]] | None:
         """The (vertex, subtask) pairs a Spark task runs: from its own reports, else from its
         stage when every vertex there has the stage's partitions as its subtasks (a union's
         stage numbers its inputs' partitions one after another, so there it must wait)."""
@@ -190,51 +231,40 @@ class JobMaster(JobRunnerBase):
             return {(v, ev.subtask) for v in vertices}
         return None
 
-    def _spark_handlers(self) -> dict[type, Callable[[Any], None]]:
-        return {TaskStarted: self._on_task_started, TaskEnded: self._on_task_ended}
-
-    def on_spark_event(self, ev: Any) -> None:
-        if self.graph.status.is_globally_terminal:
+    def on_spark_task_event(self, ev: TaskStarted | TaskEnded) -> None:
+        if self.status.is_globally_terminal or ev.stage_id in self.stale_stages:
             return
-        super().on_spark_event(ev)
-
-    def _executions_of(self, ev: TaskEventOfStage) -> list[Execution] | None:
-        """The Executions ``ev`` is about; None (and kept for later) when not yet known."""
+        if isinstance(ev, TaskEnded) and ev.succeeded:
+            self.spark_succeeded.add(ev.spark_task_id)
         subtasks = self._subtasks_of(ev)
         if subtasks is None:
-            self.unresolved[ev.spark_task_id].append(ev)  # placed by a task's report
-            return None
-        found = []
+            self.unresolved[ev.spark_task_id].append(ev)  # placed by the task's first report
+            return
         for vertex_id, subtask in subtasks:
             ex = self.graph.execution(vertex_id, subtask, ev.spark_task_id)
-            if ex is not None:
-                ex.tm_id = ex.tm_id or ev.executor_id
-                found.append(ex)
-        return found
-
-    def _on_task_started(self, ev: TaskStarted) -> None:
-        for ex in self._executions_of(ev) or []:
-            if ex.slot is None:
-                ex.slot = self.rm.slot_for(ex.tm_id, ev.spark_task_id)
-            ex.transition_to(ExecutionState.DEPLOYING, ev.time)
-
-    def _on_task_ended(self, ev: TaskEnded) -> None:
-        if ev.succeeded:
-            self.spark_succeeded.add(ev.spark_task_id)
-        executions = self._executions_of(ev)
-        if executions is None:
-            return
-        for ex in executions:
-            if ev.succeeded:
-                continue  # FINISHED comes with the task's own report, with its final accumulators
-            if ev.reason == "TaskKilled" or (self.cancel_requested and ev.reason != "ExceptionFailure"):
-                ex.transition_to(ExecutionState.CANCELED, ev.time)
+            if ex is None:
+                continue
+            ex.tm_id = ex.tm_id or ev.executor_id
+            if isinstance(ev, TaskStarted):
+                if ex.slot is None:
+                    ex.slot = self.rm.slot_for(ex.tm_id, ev.spark_task_id)
+                ex.transition_to(ExecutionState.DEPLOYING, ev.time)
             else:
-                if ex.error is None and ev.reason != "ExceptionFailure":
-                    first = ev.text.splitlines()[0] if ev.text else ev.reason
-                    ex.error = TaskError("TaskFailure", first, [])
-                ex.transition_to(ExecutionState.FAILED, ev.time)
-        self.rm.release(ev.spark_task_id)
+                self._on_spark_task_end(ex, ev)
+        if isinstance(ev, TaskEnded):
+            self.rm.release(ev.spark_task_id)
+        self.progressed()
+
+    def _on_spark_task_end(self, ex: Execution, ev: TaskEnded) -> None:
+        if ev.succeeded:
+            return  # FINISHED comes with the task's own report, with its final accumulators
+        if ev.reason == "TaskKilled" or (self.cancel_requested and ev.reason != "ExceptionFailure"):
+            ex.transition_to(ExecutionState.CANCELED, ev.time)
+            return
+        if ex.error is None and ev.reason != "ExceptionFailure":
+            first = ev.text.splitlines()[0] if ev.text else ev.reason
+            ex.error = TaskError("TaskFailure", first, [])
+        ex.transition_to(ExecutionState.FAILED, ev.time)
 
     def _schedule_accumulator_publish(self) -> None:
         if self._acc_publish_pending:
@@ -243,13 +273,13 @@ class JobMaster(JobRunnerBase):
 
         def publish() -> None:
             self._acc_publish_pending = False
-            if not self.graph.status.is_globally_terminal:
+            if not self.status.is_globally_terminal:
                 self.publish(self.job_id, AccumulatorsUpdated(
                     self.job_id, plain_values(self.graph.live_accumulators())))
 
         self.loop.call_later(LIVE_ACCUMULATOR_PERIOD, publish)
 
-    # -- views --------------------------------------------------------------------------
+    # -- views ----------------------------------------------------------------------------
     def details(self) -> JobDetails:
         vertices = []
         for vid, ejv in self.graph.job_vertices.items():
@@ -257,16 +287,22 @@ class JobMaster(JobRunnerBase):
             jv = ejv.job_vertex
             vertices.append(VertexInfo(vid, jv.name, [op.name for op in jv.operators],
                                        jv.parallelism, ejv.aggregate_state, rin, rout))
-        accs = (self.final_accumulators if self.graph.status.is_globally_terminal
+        accs = (self.final_accumulators if self.status.is_globally_terminal
                 else self.graph.live_accumulators())
         return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph),
-                          plain_values(accs), self.error, self.error_text)
+                          plain_values(accs), self.error, self.error_text, self.spark_jobs)
 
     def result(self) -> JobResultReply:
-        status = self.graph.status
-        if not status.is_globally_terminal:
-            return JobResultReply(self.job_id, False, status)
+        if not self.status.is_globally_terminal:
+            return JobResultReply(self.job_id, False, self.status)
         return JobResultReply(
-            self.job_id, True, status, self.batches, self.printed,
+            self.job_id, True, self.status, self.batches, self.printed,
             {name: acc.to_wire() for name, acc in self.final_accumulators.items()},
             self.runtime_ms(), self.error, self.error_text)
+
+
+def _spark_session() -> Any:
+    """The JobManager's SparkSession (the one around the JobMaster's SparkContext)."""
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.getOrCreate()

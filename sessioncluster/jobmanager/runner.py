@@ -1,24 +1,28 @@
-"""What the Dispatcher holds as a job: the :class:`JobRunner` interface, the parts every
-implementation shares (:class:`JobRunnerBase`), and the :class:`RunnerFactory` that makes a
-runner for a submission by its kind (a DataStream JobGraph, a SQL query, ...).
+"""What the Dispatcher holds for each job: a :class:`JobRunner`.
 
-A new kind of job (e.g. a streaming job) is one more implementation registered with the
-factory; the Dispatcher does not change.
+:class:`JobRunner` is the interface (start, cancel, status, summary, details, result, the
+events it reacts to, ``done``). :class:`SparkJobRunner` is the part every job that runs on Spark
+shares: the ExecutionGraph and its published state changes, the job's thread in its own Spark
+job group, cancel (the group and every job it would still start), the bounded wait for the
+last events, and the end of the job (slots released, ``done`` set, ``on_done`` called).
+:class:`~.jobmaster.JobMaster` (a DataStream JobGraph), :class:`~.sqljob.SqlJob` (one SQL
+query) and :class:`~.jobstore.StoredJob` (a finished job read back from disk) implement it; a
+streaming job is one more implementation, made by the runner factory the Dispatcher is given.
 """
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 import threading
 import time
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable
 
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.jobgraph import JobGraph
 from ..graph.states import ExecutionState, JobStatus
 from ..protocol.messages import (
-    ExecuteSql,
     ExecutionInfo,
     ExecutionStateChanged,
     JobDetails,
@@ -26,153 +30,134 @@ from ..protocol.messages import (
     JobStatusChanged,
     JobSummary,
     Message,
-    SubmitJob,
     TaskEvent,
 )
-from ..spark.events import SparkEvent, StageSubmitted
-from ..spark.sql import cancel_job_group
+from ..spark.events import JobStarted, StageSubmitted, TaskEnded, TaskStarted
 from ..tasks import BackgroundTasks
 from .resourcemanager import ResourceManager
 
 log = logging.getLogger("sessioncluster.runner")
 
-#: How long to wait, after Spark's job returned, for the tasks' final reports.
+#: How long a job waits, after Spark returned, for the last task reports and listener events.
 FINAL_REPORT_TIMEOUT = 10.0
 
+Publish = Callable[[str, Message], None]
 
-@runtime_checkable
-class JobRunner(Protocol):
-    """A job as the Dispatcher sees it (Flink's ``JobManagerRunner``)."""
+
+class JobRunner(abc.ABC):
+    """One job as the Dispatcher sees it. Every method runs on the JobManager's loop thread."""
 
     job_id: str
     name: str
-    #: set once the job reached a globally terminal status
+    #: set when the job reached a globally terminal status
     done: asyncio.Event
 
     @property
+    @abc.abstractmethod
     def status(self) -> JobStatus: ...
 
+    @abc.abstractmethod
     def start(self) -> None:
-        """Start running the job (returns at once)."""
+        """Begin running (the job's own thread does the Spark work)."""
 
+    @abc.abstractmethod
     def cancel(self) -> None:
-        """Cancel the job; a finished job ignores it."""
+        """Cancel the job; no-op once it is globally terminal."""
 
+    @abc.abstractmethod
     def summary(self) -> JobSummary: ...
 
+    @abc.abstractmethod
     def details(self) -> JobDetails: ...
 
+    @abc.abstractmethod
     def result(self) -> JobResultReply:
         """The outcome; ``done=False`` while the job runs."""
 
-    def submitted_reply(self) -> Message | None:
-        """The reply to the submission as soon as the job started (None: none yet)."""
+    def final_reply(self) -> Message:
+        """What the submitting client is sent when the job ends (a SQL query: its rows)."""
+        return self.result()
 
-    def final_reply(self) -> Message | None:
-        """The reply to the submission once the job ended (None: it got its reply at start)."""
-
+    # -- events routed to the job (defaults: not interested) ----------------------------------
     def on_task_event(self, ev: TaskEvent) -> None:
-        """A TaskManager's report on one of the job's subtasks."""
+        """A slot worker's report about one of the job's subtasks."""
+        return None
 
     def on_stage_submitted(self, ev: StageSubmitted) -> None:
-        """A Spark stage of the job's group was submitted."""
+        """Spark submitted a stage in the job's group."""
+        return None
 
-    def on_spark_event(self, ev: SparkEvent) -> None:
-        """A Spark task event of one of the job's stages."""
+    def on_spark_task_event(self, ev: TaskStarted | TaskEnded) -> None:
+        """A Spark task of one of the job's stages started or ended."""
+        return None
 
-
-MakeRunner = Callable[[str, Any, Callable[[JobRunner], None]], JobRunner]
-
-
-def submission_kind(msg: Message) -> str:
-    """The kind of job a submission asks for: the key of its runner in the factory."""
-    if isinstance(msg, ExecuteSql):
-        return "sql"
-    if isinstance(msg, SubmitJob):
-        return "datastream"
-    raise ValueError(f"{msg.type!r} does not submit a job")
+    def on_spark_job_started(self, ev: JobStarted) -> None:
+        """Spark started a job (an action) in the job's group."""
+        return None
 
 
-class RunnerFactory:
-    """Makes a :class:`JobRunner` for a submission, by its :func:`submission_kind`."""
+class SparkJobRunner(JobRunner):
+    """The shared part of the jobs that run on the JobManager's SparkContext."""
 
-    def __init__(self, makers: dict[str, MakeRunner] | None = None) -> None:
-        self.makers: dict[str, MakeRunner] = dict(makers or {})
-
-    def register(self, kind: str, make: MakeRunner) -> None:
-        self.makers[kind] = make
-
-    def create(self, job_id: str, submission: Message,
-               on_done: Callable[[JobRunner], None]) -> JobRunner:
-        kind = submission_kind(submission)
-        make = self.makers.get(kind)
-        if make is None:
-            raise ValueError(f"this JobManager does not run {kind} jobs")
-        return make(job_id, submission, on_done)
-
-
-class JobRunnerBase:
-    """The common part of a running job: its ExecutionGraph and status, the events it
-    publishes, the cancel, the bounded wait for progress and the end of the job.
-
-    Subclasses run the job in :meth:`_run_on_spark` (in a thread of its own) and hand the
-    outcome back to the loop; every graph change happens on the loop thread.
-    """
-
-    def __init__(self, job_id: str, job_graph: JobGraph, sc: Any, rm: ResourceManager,
-                 loop: asyncio.AbstractEventLoop, publish: Callable[[str, Message], None],
-                 on_done: Callable[[JobRunner], None], tasks: BackgroundTasks | None = None) -> None:
+    def __init__(self, job_id: str, name: str, job_graph: JobGraph, sc: Any, rm: ResourceManager,
+                 loop: asyncio.AbstractEventLoop, publish: Publish,
+                 on_done: Callable[["JobRunner"], None]) -> None:
         self.job_id = job_id
+        self.name = name
         self.job_graph = job_graph
-        self.name = job_graph.job_name
         self.sc = sc
         self.rm = rm
-        self.loop = loop
         self.publish = publish
         self.on_done = on_done
-        self.tasks = tasks if tasks is not None else BackgroundTasks(f"job {job_id[:8]}")
+        self.loop = loop
         self.graph = ExecutionGraph(job_id, job_graph, listener=self._on_execution_state)
         self.start_time = time.time()
         self.end_time: float | None = None
         self.error_text: str | None = None
         self.cancel_requested = False
         self.done = asyncio.Event()
+        self.background = BackgroundTasks(f"job {job_id[:8]}")
+        #: Spark jobs (actions) started in the job's group
+        self.spark_jobs = 0
         self._progress = asyncio.Event()
 
     @property
     def status(self) -> JobStatus:
         return self.graph.status
 
-    # -- lifecycle ---------------------------------------------------------------------------
+    # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
         self._set_status(JobStatus.CREATED)
         self._set_status(JobStatus.RUNNING)
-        threading.Thread(target=self._run_on_spark, name=f"{type(self).__name__}-{self.job_id[:8]}",
+        threading.Thread(target=self._spark_thread, name=f"{type(self).__name__}-{self.job_id[:8]}",
                          daemon=True).start()
 
-    def _run_on_spark(self) -> None:  # pragma: no cover - every runner has its own
-        raise NotImplementedError
+    def on_spark_job_started(self, ev: JobStarted) -> None:
+        self.spark_jobs += 1
+
+    def _spark_thread(self) -> None:
+        """In the job's own thread, in its Spark job group: run it, then hand the outcome to
+        the loop with ``loop.call_soon_threadsafe``."""
+        self.sc.setJobGroup(self.job_id, self.name, interruptOnCancel=True)
+        self.run_on_spark()
+
+    @abc.abstractmethod
+    def run_on_spark(self) -> None:
+        """The job's Spark work, in its thread."""
 
     def cancel(self) -> None:
-        """Cancel the job's Spark jobs, running and future ones; CANCELED once they stopped."""
+        """Cancel the job's running Spark jobs and every one it would still start."""
         if self.graph.status.is_globally_terminal or self.cancel_requested:
             return
         self.cancel_requested = True
         self._set_status(JobStatus.CANCELLING)
         self.graph.start_canceling()
-        if self.sc is not None:
-            threading.Thread(target=cancel_job_group, args=(self.sc, self.job_id),
-                             daemon=True).start()
+        threading.Thread(target=cancel_job_group, args=(self.sc, self.job_id),
+                         name=f"cancel-{self.job_id[:8]}", daemon=True).start()
 
-    def submitted_reply(self) -> Message | None:
-        return None
-
-    def final_reply(self) -> Message | None:
-        return None
-
-    async def _wait_for_progress(self, settled: Callable[[], bool],
-                                 timeout: float = FINAL_REPORT_TIMEOUT) -> bool:
-        """Wait until ``settled()`` (re-checked on every event), at most ``timeout`` seconds."""
+    async def wait_for_progress(self, settled: Callable[[], bool],
+                                timeout: float = FINAL_REPORT_TIMEOUT) -> bool:
+        """Wait until ``settled()`` holds, re-checking on every event; False after ``timeout``."""
         deadline = time.monotonic() + timeout
         while not settled():
             left = deadline - time.monotonic()
@@ -185,67 +170,60 @@ class JobRunnerBase:
                 return settled()
         return True
 
-    def _deployed_running(self) -> bool:
-        return any(ex.state in (ExecutionState.DEPLOYING, ExecutionState.INITIALIZING,
-                                ExecutionState.RUNNING, ExecutionState.CANCELING)
-                   for ex in self.graph.all_executions())
+    def progressed(self) -> None:
+        """An event arrived: wake :meth:`wait_for_progress`."""
+        self._progress.set()
 
-    def _end(self, status: JobStatus) -> None:
-        """The end of the job: final status, slots given back, then ``done`` and ``on_done``."""
+    def end(self, status: JobStatus) -> None:
+        """The end of the job: its final status, slots released, ``done``, ``on_done``."""
         self._set_status(status)
         self.end_time = time.time()
         for ex in self.graph.all_executions():
             if ex.spark_task_id is not None:
                 self.rm.release(ex.spark_task_id)
-        self._ended()
+        self.on_end()
         self.done.set()
+        self.background.cancel_all()
         self.on_done(self)
 
-    def _ended(self) -> None:
-        """A hook for what a runner publishes at its end."""
+    def on_end(self) -> None:
+        """Hook: what a job publishes at its end, before ``done`` is set."""
 
     def _set_status(self, status: JobStatus) -> None:
         self.graph.transition(status)
         now = time.time()
-        self.publish(self.job_id, JobStatusChanged(self.job_id, self.name, status, now))
-        self.publish("cluster", JobStatusChanged(self.job_id, self.name, status, now))
+        for topic in (self.job_id, "cluster"):
+            self.publish(topic, JobStatusChanged(self.job_id, self.name, status, now))
 
     def _on_execution_state(self, ex: Execution, previous: ExecutionState) -> None:
-        self.publish(self.job_id, execution_state_changed(ex))
+        self.publish(self.job_id, execution_state_changed(self.job_id, ex))
 
-    # -- events (no-ops unless a runner uses them) -------------------------------------------
-    def on_task_event(self, ev: TaskEvent) -> None:
-        """A TaskManager's report (runners whose tasks run no slot worker ignore it)."""
-
-    def on_stage_submitted(self, ev: StageSubmitted) -> None:
-        """A stage of the job's group (runners that know their graph up front ignore it)."""
-
-    def on_spark_event(self, ev: SparkEvent) -> None:
-        handler = self._spark_handlers().get(type(ev))
-        if handler is not None:
-            handler(ev)
-            self._progress.set()
-
-    def _spark_handlers(self) -> dict[type, Callable[[Any], None]]:
-        return {}
-
-    # -- views -------------------------------------------------------------------------------
-    def details(self) -> JobDetails:  # pragma: no cover - every runner has its own
-        raise NotImplementedError
-
-    def result(self) -> JobResultReply:  # pragma: no cover - every runner has its own
-        raise NotImplementedError
-
+    # -- views ------------------------------------------------------------------------------
     def summary(self) -> JobSummary:
         return job_summary(self.graph, self.name, self.start_time, self.end_time)
 
     def runtime_ms(self) -> int:
         return int(((self.end_time or time.time()) - self.start_time) * 1000)
 
+    def result(self) -> JobResultReply:
+        if not self.status.is_globally_terminal:
+            return JobResultReply(self.job_id, False, self.status)
+        return JobResultReply(self.job_id, True, self.status, net_runtime_ms=self.runtime_ms(),
+                              error_text=self.error_text)
 
-def execution_state_changed(ex: Execution) -> ExecutionStateChanged:
+
+def cancel_job_group(sc: Any, group: str) -> None:
+    """Cancel the Spark jobs of ``group`` and every job it starts later (a job that runs one
+    Spark action per sink must not start its next action after a cancel)."""
+    try:
+        sc._jsc.sc().cancelJobGroupAndFutureJobs(group)
+    except Exception:  # noqa: BLE001 - Spark gone: the JobManager is stopping
+        log.warning("could not cancel Spark job group %s", group, exc_info=True)
+
+
+def execution_state_changed(job_id: str, ex: Execution) -> ExecutionStateChanged:
     """The PUB event of an Execution's new state."""
-    return ExecutionStateChanged(ex.job_id, ex.vertex_id, ex.subtask, ex.attempt_number, ex.state,
+    return ExecutionStateChanged(job_id, ex.vertex_id, ex.subtask, ex.attempt_number, ex.state,
                                  ex.tm_id, ex.slot, ex.state_times[ex.state.value])
 
 

@@ -131,6 +131,8 @@ class JobDetails:
     accumulators: dict[str, Any]
     error: TaskError | None = None
     error_text: str | None = None
+    #: how many Spark jobs (actions) ran in the job's Spark job group
+    spark_jobs: int = 0
 
 
 # -- Client -> Dispatcher -------------------------------------------------------------------
@@ -216,6 +218,9 @@ class JobResultReply(Message):
     net_runtime_ms: int = 0
     error: TaskError | None = None
     error_text: str | None = None
+    #: why the job's records cannot be given back (evicted, over the store's bound, ...); None
+    #: when ``batches`` and ``printed`` are the job's records
+    records_missing: str | None = None
 
 
 @dataclass(slots=True)
@@ -407,22 +412,3 @@ class CreateTemporaryView(Message):
     type: ClassVar[str] = "create_temporary_view"
     name: str
     arrow: bytes
-
-
-# -- Client -> Dispatcher: Spark's own view of a job (diagnostics, tests) -----------------------
-
-
-@dataclass(slots=True)
-class RequestSparkJobs(Message):
-    """Which Spark jobs (one per Spark action) a job's Spark job group started so far."""
-
-    type: ClassVar[str] = "request_spark_jobs"
-    job_id: str
-
-
-@dataclass(slots=True)
-class SparkJobsReply(Message):
-    type: ClassVar[str] = "spark_jobs"
-    job_id: str
-    #: Spark's job ids in the job group, from Spark's status tracker
-    spark_job_ids: list[int] = field(default_factory=list)

@@ -8,14 +8,15 @@ import queue
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..options import StartOptions
 from ..taskmanager.daemon import CONNECTION_ENV, SLOTS_ENV
 from .events import (
     ExecutorAdded,
     ExecutorRemoved,
     JobEnded,
+    JobStarted,
     SparkEvent,
     StageCompleted,
     StageSubmitted,
@@ -26,32 +27,7 @@ from .events import (
 log = logging.getLogger("sessioncluster.spark")
 
 
-@dataclass(slots=True)
-class SparkSettings:
-    taskmanagers: int = 2
-    slots: int = 1
-    memory_mb: int = 1024
-    master: str | None = None
-    #: attempts per task before the job fails (Flink's restart strategy, on Spark's retries)
-    task_attempts: int = 2
-    bind: str = "127.0.0.1"
-    #: results bigger than this fail the job instead of exhausting the JobManager's memory
-    max_result_mb: int = 256
-
-    @property
-    def spark_master(self) -> str:
-        if self.master:
-            return self.master
-        if self.taskmanagers == 0:
-            return f"local[{self.slots},{self.task_attempts}]"
-        return f"local-cluster[{self.taskmanagers},{self.slots},{self.memory_mb}]"
-
-    @property
-    def expected_taskmanagers(self) -> int:
-        return self.taskmanagers if self.taskmanagers > 0 or self.master else 1
-
-
-def start_spark(settings: SparkSettings, connection_file: str) -> Any:
+def start_spark(settings: StartOptions, connection_file: str) -> Any:
     """A SparkSession whose executors' Python side is our TaskManager daemon."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -62,7 +38,7 @@ def start_spark(settings: SparkSettings, connection_file: str) -> Any:
     from pyspark.sql import SparkSession
 
     builder = (
-        SparkSession.builder.master(settings.spark_master)
+        SparkSession.builder.master(settings.master_url)
         .appName("sessioncluster")
         .config("spark.python.use.daemon", "true")
         .config("spark.python.daemon.module", "sessioncluster.taskmanager.daemon")
@@ -91,8 +67,8 @@ def start_spark(settings: SparkSettings, connection_file: str) -> Any:
         # A cancelled task's Python worker is killed this soon if it does not stop by itself.
         .config("spark.python.task.killTimeout", "200ms")
     )
-    if settings.taskmanagers > 0 and not settings.master:
-        builder = builder.config("spark.executor.memory", f"{settings.memory_mb}m")
+    if settings.taskmanagers > 0 and not settings.spark_master:
+        builder = builder.config("spark.executor.memory", f"{settings.memory}m")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -116,9 +92,9 @@ class SparkListenerBridge:
     """A py4j SparkListener: forwards the events the JobManager needs as typed values
     (:mod:`.events`).
 
-    Spark calls it on py4j callback threads; it only queues the JVM event with its converter.
-    One extractor thread, which keeps its own JVM connection, reads the fields (each a py4j
-    call) and hands ``on_event(event)`` to the caller, which must pass it to the JobManager's loop.
+    Spark calls it on py4j callback threads; it only queues the Java event. One extractor
+    thread, which keeps its own JVM connection, reads the fields (each a py4j call) and hands
+    ``on_event(event)`` to the caller, which must pass it to the JobManager's loop.
     """
 
     def __init__(self, on_event: Callable[[SparkEvent], None]) -> None:
@@ -129,11 +105,11 @@ class SparkListenerBridge:
 
     def _extract_forever(self) -> None:
         while True:
-            convert, ev = self._queue.get()
+            make, ev = self._queue.get()
             try:
-                event = convert(ev)
+                event = make(ev)
             except Exception:  # noqa: BLE001 - a bad event must not stop the bridge
-                log.exception("listener bridge: %s", getattr(convert, "__name__", convert))
+                log.exception("listener bridge: %s", make.__name__)
                 continue
             self.on_event(event)
 
@@ -154,15 +130,14 @@ class SparkListenerBridge:
             rdd_parents = rdd.parentIds()
             read_ids.extend(int(rdd_parents.apply(j)) for j in range(rdd_parents.size()))
         return StageSubmitted(int(info.stageId()), group, str(info.name()), int(info.numTasks()),
-                              [int(parents.apply(i)) for i in range(parents.size())],
-                              rdd_ids, sorted(set(read_ids) - set(rdd_ids)))
+                              [int(parents.apply(i)) for i in range(parents.size())], rdd_ids,
+                              sorted(set(read_ids) - set(rdd_ids)))
 
     @staticmethod
     def stage_completed(ev: Any) -> StageCompleted:
         info = ev.stageInfo()
         reason = info.failureReason()
-        return StageCompleted(int(info.stageId()),
-                              str(reason.get()) if reason.isDefined() else None)
+        return StageCompleted(int(info.stageId()), str(reason.get()) if reason.isDefined() else None)
 
     @staticmethod
     def task_started(ev: Any) -> TaskStarted:
@@ -188,9 +163,15 @@ class SparkListenerBridge:
         return ExecutorAdded(str(ev.executorId()))
 
     @staticmethod
+    def job_started(ev: Any) -> JobStarted:
+        props = ev.properties()
+        group = props.getProperty("spark.jobGroup.id") if props is not None else None
+        return JobStarted(int(ev.jobId()), group)
+
+    @staticmethod
     def job_ended(ev: Any) -> JobEnded:
-        result = ev.jobResult().getClass().getSimpleName().rstrip("$")
-        return JobEnded(int(ev.jobId()), result == "JobSucceeded")
+        result = ev.jobResult()
+        return JobEnded(int(ev.jobId()), result.getClass().getSimpleName().rstrip("$") == "JobSucceeded")
 
     # SparkListenerInterface (Java names); called on py4j's callback threads.
     def onStageSubmitted(self, ev: Any) -> None:  # noqa: N802
@@ -211,6 +192,9 @@ class SparkListenerBridge:
     def onExecutorAdded(self, ev: Any) -> None:  # noqa: N802
         self._queue.put((self.executor_added, ev))
 
+    def onJobStart(self, ev: Any) -> None:  # noqa: N802
+        self._queue.put((self.job_started, ev))
+
     def onJobEnd(self, ev: Any) -> None:  # noqa: N802
         self._queue.put((self.job_ended, ev))
 
@@ -222,7 +206,7 @@ class SparkListenerBridge:
     onBlockUpdated = onEnvironmentUpdate = onExecutorBlacklisted = _ignore
     onExecutorBlacklistedForStage = onExecutorExcluded = onExecutorExcludedForStage = _ignore
     onExecutorMetricsUpdate = onExecutorUnblacklisted = onExecutorUnexcluded = _ignore
-    onJobStart = onNodeBlacklisted = onNodeBlacklistedForStage = _ignore
+    onNodeBlacklisted = onNodeBlacklistedForStage = _ignore
     onNodeExcluded = onNodeExcludedForStage = onNodeUnblacklisted = onNodeUnexcluded = _ignore
     onOtherEvent = onResourceProfileAdded = onSpeculativeTaskSubmitted = _ignore
     onStageExecutorMetrics = onTaskGettingResult = onUnpersistRDD = _ignore

@@ -1,5 +1,5 @@
-"""Spark's listener events as the JobManager uses them: slotted dataclasses made by the listener
-bridge (:mod:`.driver`) from the JVM's events, dispatched by type (no event names as strings)."""
+"""Spark's scheduler events as the JobManager sees them: slotted dataclasses made by the
+listener bridge (spark/driver.py) from Spark's Java events, dispatched by type."""
 
 from __future__ import annotations
 
@@ -8,34 +8,29 @@ from dataclasses import dataclass, field
 
 @dataclass(slots=True, frozen=True)
 class StageSubmitted:
-    """A Spark stage was submitted (Spark's ``SparkListenerStageSubmitted``)."""
-
     stage_id: int
-    #: the Spark job group of the stage's job (= the job id of a sessioncluster job)
+    #: the job group of the Spark job that submitted it (= our job id), if any
     job_group: str | None
-    name: str = ""
-    num_tasks: int = 0
+    name: str
+    num_tasks: int
     parent_ids: list[int] = field(default_factory=list)
-    #: the RDDs the stage computes, and those it reads from other stages (over a shuffle)
+    #: the stage's RDDs, and the RDDs of other stages it reads over a shuffle
     rdd_ids: list[int] = field(default_factory=list)
     input_rdd_ids: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True, frozen=True)
 class StageCompleted:
-    """A Spark stage ended (Spark's ``SparkListenerStageCompleted``)."""
-
     stage_id: int
-    failure_reason: str | None = None
+    #: None when the stage succeeded, else Spark's failure reason
+    failure: str | None = None
 
 
 @dataclass(slots=True, frozen=True)
 class TaskStarted:
-    """A Spark task attempt started on an executor."""
-
     stage_id: int
     spark_task_id: int
-    #: the task's partition index = the subtask index
+    #: the partition index = the subtask index of the stage's vertices
     subtask: int
     spark_attempt: int
     executor_id: str
@@ -44,16 +39,14 @@ class TaskStarted:
 
 @dataclass(slots=True, frozen=True)
 class TaskEnded:
-    """A Spark task attempt ended; ``reason`` is Spark's end reason class (``Success``,
-    ``ExceptionFailure``, ``TaskKilled``, ``ExecutorLostFailure``, ...)."""
-
     stage_id: int
     spark_task_id: int
     subtask: int
     spark_attempt: int
     executor_id: str
+    #: Spark's TaskEndReason class name: Success, ExceptionFailure, TaskKilled, ExecutorLostFailure, ...
     reason: str
-    #: Spark's text of a failure reason ("" on success)
+    #: the reason's text ("" on success)
     text: str
     time: float
 
@@ -74,14 +67,19 @@ class ExecutorRemoved:
 
 
 @dataclass(slots=True, frozen=True)
-class JobEnded:
-    """A Spark job (one action) ended."""
+class JobStarted:
+    spark_job_id: int
+    #: the job group it runs in (= our job id), if any
+    job_group: str | None
 
+
+@dataclass(slots=True, frozen=True)
+class JobEnded:
     spark_job_id: int
     succeeded: bool
 
 
-#: A Spark listener event about one task of a stage.
-TaskEventOfStage = TaskStarted | TaskEnded
-SparkEvent = (StageSubmitted | StageCompleted | TaskStarted | TaskEnded | ExecutorAdded | ExecutorRemoved
-              | JobEnded)
+SparkEvent = (StageSubmitted | StageCompleted | TaskStarted | TaskEnded | ExecutorAdded
+              | ExecutorRemoved | JobStarted | JobEnded)
+#: events about one task of a stage: routed to the job that owns the stage
+TaskSparkEvent = TaskStarted | TaskEnded

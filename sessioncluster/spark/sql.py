@@ -1,8 +1,6 @@
-"""The Spark side of the JobManager's jobs: the one Spark error parser, Arrow result streaming
-with a byte limit, temporary views, job-group cancel and the stages a job group ran.
-
-Everything here calls Spark (py4j) and runs in worker threads, never on the event loop.
-"""
+"""Spark SQL on the JobManager's SparkSession, called in worker threads (never on the event
+loop): the query's rows as Arrow IPC bytes within a size limit, temporary views, the stages a
+job group ran, and one reading of Spark's errors for every kind of job."""
 
 from __future__ import annotations
 
@@ -11,31 +9,32 @@ import logging
 import threading
 from typing import Any, Callable
 
-log = logging.getLogger("sessioncluster.spark.sql")
+log = logging.getLogger("sessioncluster.spark")
 
 #: Query results larger than this (as Arrow IPC bytes) fail the job instead of filling memory.
 MAX_RESULT_BYTES = 256 * 1024 * 1024
-#: How long to wait for Spark's listener bus to deliver a job group's events.
+#: How long the query's thread waits for Spark's listener bus to deliver the query's events.
 LISTENER_FLUSH_TIMEOUT_MS = 10_000
 
 
 class ResultTooLargeError(RuntimeError):
-    """A query's result exceeds the JobManager's result limit."""
+    """A job's result exceeds the JobManager's result limit."""
 
 
-def spark_error_text(exc: BaseException) -> str:
-    """Spark's reason for a failed action or query, ``Class: message``: the user's Python error
-    (from a task), the captured SQL exception or the JVM's root cause, without plan or JVM stack."""
+def spark_error_text(exc: BaseException, too_large_hint: str = "aggregate it or add a LIMIT") -> str:
+    """Why a Spark action failed, as ``Class: message``: the user's own error from a slot
+    worker (``UserCodeError``, with the user's traceback), else the root JVM or analysis
+    exception without plan or JVM stack. ``too_large_hint`` says what to do about a result over
+    Spark's limit."""
     if isinstance(exc, ResultTooLargeError):
         return f"{type(exc).__name__}: {exc}"
     text = str(exc)
     marker = "UserCodeError: "
     if marker in text:
-        body = text.split(marker, 1)[1]
-        return body.split("\n\tat ", 1)[0].strip()
+        return text.split(marker, 1)[1].split("\n\tat ", 1)[0].strip()
     if "spark.driver.maxResultSize" in text:
         return (f"{ResultTooLargeError.__name__}: the result is larger than Spark's result limit "
-                "(spark.driver.maxResultSize); write it with sink_to_text(), reduce it, or add a LIMIT")
+                f"(spark.driver.maxResultSize); {too_large_hint}")
     try:
         from pyspark.errors.exceptions.captured import (
             AnalysisException,
@@ -196,19 +195,20 @@ def submitted_stages(sc: Any, group: str) -> set[int] | None:
         return None
 
 
-def register_temporary_view(spark: Any, name: str, data: bytes | Any, schema: Any = None) -> int:
-    """Register ``data`` as the temporary view ``name``; its row count.
+def create_temporary_view(spark: Any, name: str, data: bytes | Any, schema: Any = None) -> int:
+    """Name ``data`` as the temporary view ``name`` of ``spark``; the number of rows.
 
-    ``data`` is Arrow IPC stream bytes (a client's view) or an RDD of records (a DataStream's
-    ``sink_to_view``, cached, with ``schema`` or one inferred from its first record)."""
-    if isinstance(data, (bytes, bytearray, memoryview)):
+    ``data`` is Arrow IPC stream bytes (a client's pandas DataFrame) or an RDD of records (a
+    DataStream's sink), which is cached so that queries do not run the stream again; without a
+    ``schema`` Spark infers one from the first record."""
+    if isinstance(data, bytes):
         import pyarrow as pa
 
         table = pa.ipc.open_stream(data).read_all()
-        spark.createDataFrame(table).createOrReplaceTempView(name)
-        return int(table.num_rows)
-    df = spark.createDataFrame(data, schema=schema).cache()
-    rows = int(df.count())
+        df, rows = spark.createDataFrame(table), table.num_rows
+    else:
+        df = spark.createDataFrame(data, schema=schema).cache()
+        rows = df.count()
     df.createOrReplaceTempView(name)
     return rows
 
@@ -216,24 +216,14 @@ def register_temporary_view(spark: Any, name: str, data: bytes | Any, schema: An
 def create_temporary_view_in_thread(spark: Any, name: str, arrow: bytes,
                                     loop: asyncio.AbstractEventLoop,
                                     done: Callable[[int, str | None], None]) -> None:
-    """:func:`register_temporary_view` in a thread of its own; ``done(rows, error)`` on ``loop``."""
+    """:func:`create_temporary_view` in a thread of its own; ``done(rows, error)`` on ``loop``."""
 
     def run() -> None:
         try:
-            rows = register_temporary_view(spark, name, arrow)
+            rows = create_temporary_view(spark, name, arrow)
         except Exception as exc:  # noqa: BLE001 - reported to the client
             loop.call_soon_threadsafe(done, 0, spark_error_text(exc))
         else:
             loop.call_soon_threadsafe(done, rows, None)
 
     threading.Thread(target=run, name=f"TemporaryView-{name[:20]}", daemon=True).start()
-
-
-def cancel_job_group(sc: Any, group: str) -> None:
-    """Cancel the running Spark jobs of ``group`` and every job it would still start."""
-    sc._jsc.sc().cancelJobGroupAndFutureJobs(group)
-
-
-def spark_job_ids(sc: Any, group: str) -> list[int]:
-    """The Spark jobs (one per action) job group ``group`` started so far."""
-    return sorted(int(j) for j in sc.statusTracker().getJobIdsForGroup(group))

@@ -1,4 +1,4 @@
-"""The Dispatcher with real messages and fake runners: no Spark, no sockets."""
+"""The Dispatcher driven with real messages and fake runners: no Spark, no sockets."""
 
 from __future__ import annotations
 
@@ -12,14 +12,15 @@ from sessioncluster.graph.jobgraph import JobGraph, JobVertex, OperatorSpec
 from sessioncluster.graph.states import JobStatus
 from sessioncluster.graph.streamgraph import OperatorKind
 from sessioncluster.jobmanager.blobserver import BlobServer
-from sessioncluster.jobmanager.dispatcher import ClusterFacts, Dispatcher, DispatcherServices
+from sessioncluster.jobmanager.dispatcher import Dispatcher, DispatcherServices
 from sessioncluster.jobmanager.jobstore import JobStore
-from sessioncluster.jobmanager.runner import JobRunner, RunnerFactory
+from sessioncluster.jobmanager.runner import JobRunner
 from sessioncluster.protocol.messages import (
     Ack,
     AwaitJobResult,
     CancelJob,
     ClusterOverview,
+    CreateTemporaryView,
     ErrorReply,
     ExecuteSql,
     JobDetails,
@@ -30,29 +31,27 @@ from sessioncluster.protocol.messages import (
     JobSummary,
     ListJobs,
     Message,
-    RequestBlob,
     RequestJobDetails,
     RequestOverview,
     SqlResult,
+    StopCluster,
     SubmitJob,
-    TaskEvent,
 )
 
+IDENT = [b"client-1"]
 
-class FakeRunner:
-    """A JobRunner that runs nothing: the test ends it."""
 
-    def __init__(self, job_id: str, submission: Message, on_done: Callable[[JobRunner], None],
-                 answers_at_end: bool = False) -> None:
+class FakeRunner(JobRunner):
+    """A job whose end the test decides."""
+
+    def __init__(self, job_id: str, submission: Message, on_done: Callable[[JobRunner], None]) -> None:
         self.job_id = job_id
         self.name = "fake"
         self.submission = submission
         self.on_done = on_done
-        self.answers_at_end = answers_at_end
         self.done = asyncio.Event()
-        self._status = JobStatus.INITIALIZING
-        self.started = False
-        self.cancels = 0
+        self._status = JobStatus.CREATED
+        self.started = self.cancelled = False
 
     @property
     def status(self) -> JobStatus:
@@ -63,17 +62,17 @@ class FakeRunner:
         self._status = JobStatus.RUNNING
 
     def cancel(self) -> None:
-        self.cancels += 1
         if not self._status.is_globally_terminal:
-            self.end(JobStatus.CANCELED)
+            self.cancelled = True
+            self.finish(JobStatus.CANCELED)
 
-    def end(self, status: JobStatus) -> None:
+    def finish(self, status: JobStatus) -> None:
         self._status = status
         self.done.set()
         self.on_done(self)
 
     def summary(self) -> JobSummary:
-        return JobSummary(self.job_id, self.name, self._status, 1.0, None)
+        return JobSummary(self.job_id, self.name, self._status, 0.0, None, 1, 0)
 
     def details(self) -> JobDetails:
         return JobDetails(self.summary(), JobGraph(self.name, []), [], [], {})
@@ -81,202 +80,202 @@ class FakeRunner:
     def result(self) -> JobResultReply:
         return JobResultReply(self.job_id, self._status.is_globally_terminal, self._status)
 
-    def submitted_reply(self) -> Message | None:
-        return None if self.answers_at_end else JobSubmitted(self.job_id)
-
-    def final_reply(self) -> Message | None:
-        return SqlResult(self.job_id, b"", 0, self._status) if self.answers_at_end else None
-
-    def on_task_event(self, ev: TaskEvent) -> None:
-        pass
-
-    def on_stage_submitted(self, ev: Any) -> None:
-        pass
-
-    def on_spark_event(self, ev: Any) -> None:
-        pass
-
-
-class Harness:
-    def __init__(self, tmp_path: Path, ready: bool = True) -> None:
-        self.replies: list[tuple[list[bytes], Message]] = []
-        self.runners: list[FakeRunner] = []
-        self.ended: list[str] = []
-        self.ready = ready
-        self.stopped = 0
-        factory = RunnerFactory({"datastream": self._make, "sql": self._make_sql})
-        self.dispatcher = Dispatcher(DispatcherServices(
-            session="test", blobs=BlobServer(tmp_path / "blobs"), store=JobStore(tmp_path / "jobs"),
-            runners=factory, reply=lambda ident, msg: self.replies.append((ident, msg)),
-            is_ready=lambda: self.ready,
-            cluster_facts=lambda: ClusterFacts("test", self.ready, "local[1]", 7, [], 1),
-            stop_cluster=self._stop, create_temporary_view=lambda name, arrow, done: done(3, None),
-            spark_job_ids=lambda group: [0, 1], job_ended=self.ended.append))
-
-    def _stop(self) -> None:
-        self.stopped += 1
-
-    def _make(self, job_id: str, msg: Message, on_done: Callable[[JobRunner], None]) -> JobRunner:
-        runner = FakeRunner(job_id, msg, on_done)
-        self.runners.append(runner)
-        return runner
-
-    def _make_sql(self, job_id: str, msg: Message, on_done: Callable[[JobRunner], None]) -> JobRunner:
-        runner = FakeRunner(job_id, msg, on_done, answers_at_end=True)
-        self.runners.append(runner)
-        return runner
-
-    def ask(self, msg: Message) -> Message:
-        before = len(self.replies)
-        self.dispatcher.handle([b"client"], msg)
-        assert len(self.replies) == before + 1, f"{msg.type} got {len(self.replies) - before} replies"
-        return self.replies[-1][1]
-
-
-def one_vertex_graph() -> JobGraph:
-    op = OperatorSpec(1, OperatorKind.SOURCE_COLLECTION, "Source")
-    return JobGraph("job", [JobVertex("v1", "Source", [op], 1)])
+    def final_reply(self) -> Message:
+        if isinstance(self.submission, ExecuteSql):
+            return SqlResult(self.job_id, b"rows", 1, self._status)
+        return self.result()
 
 
 @pytest.fixture
-def harness(tmp_path: Path) -> Harness:
+def loop():
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+class Harness:
+    def __init__(self, tmp_path: Path) -> None:
+        self.replies: list[tuple[list[bytes], Message]] = []
+        self.runners: list[FakeRunner] = []
+        self.ready = True
+        self.stopped = False
+        self.views: list[tuple[str, bytes]] = []
+        self.blobs = BlobServer(tmp_path / "blobs")
+
+        def new_runner(job_id: str, submission: Message, on_done: Any) -> JobRunner:
+            runner = FakeRunner(job_id, submission, on_done)
+            self.runners.append(runner)
+            return runner
+
+        def create_view(name: str, arrow: bytes, done: Callable[[int, str | None], None]) -> None:
+            self.views.append((name, arrow))
+            done(3, None) if arrow else done(0, "ArrowInvalid: empty")
+
+        def overview(jobs: list[JobSummary], in_memory: int) -> ClusterOverview:
+            return ClusterOverview("s", self.ready, "local[2]", 1, [], jobs, 1, None, in_memory)
+
+        def shutdown() -> None:
+            self.stopped = True
+
+        self.dispatcher = Dispatcher(DispatcherServices(
+            "s", self.blobs, JobStore(tmp_path / "jobs"), new_runner,
+            lambda ident, msg: self.replies.append((ident, msg)), lambda: self.ready, create_view,
+            overview, shutdown))
+
+    def ask(self, msg: Message) -> Message:
+        self.dispatcher.handle(IDENT, msg)
+        return self.replies[-1][1]
+
+
+@pytest.fixture
+def h(tmp_path: Path, loop) -> Harness:
     return Harness(tmp_path)
 
 
-def test_submit_starts_a_runner_and_answers_job_submitted(harness: Harness) -> None:
-    reply = harness.ask(SubmitJob(one_vertex_graph(), {}))
+def a_job_graph(h: Harness) -> tuple[JobGraph, dict[str, bytes]]:
+    data = b"user code"
+    key = h.blobs.key_of(data)
+    vertex = JobVertex("v1", "Source: Collection", [OperatorSpec(0, OperatorKind.SOURCE_COLLECTION,
+                                                                 "Source", key)], 1)
+    return JobGraph("job", [vertex]), {key: data}
+
+
+def test_submit_starts_a_runner_and_answers_its_job_id(h: Harness) -> None:
+    graph, blobs = a_job_graph(h)
+    reply = h.ask(SubmitJob(graph, blobs))
     assert isinstance(reply, JobSubmitted)
-    [runner] = harness.runners
-    assert runner.started and runner.job_id == reply.job_id
-    listed = harness.ask(ListJobs())
-    assert isinstance(listed, JobList)
-    assert [(s.job_id, s.status) for s in listed.jobs] == [(reply.job_id, JobStatus.RUNNING)]
-    details = harness.ask(RequestJobDetails(reply.job_id))
-    assert isinstance(details, JobDetailsReply) and details.details.summary.job_id == reply.job_id
+    (runner,) = h.runners
+    assert runner.job_id == reply.job_id and runner.started
+    assert isinstance(h.ask(ListJobs()), JobList)
+    assert [j.job_id for j in h.replies[-1][1].jobs] == [reply.job_id]
 
 
-def test_submit_with_a_missing_blob_or_no_operators_is_refused(harness: Harness) -> None:
-    graph = one_vertex_graph()
-    graph.vertices[0].operators[0].function_key = "ab" * 32
-    reply = harness.ask(SubmitJob(graph, {}))
-    assert isinstance(reply, ErrorReply) and reply.kind == "missing_blob"
-    assert reply.missing_blobs == ["ab" * 32]
-    reply = harness.ask(SubmitJob(JobGraph("empty", []), {}))
-    assert isinstance(reply, ErrorReply) and reply.kind == "bad_request"
-    assert harness.runners == []
+def test_submit_with_a_missing_blob_is_refused(h: Harness) -> None:
+    graph, _ = a_job_graph(h)
+    reply = h.ask(SubmitJob(graph, {}))
+    assert isinstance(reply, ErrorReply) and reply.kind == "missing_blob" and not h.runners
 
 
-def test_unknown_job_id(harness: Harness) -> None:
-    for msg in (RequestJobDetails("f" * 32), CancelJob("f" * 32), AwaitJobResult("f" * 32, 0.1)):
-        reply = harness.ask(msg)
-        assert isinstance(reply, ErrorReply) and reply.kind == "unknown_job"
-        assert "f" * 32 in reply.error and "'test'" in reply.error
-
-
-def test_cancel_of_a_running_and_of_a_finished_job(harness: Harness) -> None:
-    job_id = harness.ask(SubmitJob(one_vertex_graph(), {})).job_id  # type: ignore[attr-defined]
-    reply = harness.ask(CancelJob(job_id))
-    assert isinstance(reply, Ack) and reply.text == f"cancelling job {job_id}"
-    assert harness.runners[0].status is JobStatus.CANCELED
-    assert harness.ended == [job_id]
-    reply = harness.ask(CancelJob(job_id))
-    assert isinstance(reply, Ack) and "already CANCELED" in reply.text
-
-
-def test_finished_job_is_stored_and_answers_after_it_left_memory(harness: Harness) -> None:
-    job_id = harness.ask(SubmitJob(one_vertex_graph(), {})).job_id  # type: ignore[attr-defined]
-    harness.runners[0].end(JobStatus.FINISHED)
-    del harness.dispatcher.jobs[job_id]
-    reply = harness.ask(AwaitJobResult(job_id, 1.0))
-    assert isinstance(reply, JobResultReply) and reply.done and reply.status is JobStatus.FINISHED
-    reply = harness.ask(CancelJob(job_id))
-    assert isinstance(reply, Ack) and "already FINISHED" in reply.text
-    assert [s.job_id for s in harness.ask(ListJobs()).jobs] == [job_id]  # type: ignore[attr-defined]
-
-
-def test_await_with_timeout_then_at_the_end(harness: Harness) -> None:
-    loop = asyncio.new_event_loop()
-    try:
-        job_id = harness.ask(SubmitJob(one_vertex_graph(), {})).job_id  # type: ignore[attr-defined]
-
-        async def scenario() -> tuple[Message, Message]:
-            harness.dispatcher.handle([b"a"], AwaitJobResult(job_id, 0.01))
-            await asyncio.sleep(0.2)
-            timed_out = harness.replies[-1][1]
-            harness.dispatcher.handle([b"b"], AwaitJobResult(job_id, 10.0))
-            await asyncio.sleep(0)
-            harness.runners[0].end(JobStatus.FINISHED)
-            for _ in range(100):
-                await asyncio.sleep(0.01)
-                if harness.replies[-1][0] == [b"b"]:
-                    break
-            return timed_out, harness.replies[-1][1]
-
-        timed_out, at_end = loop.run_until_complete(scenario())
-        assert isinstance(timed_out, JobResultReply) and not timed_out.done
-        assert timed_out.status is JobStatus.RUNNING
-        assert isinstance(at_end, JobResultReply) and at_end.done and at_end.status is JobStatus.FINISHED
-    finally:
-        loop.close()
-
-
-def test_sql_job_answers_at_its_end(harness: Harness) -> None:
-    loop = asyncio.new_event_loop()
-    try:
-        async def scenario() -> Message:
-            harness.dispatcher.handle([b"q"], ExecuteSql("SELECT 1"))
-            assert harness.replies == []  # no reply before the end
-            harness.runners[0].end(JobStatus.FINISHED)
-            for _ in range(100):
-                await asyncio.sleep(0.01)
-                if harness.replies:
-                    break
-            return harness.replies[-1][1]
-
-        reply = loop.run_until_complete(scenario())
-        assert isinstance(reply, SqlResult) and reply.status is JobStatus.FINISHED
-    finally:
-        loop.close()
-
-
-def test_sql_job_id_must_be_new_and_well_formed(harness: Harness) -> None:
-    reply = harness.ask(ExecuteSql("SELECT 1", job_id="not-hex"))
-    assert isinstance(reply, ErrorReply) and reply.kind == "bad_request"
-    reply = harness.ask(ExecuteSql("   "))
+def test_submit_without_operators_is_a_bad_request(h: Harness) -> None:
+    reply = h.ask(SubmitJob(JobGraph("empty", []), {}))
     assert isinstance(reply, ErrorReply) and reply.kind == "bad_request"
 
 
-def test_not_ready(tmp_path: Path) -> None:
-    harness = Harness(tmp_path, ready=False)
-    for msg in (SubmitJob(one_vertex_graph(), {}), ExecuteSql("SELECT 1")):
-        reply = harness.ask(msg)
+def test_not_ready_refuses_jobs_and_queries(h: Harness) -> None:
+    h.ready = False
+    graph, blobs = a_job_graph(h)
+    for msg in (SubmitJob(graph, blobs), ExecuteSql("SELECT 1"), CreateTemporaryView("v", b"x")):
+        reply = h.ask(msg)
         assert isinstance(reply, ErrorReply) and reply.kind == "not_ready"
-    assert harness.runners == []
-    overview = harness.ask(RequestOverview())
-    assert isinstance(overview, ClusterOverview) and not overview.ready
+    assert not h.runners
 
 
-def test_bad_request_and_a_failing_handler(harness: Harness) -> None:
-    reply = harness.ask(RequestBlob("ab" * 32))  # a TaskManager's message
+def test_unknown_job_id_is_a_clear_error(h: Harness) -> None:
+    for msg in (RequestJobDetails("0" * 32), CancelJob("0" * 32), AwaitJobResult("0" * 32, 1.0)):
+        reply = h.ask(msg)
+        assert isinstance(reply, ErrorReply) and reply.kind == "unknown_job"
+        assert "0" * 32 in reply.error and "'s'" in reply.error
+
+
+def test_cancel_of_a_running_and_of_a_finished_job(h: Harness) -> None:
+    graph, blobs = a_job_graph(h)
+    job_id = h.ask(SubmitJob(graph, blobs)).job_id
+    reply = h.ask(CancelJob(job_id))
+    assert isinstance(reply, Ack) and reply.text == f"cancelling job {job_id}"
+    assert h.runners[0].cancelled
+    reply = h.ask(CancelJob(job_id))
+    assert isinstance(reply, Ack) and reply.text == f"job {job_id} is already CANCELED"
+
+
+def test_await_answers_at_the_end_or_after_its_timeout(h: Harness, loop) -> None:
+    graph, blobs = a_job_graph(h)
+    job_id = h.ask(SubmitJob(graph, blobs)).job_id
+    n = len(h.replies)
+    h.dispatcher.handle(IDENT, AwaitJobResult(job_id, 0.05))
+    assert len(h.replies) == n  # held
+    loop.run_until_complete(asyncio.sleep(0.2))
+    reply = h.replies[-1][1]
+    assert isinstance(reply, JobResultReply) and not reply.done and reply.status is JobStatus.RUNNING
+    h.dispatcher.handle(IDENT, AwaitJobResult(job_id, 10.0))
+    h.runners[0].finish(JobStatus.FINISHED)
+    loop.run_until_complete(asyncio.sleep(0.05))
+    reply = h.replies[-1][1]
+    assert isinstance(reply, JobResultReply) and reply.done and reply.status is JobStatus.FINISHED
+    # a finished job answers at once, and from the store too
+    assert h.ask(AwaitJobResult(job_id, 10.0)).done
+    assert isinstance(h.ask(RequestJobDetails(job_id)), JobDetailsReply)
+
+
+def test_finished_jobs_go_to_the_store_and_memory_is_bounded(h: Harness, monkeypatch) -> None:
+    monkeypatch.setattr("sessioncluster.jobmanager.dispatcher.MAX_FINISHED_JOBS", 2)
+    graph, blobs = a_job_graph(h)
+    ids = [h.ask(SubmitJob(graph, blobs)).job_id for _ in range(4)]
+    for runner in h.runners:
+        runner.finish(JobStatus.FINISHED)
+    assert list(h.dispatcher.jobs) == ids[2:]
+    assert [s.job_id for s in h.dispatcher.store.summaries()] == ids
+    assert isinstance(h.ask(RequestJobDetails(ids[0])), JobDetailsReply)  # read back from disk
+    overview = h.ask(RequestOverview())
+    assert isinstance(overview, ClusterOverview) and overview.jobs_in_memory == 2
+    assert [j.job_id for j in overview.jobs] == ids
+
+
+def test_sql_is_answered_with_its_rows_when_it_ends(h: Harness, loop) -> None:
+    h.dispatcher.handle(IDENT, ExecuteSql("SELECT 1", "a" * 32))
+    (runner,) = h.runners
+    assert runner.job_id == "a" * 32 and isinstance(runner.submission, ExecuteSql)
+    assert not h.replies
+    runner.finish(JobStatus.FINISHED)
+    loop.run_until_complete(asyncio.sleep(0.05))
+    reply = h.replies[-1][1]
+    assert isinstance(reply, SqlResult) and reply.arrow == b"rows"
+
+
+@pytest.mark.parametrize("msg", [ExecuteSql("  "), ExecuteSql("SELECT 1", "not-an-id"),
+                                 CreateTemporaryView("", b"x")])
+def test_bad_sql_requests(h: Harness, msg: Message) -> None:
+    reply = h.ask(msg)
     assert isinstance(reply, ErrorReply) and reply.kind == "bad_request"
 
-    def broken(ident: list[bytes], msg: Message) -> None:
-        raise KeyError("boom")
 
-    harness.dispatcher.handlers[ListJobs] = broken
-    reply = harness.ask(ListJobs())
-    assert isinstance(reply, ErrorReply) and reply.kind == "internal" and "KeyError" in reply.error
-    assert isinstance(harness.ask(RequestOverview()), ClusterOverview)  # it keeps serving
-
-
-def test_overview_counts_jobs_in_memory(harness: Harness) -> None:
-    harness.ask(SubmitJob(one_vertex_graph(), {}))
-    overview = harness.ask(RequestOverview())
-    assert isinstance(overview, ClusterOverview)
-    assert overview.name == "test" and overview.jobmanager_pid == 7 and overview.jobs_in_memory == 1
+def test_temporary_view_answers_ack_or_the_error(h: Harness) -> None:
+    assert isinstance(h.ask(CreateTemporaryView("v", b"arrow")), Ack)
+    reply = h.ask(CreateTemporaryView("w", b""))
+    assert isinstance(reply, ErrorReply) and reply.kind == "sql_error"
+    assert h.views == [("v", b"arrow"), ("w", b"")]
 
 
-def test_runner_factory_refuses_an_unknown_kind() -> None:
-    factory = RunnerFactory()
-    with pytest.raises(ValueError, match="does not run datastream jobs"):
-        factory.create("a" * 32, SubmitJob(one_vertex_graph(), {}), lambda job: None)
+def test_a_handler_that_raises_is_answered_internal(h: Harness, monkeypatch) -> None:
+    def broken(jobs: Any, in_memory: int) -> ClusterOverview:
+        raise RuntimeError("boom")
+
+    h.dispatcher.services.overview = broken
+    reply = h.ask(RequestOverview())
+    assert isinstance(reply, ErrorReply) and reply.kind == "internal" and "boom" in reply.error
+    assert isinstance(h.ask(ListJobs()), JobList)  # and it keeps serving
+
+
+def test_a_message_for_another_endpoint_is_a_bad_request(h: Harness) -> None:
+    reply = h.ask(JobSubmitted("x"))
+    assert isinstance(reply, ErrorReply) and reply.kind == "bad_request"
+
+
+def test_stop_answers_then_shuts_down(h: Harness) -> None:
+    assert isinstance(h.ask(StopCluster()), Ack) and h.stopped
+
+
+def test_finished_jobs_records_are_bounded_in_bytes_in_memory(h: Harness, monkeypatch) -> None:
+    import cloudpickle
+
+    monkeypatch.setattr("sessioncluster.jobmanager.dispatcher.MAX_FINISHED_RECORDS_BYTES", 1)
+    graph, blobs = a_job_graph(h)
+    job_id = h.ask(SubmitJob(graph, blobs)).job_id
+    runner = h.runners[0]
+    batch = cloudpickle.dumps(list(range(50)))
+    runner.result = lambda: JobResultReply(job_id, True, JobStatus.FINISHED, [batch])  # type: ignore[method-assign]
+    runner.finish(JobStatus.FINISHED)
+    assert job_id not in h.dispatcher.jobs  # out of memory at once: over the byte bound
+    reply = h.ask(AwaitJobResult(job_id, 1.0))
+    assert isinstance(reply, JobResultReply) and reply.batches == [batch]  # from the job store

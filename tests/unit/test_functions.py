@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 
 from sessioncluster.accumulators import IntCounter
-from sessioncluster.functions import (FieldAggregation, FieldMax, FieldMin, FieldSum, MapFunction,
-                                      RuntimeContext, as_callable)
+from sessioncluster.functions import (
+    FieldAggregation,
+    FieldMax,
+    FieldMin,
+    FieldSum,
+    MapFunction,
+    RuntimeContext,
+    as_callable,
+)
 
 
 def fold(agg: FieldAggregation, records: list[Any], key_selector: Any) -> dict[Any, Any]:
