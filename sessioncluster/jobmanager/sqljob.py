@@ -25,7 +25,7 @@ from ..protocol.messages import JobDetails, SqlResult, TaskError, VertexInfo
 from ..spark.events import StageSubmitted, TaskEnded, TaskStarted
 from ..spark.sql import MAX_RESULT_BYTES, collect_arrow_ipc, spark_error_text, submitted_stages
 from .resourcemanager import ResourceManager
-from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
+from .runner import JobRunner, Publish, SparkJobRunner, cancel_job_group, execution_infos
 
 log = logging.getLogger("sessioncluster.sqljob")
 
@@ -86,7 +86,7 @@ class SqlJob(SparkJobRunner):
             if self.cancel_requested:
                 raise InterruptedError("cancelled before it started")
             arrow, rows = collect_arrow_ipc(self.spark.sql(self.query), self.max_result_bytes,
-                                            stop=lambda: sc.cancelJobGroup(self.job_id))
+                                            stop=lambda: cancel_job_group(sc, self.job_id))
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
             error = spark_error_text(exc)
         finally:
