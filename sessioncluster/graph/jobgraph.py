@@ -168,7 +168,8 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
     notes: list[str] = []
     for node in nodes:
         inputs = [e for e in node.inputs if e.source.node_id in in_job]
-        veto = chaining_veto(inputs[0], graph, in_job) if len(inputs) == 1 else "no single input"
+        veto = (chaining_veto(inputs[0], graph, in_job) if len(inputs) == 1
+                else f"'{node.name}' has {len(inputs)} inputs")
         if inputs and veto is None:
             head = head_of[inputs[0].source.node_id]
             chain_of[head].append(node)

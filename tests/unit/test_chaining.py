@@ -357,3 +357,25 @@ def test_a_stream_read_twice_ends_its_vertex_with_two_output_edges() -> None:
     assert [op.kind for op in first.operators] == [K.SOURCE_COLLECTION, K.MAP]
     assert len(first.outputs) == 2
     assert any("has 2 outputs" in note for note in graph.chaining_notes)
+
+
+def test_a_two_input_vertex_draws_both_input_edges() -> None:
+    import xml.etree.ElementTree as ET
+
+    from sessioncluster.jupyter.html import dag_svg
+
+    g = StreamGraph()
+    a = g.add_node(K.SOURCE_COLLECTION, [1], chaining=ChainingStrategy.HEAD)
+    b = g.add_node(K.SOURCE_COLLECTION, [2], chaining=ChainingStrategy.HEAD)
+    co = g.add_node(K.PROCESS, abs)
+    sink = g.add_node(K.SINK_COLLECT)
+    g.add_edge(a, co, Partitioning.REBALANCE, input_index=0)
+    g.add_edge(b, co, Partitioning.REBALANCE, input_index=1)
+    g.add_edge(co, sink)
+    graph = build_job_graph(g, [sink], "connect", FakeBlobs())
+    (two,) = [v for v in graph.vertices if len(v.inputs) == 2]
+    assert sorted(e.input_index for e in two.inputs) == [0, 1]
+    svg = ET.fromstring(dag_svg(graph))
+    lines = [el for el in svg.iter() if el.tag.endswith(("line", "path"))]
+    assert len(lines) >= 2  # one drawn edge per input
+    assert "has 2 inputs" in " ".join(graph.chaining_notes)
