@@ -40,6 +40,11 @@ def format_overview(o: ClusterOverview, info: ConnectionInfo | None = None) -> s
                      f"{c.entries} blobs, {c.hits} hits, {c.misses} misses")
     running = [j for j in o.jobs if not j.status.is_globally_terminal]
     lines.append(f"  jobs: {len(o.jobs)} ({len(running)} running)")
+    if o.cached_streams:
+        lines.append(f"  cached streams ({len(o.cached_streams)}):")
+        for cached in o.cached_streams:
+            lines.append(f"    {cached.cache_id[:12]}  '{cached.name}' of job {cached.job_id[:12]}: "
+                         f"{cached.partitions} partitions, {cached.size_bytes / 2**20:.2f} MiB")
     return "\n".join(lines)
 
 

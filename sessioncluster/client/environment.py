@@ -12,11 +12,13 @@ import hashlib
 import os
 import sys
 import sysconfig
+import uuid
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
 import cloudpickle
 
+from ..common.execution_mode import RuntimeExecutionMode
 from ..functions import (
     FieldAggregation,
     FieldMax,
@@ -67,6 +69,8 @@ class StreamExecutionEnvironment:
         self.stream_graph = StreamGraph()
         self._sinks: list[StreamNode] = []
         self._restart_strategy: Any = None
+        #: cache ids of this environment's streams released by invalidate()
+        self._invalidated: set[str] = set()
 
     # -- PyFlink's environment API: the current session, runtime mode, configuration, FileSource --
     @staticmethod
@@ -246,10 +250,25 @@ class StreamExecutionEnvironment:
             blobs[key] = data
             return key
 
-        graph = build_job_graph(self.stream_graph, sinks if sinks is not None else self._sinks,
-                                job_name, put_blob)
+        sinks = sinks if sinks is not None else self._sinks
+        graph = build_job_graph(self.stream_graph, sinks, job_name, put_blob,
+                                self._cached_in_session(sinks))
         graph.restart_strategy = self._restart_strategy
         return graph, blobs
+
+    def _cached_in_session(self, sinks: list[StreamNode]) -> frozenset[str]:
+        """The cache ids of the program's cached streams that the session holds (asked only
+        when the program has one); a stream used after its ``invalidate()`` is an error."""
+        ids = {n.config["cache_id"]: n for sink in sinks for n in self.stream_graph.upstream_of(sink)
+               if n.config.get("cache_id")}
+        if not ids:
+            return frozenset()
+        for cache_id, node in ids.items():
+            if cache_id in self._invalidated:
+                raise ValueError(f"the cached stream '{node.name}' was invalidated: its records are "
+                                 "gone; call cache() on the stream again to cache it anew")
+        held = {info.cache_id for info in self.session.cached_streams()}
+        return frozenset(held & set(ids))
 
     def explain(self, job_name: str = "sessioncluster job") -> str:
         return self.job_graph(job_name)[0].explain()
@@ -339,6 +358,18 @@ class DataStream:
             raise ValueError(f"'{self.node.name}' is not a process function: only the stream of a "
                              "process() has side outputs")
         return _SideOutputStream(self.env, self.node, output_tag.tag_id)
+
+    def cache(self) -> "CachedDataStream":
+        """Cache this stream in the session (PyFlink's ``cache()``): the first job that computes
+        it keeps its records in Spark's storage, and later jobs of this environment read them
+        instead of running its upstream again. ``invalidate()`` releases them."""
+        if self.env.get_runtime_mode() is RuntimeExecutionMode.STREAMING:
+            raise ValueError("cache() is only supported in BATCH mode")
+        if isinstance(self, (_SideOutputStream, _UnionStream)):
+            raise TypeError("cache() a stream of an operator: a union or side output is none")
+        self.node.config.setdefault("cache_id", uuid.uuid4().hex)
+        self.env._invalidated.discard(self.node.config["cache_id"])
+        return CachedDataStream(self.env, self.node)
 
     def connect(self, ds: "DataStream") -> "ConnectedStreams":
         """This stream and ``ds`` as the two inputs of one operator (``map(CoMapFunction)``,
@@ -448,6 +479,20 @@ class DataStream:
         if not isinstance(sink, FileSink):
             raise TypeError(f"sink_to takes a FileSink (the only sink so far), not {sink!r}")
         return self.sink_to_text(sink.writable_base_path())
+
+
+class CachedDataStream(DataStream):
+    """A cached stream (PyFlink's ``CachedDataStream``)."""
+
+    @property
+    def cache_id(self) -> str:
+        return self.node.config["cache_id"]
+
+    def invalidate(self) -> None:
+        """Release the cached records in the session; using the stream afterwards is an error
+        until it is cached again."""
+        self.env._invalidated.add(self.cache_id)
+        self.env.session.invalidate_cache(self.cache_id)
 
 
 class _SideOutputStream(DataStream):

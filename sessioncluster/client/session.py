@@ -17,14 +17,18 @@ from ..graph.states import JobStatus
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import (
     Ack,
+    CachedStreamInfo,
+    CachedStreams,
     CancelJob,
     ClusterOverview,
     CreateTemporaryView,
     ExecuteSql,
+    InvalidateCache,
     JobList,
     JobResultReply,
     JobSubmitted,
     JobSummary,
+    ListCachedStreams,
     ListJobs,
     RequestOverview,
     SqlResult,
@@ -88,6 +92,18 @@ class Session:
 
     def jobs(self) -> list[JobSummary]:
         return self.gateway.request(ListJobs(), JobList).jobs
+
+    def cached_streams(self) -> list[CachedStreamInfo]:
+        """The streams cached in the session (``DataStream.cache()``), with their sizes."""
+        return self.gateway.request(ListCachedStreams(), CachedStreams).streams
+
+    def invalidate_cache(self, cache_id: str) -> None:
+        """Release a cached stream (``CachedDataStream.invalidate()``)."""
+        try:
+            self.gateway.request(InvalidateCache(cache_id), Ack)
+        except DispatcherError as exc:
+            if exc.kind != "unknown_cache":  # never computed, or released already: nothing held
+                raise
 
     def stop(self, timeout: float = 60.0) -> None:
         """Stop the session cluster: JobManager, Spark, every TaskManager."""

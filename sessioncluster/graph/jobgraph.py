@@ -127,6 +127,8 @@ def chaining_veto(edge: StreamEdge, graph: StreamGraph,
         return f"'{up.name}' has {count(up.outputs, 'target')} outputs"
     if edge.side_output is not None:
         return f"side output '{edge.side_output}'"
+    if up.config.get("cache_id"):
+        return f"'{up.name}' is cached"
     if edge.partitioning is not Partitioning.FORWARD:
         return f"{edge.partitioning.value} partitioning"
     if up.chaining is ChainingStrategy.NEVER:
@@ -145,7 +147,8 @@ def chaining_veto(edge: StreamEdge, graph: StreamGraph,
 
 
 def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
-                    put_blob: Callable[[Any, str], str]) -> JobGraph:
+                    put_blob: Callable[[Any, str], str],
+                    cached: frozenset[str] = frozenset()) -> JobGraph:
     """Chain the operators that ``sinks`` depend on into JobVertices.
 
     ``put_blob(obj, what)`` serializes a user object (function or collection; ``what`` names it
@@ -157,7 +160,7 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
     nodes: list[StreamNode] = []
     seen: set[int] = set()
     for sink in sinks:
-        for node in graph.upstream_of(sink):
+        for node in graph.upstream_of(sink, cached):
             if node.node_id not in seen:
                 seen.add(node.node_id)
                 nodes.append(node)
@@ -184,7 +187,10 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
         ops = []
         for n in chain:
             key = put_blob(n.function, f"'{n.name}'") if n.function is not None else None
-            ops.append(OperatorSpec(n.node_id, n.kind, n.name, key, n.uid, dict(n.config)))
+            config = dict(n.config)
+            if n.config.get("cache_id") in cached:
+                config["from_cache"] = True  # read from the session's cache, not run again
+            ops.append(OperatorSpec(n.node_id, n.kind, n.name, key, n.uid, config))
         vertex_id = _vertex_id(chain, graph)
         name = " -> ".join(n.name for n in chain)
         vertices[head_id] = JobVertex(vertex_id, name, ops, graph.parallelism_of(chain[0]),

@@ -143,8 +143,10 @@ class StreamGraph:
             return self.parallelism_of(node.inputs[0].source)
         return self.default_parallelism
 
-    def upstream_of(self, sink: StreamNode) -> list[StreamNode]:
-        """Every node that ``sink`` depends on, sources first (topological order)."""
+    def upstream_of(self, sink: StreamNode, cached: frozenset[str] = frozenset()) -> list[StreamNode]:
+        """Every node that ``sink`` depends on, sources first (topological order); a node whose
+        stream is cached in the session (its ``cache_id`` in ``cached``) is read from the cache,
+        so its own inputs are not needed."""
         seen: set[int] = set()
         order: list[StreamNode] = []
 
@@ -152,8 +154,9 @@ class StreamGraph:
             if node.node_id in seen:
                 return
             seen.add(node.node_id)
-            for edge in node.inputs:
-                visit(edge.source)
+            if node.config.get("cache_id") not in cached:
+                for edge in node.inputs:
+                    visit(edge.source)
             order.append(node)
 
         visit(sink)

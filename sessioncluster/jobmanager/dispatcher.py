@@ -20,15 +20,19 @@ from ..graph.jobgraph import JobGraph
 from ..protocol.messages import (
     Ack,
     AwaitJobResult,
+    CachedStreamInfo,
+    CachedStreams,
     CancelJob,
     ClusterOverview,
     CreateTemporaryView,
     ErrorReply,
     ExecuteSql,
+    InvalidateCache,
     JobDetailsReply,
     JobList,
     JobSubmitted,
     JobSummary,
+    ListCachedStreams,
     ListJobs,
     Message,
     RequestJobDetails,
@@ -74,6 +78,10 @@ class DispatcherServices:
     overview: Callable[[list[JobSummary], int], ClusterOverview]
     #: stops the session (after the reply left)
     shutdown: Callable[[], None]
+    #: the session's cached streams, with their sizes
+    cached_streams: Callable[[], list[CachedStreamInfo]] = list
+    #: release a cached stream; False when there is none of that id
+    invalidate_cache: Callable[[str], bool] = lambda cache_id: False
 
 
 class Dispatcher:
@@ -93,6 +101,8 @@ class Dispatcher:
             StopCluster: self.on_stop,
             ExecuteSql: self.on_execute_sql,
             CreateTemporaryView: self.on_create_temporary_view,
+            ListCachedStreams: self.on_list_cached_streams,
+            InvalidateCache: self.on_invalidate_cache,
         }
 
     @property
@@ -227,6 +237,16 @@ class Dispatcher:
                        else Ack(f"temporary view {msg.name!r} with {rows} rows"))
 
         self.services.create_view(msg.name, msg.arrow, done)
+
+    def on_list_cached_streams(self, ident: list[bytes], msg: ListCachedStreams) -> None:
+        self.reply(ident, CachedStreams(self.services.cached_streams()))
+
+    def on_invalidate_cache(self, ident: list[bytes], msg: InvalidateCache) -> None:
+        if self.services.invalidate_cache(msg.cache_id):
+            self.reply(ident, Ack(f"released cached stream {msg.cache_id}"))
+        else:
+            self.reply(ident, ErrorReply(f"no cached stream {msg.cache_id!r} in session "
+                                         f"'{self.services.session_name}'", "unknown_cache"))
 
     def on_overview(self, ident: list[bytes], msg: RequestOverview) -> None:
         self.reply(ident, self.overview())

@@ -29,6 +29,7 @@ from ..restart import RestartBackoff
 from ..spark.events import TaskEnded, TaskStarted
 from ..spark.sql import create_temporary_view, spark_error_text, submitted_stages
 from ..spark.translate import translate
+from .cache import CachedStream, CacheRegistry
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
 
@@ -52,8 +53,11 @@ class JobMaster(SparkJobRunner):
 
     def __init__(self, job_id: str, job_graph: JobGraph, sc: Any, rm: ResourceManager,
                  loop: asyncio.AbstractEventLoop, publish: Publish,
-                 on_done: Callable[[JobRunner], None]) -> None:
+                 on_done: Callable[[JobRunner], None], caches: CacheRegistry | None = None) -> None:
         super().__init__(job_id, job_graph.job_name, job_graph, sc, rm, loop, publish, on_done)
+        self.caches = caches
+        #: the streams this job caches, kept if it finishes
+        self.new_caches: list[CachedStream] = []
         self.batches: list[bytes] = []
         self.printed: list[str] = []
         self.error: TaskError | None = None
@@ -76,7 +80,8 @@ class JobMaster(SparkJobRunner):
         printed: list[str] = []
         plan = None
         try:
-            plan = translate(self.sc, self.job_id, self.job_graph)
+            plan = translate(self.sc, self.job_id, self.job_graph, self.caches)
+            self.new_caches = plan.caches
             for vertex, rdd in plan:
                 if self.cancel_requested:
                     raise JobCancelledBetweenActions(self.job_id)
@@ -117,6 +122,10 @@ class JobMaster(SparkJobRunner):
             await self._finish_cancel()
             return
         self.final_accumulators = self.graph.final_accumulators()
+        if self.caches is not None:
+            for cached in self.new_caches:
+                self.caches.add(cached)
+            self.new_caches = []
         self.end(JobStatus.FINISHED)
 
     def _spark_failed(self, text: str, stages: set[int] | None = None) -> None:
@@ -181,7 +190,17 @@ class JobMaster(SparkJobRunner):
             return None
         return max(failed, key=lambda ex: ex.state_times.get("FAILED", 0.0)).error
 
+    def _drop_new_caches(self) -> None:
+        """A job that did not finish leaves no cached stream behind."""
+        for cached in self.new_caches:
+            try:
+                cached.rdd.unpersist(blocking=False)
+            except Exception:  # noqa: BLE001 - Spark stopping: nothing left to free
+                pass
+        self.new_caches = []
+
     def on_end(self) -> None:
+        self._drop_new_caches()
         self.publish(self.job_id, AccumulatorsUpdated(
             self.job_id, plain_values(self.final_accumulators), final=True))
 

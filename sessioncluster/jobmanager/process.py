@@ -28,7 +28,15 @@ import zmq.asyncio
 
 from ..connection import ConnectionInfo, connection_path, session_dir
 from ..options import StartOptions
-from ..protocol.messages import ClusterOverview, ExecuteSql, JobSummary, Message, SubmitJob, TaskEvent
+from ..protocol.messages import (
+    CachedStreamInfo,
+    ClusterOverview,
+    ExecuteSql,
+    JobSummary,
+    Message,
+    SubmitJob,
+    TaskEvent,
+)
 from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, MessageSigner, new_key
 from ..spark.driver import (
     SparkListenerBridge,
@@ -50,6 +58,7 @@ from ..spark.events import (
 from ..spark.sql import create_temporary_view_in_thread
 from ..tasks import BackgroundTasks
 from .blobserver import BlobServer
+from .cache import CacheRegistry
 from .dispatcher import Dispatcher, DispatcherServices
 from .jobmaster import JobMaster
 from .jobstore import JobStore
@@ -78,6 +87,7 @@ class JobManager:
         self.startup_error: str | None = None
         self.spark: Any = None
         self.blobs = BlobServer(self.dir / "blobs")
+        self.caches = CacheRegistry()
         self.loop = asyncio.get_event_loop()
         self.background = BackgroundTasks("jobmanager")
         self.ctx = zmq.asyncio.Context()
@@ -92,7 +102,8 @@ class JobManager:
             new_runner=self._new_runner, reply=self.reply, is_ready=lambda: self.ready,
             create_view=lambda view, arrow, done: create_temporary_view_in_thread(
                 self.spark, view, arrow, self.loop, done),
-            overview=self._overview, shutdown=self._shutdown_soon))
+            overview=self._overview, shutdown=self._shutdown_soon,
+            cached_streams=self._cached_streams, invalidate_cache=self.caches.invalidate))
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
         self.spark_handlers: dict[type, Callable[[Any], None]] = {
@@ -137,7 +148,7 @@ class JobManager:
 
         if isinstance(submission, SubmitJob):
             return JobMaster(job_id, submission.job_graph, self.spark.sparkContext, self.rm,
-                             self.loop, self.publish, done)
+                             self.loop, self.publish, done, self.caches)
         if isinstance(submission, ExecuteSql):
             return SqlJob(job_id, submission.query, self.spark, self.rm, self.loop, self.publish,
                           done, max_result_bytes=self.settings.max_result_mb * 1024 * 1024)
@@ -146,7 +157,10 @@ class JobManager:
     def _overview(self, jobs: list[JobSummary], jobs_in_memory: int) -> ClusterOverview:
         return ClusterOverview(self.name, self.ready, self.settings.master_url, self.pid,
                                self.rm.infos(), jobs, self.settings.expected_taskmanagers,
-                               self.startup_error, jobs_in_memory)
+                               self.startup_error, jobs_in_memory, self._cached_streams())
+
+    def _cached_streams(self) -> list[CachedStreamInfo]:
+        return self.caches.infos(self.spark.sparkContext if self.spark is not None else None)
 
     # -- sending (loop thread only) -----------------------------------------------------------
     def reply(self, ident: list[bytes], msg: Message) -> None:

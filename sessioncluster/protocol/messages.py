@@ -178,6 +178,39 @@ class RequestOverview(Message):
 
 
 @dataclass(slots=True)
+class CachedStreamInfo:
+    """A stream cached in the session (``DataStream.cache()``): kept in Spark's storage."""
+
+    cache_id: str
+    name: str
+    job_id: str
+    partitions: int
+    #: bytes in Spark's storage (memory and disk)
+    size_bytes: int
+    #: the records carry event-time timestamps
+    timestamped: bool = False
+
+
+@dataclass(slots=True)
+class ListCachedStreams(Message):
+    type: ClassVar[str] = "list_cached_streams"
+
+
+@dataclass(slots=True)
+class CachedStreams(Message):
+    type: ClassVar[str] = "cached_streams"
+    streams: list[CachedStreamInfo]
+
+
+@dataclass(slots=True)
+class InvalidateCache(Message):
+    """Release a cached stream (``CachedDataStream.invalidate()``)."""
+
+    type: ClassVar[str] = "invalidate_cache"
+    cache_id: str
+
+
+@dataclass(slots=True)
 class StopCluster(Message):
     type: ClassVar[str] = "stop_cluster"
 
@@ -236,6 +269,8 @@ class ClusterOverview(Message):
     startup_error: str | None = None
     #: jobs the Dispatcher keeps in memory (older finished ones are only in the job store)
     jobs_in_memory: int = 0
+    #: streams cached in the session (``DataStream.cache()``)
+    cached_streams: list[CachedStreamInfo] = field(default_factory=list)
 
 
 @dataclass(slots=True)

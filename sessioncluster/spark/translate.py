@@ -19,16 +19,28 @@ from typing import Any
 
 from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
-from ..taskmanager.task import InputKind, VertexTask, edge_output, identity_partitioner, output_for
+from ..jobmanager.cache import CachedStream, CacheRegistry
+from ..taskmanager.task import (
+    InputKind,
+    Output,
+    OutputKind,
+    RelayTask,
+    VertexTask,
+    edge_output,
+    identity_partitioner,
+    output_for,
+)
 
 
 @dataclass(slots=True)
 class SparkPlan:
-    """The RDD of every sink vertex, in the graph's order (one Spark action each), and the
-    persisted RDDs of vertices read by several consumers (unpersisted when the job ends)."""
+    """The RDD of every sink vertex, in the graph's order (one Spark action each), the
+    persisted RDDs of vertices read by several consumers (unpersisted when the job ends), and
+    the streams this job caches (``cache()``: kept when it succeeds)."""
 
     sinks: list[tuple[JobVertex, Any]]
     persisted: list[Any] = field(default_factory=list)
+    caches: list[CachedStream] = field(default_factory=list)
 
     def __iter__(self) -> Any:
         return iter(self.sinks)
@@ -41,8 +53,9 @@ class SparkPlan:
                 pass
 
 
-def translate(sc: Any, job_id: str, graph: JobGraph) -> SparkPlan:
-    """The Spark plan of ``graph``: RDDs built, nothing run yet."""
+def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | None = None) -> SparkPlan:
+    """The Spark plan of ``graph``: RDDs built, nothing run yet. A vertex that starts from a
+    cached stream reads it from ``caches``."""
     from pyspark import StorageLevel
 
     plan = SparkPlan([])
@@ -64,6 +77,19 @@ def translate(sc: Any, job_id: str, graph: JobGraph) -> SparkPlan:
         consumer_p = graph.vertex(vertex.outputs[0].target).parallelism if vertex.outputs else 1
         output = output_for(vertex, consumer_p) if not many else outputs[0]  # type: ignore[index]
         head = vertex.operators[0]
+        cache_id = vertex.operators[-1].config.get("cache_id")
+        if head.config.get("from_cache"):
+            cached = caches.get(head.config["cache_id"]) if caches is not None else None
+            if cached is None:
+                raise LookupError(f"the cached stream '{head.name}' is gone from the session "
+                                  "(invalidated, or the session restarted): build it again")
+            task = VertexTask(job_id, vertex, InputKind.FORWARD, output, outputs=outputs,
+                              timestamped_input=cached.timestamped)
+            rdds[vertex.vertex_id] = cached.rdd.mapPartitionsWithIndex(task)
+            if many:
+                rdds[vertex.vertex_id] = shared[vertex.vertex_id] = _persisted(
+                    rdds[vertex.vertex_id], plan)
+            continue
         if head.kind is OperatorKind.SOURCE_COLLECTION:
             parent = sc.parallelize(range(vertex.parallelism), vertex.parallelism)
             task = VertexTask(job_id, vertex, InputKind.COLLECTION, output,
@@ -94,14 +120,31 @@ def translate(sc: Any, job_id: str, graph: JobGraph) -> SparkPlan:
                               timestamped_input=timestamped.pop())
         # not preservesPartitioning: pyspark would then skip the next exchange's partitionBy
         # (same partitioner), and a HASH after a REBALANCE of equal parallelism would not shuffle
-        rdd = parent.mapPartitionsWithIndex(task)
+        if cache_id:
+            # the cached stream's plain records are kept; its consumers get them through a relay
+            plain_task = VertexTask(job_id, vertex, task.input_kind, Output(OutputKind.FORWARD),
+                                    data_key=task.data_key,
+                                    timestamped_input=task.timestamped_input)
+            plain = parent.mapPartitionsWithIndex(plain_task).persist(StorageLevel.MEMORY_AND_DISK)
+            stamped = bool(vertex.operators[-1].config.get("timestamped"))
+            plan.caches.append(CachedStream(cache_id, vertex.operators[-1].name, job_id, plain,
+                                            vertex.parallelism, stamped))
+            rdd = plain.mapPartitionsWithIndex(RelayTask(task, stamped))
+        else:
+            rdd = parent.mapPartitionsWithIndex(task)
         if many:
-            rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
-            shared[vertex.vertex_id] = rdd
-            plan.persisted.append(rdd)
+            rdd = shared[vertex.vertex_id] = _persisted(rdd, plan)
         rdds[vertex.vertex_id] = rdd
     plan.sinks = [(v, rdds[v.vertex_id]) for v in graph.vertices if v.is_sink]
     return plan
+
+
+def _persisted(rdd: Any, plan: SparkPlan) -> Any:
+    from pyspark import StorageLevel
+
+    rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+    plan.persisted.append(rdd)
+    return rdd
 
 
 def _reads_by_index(vertex: JobVertex) -> bool:

@@ -274,7 +274,7 @@ class Task:
         """1. The user code's blobs, from this worker or the TaskManager's library cache."""
         self.report(ExecutionState.DEPLOYING)
         keys = [op.function_key for op in self.vertex.operators
-                if op.function_key and not op.kind.is_source]
+                if op.function_key and not op.kind.is_source and not op.config.get("from_cache")]
         for out in self.spec.all_outputs:
             keys += [k for k in (out.key_selector_key, out.combiner_key) if k]
         if self.spec.data_key:
@@ -285,7 +285,8 @@ class Task:
         """2. Unpickle the user's functions (cloudpickle), and name their code for errors."""
         worker = self.worker
         self.functions = [worker.load(op.function_key, self.blobs[op.function_key])
-                          if op.function_key and not op.kind.is_source else None
+                          if op.function_key and not op.kind.is_source
+                          and not op.config.get("from_cache") else None
                           for op in self.vertex.operators]
         for op, fn in zip(self.vertex.operators, self.functions):
             for user_fn in (fn.user_functions if isinstance(fn, StreamOperator) else [fn]):
@@ -325,25 +326,10 @@ class Task:
                 self.opened.append(fn)
                 fn.open(self.context)
         spec = self.spec
-        many = spec.outputs is not None
         records, ts = _chain(self.vertex, self.functions, self.read_input(),
-                             spec.input_kind is InputKind.KEYED, tagged=many,
+                             spec.input_kind is InputKind.KEYED, tagged=spec.outputs is not None,
                              timestamped=spec.timestamped_input)
-        if many:
-            yield from _emit_many(self, records, ts)
-            return
-        out = spec.output
-        key_selector = self.key_selectors.get(out.key_selector_key or "")
-        combiner = self.combiners.get(out.combiner_key or "")
-        if ts:
-            if out.kind in _SINKS:
-                records = map(_value, records)  # a sink writes the values
-            else:
-                key_selector, combiner = _on_value(key_selector), None
-        if out.input_index is not None:  # into a two-input vertex: say which input
-            records = zip(itertools.repeat(out.input_index), records)
-            key_selector, combiner = _on_value(key_selector), None
-        yield from _emit(spec, self.subtask, records, key_selector, combiner, self.records_out)
+        yield from _emit_all(self, records, ts)
 
     def snapshot_accumulators(self) -> None:
         """7. The final accumulators travel with the final state's report (stage 9)."""
@@ -442,7 +428,7 @@ def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keye
     as Flink does. With ``tagged`` the chain yields ``(side output tag or None, record)`` for a
     vertex read by several consumers."""
     ops = [(op, fn) for op, fn in zip(vertex.operators, functions)
-           if not (op.kind.is_source or op.kind.is_sink)]
+           if not (op.kind.is_source or op.kind.is_sink or op.config.get("from_cache"))]
     ts = timestamped
     last_tagged = False
     for i, (op, fn) in enumerate(ops):
@@ -627,7 +613,7 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
 _SINKS = frozenset({OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT})
 
 
-def _writer(task: "Task", out: Output, ts: bool) -> "_Writer":
+def _writer(task: "Task | _RelayContext", out: Output, ts: bool) -> "_Writer":
     """The writer of one output of a vertex read by several consumers."""
     key_selector = task.key_selectors.get(out.key_selector_key or "")
     combiner = task.combiners.get(out.combiner_key or "")
@@ -702,7 +688,61 @@ def _hash_partition(key: Any, partitions: int) -> int:
     return portable_hash(key) % partitions
 
 
-def _emit_many(task: Task, tagged: Iterator[tuple[str | None, Any]],
+def _emit_all(task: "Task | _RelayContext", records: Iterator[Any], ts: bool) -> Iterator[Any]:
+    """Hand the chain's records on over the vertex's output(s)."""
+    spec = task.spec
+    if spec.outputs is not None:
+        yield from _emit_many(task, records, ts)
+        return
+    out = spec.output
+    key_selector = task.key_selectors.get(out.key_selector_key or "")
+    combiner = task.combiners.get(out.combiner_key or "")
+    if ts:
+        if out.kind in _SINKS:
+            records = map(_value, records)  # a sink writes the values
+        else:
+            key_selector, combiner = _on_value(key_selector), None
+    if out.input_index is not None:  # into a two-input vertex: say which input
+        records = zip(itertools.repeat(out.input_index), records)
+        key_selector, combiner = _on_value(key_selector), None
+    yield from _emit(spec, task.subtask, records, key_selector, combiner, task.records_out)
+
+
+@dataclass(slots=True)
+class RelayTask:
+    """The consumers' side of a cached stream computed in this job: the vertex's records, kept
+    plain in Spark's storage, handed on over the vertex's outputs (no chain runs again, and no
+    subtask reports: the vertex's own Task did)."""
+
+    spec: VertexTask
+    timestamped: bool = False
+
+    def __call__(self, subtask: int, records: Iterable[Any]) -> Iterator[Any]:
+        context = _RelayContext(self.spec, subtask)
+        records = iter(records)
+        if self.spec.outputs is not None:
+            records = zip(itertools.repeat(None), records)
+        return _emit_all(context, records, self.timestamped)
+
+
+class _RelayContext:
+    """What the emission needs of a Task, for a :class:`RelayTask`."""
+
+    def __init__(self, spec: VertexTask, subtask: int) -> None:
+        self.spec = spec
+        self.subtask = subtask
+        self.records_out = IntCounter()
+        worker = SlotWorker.current()
+        self.key_selectors: dict[str, Any] = {}
+        self.combiners: dict[str, Any] = {}
+        for out in spec.all_outputs:
+            for key, into in ((out.key_selector_key, self.key_selectors),
+                              (out.combiner_key, self.combiners)):
+                if key:
+                    into[key] = as_callable(worker.load(key, worker.fetch(key)))
+
+
+def _emit_many(task: "Task | _RelayContext", tagged: Iterator[tuple[str | None, Any]],
                ts: bool = False) -> Iterator[tuple[int, Any]]:
     """Fan-out: each record goes to every output that reads its tag, as ``(output index,
     item)``; the Spark side keeps the vertex's partition and gives each consumer its items.

@@ -484,3 +484,50 @@ def test_no_restart_and_an_exhausted_strategy_fail_with_the_users_error(session,
     assert seen.count("RESTARTING") == 1 and seen[-1] == "FAILED", seen
     with pytest.raises(sessioncluster.JobExecutionException, match="flaky failure"):
         client.get_job_execution_result()
+
+
+# -- cache() -----------------------------------------------------------------------------------
+
+class CountedParse(MapFunction):
+    """Parses a rating line and counts the records it parsed (so a rerun would show)."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.parsed = IntCounter()
+        runtime_context.add_accumulator("parsed", self.parsed)
+
+    def map(self, line: str) -> tuple[int, int, int]:
+        self.parsed.add(1)
+        user, movie, rating = line.split("::")
+        return int(user), int(movie), int(rating)
+
+
+def test_a_cached_stream_is_computed_once_and_read_by_later_jobs(session, env) -> None:
+    import sessioncluster
+
+    rows = ratings()
+    parsed = env.read_text_file(MOVIELENS).map(CountedParse()).name("parse").cache()
+    first = parsed.filter(lambda r: r[2] >= 4).execute_and_collect_async("first use")
+    assert sorted(first.collect()) == sorted(r for r in rows if r[2] >= 4)
+    assert first.get_job_execution_result().get_accumulator_result("parsed") == len(rows)
+    (info,) = [c for c in session.cached_streams() if c.cache_id == parsed.cache_id]
+    assert info.size_bytes > 0 and info.partitions == 2 and info.name == "parse"
+    assert any(c.cache_id == parsed.cache_id for c in session.status().cached_streams)
+
+    second = parsed.key_by(lambda r: r[1]).map(lambda r: (r[1], r[2])).key_by(lambda t: t[0]) \
+        .sum(1).execute_and_collect_async("second use")
+    plain: dict[int, int] = collections.Counter()
+    for _, movie, rating in rows:
+        plain[movie] += rating
+    assert dict(second.collect()) == dict(plain)
+    # the upstream did not run again: no source vertex, no parse accumulator
+    names = [v.name for v in second.details().vertices]
+    assert not any("Source" in n for n in names), names
+    with pytest.raises(KeyError):
+        second.get_job_execution_result().get_accumulator_result("parsed")
+
+    parsed.invalidate()
+    assert all(c.cache_id != parsed.cache_id for c in session.cached_streams())
+    with pytest.raises(ValueError, match="was invalidated"):
+        parsed.map(abs).execute_and_collect("after invalidate")
+    assert sessioncluster.StreamExecutionEnvironment  # the session goes on
+    assert sorted(env.from_collection([2, 1]).execute_and_collect()) == [1, 2]
