@@ -15,6 +15,7 @@ key's state is dropped.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import operator as _op
 import time
@@ -49,7 +50,15 @@ from .state import (
     ReducingStateDescriptor,
 )
 from .watermark import TimestampAssigner, WatermarkStrategy
-from .window import Evictor, MergingWindowAssigner, Trigger, WindowAssigner, merge_time_windows
+from .window import (
+    EventTimeTrigger,
+    Evictor,
+    MergingWindowAssigner,
+    ProcessingTimeTrigger,
+    TimeWindow,
+    Trigger,
+    WindowAssigner,
+)
 
 log = logging.getLogger(__name__)
 
@@ -723,25 +732,73 @@ class WindowOperator(OneInputOperator):
         tctx = self._tctx
         tctx.key = key
         tctx.watermark = MIN_WATERMARK
-        timers = tctx.timers
-        timers.clear()
-        trigger = self.trigger
-        assign = self.assigner.assign_windows
+        tctx.timers.clear()
         contents: dict[Any, Any] = {}
+        order: list[Any] = []  # merging assigners: the key's session windows, sorted by start
         active: set[Any] = set()
+        try:
+            if self.evictor is None and type(self.trigger) in (EventTimeTrigger, ProcessingTimeTrigger):
+                yield from self._run_time_trigger(key, recs, ts_at, value_at, contents, order, active)
+            else:
+                yield from self._run_any_trigger(key, recs, ts_at, value_at, contents, order, active)
+        finally:
+            tctx.timers.clear()
+            tctx.watermark = MIN_WATERMARK
+            backend.drop_key(key)
+            self._window_backend._tables.clear()
+            self._trigger_backend._tables.clear()
+
+    def _run_time_trigger(self, key: Any, recs: list[Any], ts_at: int, value_at: int,
+                          contents: dict[Any, Any], order: list[Any], active: set[Any]) -> Iterator[Output]:
+        """The default Event/ProcessingTimeTrigger: while the key's records come in the watermark is
+        Long.MIN_VALUE (processing time does not advance), so no window fires before the end of the
+        key; then every window fires at its max timestamp, in that order, and is cleaned up at its
+        cleanup time. The same outcome as running the trigger, without a timer per record."""
+        tctx = self._tctx
+        assign = self.assigner.assign_windows
         add = self._adder()
+        get = contents.get
+        merging = self.merging
         for rec in recs:
             ts = rec[ts_at]
             value = rec[value_at]
             t = MIN_WATERMARK if ts is None else ts
-            windows = assign(value, t, tctx)
-            if self.merging:
-                windows = [self._merge(w, active, contents, tctx) for w in windows]
-            for w in windows:
-                if w in contents:
-                    contents[w] = add(contents[w], value, t)
-                else:
-                    contents[w] = add(_EMPTY, value, t)
+            for w in assign(value, t, tctx):
+                if merging:
+                    w = self._merge(w, order, active, contents, None)
+                contents[w] = add(get(w, _EMPTY), value, t)
+        tctx.watermark = MAX_WATERMARK
+        fires = sorted(contents, key=lambda w: (w.max_timestamp(), w[0]))
+        if self.allowed_lateness == 0 or not self.assigner.is_event_time():
+            for w in fires:
+                yield from self._emit(key, w, contents)
+                self._clear_all_state(key, w, contents, tctx)
+            return
+        events = [(w.max_timestamp(), w[0], 0, w) for w in fires] + \
+                 [(self._cleanup_time(w), w[0], 1, w) for w in fires]
+        for _, _, cleanup, w in sorted(events, key=lambda e: e[:3]):
+            if cleanup:
+                self._clear_all_state(key, w, contents, tctx)
+            elif w in contents:
+                yield from self._emit(key, w, contents)
+
+    def _run_any_trigger(self, key: Any, recs: list[Any], ts_at: int, value_at: int,
+                         contents: dict[Any, Any], order: list[Any], active: set[Any]) -> Iterator[Output]:
+        """Any trigger and evictor: the trigger sees every element; timers fire at the end of the key."""
+        tctx = self._tctx
+        timers = tctx.timers
+        trigger = self.trigger
+        assign = self.assigner.assign_windows
+        add = self._adder()
+        merging = self.merging
+        for rec in recs:
+            ts = rec[ts_at]
+            value = rec[value_at]
+            t = MIN_WATERMARK if ts is None else ts
+            for w in assign(value, t, tctx):
+                if merging:
+                    w = self._merge(w, order, active, contents, tctx)
+                contents[w] = add(contents.get(w, _EMPTY), value, t)
                 tctx.window = w
                 result = trigger.on_element(value, t, w, tctx)
                 if result.value[0]:
@@ -760,7 +817,7 @@ class WindowOperator(OneInputOperator):
                     continue  # deleted by an earlier callback
                 del timers[k]
                 _, ts, w = k
-                if self.merging and w not in active:
+                if merging and w not in active:
                     continue
                 tctx.window = w
                 result = (trigger.on_event_time(ts, w, tctx) if domain == _EVENT
@@ -771,12 +828,6 @@ class WindowOperator(OneInputOperator):
                     contents.pop(w, None)
                 if (domain == _EVENT) == is_event and ts == self._cleanup_time(w):
                     self._clear_all_state(key, w, contents, tctx)
-                    active.discard(w)
-        timers.clear()
-        tctx.watermark = MIN_WATERMARK
-        backend.drop_key(key)
-        self._window_backend._tables.clear()
-        self._trigger_backend._tables.clear()
 
     def _clear_all_state(self, key: Any, w: Any, contents: dict[Any, Any], tctx: _TriggerContext) -> None:
         contents.pop(w, None)
@@ -815,25 +866,35 @@ class WindowOperator(OneInputOperator):
             return acc
         return add_listed
 
-    def _merge(self, window: Any, active: set[Any], contents: dict[Any, Any], tctx: _TriggerContext) -> Any:
-        """Add ``window`` to the key's session windows, merging the ones it touches (Flink's
-        MergingWindowSet.addWindow); gives the window the element belongs to."""
+    def _merge(self, window: Any, order: list[Any], active: set[Any], contents: dict[Any, Any],
+               tctx: _TriggerContext | None) -> Any:
+        """Add ``window`` to the key's session windows, merging the ones it intersects (Flink's
+        MergingWindowSet.addWindow with TimeWindow.mergeWindows); gives the window the element
+        belongs to. The sessions are disjoint, so the ones ``window`` intersects are a run of
+        ``order``."""
         if window in active:
             return window
-        merges = merge_time_windows(list(active) + [window])
-        for result, covered in merges:
-            if window not in covered:
-                continue
-            existing = [c for c in covered if c in active]
-            if len(existing) == 1 and existing[0] == result:
-                return result  # the new window lies inside an existing one: nothing to merge
+        start, end = window[0], window[1]
+        i = bisect.bisect_right(order, end, key=_start)
+        j = i
+        while j > 0 and order[j - 1][1] >= start:
+            j -= 1
+        existing = order[j:i]
+        if not existing:
+            order.insert(i, window)
+            active.add(window)
+            return window
+        result = TimeWindow(min(start, existing[0][0]), max(end, existing[-1][1]))
+        if len(existing) == 1 and existing[0] == result:
+            return result  # the new window lies inside an existing one: nothing to merge
+        acc: Any = _EMPTY
+        for c in existing:
+            if c in contents:
+                acc = contents.pop(c) if acc is _EMPTY else self._merge_contents(acc, contents.pop(c))
+        if acc is not _EMPTY:
+            contents[result] = acc
+        if tctx is not None:
             merged_state = [c for c in existing if c != result]
-            acc: Any = _EMPTY
-            for c in sorted(existing, key=lambda c: c.start):
-                if c in contents:
-                    acc = contents.pop(c) if acc is _EMPTY else self._merge_contents(acc, contents.pop(c))
-            if acc is not _EMPTY:
-                contents[result] = acc
             tctx.window = result
             tctx.merged_windows = merged_state
             self.trigger.on_merge(result, tctx)
@@ -842,11 +903,10 @@ class WindowOperator(OneInputOperator):
                 self.trigger.clear(c, tctx)
                 self._delete_cleanup(tctx, c)
             tctx.merged_windows = []
-            active.difference_update(existing)
-            active.add(result)
-            return result
-        active.add(window)
-        return window
+        order[j:i] = [result]
+        active.difference_update(existing)
+        active.add(result)
+        return result
 
     def _merge_contents(self, a: Any, b: Any) -> Any:
         if self.evictor is not None or self.function_kind in ("apply", "process"):
@@ -913,6 +973,7 @@ class _Empty:
 
 
 _EMPTY = _Empty()
+_start = _op.itemgetter(0)
 
 
 class AllWindowOperator(WindowOperator):

@@ -27,6 +27,7 @@ from sessioncluster.window import (
     CountTrigger,
     CountTumblingWindowAssigner,
     EventTimeSessionWindows,
+    EventTimeTrigger,
     GlobalWindows,
     SessionWindowTimeGapExtractor,
     SlidingEventTimeWindows,
@@ -385,3 +386,22 @@ def test_bad_input_errors() -> None:
     with pytest.raises(ValueError, match="does not support merging"):
         WindowOperator(EventTimeSessionWindows.with_gap(1), "reduce", Sum(),
                        trigger=type("T", (CountTrigger,), {"can_merge": lambda self: False})(2))
+
+
+class SameAsEventTimeTrigger(EventTimeTrigger):
+    """Not the default trigger class: runs the operator's general trigger-and-timers path."""
+
+
+@pytest.mark.parametrize("assigner", [TumblingEventTimeWindows.of(Time.milliseconds(7), Time.milliseconds(2)),
+                                      SlidingEventTimeWindows.of(Time.milliseconds(9), Time.milliseconds(4)),
+                                      EventTimeSessionWindows.with_gap(Time.milliseconds(3)),
+                                      EventTimeSessionWindows.with_dynamic_gap(lambda v: v[1])],
+                         ids=["tumbling", "sliding", "session", "dynamic-session"])
+@pytest.mark.parametrize("lateness", [0, 5])
+def test_the_trigger_path_and_the_fast_path_agree(assigner: Any, lateness: int) -> None:
+    recs = random_records(17, 300)
+    fast = run(WindowOperator(assigner, "process", Describe(), allowed_lateness=lateness), recs)
+    general = run(WindowOperator(assigner, "process", Describe(), allowed_lateness=lateness,
+                                 trigger=SameAsEventTimeTrigger()), recs)
+    assert fast == general
+    assert len(fast) > 10
