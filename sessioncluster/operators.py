@@ -51,12 +51,17 @@ from .state import (
 )
 from .watermark import TimestampAssigner, WatermarkStrategy
 from .window import (
+    NO_TIMESTAMP_ERROR,
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
     EventTimeTrigger,
     Evictor,
+    GlobalWindow,
     MergingWindowAssigner,
     ProcessingTimeTrigger,
     TimeWindow,
     Trigger,
+    TumblingEventTimeWindows,
     WindowAssigner,
 )
 
@@ -652,6 +657,10 @@ class WindowOperator(OneInputOperator):
         if self.evictor is not None and not isinstance(self.evictor, Evictor):
             raise TypeError(f"expected an Evictor, got {self.evictor!r}")
         self.merging = isinstance(assigner, MergingWindowAssigner)
+        # count_window's own trigger (and evictor) have a direct implementation
+        self._count_shortcut = (
+            (type(assigner) is CountTumblingWindowAssigner and trigger is None and self.evictor is None)
+            or (type(assigner) is CountSlidingWindowAssigner and trigger is None and evictor is None))
         if self.merging and not self.trigger.can_merge():
             raise ValueError("A merging window assigner cannot be used with a trigger that does not "
                              "support merging.")
@@ -737,7 +746,9 @@ class WindowOperator(OneInputOperator):
         order: list[Any] = []  # merging assigners: the key's session windows, sorted by start
         active: set[Any] = set()
         try:
-            if self.evictor is None and type(self.trigger) in (EventTimeTrigger, ProcessingTimeTrigger):
+            if self._count_shortcut:
+                yield from self._run_count(key, recs, ts_at, value_at, contents)
+            elif self.evictor is None and type(self.trigger) in (EventTimeTrigger, ProcessingTimeTrigger):
                 yield from self._run_time_trigger(key, recs, ts_at, value_at, contents, order, active)
             else:
                 yield from self._run_any_trigger(key, recs, ts_at, value_at, contents, order, active)
@@ -755,24 +766,41 @@ class WindowOperator(OneInputOperator):
         key; then every window fires at its max timestamp, in that order, and is cleaned up at its
         cleanup time. The same outcome as running the trigger, without a timer per record."""
         tctx = self._tctx
-        assign = self.assigner.assign_windows
+        assigner = self.assigner
         add = self._adder()
         get = contents.get
-        merging = self.merging
-        for rec in recs:
-            ts = rec[ts_at]
-            value = rec[value_at]
-            t = MIN_WATERMARK if ts is None else ts
-            for w in assign(value, t, tctx):
-                if merging:
-                    w = self._merge(w, order, active, contents, None)
-                contents[w] = add(get(w, _EMPTY), value, t)
+        if type(assigner) is TumblingEventTimeWindows:
+            # the hot case, inlined: Python's floor % gives getWindowStartWithOffset's start
+            size, offset = assigner.size, assigner.offset
+            by_start: dict[int, Any] = {}
+            get_start = by_start.get
+            for rec in recs:
+                t = rec[ts_at]
+                if t is None:
+                    raise RuntimeError(NO_TIMESTAMP_ERROR)
+                start = t - (t - offset) % size
+                by_start[start] = add(get_start(start, _EMPTY), rec[value_at], t)
+            for start, content in by_start.items():
+                contents[TimeWindow(start, start + size)] = content
+        else:
+            assign = assigner.assign_windows
+            merging = self.merging
+            for rec in recs:
+                ts = rec[ts_at]
+                value = rec[value_at]
+                t = MIN_WATERMARK if ts is None else ts
+                for w in assign(value, t, tctx):
+                    if merging:
+                        w = self._merge(w, order, active, contents, None)
+                    contents[w] = add(get(w, _EMPTY), value, t)
         tctx.watermark = MAX_WATERMARK
-        fires = sorted(contents, key=lambda w: (w.max_timestamp(), w[0]))
-        if self.allowed_lateness == 0 or not self.assigner.is_event_time():
+        fires = sorted(contents, key=_fire_order) if len(contents) > 1 else list(contents)
+        if self.allowed_lateness == 0 or not assigner.is_event_time():
+            clears = self._main is not None and self._main[0] == "process"
             for w in fires:
                 yield from self._emit(key, w, contents)
-                self._clear_all_state(key, w, contents, tctx)
+                if clears:
+                    self._clear_all_state(key, w, contents, tctx)
             return
         events = [(w.max_timestamp(), w[0], 0, w) for w in fires] + \
                  [(self._cleanup_time(w), w[0], 1, w) for w in fires]
@@ -781,6 +809,29 @@ class WindowOperator(OneInputOperator):
                 self._clear_all_state(key, w, contents, tctx)
             elif w in contents:
                 yield from self._emit(key, w, contents)
+
+    def _run_count(self, key: Any, recs: list[Any], ts_at: int, value_at: int,
+                   contents: dict[Any, Any]) -> Iterator[Output]:
+        """count_window with its own trigger and evictor: tumbling fires (and purges) every ``size``
+        elements; sliding fires every ``slide`` elements with the last ``size`` (CountEvictor)."""
+        assigner = self.assigner
+        w = GlobalWindow.get()
+        n = len(recs)
+        if isinstance(assigner, CountSlidingWindowAssigner):
+            size, slide = assigner.size, assigner.slide
+            for i in range(slide, n + 1, slide):
+                contents[w] = [(r[value_at], r[ts_at]) for r in recs[max(0, i - size):i]]
+                yield from self._emit(key, w, contents)
+            return
+        size = assigner.size  # type: ignore[attr-defined]
+        add = self._adder()
+        for i in range(size, n + 1, size):
+            acc: Any = _EMPTY
+            for r in recs[i - size:i]:
+                acc = add(acc, r[value_at], r[ts_at])
+            contents[w] = acc
+            yield from self._emit(key, w, contents)
+            del contents[w]
 
     def _run_any_trigger(self, key: Any, recs: list[Any], ts_at: int, value_at: int,
                          contents: dict[Any, Any], order: list[Any], active: set[Any]) -> Iterator[Output]:
@@ -974,6 +1025,11 @@ class _Empty:
 
 _EMPTY = _Empty()
 _start = _op.itemgetter(0)
+
+
+def _fire_order(w: Any) -> tuple[int, int]:
+    """Timer order: by max timestamp (then start, where Flink's timer heap leaves ties open)."""
+    return (w.max_timestamp(), getattr(w, "start", 0))
 
 
 class AllWindowOperator(WindowOperator):

@@ -23,12 +23,14 @@ from sessioncluster.functions import (
 from sessioncluster.operators import AllWindowOperator, WindowOperator
 from sessioncluster.state import ValueStateDescriptor
 from sessioncluster.window import (
+    CountEvictor,
     CountSlidingWindowAssigner,
     CountTrigger,
     CountTumblingWindowAssigner,
     EventTimeSessionWindows,
     EventTimeTrigger,
     GlobalWindows,
+    PurgingTrigger,
     SessionWindowTimeGapExtractor,
     SlidingEventTimeWindows,
     TimeWindow,
@@ -92,7 +94,7 @@ class Describe(ProcessWindowFunction):
     def process(self, key: Any, context: ProcessWindowFunction.Context, elements: Iterable[Any]) -> Any:
         w = context.window()
         values = [e if not isinstance(e, tuple) else e[1] for e in elements]
-        yield (key, w.start, w.end, w.max_timestamp(), values)
+        yield (key, getattr(w, "start", None), getattr(w, "end", None), w.max_timestamp(), values)
 
 
 def random_records(seed: int, n: int = 400) -> list[tuple[str, int, tuple[str, int]]]:
@@ -405,3 +407,19 @@ def test_the_trigger_path_and_the_fast_path_agree(assigner: Any, lateness: int) 
                                  trigger=SameAsEventTimeTrigger()), recs)
     assert fast == general
     assert len(fast) > 10
+
+
+@pytest.mark.parametrize("kind", ["reduce", "aggregate", "process"])
+@pytest.mark.parametrize("size,slide", [(3, 0), (4, 0), (3, 2), (2, 5), (5, 1)])
+def test_count_windows_equal_global_windows_with_flinks_trigger_and_evictor(kind: str, size: int,
+                                                                            slide: int) -> None:
+    recs = random_records(9, 200)
+    fn = {"reduce": Sum(), "aggregate": Avg(), "process": Describe()}[kind]
+    if slide == 0:
+        general = WindowOperator(GlobalWindows.create(), kind, fn,
+                                 trigger=PurgingTrigger.of(CountTrigger.of(size)))
+    else:
+        general = WindowOperator(GlobalWindows.create(), kind, fn, trigger=CountTrigger.of(slide),
+                                 evictor=CountEvictor.of(size))
+    direct = run(WindowOperator(count_window_assigner(size, slide), kind, fn), recs)
+    assert direct == run(general, recs) and len(direct) > 10
