@@ -46,7 +46,7 @@ class Window:
         raise NotImplementedError
 
 
-class TimeWindow(tuple, Window):  # type: ignore[misc]
+class TimeWindow(tuple, Window):
     """The window [start, end) in milliseconds (a tuple underneath: hashing and equality in C)."""
 
     __slots__ = ()
@@ -58,11 +58,11 @@ class TimeWindow(tuple, Window):  # type: ignore[misc]
     end = property(_op.itemgetter(1), doc="the first millisecond after the window")
 
     def max_timestamp(self) -> int:
-        return self[1] - 1  # type: ignore[no-any-return]
+        return self[1] - 1
 
     def intersects(self, other: "TimeWindow") -> bool:
         """Flink's ``TimeWindow.intersects``: touching windows intersect."""
-        return self[0] <= other[1] and self[1] >= other[0]  # type: ignore[no-any-return]
+        return self[0] <= other[1] and self[1] >= other[0]
 
     def cover(self, other: "TimeWindow") -> "TimeWindow":
         return TimeWindow(min(self[0], other[0]), max(self[1], other[1]))
@@ -78,7 +78,7 @@ class TimeWindow(tuple, Window):  # type: ignore[misc]
     def __repr__(self) -> str:
         return f"TimeWindow(start={self[0]}, end={self[1]})"
 
-    def __getnewargs__(self) -> tuple[int, int]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[int, int]:
         return (self[0], self[1])
 
 
