@@ -145,6 +145,8 @@ class TriggerResult(enum.Enum):
 class Trigger:
     """When a window fires (Flink's Trigger); ``ctx`` is the operator's TriggerContext."""
 
+    __class_getitem__ = classmethod(lambda cls, params: cls)
+
     def on_element(self, element: Any, timestamp: int, window: Window, ctx: Any) -> TriggerResult:
         return TriggerResult.CONTINUE
 
@@ -297,6 +299,8 @@ class Evictor:
     """Removes elements from a window before and/or after its function runs. ``elements`` is a list
     of (value, timestamp) pairs; the methods return the pairs to keep."""
 
+    __class_getitem__ = classmethod(lambda cls, params: cls)
+
     def evict_before(self, elements: list[tuple[Any, int]], size: int, window: Window,
                      ctx: Any) -> list[tuple[Any, int]]:
         return elements
@@ -336,6 +340,8 @@ class CountEvictor(Evictor):
 class WindowAssigner:
     """Assigns each element to windows (Flink's WindowAssigner). ``context`` offers
     ``get_current_processing_time()``."""
+
+    __class_getitem__ = classmethod(lambda cls, params: cls)
 
     def assign_windows(self, element: Any, timestamp: int, context: Any) -> list[Window]:
         raise NotImplementedError
@@ -449,6 +455,8 @@ class SlidingEventTimeWindows(WindowAssigner):
 
 class SessionWindowTimeGapExtractor:
     """``extract(element)``: the session gap of an element, in milliseconds."""
+
+    __class_getitem__ = classmethod(lambda cls, params: cls)
 
     def extract(self, element: Any) -> int:
         raise NotImplementedError

@@ -423,3 +423,14 @@ def test_count_windows_equal_global_windows_with_flinks_trigger_and_evictor(kind
                                  evictor=CountEvictor.of(size))
     direct = run(WindowOperator(count_window_assigner(size, slide), kind, fn), recs)
     assert direct == run(general, recs) and len(direct) > 10
+
+
+def test_pyflink_style_generic_subscripts() -> None:
+    class Count(ProcessWindowFunction[tuple, tuple, str, TimeWindow]):  # type: ignore[misc]
+        def process(self, key: str, context: ProcessWindowFunction.Context[TimeWindow],  # type: ignore[misc]
+                    elements: Iterable[tuple]) -> Iterable[tuple]:
+            return [(key, len(list(elements)))]
+
+    out = run(WindowOperator(TumblingEventTimeWindows.of(Time.milliseconds(5)), "process", Count()),
+              [("a", 1, 1), ("a", 2, 2)])
+    assert out == [(None, 4, ("a", 2))]
