@@ -434,3 +434,28 @@ def test_pyflink_style_generic_subscripts() -> None:
     out = run(WindowOperator(TumblingEventTimeWindows.of(Time.milliseconds(5)), "process", Count()),
               [("a", 1, 1), ("a", 2, 2)])
     assert out == [(None, 4, ("a", 2))]
+
+
+def test_sliding_and_session_processing_time_windows() -> None:
+    from sessioncluster.window import ProcessingTimeSessionWindows, SlidingProcessingTimeWindows
+
+    recs = [("a", None, ("a", i)) for i in range(1, 5)] + [("b", 9, ("b", 5))]
+    out = run(WindowOperator(SlidingProcessingTimeWindows.of(Time.hours(2), Time.hours(1)), "reduce", Sum()),
+              recs)
+    totals: dict[str, int] = {}
+    for _, ts, (k, v) in out:
+        assert ts % 3_600_000 == 3_600_000 - 1
+        totals[k] = totals.get(k, 0) + v
+    assert totals == {"a": 2 * 10, "b": 2 * 5}  # every element is in two sliding windows
+    out = run(WindowOperator(ProcessingTimeSessionWindows.with_gap(Time.hours(1)), "process", Describe()),
+              recs)
+    # the records of a key are processed within far less than the gap: one session per key
+    assert [(v[0], v[4]) for _, _, v in out] == [("a", [1, 2, 3, 4]), ("b", [5])]
+    assert all(v[2] - v[1] >= 3_600_000 for _, _, v in out)
+
+
+def test_window_all_sessions() -> None:
+    recs = [(t, t) for t in [30, 1, 2, 20, 5, 21]]
+    out = run(AllWindowOperator(EventTimeSessionWindows.with_gap(Time.milliseconds(3)), "process",
+                                AllDescribe()), recs)
+    assert [v for _, _, v in out] == [(8, [1, 2, 5]), (24, [20, 21]), (33, [30])]
