@@ -687,6 +687,10 @@ class WindowOperator(OneInputOperator):
 
     # -- running -------------------------------------------------------------------------------
 
+    def open(self, ctx: RuntimeContext) -> None:
+        super().open(ctx)
+        self._ready = False  # the window contexts are rebuilt around the new state backend
+
     def process(self, records: Iterator[Any]) -> Iterator[Output]:
         for key, recs in group_by_key(records, 0, 1).items():
             yield from self._run_key(key, recs, 1, 2)

@@ -459,3 +459,17 @@ def test_window_all_sessions() -> None:
     out = run(AllWindowOperator(EventTimeSessionWindows.with_gap(Time.milliseconds(3)), "process",
                                 AllDescribe()), recs)
     assert [v for _, _, v in out] == [(8, [1, 2, 5]), (24, [20, 21]), (33, [30])]
+
+
+def test_an_operator_reopened_starts_from_fresh_state() -> None:
+    class Seen(ProcessWindowFunction):
+        def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Any:
+            seen = context.global_state().get_state(ValueStateDescriptor("seen"))
+            seen.update((seen.value() or 0) + 1)
+            yield seen.value()
+
+    op = WindowOperator(TumblingEventTimeWindows.of(Time.milliseconds(10)), "process", Seen())
+    for _ in range(2):
+        op.open(RuntimeContext("window", 0, 1, 0, {}))
+        assert [v for _, _, v in op.process(iter([("a", 1, 1), ("a", 11, 1)]))] == [1, 2]
+        op.close()
