@@ -6,6 +6,8 @@
 >>> env.from_collection(range(10)).map(lambda x: x * x).execute_and_collect()  # doctest: +SKIP
 """
 
+import sys
+
 from .accumulators import (
     AverageAccumulator,
     DoubleCounter,
@@ -34,16 +36,27 @@ from .client import (
     start,
 )
 from .functions import (
+    AggregateFunction,
     FilterFunction,
     FlatMapFunction,
     KeyedProcessFunction,
     KeySelector,
     MapFunction,
+    OutputTag,
     ProcessFunction,
     ReduceFunction,
     RuntimeContext,
+    TimeDomain,
 )
 from .graph.states import ExecutionState, JobStatus
+from .state import (
+    AggregatingStateDescriptor,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    ValueStateDescriptor,
+)
 
 __version__ = "0.1.0"
 
@@ -56,11 +69,16 @@ def load_ipython_extension(ipython: "object") -> None:
 
 
 __all__ = [
-    "AverageAccumulator", "DataStream", "DoubleCounter", "DoubleMaximum", "DoubleMinimum",
-    "ExecutionState", "FilterFunction", "FlatMapFunction", "Histogram", "IntCounter",
-    "IntMaximum", "IntMinimum", "JobClient", "JobExecutionException", "JobExecutionResult",
-    "JobManagerGoneError", "JobStatus", "KeyedProcessFunction", "KeySelector", "KeyedStream", "ListAccumulator",
-    "LongCounter", "MapFunction", "ProcessFunction", "ReduceFunction", "RuntimeContext", "Session",
-    "SessionStartError", "SqlExecutionException", "StreamExecutionEnvironment", "UnpicklableFunctionError", "connect",
-    "start",
+    "AggregateFunction", "AggregatingStateDescriptor", "AverageAccumulator", "DataStream",
+    "DoubleCounter", "DoubleMaximum", "DoubleMinimum", "ExecutionState", "FilterFunction",
+    "FlatMapFunction", "Histogram", "IntCounter", "IntMaximum", "IntMinimum", "JobClient",
+    "JobExecutionException", "JobExecutionResult", "JobManagerGoneError", "JobStatus",
+    "KeySelector", "KeyedProcessFunction", "KeyedStream", "ListAccumulator", "ListStateDescriptor",
+    "LongCounter", "MapFunction", "MapStateDescriptor", "OutputTag", "ProcessFunction",
+    "ReduceFunction", "ReducingStateDescriptor", "RuntimeContext", "Session", "SessionStartError",
+    "SqlExecutionException", "StateTtlConfig", "StreamExecutionEnvironment", "TimeDomain",
+    "UnpicklableFunctionError", "ValueStateDescriptor", "connect", "start",
 ]
+
+if "IPython" in sys.modules:  # in IPython or Jupyter: the HTML views and the live job widget
+    from . import jupyter as _jupyter  # noqa: F401

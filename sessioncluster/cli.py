@@ -12,6 +12,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import sys
 import time
@@ -19,22 +20,8 @@ from typing import Any
 
 from .client.session import Session, connect, start
 from .connection import ConnectionInfo, home, pid_alive
+from .options import StartOptions
 from .protocol.messages import ClusterOverview, JobDetails, JobSummary
-
-
-def _add_start_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", default="default", help="session name (default: %(default)s)")
-    p.add_argument("--taskmanagers", type=int, default=2,
-                   help="TaskManagers = Spark executors on local-cluster; 0 means local[S] "
-                        "(default: %(default)s)")
-    p.add_argument("--slots", type=int, default=1, help="slots per TaskManager (default: %(default)s)")
-    p.add_argument("--memory", type=int, default=1024, help="MB per TaskManager (default: %(default)s)")
-    p.add_argument("--spark-master", default=None, help="a real Spark master URL instead of local-cluster")
-    p.add_argument("--task-attempts", type=int, default=2,
-                   help="attempts per task before a job fails (default: %(default)s)")
-    p.add_argument("--bind", default="127.0.0.1",
-                   help="address every socket binds (default: %(default)s); any other address "
-                        "needs an explicit key of 32+ characters in SESSIONCLUSTER_KEY")
 
 
 def format_overview(o: ClusterOverview, info: ConnectionInfo | None = None) -> str:
@@ -91,8 +78,8 @@ def _session_names() -> list[str]:
 
 def cmd_start(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
-    session = start(args.name, args.taskmanagers, args.slots, args.memory, args.spark_master,
-                    args.task_attempts, args.bind)
+    options = StartOptions.from_namespace(args)
+    session = start(**dataclasses.asdict(options))
     print(format_overview(session.status(), session.info))
     print(f"ready in {time.monotonic() - t0:.1f} s")
     return 0
@@ -172,8 +159,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     except LookupError:
         print(f"starting session cluster '{args.name}' ({args.taskmanagers} TaskManagers) ...")
         t0 = time.monotonic()
-        session = start(args.name, args.taskmanagers, args.slots, args.memory, args.spark_master,
-                        args.task_attempts, args.bind)
+        session = start(**dataclasses.asdict(StartOptions.from_namespace(args)))
         print(f"ready in {time.monotonic() - t0:.1f} s")
         started = True
     print(format_overview(session.status(), session.info))
@@ -186,12 +172,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``sessioncluster`` command line and its subcommands."""
     parser = argparse.ArgumentParser(prog="sessioncluster", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("start", help="start a session cluster in the background")
-    _add_start_options(p)
+    StartOptions.add_arguments(p)
     p.set_defaults(func=cmd_start)
     for name, func, text in (("status", cmd_status, "show a session's TaskManagers and jobs"),
                              ("stop", cmd_stop, "stop a session cluster"),
@@ -202,11 +189,26 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("list", help="list the session clusters")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("demo", help="start a session, run a word count, print result and graph")
-    _add_start_options(p)
+    StartOptions.add_arguments(p)
     p.set_defaults(name="demo")
     p.add_argument("--keep", action="store_true", help="leave the session running afterwards")
     p.set_defaults(func=cmd_demo)
-    args = parser.parse_args(argv)
+    # -- run: a PyFlink program on a running session (Flink's `flink run -py`) --------------
+    from .client.run import cmd_run
+
+    p = sub.add_parser("run", help="run a PyFlink DataStream program on a running session")
+    p.add_argument("--session", default=None,
+                   help="the session to run on (default: $SESSIONCLUSTER_SESSION)")
+    p.add_argument("-d", "--detached", action="store_true",
+                   help="print the JobIDs of the program's jobs and return without waiting")
+    p.add_argument("program", help="the program (a .py file)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
+    p.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except (LookupError, RuntimeError, ConnectionError) as exc:

@@ -14,6 +14,10 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import psutil
+
+from .files import write_private
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -55,6 +59,8 @@ class ConnectionInfo:
     jobmanager_pid: int
     host: str = "127.0.0.1"
     spark_master: str = ""
+    #: the default parallelism of the session's jobs (Flink's parallelism.default)
+    parallelism: int = 1
 
     def __repr__(self) -> str:  # the key never goes into logs or output
         return (f"ConnectionInfo(name={self.name!r}, dispatcher={self.dispatcher!r}, "
@@ -67,13 +73,7 @@ class ConnectionInfo:
         return d
 
     def write(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(asdict(self), f, indent=1)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        write_private(path, json.dumps(asdict(self), indent=1))
 
     @classmethod
     def read(cls, path: Path) -> "ConnectionInfo":
@@ -82,19 +82,14 @@ class ConnectionInfo:
 
 
 def pid_alive(pid: int) -> bool:
+    """True while process ``pid`` runs (a zombie counts as dead)."""
     if pid <= 0:
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    # a zombie child counts as dead
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
+    except psutil.AccessDenied:
         return True
 
 

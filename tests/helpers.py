@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Callable
+
+import psutil
 
 from sessioncluster.connection import pid_alive
 
@@ -32,11 +33,7 @@ def wait_gone(pids: list[int], timeout: float = 60.0) -> list[int]:
 
 
 def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise ValueError(f"no VmRSS for pid {pid}")
+    return psutil.Process(pid).memory_info().rss / 2**20
 
 
 def session_pids(session: Any) -> list[int]:
@@ -49,18 +46,11 @@ def session_pids(session: Any) -> list[int]:
 
 def descendants(pids: list[int]) -> set[int]:
     """``pids`` and every process below them (the Spark driver JVM is the JobManager's child)."""
-    parent: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found = {p for p in pids if p in parent}
-    grew = True
-    while grew:
-        more = {p for p, pp in parent.items() if pp in found and p not in found}
-        found |= more
-        grew = bool(more)
+    found: set[int] = set()
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            found |= {pid, *(child.pid for child in proc.children(recursive=True))}
+        except psutil.NoSuchProcess:
+            continue
     return found

@@ -17,9 +17,38 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import cloudpickle
 
-from ..functions import FieldAggregation, FieldMax, FieldMin, FieldSum, Function, as_callable
+from ..functions import (
+    FieldAggregation,
+    FieldMax,
+    FieldMin,
+    FieldSum,
+    Function,
+    OutputTag,
+    as_callable,
+)
 from ..graph.jobgraph import JobGraph, build_job_graph
-from ..graph.streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamGraph, StreamNode
+from ..graph.streamgraph import (
+    DEFAULT_NAMES,
+    ChainingStrategy,
+    OperatorKind,
+    Partitioning,
+    StreamGraph,
+    StreamNode,
+)
+from ..operators import (
+    AllWindowOperator,
+    CoFlatMapOperator,
+    CoMapOperator,
+    CoProcessOperator,
+    KeyedCoProcessOperator,
+    KeyedFunctionOperator,
+    KeyedProcessOperator,
+    ProcessOperator,
+    StreamOperator,
+    TimestampsAndWatermarksOperator,
+    WindowOperator,
+)
+from . import display
 from .jobclient import JobClient, JobExecutionResult, check, records_of
 
 if TYPE_CHECKING:
@@ -37,8 +66,110 @@ class StreamExecutionEnvironment:
         self.session = session
         self.stream_graph = StreamGraph()
         self._sinks: list[StreamNode] = []
+        self._restart_strategy: Any = None
+
+    # -- PyFlink's environment API: the current session, runtime mode, configuration, FileSource --
+    @staticmethod
+    def get_execution_environment(configuration: Any = None) -> "StreamExecutionEnvironment":
+        """An environment on the current session: the one this process started or connected,
+        else the session named by ``SESSIONCLUSTER_SESSION`` (see ``client/current.py``)."""
+        from .current import execution_environment
+
+        return execution_environment(configuration)
+
+    def set_runtime_mode(self, execution_mode: Any) -> "StreamExecutionEnvironment":
+        """BATCH (the default) is the mode sessioncluster runs; STREAMING is accepted here and
+        fails when the program is executed."""
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        if not isinstance(execution_mode, RuntimeExecutionMode):
+            raise TypeError(f"set_runtime_mode takes a RuntimeExecutionMode, not {execution_mode!r}")
+        self._runtime_mode = execution_mode
+        return self
+
+    def get_runtime_mode(self) -> Any:
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        return getattr(self, "_runtime_mode", RuntimeExecutionMode.BATCH)
+
+    def configure(self, configuration: Any) -> "StreamExecutionEnvironment":
+        """Apply a ``Configuration``: ``parallelism.default``, ``execution.runtime-mode`` and
+        ``pipeline.operator-chaining`` take effect; other options are kept (``get_config``)."""
+        from ..common.configuration import Configuration
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        if not isinstance(configuration, Configuration):
+            raise TypeError(f"configure takes a Configuration, not {configuration!r}")
+        if configuration.contains_key("parallelism.default"):
+            self.set_parallelism(configuration.get_integer("parallelism.default", 1))
+        if configuration.contains_key("execution.runtime-mode"):
+            self.set_runtime_mode(RuntimeExecutionMode.parse(
+                configuration.get_string("execution.runtime-mode", "BATCH")))
+        if not configuration.get_boolean("pipeline.operator-chaining", True):
+            self.disable_operator_chaining()
+        self._configuration = Configuration(getattr(self, "_configuration", None)).add_all(configuration)
+        return self
+
+    def get_config(self) -> Any:
+        """PyFlink's ``ExecutionConfig`` of this environment."""
+        from ..common.execution_config import ExecutionConfig
+
+        if getattr(self, "_execution_config", None) is None:
+            self._execution_config = ExecutionConfig(self)
+        return self._execution_config
+
+    def from_source(self, source: Any, watermark_strategy: Any, source_name: str,
+                    type_info: Any = None) -> "DataStream":
+        """A stream from a ``FileSource`` (bounded in BATCH mode; one record per line)."""
+        from ..connectors.file_system import FileSource
+
+        if not isinstance(source, FileSource):
+            raise TypeError(f"from_source takes a FileSource (the only source so far), not {source!r}")
+        # several paths are one comma-separated list, as Hadoop's (and so Spark's) textFile reads
+        ds = self.read_text_file(",".join(source.paths)).name(source_name)
+        if not source.bounded:
+            ds.node.config["unbounded"] = True
+        # a strategy with a timestamp assigner stamps the records, as PyFlink's from_source does
+        assigner = getattr(watermark_strategy, "timestamp_assigner", None)
+        if assigner is not None and hasattr(ds, "assign_timestamps_and_watermarks"):
+            ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
+        return ds
+
+    def _check_executable(self) -> None:
+        """Fail, before submitting, a program BATCH mode cannot run: STREAMING mode, or an
+        unbounded source (``monitor_continuously``)."""
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        mode = self.get_runtime_mode()
+        unbounded = [n.name for n in self.stream_graph.nodes if n.config.get("unbounded")]
+        if mode is RuntimeExecutionMode.STREAMING:
+            raise NotImplementedError("STREAMING mode is not supported yet: sessioncluster runs "
+                                      "DataStream programs in BATCH mode "
+                                      "(env.set_runtime_mode(RuntimeExecutionMode.BATCH))")
+        if unbounded:
+            raise NotImplementedError(
+                f"the source {', '.join(map(repr, unbounded))} is unbounded (monitor_continuously): it "
+                "needs STREAMING mode, and STREAMING mode is not supported yet; read a static file "
+                "set (process_static_file_set(), the default) in BATCH mode")
 
     # -- configuration ---------------------------------------------------------------------
+    def set_restart_strategy(self, restart_strategy_configuration: Any) -> "StreamExecutionEnvironment":
+        """What the JobMaster does when a job fails after Spark's task retries
+        (``RestartStrategies.fixed_delay_restart(3, 1000)``, ``failure_rate_restart``,
+        ``no_restart``): restart it whole, as Flink does, or fail it (the default)."""
+        from ..restart import RestartStrategyConfiguration
+
+        if not isinstance(restart_strategy_configuration, RestartStrategyConfiguration):
+            raise TypeError("set_restart_strategy takes a RestartStrategies.* configuration, not "
+                            f"{restart_strategy_configuration!r}")
+        self._restart_strategy = restart_strategy_configuration
+        return self
+
+    def get_restart_strategy(self) -> Any:
+        from ..restart import RestartStrategies
+
+        return self._restart_strategy or RestartStrategies.fall_back_restart()
+
     def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
@@ -53,7 +184,7 @@ class StreamExecutionEnvironment:
         return self
 
     # -- sources ---------------------------------------------------------------------------
-    def from_collection(self, collection: Any) -> "DataStream":
+    def from_collection(self, collection: Any, type_info: Any = None) -> "DataStream":
         """A bounded source over a Python collection (materialized as a list)."""
         data = list(collection)
         node = self.stream_graph.add_node(OperatorKind.SOURCE_COLLECTION, data,
@@ -117,6 +248,7 @@ class StreamExecutionEnvironment:
 
         graph = build_job_graph(self.stream_graph, sinks if sinks is not None else self._sinks,
                                 job_name, put_blob)
+        graph.restart_strategy = self._restart_strategy
         return graph, blobs
 
     def explain(self, job_name: str = "sessioncluster job") -> str:
@@ -125,6 +257,7 @@ class StreamExecutionEnvironment:
     def execute_async(self, job_name: str = "sessioncluster job",
                       sinks: list[StreamNode] | None = None) -> JobClient:
         """Submit the program (detached) and return its JobClient at once."""
+        self._check_executable()
         graph, blobs = self.job_graph(job_name, sinks)
         if sinks is None:
             self._sinks = []  # like Flink, executing clears the program's sinks
@@ -132,11 +265,8 @@ class StreamExecutionEnvironment:
         return JobClient(self.session, job_id, job_name)
 
     def _attached(self, client: JobClient) -> JobClient:
-        """An attached job in a Jupyter kernel shows its live job widget."""
-        if _in_kernel():
-            from ..jupyter import display_job_widget
-
-            display_job_widget(client)
+        """An attached job: the front end (a notebook's live job widget) is told of it."""
+        display.hooks.on_attached_job(client)
         return client
 
     def execute(self, job_name: str = "sessioncluster job") -> JobExecutionResult:
@@ -163,20 +293,27 @@ class DataStream:
         g = self.env.stream_graph
         node = g.add_node(kind, fn, name)
         node.slot_sharing_group = self.node.slot_sharing_group
-        g.add_edge(self.node, node, partitioning, key_selector, explicit)
+        self._connect(node, partitioning, key_selector, explicit)
         return DataStream(self.env, node)
 
-    # -- transformations --------------------------------------------------------------------
-    def map(self, func: Any) -> "DataStream":
+    def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False,
+                 input_index: int | None = None) -> None:
+        """The edge(s) from this stream into ``node``."""
+        self.env.stream_graph.add_edge(self.node, node, partitioning, key_selector, explicit,
+                                       input_index=input_index)
+
+    # -- transformations (PyFlink's signatures: type information is accepted, not needed) ---
+    def map(self, func: Any, output_type: Any = None) -> "DataStream":
         return self._then(OperatorKind.MAP, func)
 
-    def flat_map(self, func: Any) -> "DataStream":
+    def flat_map(self, func: Any, output_type: Any = None) -> "DataStream":
         return self._then(OperatorKind.FLAT_MAP, func)
 
     def filter(self, func: Any) -> "DataStream":
         return self._then(OperatorKind.FILTER, func)
 
-    def key_by(self, key_selector: Any) -> "KeyedStream":
+    def key_by(self, key_selector: Any, key_type: Any = None) -> "KeyedStream":
         _check_function(key_selector, None)
         return KeyedStream(self, key_selector)
 
@@ -187,9 +324,50 @@ class DataStream:
                 raise ValueError("union() needs streams of the same environment")
         return _UnionStream(self.env, [self, *streams])
 
-    def process(self, func: Any) -> "DataStream":
-        """Apply a ProcessFunction: ``process_element(value, ctx)`` yields outputs."""
-        return self._then(OperatorKind.PROCESS, func)
+    def process(self, func: Any, output_type: Any = None) -> "DataStream":
+        """Apply a ProcessFunction: ``process_element(value, ctx)`` yields outputs, and
+        ``ctx.output(tag, value)`` sends one to a side output (:meth:`get_side_output`)."""
+        _check_function(func, OperatorKind.PROCESS)
+        return self._then(OperatorKind.PROCESS, ProcessOperator(func))
+
+    def get_side_output(self, output_tag: OutputTag) -> "DataStream":
+        """The records the process function of this stream sent to ``output_tag``
+        (``ctx.output(output_tag, value)``); empty when it sends none."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"get_side_output() takes an OutputTag, not {output_tag!r}")
+        if self.node.kind is not OperatorKind.PROCESS or isinstance(self, _SideOutputStream):
+            raise ValueError(f"'{self.node.name}' is not a process function: only the stream of a "
+                             "process() has side outputs")
+        return _SideOutputStream(self.env, self.node, output_tag.tag_id)
+
+    def connect(self, ds: "DataStream") -> "ConnectedStreams":
+        """This stream and ``ds`` as the two inputs of one operator (``map(CoMapFunction)``,
+        ``flat_map``, ``process``; after ``key_by(k1, k2)`` with keyed state both share)."""
+        if not isinstance(ds, DataStream) or ds.env is not self.env:
+            raise ValueError("connect() takes a DataStream of the same environment")
+        return ConnectedStreams(self, ds)
+
+    def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> "DataStream":
+        """Event time from here on: each record's timestamp is what the strategy's timestamp
+        assigner extracts; it travels with the record through the operators that follow."""
+        from ..watermark import WatermarkStrategy
+
+        if not isinstance(watermark_strategy, WatermarkStrategy):
+            raise TypeError(f"assign_timestamps_and_watermarks takes a WatermarkStrategy, not "
+                            f"{watermark_strategy!r}")
+        stream = self._then(OperatorKind.PROCESS, TimestampsAndWatermarksOperator(watermark_strategy),
+                            name="Timestamps/Watermarks")
+        stream.node.config["timestamped"] = True
+        return stream
+
+    def window_all(self, window_assigner: Any) -> "AllWindowedStream":
+        """Windows over every record of the stream, in one subtask (Flink's windowAll)."""
+        return AllWindowedStream(self, window_assigner)
+
+    def window(self, window_assigner: Any) -> Any:
+        raise AttributeError("a DataStream that is not keyed has no window(): use "
+                             "key_by(...).window(assigner), or window_all(assigner) for windows over "
+                             "every record")
 
     def rebalance(self) -> "DataStream":
         """Round-robin the records over the next operator's subtasks."""
@@ -227,7 +405,7 @@ class DataStream:
         g = self.env.stream_graph
         node = g.add_node(kind, None)  # a sink runs with its input's parallelism
         node.slot_sharing_group = self.node.slot_sharing_group
-        g.add_edge(self.node, node)
+        self._connect(node)
         return node
 
     def sink_to_text(self, path: str) -> "DataStream":
@@ -261,6 +439,38 @@ class DataStream:
         sink = self._sink(OperatorKind.SINK_COLLECT)
         return self.env.execute_async(job_name, sinks=[sink])
 
+    # -- PyFlink's sink_to (a bounded FileSink) ---------------------------------------------
+    def sink_to(self, sink: Any) -> "DataStream":
+        """Write the records with a row-format ``FileSink``: a line (``str(record)``) per record
+        under its base path, one part file per subtask, when the job runs."""
+        from ..connectors.file_system import FileSink
+
+        if not isinstance(sink, FileSink):
+            raise TypeError(f"sink_to takes a FileSink (the only sink so far), not {sink!r}")
+        return self.sink_to_text(sink.writable_base_path())
+
+
+class _SideOutputStream(DataStream):
+    """A side output of a process function: the operators that read it get an edge that
+    carries the tagged records (never chained to the process function)."""
+
+    def __init__(self, env: StreamExecutionEnvironment, node: StreamNode, tag_id: str) -> None:
+        super().__init__(env, node)
+        self.tag_id = tag_id
+
+    def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False,
+                 input_index: int | None = None) -> None:
+        self.env.stream_graph.add_edge(self.node, node, partitioning, key_selector, explicit,
+                                       side_output=self.tag_id, input_index=input_index)
+
+    def _settings_error(self, *args: Any) -> DataStream:
+        raise TypeError("a side output is not an operator: set names, parallelism and chaining "
+                        "on the operator that produces it or on the one that reads it")
+
+    name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
+    disable_chaining = start_new_chain = _settings_error
+
 
 class _UnionStream(DataStream):
     """Flink's union is no operator: the next operator reads every input."""
@@ -269,22 +479,16 @@ class _UnionStream(DataStream):
         super().__init__(env, inputs[0].node)
         self.inputs = inputs
 
-    def _then(self, kind: OperatorKind, fn: Any, partitioning: Partitioning = Partitioning.FORWARD,
-              key_selector: Callable[[Any], Any] | None = None, name: str | None = None,
-              explicit: bool = False) -> DataStream:
-        _check_function(fn, kind)
-        g = self.env.stream_graph
-        node = g.add_node(kind, fn, name)
-        node.slot_sharing_group = self.node.slot_sharing_group
-        for stream in self.inputs:
-            g.add_edge(stream.node, node, partitioning, key_selector, explicit)
-        return DataStream(self.env, node)
+    def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False,
+                 input_index: int | None = None) -> None:
+        for stream in self.inputs:  # every input of the union feeds the operator
+            stream._connect(node, partitioning, key_selector, explicit, input_index)
 
     def _sink(self, kind: OperatorKind) -> StreamNode:
         g = self.env.stream_graph
         node = g.add_node(kind, None, parallelism=max(g.parallelism_of(s.node) for s in self.inputs))
-        for stream in self.inputs:
-            g.add_edge(stream.node, node)
+        self._connect(node)
         return node
 
     def union(self, *streams: DataStream) -> DataStream:
@@ -295,7 +499,7 @@ class _UnionStream(DataStream):
                         "the operator that follows it")
 
     name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
-    disable_chaining = start_new_chain = _settings_error  # type: ignore[assignment]
+    disable_chaining = start_new_chain = _settings_error
 
 
 class _Repartitioned:
@@ -325,7 +529,7 @@ class KeyedStream:
         self.stream = stream
         self.key_selector = key_selector
 
-    def reduce(self, func: Any) -> DataStream:
+    def reduce(self, func: Any, output_type: Any = None) -> DataStream:
         """Combine the records of each key pairwise; map-side combined before the shuffle."""
         return self.stream._then(OperatorKind.REDUCE, func, Partitioning.HASH, self.key_selector)
 
@@ -341,18 +545,166 @@ class KeyedStream:
         return self.stream._then(OperatorKind.REDUCE, FieldMax(position_to_max), Partitioning.HASH,
                                  self.key_selector, name="Keyed Aggregation")
 
-    def process(self, func: Any) -> DataStream:
-        """A KeyedProcessFunction per record; ``ctx.get_current_key()`` gives its key."""
-        return self.stream._then(OperatorKind.PROCESS, func, Partitioning.HASH, self.key_selector)
+    def process(self, func: Any, output_type: Any = None) -> DataStream:
+        """A KeyedProcessFunction: keyed state (through ``open``'s runtime context),
+        ``ctx.get_current_key()``, timers and ``on_timer``, side outputs."""
+        _check_function(func, OperatorKind.PROCESS)
+        return self.stream._then(OperatorKind.PROCESS, KeyedProcessOperator(func),
+                                 Partitioning.HASH, self.key_selector)
 
-    def map(self, func: Any) -> DataStream:
-        return self.stream._then(OperatorKind.MAP, func, Partitioning.HASH, self.key_selector)
+    def _keyed(self, kind: OperatorKind, func: Any) -> DataStream:
+        """A map/flat_map/filter after key_by; a rich function gets keyed state."""
+        if isinstance(func, Function):
+            _check_function(func, kind)
+            return self.stream._then(OperatorKind.PROCESS, KeyedFunctionOperator(kind.value, func),
+                                     Partitioning.HASH, self.key_selector, name=DEFAULT_NAMES[kind])
+        return self.stream._then(kind, func, Partitioning.HASH, self.key_selector)
 
-    def flat_map(self, func: Any) -> DataStream:
-        return self.stream._then(OperatorKind.FLAT_MAP, func, Partitioning.HASH, self.key_selector)
+    def window(self, window_assigner: Any) -> "WindowedStream":
+        """Windows per key (tumbling, sliding, session, global ... assigners)."""
+        return WindowedStream(self, window_assigner)
+
+    def count_window(self, size: int, slide: int = 0) -> "WindowedStream":
+        """Windows of ``size`` records per key, every ``slide`` records when sliding (Flink's
+        countWindow: an incomplete last window does not fire)."""
+        from ..window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+
+        if slide:
+            return WindowedStream(self, CountSlidingWindowAssigner.of(size, slide))
+        return WindowedStream(self, CountTumblingWindowAssigner.of(size))
+
+    def map(self, func: Any, output_type: Any = None) -> DataStream:
+        return self._keyed(OperatorKind.MAP, func)
+
+    def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
+        return self._keyed(OperatorKind.FLAT_MAP, func)
 
     def filter(self, func: Any) -> DataStream:
-        return self.stream._then(OperatorKind.FILTER, func, Partitioning.HASH, self.key_selector)
+        return self._keyed(OperatorKind.FILTER, func)
+
+
+class ConnectedStreams:
+    """Two streams feeding one two-input operator (Flink's ConnectedStreams)."""
+
+    def __init__(self, first: DataStream, second: DataStream,
+                 key_selectors: tuple[Any, Any] | None = None) -> None:
+        self.first = first
+        self.second = second
+        self.key_selectors = key_selectors
+
+    def key_by(self, key_selector1: Any, key_selector2: Any, key_type: Any = None) -> "ConnectedStreams":
+        """Both inputs partitioned by their key: records of one key meet in one subtask, and
+        keyed state is shared by both inputs."""
+        _check_function(key_selector1, None)
+        _check_function(key_selector2, None)
+        return ConnectedStreams(self.first, self.second, (key_selector1, key_selector2))
+
+    def _two_input(self, operator: StreamOperator, name: str) -> DataStream:
+        env = self.first.env
+        g = env.stream_graph
+        node = g.add_node(OperatorKind.PROCESS, operator, name)
+        node.slot_sharing_group = self.first.node.slot_sharing_group
+        for index, stream in enumerate((self.first, self.second)):
+            if self.key_selectors is not None:
+                stream._connect(node, Partitioning.HASH, self.key_selectors[index], input_index=index)
+            else:
+                stream._connect(node, Partitioning.REBALANCE, input_index=index)
+        return DataStream(env, node)
+
+    def map(self, func: Any, output_type: Any = None) -> DataStream:
+        """A CoMapFunction: ``map1`` for the first input's records, ``map2`` for the second's."""
+        return self._two_input(CoMapOperator(func, keyed=self.key_selectors is not None), "Co-Map")
+
+    def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
+        """A CoFlatMapFunction: ``flat_map1`` / ``flat_map2`` yield outputs."""
+        return self._two_input(CoFlatMapOperator(func, keyed=self.key_selectors is not None),
+                               "Co-Flat Map")
+
+    def process(self, func: Any, output_type: Any = None) -> DataStream:
+        """A CoProcessFunction, or after key_by a KeyedCoProcessFunction (state, timers)."""
+        if self.key_selectors is not None:
+            return self._two_input(KeyedCoProcessOperator(func), "Co-Process")
+        return self._two_input(CoProcessOperator(func), "Co-Process")
+
+
+class WindowedStream:
+    """A KeyedStream cut into windows; a window function gives each window's result."""
+
+    def __init__(self, keyed: KeyedStream, assigner: Any) -> None:
+        from ..window import WindowAssigner
+
+        if not isinstance(assigner, WindowAssigner):
+            raise TypeError(f"window() takes a WindowAssigner, not {assigner!r}")
+        self.keyed = keyed
+        self.assigner = assigner
+        self._trigger: Any = None
+        self._evictor: Any = None
+        self._allowed_lateness: Any = 0
+        self._late_data_tag: Any = None
+
+    # -- settings -------------------------------------------------------------------------
+    def trigger(self, trigger: Any) -> "WindowedStream":
+        self._trigger = trigger
+        return self
+
+    def evictor(self, evictor: Any) -> "WindowedStream":
+        self._evictor = evictor
+        return self
+
+    def allowed_lateness(self, time_ms: Any) -> "WindowedStream":
+        self._allowed_lateness = time_ms
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag) -> "WindowedStream":
+        self._late_data_tag = output_tag
+        return self
+
+    # -- window functions -----------------------------------------------------------------
+    def _apply(self, kind: str, function: Any, window_function: Any = None) -> DataStream:
+        operator = self._operator(kind, function, window_function)
+        stream = self._stream(operator)
+        stream.node.config["timestamped"] = True  # a window's result has its max timestamp
+        return stream
+
+    def _operator(self, kind: str, function: Any, window_function: Any) -> StreamOperator:
+        return WindowOperator(self.assigner, kind, function, window_function,
+                              self._allowed_lateness, self._late_data_tag, self._trigger, self._evictor)
+
+    def _stream(self, operator: StreamOperator) -> DataStream:
+        return self.keyed.stream._then(OperatorKind.PROCESS, operator, Partitioning.HASH,
+                                       self.keyed.key_selector, name="Window")
+
+    def reduce(self, reduce_function: Any, window_function: Any = None,
+               output_type: Any = None) -> DataStream:
+        return self._apply("reduce", reduce_function, window_function)
+
+    def aggregate(self, aggregate_function: Any, window_function: Any = None,
+                  accumulator_type: Any = None, output_type: Any = None) -> DataStream:
+        return self._apply("aggregate", aggregate_function, window_function)
+
+    def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
+        return self._apply("apply", window_function)
+
+    def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
+        return self._apply("process", process_window_function)
+
+
+class AllWindowedStream(WindowedStream):
+    """Windows over every record of a stream that is not keyed: one subtask (parallelism 1)."""
+
+    def __init__(self, stream: DataStream, assigner: Any) -> None:
+        super().__init__(KeyedStream(stream, None), assigner)
+
+    def _operator(self, kind: str, function: Any, window_function: Any) -> StreamOperator:
+        return AllWindowOperator(self.assigner, kind, function, window_function,
+                                 self._allowed_lateness, self._late_data_tag, self._trigger,
+                                 self._evictor)
+
+    def _stream(self, operator: StreamOperator) -> DataStream:
+        stream = self.keyed.stream._then(OperatorKind.PROCESS, operator, Partitioning.REBALANCE,
+                                         name="Window(All)")
+        stream.node.parallelism = 1
+        return stream
 
 
 def _wait_attached(client: JobClient) -> Any:
@@ -362,16 +714,6 @@ def _wait_attached(client: JobClient) -> Any:
     except KeyboardInterrupt:
         client.cancel()
         raise
-
-
-def _in_kernel() -> bool:
-    """True inside a Jupyter kernel (not plain IPython, not a script)."""
-    if "ipykernel" not in sys.modules:
-        return False
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 _INSTALLED_PATHS = tuple(
@@ -397,20 +739,22 @@ def _user_package(obj: Any) -> ModuleType | None:
 
 
 def _dumps_user_code(obj: Any) -> bytes:
-    package = _user_package(obj)
-    if package is None:
-        return cloudpickle.dumps(obj)
-    cloudpickle.register_pickle_by_value(package)
+    # an operator travels with the user's functions inside: their packages decide
+    functions = obj.user_functions if isinstance(obj, StreamOperator) else [obj]
+    packages = {p for p in map(_user_package, functions) if p is not None}
+    for package in packages:
+        cloudpickle.register_pickle_by_value(package)
     try:
         return cloudpickle.dumps(obj)
     finally:
-        cloudpickle.unregister_pickle_by_value(package)
+        for package in packages:
+            cloudpickle.unregister_pickle_by_value(package)
 
 
 def _check_function(fn: Any, kind: OperatorKind | None) -> None:
     if fn is None:
         return
-    if kind is OperatorKind.REDUCE and isinstance(fn, FieldAggregation):
+    if (kind is OperatorKind.REDUCE and isinstance(fn, FieldAggregation)) or isinstance(fn, StreamOperator):
         return
     if isinstance(fn, Function) or callable(fn):
         as_callable(fn)

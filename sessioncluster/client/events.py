@@ -54,7 +54,7 @@ class EventSubscriber:
         self._thread.join(timeout=2.0)
 
     def _run(self, endpoint: str) -> None:
-        ctx = zmq.Context.instance()
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         sock = ctx.socket(zmq.SUB)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.SUBSCRIBE, b"")

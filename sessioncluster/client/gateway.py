@@ -37,7 +37,7 @@ class DispatcherGateway:
         self.info = info
         self.timeout = timeout
         self.signer = MessageSigner(info.key, sender=f"client-{os.getpid()}")
-        self._ctx = zmq.Context.instance()
+        self._ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._local = threading.local()
         self._sockets: list[zmq.Socket] = []
         self._sockets_lock = threading.Lock()

@@ -19,6 +19,7 @@ from ..protocol.messages import (
     JobResultReply,
     RequestJobDetails,
 )
+from . import display
 
 if TYPE_CHECKING:
     from .session import Session
@@ -72,10 +73,8 @@ class JobExecutionResult:
         return (f"JobExecutionResult(job_id={self.job_id!r}, net_runtime={self.net_runtime} ms, "
                 f"accumulators={self.all_accumulator_results()!r})")
 
-    def _repr_html_(self) -> str:
-        from ..jupyter.html import job_result_html
-
-        return job_result_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.hooks.html_of(self)
 
 
 class JobClient:
@@ -89,16 +88,12 @@ class JobClient:
     def __repr__(self) -> str:
         return f"<JobClient {self.job_name!r} {self.job_id}>"
 
-    def _repr_html_(self) -> str:
-        from ..jupyter.html import job_client_html
-
-        return job_client_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.hooks.html_of(self)
 
     def widget(self) -> Any:
         """The live job widget (a notebook shows it when it is a cell's value)."""
-        from ..jupyter import job_widget
-
-        return job_widget(self)
+        return display.hooks.widget_of(self)
 
     def get_job_id(self) -> str:
         return self.job_id
@@ -153,7 +148,14 @@ def check(reply: JobResultReply, job_name: str) -> None:
     raise JobExecutionException(text, reply)
 
 
+class RecordsUnavailableError(LookupError):
+    """A finished job's records cannot be given back any more (the message says why)."""
+
+
 def records_of(reply: JobResultReply) -> list[Any]:
+    """The records a job collected; a clear error when the session no longer has them."""
+    if reply.records_missing:
+        raise RecordsUnavailableError(reply.records_missing)
     out: list[Any] = []
     for batch in reply.batches:
         out.extend(cloudpickle.loads(batch))

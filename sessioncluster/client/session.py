@@ -14,6 +14,7 @@ from typing import Any, Iterator
 from ..connection import ConnectionInfo, check_name, connection_path, pid_alive, session_dir
 from ..graph.jobgraph import JobGraph
 from ..graph.states import JobStatus
+from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import (
     Ack,
     CancelJob,
@@ -31,6 +32,8 @@ from ..protocol.messages import (
     SubmitJob,
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES
+from . import display
+from .current import clear_current, set_current
 from .events import EventSubscriber
 from .gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
 from .jobclient import JobExecutionException
@@ -75,10 +78,8 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session '{self.name}' dispatcher={self.info.dispatcher} pid={self.info.jobmanager_pid}>"
 
-    def _repr_html_(self) -> str:
-        from ..jupyter.html import session_html
-
-        return session_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.hooks.html_of(self)
 
     # -- cluster ---------------------------------------------------------------------------
     def status(self) -> ClusterOverview:
@@ -103,11 +104,16 @@ class Session:
         self.gateway.close()
         if self._events is not None:
             self._events.close()
+        clear_current(self)
 
     def get_execution_environment(self) -> "Any":
+        """A StreamExecutionEnvironment on this session; its default parallelism is the
+        session's (``--parallelism``, by default every slot at start)."""
         from .environment import StreamExecutionEnvironment
 
-        return StreamExecutionEnvironment(self)
+        env = StreamExecutionEnvironment(self)
+        env.stream_graph.default_parallelism = self.info.parallelism
+        return env
 
     def job(self, job_id: str) -> "Any":
         """A :class:`JobClient` for a job of this session, by id."""
@@ -211,7 +217,9 @@ def connect(name: str = "default") -> Session:
         path.unlink(missing_ok=True)
         raise LookupError(f"session cluster '{name}' is not running (its JobManager, pid "
                           f"{info.jobmanager_pid}, is gone; removed the stale connection file)")
-    return Session(info)
+    session = Session(info)
+    set_current(session)  # get_execution_environment() binds to it
+    return session
 
 
 @contextmanager
@@ -226,14 +234,18 @@ def _start_lock(name: str) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def start(name: str = "default", taskmanagers: int = 2, slots: int = 1, memory: int = 1024,
-          spark_master: str | None = None, task_attempts: int = 2, bind: str = "127.0.0.1",
-          timeout: float = START_TIMEOUT, quiet: bool = False, max_result_mb: int = 256) -> Session:
+def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bool = False,
+          **options: Any) -> Session:
     """Start a session cluster in the background and return when every TaskManager is warm.
 
-    If a session of that name is running already, connect to it instead.
+    ``options`` are the start options of :class:`~sessioncluster.options.StartOptions`
+    (``taskmanagers``, ``slots``, ``memory``, ``spark_master``, ``parallelism``,
+    ``task_attempts``, ``bind``, ``max_result_mb``), as on ``sessioncluster start``. If a
+    session of that name is running already, connect to it instead.
+
+    >>> session = sessioncluster.start("dev", taskmanagers=2, slots=1)   # doctest: +SKIP
     """
-    check_name(name)
+    settings = StartOptions.from_kwargs(name=check_name(name), **options)
     with _start_lock(name):
         try:
             session = connect(name)
@@ -245,12 +257,7 @@ def start(name: str = "default", taskmanagers: int = 2, slots: int = 1, memory: 
             _wait_ready(session, None, timeout)
             return session
         log_path = session_dir(name) / "jobmanager.log"
-        cmd = [sys.executable, "-m", "sessioncluster.jobmanager", "--name", name,
-               "--taskmanagers", str(taskmanagers), "--slots", str(slots), "--memory", str(memory),
-               "--task-attempts", str(task_attempts), "--bind", bind,
-               "--max-result-mb", str(max_result_mb)]
-        if spark_master:
-            cmd += ["--spark-master", spark_master]
+        cmd = [sys.executable, "-m", "sessioncluster.jobmanager", *settings.argv()]
         # A Spark Connect client in this process leaves these behind; the JobManager's classic
         # SparkSession must not see them.
         env = {k: v for k, v in os.environ.items()
@@ -275,6 +282,7 @@ def start(name: str = "default", taskmanagers: int = 2, slots: int = 1, memory: 
             time.sleep(0.02)
         session = Session(info)
         _wait_ready(session, proc, deadline - time.monotonic())
+        set_current(session)  # get_execution_environment() binds to it
         return session
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..accumulators import WireAccumulators, merge_snapshots
-from .jobgraph import JobGraph, JobVertex
+from .jobgraph import JobEdge, JobGraph, JobVertex
 from .states import (
     ExecutionState,
     IllegalStateTransition,
@@ -24,6 +24,7 @@ from .states import (
     check_job_transition,
     path_to,
 )
+from .streamgraph import Partitioning
 
 #: Check the graph's invariants after every change (tests set SESSIONCLUSTER_VALIDATE=1).
 VALIDATE = os.environ.get("SESSIONCLUSTER_VALIDATE", "") == "1"
@@ -53,9 +54,23 @@ class Execution:
         self.state_times[ExecutionState.CREATED.value] = time.time()
 
     @property
+    def job_id(self) -> str:
+        return self.vertex.job_vertex.graph.job_id
+
+    @property
+    def vertex_id(self) -> str:
+        """The JobVertex this is an attempt of."""
+        return self.vertex.job_vertex.job_vertex.vertex_id
+
+    @property
+    def subtask(self) -> int:
+        return self.vertex.subtask_index
+
+    @property
     def name(self) -> str:
-        v = self.vertex
-        return f"{v.job_vertex.job_vertex.name} ({v.subtask_index + 1}/{v.job_vertex.parallelism}) attempt #{self.attempt_number}"
+        ejv = self.vertex.job_vertex
+        return (f"{ejv.job_vertex.name} ({self.subtask + 1}/{ejv.parallelism}) "
+                f"attempt #{self.attempt_number}")
 
     def transition_to(self, target: ExecutionState, when: float | None = None) -> bool:
         """Move to ``target`` through the legal intermediate states.
@@ -92,8 +107,9 @@ class ExecutionVertex:
 
     @property
     def finished_execution(self) -> Execution | None:
-        """The first successful attempt: the one whose accumulators count."""
-        for ex in self.executions:
+        """The successful attempt whose accumulators count: the latest (after a restart of the
+        job, the attempt of the run that succeeded)."""
+        for ex in reversed(self.executions):
             if ex.state is ExecutionState.FINISHED:
                 return ex
         return None
@@ -159,16 +175,35 @@ class ExecutionGraph:
         self.status_times: dict[str, float] = {JobStatus.INITIALIZING.value: time.time()}
         self.job_vertices: dict[str, ExecutionJobVertex] = {}
         for jv in job_graph.vertices:
-            ejv = ExecutionJobVertex(self, jv)
-            ejv.task_vertices = [ExecutionVertex(ejv, i) for i in range(jv.parallelism)]
-            for tv in ejv.task_vertices:
-                tv.executions.append(Execution(tv, 0))  # attempt 0 exists, CREATED, from the start
-            ejv.produced = [
-                IntermediateResult(e.intermediate_dataset_id,
-                                   [IntermediateResultPartition(tv) for tv in ejv.task_vertices])
-                for e in jv.outputs
-            ]
-            self.job_vertices[jv.vertex_id] = ejv
+            self._attach(jv)
+
+    def _attach(self, jv: JobVertex) -> ExecutionJobVertex:
+        """The ExecutionJobVertex of ``jv``: a subtask per parallel instance, each with attempt 0
+        (CREATED), and the results it produces."""
+        ejv = ExecutionJobVertex(self, jv)
+        ejv.task_vertices = [ExecutionVertex(ejv, i) for i in range(jv.parallelism)]
+        for tv in ejv.task_vertices:
+            tv.executions.append(Execution(tv, 0))
+        ejv.produced = [IntermediateResult(e.intermediate_dataset_id,
+                                           [IntermediateResultPartition(tv) for tv in ejv.task_vertices])
+                        for e in jv.outputs]
+        self.job_vertices[jv.vertex_id] = ejv
+        return ejv
+
+    def add_job_vertex(self, vertex: JobVertex, inputs: dict[str, Partitioning]) -> ExecutionJobVertex:
+        """Grow the graph (and its JobGraph) by ``vertex``, fed by the existing vertices named in
+        ``inputs`` over edges with the given ship strategies (a SQL job's stages arrive one by one)."""
+        self.job_graph.vertices.append(vertex)
+        ejv = self._attach(vertex)
+        for source_id, strategy in inputs.items():
+            edge = JobEdge(source_id, vertex.vertex_id, strategy)
+            vertex.inputs.append(edge)
+            source = self.job_vertices[source_id]
+            source.job_vertex.outputs.append(edge)
+            source.produced.append(IntermediateResult(
+                edge.intermediate_dataset_id,
+                [IntermediateResultPartition(tv) for tv in source.task_vertices]))
+        return ejv
 
     # -- job status ------------------------------------------------------------------------
     def transition(self, target: JobStatus) -> None:
@@ -188,9 +223,9 @@ class ExecutionGraph:
                 for ex in tv.executions]
 
     def all_finished(self) -> bool:
-        """Every subtask has a successful attempt."""
-        return all(tv.finished_execution is not None for ejv in self.job_vertices.values()
-                   for tv in ejv.task_vertices)
+        """Every subtask's current attempt succeeded."""
+        return all(tv.current_execution.state is ExecutionState.FINISHED
+                   for ejv in self.job_vertices.values() for tv in ejv.task_vertices)
 
     def start_canceling(self) -> None:
         """Move every deployed, not yet ended attempt to CANCELING (the job is CANCELLING)."""
@@ -208,6 +243,16 @@ class ExecutionGraph:
                     if ex.state is not ExecutionState.CREATED:
                         ex.transition_to(ExecutionState.CANCELING)
                     ex.transition_to(ExecutionState.CANCELED)
+
+    def new_attempts(self) -> None:
+        """A restart of the whole job: every subtask gets a new Execution (the next attempt
+        number, CREATED); the earlier attempts stay, ended, in its history."""
+        for ejv in self.job_vertices.values():
+            for tv in ejv.task_vertices:
+                current = tv.current_execution
+                if not current.state.is_terminal:
+                    current.transition_to(ExecutionState.CANCELED)
+                tv.executions.append(Execution(tv, len(tv.executions)))
 
     def fail_pending(self, error: Any = None) -> None:
         for ejv in self.job_vertices.values():

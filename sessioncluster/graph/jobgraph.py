@@ -35,6 +35,10 @@ class JobEdge:
     key_selector_key: str | None = None
     #: for a HASH edge into a reduce: the reduce function, combined map-side before the shuffle
     combiner_key: str | None = None
+    #: the side output (OutputTag's tag_id) of the source it carries; None: the main output
+    side_output: str | None = None
+    #: into a two-input vertex (``connect``): which input, 0 or 1; None: a one-input vertex
+    input_index: int | None = None
 
     @property
     def intermediate_dataset_id(self) -> str:
@@ -67,6 +71,8 @@ class JobGraph:
     vertices: list[JobVertex]
     #: why each StreamEdge that is not chained was not chained, for explain()
     chaining_notes: list[str] = field(default_factory=list)
+    #: what the JobMaster does when the job fails (a RestartStrategyConfiguration; None: no restart)
+    restart_strategy: Any = None
 
     def vertex(self, vertex_id: str) -> JobVertex:
         for v in self.vertices:
@@ -119,6 +125,8 @@ def chaining_veto(edge: StreamEdge, graph: StreamGraph,
         return f"'{down.name}' has {count(down.inputs, 'source')} inputs"
     if count(up.outputs, "target") != 1:
         return f"'{up.name}' has {count(up.outputs, 'target')} outputs"
+    if edge.side_output is not None:
+        return f"side output '{edge.side_output}'"
     if edge.partitioning is not Partitioning.FORWARD:
         return f"{edge.partitioning.value} partitioning"
     if up.chaining is ChainingStrategy.NEVER:
@@ -160,7 +168,8 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
     notes: list[str] = []
     for node in nodes:
         inputs = [e for e in node.inputs if e.source.node_id in in_job]
-        veto = chaining_veto(inputs[0], graph, in_job) if len(inputs) == 1 else "no single input"
+        veto = (chaining_veto(inputs[0], graph, in_job) if len(inputs) == 1
+                else f"'{node.name}' has {len(inputs)} inputs")
         if inputs and veto is None:
             head = head_of[inputs[0].source.node_id]
             chain_of[head].append(node)
@@ -198,7 +207,10 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
                 # as Flink: FORWARD needs equal parallelism; and the inputs of a union meet in
                 # one exchange here (Spark cannot line up several inputs' partitions 1:1)
                 strategy = Partitioning.REBALANCE
-            job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner)
+            if edge.input_index is not None:
+                combiner = None  # the two inputs of a connect are never combined
+            job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner,
+                               edge.side_output, edge.input_index)
             target.inputs.append(job_edge)
             source.outputs.append(job_edge)
     order = [vertices[head_of[n.node_id]] for n in nodes if head_of[n.node_id] == n.node_id]

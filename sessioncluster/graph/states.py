@@ -15,7 +15,20 @@ class IllegalStateTransition(RuntimeError):
 
 
 class ExecutionState(str, enum.Enum):
-    """The state of one Execution (one attempt of one subtask), with Flink's names."""
+    """The state of one Execution (one attempt of one subtask), with Flink's names.
+
+    Flink's diagram (the legal transitions are the table ``EXECUTION_TRANSITIONS``)::
+
+        CREATED --> SCHEDULED --> DEPLOYING --> INITIALIZING --> RUNNING --> FINISHED
+           |            |             |              |              |
+           |            +-------------+--------------+--------------+--> CANCELING --> CANCELED
+           +------------+-----------------------------------------------------------^
+           |
+           +--> FAILED   (from every state that is not terminal, CANCELING included)
+
+    CREATED and SCHEDULED may be cancelled at once; a deployed attempt goes through
+    CANCELING. FINISHED, CANCELED and FAILED are terminal.
+    """
 
     CREATED = "CREATED"
     SCHEDULED = "SCHEDULED"

@@ -83,6 +83,10 @@ class StreamEdge:
     key_selector: Callable[[Any], Any] | None = None
     #: True when the user asked for this partitioning (``rebalance()``), not the default
     explicit: bool = False
+    #: the side output (OutputTag's tag_id) of ``source`` this edge carries; None: the main output
+    side_output: str | None = None
+    #: into a two-input operator (``connect``): which input, 0 or 1; None: a one-input operator
+    input_index: int | None = None
 
 
 @dataclass(eq=False)
@@ -121,8 +125,12 @@ class StreamGraph:
     def add_edge(self, source: StreamNode, target: StreamNode,
                  partitioning: Partitioning = Partitioning.FORWARD,
                  key_selector: Callable[[Any], Any] | None = None,
-                 explicit: bool = False) -> StreamEdge:
-        edge = StreamEdge(source, target, partitioning, key_selector, explicit)
+                 explicit: bool = False, side_output: str | None = None,
+                 input_index: int | None = None) -> StreamEdge:
+        edge = StreamEdge(source, target, partitioning, key_selector, explicit, side_output,
+                          input_index)
+        if source.config.get("timestamped"):
+            target.config["timestamped"] = True  # event-time timestamps travel with the records
         source.outputs.append(edge)
         target.inputs.append(edge)
         return edge

@@ -6,6 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..files import write_private
 from ..lru import LruBytes
 
 #: blobs also kept in memory (all of them are on disk); least recently used go first
@@ -32,12 +33,7 @@ class BlobServer:
         if key in self._memory:
             return
         self._memory.put(key, data)
-        path = self.directory / key
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        write_private(self.directory / key, data)
 
     def get(self, key: str) -> bytes | None:
         data = self._memory.get(key)

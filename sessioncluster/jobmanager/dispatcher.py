@@ -1,6 +1,11 @@
-"""The Dispatcher: the clients' endpoint. Accepts JobGraphs, starts a JobMaster per job (a
-SqlJob per SQL query), and answers status, cancel, list, result and overview requests. Every
-request gets a reply; a bad one gets an :class:`ErrorReply`, never silence."""
+"""The Dispatcher: the clients' endpoint. Accepts submissions, starts a runner per job (made by
+the runner factory it is given: a JobMaster for a JobGraph, a SqlJob for a query), and answers
+status, cancel, list, result and overview requests. Every request gets a reply; a bad one gets
+an :class:`ErrorReply`, never silence.
+
+It is given services, not the JobManager: the BlobServer, the job store, the runner factory,
+and callbacks to reply, to create a temporary view, to describe the cluster and to stop it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from ..graph.jobgraph import JobGraph
 from ..protocol.messages import (
@@ -29,27 +35,54 @@ from ..protocol.messages import (
     RequestOverview,
     StopCluster,
     SubmitJob,
-    TaskEvent,
 )
-from .jobmaster import JobMaster
-from .jobstore import JobStore, StoredJob
-from .sqljob import SqlJob, create_temporary_view_in_thread, is_job_id
-
-if TYPE_CHECKING:
-    from .process import JobManager
+from ..tasks import BackgroundTasks
+from .blobserver import BlobServer
+from .jobstore import JobStore
+from .runner import JobRunner
+from .sqljob import is_job_id
 
 log = logging.getLogger("sessioncluster.dispatcher")
 
-#: Finished jobs kept in memory (the oldest are forgotten first).
+#: Finished jobs kept in memory (the oldest are forgotten first; they stay in the job store).
 MAX_FINISHED_JOBS = 200
+#: ... and at most this many bytes of their records in memory
+MAX_FINISHED_RECORDS_BYTES = 256 * 1024 * 1024
+#: The longest one AwaitJobResult request is held before it is answered "not done yet".
+MAX_AWAIT_SECONDS = 30.0
+
+#: Makes the runner of a submission (SubmitJob, ExecuteSql): ``(job_id, submission, on_done)``.
+RunnerFactory = Callable[[str, Message, Callable[[JobRunner], None]], JobRunner]
+
+
+@dataclass(slots=True)
+class DispatcherServices:
+    """What the Dispatcher works with."""
+
+    session_name: str
+    blobs: BlobServer
+    store: JobStore
+    #: makes a job's runner
+    new_runner: RunnerFactory
+    #: answers the client ``ident``
+    reply: Callable[[list[bytes], Message], None]
+    #: True once the cluster can run jobs
+    is_ready: Callable[[], bool]
+    #: registers Arrow rows as a temporary view in a thread; ``done(rows, error)`` on the loop
+    create_view: Callable[[str, bytes, Callable[[int, str | None], None]], None]
+    #: the cluster's overview, given every job's summary and how many jobs are in memory
+    overview: Callable[[list[JobSummary], int], ClusterOverview]
+    #: stops the session (after the reply left)
+    shutdown: Callable[[], None]
 
 
 class Dispatcher:
-    def __init__(self, jm: "JobManager") -> None:
-        self.jm = jm
-        self.jobs: OrderedDict[str, JobMaster | SqlJob] = OrderedDict()
-        #: finished jobs on disk: history, final states and accumulators survive a restart
-        self.store = JobStore(jm.dir / "jobs")
+    """Handles the clients' ROUTER socket: one handler per message type."""
+
+    def __init__(self, services: DispatcherServices) -> None:
+        self.services = services
+        self.jobs: OrderedDict[str, JobRunner] = OrderedDict()
+        self.background = BackgroundTasks("dispatcher")
         self.handlers: dict[type[Message], Callable[[list[bytes], Any], None]] = {
             SubmitJob: self.on_submit,
             RequestJobDetails: self.on_details,
@@ -62,61 +95,81 @@ class Dispatcher:
             CreateTemporaryView: self.on_create_temporary_view,
         }
 
+    @property
+    def store(self) -> JobStore:
+        return self.services.store
+
+    def reply(self, ident: list[bytes], msg: Message) -> None:
+        self.services.reply(ident, msg)
+
     def handle(self, ident: list[bytes], msg: Message) -> None:
         handler = self.handlers.get(type(msg))
         if handler is None:
-            self.jm.reply(ident, ErrorReply(f"the Dispatcher does not take {msg.type!r}", "bad_request"))
+            self.reply(ident, ErrorReply(f"the Dispatcher does not take {msg.type!r}", "bad_request"))
             return
         try:
             handler(ident, msg)
         except Exception as exc:  # noqa: BLE001 - answer, and keep serving
             log.exception("Dispatcher failed on %s", msg.type)
-            self.jm.reply(ident, ErrorReply(f"{type(exc).__name__}: {exc}", "internal"))
+            self.reply(ident, ErrorReply(f"{type(exc).__name__}: {exc}", "internal"))
 
-    def _job(self, ident: list[bytes], job_id: str) -> JobMaster | SqlJob | StoredJob | None:
-        jm = self.jobs.get(job_id) or self.store.get(job_id)
-        if jm is None:
-            self.jm.reply(ident, ErrorReply(f"no job with id {job_id!r} in session "
-                                            f"'{self.jm.name}'", "unknown_job"))
-        return jm
+    def running(self, job_id: str | None) -> JobRunner | None:
+        """The job in memory with this id (running or recently finished)."""
+        return self.jobs.get(job_id) if job_id else None
+
+    def _job(self, ident: list[bytes], job_id: str) -> JobRunner | None:
+        """The job with this id, in memory or in the store; else an ``unknown_job`` reply."""
+        job = self.jobs.get(job_id) or self.store.get(job_id)
+        if job is None:
+            self.reply(ident, ErrorReply(f"no job with id {job_id!r} in session "
+                                         f"'{self.services.session_name}'", "unknown_job"))
+        return job
+
+    def _not_ready(self, ident: list[bytes]) -> bool:
+        if self.services.is_ready():
+            return False
+        self.reply(ident, ErrorReply("the session cluster is still starting", "not_ready"))
+        return True
+
+    def _start(self, job_id: str, submission: Message) -> JobRunner:
+        job = self.services.new_runner(job_id, submission, self._job_done)
+        self.jobs[job_id] = job
+        return job
 
     # -- handlers ---------------------------------------------------------------------------
     def on_submit(self, ident: list[bytes], msg: SubmitJob) -> None:
-        if not self.jm.ready:
-            self.jm.reply(ident, ErrorReply("the session cluster is still starting", "not_ready"))
+        if self._not_ready(ident):
             return
         if not isinstance(msg.job_graph, JobGraph) or not msg.job_graph.vertices:
-            self.jm.reply(ident, ErrorReply("the job has no operators", "bad_request"))
+            self.reply(ident, ErrorReply("the job has no operators", "bad_request"))
             return
+        blobs = self.services.blobs
         for key, data in msg.blobs.items():
-            self.jm.blobs.put(key, data)
-        missing = self.jm.blobs.missing(msg.job_graph.blob_keys)
+            blobs.put(key, data)
+        missing = blobs.missing(msg.job_graph.blob_keys)
         if missing:
-            self.jm.reply(ident, ErrorReply(f"{len(missing)} blob(s) missing", "missing_blob", missing))
+            self.reply(ident, ErrorReply(f"{len(missing)} blob(s) missing", "missing_blob", missing))
             return
         job_id = uuid.uuid4().hex
-        master = JobMaster(job_id, msg.job_graph, self.jm.spark.sparkContext, self.jm.rm,
-                           self.jm.loop, self.jm.publish, self._job_done)
-        self.jobs[job_id] = master
-        self.jm.reply(ident, JobSubmitted(job_id))
-        master.start()
+        job = self._start(job_id, msg)
+        self.reply(ident, JobSubmitted(job_id))
+        job.start()
 
     def on_details(self, ident: list[bytes], msg: RequestJobDetails) -> None:
         job = self._job(ident, msg.job_id)
         if job is not None:
-            self.jm.reply(ident, JobDetailsReply(job.details()))
+            self.reply(ident, JobDetailsReply(job.details()))
 
     def on_cancel(self, ident: list[bytes], msg: CancelJob) -> None:
         job = self._job(ident, msg.job_id)
         if job is not None:
-            status = job.summary().status
+            status = job.status
             job.cancel()
-            self.jm.reply(ident, Ack(f"job {msg.job_id} is already {status}"
-                                     if status.is_globally_terminal
-                                     else f"cancelling job {msg.job_id}"))
+            self.reply(ident, Ack(f"job {msg.job_id} is already {status}"
+                                  if status.is_globally_terminal else f"cancelling job {msg.job_id}"))
 
     def on_list(self, ident: list[bytes], msg: ListJobs) -> None:
-        self.jm.reply(ident, JobList(self.all_summaries()))
+        self.reply(ident, JobList(self.all_summaries()))
 
     def all_summaries(self) -> list[JobSummary]:
         """Every job: the stored ones (also from before a restart), then those in memory."""
@@ -128,103 +181,84 @@ class Dispatcher:
         if job is None:
             return
         if job.done.is_set():
-            self.jm.reply(ident, job.result())
+            self.reply(ident, job.result())
             return
 
-        async def wait() -> None:
+        async def wait(job: JobRunner) -> None:
             try:
-                await asyncio.wait_for(job.done.wait(), max(0.0, min(msg.timeout, 30.0)))
+                await asyncio.wait_for(job.done.wait(), max(0.0, min(msg.timeout, MAX_AWAIT_SECONDS)))
             except asyncio.TimeoutError:
                 pass
-            self.jm.reply(ident, job.result())
+            self.reply(ident, job.result())
 
-        asyncio.ensure_future(wait())
+        self.background.start(wait(job))
 
     def on_execute_sql(self, ident: list[bytes], msg: ExecuteSql) -> None:
-        """Start the query as a :class:`SqlJob`; the :class:`SqlResult` is sent when it ends."""
-        if not self.jm.ready:
-            self.jm.reply(ident, ErrorReply("the session cluster is still starting", "not_ready"))
+        """Start the query as a job; its final reply (the rows) is sent when it ends."""
+        if self._not_ready(ident):
             return
         if not isinstance(msg.query, str) or not msg.query.strip():
-            self.jm.reply(ident, ErrorReply("the SQL query is empty", "bad_request"))
+            self.reply(ident, ErrorReply("the SQL query is empty", "bad_request"))
             return
         job_id = msg.job_id or uuid.uuid4().hex
         if not is_job_id(job_id) or job_id in self.jobs:
-            self.jm.reply(ident, ErrorReply(f"{job_id!r} is not a new job id (32 hex digits)",
-                                            "bad_request"))
+            self.reply(ident, ErrorReply(f"{job_id!r} is not a new job id (32 hex digits)",
+                                         "bad_request"))
             return
-        job = SqlJob(job_id, msg.query, self.jm.spark, self.jm.rm, self.jm.loop,
-                     self.jm.publish, self._job_done,
-                     max_result_bytes=self.jm.settings.max_result_mb * 1024 * 1024)
-        self.jobs[job_id] = job
+        job = self._start(job_id, msg)
         job.start()
 
-        async def reply_at_end() -> None:
+        async def reply_at_end(job: JobRunner) -> None:
             await job.done.wait()
-            self.jm.reply(ident, job.take_result())
+            self.reply(ident, job.final_reply())
 
-        asyncio.ensure_future(reply_at_end())
+        self.background.start(reply_at_end(job))
 
     def on_create_temporary_view(self, ident: list[bytes], msg: CreateTemporaryView) -> None:
         """Register Arrow rows as a temporary view (in a thread); :class:`Ack` when done."""
-        if not self.jm.ready:
-            self.jm.reply(ident, ErrorReply("the session cluster is still starting", "not_ready"))
+        if self._not_ready(ident):
             return
         if not isinstance(msg.name, str) or not msg.name or not isinstance(msg.arrow, bytes):
-            self.jm.reply(ident, ErrorReply("a view needs a name and Arrow data", "bad_request"))
+            self.reply(ident, ErrorReply("a view needs a name and Arrow data", "bad_request"))
             return
 
         def done(rows: int, error: str | None) -> None:
-            self.jm.reply(ident, ErrorReply(error, "sql_error") if error is not None
-                          else Ack(f"temporary view {msg.name!r} with {rows} rows"))
+            self.reply(ident, ErrorReply(error, "sql_error") if error is not None
+                       else Ack(f"temporary view {msg.name!r} with {rows} rows"))
 
-        create_temporary_view_in_thread(self.jm.spark, msg.name, msg.arrow, self.jm.loop, done)
+        self.services.create_view(msg.name, msg.arrow, done)
 
     def on_overview(self, ident: list[bytes], msg: RequestOverview) -> None:
-        self.jm.reply(ident, self.overview())
+        self.reply(ident, self.overview())
 
     def overview(self) -> ClusterOverview:
-        jm = self.jm
-        return ClusterOverview(jm.name, jm.ready, jm.settings.spark_master, jm.pid,
-                               jm.rm.infos(), self.all_summaries(),
-                               jm.settings.expected_taskmanagers, jm.startup_error,
-                               len(self.jobs))
+        return self.services.overview(self.all_summaries(), len(self.jobs))
 
     def on_stop(self, ident: list[bytes], msg: StopCluster) -> None:
-        self.jm.reply(ident, Ack(f"stopping session '{self.jm.name}'"))
-        asyncio.ensure_future(self.jm.shutdown())
+        self.reply(ident, Ack(f"stopping session '{self.services.session_name}'"))
+        self.services.shutdown()
 
-    # -- from the ResourceManager and Spark ----------------------------------------------
-    def on_task_events(self, events: list[TaskEvent]) -> None:
-        for ev in events:
-            job = self.jobs.get(ev.job_id)
-            if job is not None and not job.graph.status.is_globally_terminal:
-                job.on_task_event(ev)
-
-    def on_spark_event(self, name: str, fields: dict[str, Any]) -> None:
-        if name == "stage_submitted":
-            stage_job = self.jobs.get(fields["job_group"] or "")
-            if stage_job is not None:
-                self.jm.stage_jobs[fields["stage_id"]] = stage_job.job_id
-                if isinstance(stage_job, SqlJob):
-                    stage_job.on_stage_submitted(fields)  # its JobGraph grows by the stage
-            return
-        if name == "executor_removed":
-            self.jm.rm.mark_lost(fields["executor_id"], f"Spark removed the executor: {fields['reason']}")
-            return
-        if name == "executor_added":
-            self.jm.on_executor_added(fields["executor_id"])
-            return
-        job = self.jobs.get(self.jm.stage_jobs.get(fields["stage_id"], ""))
-        if job is not None and not job.graph.status.is_globally_terminal:
-            job.on_spark_event(name, fields)
-
-    def _job_done(self, job: JobMaster | SqlJob) -> None:
+    # -- the end of a job -------------------------------------------------------------------
+    def _job_done(self, job: JobRunner) -> None:
+        """Store the finished job; forget the oldest finished ones beyond the in-memory bound."""
         try:
             self.store.put(job.details(), job.result())
         except OSError:
             log.exception("could not store job %s", job.job_id)
-        finished = [j for j in self.jobs.values() if j.graph.status.is_globally_terminal]
+        finished = [j for j in self.jobs.values() if j.status.is_globally_terminal]
         for old in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
             del self.jobs[old.job_id]
-        self.jm.stage_jobs = {s: j for s, j in self.jm.stage_jobs.items() if j != job.job_id}
+        finished = finished[max(0, len(finished) - MAX_FINISHED_JOBS):]
+        sizes = [_records_bytes(j) for j in finished]
+        total = sum(sizes)
+        for old, size in zip(finished, sizes):
+            if total <= MAX_FINISHED_RECORDS_BYTES:
+                break
+            del self.jobs[old.job_id]  # its records are read back from the job store
+            total -= size
+
+
+def _records_bytes(job: JobRunner) -> int:
+    """The bytes of a finished job's records held in memory."""
+    reply = job.result()
+    return sum(map(len, reply.batches)) + sum(map(len, reply.printed))

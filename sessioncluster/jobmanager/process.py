@@ -21,24 +21,41 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import zmq
 import zmq.asyncio
 
 from ..connection import ConnectionInfo, connection_path, session_dir
-from ..protocol.messages import Message
+from ..options import StartOptions
+from ..protocol.messages import ClusterOverview, ExecuteSql, JobSummary, Message, SubmitJob, TaskEvent
 from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, MessageSigner, new_key
 from ..spark.driver import (
     SparkListenerBridge,
-    SparkSettings,
     add_listener,
     start_spark,
     wait_for_executors,
 )
+from ..spark.events import (
+    ExecutorAdded,
+    ExecutorRemoved,
+    JobEnded,
+    JobStarted,
+    SparkEvent,
+    StageCompleted,
+    StageSubmitted,
+    TaskEnded,
+    TaskStarted,
+)
+from ..spark.sql import create_temporary_view_in_thread
+from ..tasks import BackgroundTasks
 from .blobserver import BlobServer
-from .dispatcher import Dispatcher
+from .dispatcher import Dispatcher, DispatcherServices
+from .jobmaster import JobMaster
+from .jobstore import JobStore
 from .resourcemanager import ResourceManager
+from .runner import JobRunner
+from .sqljob import SqlJob
 
 log = logging.getLogger("sessioncluster.jobmanager")
 
@@ -46,9 +63,11 @@ STARTUP_TIMEOUT = 180.0
 
 
 class JobManager:
-    def __init__(self, name: str, settings: SparkSettings, key: str | None = None,
+    """The JobManager process's parts, wired together on one asyncio loop."""
+
+    def __init__(self, settings: StartOptions, key: str | None = None,
                  heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0) -> None:
-        self.name = name
+        name = self.name = settings.name
         self.settings = settings
         self.pid = os.getpid()
         self.dir = session_dir(name)
@@ -58,16 +77,35 @@ class JobManager:
         self.ready = False
         self.startup_error: str | None = None
         self.spark: Any = None
-        self.stage_jobs: dict[int, str] = {}
         self.blobs = BlobServer(self.dir / "blobs")
         self.loop = asyncio.get_event_loop()
+        self.background = BackgroundTasks("jobmanager")
         self.ctx = zmq.asyncio.Context()
         self.dispatcher_socket = self._bind(zmq.ROUTER)
         self.rm_socket = self._bind(zmq.ROUTER)
         self.events_socket = self._bind(zmq.PUB)
         self.rm = ResourceManager(self.blobs, self._send_rm, lambda m: self.publish("cluster", m),
                                   self._on_task_events, heartbeat_interval, heartbeat_timeout)
-        self.dispatcher = Dispatcher(self)
+        self.dispatcher = Dispatcher(DispatcherServices(
+            session_name=name, blobs=self.blobs,
+            store=JobStore(self.dir / "jobs", settings.result_store_mb * 2**20),
+            new_runner=self._new_runner, reply=self.reply, is_ready=lambda: self.ready,
+            create_view=lambda view, arrow, done: create_temporary_view_in_thread(
+                self.spark, view, arrow, self.loop, done),
+            overview=self._overview, shutdown=self._shutdown_soon))
+        #: Spark stage id -> the job whose group submitted it
+        self.stage_jobs: dict[int, JobRunner] = {}
+        self.spark_handlers: dict[type, Callable[[Any], None]] = {
+            StageSubmitted: self._on_stage_submitted,
+            TaskStarted: self._on_spark_task_event,
+            TaskEnded: self._on_spark_task_event,
+            ExecutorAdded: lambda ev: self.on_executor_added(ev.executor_id),
+            ExecutorRemoved: lambda ev: self.rm.mark_lost(
+                ev.executor_id, f"Spark removed the executor: {ev.reason}"),
+            JobStarted: self._on_spark_job_started,
+            StageCompleted: lambda ev: None,
+            JobEnded: lambda ev: None,
+        }
         self.stopped = asyncio.Event()
 
     def _bind(self, kind: int) -> zmq.asyncio.Socket:
@@ -85,7 +123,30 @@ class JobManager:
 
         return ConnectionInfo(self.name, self.key, endpoint(self.dispatcher_socket),
                               endpoint(self.events_socket), endpoint(self.rm_socket),
-                              self.pid, self.settings.bind, self.settings.spark_master)
+                              self.pid, self.settings.bind, self.settings.master_url,
+                              self.settings.default_parallelism)
+
+    # -- jobs -----------------------------------------------------------------------------------
+    def _new_runner(self, job_id: str, submission: Message,
+                    on_done: Callable[[JobRunner], None]) -> JobRunner:
+        """The runner factory: a JobMaster for a JobGraph, a SqlJob for a query."""
+
+        def done(job: JobRunner) -> None:
+            self.stage_jobs = {s: j for s, j in self.stage_jobs.items() if j is not job}
+            on_done(job)
+
+        if isinstance(submission, SubmitJob):
+            return JobMaster(job_id, submission.job_graph, self.spark.sparkContext, self.rm,
+                             self.loop, self.publish, done)
+        if isinstance(submission, ExecuteSql):
+            return SqlJob(job_id, submission.query, self.spark, self.rm, self.loop, self.publish,
+                          done, max_result_bytes=self.settings.max_result_mb * 1024 * 1024)
+        raise TypeError(f"no runner for {submission.type!r}")
+
+    def _overview(self, jobs: list[JobSummary], jobs_in_memory: int) -> ClusterOverview:
+        return ClusterOverview(self.name, self.ready, self.settings.master_url, self.pid,
+                               self.rm.infos(), jobs, self.settings.expected_taskmanagers,
+                               self.startup_error, jobs_in_memory)
 
     # -- sending (loop thread only) -----------------------------------------------------------
     def reply(self, ident: list[bytes], msg: Message) -> None:
@@ -97,8 +158,36 @@ class JobManager:
     def publish(self, topic: str, msg: Message) -> None:
         self.signer.send(self.events_socket, msg, topic=topic.encode())
 
-    def _on_task_events(self, events: list[Any]) -> None:
-        self.dispatcher.on_task_events(events)
+    # -- events for the jobs (loop thread) ------------------------------------------------------
+    def _on_task_events(self, events: list[TaskEvent]) -> None:
+        for ev in events:
+            job = self.dispatcher.running(ev.job_id)
+            if job is not None and not job.status.is_globally_terminal:
+                job.on_task_event(ev)
+
+    def _spark_event_from_thread(self, event: SparkEvent) -> None:
+        """The listener bridge's thread hands each event to the loop."""
+        self.loop.call_soon_threadsafe(self.on_spark_event, event)
+
+    def on_spark_event(self, event: SparkEvent) -> None:
+        """One of Spark's listener events, from the bridge (via the loop)."""
+        self.spark_handlers[type(event)](event)
+
+    def _on_stage_submitted(self, ev: StageSubmitted) -> None:
+        job = self.dispatcher.running(ev.job_group)
+        if job is not None:
+            self.stage_jobs[ev.stage_id] = job
+            job.on_stage_submitted(ev)
+
+    def _on_spark_job_started(self, ev: JobStarted) -> None:
+        job = self.dispatcher.running(ev.job_group)
+        if job is not None:
+            job.on_spark_job_started(ev)
+
+    def _on_spark_task_event(self, ev: TaskStarted | TaskEnded) -> None:
+        job = self.stage_jobs.get(ev.stage_id)
+        if job is not None and not job.status.is_globally_terminal:
+            job.on_spark_task_event(ev)
 
     # -- serving ------------------------------------------------------------------------------
     async def _serve(self, sock: zmq.asyncio.Socket, handle: Any) -> None:
@@ -120,15 +209,13 @@ class JobManager:
     async def run(self) -> None:
         path = connection_path(self.name)
         self.connection.write(path)
-        tasks = [asyncio.ensure_future(c) for c in (
-            self._serve(self.dispatcher_socket, self.dispatcher.handle),
-            self._serve(self.rm_socket, self.rm.handle),
-            self._heartbeat_monitor(),
-        )]
-        tasks.append(asyncio.ensure_future(self._start_or_report(path)))
+        self.background.start(self._serve(self.dispatcher_socket, self.dispatcher.handle))
+        self.background.start(self._serve(self.rm_socket, self.rm.handle))
+        self.background.start(self._heartbeat_monitor())
+        self.background.start(self._start_or_report(path))
         await self.stopped.wait()  # a stop during start-up does not wait for Spark
-        for t in tasks:
-            t.cancel()
+        self.dispatcher.background.cancel_all()
+        self.background.cancel_all()
 
     async def _start_or_report(self, path: Path) -> None:
         try:
@@ -136,14 +223,13 @@ class JobManager:
         except Exception as exc:  # noqa: BLE001 - reported to clients through the overview
             log.exception("session cluster failed to start")
             self.startup_error = f"{type(exc).__name__}: {exc}"
-            self.loop.call_later(30.0, lambda: asyncio.ensure_future(self.shutdown()))
+            self.loop.call_later(30.0, lambda: self.background.start(self.shutdown()))
 
     async def _start_cluster(self, path: Path) -> None:
         t0 = time.monotonic()
         self.spark = await self.loop.run_in_executor(None, start_spark, self.settings, str(path))
         sc = self.spark.sparkContext
-        bridge = SparkListenerBridge(
-            lambda name, fields: self.loop.call_soon_threadsafe(self.dispatcher.on_spark_event, name, fields))
+        bridge = SparkListenerBridge(self._spark_event_from_thread)
         await self.loop.run_in_executor(None, add_listener, sc, bridge)
         expected = self.settings.expected_taskmanagers
         await self.loop.run_in_executor(None, wait_for_executors, sc, expected)
@@ -165,7 +251,7 @@ class JobManager:
     def on_executor_added(self, executor_id: str) -> None:
         """A replacement executor (after a lost one): warm it so it registers as a TaskManager."""
         if self.ready and executor_id not in self.rm.taskmanagers:
-            asyncio.ensure_future(self._warm_new_executor(executor_id))
+            self.background.start(self._warm_new_executor(executor_id))
 
     async def _warm_new_executor(self, executor_id: str) -> None:
         sc = self.spark.sparkContext
@@ -181,6 +267,9 @@ class JobManager:
                     return
                 await asyncio.sleep(0.05)
         log.warning("executor %s did not register as a TaskManager", executor_id)
+
+    def _shutdown_soon(self) -> None:
+        self.background.start(self.shutdown())
 
     async def shutdown(self) -> None:
         if self.stopped.is_set():
@@ -221,20 +310,18 @@ def warm_up(sc: Any, tasks: int) -> list[int]:
     return sc.parallelize(range(tasks), tasks).mapPartitionsWithIndex(_warm_task).collect()
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The JobManager's command line: the start options."""
     p = argparse.ArgumentParser(prog="python -m sessioncluster.jobmanager")
-    p.add_argument("--name", default="default")
-    p.add_argument("--taskmanagers", type=int, default=2)
-    p.add_argument("--slots", type=int, default=1)
-    p.add_argument("--memory", type=int, default=1024)
-    p.add_argument("--spark-master", default=None)
-    p.add_argument("--task-attempts", type=int, default=2)
-    p.add_argument("--bind", default="127.0.0.1")
-    p.add_argument("--max-result-mb", type=int, default=256)
-    args = p.parse_args(argv)
+    StartOptions.add_arguments(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    options = StartOptions.from_namespace(build_parser().parse_args(argv))
     key = os.environ.get("SESSIONCLUSTER_KEY")
-    if args.bind not in ("127.0.0.1", "localhost", "::1") and not key:
-        sys.exit(f"refusing to bind {args.bind}: a non-loopback address needs an explicit key in "
+    if options.bind not in ("127.0.0.1", "localhost", "::1") and not key:
+        sys.exit(f"refusing to bind {options.bind}: a non-loopback address needs an explicit key in "
                  "SESSIONCLUSTER_KEY (e.g. `export SESSIONCLUSTER_KEY=$(openssl rand -hex 32)`)")
     if key is not None and len(key) < MIN_KEY_CHARS:
         sys.exit(f"SESSIONCLUSTER_KEY must be at least {MIN_KEY_CHARS} characters "
@@ -242,16 +329,14 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
-    settings = SparkSettings(args.taskmanagers, args.slots, args.memory, args.spark_master,
-                             args.task_attempts, args.bind, args.max_result_mb)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    jm = JobManager(args.name, settings, key=os.environ.pop("SESSIONCLUSTER_KEY", None))
+    jobmanager = JobManager(options, key=os.environ.pop("SESSIONCLUSTER_KEY", None))
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(jm.shutdown()))
+        loop.add_signal_handler(sig, lambda: jobmanager.background.start(jobmanager.shutdown()))
     try:
-        loop.run_until_complete(jm.run())
+        loop.run_until_complete(jobmanager.run())
     finally:
-        jm.ctx.destroy(linger=500)
+        jobmanager.ctx.destroy(linger=500)
     # py4j and Spark leave non-daemon threads behind; the process is done.
     os._exit(0)

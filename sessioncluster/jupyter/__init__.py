@@ -43,4 +43,37 @@ def cluster_widget(session: "Session") -> "ClusterWidget":
     return ClusterWidget(session)
 
 
-__all__ = ["cluster_widget", "display_job_widget", "job_widget"]
+def in_kernel() -> bool:
+    """True inside a Jupyter kernel (not plain IPython, not a script)."""
+    import sys
+
+    if "ipykernel" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _show_attached_job(client: "JobClient") -> None:
+    """An attached job run inside a kernel shows its live job widget."""
+    if in_kernel():
+        display_job_widget(client)
+
+
+def _register_hooks() -> None:
+    """Fill the client's display hooks: the client itself never imports this package."""
+    from ..client import display
+    from ..client.jobclient import JobClient, JobExecutionResult
+    from ..client.session import Session
+    from .html import job_client_html, job_result_html, session_html
+
+    display.hooks.html.update({Session: session_html, JobClient: job_client_html,
+                               JobExecutionResult: job_result_html})
+    display.hooks.job_widget = job_widget
+    display.hooks.attached_job = _show_attached_job
+
+
+_register_hooks()
+
+__all__ = ["cluster_widget", "display_job_widget", "in_kernel", "job_widget"]

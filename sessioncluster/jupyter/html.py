@@ -5,9 +5,7 @@ These back ``_repr_html_`` of :class:`~sessioncluster.Session`, :class:`~session
 and :class:`~sessioncluster.JobExecutionResult`, and the tables inside the live widgets. The
 output is self-contained (inline styles, no scripts), so it survives in a saved notebook.
 
->>> from sessioncluster.jupyter.html import esc
->>> esc("Map -> <lambda>")
-'Map -> &lt;lambda>'
+Every text is escaped with :func:`html.escape` (quotes too: the same text goes into attributes).
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 from collections.abc import Iterable, Mapping
+from html import escape
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..graph.jobgraph import JobGraph
@@ -41,24 +40,16 @@ class _VertexLike(Protocol):
     records_out: int
 
 
-def esc(text: object) -> str:
-    """Escape for HTML text and quoted attributes (and XML, so SVG stays valid). ``>`` stays:
-    it is legal in both and keeps operator chains like ``Map -> Filter`` readable in the source."""
-    s = str(text)
-    return (s.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
-            .replace("'", "&#39;"))
-
-
 def badge(state: object, label: str | None = None) -> str:
     """A label coloured as an ExecutionState or JobStatus (``label`` replaces the state's name)."""
     return (f'<span style="background: {state_color(str(state))}; color: {text_color(str(state))};'
             f' border-radius: 3px; padding: 1px 6px; font-weight: 600;">'
-            f'{esc(state if label is None else label)}</span>')
+            f'{escape(str(state if label is None else label))}</span>')
 
 
 def table(headers: Iterable[str], rows: Iterable[Iterable[str]], more: int = 0) -> str:
-    """An HTML table; cells are HTML already (escape them with :func:`esc`)."""
-    head = "".join(f'<th style="{_TH}">{esc(h)}</th>' for h in headers)
+    """An HTML table; cells are HTML already (escape them with :func:`html.escape`)."""
+    head = "".join(f'<th style="{_TH}">{escape(h)}</th>' for h in headers)
     body = "".join("<tr>" + "".join(f'<td style="{_TD}">{c}</td>' for c in row) + "</tr>"
                    for row in rows)
     tail = f'<div style="color: #777;">… and {more} more</div>' if more > 0 else ""
@@ -128,20 +119,20 @@ def dag_svg(job_graph: JobGraph, vertices: Mapping[str, _VertexLike] | None = No
                      f'{x2 - 1:.1f} {y2:.1f}" fill="none" stroke="#666" stroke-width="1.4" '
                      f'marker-end="url(#{marker})"/>')
         parts.append(f'<text x="{mx:.1f}" y="{(y1 + y2) / 2 - 4:.1f}" text-anchor="middle" '
-                     f'font-size="9" fill="#555">{esc(e.ship_strategy.value)}</text>')
+                     f'font-size="9" fill="#555">{escape(e.ship_strategy.value)}</text>')
     for v in vs:
         x, y = corner(v.vertex_id)
         i = info.get(v.vertex_id)
         state = str(i.state) if i is not None else "CREATED"
         title = f"{v.name}\nparallelism {v.parallelism}\n{state}"
-        parts.append(f'<g><title>{esc(title)}</title>'
+        parts.append(f'<g><title>{escape(str(title))}</title>'
                      f'<rect x="{x:.1f}" y="{y:.1f}" width="{NODE_W}" height="{node_h}" rx="6" '
                      f'fill="{state_color(state)}" stroke="#333" stroke-width="1"/>'
                      f'<text x="{x + PAD:.1f}" y="{y + PAD:.1f}" fill="{text_color(state)}">')
         for k, line in enumerate(labels[v.vertex_id]):
             weight = ' font-weight="bold"' if k < max(len(v.operators), 1) else ""
             parts.append(f'<tspan x="{x + PAD:.1f}" dy="{LINE_H if k else LINE_H - 3}"{weight}>'
-                         f'{esc(line)}</tspan>')
+                         f'{escape(str(line))}</tspan>')
         parts.append("</text></g>")
     parts.append("</svg>")
     return "".join(parts)
@@ -150,7 +141,7 @@ def dag_svg(job_graph: JobGraph, vertices: Mapping[str, _VertexLike] | None = No
 # -- tables --------------------------------------------------------------------------------------
 
 def vertices_table(vertices: Iterable[VertexView]) -> str:
-    rows = [[esc(v.name), str(v.parallelism), badge(v.state), str(v.records_in), str(v.records_out)]
+    rows = [[escape(v.name), str(v.parallelism), badge(v.state), str(v.records_in), str(v.records_out)]
             for v in vertices]
     return table(["JobVertex", "parallelism", "state", "records in", "records out"], rows)
 
@@ -163,8 +154,8 @@ def subtasks_table(view: JobView) -> str:
         v = view.vertices.get(ex.vertex_id)
         name = v.name if v is not None else ex.vertex_id
         par = v.parallelism if v is not None else "?"
-        rows.append([esc(name), f"{ex.subtask + 1}/{par}", esc(ex.tm_id or "—"),
-                     esc("—" if ex.slot is None else ex.slot), f"#{ex.attempt}", badge(ex.state)])
+        rows.append([escape(name), f"{ex.subtask + 1}/{par}", escape(ex.tm_id or "—"),
+                     escape("—" if ex.slot is None else str(ex.slot)), f"#{ex.attempt}", badge(ex.state)])
     return table(["JobVertex", "subtask", "TaskManager", "slot", "attempt", "state"], rows,
                  len(current) - MAX_ROWS)
 
@@ -194,16 +185,16 @@ def accumulators_table(values: Mapping[str, Any], final: bool = True) -> str:
         if is_histogram(value):
             text = ", ".join(f"{k}: {value[k]}" for k in sorted(value))
             cell = (f'{histogram_svg(value)}'
-                    f'<div style="color: #555;">{esc(format_value(text))}</div>')
+                    f'<div style="color: #555;">{escape(format_value(text))}</div>')
         else:
-            cell = f"<code>{esc(format_value(value))}</code>"
-        rows.append([esc(name), cell])
+            cell = f"<code>{escape(format_value(value))}</code>"
+        rows.append([escape(name), cell])
     return table(["accumulator", "final value" if final else "live value"], rows)
 
 
 def error_block(error_text: str) -> str:
     return (f'<pre style="background: #fdf0f0; border-left: 3px solid #d9534f; padding: 6px; '
-            f'white-space: pre-wrap; font-size: 11px;">{esc(error_text)}</pre>')
+            f'white-space: pre-wrap; font-size: 11px;">{escape(error_text)}</pre>')
 
 
 def job_header(view: JobView, net_runtime_ms: int | None = None) -> str:
@@ -211,9 +202,9 @@ def job_header(view: JobView, net_runtime_ms: int | None = None) -> str:
     took = (f"{net_runtime_ms} ms net runtime" if net_runtime_ms is not None
             else format_seconds(view.elapsed()))
     progress = f" · {done}/{total} subtasks finished" if total else ""
-    return (f'<div style="{FONT}"><b style="font-size: 14px;">{esc(view.name)}</b> '
-            f'{badge(view.status)} <span style="color: #555;">job <code>{esc(view.job_id)}</code>'
-            f' · {esc(took)}{progress}</span></div>')
+    return (f'<div style="{FONT}"><b style="font-size: 14px;">{escape(view.name)}</b> '
+            f'{badge(view.status)} <span style="color: #555;">job <code>{escape(view.job_id)}</code>'
+            f' · {escape(took)}{progress}</span></div>')
 
 
 def job_view_html(view: JobView, net_runtime_ms: int | None = None,
@@ -249,10 +240,10 @@ def taskmanagers_table(view: ClusterView) -> str:
         age = (f"{max(0.0, now - tm.last_heartbeat):.1f} s"
                if now is not None and tm.last_heartbeat else "—")
         c = tm.library_cache
-        rows.append([f"<code>{esc(tm.tm_id)}</code>", esc(tm.host), str(tm.pid),
-                     f"{tm.slots_used}/{tm.slots}", esc(age),
+        rows.append([f"<code>{escape(tm.tm_id)}</code>", escape(tm.host), str(tm.pid),
+                     f"{tm.slots_used}/{tm.slots}", escape(age),
                      f"{c.entries} ({c.hits} hits, {c.misses} misses)",
-                     badge(tm.state) if tm.state != "REGISTERED" else esc(tm.state)])
+                     badge(tm.state) if tm.state != "REGISTERED" else escape(tm.state)])
     return table(["TaskManager", "host", "pid", "slots used", "heartbeat age",
                   "library cache entries", "state"], rows)
 
@@ -262,7 +253,7 @@ def jobs_table(jobs: Iterable[JobSummary]) -> str:
     for j in jobs:
         started = datetime.datetime.fromtimestamp(j.start_time).strftime("%H:%M:%S")
         took = format_seconds(j.end_time - j.start_time) if j.end_time else "running"
-        rows.append([f"<code>{esc(j.job_id)}</code>", esc(j.name), badge(j.status), started, took,
+        rows.append([f"<code>{escape(j.job_id)}</code>", escape(j.name), badge(j.status), started, took,
                      f"{j.tasks_finished}/{j.tasks_total}" if j.tasks_total else "—"])
     if not rows:
         return '<div style="color: #777;">no jobs</div>'
@@ -276,9 +267,9 @@ def cluster_view_html(view: ClusterView) -> str:
              if view.fetched_at else "—")
     live = sum(tm.state == "REGISTERED" for tm in view.taskmanagers.values())
     return (f'<div style="{FONT}"><b style="font-size: 14px;">session cluster '
-            f'{esc(view.name)}</b> {badge("FINISHED" if state == "ready" else "CANCELED", state)}'
-            f'<div style="color: #555;">JobManager <code>{esc(view.dispatcher)}</code> (pid '
-            f'{view.jobmanager_pid}) on <code>{esc(view.spark_master)}</code></div>'
+            f'{escape(view.name)}</b> {badge("FINISHED" if state == "ready" else "CANCELED", state)}'
+            f'<div style="color: #555;">JobManager <code>{escape(view.dispatcher)}</code> (pid '
+            f'{view.jobmanager_pid}) on <code>{escape(view.spark_master)}</code></div>'
             f'<div style="margin-top: 6px;"><b>TaskManagers</b> ({live} of '
             f'{view.expected_taskmanagers}, as of {as_of})</div>{taskmanagers_table(view)}'
             f'<div><b>Running jobs</b></div>{jobs_table(view.running_jobs())}'
@@ -295,8 +286,8 @@ def cluster_overview_html(overview: ClusterOverview, info: "ConnectionInfo | Non
 # -- _repr_html_ of the client objects -----------------------------------------------------------
 
 def _unavailable(what: str, exc: Exception) -> str:
-    return (f'<div style="{FONT}"><b>{esc(what)}</b> <span style="color: #777;">'
-            f'({esc(type(exc).__name__)}: {esc(exc)})</span></div>')
+    return (f'<div style="{FONT}"><b>{escape(what)}</b> <span style="color: #777;">'
+            f'({escape(type(exc).__name__)}: {escape(str(exc))})</span></div>')
 
 
 def session_html(session: "Session") -> str:
@@ -304,7 +295,7 @@ def session_html(session: "Session") -> str:
     from ..client.gateway import DispatcherError, JobManagerGoneError
 
     if not session.gateway.jobmanager_alive():
-        return (f'<div style="{FONT}"><b>session cluster {esc(session.name)}</b> '
+        return (f'<div style="{FONT}"><b>session cluster {escape(session.name)}</b> '
                 f'{badge("CANCELED", "stopped")} '
                 f'<span style="color: #555;">(JobManager pid {session.info.jobmanager_pid} '
                 f'is gone)</span></div>')

@@ -5,6 +5,7 @@ Load with ``%load_ext sessioncluster``; ``%flink_session --help`` lists the comm
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -16,6 +17,7 @@ from IPython.display import display
 from ..client.gateway import DispatcherError, JobManagerGoneError
 from ..client.session import SessionStartError, connect, start
 from ..connection import pid_alive
+from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
 
 if TYPE_CHECKING:
@@ -23,7 +25,6 @@ if TYPE_CHECKING:
     from .widgets import ClusterWidget
 
 COMMANDS = ("start", "connect", "status", "jobs", "cancel", "stop", "ui")
-DEFAULT_NAME = "default"
 #: cluster widgets kept live per shell; older ones keep their last state
 MAX_LIVE_CLUSTER_WIDGETS = 4
 
@@ -31,28 +32,15 @@ Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
 def start_args(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The options of ``start`` (as ``sessioncluster start``), composable onto any magic."""
-    args: list[Decorator] = [
-        magic_arguments.argument(
-            "--spark-master", dest="spark_master", default=None, metavar="URL",
-            help="a real Spark master (spark://host:7077, yarn, k8s://...) instead of "
-                 "local-cluster"),
-        magic_arguments.argument(
-            "--memory", type=int, default=1024, metavar="MB",
-            help="MB per TaskManager (default: 1024)"),
-        magic_arguments.argument(
-            "--slots", type=int, default=1, metavar="S",
-            help="slots per TaskManager (default: 1)"),
-        magic_arguments.argument(
-            "--taskmanagers", type=int, default=2, metavar="T",
-            help="TaskManagers (Spark executors); 0 runs Spark in local[S], the fastest start "
-                 "(default: 2)"),
-        magic_arguments.argument(
-            "--name", default=None, metavar="N",
-            help=f"session name (default: {DEFAULT_NAME!r}); a running one is connected to"),
-        magic_arguments.argument_group("start options"),
-    ]
-    for a in args:
+    """The options of ``start`` (as ``sessioncluster start``: one declaration,
+    :class:`~sessioncluster.options.StartOptions`), composable onto any magic. ``--name``
+    defaults to None here: the session of the last start/connect, else ``default``."""
+    decorators: list[Decorator] = [magic_arguments.argument_group("start options")]
+    for flag, kwargs in StartOptions.flags():
+        if kwargs["dest"] == "name":
+            kwargs = {**kwargs, "default": None}
+        decorators.append(magic_arguments.argument(flag, **kwargs))
+    for a in reversed(decorators):
         f = a(f)
     return f
 
@@ -131,8 +119,8 @@ class SessionClusterMagics(Magics):
     def _cmd_start(self, args: Any) -> "Session":
         if args.target is not None:
             raise UsageError("start takes its name as --name N")
-        session = start(args.name or DEFAULT_NAME, taskmanagers=args.taskmanagers,
-                        slots=args.slots, memory=args.memory, spark_master=args.spark_master)
+        options = StartOptions.from_namespace(args, name=args.name or DEFAULT_NAME)
+        session = start(**dataclasses.asdict(options))
         return self._use(session)
 
     def _cmd_connect(self, args: Any) -> "Session":
@@ -210,6 +198,7 @@ class SessionClusterMagics(Magics):
             if unsubscribe is not None:
                 unsubscribe()
         if args.out:
+            assert self.shell is not None  # a magic runs in a shell
             self.shell.user_ns[args.out] = result
         return result
 
@@ -251,6 +240,9 @@ class SessionClusterMagics(Magics):
     def _use(self, session: "Session") -> "Session":
         """Make ``session`` the current one, show it, return it."""
         self.session = session
+        from ..client.current import set_current
+
+        set_current(session)  # for StreamExecutionEnvironment.get_execution_environment()
         session.events  # noqa: B018 - subscribe now, so the first job's events are not missed
         self._show_cluster(session)
         return session
@@ -280,8 +272,9 @@ class SessionClusterMagics(Magics):
 
 
 def _start_options_given(args: Any) -> bool:
-    return (args.name is not None or args.taskmanagers != 2 or args.slots != 1
-            or args.memory != 1024 or args.spark_master is not None)
+    """True when a start option other than its default was given."""
+    return args.name is not None or any(
+        getattr(args, f.name) != f.default for f in dataclasses.fields(StartOptions) if f.name != "name")
 
 
 def load_ipython_extension(ipython: Any) -> None:

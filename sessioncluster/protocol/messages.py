@@ -131,6 +131,8 @@ class JobDetails:
     accumulators: dict[str, Any]
     error: TaskError | None = None
     error_text: str | None = None
+    #: how many Spark jobs (actions) ran in the job's Spark job group
+    spark_jobs: int = 0
 
 
 # -- Client -> Dispatcher -------------------------------------------------------------------
@@ -216,6 +218,9 @@ class JobResultReply(Message):
     net_runtime_ms: int = 0
     error: TaskError | None = None
     error_text: str | None = None
+    #: why the job's records cannot be given back (evicted, over the store's bound, ...); None
+    #: when ``batches`` and ``printed`` are the job's records
+    records_missing: str | None = None
 
 
 @dataclass(slots=True)

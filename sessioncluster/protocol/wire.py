@@ -25,9 +25,9 @@ import os
 import pickle
 import time
 import uuid
-from collections import OrderedDict
 from typing import Any
 
+from ..lru import Lru
 from .messages import Message
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ _ALLOWED_MODULE_PREFIXES = (
     "sessioncluster.protocol.messages",
     "sessioncluster.graph.",
     "sessioncluster.accumulators",
+    "sessioncluster.restart",  # a JobGraph's restart strategy: frozen data
 )
 
 
@@ -64,6 +65,9 @@ class RestrictedUnpickler(pickle.Unpickler):
             return super().find_class(module, name)
         raise ProtocolError(f"refusing to load {module}.{name} from a message")
 
+
+#: signatures remembered for replay detection at most (a flood cannot exhaust memory)
+MAX_REMEMBERED_SIGNATURES = 1_000_000
 
 #: shortest key accepted from a user (``SESSIONCLUSTER_KEY``); ``new_key`` makes 64
 MIN_KEY_CHARS = 32
@@ -87,7 +91,8 @@ class MessageSigner:
         self._key = key.encode() if isinstance(key, str) else key
         self.sender = sender
         self.max_age = max_age
-        self._seen: OrderedDict[bytes, float] = OrderedDict()
+        #: signatures seen within ``max_age`` (replays are refused), oldest first
+        self._seen: Lru[bytes, float] = Lru(MAX_REMEMBERED_SIGNATURES)
         self.rejected = 0
 
     def __repr__(self) -> str:  # never show the key
@@ -137,7 +142,7 @@ class MessageSigner:
         self._expire(now)
         if signature in self._seen:
             raise ProtocolError("replayed message")
-        self._seen[signature] = sent
+        self._seen.put(signature, sent)
         try:
             msg = RestrictedUnpickler(io.BytesIO(body)).load()
         except ProtocolError:
@@ -150,15 +155,14 @@ class MessageSigner:
 
     def _expire(self, now: float) -> None:
         limit = now - self.max_age
-        seen = self._seen
-        while seen:
-            sig, sent = next(iter(seen.items()))
-            if sent >= limit and len(seen) < 1_000_000:
-                break
-            seen.popitem(last=False)
+        oldest = self._seen.oldest()
+        while oldest is not None and oldest[1] < limit:
+            self._seen.pop_oldest()
+            oldest = self._seen.oldest()
 
     # -- socket helpers -------------------------------------------------------------------
-    def send(self, socket: Any, msg: Message, ident: list[bytes] | None = None, topic: bytes | None = None) -> None:
+    def send(self, socket: Any, msg: Message, ident: list[bytes] | None = None,
+             topic: bytes | None = None) -> None:
         frames = self.serialize(msg)
         if ident:
             frames = [*ident, *frames]

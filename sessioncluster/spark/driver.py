@@ -8,40 +8,26 @@ import queue
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..options import StartOptions
 from ..taskmanager.daemon import CONNECTION_ENV, SLOTS_ENV
+from .events import (
+    ExecutorAdded,
+    ExecutorRemoved,
+    JobEnded,
+    JobStarted,
+    SparkEvent,
+    StageCompleted,
+    StageSubmitted,
+    TaskEnded,
+    TaskStarted,
+)
 
 log = logging.getLogger("sessioncluster.spark")
 
 
-@dataclass(slots=True)
-class SparkSettings:
-    taskmanagers: int = 2
-    slots: int = 1
-    memory_mb: int = 1024
-    master: str | None = None
-    #: attempts per task before the job fails (Flink's restart strategy, on Spark's retries)
-    task_attempts: int = 2
-    bind: str = "127.0.0.1"
-    #: results bigger than this fail the job instead of exhausting the JobManager's memory
-    max_result_mb: int = 256
-
-    @property
-    def spark_master(self) -> str:
-        if self.master:
-            return self.master
-        if self.taskmanagers == 0:
-            return f"local[{self.slots},{self.task_attempts}]"
-        return f"local-cluster[{self.taskmanagers},{self.slots},{self.memory_mb}]"
-
-    @property
-    def expected_taskmanagers(self) -> int:
-        return self.taskmanagers if self.taskmanagers > 0 or self.master else 1
-
-
-def start_spark(settings: SparkSettings, connection_file: str) -> Any:
+def start_spark(settings: StartOptions, connection_file: str) -> Any:
     """A SparkSession whose executors' Python side is our TaskManager daemon."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -52,7 +38,7 @@ def start_spark(settings: SparkSettings, connection_file: str) -> Any:
     from pyspark.sql import SparkSession
 
     builder = (
-        SparkSession.builder.master(settings.spark_master)
+        SparkSession.builder.master(settings.master_url)
         .appName("sessioncluster")
         .config("spark.python.use.daemon", "true")
         .config("spark.python.daemon.module", "sessioncluster.taskmanager.daemon")
@@ -81,8 +67,8 @@ def start_spark(settings: SparkSettings, connection_file: str) -> Any:
         # A cancelled task's Python worker is killed this soon if it does not stop by itself.
         .config("spark.python.task.killTimeout", "200ms")
     )
-    if settings.taskmanagers > 0 and not settings.master:
-        builder = builder.config("spark.executor.memory", f"{settings.memory_mb}m")
+    if settings.taskmanagers > 0 and not settings.spark_master:
+        builder = builder.config("spark.executor.memory", f"{settings.memory}m")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -103,31 +89,32 @@ def wait_for_executors(sc: Any, expected: int, timeout: float = 120.0) -> None:
 
 
 class SparkListenerBridge:
-    """A py4j SparkListener: forwards the events the JobMasters need as plain values.
+    """A py4j SparkListener: forwards the events the JobManager needs as typed values
+    (:mod:`.events`).
 
-    Spark calls it on py4j callback threads; it only queues the event. One extractor thread,
-    which keeps its own JVM connection, reads the fields (each a py4j call) and hands
-    ``on_event(name, fields)`` to the caller, which must pass it to the JobManager's loop.
+    Spark calls it on py4j callback threads; it only queues the Java event. One extractor
+    thread, which keeps its own JVM connection, reads the fields (each a py4j call) and hands
+    ``on_event(event)`` to the caller, which must pass it to the JobManager's loop.
     """
 
-    def __init__(self, on_event: Callable[[str, dict[str, Any]], None]) -> None:
+    def __init__(self, on_event: Callable[[SparkEvent], None]) -> None:
         self.on_event = on_event
-        self._queue: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[Callable[[Any], SparkEvent], Any]] = queue.SimpleQueue()
         threading.Thread(target=self._extract_forever, name="SparkListenerBridge",
                          daemon=True).start()
 
     def _extract_forever(self) -> None:
         while True:
-            name, ev = self._queue.get()
+            make, ev = self._queue.get()
             try:
-                fields = getattr(self, f"_fields_{name}")(ev)
+                event = make(ev)
             except Exception:  # noqa: BLE001 - a bad event must not stop the bridge
-                log.exception("listener bridge: %s", name)
+                log.exception("listener bridge: %s", make.__name__)
                 continue
-            self.on_event(name, fields)
+            self.on_event(event)
 
     @staticmethod
-    def _fields_stage_submitted(ev: Any) -> dict[str, Any]:
+    def stage_submitted(ev: Any) -> StageSubmitted:
         info, props = ev.stageInfo(), ev.properties()
         group = props.getProperty("spark.jobGroup.id") if props is not None else None
         parents = info.parentIds()  # a Scala Seq of boxed ints
@@ -142,51 +129,74 @@ class SparkListenerBridge:
             rdd_ids.append(int(rdd.id()))
             rdd_parents = rdd.parentIds()
             read_ids.extend(int(rdd_parents.apply(j)) for j in range(rdd_parents.size()))
-        return {"stage_id": info.stageId(), "job_group": group, "name": info.name(),
-                "num_tasks": info.numTasks(),
-                "parent_ids": [int(parents.apply(i)) for i in range(parents.size())],
-                "rdd_ids": rdd_ids,
-                "input_rdd_ids": sorted(set(read_ids) - set(rdd_ids))}
+        return StageSubmitted(int(info.stageId()), group, str(info.name()), int(info.numTasks()),
+                              [int(parents.apply(i)) for i in range(parents.size())], rdd_ids,
+                              sorted(set(read_ids) - set(rdd_ids)))
 
     @staticmethod
-    def _fields_task_start(ev: Any) -> dict[str, Any]:
+    def stage_completed(ev: Any) -> StageCompleted:
+        info = ev.stageInfo()
+        reason = info.failureReason()
+        return StageCompleted(int(info.stageId()), str(reason.get()) if reason.isDefined() else None)
+
+    @staticmethod
+    def task_started(ev: Any) -> TaskStarted:
         ti = ev.taskInfo()
-        return {"stage_id": ev.stageId(), "spark_task_id": ti.taskId(), "subtask": ti.index(),
-                "spark_attempt": ti.attemptNumber(), "executor_id": ti.executorId(),
-                "time": ti.launchTime() / 1000.0}
+        return TaskStarted(int(ev.stageId()), int(ti.taskId()), int(ti.index()),
+                           int(ti.attemptNumber()), str(ti.executorId()), ti.launchTime() / 1000.0)
 
     @staticmethod
-    def _fields_task_end(ev: Any) -> dict[str, Any]:
+    def task_ended(ev: Any) -> TaskEnded:
         ti, reason = ev.taskInfo(), ev.reason()
         reason_name = reason.getClass().getSimpleName().rstrip("$")  # Scala objects end in $
         text = "" if reason_name == "Success" else str(reason.toString())
-        return {"stage_id": ev.stageId(), "spark_task_id": ti.taskId(), "subtask": ti.index(),
-                "spark_attempt": ti.attemptNumber(), "executor_id": ti.executorId(),
-                "reason": reason_name, "text": text, "time": ti.finishTime() / 1000.0}
+        return TaskEnded(int(ev.stageId()), int(ti.taskId()), int(ti.index()),
+                         int(ti.attemptNumber()), str(ti.executorId()), reason_name, text,
+                         ti.finishTime() / 1000.0)
 
     @staticmethod
-    def _fields_executor_removed(ev: Any) -> dict[str, Any]:
-        return {"executor_id": ev.executorId(), "reason": ev.reason()}
+    def executor_removed(ev: Any) -> ExecutorRemoved:
+        return ExecutorRemoved(str(ev.executorId()), str(ev.reason()))
 
     @staticmethod
-    def _fields_executor_added(ev: Any) -> dict[str, Any]:
-        return {"executor_id": ev.executorId()}
+    def executor_added(ev: Any) -> ExecutorAdded:
+        return ExecutorAdded(str(ev.executorId()))
+
+    @staticmethod
+    def job_started(ev: Any) -> JobStarted:
+        props = ev.properties()
+        group = props.getProperty("spark.jobGroup.id") if props is not None else None
+        return JobStarted(int(ev.jobId()), group)
+
+    @staticmethod
+    def job_ended(ev: Any) -> JobEnded:
+        result = ev.jobResult()
+        return JobEnded(int(ev.jobId()), result.getClass().getSimpleName().rstrip("$") == "JobSucceeded")
 
     # SparkListenerInterface (Java names); called on py4j's callback threads.
     def onStageSubmitted(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put(("stage_submitted", ev))
+        self._queue.put((self.stage_submitted, ev))
+
+    def onStageCompleted(self, ev: Any) -> None:  # noqa: N802
+        self._queue.put((self.stage_completed, ev))
 
     def onTaskStart(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put(("task_start", ev))
+        self._queue.put((self.task_started, ev))
 
     def onTaskEnd(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put(("task_end", ev))
+        self._queue.put((self.task_ended, ev))
 
     def onExecutorRemoved(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put(("executor_removed", ev))
+        self._queue.put((self.executor_removed, ev))
 
     def onExecutorAdded(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put(("executor_added", ev))
+        self._queue.put((self.executor_added, ev))
+
+    def onJobStart(self, ev: Any) -> None:  # noqa: N802
+        self._queue.put((self.job_started, ev))
+
+    def onJobEnd(self, ev: Any) -> None:  # noqa: N802
+        self._queue.put((self.job_ended, ev))
 
     # The rest of SparkListenerInterface: not needed, but py4j must find every method.
     def _ignore(self, ev: Any) -> None:
@@ -196,10 +206,10 @@ class SparkListenerBridge:
     onBlockUpdated = onEnvironmentUpdate = onExecutorBlacklisted = _ignore
     onExecutorBlacklistedForStage = onExecutorExcluded = onExecutorExcludedForStage = _ignore
     onExecutorMetricsUpdate = onExecutorUnblacklisted = onExecutorUnexcluded = _ignore
-    onJobEnd = onJobStart = onNodeBlacklisted = onNodeBlacklistedForStage = _ignore
+    onNodeBlacklisted = onNodeBlacklistedForStage = _ignore
     onNodeExcluded = onNodeExcludedForStage = onNodeUnblacklisted = onNodeUnexcluded = _ignore
     onOtherEvent = onResourceProfileAdded = onSpeculativeTaskSubmitted = _ignore
-    onStageCompleted = onStageExecutorMetrics = onTaskGettingResult = onUnpersistRDD = _ignore
+    onStageExecutorMetrics = onTaskGettingResult = onUnpersistRDD = _ignore
     onUnschedulableTaskSetAdded = onUnschedulableTaskSetRemoved = _ignore
 
     class Java:

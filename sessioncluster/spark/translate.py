@@ -5,48 +5,121 @@ worker); HASH and REBALANCE edges are shuffles (``partitionBy`` on the target pa
 sending subtask chose). So a Spark stage is a pipelined region of the JobGraph. Which
 JobVertices a Spark stage runs, the JobMaster learns from the tasks' own reports (pyspark
 pipelines Python RDDs into one JVM RDD, so RDD names cannot tell).
+
+A vertex read by several consumers (a stream feeding several operators, or side outputs)
+yields ``(output index, item)``; its RDD is persisted for the job, so it runs once however
+many consumers read it, and each consumer reads its own items.
 """
 
 from __future__ import annotations
 
+import operator
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph.jobgraph import JobGraph, JobVertex
+from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
-from ..taskmanager.task import VertexTask, identity_partitioner, output_for
+from ..taskmanager.task import InputKind, VertexTask, edge_output, identity_partitioner, output_for
 
 
-def translate(sc: Any, job_id: str, graph: JobGraph) -> list[tuple[JobVertex, Any]]:
-    """The RDD of every sink vertex, in the graph's order: one Spark action each."""
+@dataclass(slots=True)
+class SparkPlan:
+    """The RDD of every sink vertex, in the graph's order (one Spark action each), and the
+    persisted RDDs of vertices read by several consumers (unpersisted when the job ends)."""
+
+    sinks: list[tuple[JobVertex, Any]]
+    persisted: list[Any] = field(default_factory=list)
+
+    def __iter__(self) -> Any:
+        return iter(self.sinks)
+
+    def release(self) -> None:
+        for rdd in self.persisted:
+            try:
+                rdd.unpersist(blocking=False)
+            except Exception:  # noqa: BLE001, S110 - Spark stopping: nothing left to free
+                pass
+
+
+def translate(sc: Any, job_id: str, graph: JobGraph) -> SparkPlan:
+    """The Spark plan of ``graph``: RDDs built, nothing run yet."""
+    from pyspark import StorageLevel
+
+    plan = SparkPlan([])
     rdds: dict[str, Any] = {}
+    #: for a vertex with several outputs: its persisted RDD of (output index, item)
+    shared: dict[str, Any] = {}
+
+    def input_rdd(edge: JobEdge) -> Any:
+        source = graph.vertex(edge.source)
+        if edge.source not in shared:
+            return rdds[edge.source]
+        index = next(i for i, e in enumerate(source.outputs) if e is edge)
+        return shared[edge.source].filter(_OutputFilter(index)).map(operator.itemgetter(1))
+
     for vertex in graph.vertices:
+        many = _reads_by_index(vertex)
+        outputs = ([edge_output(e, graph.vertex(e.target).parallelism) for e in vertex.outputs]
+                   if many else None)
         consumer_p = graph.vertex(vertex.outputs[0].target).parallelism if vertex.outputs else 1
-        output = output_for(vertex, consumer_p)
+        output = output_for(vertex, consumer_p) if not many else outputs[0]  # type: ignore[index]
         head = vertex.operators[0]
         if head.kind is OperatorKind.SOURCE_COLLECTION:
             parent = sc.parallelize(range(vertex.parallelism), vertex.parallelism)
-            task = VertexTask(job_id, vertex, "source", output, data_key=head.function_key)
+            task = VertexTask(job_id, vertex, InputKind.COLLECTION, output,
+                              data_key=head.function_key, outputs=outputs)
         elif head.kind in (OperatorKind.SOURCE_TEXT_FILE, OperatorKind.SOURCE_SPARK):
             parent = _fit(_source_rdd(sc, head.kind, head.config, vertex.parallelism),
                           vertex.parallelism)
-            task = VertexTask(job_id, vertex, "source_rdd", output)
+            task = VertexTask(job_id, vertex, InputKind.SPARK_RECORDS, output, outputs=outputs)
         else:
             edges = vertex.inputs
             strategies = {e.ship_strategy for e in edges}
             if strategies == {Partitioning.FORWARD}:
-                parent, input_kind = rdds[edges[0].source], "forward"
+                parent, input_kind = input_rdd(edges[0]), InputKind.FORWARD
             elif Partitioning.FORWARD in strategies or len(strategies) > 1:
-                raise NotImplementedError(f"'{vertex.name}' mixes {sorted(s.value for s in strategies)} inputs")
+                raise NotImplementedError(
+                    f"'{vertex.name}' mixes {sorted(s.value for s in strategies)} inputs")
             else:
-                parents = [rdds[e.source] for e in edges]
+                parents = [input_rdd(e) for e in edges]
                 parent = parents[0] if len(parents) == 1 else sc.union(parents)
                 parent = parent.partitionBy(vertex.parallelism, identity_partitioner)
-                input_kind = "keyed" if Partitioning.HASH in strategies else "exchange"
-            task = VertexTask(job_id, vertex, input_kind, output)
+                input_kind = InputKind.KEYED if Partitioning.HASH in strategies else InputKind.EXCHANGE
+            timestamped = {bool(graph.vertex(e.source).operators[-1].config.get("timestamped"))
+                           for e in edges}
+            if len(timestamped) > 1:
+                raise ValueError(f"'{vertex.name}' reads streams with and without event-time "
+                                 "timestamps: assign timestamps to each of them")
+            task = VertexTask(job_id, vertex, input_kind, output, outputs=outputs,
+                              timestamped_input=timestamped.pop())
         # not preservesPartitioning: pyspark would then skip the next exchange's partitionBy
         # (same partitioner), and a HASH after a REBALANCE of equal parallelism would not shuffle
-        rdds[vertex.vertex_id] = parent.mapPartitionsWithIndex(task)
-    return [(v, rdds[v.vertex_id]) for v in graph.vertices if v.is_sink]
+        rdd = parent.mapPartitionsWithIndex(task)
+        if many:
+            rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+            shared[vertex.vertex_id] = rdd
+            plan.persisted.append(rdd)
+        rdds[vertex.vertex_id] = rdd
+    plan.sinks = [(v, rdds[v.vertex_id]) for v in graph.vertices if v.is_sink]
+    return plan
+
+
+def _reads_by_index(vertex: JobVertex) -> bool:
+    """True when the vertex's consumers read it by output index: several of them, or a side
+    output."""
+    return len(vertex.outputs) > 1 or any(e.side_output is not None for e in vertex.outputs)
+
+
+class _OutputFilter:
+    """Keeps the items of one output of a vertex read by several consumers (picklable)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __call__(self, item: tuple[int, Any]) -> bool:
+        return item[0] == self.index
 
 
 def _source_rdd(sc: Any, kind: OperatorKind, config: dict[str, Any], parallelism: int) -> Any:

@@ -154,7 +154,7 @@ class TaskManagerAgent:
                     self.register()
                 wait = max(0.0, self.last_heartbeat + self.heartbeat_interval - now)
                 for sock, _ in poller.poll(int(wait * 1000) + 1):
-                    handlers = self.rm_handlers if sock is self.rm else self.worker_handlers
+                    from_rm = sock is self.rm
                     while True:
                         try:
                             got = self.signer.recv(sock, zmq.NOBLOCK)
@@ -163,14 +163,13 @@ class TaskManagerAgent:
                         if got is None:
                             continue
                         ident, msg = got
-                        handler = handlers.get(type(msg))
-                        if handler is None:
-                            log.warning("unexpected %s on the %s socket", msg.type,
-                                        "resourcemanager" if sock is self.rm else "worker")
-                        elif sock is self.rm:
-                            handler(msg)  # type: ignore[call-arg]
+                        if from_rm and type(msg) in self.rm_handlers:
+                            self.rm_handlers[type(msg)](msg)
+                        elif not from_rm and type(msg) in self.worker_handlers:
+                            self.worker_handlers[type(msg)](ident, msg)
                         else:
-                            handler(ident, msg)  # type: ignore[call-arg]
+                            log.warning("unexpected %s on the %s socket", msg.type,
+                                        "resourcemanager" if from_rm else "worker")
                 # Task events go out at once (batched per wake-up); otherwise every interval.
                 if self.registered and (self.pending_events or
                                         time.monotonic() - self.last_heartbeat >= self.heartbeat_interval):

@@ -20,16 +20,17 @@ SLOTS_ENV = "SESSIONCLUSTER_SLOTS"
 
 def executor_id(jvm_pid: int) -> str:
     """The Spark executor id of the JVM that started us ("driver" in ``local`` mode)."""
+    import psutil
+
     try:
-        with open(f"/proc/{jvm_pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")
-    except OSError:
+        args = psutil.Process(jvm_pid).cmdline()
+    except psutil.Error:
         return "driver"
     for i, arg in enumerate(args[:-1]):
-        if arg == b"--executor-id":
-            return args[i + 1].decode()
-    m = re.search(rb"--executor-id[= ](\S+)", b" ".join(args))
-    return m.group(1).decode() if m else "driver"
+        if arg == "--executor-id":
+            return args[i + 1]
+    m = re.search(r"--executor-id[= ](\S+)", " ".join(args))
+    return m.group(1) if m else "driver"
 
 
 def start_agent() -> None:

@@ -13,18 +13,20 @@ ten stages of a Task, reporting each state change to its TaskManager over ``ipc:
 7. accumulators (final snapshot)
 8. clean-up (close the rich functions)
 9. final state                               -> FINISHED / FAILED
-10. unregister from the TaskManager
+10. unregister (nothing to give back: the worker stays for the next task)
+
+Each stage is one method of :class:`Task`, in that order.
 """
 
 from __future__ import annotations
 
+import enum
 import itertools
 import operator
 import os
 import sys
 import time
 import traceback
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
@@ -33,11 +35,13 @@ import zmq
 
 from ..accumulators import Accumulator, IntCounter, snapshot
 from ..connection import ConnectionInfo
-from ..functions import FieldAggregation, Function, ProcessFunction, RuntimeContext, as_callable
+from ..functions import FieldAggregation, Function, RuntimeContext, as_callable
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
-from ..graph.jobgraph import JobVertex
+from ..graph.jobgraph import JobEdge, JobVertex
 from ..graph.states import ExecutionState
 from ..graph.streamgraph import OperatorKind, Partitioning
+from ..lru import Lru
+from ..operators import StreamOperator, TwoInputOperator
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
 from ..protocol.wire import MessageSigner
 from .daemon import CONNECTION_ENV, IPC_ENV
@@ -81,9 +85,9 @@ class SlotWorker:
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 2000)
         self.sock.connect(ipc)
-        #: user code already unpickled in this process, most recently used last (bounded:
-        #: pyspark reuses the worker for every job of the session)
-        self.loaded: OrderedDict[str, Any] = OrderedDict()
+        #: user code already unpickled in this process (bounded: pyspark reuses the worker for
+        #: every job of the session)
+        self.loaded: Lru[str, Any] = Lru(LOADED_USER_CODE)
         self.pid = os.getpid()
 
     @classmethod
@@ -96,8 +100,9 @@ class SlotWorker:
     def report(self, event: TaskEvent) -> None:
         self.signer.send(self.sock, event)
 
-    def load(self, key: str, timeout: float = 60.0) -> Any:
-        """User code by key: from this process, else the TaskManager's library cache."""
+    def fetch(self, key: str, timeout: float = 60.0) -> bytes | None:
+        """A blob's bytes from the TaskManager's library cache; ``None`` when this process has
+        the code loaded already (the TaskManager still hears of the use, for its statistics)."""
         have = key in self.loaded
         self.signer.send(self.sock, FetchBlob(key, need_data=not have))
         deadline = time.monotonic() + timeout
@@ -113,14 +118,45 @@ class SlotWorker:
                 break
         if reply.error:
             raise RuntimeError(f"cannot load user code {key[:12]}: {reply.error}")
-        if not have:
-            if reply.data is None:
-                raise RuntimeError(f"the BlobServer has no blob {key[:12]}")
-            self.loaded[key] = cloudpickle.loads(reply.data)
-            while len(self.loaded) > LOADED_USER_CODE:
-                self.loaded.popitem(last=False)
-        self.loaded.move_to_end(key)
-        return self.loaded[key]
+        if not have and reply.data is None:
+            raise RuntimeError(f"the BlobServer has no blob {key[:12]}")
+        return None if have else reply.data
+
+    def load(self, key: str, data: bytes | None) -> Any:
+        """User code by key: this process's unpickled copy, else ``data`` unpickled."""
+        loaded = self.loaded.get(key)
+        if loaded is None:
+            if data is None:
+                raise RuntimeError(f"user code {key[:12]} was evicted between fetch and load")
+            loaded = cloudpickle.loads(data)
+            self.loaded.put(key, loaded)
+        return loaded
+
+
+class InputKind(enum.Enum):
+    """What a vertex's Spark partition holds."""
+
+    #: nothing: the vertex is a collection source (its data is a blob, sliced by subtask)
+    COLLECTION = "collection"
+    #: records Spark reads itself (lines of a text file, rows of a query)
+    SPARK_RECORDS = "spark_records"
+    #: plain records of a FORWARD producer in the same Spark stage
+    FORWARD = "forward"
+    #: pickled batches of records from a REBALANCE exchange
+    EXCHANGE = "exchange"
+    #: pickled batches of (key, record) from a HASH exchange
+    KEYED = "keyed"
+
+
+class OutputKind(enum.Enum):
+    """How the last operator of a vertex hands its records on."""
+
+    FORWARD = "forward"      # plain records to a consumer in the same Spark stage
+    HASH = "hash"            # (partition, batch of (key, record)) for a HASH exchange
+    REBALANCE = "rebalance"  # (partition, batch) round-robin
+    COLLECT = "collect"      # pickled batches for the client
+    PRINT = "print"          # printed lines for the client
+    TEXT = "text"            # lines of a text file
 
 
 @dataclass(slots=True)
@@ -128,12 +164,16 @@ class Output:
     """What the last operator of a vertex hands on: plain records to a FORWARD consumer in
     the same Spark stage, or batches for an exchange (HASH / REBALANCE) or the client."""
 
-    kind: str  # "forward", "hash", "rebalance", "collect", "print", "text"
+    kind: OutputKind
     partitions: int = 1
     key_selector_key: str | None = None
     combiner_key: str | None = None
     #: for "collect": at most this many records per subtask
     limit: int | None = None
+    #: the side output (OutputTag's tag_id) this output carries; None: the main output
+    side_output: str | None = None
+    #: into a two-input vertex: the consumer's input (0 or 1), sent along with each record
+    input_index: int | None = None
 
 
 @dataclass(slots=True)
@@ -142,15 +182,22 @@ class VertexTask:
 
     job_id: str
     vertex: JobVertex
-    #: "source" (a collection blob), "source_rdd" (records Spark reads: lines, rows),
-    #: "forward" (plain records), "exchange" (batches), "keyed" (batches of (key, record))
-    input_kind: str
+    input_kind: InputKind
     output: Output
     #: for a collection source: the key of the data and its length
     data_key: str | None = None
+    #: a vertex read by several consumers (fan-out, side outputs): one Output each, and the
+    #: vertex yields (output index, item); None: the single ``output``
+    outputs: list[Output] | None = None
+    #: the input records carry event-time timestamps: ``(timestamp, value)`` pairs
+    timestamped_input: bool = False
+
+    @property
+    def all_outputs(self) -> list[Output]:
+        return self.outputs if self.outputs is not None else [self.output]
 
     def __call__(self, split_index: int, iterator: Iterable[Any]) -> Iterator[Any]:
-        return _run(self, split_index, iterator)
+        return Task(self, split_index, iterator).run()
 
 
 def identity_partitioner(partition: int) -> int:
@@ -161,112 +208,215 @@ def identity_partitioner(partition: int) -> int:
 # -------------------------------------------------------------------------------------------
 
 
-def _run(task: VertexTask, subtask: int, upstream: Iterable[Any]) -> Iterator[Any]:
-    from pyspark import TaskContext
+class Task:
+    """One attempt of one subtask, run by a slot worker inside a Spark task: Flink's ten
+    stages of a Task, one method each, in order (:meth:`run`). Each state change is reported
+    to the TaskManager over ``ipc://``."""
 
-    tc = TaskContext.get()
-    stage_id, spark_task_id, attempt = tc.stageId(), tc.taskAttemptId(), tc.attemptNumber()
-    vertex = task.vertex
-    worker = SlotWorker.current()
-    accumulators: dict[str, Accumulator[Any]] = {RECORDS_IN: IntCounter(), RECORDS_OUT: IntCounter()}
-    #: code object of each user function -> the operator it belongs to, to name the operator
-    #: of a failure from its traceback (no bookkeeping per record)
-    operator_of: dict[Any, str] = {}
+    def __init__(self, spec: VertexTask, subtask: int, upstream: Iterable[Any]) -> None:
+        from pyspark import TaskContext
 
-    def report(state: ExecutionState, error: TaskError | None = None) -> None:
-        worker.report(TaskEvent(task.job_id, vertex.vertex_id, subtask, stage_id, spark_task_id,
-                                attempt, state, time.time(), snapshot(accumulators), error))
+        tc = TaskContext.get()
+        if tc is None:
+            raise TaskManagerUnavailable("a Task runs only inside a Spark task")
+        self.spec = spec
+        self.vertex = spec.vertex
+        self.subtask = subtask
+        self.upstream = upstream
+        self.stage_id, self.spark_task_id, self.attempt = tc.stageId(), tc.taskAttemptId(), tc.attemptNumber()
+        self.worker = SlotWorker.current()
+        self.records_in, self.records_out = IntCounter(), IntCounter()
+        self.accumulators: dict[str, Accumulator[Any]] = {RECORDS_IN: self.records_in,
+                                                          RECORDS_OUT: self.records_out}
+        #: code object of each user function -> the operator it belongs to, to name the operator
+        #: of a failure from its traceback (no bookkeeping per record)
+        self.operator_of: dict[Any, str] = {}
+        self.blobs: dict[str, bytes | None] = {}
+        self.functions: list[Any] = []
+        self.key_selectors: dict[str, Any] = {}
+        self.combiners: dict[str, Any] = {}
+        self.data: Any = None
+        self.opened: list[Function | StreamOperator] = []
+        self._last_report = time.monotonic()
 
-    opened: list[Function] = []
-    try:
-        # 1. library cache and 2. user-code loading
-        report(ExecutionState.DEPLOYING)
-        functions = [worker.load(op.function_key) if op.function_key and not op.kind.is_source else None
-                     for op in vertex.operators]
-        for op, fn in zip(vertex.operators, functions):
-            _register_code(operator_of, fn, op.name)
-        key_selector = combiner = None
-        if task.output.key_selector_key:
-            key_selector = as_callable(worker.load(task.output.key_selector_key))
-            _register_code(operator_of, key_selector, "key_by")
-        if task.output.combiner_key:
-            combiner = as_callable(worker.load(task.output.combiner_key))
-        # 3. input/output registration and 4. restore (BATCH mode: no state to restore)
-        report(ExecutionState.INITIALIZING)
-        ctx = RuntimeContext(vertex.name, subtask, vertex.parallelism, attempt, accumulators)
-        # 5. RUNNING
-        report(ExecutionState.RUNNING)
-        # 6. invoke
-        for fn in functions:
-            if isinstance(fn, Function):
-                opened.append(fn)
-                fn.open(ctx)
-        records_in = accumulators[RECORDS_IN]
-        last_report = [time.monotonic()]
+    def run(self) -> Iterator[Any]:
+        """The ten stages; yields what the vertex hands on (Spark's partition of its RDD)."""
+        try:
+            self.load_library_cache()                          # 1.
+            self.load_user_code()                              # 2.
+            self.register_input_output()                       # 3.
+            self.restore_state()                               # 4.
+            self.switch_to_running()                           # 5.
+            yield from self.invoke()                           # 6.
+            self.snapshot_accumulators()                       # 7.
+            self.clean_up()                                    # 8.
+            self.report(ExecutionState.FINISHED)               # 9. final state
+        except GeneratorExit:
+            self.report(ExecutionState.CANCELED)               # 9. Spark stopped reading: cancelled
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure is reported, then re-raised
+            error = self.fail(exc)                             # 8. and 9.
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            raise UserCodeError(
+                f"operator '{error.operator}' subtask {error.subtask} failed:\n{error.format()}"
+            ) from None
+        finally:
+            self.unregister()                                  # 10.
 
-        def live(it: Iterable[Any]) -> Iterator[Any]:
-            """Count records in; report live accumulators at most every 200 ms."""
-            for n, rec in enumerate(it, 1):
-                records_in.value = n
-                if n & 15 == 0 and time.monotonic() - last_report[0] >= LIVE_REPORT_SECONDS:
-                    last_report[0] = time.monotonic()
-                    report(ExecutionState.RUNNING)
-                yield rec
+    def report(self, state: ExecutionState, error: TaskError | None = None) -> None:
+        self.worker.report(TaskEvent(self.spec.job_id, self.vertex.vertex_id, self.subtask,
+                                     self.stage_id, self.spark_task_id, self.attempt, state,
+                                     time.time(), snapshot(self.accumulators), error))
 
-        if task.input_kind == "source":
-            data = worker.load(task.data_key) if task.data_key else []
-            n = len(data)
-            records: Iterator[Any] = live(data[subtask * n // vertex.parallelism:
-                                               (subtask + 1) * n // vertex.parallelism])
-        elif task.input_kind in ("source_rdd", "forward"):
-            records = live(upstream)
-        else:
-            batches = (cloudpickle.loads(b) for _, b in upstream)
-            records = live(itertools.chain.from_iterable(batches))
-        if task.input_kind != "keyed" and vertex.operators[0].kind is OperatorKind.REDUCE:
+    # -- the stages, in order -------------------------------------------------------------
+    def load_library_cache(self) -> None:
+        """1. The user code's blobs, from this worker or the TaskManager's library cache."""
+        self.report(ExecutionState.DEPLOYING)
+        keys = [op.function_key for op in self.vertex.operators
+                if op.function_key and not op.kind.is_source]
+        for out in self.spec.all_outputs:
+            keys += [k for k in (out.key_selector_key, out.combiner_key) if k]
+        if self.spec.data_key:
+            keys.append(self.spec.data_key)
+        self.blobs = {key: self.worker.fetch(key) for key in dict.fromkeys(keys)}
+
+    def load_user_code(self) -> None:
+        """2. Unpickle the user's functions (cloudpickle), and name their code for errors."""
+        worker = self.worker
+        self.functions = [worker.load(op.function_key, self.blobs[op.function_key])
+                          if op.function_key and not op.kind.is_source else None
+                          for op in self.vertex.operators]
+        for op, fn in zip(self.vertex.operators, self.functions):
+            for user_fn in (fn.user_functions if isinstance(fn, StreamOperator) else [fn]):
+                _register_code(self.operator_of, user_fn, op.name)
+        for out in self.spec.all_outputs:
+            if out.key_selector_key:
+                selector = as_callable(worker.load(out.key_selector_key,
+                                                   self.blobs[out.key_selector_key]))
+                self.key_selectors[out.key_selector_key] = selector
+                _register_code(self.operator_of, selector, "key_by")
+            if out.combiner_key:
+                self.combiners[out.combiner_key] = as_callable(
+                    worker.load(out.combiner_key, self.blobs[out.combiner_key]))
+        if self.spec.data_key:
+            self.data = worker.load(self.spec.data_key, self.blobs[self.spec.data_key])
+
+    def register_input_output(self) -> None:
+        """3. The input and output of the chain; the rich functions' runtime context."""
+        self.report(ExecutionState.INITIALIZING)
+        keyed = self.spec.input_kind is InputKind.KEYED
+        if not keyed and self.vertex.operators[0].kind is OperatorKind.REDUCE:
             raise RuntimeError("a reduce must follow key_by()")  # guarded by the API
+        self.context = RuntimeContext(self.vertex.name, self.subtask, self.vertex.parallelism,
+                                      self.attempt, self.accumulators)
 
-        records = _chain(vertex, functions, records, task.input_kind == "keyed")
-        yield from _emit(task, subtask, records, key_selector, combiner,
-                         accumulators[RECORDS_OUT])
-        # 7. accumulators, 8. clean-up
+    def restore_state(self) -> None:
+        """4. Nothing to restore: a BATCH job keeps no state across attempts."""
+
+    def switch_to_running(self) -> None:
+        """5. RUNNING."""
+        self.report(ExecutionState.RUNNING)
+
+    def invoke(self) -> Iterator[Any]:
+        """6. Open the rich functions, then run the chain over the input, one pass."""
+        for fn in self.functions:
+            if isinstance(fn, (Function, StreamOperator)):
+                self.opened.append(fn)
+                fn.open(self.context)
+        spec = self.spec
+        many = spec.outputs is not None
+        records, ts = _chain(self.vertex, self.functions, self.read_input(),
+                             spec.input_kind is InputKind.KEYED, tagged=many,
+                             timestamped=spec.timestamped_input)
+        if many:
+            yield from _emit_many(self, records, ts)
+            return
+        out = spec.output
+        key_selector = self.key_selectors.get(out.key_selector_key or "")
+        combiner = self.combiners.get(out.combiner_key or "")
+        if ts:
+            if out.kind in _SINKS:
+                records = map(_value, records)  # a sink writes the values
+            else:
+                key_selector, combiner = _on_value(key_selector), None
+        if out.input_index is not None:  # into a two-input vertex: say which input
+            records = zip(itertools.repeat(out.input_index), records)
+            key_selector, combiner = _on_value(key_selector), None
+        yield from _emit(spec, self.subtask, records, key_selector, combiner, self.records_out)
+
+    def snapshot_accumulators(self) -> None:
+        """7. The final accumulators travel with the final state's report (stage 9)."""
+
+    def clean_up(self) -> None:
+        """8. Close the rich functions."""
+        opened, self.opened = self.opened, []
         for fn in opened:
             fn.close()
-        opened.clear()
-        # 9. final state (with the final accumulators) and 10. unregister
-        report(ExecutionState.FINISHED)
-    except GeneratorExit:
-        report(ExecutionState.CANCELED)
-        raise
-    except BaseException as exc:  # noqa: BLE001 - every failure is reported, then re-raised
-        error = _task_error(exc, _failed_operator(exc, operator_of, vertex.name),
-                            f"{subtask + 1}/{vertex.parallelism}")
-        for fn in opened:
+
+    def fail(self, exc: BaseException) -> TaskError:
+        """8. and 9. after a failure: close what was opened, report FAILED with the user's part
+        of the traceback."""
+        error = _task_error(exc, _failed_operator(exc, self.operator_of, self.vertex.name),
+                            f"{self.subtask + 1}/{self.vertex.parallelism}")
+        for fn in self.opened:
             try:
                 fn.close()
             except Exception:  # noqa: BLE001 - the first error is the one to report
                 pass
-        report(ExecutionState.FAILED, error)
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        raise UserCodeError(
-            f"operator '{error.operator}' subtask {error.subtask} failed:\n{error.format()}"
-        ) from None
+        self.report(ExecutionState.FAILED, error)
+        return error
+
+    def unregister(self) -> None:
+        """10. Nothing to give back: the slot worker, its user code and its connection to the
+        TaskManager stay for the next task (pyspark reuses the worker process)."""
+
+    # -- input ----------------------------------------------------------------------------
+    def read_input(self) -> Iterator[Any]:
+        """The chain's input records, counted; live accumulators go out every 200 ms at most."""
+        kind = self.spec.input_kind
+        if kind is InputKind.COLLECTION:
+            data = self.data if self.data is not None else []
+            n, p = len(data), self.vertex.parallelism
+            records: Iterable[Any] = data[self.subtask * n // p:(self.subtask + 1) * n // p]
+        elif kind in (InputKind.SPARK_RECORDS, InputKind.FORWARD):
+            records = self.upstream
+        else:
+            records = itertools.chain.from_iterable(cloudpickle.loads(b) for _, b in self.upstream)
+        return self._counted(records)
+
+    def _counted(self, records: Iterable[Any]) -> Iterator[Any]:
+        records_in = self.records_in
+        for n, rec in enumerate(records, 1):
+            records_in.value = n
+            if n & 15 == 0 and time.monotonic() - self._last_report >= LIVE_REPORT_SECONDS:
+                self._last_report = time.monotonic()
+                self.report(ExecutionState.RUNNING)
+            yield rec
 
 
 def _register_code(operator_of: dict[Any, str], fn: Any, name: str) -> None:
     """Remember the code objects of ``fn`` (and of its open/close) as operator ``name``."""
     if fn is None:
         return
-    call = as_callable(fn)
+    try:
+        call = as_callable(fn)
+    except TypeError:
+        # a timestamp assigner, a window function, an aggregate function...: every method of its
+        # class counts as the operator's code
+        for attr in vars(type(fn)).values():
+            code = getattr(attr, "__code__", None)
+            if code is not None:
+                operator_of.setdefault(code, name)
+        return
     code = getattr(getattr(call, "__func__", call), "__code__", None)
     if code is None:  # a callable object
-        code = getattr(getattr(type(call), "__call__", None), "__code__", None)
+        code = getattr(getattr(type(call), "__call__", None), "__code__", None)  # noqa: B004
     if code is not None:
         operator_of.setdefault(code, name)
     for method in ("open", "close"):
         hook = getattr(type(fn), method, None)
-        if isinstance(fn, Function) and hook is not getattr(Function, method):
+        if isinstance(fn, Function) and hook is not None and hook is not getattr(Function, method):
             operator_of.setdefault(hook.__code__, f"{name}.{method}()")
 
 
@@ -282,42 +432,107 @@ def _failed_operator(exc: BaseException, operator_of: dict[Any, str], vertex_nam
     return vertex_name
 
 
-def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any],
-           keyed: bool) -> Iterator[Any]:
+def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keyed: bool,
+           tagged: bool = False, timestamped: bool = False) -> tuple[Iterator[Any], bool]:
     """Nest the chained operators as iterators (C-level map/filter where possible): one pass,
-    no intermediate lists."""
-    for op, fn in zip(vertex.operators, functions):
+    no intermediate lists. Returns the records and whether they carry event-time timestamps.
+
+    On a stream with timestamps (after ``assign_timestamps_and_watermarks``, or a window) each
+    record is a ``(timestamp, value)`` pair and map/filter/flat_map keep the input's timestamp,
+    as Flink does. With ``tagged`` the chain yields ``(side output tag or None, record)`` for a
+    vertex read by several consumers."""
+    ops = [(op, fn) for op, fn in zip(vertex.operators, functions)
+           if not (op.kind.is_source or op.kind.is_sink)]
+    ts = timestamped
+    last_tagged = False
+    for i, (op, fn) in enumerate(ops):
         kind = op.kind
-        if kind.is_source or kind.is_sink:
+        if kind is OperatorKind.PROCESS:
+            operator: Any = fn  # a OneInputOperator of sessioncluster.operators
+            out_ts = bool(op.config.get("timestamped", ts))
+            emitted = operator.process(_operator_input(records, keyed, ts, operator.keyed,
+                                                       isinstance(operator, TwoInputOperator)))
+            last_tagged = i == len(ops) - 1 and tagged
+            records = _operator_output(emitted, out_ts, last_tagged)
+            ts, keyed = out_ts, False
             continue
         if keyed and not kind.takes_keys:
             records = map(_value, records)  # a keyed exchange into a map, filter, ...
         call = as_callable(fn)
-        if kind is OperatorKind.MAP:
+        if ts:
+            records = _timestamped(kind, call, records)
+        elif kind is OperatorKind.MAP:
             records = map(call, records)
         elif kind is OperatorKind.FILTER:
             records = filter(call, records)
         elif kind is OperatorKind.FLAT_MAP:
             records = itertools.chain.from_iterable(map(call, records))
-        elif kind is OperatorKind.PROCESS:
-            records = _process(call, records, keyed)
         elif kind is OperatorKind.REDUCE:
             records = _reduce(call, records)
         keyed = False
-    return records
+    if keyed:
+        records = map(_value, records)  # a keyed exchange straight into a sink
+    if tagged and not last_tagged:
+        records = zip(itertools.repeat(None), records)
+    return records, ts
+
+
+def _operator_input(records: Iterator[Any], keyed_input: bool, ts: bool,
+                    keyed_operator: bool, two_inputs: bool = False) -> Iterator[Any]:
+    """Records as an operator of ``sessioncluster.operators`` takes them: ``(timestamp,
+    value)``, or ``(key, timestamp, value)`` for a keyed operator; a two-input operator gets the
+    input index in front. Behind a two-input vertex's exchange each record is ``(input index,
+    record)``."""
+    if two_inputs:
+        if keyed_operator:
+            if ts:
+                return ((i, k, r[0], r[1]) for k, (i, r) in records)
+            return ((i, k, None, r) for k, (i, r) in records)
+        if keyed_input:
+            records = map(_value, records)
+        return ((i, r[0], r[1]) for i, r in records) if ts else ((i, None, r) for i, r in records)
+    if keyed_operator:
+        if not keyed_input:
+            raise RuntimeError("a keyed operator needs key_by() before it")
+        return ((k, r[0], r[1]) for k, r in records) if ts else ((k, None, r) for k, r in records)
+    if keyed_input:
+        records = map(_value, records)
+    return records if ts else zip(itertools.repeat(None), records)
+
+
+def _operator_output(emitted: Iterator[tuple[str | None, int | None, Any]], ts: bool,
+                     tagged: bool) -> Iterator[Any]:
+    """An operator's ``(tag, timestamp, value)`` as the chain goes on: the main output only,
+    unless ``tagged``; ``(timestamp, value)`` records when the stream carries timestamps."""
+    if tagged:
+        return ((tag, (t, v)) for tag, t, v in emitted) if ts else ((tag, v) for tag, _, v in emitted)
+    if ts:
+        return ((t, v) for tag, t, v in emitted if tag is None)
+    return (v for tag, _, v in emitted if tag is None)
+
+
+def _timestamped(kind: OperatorKind, call: Callable[..., Any], records: Iterator[Any]) -> Iterator[Any]:
+    """A map/filter/flat_map/reduce over ``(timestamp, value)`` records: outputs keep the input
+    record's timestamp (a reduce: the latest)."""
+    if kind is OperatorKind.MAP:
+        return ((t, call(v)) for t, v in records)
+    if kind is OperatorKind.FILTER:
+        return ((t, v) for t, v in records if call(v))
+    if kind is OperatorKind.FLAT_MAP:
+        return ((t, out) for t, v in records for out in call(v))
+    if kind is OperatorKind.REDUCE:
+        acc: dict[Any, tuple[Any, Any]] = {}
+        for key, (t, v) in records:
+            if key in acc:
+                t0, v0 = acc[key]
+                acc[key] = (t if t0 is None or (t is not None and t > t0) else t0, call(v0, v))
+            else:
+                acc[key] = (t, v)
+        return iter(acc.values())
+    raise ValueError(f"no timestamped {kind}")
 
 
 _value = operator.itemgetter(1)
-
-
-def _process(call: Callable[[Any, Any], Any], records: Iterator[Any], keyed: bool) -> Iterator[Any]:
-    ctx = ProcessFunction.Context()
-    for rec in records:
-        if keyed:
-            ctx._key, rec = rec
-        out = call(rec, ctx)
-        if out is not None:
-            yield from out
 
 
 def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any]) -> Iterator[Any]:
@@ -333,23 +548,23 @@ def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any]) -> Iterator[A
 def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: Any,
           combiner: Any, records_out: IntCounter) -> Iterator[Any]:
     out = task.output
-    if out.kind == "collect" and out.limit is not None:
+    if out.kind is OutputKind.COLLECT and out.limit is not None:
         records = itertools.islice(records, out.limit)
-    if out.kind == "forward":
+    if out.kind is OutputKind.FORWARD:
         for n, rec in enumerate(records, 1):
             records_out.value = n
             yield rec
-    elif out.kind == "collect":
+    elif out.kind is OutputKind.COLLECT:
         for batch in _batches(records, records_out):
             yield cloudpickle.dumps(batch)
-    elif out.kind == "text":
+    elif out.kind is OutputKind.TEXT:
         for batch in _batches(records, records_out):
             yield from map(str, batch)
-    elif out.kind == "print":
+    elif out.kind is OutputKind.PRINT:
         prefix = f"{subtask + 1}> " if task.vertex.parallelism > 1 else ""
         for batch in _batches(records, records_out):
             yield "\n".join(f"{prefix}{rec}" for rec in batch)
-    elif out.kind == "rebalance":
+    elif out.kind is OutputKind.REBALANCE:
         buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
         for i, rec in enumerate(records):
             pid = (subtask + i) % out.partitions
@@ -362,7 +577,7 @@ def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: 
         for pid, b in enumerate(buckets):
             if b:
                 yield pid, cloudpickle.dumps(b)
-    elif out.kind == "hash":
+    elif out.kind is OutputKind.HASH:
         yield from _emit_hash(records, out.partitions, key_selector, combiner, records_out)
     else:
         raise ValueError(f"unknown output kind {out.kind!r}")
@@ -409,6 +624,109 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
             yield pid, cloudpickle.dumps(b)
 
 
+_SINKS = frozenset({OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT})
+
+
+def _writer(task: "Task", out: Output, ts: bool) -> "_Writer":
+    """The writer of one output of a vertex read by several consumers."""
+    key_selector = task.key_selectors.get(out.key_selector_key or "")
+    combiner = task.combiners.get(out.combiner_key or "")
+    if ts:
+        key_selector, combiner = _on_value(key_selector), None
+    if out.input_index is not None:
+        key_selector, combiner = _on_value(key_selector), None
+    return _Writer(out, task.subtask, key_selector, combiner)
+
+
+def _on_value(key_selector: Any) -> Any:
+    """A key selector for ``(timestamp, value)`` records: the key of the value."""
+    if key_selector is None:
+        return None
+
+    def select(record: tuple[Any, Any]) -> Any:
+        return key_selector(record[1])
+
+    return select
+
+
+class _Writer:
+    """Hands records on over one output of a vertex read by several consumers: plain records
+    (FORWARD), round-robin batches (REBALANCE) or batches by key hash (HASH, combined first
+    when the consumer is a reduce)."""
+
+    def __init__(self, out: Output, subtask: int, key_selector: Any, combiner: Any) -> None:
+        self.out = out
+        self.key_selector = key_selector
+        self.combiner = combiner
+        self.buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
+        self.combined: dict[Any, Any] = {}
+        self.next = subtask
+
+    def write(self, rec: Any) -> Iterator[Any]:
+        if self.out.input_index is not None:
+            rec = (self.out.input_index, rec)
+        kind = self.out.kind
+        if kind is OutputKind.FORWARD:
+            yield rec
+            return
+        if kind is OutputKind.REBALANCE:
+            pid = self.next % self.out.partitions
+            self.next += 1
+            item: Any = rec
+        else:
+            key = self.key_selector(rec)
+            if self.combiner is not None:
+                combined = self.combined
+                combined[key] = self.combiner(combined[key], rec) if key in combined else rec
+                return
+            pid, item = _hash_partition(key, self.out.partitions), (key, rec)
+        bucket = self.buckets[pid]
+        bucket.append(item)
+        if len(bucket) >= BATCH_RECORDS:
+            yield pid, cloudpickle.dumps(bucket)
+            bucket.clear()
+
+    def finish(self) -> Iterator[Any]:
+        for key, rec in self.combined.items():
+            self.buckets[_hash_partition(key, self.out.partitions)].append((key, rec))
+        self.combined.clear()
+        for pid, bucket in enumerate(self.buckets):
+            if bucket:
+                yield pid, cloudpickle.dumps(bucket)
+                bucket.clear()
+
+
+def _hash_partition(key: Any, partitions: int) -> int:
+    from pyspark.rdd import portable_hash
+
+    return portable_hash(key) % partitions
+
+
+def _emit_many(task: Task, tagged: Iterator[tuple[str | None, Any]],
+               ts: bool = False) -> Iterator[tuple[int, Any]]:
+    """Fan-out: each record goes to every output that reads its tag, as ``(output index,
+    item)``; the Spark side keeps the vertex's partition and gives each consumer its items.
+    Records out counts each record once, however many consumers read it."""
+    spec = task.spec
+    assert spec.outputs is not None
+    writers = [_writer(task, out, ts) for out in spec.outputs]
+    routes: dict[str | None, list[tuple[int, _Writer]]] = {}
+    for i, (out, writer) in enumerate(zip(spec.outputs, writers)):
+        if out.kind in (OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT):
+            raise ValueError(f"a sink is never one of several outputs: {out.kind}")
+        routes.setdefault(out.side_output, []).append((i, writer))
+    records_out = task.records_out
+    n = 0
+    for n, (tag, rec) in enumerate(tagged, 1):
+        for i, writer in routes.get(tag, ()):
+            for item in writer.write(rec):
+                yield i, item
+    records_out.value = n
+    for i, writer in enumerate(writers):
+        for item in writer.finish():
+            yield i, item
+
+
 def _batches(records: Iterator[Any], records_out: IntCounter) -> Iterator[list[Any]]:
     batch: list[Any] = []
     for rec in records:
@@ -436,19 +754,23 @@ def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> Output:
     """How a vertex hands on its records, from its out-edge (or its sink)."""
     last = vertex.operators[-1].kind
     if last is OperatorKind.SINK_COLLECT:
-        return Output("collect", limit=vertex.operators[-1].config.get("limit"))
+        return Output(OutputKind.COLLECT, limit=vertex.operators[-1].config.get("limit"))
     if last is OperatorKind.SINK_PRINT:
-        return Output("print")
+        return Output(OutputKind.PRINT)
     if last is OperatorKind.SINK_TEXT:
-        return Output("text")
+        return Output(OutputKind.TEXT)
     if last is OperatorKind.SINK_VIEW:
-        return Output("forward")  # plain records: Spark turns them into a DataFrame
+        return Output(OutputKind.FORWARD)  # plain records: Spark turns them into a DataFrame
     if len(vertex.outputs) != 1:
-        raise NotImplementedError(
-            f"'{vertex.name}' feeds {len(vertex.outputs)} operators; a stream consumed by more "
-            "than one operator is not supported yet")
-    edge = vertex.outputs[0]
-    if edge.ship_strategy is Partitioning.FORWARD:
-        return Output("forward")
-    return Output(edge.ship_strategy.value.lower(), consumer_parallelism, edge.key_selector_key,
-                  edge.combiner_key)
+        raise ValueError(f"'{vertex.name}' has {len(vertex.outputs)} outputs: use edge_output")
+    return edge_output(vertex.outputs[0], consumer_parallelism)
+
+
+def edge_output(edge: JobEdge, consumer_parallelism: int) -> Output:
+    """How a vertex hands its records on over ``edge``."""
+    kind = {Partitioning.FORWARD: OutputKind.FORWARD, Partitioning.HASH: OutputKind.HASH,
+            Partitioning.REBALANCE: OutputKind.REBALANCE}[edge.ship_strategy]
+    if kind is OutputKind.FORWARD:
+        return Output(kind, side_output=edge.side_output, input_index=edge.input_index)
+    return Output(kind, consumer_parallelism, edge.key_selector_key, edge.combiner_key,
+                  side_output=edge.side_output, input_index=edge.input_index)

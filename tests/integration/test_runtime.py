@@ -218,3 +218,28 @@ def test_execution_state_changes_are_published_in_legal_order(session, env) -> N
         for s in states:
             assert path_to(prev, s) == [s], f"{prev} -> {s} in {states}"
             prev = s
+
+
+def test_cancel_of_a_job_with_three_sinks_starts_no_later_sink(session, env, tmp_path: Path) -> None:
+    """Each sink is one Spark action; a cancel during the first must keep the others from
+    starting (Spark's jobs of the job's group are counted by the JobMaster)."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def slow(x: int) -> int:
+        (marks / str(x)).touch()
+        time.sleep(0.1)
+        return x
+
+    for i in range(3):
+        env.from_collection(range(i * 1000, i * 1000 + 200)).map(slow).sink_to_text(
+            str(tmp_path / f"out{i}"))
+    client = env.execute_async("three sinks")
+    wait_until(lambda: len(list(marks.iterdir())) >= 2, what="the first sink to run")
+    client.cancel()
+    assert client.wait(timeout=60).status is JobStatus.CANCELED
+    time.sleep(1.0)  # a later action would have started by now
+    details = client.details()
+    assert details.spark_jobs == 1, f"{details.spark_jobs} Spark actions ran after the cancel"
+    assert not (tmp_path / "out1").exists() and not (tmp_path / "out2").exists()
+    assert all(int(m.name) < 1000 for m in marks.iterdir())

@@ -15,8 +15,10 @@ from sessioncluster.client.session import SqlExecutionException
 from sessioncluster.graph.states import ExecutionState, JobStatus
 from sessioncluster.jobmanager.blobserver import BlobServer
 from sessioncluster.jobmanager.resourcemanager import ResourceManager
-from sessioncluster.jobmanager.sqljob import SqlJob, sql_error_text, sql_job_name
+from sessioncluster.jobmanager.sqljob import SqlJob, sql_job_name, task_failure
 from sessioncluster.protocol.messages import RegisterTaskManager
+from sessioncluster.spark.events import StageSubmitted, TaskEnded, TaskStarted
+from sessioncluster.spark.sql import spark_error_text
 
 from ..helpers import wait_until
 
@@ -161,17 +163,14 @@ def test_stage_events_build_the_job_graph(tmp_path: Path) -> None:
               (4, 1, [3], [8, 4, 3], [2]), (7, 1, [6], [11, 9, 10], [8])]
     task_id = 0
     for stage_id, tasks, parents, rdds, reads in stages:
-        job.on_stage_submitted({"stage_id": stage_id, "job_group": job.job_id, "name": "collect",
-                                "num_tasks": tasks, "parent_ids": parents, "rdd_ids": rdds,
-                                "input_rdd_ids": reads})
+        job.on_stage_submitted(StageSubmitted(stage_id, job.job_id, "collect", tasks, parents, rdds,
+                                              reads))
         for subtask in range(tasks):
             task_id += 1
-            common = {"stage_id": stage_id, "spark_task_id": task_id, "subtask": subtask,
-                      "spark_attempt": 0, "executor_id": str(subtask % 2)}
-            job.on_spark_event("task_start", {**common, "time": 1.0})
-            job.on_spark_event("task_end", {**common, "reason": "Success", "text": "", "time": 2.0})
-    job.on_stage_submitted({"stage_id": 2, "job_group": job.job_id, "name": "again",
-                            "num_tasks": 1, "parent_ids": [], "rdd_ids": [], "input_rdd_ids": []})
+            job.on_spark_task_event(TaskStarted(stage_id, task_id, subtask, 0, str(subtask % 2), 1.0))
+            job.on_spark_task_event(TaskEnded(stage_id, task_id, subtask, 0, str(subtask % 2),
+                                              "Success", "", 2.0))
+    job.on_stage_submitted(StageSubmitted(2, job.job_id, "again", 1))
     assert job._settled({0, 2, 4, 7}, every_subtask=True)
     assert not job._settled({0, 2, 4, 7, 9}, every_subtask=True)
 
@@ -188,9 +187,9 @@ def test_stage_events_build_the_job_graph(tmp_path: Path) -> None:
     assert all(ex.state is ExecutionState.FINISHED and ex.tm_id in ("0", "1") and ex.slot == 0
                for ex in details.executions)
     assert rm.slot_of_task == {}  # every slot was given back
-    reply = job.take_result()
+    reply = job.final_reply()
     assert reply.status is JobStatus.FINISHED and reply.arrow == b"rows" and reply.rows == 3
-    assert job.take_result().arrow == b""  # the rows are handed over once
+    assert job.final_reply().arrow == b""  # the rows are handed over once
     loop.close()
 
 
@@ -200,26 +199,24 @@ async def _finish(job: SqlJob, stages: set[int]) -> None:
 
 
 def test_failed_task_and_error_texts() -> None:
-    from sessioncluster.jobmanager.sqljob import _task_error
-
-    err = _task_error("ExceptionFailure",
-                      "ExceptionFailure(org.apache.spark.SparkRuntimeException,"
-                      "[USER_RAISED_EXCEPTION] '(id < 5)' is not true! SQLSTATE: P0001,"
-                      "[Ljava.lang.StackTraceElement;@1f,...")
+    err = task_failure(TaskEnded(0, 1, 0, 0, "0", "ExceptionFailure",
+                                 "ExceptionFailure(org.apache.spark.SparkRuntimeException,"
+                                 "[USER_RAISED_EXCEPTION] '(id < 5)' is not true! SQLSTATE: P0001,"
+                                 "[Ljava.lang.StackTraceElement;@1f,...", 2.0))
     assert err.exc_type == "SparkRuntimeException"
     assert err.message == "[USER_RAISED_EXCEPTION] '(id < 5)' is not true! SQLSTATE: P0001"
 
     class Py4JJavaError(Exception):
         pass
 
-    text = sql_error_text(Py4JJavaError(
+    text = spark_error_text(Py4JJavaError(
         "An error occurred while calling o1.getResult.\n: org.apache.spark.SparkException: "
         "Exception thrown in awaitResult: \n\tat org.apache.spark.util.X.y(X.scala:1)\n"
         "Caused by: org.apache.spark.SparkArithmeticException: [DIVIDE_BY_ZERO] Division by zero.\n"
         "== SQL ==\nSELECT 1/0\n\tat org.apache.spark.sql.Z.z(Z.scala:2)\n"))
     assert text == ("SparkArithmeticException: [DIVIDE_BY_ZERO] Division by zero.\n"
                     "== SQL ==\nSELECT 1/0")
-    assert "maxResultSize" in sql_error_text(RuntimeError(
+    assert "maxResultSize" in spark_error_text(RuntimeError(
         "Total size of serialized results of 3 tasks (300 MiB) is bigger than "
         "spark.driver.maxResultSize (256.0 MiB)"))
     assert sql_job_name("SELECT  a,\n  b FROM t" + " " * 10 + "x" * 100) == "SQL: " + (

@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("jupyter_bokeh")
 
-from sessioncluster.graph.states import ExecutionState as E, JobStatus as J  # noqa: E402
+from sessioncluster.graph.states import ExecutionState as E  # noqa: E402
+from sessioncluster.graph.states import JobStatus as J
 from sessioncluster.jupyter.widgets import ClusterWidget, JobWidget  # noqa: E402
 from sessioncluster.protocol.messages import (  # noqa: E402
     AccumulatorsUpdated,

@@ -21,8 +21,8 @@ import pytest
 import zmq
 
 import sessioncluster
-from sessioncluster.graph.states import ExecutionState
 from sessioncluster.connection import runtime_dir
+from sessioncluster.graph.states import ExecutionState
 from sessioncluster.protocol.messages import RequestOverview, TaskManagerChanged
 from sessioncluster.protocol.wire import DELIM, MessageSigner
 

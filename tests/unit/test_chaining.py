@@ -324,3 +324,58 @@ def test_client_forward_edge_never_joins_different_parallelism():
     for edge in jg.edges:
         if edge.ship_strategy is Partitioning.FORWARD:
             assert jg.vertex(edge.source).parallelism == jg.vertex(edge.target).parallelism
+
+
+def test_side_output_edges_are_never_chained_and_keep_their_tag() -> None:
+    g = StreamGraph()
+    g.default_parallelism = 2
+    src = g.add_node(K.SOURCE_COLLECTION, [1], chaining=ChainingStrategy.HEAD)
+    proc = g.add_node(K.PROCESS, abs)
+    side = g.add_node(K.MAP, abs)
+    sink = g.add_node(K.SINK_COLLECT)
+    g.add_edge(src, proc)
+    g.add_edge(proc, side, side_output="late")
+    g.add_edge(side, sink)
+    graph = build_job_graph(g, [sink], "job", FakeBlobs())
+    assert [[op.kind for op in v.operators] for v in graph.vertices] == [
+        [K.SOURCE_COLLECTION, K.PROCESS], [K.MAP, K.SINK_COLLECT]]
+    (edge,) = graph.edges
+    assert edge.side_output == "late" and edge.ship_strategy is Partitioning.FORWARD
+    assert any("side output 'late'" in note for note in graph.chaining_notes)
+
+
+def test_a_stream_read_twice_ends_its_vertex_with_two_output_edges() -> None:
+    g = StreamGraph()
+    src = g.add_node(K.SOURCE_COLLECTION, [1], chaining=ChainingStrategy.HEAD)
+    m = g.add_node(K.MAP, abs)
+    a, b = g.add_node(K.SINK_COLLECT), g.add_node(K.SINK_PRINT)
+    g.add_edge(src, m)
+    g.add_edge(m, a)
+    g.add_edge(m, b)
+    graph = build_job_graph(g, [a, b], "job", FakeBlobs())
+    first = graph.vertices[0]
+    assert [op.kind for op in first.operators] == [K.SOURCE_COLLECTION, K.MAP]
+    assert len(first.outputs) == 2
+    assert any("has 2 outputs" in note for note in graph.chaining_notes)
+
+
+def test_a_two_input_vertex_draws_both_input_edges() -> None:
+    import xml.etree.ElementTree as ET
+
+    from sessioncluster.jupyter.html import dag_svg
+
+    g = StreamGraph()
+    a = g.add_node(K.SOURCE_COLLECTION, [1], chaining=ChainingStrategy.HEAD)
+    b = g.add_node(K.SOURCE_COLLECTION, [2], chaining=ChainingStrategy.HEAD)
+    co = g.add_node(K.PROCESS, abs)
+    sink = g.add_node(K.SINK_COLLECT)
+    g.add_edge(a, co, Partitioning.REBALANCE, input_index=0)
+    g.add_edge(b, co, Partitioning.REBALANCE, input_index=1)
+    g.add_edge(co, sink)
+    graph = build_job_graph(g, [sink], "connect", FakeBlobs())
+    (two,) = [v for v in graph.vertices if len(v.inputs) == 2]
+    assert sorted(e.input_index for e in two.inputs) == [0, 1]
+    svg = ET.fromstring(dag_svg(graph))
+    lines = [el for el in svg.iter() if el.tag.endswith(("line", "path"))]
+    assert len(lines) >= 2  # one drawn edge per input
+    assert "has 2 inputs" in " ".join(graph.chaining_notes)

@@ -9,12 +9,16 @@ from sessioncluster.graph.states import (
     JOB_TRANSITIONS,
     TERMINAL_EXECUTION_STATES,
     TERMINAL_JOB_STATUSES,
-    ExecutionState as E,
     IllegalStateTransition,
-    JobStatus as J,
     check_execution_transition,
     check_job_transition,
     path_to,
+)
+from sessioncluster.graph.states import (
+    ExecutionState as E,
+)
+from sessioncluster.graph.states import (
+    JobStatus as J,
 )
 
 

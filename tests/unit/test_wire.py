@@ -65,7 +65,7 @@ def pair():
     return MessageSigner(KEY, sender="a"), MessageSigner(KEY, sender="b")
 
 
-def signed(session: Session, body: bytes, type_name: str = "ack", sent: float | None = None,
+def signed(session: MessageSigner, body: bytes, type_name: str = "ack", sent: float | None = None,
            header: dict | None = None) -> list[bytes]:
     """Validly signed frames around any body and header."""
     h = header or {"id": uuid.uuid4().hex, "type": type_name,

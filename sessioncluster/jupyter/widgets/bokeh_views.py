@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from bokeh.io import output_notebook
 from bokeh.io.state import curstate
-from bokeh.models import Arrow, ColumnDataSource, HoverTool, Range1d, VeeHead
+from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, Range1d
+from bokeh.models.annotations.arrows import Arrow, VeeHead
 from bokeh.plotting import figure
 
 from ...graph.jobgraph import JobGraph
@@ -51,14 +52,16 @@ class DagFigure:
         px_per_row = (lines * PX_PER_LINE + 20) / NODE_H
         self.source = ColumnDataSource(self._data(None))
         fig = figure(width=int(PX_PER_LAYER * layers + 20), height=int(px_per_row * rows + 20),
-                     x_range=Range1d(-0.5, layers - 0.5), y_range=Range1d(rows - 0.5, -0.5),
+                     x_range=Range1d(start=-0.5, end=layers - 0.5),
+                     y_range=Range1d(start=rows - 0.5, end=-0.5),
                      tools="", toolbar_location=None, min_border=4)
         fig.axis.visible = False
         fig.grid.visible = False
         fig.outline_line_color = None
         for e in job_graph.edges:
             (sl, sr), (tl, tr) = self.layout.positions[e.source], self.layout.positions[e.target]
-            fig.add_layout(Arrow(end=VeeHead(size=8, fill_color="#666", line_color="#666"),
+            # bokeh's type stubs name the body's line properties body_line_*, its runtime line_*
+            fig.add_layout(Arrow(end=VeeHead(size=8, fill_color="#666", line_color="#666"),  # type: ignore[call-arg]
                                  x_start=sl + NODE_W / 2, y_start=sr, x_end=tl - NODE_W / 2,
                                  y_end=tr, line_color="#666", line_width=1.4))
         if job_graph.edges:
@@ -111,11 +114,10 @@ class HistogramFigure:
         self.name = name
         self.source = ColumnDataSource({"bin": [], "count": []})
         fig = figure(width=380, height=200, title=f"Histogram '{name}'", tools="",
-                     toolbar_location=None, min_border=4)
+                     toolbar_location=None, min_border=4, y_range=DataRange1d(start=0))
         fig.vbar(x="bin", top="count", width=0.9, source=self.source, fill_color="#2b7bcb",
                  line_color=None)
         fig.add_tools(HoverTool(tooltips=[("bin", "@bin"), ("count", "@count")]))
-        fig.y_range.start = 0
         fig.xgrid.visible = False
         self.figure = fig
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from html import escape
 from typing import TYPE_CHECKING, Any, Callable
 
 import ipywidgets as widgets
@@ -28,7 +29,7 @@ from ...protocol.messages import (
     JobDetailsReply,
     RequestJobDetails,
 )
-from ..html import accumulators_table, error_block, esc, job_header, subtasks_table
+from ..html import accumulators_table, error_block, job_header, subtasks_table
 from ..state import JobView, is_histogram
 from ._feed import POKE, EventSource, Follower
 from .bokeh_views import DagFigure, HistogramFigure, load_bokehjs
@@ -191,7 +192,7 @@ class JobWidget(widgets.VBox):
 
     def _notice(self, text: str) -> None:
         self.history.append(("notice", text))
-        self.notice.value = f'<div style="color: #a94442;">{esc(text)}</div>'
+        self.notice.value = f'<div style="color: #a94442;">{escape(text)}</div>'
 
     def _render(self) -> None:
         view = self.view

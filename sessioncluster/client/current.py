@@ -1,0 +1,121 @@
+"""The current session of this process, and the environment ``get_execution_environment()`` gives.
+
+PyFlink programs get their environment with ``StreamExecutionEnvironment.get_execution_environment()``;
+here it runs on the *current session*: the one this process started or connected last
+(``sessioncluster.start/connect``, ``%flink_session start/connect``, ``sessioncluster run
+--session``), else the session named by ``SESSIONCLUSTER_SESSION`` (connected to on first use).
+
+Like Flink's ``StreamExecutionEnvironmentFactory`` (which ``flink run`` installs), a runner may
+install an *environment factory* that makes the environments of the program it runs (detached,
+printing JobIDs). The current session and factory are per process by nature (one program, one
+cluster client), so they live in one guarded holder.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+from .environment import StreamExecutionEnvironment
+
+if TYPE_CHECKING:
+    from .session import Session
+
+#: the environment variable naming the session ``get_execution_environment()`` connects to
+SESSION_ENV = "SESSIONCLUSTER_SESSION"
+
+EnvironmentFactory = Callable[["Session"], StreamExecutionEnvironment]
+
+
+class NoCurrentSessionError(LookupError):
+    """No session to run a program on: none started or connected, no SESSIONCLUSTER_SESSION."""
+
+
+class _CurrentHolder:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.session: "Session | None" = None
+        self.factory: EnvironmentFactory | None = None
+
+
+_holder = _CurrentHolder()
+
+
+def set_current(session: "Session") -> None:
+    """Make ``session`` the current one of this process (``start`` and ``connect`` call this)."""
+    with _holder.lock:
+        _holder.session = session
+
+
+def clear_current(session: "Session | None" = None) -> None:
+    """Forget the current session (only if it is ``session``, when given; ``stop`` calls this)."""
+    with _holder.lock:
+        if session is None or _holder.session is session:
+            _holder.session = None
+
+
+def current() -> "Session | None":
+    """The current session of this process, or None."""
+    with _holder.lock:
+        return _holder.session
+
+
+def current_or_connect() -> "Session":
+    """The current session, else the one named by ``SESSIONCLUSTER_SESSION`` (connected now and
+    made current), else :class:`NoCurrentSessionError` saying how to get one."""
+    session = current()
+    if session is not None:
+        if _alive(session):
+            return session
+        clear_current(session)  # stopped since: fall back to SESSIONCLUSTER_SESSION
+    name = os.environ.get(SESSION_ENV, "").strip()
+    if not name:
+        raise NoCurrentSessionError(
+            "no session cluster to run on: this process started or connected none, and "
+            f"{SESSION_ENV} is not set. Start one with 'sessioncluster start --name NAME' and run "
+            f"with {SESSION_ENV}=NAME (or 'sessioncluster run --session NAME program.py'), or "
+            "call sessioncluster.start()/connect(NAME), or '%flink_session start' in Jupyter.")
+    from .session import connect
+
+    try:
+        session = connect(name)
+    except LookupError as exc:
+        raise NoCurrentSessionError(f"{SESSION_ENV}={name}: {exc}. Start it with "
+                                    f"'sessioncluster start --name {name}'") from exc
+    set_current(session)
+    return session
+
+
+def _alive(session: "Session") -> bool:
+    from ..connection import pid_alive
+
+    info = getattr(session, "info", None)
+    return info is None or pid_alive(info.jobmanager_pid)
+
+
+def set_environment_factory(factory: EnvironmentFactory | None) -> None:
+    """Install (or, with None, remove) the factory of the environments
+    ``get_execution_environment()`` returns."""
+    with _holder.lock:
+        _holder.factory = factory
+
+
+def execution_environment(configuration: Any = None) -> StreamExecutionEnvironment:
+    """``StreamExecutionEnvironment.get_execution_environment(configuration)``."""
+    session = current_or_connect()
+    with _holder.lock:
+        factory = _holder.factory
+    env = factory(session) if factory is not None else ContextStreamExecutionEnvironment(session)
+    if configuration is not None:
+        env.configure(configuration)
+    return env
+
+
+class ContextStreamExecutionEnvironment(StreamExecutionEnvironment):
+    """The environment of ``get_execution_environment()``: checks, before it submits a job,
+    that the program can run (BATCH mode, bounded sources)."""
+
+    def execute_async(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_executable()
+        return super().execute_async(*args, **kwargs)

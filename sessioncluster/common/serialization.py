@@ -1,0 +1,50 @@
+"""PyFlink's ``Encoder`` and ``SimpleStringSchema`` (``pyflink.common.serialization``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Encoder:
+    """How a row-format FileSink writes a record: ``simple_string_encoder`` writes ``str(record)``
+    and a newline, in ``charset_name``."""
+
+    def __init__(self, charset_name: str = "UTF-8") -> None:
+        self.charset_name = charset_name
+
+    @staticmethod
+    def simple_string_encoder(charset_name: str = "UTF-8") -> "Encoder":
+        return Encoder(charset_name)
+
+    def encode(self, record: Any) -> bytes:
+        return (str(record) + "\n").encode(self.charset_name)
+
+    def __repr__(self) -> str:
+        return f"Encoder.simple_string_encoder({self.charset_name!r})"
+
+
+class SerializationSchema:
+    """Turns a record into bytes."""
+
+    def serialize(self, element: Any) -> bytes:
+        raise NotImplementedError
+
+
+class DeserializationSchema:
+    """Turns bytes into a record."""
+
+    def deserialize(self, message: bytes) -> Any:
+        raise NotImplementedError
+
+
+class SimpleStringSchema(SerializationSchema, DeserializationSchema):
+    """Strings as bytes in ``charset``."""
+
+    def __init__(self, charset: str = "UTF-8") -> None:
+        self.charset = charset
+
+    def serialize(self, element: Any) -> bytes:
+        return str(element).encode(self.charset)
+
+    def deserialize(self, message: bytes) -> str:
+        return message.decode(self.charset)

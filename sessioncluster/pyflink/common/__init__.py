@@ -1,0 +1,28 @@
+"""``pyflink.common``."""
+
+from .._exports import lazy_exports
+
+_NAMES = {
+    'Configuration': 'sessioncluster.common.configuration',
+    'DeserializationSchema': 'sessioncluster.common.serialization',
+    'Duration': 'sessioncluster.common.time',
+    'Encoder': 'sessioncluster.common.serialization',
+    'ExecutionConfig': 'sessioncluster.common.execution_config',
+    'JobClient': 'sessioncluster.client.jobclient',
+    'JobExecutionResult': 'sessioncluster.client.jobclient',
+    'JobStatus': 'sessioncluster.graph.states',
+    'RestartStrategies': 'sessioncluster.restart',
+    'RestartStrategyConfiguration': 'sessioncluster.restart',
+    'Row': 'sessioncluster.common.types',
+    'RowKind': 'sessioncluster.common.types',
+    'SerializationSchema': 'sessioncluster.common.serialization',
+    'SimpleStringSchema': 'sessioncluster.common.serialization',
+    'Time': 'sessioncluster.common.time',
+    'TimestampAssigner': 'sessioncluster.watermark',
+    'TypeInformation': 'sessioncluster.common.typeinfo',
+    'Types': 'sessioncluster.common.typeinfo',
+    'WatermarkStrategy': 'sessioncluster.watermark',
+}
+
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _NAMES)

@@ -1,0 +1,11 @@
+"""``pyflink.common.watermark_strategy``."""
+
+from .._exports import lazy_exports
+
+_NAMES = {
+    'TimestampAssigner': 'sessioncluster.watermark',
+    'WatermarkStrategy': 'sessioncluster.watermark',
+}
+
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _NAMES)

@@ -1,0 +1,10 @@
+"""``pyflink.datastream.output_tag``."""
+
+from .._exports import lazy_exports
+
+_NAMES = {
+    'OutputTag': 'sessioncluster.functions',
+}
+
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _NAMES)
