@@ -99,7 +99,13 @@ class RuntimeContext:
 
 
 class Function:
-    """A rich function: ``open(ctx)`` before the first record, ``close()`` after the last."""
+    """A rich function: ``open(ctx)`` before the first record, ``close()`` after the last.
+
+    Subscripting works as in PyFlink (``WindowFunction[tuple, tuple, str, TimeWindow]``)."""
+
+    def __class_getitem__(cls, params: Any) -> type:
+        """``WindowFunction[IN, OUT, KEY, W]`` as PyFlink's generic classes allow: the class."""
+        return cls
 
     def open(self, runtime_context: RuntimeContext) -> None:
         pass
@@ -309,6 +315,10 @@ class AllWindowFunction(Function):
 class _WindowContext:
     """What a ProcessWindowFunction learns about the window being fired (PyFlink's
     ProcessWindowFunction.Context)."""
+
+    def __class_getitem__(cls, params: Any) -> type:
+        """``WindowFunction[IN, OUT, KEY, W]`` as PyFlink's generic classes allow: the class."""
+        return cls
 
     def window(self) -> Any:
         raise NotImplementedError

@@ -15,6 +15,7 @@ key's state is dropped.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import operator as _op
 import time
@@ -49,7 +50,20 @@ from .state import (
     ReducingStateDescriptor,
 )
 from .watermark import TimestampAssigner, WatermarkStrategy
-from .window import Evictor, MergingWindowAssigner, Trigger, WindowAssigner, merge_time_windows
+from .window import (
+    NO_TIMESTAMP_ERROR,
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
+    EventTimeTrigger,
+    Evictor,
+    GlobalWindow,
+    MergingWindowAssigner,
+    ProcessingTimeTrigger,
+    TimeWindow,
+    Trigger,
+    TumblingEventTimeWindows,
+    WindowAssigner,
+)
 
 log = logging.getLogger(__name__)
 
@@ -643,6 +657,10 @@ class WindowOperator(OneInputOperator):
         if self.evictor is not None and not isinstance(self.evictor, Evictor):
             raise TypeError(f"expected an Evictor, got {self.evictor!r}")
         self.merging = isinstance(assigner, MergingWindowAssigner)
+        # count_window's own trigger (and evictor) have a direct implementation
+        self._count_shortcut = (
+            (type(assigner) is CountTumblingWindowAssigner and trigger is None and self.evictor is None)
+            or (type(assigner) is CountSlidingWindowAssigner and trigger is None and evictor is None))
         if self.merging and not self.trigger.can_merge():
             raise ValueError("A merging window assigner cannot be used with a trigger that does not "
                              "support merging.")
@@ -668,6 +686,10 @@ class WindowOperator(OneInputOperator):
             _window_function(self.window_function, self.all_windows, f"{kind}()'s window function")
 
     # -- running -------------------------------------------------------------------------------
+
+    def open(self, ctx: RuntimeContext) -> None:
+        super().open(ctx)
+        self._ready = False  # the window contexts are rebuilt around the new state backend
 
     def process(self, records: Iterator[Any]) -> Iterator[Output]:
         for key, recs in group_by_key(records, 0, 1).items():
@@ -723,25 +745,115 @@ class WindowOperator(OneInputOperator):
         tctx = self._tctx
         tctx.key = key
         tctx.watermark = MIN_WATERMARK
+        tctx.timers.clear()
+        contents: dict[Any, Any] = {}
+        order: list[Any] = []  # merging assigners: the key's session windows, sorted by start
+        active: set[Any] = set()
+        try:
+            if self._count_shortcut:
+                yield from self._run_count(key, recs, ts_at, value_at, contents)
+            elif self.evictor is None and type(self.trigger) in (EventTimeTrigger, ProcessingTimeTrigger):
+                yield from self._run_time_trigger(key, recs, ts_at, value_at, contents, order, active)
+            else:
+                yield from self._run_any_trigger(key, recs, ts_at, value_at, contents, order, active)
+        finally:
+            tctx.timers.clear()
+            tctx.watermark = MIN_WATERMARK
+            backend.drop_key(key)
+            self._window_backend._tables.clear()
+            self._trigger_backend._tables.clear()
+
+    def _run_time_trigger(self, key: Any, recs: list[Any], ts_at: int, value_at: int,
+                          contents: dict[Any, Any], order: list[Any], active: set[Any]) -> Iterator[Output]:
+        """The default Event/ProcessingTimeTrigger: while the key's records come in the watermark is
+        Long.MIN_VALUE (processing time does not advance), so no window fires before the end of the
+        key; then every window fires at its max timestamp, in that order, and is cleaned up at its
+        cleanup time. The same outcome as running the trigger, without a timer per record."""
+        tctx = self._tctx
+        assigner = self.assigner
+        add = self._adder()
+        get = contents.get
+        if type(assigner) is TumblingEventTimeWindows:
+            # the hot case, inlined: Python's floor % gives getWindowStartWithOffset's start
+            size, offset = assigner.size, assigner.offset
+            by_start: dict[int, Any] = {}
+            get_start = by_start.get
+            for rec in recs:
+                t = rec[ts_at]
+                if t is None:
+                    raise RuntimeError(NO_TIMESTAMP_ERROR)
+                start = t - (t - offset) % size
+                by_start[start] = add(get_start(start, _EMPTY), rec[value_at], t)
+            for start, content in by_start.items():
+                contents[TimeWindow(start, start + size)] = content
+        else:
+            assign = assigner.assign_windows
+            merging = self.merging
+            for rec in recs:
+                ts = rec[ts_at]
+                value = rec[value_at]
+                t = MIN_WATERMARK if ts is None else ts
+                for w in assign(value, t, tctx):
+                    if merging:
+                        w = self._merge(w, order, active, contents, None)
+                    contents[w] = add(get(w, _EMPTY), value, t)
+        tctx.watermark = MAX_WATERMARK
+        fires = sorted(contents, key=_fire_order) if len(contents) > 1 else list(contents)
+        if self.allowed_lateness == 0 or not assigner.is_event_time():
+            clears = self._main is not None and self._main[0] == "process"
+            for w in fires:
+                yield from self._emit(key, w, contents)
+                if clears:
+                    self._clear_all_state(key, w, contents, tctx)
+            return
+        events = [(w.max_timestamp(), w[0], 0, w) for w in fires] + \
+                 [(self._cleanup_time(w), w[0], 1, w) for w in fires]
+        for _, _, cleanup, w in sorted(events, key=lambda e: e[:3]):
+            if cleanup:
+                self._clear_all_state(key, w, contents, tctx)
+            elif w in contents:
+                yield from self._emit(key, w, contents)
+
+    def _run_count(self, key: Any, recs: list[Any], ts_at: int, value_at: int,
+                   contents: dict[Any, Any]) -> Iterator[Output]:
+        """count_window with its own trigger and evictor: tumbling fires (and purges) every ``size``
+        elements; sliding fires every ``slide`` elements with the last ``size`` (CountEvictor)."""
+        assigner = self.assigner
+        w = GlobalWindow.get()
+        n = len(recs)
+        if isinstance(assigner, CountSlidingWindowAssigner):
+            size, slide = assigner.size, assigner.slide
+            for i in range(slide, n + 1, slide):
+                contents[w] = [(r[value_at], r[ts_at]) for r in recs[max(0, i - size):i]]
+                yield from self._emit(key, w, contents)
+            return
+        size = assigner.size  # type: ignore[attr-defined]
+        add = self._adder()
+        for i in range(size, n + 1, size):
+            acc: Any = _EMPTY
+            for r in recs[i - size:i]:
+                acc = add(acc, r[value_at], r[ts_at])
+            contents[w] = acc
+            yield from self._emit(key, w, contents)
+            del contents[w]
+
+    def _run_any_trigger(self, key: Any, recs: list[Any], ts_at: int, value_at: int,
+                         contents: dict[Any, Any], order: list[Any], active: set[Any]) -> Iterator[Output]:
+        """Any trigger and evictor: the trigger sees every element; timers fire at the end of the key."""
+        tctx = self._tctx
         timers = tctx.timers
-        timers.clear()
         trigger = self.trigger
         assign = self.assigner.assign_windows
-        contents: dict[Any, Any] = {}
-        active: set[Any] = set()
         add = self._adder()
+        merging = self.merging
         for rec in recs:
             ts = rec[ts_at]
             value = rec[value_at]
             t = MIN_WATERMARK if ts is None else ts
-            windows = assign(value, t, tctx)
-            if self.merging:
-                windows = [self._merge(w, active, contents, tctx) for w in windows]
-            for w in windows:
-                if w in contents:
-                    contents[w] = add(contents[w], value, t)
-                else:
-                    contents[w] = add(_EMPTY, value, t)
+            for w in assign(value, t, tctx):
+                if merging:
+                    w = self._merge(w, order, active, contents, tctx)
+                contents[w] = add(contents.get(w, _EMPTY), value, t)
                 tctx.window = w
                 result = trigger.on_element(value, t, w, tctx)
                 if result.value[0]:
@@ -760,7 +872,7 @@ class WindowOperator(OneInputOperator):
                     continue  # deleted by an earlier callback
                 del timers[k]
                 _, ts, w = k
-                if self.merging and w not in active:
+                if merging and w not in active:
                     continue
                 tctx.window = w
                 result = (trigger.on_event_time(ts, w, tctx) if domain == _EVENT
@@ -771,12 +883,6 @@ class WindowOperator(OneInputOperator):
                     contents.pop(w, None)
                 if (domain == _EVENT) == is_event and ts == self._cleanup_time(w):
                     self._clear_all_state(key, w, contents, tctx)
-                    active.discard(w)
-        timers.clear()
-        tctx.watermark = MIN_WATERMARK
-        backend.drop_key(key)
-        self._window_backend._tables.clear()
-        self._trigger_backend._tables.clear()
 
     def _clear_all_state(self, key: Any, w: Any, contents: dict[Any, Any], tctx: _TriggerContext) -> None:
         contents.pop(w, None)
@@ -815,25 +921,35 @@ class WindowOperator(OneInputOperator):
             return acc
         return add_listed
 
-    def _merge(self, window: Any, active: set[Any], contents: dict[Any, Any], tctx: _TriggerContext) -> Any:
-        """Add ``window`` to the key's session windows, merging the ones it touches (Flink's
-        MergingWindowSet.addWindow); gives the window the element belongs to."""
+    def _merge(self, window: Any, order: list[Any], active: set[Any], contents: dict[Any, Any],
+               tctx: _TriggerContext | None) -> Any:
+        """Add ``window`` to the key's session windows, merging the ones it intersects (Flink's
+        MergingWindowSet.addWindow with TimeWindow.mergeWindows); gives the window the element
+        belongs to. The sessions are disjoint, so the ones ``window`` intersects are a run of
+        ``order``."""
         if window in active:
             return window
-        merges = merge_time_windows(list(active) + [window])
-        for result, covered in merges:
-            if window not in covered:
-                continue
-            existing = [c for c in covered if c in active]
-            if len(existing) == 1 and existing[0] == result:
-                return result  # the new window lies inside an existing one: nothing to merge
+        start, end = window[0], window[1]
+        i = bisect.bisect_right(order, end, key=_start)
+        j = i
+        while j > 0 and order[j - 1][1] >= start:
+            j -= 1
+        existing = order[j:i]
+        if not existing:
+            order.insert(i, window)
+            active.add(window)
+            return window
+        result = TimeWindow(min(start, existing[0][0]), max(end, existing[-1][1]))
+        if len(existing) == 1 and existing[0] == result:
+            return result  # the new window lies inside an existing one: nothing to merge
+        acc: Any = _EMPTY
+        for c in existing:
+            if c in contents:
+                acc = contents.pop(c) if acc is _EMPTY else self._merge_contents(acc, contents.pop(c))
+        if acc is not _EMPTY:
+            contents[result] = acc
+        if tctx is not None:
             merged_state = [c for c in existing if c != result]
-            acc: Any = _EMPTY
-            for c in sorted(existing, key=lambda c: c.start):
-                if c in contents:
-                    acc = contents.pop(c) if acc is _EMPTY else self._merge_contents(acc, contents.pop(c))
-            if acc is not _EMPTY:
-                contents[result] = acc
             tctx.window = result
             tctx.merged_windows = merged_state
             self.trigger.on_merge(result, tctx)
@@ -842,11 +958,10 @@ class WindowOperator(OneInputOperator):
                 self.trigger.clear(c, tctx)
                 self._delete_cleanup(tctx, c)
             tctx.merged_windows = []
-            active.difference_update(existing)
-            active.add(result)
-            return result
-        active.add(window)
-        return window
+        order[j:i] = [result]
+        active.difference_update(existing)
+        active.add(result)
+        return result
 
     def _merge_contents(self, a: Any, b: Any) -> Any:
         if self.evictor is not None or self.function_kind in ("apply", "process"):
@@ -913,6 +1028,12 @@ class _Empty:
 
 
 _EMPTY = _Empty()
+_start = _op.itemgetter(0)
+
+
+def _fire_order(w: Any) -> tuple[int, int]:
+    """Timer order: by max timestamp (then start, where Flink's timer heap leaves ties open)."""
+    return (w.max_timestamp(), getattr(w, "start", 0))
 
 
 class AllWindowOperator(WindowOperator):

@@ -15,6 +15,8 @@ from .common.time import Duration, to_millis
 class TimestampAssigner:
     """``extract_timestamp(value, record_timestamp)`` gives a record's event time in milliseconds."""
 
+    __class_getitem__ = classmethod(lambda cls, params: cls)
+
     def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
         raise NotImplementedError
 

@@ -8,6 +8,7 @@ so negative timestamps and offsets land in the same windows as in Flink. Session
 from __future__ import annotations
 
 import enum
+import operator as _op
 import time
 from typing import Any, Callable, Iterable
 
@@ -37,28 +38,34 @@ def _java_rem(a: int, b: int) -> int:
 
 
 class Window:
+    """A window of elements (Flink's Window)."""
+
+    __slots__ = ()
+
     def max_timestamp(self) -> int:
         raise NotImplementedError
 
 
-class TimeWindow(Window):
-    """The window [start, end) in milliseconds."""
+class TimeWindow(tuple, Window):
+    """The window [start, end) in milliseconds (a tuple underneath: hashing and equality in C)."""
 
-    __slots__ = ("start", "end")
+    __slots__ = ()
 
-    def __init__(self, start: int, end: int) -> None:
-        self.start = start
-        self.end = end
+    def __new__(cls, start: int, end: int) -> "TimeWindow":
+        return tuple.__new__(cls, (start, end))
+
+    start = property(_op.itemgetter(0), doc="the first millisecond of the window")
+    end = property(_op.itemgetter(1), doc="the first millisecond after the window")
 
     def max_timestamp(self) -> int:
-        return self.end - 1
+        return self[1] - 1
 
     def intersects(self, other: "TimeWindow") -> bool:
         """Flink's ``TimeWindow.intersects``: touching windows intersect."""
-        return self.start <= other.end and self.end >= other.start
+        return self[0] <= other[1] and self[1] >= other[0]
 
     def cover(self, other: "TimeWindow") -> "TimeWindow":
-        return TimeWindow(min(self.start, other.start), max(self.end, other.end))
+        return TimeWindow(min(self[0], other[0]), max(self[1], other[1]))
 
     @staticmethod
     def get_window_start_with_offset(timestamp: int, offset: int, window_size: int) -> int:
@@ -68,20 +75,11 @@ class TimeWindow(Window):
             return timestamp - (remainder + window_size)
         return timestamp - remainder
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TimeWindow) and self.start == other.start and self.end == other.end
-
-    def __hash__(self) -> int:
-        return hash((self.start, self.end))
-
-    def __lt__(self, other: "TimeWindow") -> bool:
-        return (self.start, self.end) < (other.start, other.end)
-
     def __repr__(self) -> str:
-        return f"TimeWindow(start={self.start}, end={self.end})"
+        return f"TimeWindow(start={self[0]}, end={self[1]})"
 
-    def __reduce__(self) -> Any:
-        return (TimeWindow, (self.start, self.end))
+    def __getnewargs__(self) -> tuple[int, int]:
+        return (self[0], self[1])
 
 
 class CountWindow(Window):
@@ -146,6 +144,8 @@ class TriggerResult(enum.Enum):
 
 class Trigger:
     """When a window fires (Flink's Trigger); ``ctx`` is the operator's TriggerContext."""
+
+    __class_getitem__ = classmethod(lambda cls, params: cls)
 
     def on_element(self, element: Any, timestamp: int, window: Window, ctx: Any) -> TriggerResult:
         return TriggerResult.CONTINUE
@@ -299,6 +299,8 @@ class Evictor:
     """Removes elements from a window before and/or after its function runs. ``elements`` is a list
     of (value, timestamp) pairs; the methods return the pairs to keep."""
 
+    __class_getitem__ = classmethod(lambda cls, params: cls)
+
     def evict_before(self, elements: list[tuple[Any, int]], size: int, window: Window,
                      ctx: Any) -> list[tuple[Any, int]]:
         return elements
@@ -338,6 +340,8 @@ class CountEvictor(Evictor):
 class WindowAssigner:
     """Assigns each element to windows (Flink's WindowAssigner). ``context`` offers
     ``get_current_processing_time()``."""
+
+    __class_getitem__ = classmethod(lambda cls, params: cls)
 
     def assign_windows(self, element: Any, timestamp: int, context: Any) -> list[Window]:
         raise NotImplementedError
@@ -451,6 +455,8 @@ class SlidingEventTimeWindows(WindowAssigner):
 
 class SessionWindowTimeGapExtractor:
     """``extract(element)``: the session gap of an element, in milliseconds."""
+
+    __class_getitem__ = classmethod(lambda cls, params: cls)
 
     def extract(self, element: Any) -> int:
         raise NotImplementedError

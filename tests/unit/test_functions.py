@@ -75,3 +75,37 @@ def test_as_callable_and_the_runtime_context() -> None:
     with pytest.raises(KeyError, match="no accumulator named 'm'"):
         ctx.get_accumulator("m")
     assert (ctx.get_index_of_this_subtask(), ctx.get_number_of_parallel_subtasks()) == (1, 4)
+
+
+def test_output_tag_time_domain_and_the_runtime_context_of_keyed_operators() -> None:
+    from sessioncluster.functions import (
+        KEYED_STATE_ERROR,
+        KeyedProcessFunction,
+        OutputTag,
+        ProcessFunction,
+        TimeDomain,
+        check_output_tag,
+    )
+    from sessioncluster.state import KeyedStateBackend, ValueStateDescriptor
+
+    assert OutputTag("a") == OutputTag("a", None) and hash(OutputTag("a")) == hash(OutputTag("a"))
+    assert OutputTag("a").tag_id == "a" and check_output_tag(OutputTag("b")).tag_id == "b"
+    with pytest.raises(ValueError):
+        OutputTag(3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="needs an OutputTag"):
+        check_output_tag("a")
+    assert TimeDomain.EVENT_TIME != TimeDomain.PROCESSING_TIME
+    ctx = RuntimeContext("Map", 0, 1, 0, {})
+    with pytest.raises(RuntimeError) as err:
+        ctx.get_list_state(ValueStateDescriptor("x"))  # type: ignore[arg-type]
+    assert str(err.value) == KEYED_STATE_ERROR
+    backend = KeyedStateBackend()
+    keyed = ctx.with_keyed_state(backend)
+    backend.current_key = "k"
+    keyed.get_state(ValueStateDescriptor("x")).update(1)
+    assert keyed.get_state(ValueStateDescriptor("x")).value() == 1
+    assert keyed.get_index_of_this_subtask() == 0
+    assert issubclass(KeyedProcessFunction, ProcessFunction)
+    plain = ProcessFunction.Context()
+    assert plain.timestamp() is None and plain.get_current_key() is None
+    assert plain.timer_service().current_processing_time() > 0

@@ -23,11 +23,14 @@ from sessioncluster.functions import (
 from sessioncluster.operators import AllWindowOperator, WindowOperator
 from sessioncluster.state import ValueStateDescriptor
 from sessioncluster.window import (
+    CountEvictor,
     CountSlidingWindowAssigner,
     CountTrigger,
     CountTumblingWindowAssigner,
     EventTimeSessionWindows,
+    EventTimeTrigger,
     GlobalWindows,
+    PurgingTrigger,
     SessionWindowTimeGapExtractor,
     SlidingEventTimeWindows,
     TimeWindow,
@@ -91,7 +94,7 @@ class Describe(ProcessWindowFunction):
     def process(self, key: Any, context: ProcessWindowFunction.Context, elements: Iterable[Any]) -> Any:
         w = context.window()
         values = [e if not isinstance(e, tuple) else e[1] for e in elements]
-        yield (key, w.start, w.end, w.max_timestamp(), values)
+        yield (key, getattr(w, "start", None), getattr(w, "end", None), w.max_timestamp(), values)
 
 
 def random_records(seed: int, n: int = 400) -> list[tuple[str, int, tuple[str, int]]]:
@@ -385,3 +388,88 @@ def test_bad_input_errors() -> None:
     with pytest.raises(ValueError, match="does not support merging"):
         WindowOperator(EventTimeSessionWindows.with_gap(1), "reduce", Sum(),
                        trigger=type("T", (CountTrigger,), {"can_merge": lambda self: False})(2))
+
+
+class SameAsEventTimeTrigger(EventTimeTrigger):
+    """Not the default trigger class: runs the operator's general trigger-and-timers path."""
+
+
+@pytest.mark.parametrize("assigner", [TumblingEventTimeWindows.of(Time.milliseconds(7), Time.milliseconds(2)),
+                                      SlidingEventTimeWindows.of(Time.milliseconds(9), Time.milliseconds(4)),
+                                      EventTimeSessionWindows.with_gap(Time.milliseconds(3)),
+                                      EventTimeSessionWindows.with_dynamic_gap(lambda v: v[1])],
+                         ids=["tumbling", "sliding", "session", "dynamic-session"])
+@pytest.mark.parametrize("lateness", [0, 5])
+def test_the_trigger_path_and_the_fast_path_agree(assigner: Any, lateness: int) -> None:
+    recs = random_records(17, 300)
+    fast = run(WindowOperator(assigner, "process", Describe(), allowed_lateness=lateness), recs)
+    general = run(WindowOperator(assigner, "process", Describe(), allowed_lateness=lateness,
+                                 trigger=SameAsEventTimeTrigger()), recs)
+    assert fast == general
+    assert len(fast) > 10
+
+
+@pytest.mark.parametrize("kind", ["reduce", "aggregate", "process"])
+@pytest.mark.parametrize("size,slide", [(3, 0), (4, 0), (3, 2), (2, 5), (5, 1)])
+def test_count_windows_equal_global_windows_with_flinks_trigger_and_evictor(kind: str, size: int,
+                                                                            slide: int) -> None:
+    recs = random_records(9, 200)
+    fn = {"reduce": Sum(), "aggregate": Avg(), "process": Describe()}[kind]
+    if slide == 0:
+        general = WindowOperator(GlobalWindows.create(), kind, fn,
+                                 trigger=PurgingTrigger.of(CountTrigger.of(size)))
+    else:
+        general = WindowOperator(GlobalWindows.create(), kind, fn, trigger=CountTrigger.of(slide),
+                                 evictor=CountEvictor.of(size))
+    direct = run(WindowOperator(count_window_assigner(size, slide), kind, fn), recs)
+    assert direct == run(general, recs) and len(direct) > 10
+
+
+def test_pyflink_style_generic_subscripts() -> None:
+    class Count(ProcessWindowFunction[tuple, tuple, str, TimeWindow]):  # type: ignore[misc]
+        def process(self, key: str, context: ProcessWindowFunction.Context[TimeWindow],  # type: ignore[misc]
+                    elements: Iterable[tuple]) -> Iterable[tuple]:
+            return [(key, len(list(elements)))]
+
+    out = run(WindowOperator(TumblingEventTimeWindows.of(Time.milliseconds(5)), "process", Count()),
+              [("a", 1, 1), ("a", 2, 2)])
+    assert out == [(None, 4, ("a", 2))]
+
+
+def test_sliding_and_session_processing_time_windows() -> None:
+    from sessioncluster.window import ProcessingTimeSessionWindows, SlidingProcessingTimeWindows
+
+    recs = [("a", None, ("a", i)) for i in range(1, 5)] + [("b", 9, ("b", 5))]
+    out = run(WindowOperator(SlidingProcessingTimeWindows.of(Time.hours(2), Time.hours(1)), "reduce", Sum()),
+              recs)
+    totals: dict[str, int] = {}
+    for _, ts, (k, v) in out:
+        assert ts % 3_600_000 == 3_600_000 - 1
+        totals[k] = totals.get(k, 0) + v
+    assert totals == {"a": 2 * 10, "b": 2 * 5}  # every element is in two sliding windows
+    out = run(WindowOperator(ProcessingTimeSessionWindows.with_gap(Time.hours(1)), "process", Describe()),
+              recs)
+    # the records of a key are processed within far less than the gap: one session per key
+    assert [(v[0], v[4]) for _, _, v in out] == [("a", [1, 2, 3, 4]), ("b", [5])]
+    assert all(v[2] - v[1] >= 3_600_000 for _, _, v in out)
+
+
+def test_window_all_sessions() -> None:
+    recs = [(t, t) for t in [30, 1, 2, 20, 5, 21]]
+    out = run(AllWindowOperator(EventTimeSessionWindows.with_gap(Time.milliseconds(3)), "process",
+                                AllDescribe()), recs)
+    assert [v for _, _, v in out] == [(8, [1, 2, 5]), (24, [20, 21]), (33, [30])]
+
+
+def test_an_operator_reopened_starts_from_fresh_state() -> None:
+    class Seen(ProcessWindowFunction):
+        def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Any:
+            seen = context.global_state().get_state(ValueStateDescriptor("seen"))
+            seen.update((seen.value() or 0) + 1)
+            yield seen.value()
+
+    op = WindowOperator(TumblingEventTimeWindows.of(Time.milliseconds(10)), "process", Seen())
+    for _ in range(2):
+        op.open(RuntimeContext("window", 0, 1, 0, {}))
+        assert [v for _, _, v in op.process(iter([("a", 1, 1), ("a", 11, 1)]))] == [1, 2]
+        op.close()
