@@ -3,16 +3,13 @@
 Each program runs as ``python -m sessioncluster run --session NAME program.py [args]`` in a
 subprocess (SESSIONCLUSTER_HOME inherited) and its printed records are compared with the same
 computation in plain Python, or with the hand-worked ``.expected`` file of the programs in
-``tests/pyflink_programs``. A program that needs a feature another branch brings is an expected
-failure until that branch is merged (``_missing``).
+``tests/pyflink_programs``.
 """
 
 from __future__ import annotations
 
 import ast
 import collections
-import importlib.util
-import inspect
 import os
 import re
 import subprocess
@@ -20,12 +17,10 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import sessioncluster
-from sessioncluster.client.environment import DataStream, KeyedStream
 from sessioncluster.graph.states import JobStatus
 
 pytestmark = pytest.mark.integration
@@ -38,40 +33,6 @@ RUN_TIMEOUT = 300.0
 #: lines of Flink's CLI and of the programs that are no records
 NOT_RECORDS = ("Job has been submitted with JobID", "Job with JobID", "Job Runtime:", "Executing ",
                "Printing result", "Use --")
-
-
-# -- what is merged yet -------------------------------------------------------------------------
-
-def _has_module(name: str) -> bool:
-    return importlib.util.find_spec(name) is not None
-
-
-def _accepts(method: Any, parameter: str) -> bool:
-    return parameter in inspect.signature(method).parameters
-
-
-def _missing(*needs: str) -> str | None:
-    """Why a program cannot run before the merge (None when it can)."""
-    checks = {
-        "watermark": (lambda: _has_module("sessioncluster.watermark"), "sessioncluster.watermark (C2)"),
-        "state": (lambda: _has_module("sessioncluster.state"), "sessioncluster.state (C2)"),
-        "window": (lambda: _has_module("sessioncluster.window") and hasattr(KeyedStream, "window"),
-                   "windows (C1/C2)"),
-        "count_window": (lambda: hasattr(KeyedStream, "count_window"), "KeyedStream.count_window (C1)"),
-        "timestamps": (lambda: hasattr(DataStream, "assign_timestamps_and_watermarks"),
-                       "assign_timestamps_and_watermarks (C1)"),
-        "output_type": (lambda: _accepts(DataStream.map, "output_type"), "map(output_type=...) (C1)"),
-        "type_info": (lambda: _accepts(sessioncluster.StreamExecutionEnvironment.from_collection,
-                                       "type_info"), "from_collection(type_info=...) (C1)"),
-        "key_type": (lambda: _accepts(DataStream.key_by, "key_type"), "key_by(key_type=...) (C1)"),
-    }
-    lacking = [checks[n][1] for n in needs if not checks[n][0]()]
-    return f"needs {', '.join(lacking)}, not merged yet" if lacking else None
-
-
-def _xfail_unless(*needs: str) -> Any:
-    reason = _missing(*needs)
-    return pytest.mark.xfail(reason is not None, reason=reason or "", strict=False)
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -294,10 +255,7 @@ def test_unknown_session_is_a_clear_error(session: sessioncluster.Session, tmp_p
     assert "no session cluster named 'nosuch'" in out.stderr
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param("word_count", marks=_xfail_unless("watermark", "output_type")),
-    pytest.param("word_count_untyped", marks=_xfail_unless("watermark")),
-])
+@pytest.mark.parametrize("name", ["word_count", "word_count_untyped"])
 def test_tutorial_word_count_file_source_and_print(session: sessioncluster.Session, text: str,
                                                    name: str) -> None:
     out = run(session, PROGRAMS / f"{name}.py", "--input", str(TEXT))
@@ -305,7 +263,6 @@ def test_tutorial_word_count_file_source_and_print(session: sessioncluster.Sessi
     assert records(out.stdout, arity=2) == plain_word_count(text)
 
 
-@_xfail_unless("watermark", "output_type")
 def test_tutorial_word_count_file_sink(session: sessioncluster.Session, tmp_path: Path,
                                        text: str) -> None:
     target = tmp_path / "out"
@@ -315,17 +272,17 @@ def test_tutorial_word_count_file_sink(session: sessioncluster.Session, tmp_path
     assert got == plain_word_count(text)
 
 
-DOC_PROGRAMS = {
-    "word_count": ("watermark", "output_type"),
-    "word_count_untyped": ("watermark",),
-    "state_value_flat_map": ("state",),
-    "state_keyed_process": ("state",),
-    "event_time_timer": ("state", "watermark", "timestamps"),
-    "window_tumbling": ("watermark", "timestamps", "window", "type_info", "key_type"),
-    "window_sliding": ("watermark", "timestamps", "window", "type_info", "key_type"),
-    "window_session": ("watermark", "timestamps", "window", "type_info", "key_type"),
-    "window_count": ("count_window", "type_info", "key_type"),
-}
+DOC_PROGRAMS = [
+    "word_count",
+    "word_count_untyped",
+    "state_value_flat_map",
+    "state_keyed_process",
+    "event_time_timer",
+    "window_tumbling",
+    "window_sliding",
+    "window_session",
+    "window_count",
+]
 
 
 def test_every_program_is_listed() -> None:
@@ -333,8 +290,7 @@ def test_every_program_is_listed() -> None:
     assert {p.stem for p in PROGRAMS.glob("*.expected")} == set(DOC_PROGRAMS)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_xfail_unless(*needs))
-                                  for n, needs in DOC_PROGRAMS.items()])
+@pytest.mark.parametrize("name", DOC_PROGRAMS)
 def test_documentation_program(session: sessioncluster.Session, name: str) -> None:
     out = run(session, PROGRAMS / f"{name}.py")
     assert out.returncode == 0, out.stderr
