@@ -31,6 +31,8 @@ def format_overview(o: ClusterOverview, info: ConnectionInfo | None = None) -> s
         lines.append(f"  dispatcher      {info.dispatcher}")
         lines.append(f"  events          {info.events}")
         lines.append(f"  resourcemanager {info.resourcemanager}")
+        if info.rest:
+            lines.append(f"  REST API        {info.rest}  (Authorization: Bearer <Session.rest_token>)")
     lines.append(f"  TaskManagers ({len(o.taskmanagers)} of {o.expected_taskmanagers}):")
     now = time.time()
     for tm in o.taskmanagers:

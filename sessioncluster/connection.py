@@ -6,6 +6,8 @@ key and the JobManager's pid. Whoever can read it can run code on the cluster.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -61,6 +63,8 @@ class ConnectionInfo:
     spark_master: str = ""
     #: the default parallelism of the session's jobs (Flink's parallelism.default)
     parallelism: int = 1
+    #: the base URL of the JobManager's REST API (Flink's paths; a bearer token from the key)
+    rest: str = ""
 
     def __repr__(self) -> str:  # the key never goes into logs or output
         return (f"ConnectionInfo(name={self.name!r}, dispatcher={self.dispatcher!r}, "
@@ -79,6 +83,12 @@ class ConnectionInfo:
     def read(cls, path: Path) -> "ConnectionInfo":
         with open(path) as f:
             return cls(**json.load(f))
+
+
+def rest_token(key: str) -> str:
+    """The bearer token of a session's REST API, derived from its key (the key itself never
+    travels over HTTP)."""
+    return hmac.new(key.encode(), b"sessioncluster REST API", hashlib.sha256).hexdigest()
 
 
 def pid_alive(pid: int) -> bool:

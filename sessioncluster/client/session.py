@@ -11,7 +11,14 @@ import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ..connection import ConnectionInfo, check_name, connection_path, pid_alive, session_dir
+from ..connection import (
+    ConnectionInfo,
+    check_name,
+    connection_path,
+    pid_alive,
+    rest_token,
+    session_dir,
+)
 from ..graph.jobgraph import JobGraph
 from ..graph.states import JobStatus
 from ..options import DEFAULT_NAME, StartOptions
@@ -71,6 +78,16 @@ class Session:
         self.gateway = DispatcherGateway(info)
         self._uploaded: set[str] = set()
         self._events: EventSubscriber | None = None
+
+    @property
+    def rest_url(self) -> str:
+        """The base URL of the session's REST API (Flink's paths, e.g. ``/jobs/overview``)."""
+        return self.info.rest
+
+    @property
+    def rest_token(self) -> str:
+        """The bearer token the REST API wants: ``Authorization: Bearer <token>``."""
+        return rest_token(self.info.key)
 
     @property
     def events(self) -> EventSubscriber:

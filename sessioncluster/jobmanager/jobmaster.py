@@ -309,7 +309,8 @@ class JobMaster(SparkJobRunner):
         accs = (self.final_accumulators if self.status.is_globally_terminal
                 else self.graph.live_accumulators())
         return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph),
-                          plain_values(accs), self.error, self.error_text, self.spark_jobs)
+                          plain_values(accs), self.error, self.error_text, self.spark_jobs,
+                          dict(self.graph.status_times))
 
     def result(self) -> JobResultReply:
         if not self.status.is_globally_terminal:

@@ -7,6 +7,8 @@ Sockets (all bound to 127.0.0.1 unless told otherwise, all owned by the event lo
 * ``events`` PUB: job status, execution states, accumulators, TaskManager changes;
   topic = job id or ``cluster``.
 
+and one HTTP server, Flink's REST API (:mod:`.rest`), on the same loop and address.
+
 Other threads (JobMasters running Spark actions, py4j listener callbacks) hand work to the
 loop with ``loop.call_soon_threadsafe``; nothing else touches a socket.
 """
@@ -63,6 +65,7 @@ from .dispatcher import Dispatcher, DispatcherServices
 from .jobmaster import JobMaster
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager
+from .rest import RestServer, RestServices
 from .runner import JobRunner
 from .sqljob import SqlJob
 
@@ -104,6 +107,9 @@ class JobManager:
                 self.spark, view, arrow, self.loop, done),
             overview=self._overview, shutdown=self._shutdown_soon,
             cached_streams=self._cached_streams, invalidate_cache=self.caches.invalidate))
+        self.rest = RestServer(RestServices(
+            session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
+            taskmanagers=self.rm.infos), self.key)
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
         self.spark_handlers: dict[type, Callable[[Any], None]] = {
@@ -135,7 +141,7 @@ class JobManager:
         return ConnectionInfo(self.name, self.key, endpoint(self.dispatcher_socket),
                               endpoint(self.events_socket), endpoint(self.rm_socket),
                               self.pid, self.settings.bind, self.settings.master_url,
-                              self.settings.default_parallelism)
+                              self.settings.default_parallelism, self.rest.url)
 
     # -- jobs -----------------------------------------------------------------------------------
     def _new_runner(self, job_id: str, submission: Message,
@@ -153,6 +159,10 @@ class JobManager:
             return SqlJob(job_id, submission.query, self.spark, self.rm, self.loop, self.publish,
                           done, max_result_bytes=self.settings.max_result_mb * 1024 * 1024)
         raise TypeError(f"no runner for {submission.type!r}")
+
+    def _job(self, job_id: str) -> JobRunner | None:
+        """A job in memory or in the job store."""
+        return self.dispatcher.jobs.get(job_id) or self.dispatcher.store.get(job_id)
 
     def _overview(self, jobs: list[JobSummary], jobs_in_memory: int) -> ClusterOverview:
         return ClusterOverview(self.name, self.ready, self.settings.master_url, self.pid,
@@ -222,6 +232,7 @@ class JobManager:
 
     async def run(self) -> None:
         path = connection_path(self.name)
+        self.rest.start(self.settings.bind)
         self.connection.write(path)
         self.background.start(self._serve(self.dispatcher_socket, self.dispatcher.handle))
         self.background.start(self._serve(self.rm_socket, self.rm.handle))
@@ -293,6 +304,7 @@ class JobManager:
         for job in list(self.dispatcher.jobs.values()):
             job.cancel()
         await asyncio.sleep(0.1)  # let replies and events leave
+        self.rest.stop()
         if self.spark is not None:
             try:
                 await asyncio.wait_for(self.loop.run_in_executor(None, self.spark.stop), 30.0)

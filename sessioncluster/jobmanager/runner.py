@@ -230,7 +230,7 @@ def execution_state_changed(job_id: str, ex: Execution) -> ExecutionStateChanged
 def execution_infos(graph: ExecutionGraph) -> list[ExecutionInfo]:
     """Every Execution of ``graph`` as the clients see it."""
     return [ExecutionInfo(ex.vertex_id, ex.subtask, ex.attempt_number, ex.state, ex.tm_id, ex.slot,
-                          ex.spark_task_id, dict(ex.state_times), ex.error)
+                          ex.spark_task_id, dict(ex.state_times), ex.error, dict(ex.accumulators))
             for ex in graph.all_executions()]
 
 

@@ -180,7 +180,7 @@ class SqlJob(SparkJobRunner):
                                ejv.aggregate_state, 0, 0)
                     for vid, ejv in self.graph.job_vertices.items()]
         return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph), {},
-                          None, self.error_text, self.spark_jobs)
+                          None, self.error_text, self.spark_jobs, dict(self.graph.status_times))
 
 
 def task_failure(ev: TaskEnded) -> TaskError:

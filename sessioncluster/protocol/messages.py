@@ -98,6 +98,8 @@ class ExecutionInfo:
     spark_task_id: int | None
     state_times: dict[str, float]
     error: TaskError | None = None
+    #: the attempt's accumulators (numRecordsIn/Out and the user's), as last reported
+    accumulators: WireAccumulators = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -133,6 +135,8 @@ class JobDetails:
     error_text: str | None = None
     #: how many Spark jobs (actions) ran in the job's Spark job group
     spark_jobs: int = 0
+    #: when the job entered each JobStatus it went through (its value -> epoch seconds)
+    status_times: dict[str, float] = field(default_factory=dict)
 
 
 # -- Client -> Dispatcher -------------------------------------------------------------------

@@ -1,0 +1,150 @@
+"""The REST API's pure parts with a fake job: Flink's shapes, the latest attempt of each subtask,
+the bearer token, 404 bodies. A real tornado server on 127.0.0.1; no Spark."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import tornado.testing
+
+from sessioncluster.connection import rest_token
+from sessioncluster.graph.jobgraph import JobEdge, JobGraph, JobVertex, OperatorSpec
+from sessioncluster.graph.states import ExecutionState, JobStatus
+from sessioncluster.graph.streamgraph import OperatorKind, Partitioning
+from sessioncluster.jobmanager.rest import RestServer, RestServices, job_details_info
+from sessioncluster.protocol.messages import (
+    ExecutionInfo,
+    JobDetails,
+    JobResultReply,
+    JobSummary,
+    TaskError,
+    TaskManagerInfo,
+    VertexInfo,
+)
+
+KEY = "k" * 64
+JOB = "a" * 32
+T0 = 1_700_000_000.0
+
+
+def details() -> JobDetails:
+    edge = JobEdge("src", "sum", Partitioning.HASH)
+    graph = JobGraph("fake", [
+        JobVertex("src", "Source: Collection -> Map", [
+            OperatorSpec(1, OperatorKind.SOURCE_COLLECTION, "Source: Collection"),
+            OperatorSpec(2, OperatorKind.MAP, "Map")], 1, outputs=[edge]),
+        JobVertex("sum", "Keyed Reduce -> Sink: Collect", [
+            OperatorSpec(3, OperatorKind.REDUCE, "Keyed Reduce"),
+            OperatorSpec(4, OperatorKind.SINK_COLLECT, "Sink: Collect")], 1, inputs=[edge])])
+    times = {"CREATED": T0, "DEPLOYING": T0 + 1, "RUNNING": T0 + 2}
+    failed = ExecutionInfo("src", 0, 0, ExecutionState.FAILED, "0", 0, 7,
+                           dict(times, FAILED=T0 + 3),
+                           TaskError("ValueError", "bad", [("prog.py", 3, "f", "raise")], "Map", "1/1"))
+    retried = ExecutionInfo("src", 0, 1, ExecutionState.FINISHED, "1", 0, 9,
+                            {"CREATED": T0 + 4, "DEPLOYING": T0 + 5, "RUNNING": T0 + 6,
+                             "FINISHED": T0 + 8},
+                            accumulators={"numRecordsIn": ("int", 5), "numRecordsOut": ("int", 5),
+                                          "seen": ("int", 5)})
+    running = ExecutionInfo("sum", 0, 0, ExecutionState.RUNNING, "1", 0, 10,
+                            {"CREATED": T0 + 4, "DEPLOYING": T0 + 8, "RUNNING": T0 + 9})
+    return JobDetails(
+        JobSummary(JOB, "fake", JobStatus.RUNNING, T0, None, 2, 1), graph,
+        [VertexInfo("src", graph.vertices[0].name, ["Source: Collection", "Map"], 1,
+                    ExecutionState.FINISHED, 5, 5),
+         VertexInfo("sum", graph.vertices[1].name, ["Keyed Reduce", "Sink: Collect"], 1,
+                    ExecutionState.RUNNING, 2, 0)],
+        [failed, retried, running], {"seen": 5},
+        status_times={"INITIALIZING": T0, "CREATED": T0, "RUNNING": T0 + 0.5, "RESTARTING": T0 + 3})
+
+
+class FakeJob:
+    def __init__(self) -> None:
+        self.status = JobStatus.RUNNING
+        self.cancelled = False
+
+    def details(self) -> JobDetails:
+        d = details()
+        d.summary.status = self.status
+        return d
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.status = JobStatus.CANCELED
+
+    def result(self) -> JobResultReply:
+        return JobResultReply(JOB, True, self.status, net_runtime_ms=8000)
+
+
+def test_job_details_take_each_subtasks_latest_attempt() -> None:
+    d = job_details_info(details())
+    assert d["state"] == "RUNNING" and d["end-time"] == -1 and d["duration"] > 0
+    assert d["status-counts"]["FINISHED"] == 1 and d["status-counts"]["RUNNING"] == 1
+    assert d["status-counts"]["FAILED"] == 0  # the failed attempt was retried
+    assert d["timestamps"]["RESTARTING"] == int((T0 + 3) * 1000) and d["timestamps"]["FAILED"] == 0
+    src, total = d["vertices"]
+    assert src["start-time"] == int((T0 + 1) * 1000) and src["end-time"] == int((T0 + 8) * 1000)
+    assert total["end-time"] == -1 and total["tasks"]["RUNNING"] == 1
+    assert src["metrics"]["write-records"] == 5 and total["metrics"]["read-records"] == 2
+    assert d["plan"]["nodes"][1]["inputs"] == [{"num": 0, "id": "src", "ship_strategy": "HASH",
+                                                "exchange": "pipelined_bounded"}]
+    assert d["plan"]["nodes"][0]["description"] == "Source: Collection -> Map"
+
+
+class RestApiTest(tornado.testing.AsyncHTTPTestCase):
+    def get_app(self) -> Any:
+        self.job = FakeJob()
+        tm = TaskManagerInfo("1", "worker-a", 11, 12, 0, 1, 1, last_heartbeat=T0)
+        services = RestServices("unit", lambda job_id: self.job if job_id == JOB else None,
+                                lambda: [self.job.details().summary], lambda: [tm])
+        return RestServer(services, KEY).app
+
+    def call(self, path: str, method: str = "GET", token: str | None = None) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {token or rest_token(KEY)}"}
+        body = "" if method in ("PATCH", "POST") else None
+        resp = self.fetch(path, method=method, headers=headers, body=body, raise_error=False)
+        return resp.code, json.loads(resp.body)
+
+    def test_token(self) -> None:
+        resp = self.fetch("/jobs", raise_error=False)
+        assert resp.code == 401 and set(json.loads(resp.body)) == {"errors"}
+        assert self.call("/jobs", token=KEY)[0] == 401
+        assert self.call("/jobs") == (200, {"jobs": [{"id": JOB, "status": "RUNNING"}]})
+
+    def test_vertex_shows_the_retry_on_another_taskmanager(self) -> None:
+        code, v = self.call(f"/jobs/{JOB}/vertices/src")
+        assert code == 200
+        (sub,) = v["subtasks"]
+        assert sub["attempt"] == 1 and sub["taskmanager-id"] == "1" and sub["host"] == "worker-a"
+        assert sub["status-duration"]["RUNNING"] == 2000 and sub["status-duration"]["FINISHED"] == 0
+        code, accs = self.call(f"/jobs/{JOB}/vertices/src/subtasks/accumulators")
+        assert accs["subtasks"][0]["user-accumulators"] == [{"name": "seen", "type": "int", "value": "5"}]
+
+    def test_exceptions_keep_the_failed_attempt(self) -> None:
+        code, exc = self.call(f"/jobs/{JOB}/exceptions")
+        (entry,) = exc["exceptionHistory"]["entries"]
+        assert entry["exceptionName"] == "ValueError" and entry["taskManagerId"] == "0"
+        assert 'File "prog.py", line 3, in f' in entry["stacktrace"]
+        assert exc["root-exception"] == entry["stacktrace"]
+
+    def test_cancel_then_conflict(self) -> None:
+        assert self.call(f"/jobs/{JOB}/execution-result")[1] == {"status": {"id": "IN_PROGRESS"}}
+        assert self.call(f"/jobs/{JOB}?mode=cancel", "PATCH") == (202, {})
+        assert self.job.cancelled
+        code, body = self.call(f"/jobs/{JOB}?mode=cancel", "PATCH")
+        assert code == 409 and body["errors"]
+        code, body = self.call(f"/jobs/{JOB}?mode=stop", "PATCH")
+        assert code == 400 and "mode=cancel" in body["errors"][0]
+        result = self.call(f"/jobs/{JOB}/execution-result")[1]["job-execution-result"]
+        assert result["application-status"] == "CANCELED" and result["net-runtime"] == 8000
+
+    def test_404s(self) -> None:
+        for path in ("/", "/jobs/" + "b" * 32, f"/jobs/{JOB}/vertices/nope", "/taskmanagers/9",
+                     f"/jobs/{JOB}/checkpoints"):
+            code, body = self.call(path)
+            assert code == 404 and set(body) == {"errors"} and body["errors"][0], path
+
+    def test_overview_counts(self) -> None:
+        code, o = self.call("/overview")
+        assert o["taskmanagers"] == 1 and o["slots-total"] == 1 and o["slots-available"] == 0
+        assert o["jobs-running"] == 1 and o["jobs-finished"] == 0
