@@ -31,7 +31,7 @@ import tornado.web
 from ..connection import rest_token
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT, SYSTEM_ACCUMULATORS
 from ..graph.states import ExecutionState, JobStatus
-from ..protocol.messages import ExecutionInfo, JobDetails, JobSummary, TaskManagerInfo
+from ..protocol.messages import ExecutionInfo, JobDetails, JobSummary, TaskManagerInfo, VertexInfo
 from .runner import JobRunner
 
 log = logging.getLogger("sessioncluster.rest")
@@ -281,6 +281,17 @@ class FlinkHandler(tornado.web.RequestHandler):
             self.fail(404, f"Job {job_id} not found")
         return job
 
+    def vertex_or_404(self, job_id: str, vertex_id: str) -> tuple[JobDetails, VertexInfo] | None:
+        job = self.job_or_404(job_id)
+        if job is None:
+            return None
+        details = job.details()
+        vertex = next((v for v in details.vertices if v.vertex_id == vertex_id), None)
+        if vertex is None:
+            self.fail(404, f"Vertex {vertex_id} of job {job_id} not found")
+            return None
+        return details, vertex
+
 
 class ConfigHandler(FlinkHandler):
     def get(self) -> None:
@@ -354,14 +365,10 @@ class PlanHandler(FlinkHandler):
 
 class VertexHandler(FlinkHandler):
     def get(self, job_id: str, vertex_id: str) -> None:
-        job = self.job_or_404(job_id)
-        if job is None:
+        found = self.vertex_or_404(job_id, vertex_id)
+        if found is None:
             return
-        details = job.details()
-        vertex = next((v for v in details.vertices if v.vertex_id == vertex_id), None)
-        if vertex is None:
-            self.fail(404, f"Vertex {vertex_id} of job {job_id} not found")
-            return
+        details, vertex = found
         tms = {tm.tm_id: tm for tm in self.services.taskmanagers()}
         subtasks = []
         for ex in _latest_attempts(details, vertex_id):
@@ -389,14 +396,10 @@ def _accumulator_list(accumulators: dict[str, Any]) -> list[dict[str, str]]:
 
 class SubtaskAccumulatorsHandler(FlinkHandler):
     def get(self, job_id: str, vertex_id: str) -> None:
-        job = self.job_or_404(job_id)
-        if job is None:
+        found = self.vertex_or_404(job_id, vertex_id)
+        if found is None:
             return
-        details = job.details()
-        vertex = next((v for v in details.vertices if v.vertex_id == vertex_id), None)
-        if vertex is None:
-            self.fail(404, f"Vertex {vertex_id} of job {job_id} not found")
-            return
+        details, vertex = found
         tms = {tm.tm_id: tm.host for tm in self.services.taskmanagers()}
         self.reply({"id": vertex_id, "parallelism": vertex.parallelism, "subtasks": [
             {"subtask": ex.subtask, "attempt": ex.attempt, "host": tms.get(ex.tm_id or "", ""),
