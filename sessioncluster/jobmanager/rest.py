@@ -47,6 +47,9 @@ LOG_TAIL_BYTES = 1024 * 1024
 FLINK_EXECUTION_STATES = ("CREATED", "SCHEDULED", "DEPLOYING", "RUNNING", "FINISHED", "CANCELING",
                           "CANCELED", "FAILED", "RECONCILING", "INITIALIZING")
 TERMINAL_STATES = {"FINISHED", "CANCELED", "FAILED"}
+#: Flink's JobStatus names (SUSPENDED and RECONCILING belong to high availability: never entered here)
+FLINK_JOB_STATUSES = ("INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED", "CANCELLING",
+                      "CANCELED", "FINISHED", "RESTARTING", "SUSPENDED", "RECONCILING")
 
 
 @dataclass(slots=True)
@@ -170,9 +173,10 @@ def job_details_info(details: JobDetails) -> dict[str, Any]:
             "end-time": _ms(end), "duration": _duration(start, end), "tasks": _counts(infos),
             "metrics": _metrics(v.records_in, v.records_out, v.state is ExecutionState.FINISHED)})
     status_times = getattr(details, "status_times", None) or {}
-    timestamps = {st.value: _ms(status_times.get(st.value)) if status_times.get(st.value) else 0
-                  for st in JobStatus}
-    timestamps.setdefault(JobStatus.INITIALIZING.value, _ms(s.start_time))
+    timestamps = {st: _ms(status_times[st]) if status_times.get(st) else 0
+                  for st in FLINK_JOB_STATUSES}
+    if not timestamps["INITIALIZING"]:
+        timestamps["INITIALIZING"] = _ms(s.start_time)
     return {
         "jid": s.job_id, "name": s.name, "isStoppable": False, "state": s.status.value,
         "job-type": "BATCH", "start-time": _ms(s.start_time), "end-time": _ms(s.end_time),

@@ -82,6 +82,9 @@ def test_job_details_take_each_subtasks_latest_attempt() -> None:
     assert d["status-counts"]["FINISHED"] == 1 and d["status-counts"]["RUNNING"] == 1
     assert d["status-counts"]["FAILED"] == 0  # the failed attempt was retried
     assert d["timestamps"]["RESTARTING"] == int((T0 + 3) * 1000) and d["timestamps"]["FAILED"] == 0
+    assert set(d["timestamps"]) == {"INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED",
+                                    "CANCELLING", "CANCELED", "FINISHED", "RESTARTING", "SUSPENDED",
+                                    "RECONCILING"}
     src, total = d["vertices"]
     assert src["start-time"] == int((T0 + 1) * 1000) and src["end-time"] == int((T0 + 8) * 1000)
     assert total["end-time"] == -1 and total["tasks"]["RUNNING"] == 1
