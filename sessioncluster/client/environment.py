@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import sys
 import sysconfig
@@ -51,7 +52,14 @@ from ..operators import (
     WindowOperator,
 )
 from . import display
-from .jobclient import JobClient, JobExecutionResult, check, records_of
+from .jobclient import (
+    CloseableIterator,
+    JobClient,
+    JobExecutionException,
+    JobExecutionResult,
+    check,
+    records_of,
+)
 
 if TYPE_CHECKING:
     from .session import Session
@@ -124,37 +132,100 @@ class StreamExecutionEnvironment:
 
     def from_source(self, source: Any, watermark_strategy: Any, source_name: str,
                     type_info: Any = None) -> "DataStream":
-        """A stream from a ``FileSource`` (bounded in BATCH mode; one record per line)."""
+        """A stream from a ``FileSource`` (one record per line; with ``monitor_continuously``
+        new files are read as they appear, in STREAMING mode) or a ``NumberSequenceSource``."""
         from ..connectors.file_system import FileSource
+        from ..connectors.number_seq import NumberSequenceSource
 
-        if not isinstance(source, FileSource):
-            raise TypeError(f"from_source takes a FileSource (the only source so far), not {source!r}")
-        # several paths are one comma-separated list, as Hadoop's (and so Spark's) textFile reads
-        ds = self.read_text_file(",".join(source.paths)).name(source_name)
-        if not source.bounded:
-            ds.node.config["unbounded"] = True
+        if isinstance(source, NumberSequenceSource):
+            node = self.stream_graph.add_node(OperatorKind.SOURCE_STREAM, None, source_name,
+                                              chaining=ChainingStrategy.HEAD)
+            node.config.update({"format": "sequence", "start": source.start, "end": source.end})
+            ds = DataStream(self, node)
+        elif isinstance(source, FileSource):
+            # several paths are one comma-separated list, as Hadoop's (and so Spark's) textFile reads
+            ds = self.read_text_file(",".join(source.paths)).name(source_name)
+            if not source.bounded:
+                ds.node.config["unbounded"] = True
+        else:
+            raise TypeError(f"from_source takes a FileSource or a NumberSequenceSource, not {source!r}")
         # a strategy with a timestamp assigner stamps the records, as PyFlink's from_source does
         assigner = getattr(watermark_strategy, "timestamp_assigner", None)
         if assigner is not None and hasattr(ds, "assign_timestamps_and_watermarks"):
             ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
         return ds
 
-    def _check_executable(self) -> None:
-        """Fail, before submitting, a program BATCH mode cannot run: STREAMING mode, or an
-        unbounded source (``monitor_continuously``)."""
-        from ..common.execution_mode import RuntimeExecutionMode
+    def socket_text_stream(self, hostname: str, port: int, delimiter: str = "\n",
+                           max_retry: int = 0) -> "DataStream":
+        """The lines a TCP server sends (STREAMING mode; Spark's socket source, for tests and
+        demos: it keeps no offsets, so a restart does not read lines again)."""
+        if delimiter != "\n":
+            raise ValueError("the socket source splits lines at '\\n' only")
+        node = self.stream_graph.add_node(OperatorKind.SOURCE_STREAM, None, "Socket Stream",
+                                          parallelism=1, chaining=ChainingStrategy.HEAD)
+        node.config.update({"format": "socket", "host": hostname, "port": int(port), "unbounded": True})
+        return DataStream(self, node)
 
+    def from_rate(self, rows_per_second: int, source_name: str = "Rate Source") -> "DataStream":
+        """Unbounded: 0, 1, 2, ... at ``rows_per_second`` (Spark's rate source; STREAMING mode)."""
+        node = self.stream_graph.add_node(OperatorKind.SOURCE_STREAM, None, source_name,
+                                          chaining=ChainingStrategy.HEAD)
+        node.config.update({"format": "rate", "rows_per_second": int(rows_per_second), "unbounded": True})
+        return DataStream(self, node)
+
+    def _check_executable(self) -> None:
+        """Fail, before submitting, a program its mode cannot run: an unbounded source
+        (``monitor_continuously``, a socket, a rate generator) in BATCH mode."""
         mode = self.get_runtime_mode()
         unbounded = [n.name for n in self.stream_graph.nodes if n.config.get("unbounded")]
-        if mode is RuntimeExecutionMode.STREAMING:
-            raise NotImplementedError("STREAMING mode is not supported yet: sessioncluster runs "
-                                      "DataStream programs in BATCH mode "
-                                      "(env.set_runtime_mode(RuntimeExecutionMode.BATCH))")
-        if unbounded:
-            raise NotImplementedError(
-                f"the source {', '.join(map(repr, unbounded))} is unbounded (monitor_continuously): it "
-                "needs STREAMING mode, and STREAMING mode is not supported yet; read a static file "
-                "set (process_static_file_set(), the default) in BATCH mode")
+        if unbounded and mode is not RuntimeExecutionMode.STREAMING:
+            raise ValueError(
+                f"the source {', '.join(map(repr, unbounded))} is unbounded: it needs STREAMING mode "
+                "(env.set_runtime_mode(RuntimeExecutionMode.STREAMING)), or read a static file set "
+                "(process_static_file_set(), the default) in BATCH mode")
+
+    # -- STREAMING: checkpoints ----------------------------------------------------------------
+    def enable_checkpointing(self, interval: int, mode: Any = None) -> "StreamExecutionEnvironment":
+        """Checkpoint every ``interval`` ms: in STREAMING mode, each micro-batch of the job's
+        queries commits a checkpoint (Spark's offsets, commit log and state), and the interval is
+        their trigger interval."""
+        config = self.get_checkpoint_config()
+        config.set_checkpoint_interval(interval)
+        if mode is not None:
+            config.set_checkpointing_mode(mode)
+        return self
+
+    def get_checkpoint_config(self) -> Any:
+        from ..checkpoint_config import CheckpointConfig
+
+        if getattr(self, "_checkpoint_config", None) is None:
+            self._checkpoint_config = CheckpointConfig()
+        return self._checkpoint_config
+
+    def get_checkpoint_interval(self) -> int:
+        return int(self.get_checkpoint_config().get_checkpoint_interval())
+
+    def _streaming_options(self) -> dict[str, Any]:
+        """The checkpoint and savepoint options a STREAMING job is submitted with."""
+        from ..checkpoint_config import INTERVAL, parse_duration_ms
+
+        options: dict[str, Any] = {}
+        conf = getattr(self, "_configuration", None)
+        if conf is not None:
+            for key in ("execution.savepoint.path", "state.checkpoints.dir", INTERVAL,
+                        "execution.savepoint.ignore-unclaimed-state", "state.checkpoints.num-retained"):
+                if conf.contains_key(key):
+                    options[key] = conf.get_string(key, "")
+            if INTERVAL in options:
+                options[INTERVAL] = parse_duration_ms(options[INTERVAL])
+            flag = options.get("execution.savepoint.ignore-unclaimed-state")
+            if flag is not None:
+                options["execution.savepoint.ignore-unclaimed-state"] = str(flag).lower() == "true"
+        options.update(self.get_checkpoint_config().to_options())
+        path = options.get("execution.savepoint.path")
+        if path and "://" not in path:
+            options["execution.savepoint.path"] = os.path.abspath(os.path.expanduser(path))
+        return options
 
     # -- configuration ---------------------------------------------------------------------
     def set_restart_strategy(self, restart_strategy_configuration: Any) -> "StreamExecutionEnvironment":
@@ -254,6 +325,9 @@ class StreamExecutionEnvironment:
         graph = build_job_graph(self.stream_graph, sinks, job_name, put_blob,
                                 self._cached_in_session(sinks))
         graph.restart_strategy = self._restart_strategy
+        if self.get_runtime_mode() is RuntimeExecutionMode.STREAMING:
+            graph.runtime_mode = "STREAMING"
+            graph.configuration = self._streaming_options()
         return graph, blobs
 
     def _cached_in_session(self, sinks: list[StreamNode]) -> frozenset[str]:
@@ -289,9 +363,18 @@ class StreamExecutionEnvironment:
         return client
 
     def execute(self, job_name: str = "sessioncluster job") -> JobExecutionResult:
-        """Run the program's sinks and wait for the result (attached)."""
+        """Run the program's sinks and wait for the result (attached). A STREAMING job runs
+        until it ends (bounded sources consumed, cancelled, stopped with a savepoint); its
+        ``print()`` lines are printed here as they come."""
+        streaming = self.get_runtime_mode() is RuntimeExecutionMode.STREAMING
+        prints = [s for s in self._sinks if s.kind is OperatorKind.SINK_PRINT]
         client = self._attached(self.execute_async(job_name))
+        if streaming and prints:
+            _print_streamed(client)
         reply = _wait_attached(client)
+        if streaming:
+            check(reply, job_name)
+            return JobExecutionResult(reply, job_name, client)
         check(reply, job_name)
         for line in reply.printed:
             print(line)
@@ -389,6 +472,9 @@ class DataStream:
         stream = self._then(OperatorKind.PROCESS, TimestampsAndWatermarksOperator(watermark_strategy),
                             name="Timestamps/Watermarks")
         stream.node.config["timestamped"] = True
+        if watermark_strategy.kind != "no_watermarks":
+            # STREAMING: the watermark trails the largest timestamp by this much
+            stream.node.config["watermark_delay_ms"] = watermark_strategy.max_out_of_orderness
         return stream
 
     def window_all(self, window_assigner: Any) -> "AllWindowedStream":
@@ -457,6 +543,15 @@ class DataStream:
     def execute_and_collect(self, job_name: str = "collect", limit: int | None = None) -> list[Any]:
         """Run this stream as a job and return its records (at most ``limit`` of them)."""
         sink = self._sink(OperatorKind.SINK_COLLECT)
+        if self.env.get_runtime_mode() is RuntimeExecutionMode.STREAMING:
+            # PyFlink: a CloseableIterator over results as they come; with a limit, that many
+            # records as a list, and the job is cancelled
+            client = self.env._attached(self.env.execute_async(job_name, sinks=[sink]))
+            iterator = CloseableIterator(client)
+            if limit is None:
+                return iterator  # type: ignore[return-value]
+            with iterator:
+                return list(itertools.islice(iterator, int(limit)))
         if limit is not None:
             sink.config["limit"] = int(limit)
         client = self.env._attached(self.env.execute_async(job_name, sinks=[sink]))
@@ -750,6 +845,20 @@ class AllWindowedStream(WindowedStream):
                                          name="Window(All)")
         stream.node.parallelism = 1
         return stream
+
+
+def _print_streamed(client: JobClient) -> None:
+    """Print a STREAMING job's ``print()`` lines as they come, until it ends; an interrupt
+    cancels the job."""
+    lines = CloseableIterator(client, lines=True)
+    try:
+        for line in lines:
+            print(line, flush=True)
+    except KeyboardInterrupt:
+        client.cancel()
+        raise
+    except JobExecutionException:
+        pass  # the job's own result says why, next
 
 
 def _wait_attached(client: JobClient) -> Any:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import linecache
+import os
 import time
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import cloudpickle
@@ -14,10 +16,14 @@ from ..protocol.messages import (
     Ack,
     AwaitJobResult,
     CancelJob,
+    FetchStreamResults,
     JobDetails,
     JobDetailsReply,
     JobResultReply,
     RequestJobDetails,
+    SavepointCompleted,
+    StreamResults,
+    TriggerSavepoint,
 )
 from . import display
 
@@ -127,11 +133,115 @@ class JobClient:
         check(reply, self.job_name)
         return JobExecutionResult(reply, self.job_name, self)
 
+    # -- STREAMING jobs (PyFlink's JobClient: each answer is a future) ----------------------
+    def trigger_savepoint(self, savepoint_directory: str | None = None,
+                          formatType: Any = None) -> "Future[str]":
+        """Take a savepoint of the running job into ``savepoint_directory`` (default: the
+        session's ``savepoints`` directory); the future gives the savepoint's path."""
+        return self._savepoint(savepoint_directory, stop=False)
+
+    def stop_with_savepoint(self, advance_to_end_of_event_time: bool = False,
+                            savepoint_directory: str | None = None,
+                            formatType: Any = None) -> "Future[str]":
+        """Take a savepoint, then stop the job (FINISHED); the future gives the savepoint's path.
+        ``advance_to_end_of_event_time`` is accepted; the watermark is not advanced."""
+        return self._savepoint(savepoint_directory, stop=True)
+
+    def _savepoint(self, directory: str | None, stop: bool) -> "Future[str]":
+        if directory is None:
+            from ..connection import session_dir
+
+            directory = str(session_dir(self.session.info.name) / "savepoints")
+        if "://" not in directory:
+            directory = os.path.abspath(os.path.expanduser(directory))
+        future: Future[str] = Future()
+        try:
+            reply = self.session.gateway.request(TriggerSavepoint(self.job_id, directory, stop),
+                                                 SavepointCompleted, timeout=SAVEPOINT_TIMEOUT)
+            future.set_result(reply.location)
+        except Exception as exc:  # noqa: BLE001 - PyFlink: the future carries the failure
+            future.set_exception(exc)
+        return future
+
+    def stream(self, sink_id: str | None = None) -> "CloseableIterator":
+        """The records of the job's collect sink as they are produced (STREAMING)."""
+        return CloseableIterator(self, sink_id)
+
     def collect(self, timeout: float | None = None) -> list[Any]:
         """The records of the job's collect sink."""
         reply = self.wait(timeout)
         check(reply, self.job_name)
         return records_of(reply)
+
+
+#: how long a savepoint may take (the micro-batch in flight ends first, then a copy)
+SAVEPOINT_TIMEOUT = 300.0
+#: how long the iterator waits between two empty fetches
+POLL_SECONDS = 0.05
+
+
+class CloseableIterator:
+    """The results of a STREAMING job's collect sink, as they are produced (PyFlink's
+    ``CloseableIterator``). Iteration blocks until the next record arrives, and ends when the
+    job ends (a failed job raises :class:`JobExecutionException`). ``close()`` cancels the job,
+    as closing PyFlink's iterator does; so does leaving a ``with`` block."""
+
+    def __init__(self, client: JobClient, sink_id: str | None = None, lines: bool = False) -> None:
+        self.client = client
+        self.sink_id = sink_id
+        self.lines = lines
+        self._next_seq = 0
+        self._pending: list[Any] = []
+        self._done = False
+        self._closed = False
+
+    def __iter__(self) -> "CloseableIterator":
+        return self
+
+    def __next__(self) -> Any:
+        while not self._pending:
+            if self._done or self._closed:
+                raise StopIteration
+            self._fetch()
+            if not self._pending and not self._done:
+                time.sleep(POLL_SECONDS)
+        return self._pending.pop(0)
+
+    def poll(self) -> list[Any]:
+        """Whatever arrived since the last call, without waiting."""
+        if not self._done and not self._closed:
+            self._fetch()
+        out, self._pending = self._pending, []
+        return out
+
+    def _fetch(self) -> None:
+        reply = self.client.session.gateway.request(
+            FetchStreamResults(self.client.job_id, self.sink_id, self._next_seq), StreamResults)
+        self.sink_id = reply.sink_id or self.sink_id
+        self._next_seq = reply.next_seq
+        decode = (lambda b: b.decode("utf-8")) if self.lines else cloudpickle.loads
+        self._pending.extend(decode(v) for v in reply.values)
+        if reply.done:
+            self._done = True
+            if reply.status is JobStatus.FAILED:
+                check(self.client.wait(), self.client.job_name)
+
+    def close(self) -> None:
+        """Stop reading, and cancel the job."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._done:
+            try:
+                self.client.cancel()
+            except Exception:  # noqa: BLE001 - the job may be gone already
+                pass
+
+    def __enter__(self) -> "CloseableIterator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def check(reply: JobResultReply, job_name: str) -> None:

@@ -126,9 +126,18 @@ class RunStreamExecutionEnvironment(ContextStreamExecutionEnvironment):
     ``StreamContextEnvironment``): prints each submitted JobID; detached, ``execute()`` does not
     wait for the job."""
 
-    def __init__(self, session: "Session", detached: bool) -> None:
+    def __init__(self, session: "Session", detached: bool, savepoint_path: str | None = None,
+                 allow_non_restored_state: bool = False) -> None:
         super().__init__(session)
         self.detached = detached
+        if savepoint_path:  # `run -s DIR`: the program's STREAMING jobs restore from DIR
+            from ..common.configuration import Configuration
+
+            conf = Configuration().set_string("execution.savepoint.path",
+                                              os.path.abspath(os.path.expanduser(savepoint_path)))
+            if allow_non_restored_state:
+                conf.set_boolean("execution.savepoint.ignore-unclaimed-state", True)
+            self.configure(conf)
 
     def execute_async(self, *args: Any, **kwargs: Any) -> Any:
         client = super().execute_async(*args, **kwargs)
@@ -186,7 +195,8 @@ def _exit_code(exc: SystemExit) -> int:
 
 
 def run_program(program: str, args: Sequence[str] = (), session_name: str | None = None,
-                detached: bool = False) -> int:
+                detached: bool = False, savepoint_path: str | None = None,
+                allow_non_restored_state: bool = False) -> int:
     """Run ``program`` (a PyFlink DataStream program) on a session; its exit status."""
     path = os.path.abspath(program)
     if not os.path.isfile(path):
@@ -195,7 +205,8 @@ def run_program(program: str, args: Sequence[str] = (), session_name: str | None
     previous = current()
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     set_current(session)
-    set_environment_factory(lambda s: RunStreamExecutionEnvironment(s, detached))
+    set_environment_factory(lambda s: RunStreamExecutionEnvironment(
+        s, detached, savepoint_path, allow_non_restored_state))
     sys.argv = [program, *args]
     sys.path.insert(0, os.path.dirname(path))  # as `python program.py` does
     try:
@@ -222,4 +233,5 @@ def run_program(program: str, args: Sequence[str] = (), session_name: str | None
 
 def cmd_run(args: Any) -> int:
     """The ``sessioncluster run`` command (its arguments parsed by ``cli.py``)."""
-    return run_program(args.program, args.args, args.session, args.detached)
+    return run_program(args.program, args.args, args.session, args.detached,
+                       args.from_savepoint, args.allow_non_restored_state)

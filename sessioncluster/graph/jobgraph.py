@@ -73,6 +73,11 @@ class JobGraph:
     chaining_notes: list[str] = field(default_factory=list)
     #: what the JobMaster does when the job fails (a RestartStrategyConfiguration; None: no restart)
     restart_strategy: Any = None
+    #: "BATCH" or "STREAMING" (RuntimeExecutionMode's name)
+    runtime_mode: str = "BATCH"
+    #: STREAMING: checkpointing and savepoint settings (``execution.checkpointing.interval`` in ms,
+    #: ``state.checkpoints.dir``, ``execution.savepoint.path``, ...), by Flink's option names
+    configuration: dict[str, Any] = field(default_factory=dict)
 
     def vertex(self, vertex_id: str) -> JobVertex:
         for v in self.vertices:

@@ -31,6 +31,8 @@ class OperatorKind(str, enum.Enum):
     SOURCE_COLLECTION = "source_collection"
     SOURCE_TEXT_FILE = "source_text_file"
     SOURCE_SPARK = "source_spark"
+    #: an unbounded or generated source of STREAMING mode (socket, rate, number sequence)
+    SOURCE_STREAM = "source_stream"
     MAP = "map"
     FLAT_MAP = "flat_map"
     FILTER = "filter"
@@ -44,7 +46,7 @@ class OperatorKind(str, enum.Enum):
     @property
     def is_source(self) -> bool:
         return self in (OperatorKind.SOURCE_COLLECTION, OperatorKind.SOURCE_TEXT_FILE,
-                        OperatorKind.SOURCE_SPARK)
+                        OperatorKind.SOURCE_SPARK, OperatorKind.SOURCE_STREAM)
 
     @property
     def is_sink(self) -> bool:
@@ -62,6 +64,7 @@ DEFAULT_NAMES = {
     OperatorKind.SOURCE_COLLECTION: "Source: Collection Source",
     OperatorKind.SOURCE_TEXT_FILE: "Source: Text File",
     OperatorKind.SOURCE_SPARK: "Source: Spark SQL",
+    OperatorKind.SOURCE_STREAM: "Source: Stream",
     OperatorKind.MAP: "Map",
     OperatorKind.FLAT_MAP: "FlatMap",
     OperatorKind.FILTER: "Filter",
@@ -119,6 +122,9 @@ class StreamGraph:
                  chaining: ChainingStrategy = ChainingStrategy.ALWAYS) -> StreamNode:
         node = StreamNode(len(self.nodes), kind, name or DEFAULT_NAMES[kind], function,
                           parallelism, chaining=chaining)
+        if function is not None and hasattr(function, "user_functions"):
+            # which operator a PROCESS node runs, readable without unpickling its code
+            node.config["operator_class"] = type(function).__name__
         self.nodes.append(node)
         return node
 

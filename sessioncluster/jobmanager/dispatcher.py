@@ -27,6 +27,7 @@ from ..protocol.messages import (
     CreateTemporaryView,
     ErrorReply,
     ExecuteSql,
+    FetchStreamResults,
     InvalidateCache,
     JobDetailsReply,
     JobList,
@@ -37,8 +38,10 @@ from ..protocol.messages import (
     Message,
     RequestJobDetails,
     RequestOverview,
+    SavepointCompleted,
     StopCluster,
     SubmitJob,
+    TriggerSavepoint,
 )
 from ..tasks import BackgroundTasks
 from .blobserver import BlobServer
@@ -103,6 +106,8 @@ class Dispatcher:
             CreateTemporaryView: self.on_create_temporary_view,
             ListCachedStreams: self.on_list_cached_streams,
             InvalidateCache: self.on_invalidate_cache,
+            FetchStreamResults: self.on_fetch_stream_results,
+            TriggerSavepoint: self.on_trigger_savepoint,
         }
 
     @property
@@ -177,6 +182,36 @@ class Dispatcher:
             job.cancel()
             self.reply(ident, Ack(f"job {msg.job_id} is already {status}"
                                   if status.is_globally_terminal else f"cancelling job {msg.job_id}"))
+
+    def on_fetch_stream_results(self, ident: list[bytes], msg: FetchStreamResults) -> None:
+        job = self._job(ident, msg.job_id)
+        if job is None:
+            return
+        try:
+            self.reply(ident, job.fetch_results(msg.sink_id, max(0, int(msg.after)),
+                                                max(1, min(int(msg.limit), 100_000))))
+        except LookupError as exc:
+            self.reply(ident, ErrorReply(str(exc), "not_streaming"))
+
+    def on_trigger_savepoint(self, ident: list[bytes], msg: TriggerSavepoint) -> None:
+        """Answered with :class:`SavepointCompleted` once the savepoint is written."""
+        job = self._job(ident, msg.job_id)
+        if job is None:
+            return
+        if not isinstance(msg.directory, str) or not msg.directory:
+            self.reply(ident, ErrorReply("a savepoint needs a target directory", "bad_request"))
+            return
+        future = asyncio.wrap_future(job.trigger_savepoint(msg.directory, bool(msg.stop)))
+
+        async def reply_when_written() -> None:
+            try:
+                location = await future
+            except Exception as exc:  # noqa: BLE001 - the client gets the reason
+                self.reply(ident, ErrorReply(f"{type(exc).__name__}: {exc}", "savepoint_failed"))
+            else:
+                self.reply(ident, SavepointCompleted(msg.job_id, location))
+
+        self.background.start(reply_when_written())
 
     def on_list(self, ident: list[bytes], msg: ListJobs) -> None:
         self.reply(ident, JobList(self.all_summaries()))

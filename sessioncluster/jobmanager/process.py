@@ -68,6 +68,7 @@ from .resourcemanager import ResourceManager
 from .rest import RestServer, RestServices
 from .runner import JobRunner
 from .sqljob import SqlJob
+from .streamingjob import StreamingJob
 
 log = logging.getLogger("sessioncluster.jobmanager")
 
@@ -146,12 +147,16 @@ class JobManager:
     # -- jobs -----------------------------------------------------------------------------------
     def _new_runner(self, job_id: str, submission: Message,
                     on_done: Callable[[JobRunner], None]) -> JobRunner:
-        """The runner factory: a JobMaster for a JobGraph, a SqlJob for a query."""
+        """The runner factory: a JobMaster for a JobGraph, a StreamingJob for one in STREAMING
+        mode, a SqlJob for a query."""
 
         def done(job: JobRunner) -> None:
             self.stage_jobs = {s: j for s, j in self.stage_jobs.items() if j is not job}
             on_done(job)
 
+        if isinstance(submission, SubmitJob) and submission.job_graph.runtime_mode == "STREAMING":
+            return StreamingJob(job_id, submission.job_graph, self.spark, self.rm, self.loop,
+                                self.publish, done, self.blobs.get, self.dir)
         if isinstance(submission, SubmitJob):
             return JobMaster(job_id, submission.job_graph, self.spark.sparkContext, self.rm,
                              self.loop, self.publish, done, self.caches)

@@ -19,6 +19,7 @@ import json
 import logging
 import socket
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -481,19 +482,144 @@ class ExecutionResultHandler(FlinkHandler):
         self.reply({"status": {"id": "COMPLETED"}, "job-execution-result": body})
 
 
-class NotStreamingHandler(FlinkHandler):
-    """Checkpoints and savepoints: a batch job has none."""
+def _stats(values: list[int]) -> dict[str, Any]:
+    """Flink's StatsSummaryDto of some values."""
+    if not values:
+        return {k: 0 for k in ("min", "max", "avg", "p50", "p90", "p95", "p99", "p999")}
+    ordered = sorted(values)
 
+    def q(f: float) -> float:
+        return float(ordered[min(len(ordered) - 1, int(f * len(ordered)))])
+
+    return {"min": ordered[0], "max": ordered[-1], "avg": sum(ordered) // len(ordered),
+            "p50": q(0.5), "p90": q(0.9), "p95": q(0.95), "p99": q(0.99), "p999": q(0.999)}
+
+
+def _checkpoint_json(c: Any, parallelism: int) -> dict[str, Any]:
+    return {"className": "completed" if c.status == "COMPLETED" else "failed", "id": c.checkpoint_id,
+            "status": c.status, "is_savepoint": c.is_savepoint, "savepointFormat": None,
+            "trigger_timestamp": c.trigger_ms, "latest_ack_timestamp": c.ack_ms,
+            "checkpointed_size": c.state_size, "state_size": c.state_size,
+            "end_to_end_duration": c.duration_ms, "alignment_buffered": 0,
+            "processed_data": c.processed, "persisted_data": 0, "num_subtasks": parallelism,
+            "num_acknowledged_subtasks": parallelism, "checkpoint_type": "CHECKPOINT", "tasks": {},
+            "external_path": c.external_path or "", "discarded": False}
+
+
+def checkpoint_statistics(details: JobDetails) -> dict[str, Any]:
+    """Flink's CheckpointingStatistics of a STREAMING job."""
+    info = details.streaming or {}
+    history = list(info.get("checkpoints", []))
+    parallelism = sum(v.parallelism for v in details.vertices)
+    counts = info.get("counts", {})
+    restored = info.get("restored")
+    completed = [c for c in history if c.status == "COMPLETED"]
+    return {
+        "counts": {"restored": int(restored is not None), "total": sum(counts.values()),
+                   "in_progress": 0, "completed": counts.get("completed", 0),
+                   "failed": counts.get("failed", 0)},
+        "summary": {"checkpointed_size": _stats([c.state_size for c in completed]),
+                    "state_size": _stats([c.state_size for c in completed]),
+                    "end_to_end_duration": _stats([c.duration_ms for c in completed]),
+                    "alignment_buffered": _stats([]),
+                    "processed_data": _stats([c.processed for c in completed]),
+                    "persisted_data": _stats([])},
+        "latest": {"completed": _checkpoint_json(completed[-1], parallelism) if completed else None,
+                   "savepoint": None, "failed": None,
+                   "restored": None if restored is None else {
+                       "id": restored.checkpoint_id, "restore_timestamp": restored.trigger_ms,
+                       "is_savepoint": True, "external_path": restored.external_path}},
+        "history": [_checkpoint_json(c, parallelism) for c in reversed(history)],
+    }
+
+
+class StreamingHandler(FlinkHandler):
+    """A handler of a STREAMING job's endpoints: a BATCH job has no checkpoints or savepoints."""
+
+    def streaming_job(self, job_id: str) -> JobRunner | None:
+        job = self.job_or_404(job_id)
+        if job is None:
+            return None
+        if job.details().streaming is None:
+            self.fail(404, f"Job {job_id} is a BATCH job: it has no checkpoints or savepoints")
+            return None
+        return job
+
+    def body(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            self.fail(400, "the request body is not a JSON object")
+            raise tornado.web.Finish()
+        return data
+
+
+class CheckpointsHandler(StreamingHandler):
     def get(self, job_id: str) -> None:
-        self._answer(job_id)
+        job = self.streaming_job(job_id)
+        if job is not None:
+            self.reply(checkpoint_statistics(job.details()))
+
+
+class CheckpointConfigHandler(StreamingHandler):
+    def get(self, job_id: str) -> None:
+        job = self.streaming_job(job_id)
+        if job is None:
+            return
+        info = job.details().streaming or {}
+        self.reply({"mode": "exactly_once", "interval": info.get("interval_ms") or 0,
+                    "timeout": 600000, "min_pause": 0, "max_concurrent": 1,
+                    "externalization": {"enabled": True, "delete_on_cancellation": False},
+                    "state_backend": "RocksDB (Spark state store)",
+                    "checkpoint_storage": f"FileSystemCheckpointStorage ({info.get('checkpoint_dir')})",
+                    "unaligned_checkpoints": False, "tolerable_failed_checkpoints": 0,
+                    "aligned_checkpoint_timeout": 0, "checkpoints_after_tasks_finish": True,
+                    "state_changelog_enabled": False, "changelog_periodic_materialization_interval": 0,
+                    "changelog_storage": "", "periodic_materialization_interval": 0})
+
+
+class SavepointTriggerHandler(StreamingHandler):
+    """``POST /jobs/:id/savepoints`` ({"target-directory", "cancel-job"}) and ``POST
+    /jobs/:id/stop`` ({"targetDirectory"}): 202 with a request id to poll."""
 
     def post(self, job_id: str) -> None:
-        self._answer(job_id)
+        job = self.streaming_job(job_id)
+        if job is None:
+            return
+        body = self.body()
+        stop = self.request.path.endswith("/stop") or bool(body.get("cancel-job"))
+        target = body.get("targetDirectory") or body.get("target-directory")
+        if not isinstance(target, str) or not target:
+            self.fail(400, "Config key [state.savepoints.dir] is not set. Property [target-directory] "
+                           "must be provided.")
+            return
+        request_id = uuid.uuid4().hex
+        SAVEPOINT_REQUESTS[(job_id, request_id)] = job.trigger_savepoint(target, stop)
+        self.reply({"request-id": request_id}, status=202)
 
-    def _answer(self, job_id: str) -> None:
-        if self.job_or_404(job_id) is not None:
-            self.fail(404, f"Job {job_id} is a BATCH job: it has no checkpoints or savepoints "
-                           "(STREAMING jobs are not supported yet)")
+
+class SavepointStatusHandler(StreamingHandler):
+    def get(self, job_id: str, request_id: str) -> None:
+        future = SAVEPOINT_REQUESTS.get((job_id, request_id))
+        if future is None:
+            self.fail(404, f"There is no savepoint operation with triggerId={request_id} for job {job_id}.")
+            return
+        if not future.done():
+            self.reply({"status": {"id": "IN_PROGRESS"}, "operation": None})
+        elif future.exception() is not None:
+            exc = future.exception()
+            self.reply({"status": {"id": "COMPLETED"},
+                        "operation": {"failure-cause": {"class": type(exc).__name__,
+                                                        "stack-trace": str(exc),
+                                                        "serialized-throwable": ""}}})
+        else:
+            self.reply({"status": {"id": "COMPLETED"}, "operation": {"location": future.result()}})
+
+
+#: savepoint operations by (job id, request id), for their status
+SAVEPOINT_REQUESTS: dict[tuple[str, str], Any] = {}
 
 
 class TaskManagersHandler(FlinkHandler):
@@ -569,9 +695,11 @@ def routes(services: RestServices, token: str) -> list[tuple[str, type, dict[str
         (rf"/jobs/{_JOB}/accumulators", AccumulatorsHandler),
         (rf"/jobs/{_JOB}/exceptions", ExceptionsHandler),
         (rf"/jobs/{_JOB}/execution-result", ExecutionResultHandler),
-        (rf"/jobs/{_JOB}/checkpoints", NotStreamingHandler),
-        (rf"/jobs/{_JOB}/savepoints", NotStreamingHandler),
-        (rf"/jobs/{_JOB}/stop", NotStreamingHandler),
+        (rf"/jobs/{_JOB}/checkpoints", CheckpointsHandler),
+        (rf"/jobs/{_JOB}/checkpoints/config", CheckpointConfigHandler),
+        (rf"/jobs/{_JOB}/savepoints", SavepointTriggerHandler),
+        (rf"/jobs/{_JOB}/savepoints/{_ID.format('request_id')}", SavepointStatusHandler),
+        (rf"/jobs/{_JOB}/stop", SavepointTriggerHandler),
         (r"/taskmanagers", TaskManagersHandler),
         (rf"/taskmanagers/{_ID.format('tm_id')}", TaskManagerHandler),
         (rf"/taskmanagers/{_ID.format('tm_id')}/log", TaskManagerLogHandler),

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import threading
 import time
+from concurrent.futures import Future
 from typing import Any, Callable
 
 from ..graph.executiongraph import Execution, ExecutionGraph
@@ -42,6 +43,10 @@ log = logging.getLogger("sessioncluster.runner")
 FINAL_REPORT_TIMEOUT = 10.0
 
 Publish = Callable[[str, Message], None]
+
+
+class NotStreamingError(LookupError):
+    """Asked of a BATCH job what only a STREAMING job has (savepoints, streamed results)."""
 
 
 class JobRunner(abc.ABC):
@@ -73,6 +78,20 @@ class JobRunner(abc.ABC):
     @abc.abstractmethod
     def result(self) -> JobResultReply:
         """The outcome; ``done=False`` while the job runs."""
+
+    # -- STREAMING jobs (defaults: a BATCH job has neither) -------------------------------
+    def trigger_savepoint(self, path: str, stop: bool) -> "Future[str]":
+        """Take a savepoint into ``path`` (then stop the job if ``stop``); the future gives its
+        location."""
+        future: Future[str] = Future()
+        future.set_exception(NotStreamingError(
+            f"job {self.job_id} is a BATCH job: only STREAMING jobs have savepoints"))
+        return future
+
+    def fetch_results(self, sink_id: str | None, after: int, limit: int) -> Message:
+        """A STREAMING job's results from sequence number ``after`` on."""
+        raise NotStreamingError(f"job {self.job_id} is a BATCH job: its records come with its "
+                                "result")
 
     def final_reply(self) -> Message:
         """What the submitting client is sent when the job ends (a SQL query: its rows)."""

@@ -125,6 +125,26 @@ class JobSummary:
 
 
 @dataclass(slots=True)
+class CheckpointInfo:
+    """One checkpoint of a STREAMING job (a committed micro-batch), or a restored savepoint."""
+
+    checkpoint_id: int
+    #: Flink's CheckpointStatsStatus name: COMPLETED or FAILED
+    status: str
+    trigger_ms: int
+    ack_ms: int
+    duration_ms: int
+    state_size: int
+    #: records the micro-batch read from its sources
+    processed: int
+    is_savepoint: bool = False
+    external_path: str | None = None
+    batch_id: int | None = None
+    #: the query (sink) the micro-batch belongs to
+    query: str | None = None
+
+
+@dataclass(slots=True)
 class JobDetails:
     summary: JobSummary
     job_graph: JobGraph
@@ -137,6 +157,9 @@ class JobDetails:
     spark_jobs: int = 0
     #: when the job entered each JobStatus it went through (its value -> epoch seconds)
     status_times: dict[str, float] = field(default_factory=dict)
+    #: a STREAMING job's checkpoints ("checkpoints", "counts", "restored"), savepoints, rate and
+    #: watermark; None for a BATCH job
+    streaming: dict[str, Any] | None = None
 
 
 # -- Client -> Dispatcher -------------------------------------------------------------------
@@ -215,6 +238,29 @@ class InvalidateCache(Message):
 
 
 @dataclass(slots=True)
+class FetchStreamResults(Message):
+    """A STREAMING job's collected records (or printed lines) from sequence number ``after``
+    on; what came before ``after`` is acknowledged and dropped by the JobManager."""
+
+    type: ClassVar[str] = "fetch_stream_results"
+    job_id: str
+    #: the sink's vertex id; None: the job's only collect or print sink
+    sink_id: str | None = None
+    after: int = 0
+    limit: int = 10_000
+
+
+@dataclass(slots=True)
+class TriggerSavepoint(Message):
+    """Take a savepoint of a STREAMING job into ``directory`` (``stop``: then end the job)."""
+
+    type: ClassVar[str] = "trigger_savepoint"
+    job_id: str
+    directory: str
+    stop: bool = False
+
+
+@dataclass(slots=True)
 class StopCluster(Message):
     type: ClassVar[str] = "stop_cluster"
 
@@ -258,6 +304,29 @@ class JobResultReply(Message):
     #: why the job's records cannot be given back (evicted, over the store's bound, ...); None
     #: when ``batches`` and ``printed`` are the job's records
     records_missing: str | None = None
+
+
+@dataclass(slots=True)
+class StreamResults(Message):
+    type: ClassVar[str] = "stream_results"
+    job_id: str
+    sink_id: str
+    #: cloudpickled records (collect) or UTF-8 lines (print), opaque to the JobManager
+    values: list[bytes]
+    #: the sequence number to ask for next
+    next_seq: int
+    #: the job ended and every value was fetched
+    done: bool
+    status: JobStatus
+    error_text: str | None = None
+
+
+@dataclass(slots=True)
+class SavepointCompleted(Message):
+    type: ClassVar[str] = "savepoint_completed"
+    job_id: str
+    #: the savepoint's directory
+    location: str
 
 
 @dataclass(slots=True)

@@ -94,6 +94,12 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
             parent = sc.parallelize(range(vertex.parallelism), vertex.parallelism)
             task = VertexTask(job_id, vertex, InputKind.COLLECTION, output,
                               data_key=head.function_key, outputs=outputs)
+        elif head.kind is OperatorKind.SOURCE_STREAM:
+            if head.config.get("format") != "sequence":
+                raise ValueError(f"the source '{head.name}' is unbounded: it runs in STREAMING mode only")
+            parent = sc.range(int(head.config["start"]), int(head.config["end"]) + 1,
+                              numSlices=vertex.parallelism)
+            task = VertexTask(job_id, vertex, InputKind.SPARK_RECORDS, output, outputs=outputs)
         elif head.kind in (OperatorKind.SOURCE_TEXT_FILE, OperatorKind.SOURCE_SPARK):
             parent = _fit(_source_rdd(sc, head.kind, head.config, vertex.parallelism),
                           vertex.parallelism)

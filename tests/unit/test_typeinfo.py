@@ -178,13 +178,18 @@ def _env() -> StreamExecutionEnvironment:
     return ContextStreamExecutionEnvironment(_NoCluster())  # type: ignore[arg-type]
 
 
-def test_runtime_mode_batch_is_default_and_streaming_fails_at_execute() -> None:
+def test_runtime_mode_batch_is_default_and_streaming_goes_into_the_job_graph() -> None:
     env = _env()
     assert env.get_runtime_mode() is RuntimeExecutionMode.BATCH
-    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)  # accepted here ...
     env.from_collection([1]).print()
-    with pytest.raises(NotImplementedError, match="STREAMING mode is not supported yet"):
-        env.execute()  # ... fails here
+    assert env.job_graph("b")[0].runtime_mode == "BATCH"
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    env.enable_checkpointing(500)
+    env.get_checkpoint_config().set_checkpoint_storage_dir("/tmp/ckpt")
+    graph = env.job_graph("s")[0]
+    assert graph.runtime_mode == "STREAMING"
+    assert graph.configuration == {"execution.checkpointing.interval": 500,
+                                   "state.checkpoints.dir": "/tmp/ckpt"}
     with pytest.raises(TypeError):
         env.set_runtime_mode("BATCH")
 
@@ -244,14 +249,13 @@ def test_file_sink_base_path_must_be_new_or_empty(tmp_path: Any) -> None:
     assert (full / "part-00000").exists()
 
 
-def test_unbounded_file_source_fails_at_execute(tmp_path: Any) -> None:
+def test_unbounded_file_source_fails_at_execute_in_batch_mode(tmp_path: Any) -> None:
     env = _env()
     source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(tmp_path))
               .monitor_continuously(Duration.of_seconds(1)).build())
     assert not source.bounded
     env.from_source(source, None, "watched").print()
-    with pytest.raises(NotImplementedError,
-                       match="'watched' is unbounded.*STREAMING mode is not supported yet"):
+    with pytest.raises(ValueError, match="'watched' is unbounded: it needs STREAMING mode"):
         env.execute()
 
 

@@ -6,6 +6,8 @@ _NAMES = {
     'AggregateFunction': 'sessioncluster.functions',
     'AllWindowFunction': 'sessioncluster.functions',
     'AllWindowedStream': 'sessioncluster.client.environment',
+    'CheckpointConfig': 'sessioncluster.checkpoint_config',
+    'CheckpointingMode': 'sessioncluster.checkpoint_config',
     'CoFlatMapFunction': 'sessioncluster.functions',
     'CoMapFunction': 'sessioncluster.functions',
     'CoProcessFunction': 'sessioncluster.functions',

@@ -7,6 +7,7 @@ _NAMES = {
     'FileSink': 'sessioncluster.connectors.file_system',
     'FileSource': 'sessioncluster.connectors.file_system',
     'FileSourceBuilder': 'sessioncluster.connectors.file_system',
+    'NumberSequenceSource': 'sessioncluster.connectors.number_seq',
     'OutputFileConfig': 'sessioncluster.connectors.file_system',
     'RollingPolicy': 'sessioncluster.connectors.file_system',
     'StreamFormat': 'sessioncluster.connectors.file_system',

@@ -1,0 +1,131 @@
+"""Savepoints of STREAMING jobs: self-contained directories that survive the session.
+
+Layout of a savepoint directory (``savepoint-<job id prefix>-<time>`` under the directory the
+user names, as Flink names its own)::
+
+    _metadata.json        the manifest: format, job, time, the stateful operators by uid,
+                          and for each query (sink) its uids and its latest batch
+    queries/<sink key>/   a copy of that query's Spark checkpoint: offsets, commit log,
+                          source positions and the state store (RocksDB) of its operators
+
+A restore copies ``queries/*`` to the new job's checkpoint location, so each query resumes
+from its offsets with its state. State is matched by operator ``uid()``: every stateful
+operator of the restored program needs one, and state of a uid no operator claims fails the
+restore unless ``execution.savepoint.ignore-unclaimed-state`` is set.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..graph.jobgraph import JobGraph
+from ..spark.streaming import SinkQuery
+
+MANIFEST = "_metadata.json"
+FORMAT = "sessioncluster-savepoint-1"
+
+
+class SavepointError(ValueError):
+    """A savepoint that cannot be written or restored, with the reason."""
+
+
+@dataclass(slots=True)
+class RestoredSavepoint:
+    checkpoint_id: int
+    created_ms: int
+    state_size: int
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def write(directory: Path, job_id: str, graph: JobGraph, sinks: list[SinkQuery],
+          checkpoint_dir: Path, checkpoint_id: int) -> Path:
+    """Copy the (stopped) queries' checkpoints and a manifest into a new savepoint directory
+    under ``directory``; returns it."""
+    directory = Path(str(directory).removeprefix("file://")).expanduser().absolute()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SavepointError(f"cannot create the savepoint directory {directory}: "
+                             f"{exc.strerror or exc}") from None
+    target = directory / f"savepoint-{job_id[:6]}-{time.strftime('%Y%m%d-%H%M%S')}-{checkpoint_id}"
+    staging = target.with_name(target.name + ".inprogress")
+    shutil.rmtree(staging, ignore_errors=True)
+    queries = {}
+    for sink in sinks:
+        source = checkpoint_dir / sink.key
+        if source.exists():
+            shutil.copytree(source, staging / "queries" / sink.key)
+        queries[sink.key] = {"sink": sink.vertex.name, "stateful_uids": sink.stateful_uids,
+                             "stateful_operators": sink.stateful_names,
+                             "batches": _latest_batch(source)}
+    operators = [{"uid": op.uid, "name": op.name, "vertex": v.name}
+                 for v in graph.vertices for op in v.operators if op.uid]
+    manifest = {"format": FORMAT, "job_id": job_id, "job_name": graph.job_name,
+                "created_ms": int(time.time() * 1000), "checkpoint_id": checkpoint_id,
+                "operators": operators, "queries": queries}
+    staging.mkdir(parents=True, exist_ok=True)
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    staging.rename(target)  # the savepoint appears whole, or not at all
+    return target
+
+
+def _latest_batch(checkpoint: Path) -> int | None:
+    commits = [int(p.name) for p in (checkpoint / "commits").glob("*") if p.name.isdigit()]
+    return max(commits) if commits else None
+
+
+def read_manifest(path: Path) -> dict:
+    if not path.exists():
+        raise SavepointError(f"the savepoint path {path} does not exist")
+    manifest = path / MANIFEST
+    if not path.is_dir() or not manifest.exists():
+        raise SavepointError(f"{path} is not a savepoint: it has no {MANIFEST} "
+                             "(give the directory a savepoint was written to: savepoint-...)")
+    try:
+        data = json.loads(manifest.read_text())
+    except ValueError as exc:
+        raise SavepointError(f"{manifest} is not a savepoint manifest: {exc}") from None
+    if data.get("format") != FORMAT:
+        raise SavepointError(f"{path} is not a sessioncluster savepoint (format {data.get('format')!r})")
+    return data
+
+
+def restore(path: Path, sinks: list[SinkQuery], checkpoint_dir: Path,
+            ignore_unclaimed: bool) -> RestoredSavepoint:
+    """Place the savepoint's state into the new job's checkpoint location, by uid."""
+    data = read_manifest(path)
+    no_uid = sorted({name for q in sinks for uid, name in zip(q.stateful_uids, q.stateful_names)
+                     if not uid})
+    if no_uid:
+        raise SavepointError("a restore from a savepoint matches state by operator uid, and these "
+                             f"stateful operators have none: {', '.join(map(repr, no_uid))}; "
+                             "give each a uid(\"...\") (the same as when the savepoint was taken)")
+    claimed = {uid for q in sinks for uid in q.stateful_uids}
+    saved = {uid for q in data["queries"].values() for uid in q["stateful_uids"] if uid}
+    unclaimed = sorted(saved - claimed)
+    if unclaimed and not ignore_unclaimed:
+        raise SavepointError(
+            f"the savepoint {path} has state for operator uid(s) {', '.join(map(repr, unclaimed))} "
+            "that no operator of this program claims; set execution.savepoint.ignore-unclaimed-state "
+            "to true to drop it")
+    by_uids = {tuple(q["stateful_uids"]): key for key, q in data["queries"].items()}
+    for sink in sinks:
+        # a query resumes from the saved query with the same stateful operators (or, with no
+        # state, the same sink position): its offsets and state must belong together
+        key = by_uids.get(tuple(sink.stateful_uids)) if sink.stateful_uids else sink.key
+        if key is None or key not in data["queries"]:
+            continue
+        source = path / "queries" / key
+        if source.exists():
+            target = checkpoint_dir / sink.key
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target)
+    return RestoredSavepoint(int(data.get("checkpoint_id") or 0), int(data.get("created_ms") or 0),
+                             _size(path))

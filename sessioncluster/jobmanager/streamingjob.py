@@ -1,0 +1,454 @@
+"""A STREAMING job: its JobGraph as Structured Streaming queries (one per sink), owned by one
+:class:`StreamingJob` that stays RUNNING until the job is cancelled, stopped with a savepoint,
+fails past its restart strategy, or its bounded sources are consumed (FINISHED).
+
+A checkpoint is one committed micro-batch (Spark's offsets, commit log and state-store version);
+its statistics come from the queries' progress reports. A savepoint is a copy of the queries'
+checkpoints taken between two micro-batches, with a manifest (:mod:`.savepoint`).
+
+Threads: the job's thread starts the queries and watches them (every ``WATCH_SECONDS``); the
+sinks run on Spark's stream threads (``foreachBatch``); every change of the job's state goes to
+the JobManager's loop with ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import shutil
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..graph.jobgraph import JobGraph
+from ..graph.states import ExecutionState, JobStatus
+from ..graph.streamgraph import OperatorKind
+from ..protocol.messages import CheckpointInfo, JobDetails, StreamResults, VertexInfo
+from ..restart import RestartBackoff, RestartStrategyConfiguration
+from ..spark.sql import spark_error_text
+from ..spark.streaming import (
+    DEFAULT_TRIGGER_MS,
+    SinkQuery,
+    build_queries,
+    is_bounded,
+    write_text_batch,
+)
+from ..streaming.runtime import is_keyed_head
+from . import savepoint as savepoints
+from .resourcemanager import ResourceManager
+from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
+
+log = logging.getLogger("sessioncluster.streaming")
+printed_log = logging.getLogger("sessioncluster.print")
+
+#: how often the job's thread looks at its queries
+WATCH_SECONDS = 0.25
+#: results a collect or print sink keeps for its client, in bytes, before it drops the oldest
+RESULT_BUFFER_BYTES = 64 * 1024 * 1024
+#: how long a savepoint waits for the micro-batch in flight to end
+QUIESCE_SECONDS = 60.0
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+#: checkpoint statistics kept per job (Flink's web.checkpoints.history default is 10)
+CHECKPOINT_HISTORY = 10
+
+
+@dataclass(slots=True)
+class ResultBuffer:
+    """What one collect or print sink produced, by sequence number, for the client to fetch."""
+
+    items: deque[tuple[int, bytes]] = field(default_factory=deque)
+    next_seq: int = 0
+    size: int = 0
+    dropped: int = 0
+    delivered_batches: set[tuple[str, int]] = field(default_factory=set)
+
+    def add(self, batch_key: tuple[str, int], values: list[bytes]) -> bool:
+        if batch_key in self.delivered_batches:
+            return False  # foreachBatch ran a batch again after a restart: delivered already
+        self.delivered_batches.add(batch_key)
+        for v in values:
+            self.items.append((self.next_seq, v))
+            self.next_seq += 1
+            self.size += len(v)
+        while self.size > RESULT_BUFFER_BYTES and self.items:
+            _, old = self.items.popleft()
+            self.size -= len(old)
+            self.dropped += 1
+        return True
+
+    def since(self, seq: int, limit: int) -> tuple[list[bytes], int]:
+        """Up to ``limit`` values from sequence number ``seq`` on (the ones before it are
+        acknowledged: dropped), and the sequence number to ask for next."""
+        while self.items and self.items[0][0] < seq:
+            _, old = self.items.popleft()
+            self.size -= len(old)
+        taken = list(itertools.islice(self.items, limit))
+        if taken:
+            return [v for _, v in taken], taken[-1][0] + 1
+        return [], max(seq, self.next_seq)
+
+
+class StreamingJob(SparkJobRunner):
+    """Runs one STREAMING JobGraph as Structured Streaming queries on the warm SparkSession."""
+
+    def __init__(self, job_id: str, job_graph: JobGraph, spark: Any, rm: ResourceManager,
+                 loop: asyncio.AbstractEventLoop, publish: Publish,
+                 on_done: Callable[[JobRunner], None], blobs: Callable[[str], bytes | None],
+                 session_dir: Path) -> None:
+        super().__init__(job_id, job_graph.job_name, job_graph, spark.sparkContext, rm, loop,
+                         publish, on_done)
+        # a session of its own (same SparkContext): SQL settings per job, e.g. how many state
+        # partitions its keyed operators have
+        self.spark = spark.newSession()
+        self.spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+        keyed = [v.parallelism for v in job_graph.vertices if is_keyed_head(v)]
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(max(keyed or [1])))
+        self.config = dict(job_graph.configuration)
+        self.interval_ms = int(self.config.get("execution.checkpointing.interval") or 0)
+        root = self.config.get("state.checkpoints.dir") or str(session_dir / "checkpoints")
+        self.checkpoint_dir = Path(root.removeprefix("file://")) / job_id
+        self.work_dir = session_dir / "streaming" / job_id
+        # the job's code and data, read now on the loop thread (the BlobServer is not shared)
+        self._blob_data = {key: blobs(key) for key in job_graph.blob_keys}
+        self.bounded = is_bounded(job_graph)
+        self.queries: dict[str, Any] = {}
+        self.sinks: list[SinkQuery] = []
+        self.results: dict[str, ResultBuffer] = {}
+        self.checkpoints: deque[CheckpointInfo] = deque(maxlen=CHECKPOINT_HISTORY)
+        self.checkpoint_counts = {"completed": 0, "failed": 0}
+        self.restored: CheckpointInfo | None = None
+        self.savepoints: list[str] = []
+        self._seen_batches: set[tuple[str, int, Any]] = set()
+        self.records_per_second = 0.0
+        self.watermark: int | None = None
+        self.source_records = 0
+        self.error_text = None
+        strategy = job_graph.restart_strategy
+        if (strategy is None or strategy.kind == "fallback") and self.interval_ms:
+            # Flink: with checkpointing and no strategy of its own, a job restarts without end
+            strategy = RestartStrategyConfiguration("fixed-delay", 2**31 - 1, 1000)
+        self.backoff = RestartBackoff(strategy)
+        self._request: tuple[str, bool, Future[str]] | None = None
+        self._stop = threading.Event()
+
+    # -- the job's thread -----------------------------------------------------------------------
+    def run_on_spark(self) -> None:
+        try:
+            if not self.sinks:
+                self._set_up()
+        except Exception as exc:  # noqa: BLE001 - a program or savepoint that cannot run
+            # fails at once: restarting would not change it
+            log.info("streaming job %s cannot start: %s", self.job_id, exc)
+            self.loop.call_soon_threadsafe(self._failed, f"{type(exc).__name__}: {exc}", False)
+            return
+        try:
+            self._start_queries()
+            self.loop.call_soon_threadsafe(self._executions_running)
+            self._watch()
+        except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
+            log.exception("streaming job %s failed", self.job_id)
+            self._stop_queries()
+            self.loop.call_soon_threadsafe(self._failed, spark_error_text(exc))
+
+    def _set_up(self) -> None:
+        """Once per job: the queries' DataFrames, the checkpoint directory, and the restore of a
+        savepoint into it."""
+        self.sinks = build_queries(self.spark, self.job_id, self.job_graph, self._blobs, self.work_dir)
+        self.results = {q.vertex.vertex_id: ResultBuffer() for q in self.sinks
+                        if q.kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
+        self._check_checkpoint_dir()
+        restore = self.config.get("execution.savepoint.path")
+        if restore:
+            info = savepoints.restore(Path(str(restore).removeprefix("file://")), self.sinks,
+                                      self.checkpoint_dir,
+                                      bool(self.config.get("execution.savepoint.ignore-unclaimed-state")))
+            self.restored = CheckpointInfo(info.checkpoint_id, "COMPLETED", info.created_ms,
+                                           info.created_ms, 0, info.state_size, 0,
+                                           is_savepoint=True, external_path=str(restore))
+
+    def _blobs(self, keys: list[str]) -> dict[str, bytes]:
+        out = {}
+        for key in keys:
+            data = self._blob_data.get(key)
+            if data is None:
+                raise LookupError(f"blob {key[:12]} of job {self.job_id} is gone from the BlobServer")
+            out[key] = data
+        return out
+
+    def _check_checkpoint_dir(self) -> None:
+        try:
+            self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            probe = self.checkpoint_dir / ".write-test"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise PermissionError(f"the checkpoint directory {self.checkpoint_dir.parent} is not "
+                                  f"writable: {exc.strerror or exc}") from None
+
+    def _start_queries(self) -> None:
+        for sink in self.sinks:
+            writer = (sink.frame.writeStream.foreachBatch(self._sink_function(sink))
+                      .option("checkpointLocation", str(self.checkpoint_dir / sink.key))
+                      .queryName(f"{self.name} [{sink.key}] {self.job_id[:8]}"))
+            if self.bounded:
+                writer = writer.trigger(availableNow=True)
+            else:
+                interval = self.interval_ms or DEFAULT_TRIGGER_MS
+                writer = writer.trigger(processingTime=f"{interval} milliseconds")
+            self.queries[sink.key] = writer.start()
+
+    def _sink_function(self, sink: SinkQuery) -> Callable[[Any, int], None]:
+        job = self
+        vertex_id = sink.vertex.vertex_id
+        kind = sink.kind
+        path = str(sink.vertex.operators[-1].config.get("path"))
+        key = sink.key
+
+        def write(batch_df: Any, batch_id: int) -> None:
+            if kind is OperatorKind.SINK_TEXT:
+                write_text_batch(batch_df, batch_id, path)
+                return
+            values = [r[0] for r in batch_df.select("v").collect()]
+            if kind is OperatorKind.SINK_PRINT:
+                for v in values:
+                    printed_log.info("%s", v.decode("utf-8", "replace"))
+            job.results[vertex_id].add((key, batch_id), values)
+
+        return write
+
+    def _watch(self) -> None:
+        """Until the job ends: progress into checkpoint statistics, a savepoint when one is
+        asked for, and the queries' end (finished, failed, stopped)."""
+        while True:
+            self._collect_progress()
+            request = self._request
+            if request is not None:
+                self._request = None
+                self._take_savepoint(*request)
+                if request[1]:
+                    self.loop.call_soon_threadsafe(self._finished, JobStatus.FINISHED)
+                    return
+                continue
+            if self._stop.is_set():
+                self._stop_queries()
+                self.loop.call_soon_threadsafe(self._finished, JobStatus.CANCELED)
+                return
+            ended = {k: q for k, q in self.queries.items() if not q.isActive}
+            failed = [(k, q.exception()) for k, q in ended.items() if q.exception() is not None]
+            if failed:
+                self._stop_queries()
+                self._collect_progress()
+                self.loop.call_soon_threadsafe(self._failed, _query_error(failed[0][1]))
+                return
+            if ended and len(ended) == len(self.queries):
+                self._collect_progress()
+                self.loop.call_soon_threadsafe(self._finished, JobStatus.FINISHED)
+                return
+            time.sleep(WATCH_SECONDS)
+
+    def _collect_progress(self) -> None:
+        for key, query in list(self.queries.items()):
+            try:
+                progress = query.recentProgress
+            except Exception:  # noqa: BLE001 - the query is gone: nothing more to read
+                continue
+            for p in progress:
+                batch = (key, int(p["batchId"]), p.get("timestamp"))
+                if batch in self._seen_batches:
+                    continue
+                self._seen_batches.add(batch)
+                self._on_progress(key, p)
+
+    def _on_progress(self, key: str, p: dict[str, Any]) -> None:
+        rows = int(p.get("numInputRows") or 0)
+        watermark = (p.get("eventTime") or {}).get("watermark")
+        if rows == 0 and (not watermark or _epoch_ms(watermark) == self.watermark):
+            return  # a batch that read nothing and moved no watermark: no new checkpoint
+        trigger = _epoch_ms(p.get("timestamp"))
+        duration = int((p.get("durationMs") or {}).get("triggerExecution", 0))
+        state_size = sum(int(op.get("memoryUsedBytes") or 0) for op in p.get("stateOperators") or [])
+        self.source_records += rows
+        self.records_per_second = float(p.get("processedRowsPerSecond") or 0.0)
+        if watermark:
+            self.watermark = _epoch_ms(watermark)
+        self.checkpoint_counts["completed"] += 1
+        info = CheckpointInfo(self.checkpoint_counts["completed"], "COMPLETED", trigger,
+                              trigger + duration, duration, state_size, rows,
+                              batch_id=int(p["batchId"]), query=key)
+        self.checkpoints.append(info)
+
+    def _stop_queries(self) -> None:
+        for query in list(self.queries.values()):
+            try:
+                _quiesce(query)
+                query.stop()
+            except Exception:  # noqa: BLE001 - stopping anyway
+                log.warning("job %s: stopping a query failed", self.job_id, exc_info=True)
+
+    def _take_savepoint(self, path: str, stop: bool, future: Future[str]) -> None:
+        """Stop the queries between two micro-batches, copy their checkpoints, and start them
+        again on the same checkpoints unless the job stops here."""
+        try:
+            self._stop_queries()
+            self._collect_progress()
+            location = savepoints.write(Path(path), self.job_id, self.job_graph, self.sinks,
+                                        self.checkpoint_dir, self.checkpoint_counts["completed"])
+            self.savepoints.append(str(location))
+            future.set_result(str(location))
+        except Exception as exc:  # noqa: BLE001 - the client gets the reason
+            future.set_exception(exc)
+        if not stop:
+            self._start_queries()
+
+    # -- the loop thread ------------------------------------------------------------------------
+    def _executions_running(self) -> None:
+        for ejv in self.graph.job_vertices.values():
+            for tv in ejv.task_vertices:
+                ex = tv.current_execution
+                if not ex.state.is_terminal:
+                    ex.transition_to(ExecutionState.RUNNING)
+
+    def _finished(self, status: JobStatus) -> None:
+        if self.status.is_globally_terminal:
+            return
+        if status is JobStatus.CANCELED:
+            if self.status is not JobStatus.CANCELLING:
+                self._set_status(JobStatus.CANCELLING)
+            self.graph.start_canceling()
+            self.graph.cancel_pending()
+        else:
+            for ejv in self.graph.job_vertices.values():
+                for tv in ejv.task_vertices:
+                    ex = tv.current_execution
+                    if not ex.state.is_terminal:
+                        ex.transition_to(ExecutionState.FINISHED)
+        self.end(status)
+
+    def _failed(self, text: str, restartable: bool = True) -> None:
+        if self.status.is_globally_terminal:
+            return
+        self.error_text = text
+        if self.cancel_requested:
+            self._finished(JobStatus.CANCELED)
+            return
+        if restartable and self.backoff.can_restart(time.time()):
+            self.backoff.restarts += 1
+            log.info("streaming job %s failed; restart %d from its latest checkpoint in %.1f s",
+                     self.job_id, self.backoff.restarts, self.backoff.delay_seconds)
+            self._set_status(JobStatus.RESTARTING)
+            self.background.start(self._run_again())
+            return
+        self._set_status(JobStatus.FAILING)
+        self.graph.fail_pending()
+        self.end(JobStatus.FAILED)
+
+    async def _run_again(self) -> None:
+        await asyncio.sleep(self.backoff.delay_seconds)
+        if self.cancel_requested or self.status is not JobStatus.RESTARTING:
+            return
+        self.graph.new_attempts()
+        self.queries.clear()
+        self._set_status(JobStatus.RUNNING)
+        threading.Thread(target=self._spark_thread, name=f"StreamingJob-{self.job_id[:8]}-restart",
+                         daemon=True).start()
+
+    def cancel(self) -> None:
+        if self.status.is_globally_terminal or self.cancel_requested:
+            return
+        self.cancel_requested = True
+        self._set_status(JobStatus.CANCELLING)
+        self.graph.start_canceling()
+        if self.status is JobStatus.RESTARTING or not self.queries:
+            self._finished(JobStatus.CANCELED)
+            return
+        self._stop.set()
+
+    def on_end(self) -> None:
+        shutil.rmtree(self.work_dir, ignore_errors=True)
+
+    # -- what clients ask ------------------------------------------------------------------------
+    def trigger_savepoint(self, path: str, stop: bool) -> "Future[str]":
+        future: Future[str] = Future()
+        if self.status is not JobStatus.RUNNING or not self.queries:
+            future.set_exception(RuntimeError(
+                f"job {self.job_id} is {self.status.value}: a savepoint needs a RUNNING job"))
+        elif self._request is not None:
+            future.set_exception(RuntimeError(f"a savepoint of job {self.job_id} is in progress"))
+        else:
+            self._request = (path, stop, future)
+        return future
+
+    def fetch_results(self, sink_id: str | None, after: int, limit: int) -> StreamResults:
+        buffers = self.results
+        sink_id = sink_id or None
+        if not buffers and not self.sinks:  # not built yet, or the job failed before
+            return StreamResults(self.job_id, sink_id or "", [], after,
+                                 self.status.is_globally_terminal, self.status, self.error_text)
+        if sink_id is None and len(buffers) == 1:
+            sink_id = next(iter(buffers))
+        buffer = buffers.get(sink_id or "")
+        if buffer is None:
+            raise LookupError(f"job {self.job_id} has no collect or print sink {sink_id!r}")
+        values, next_seq = buffer.since(after, limit)
+        return StreamResults(self.job_id, sink_id or "", values, next_seq,
+                             self.status.is_globally_terminal and next_seq >= buffer.next_seq,
+                             self.status, self.error_text)
+
+    def details(self) -> JobDetails:
+        vertices = []
+        for vid, ejv in self.graph.job_vertices.items():
+            jv = ejv.job_vertex
+            rin = self.source_records if jv.is_source else 0
+            vertices.append(VertexInfo(vid, jv.name, [op.name for op in jv.operators],
+                                       jv.parallelism, ejv.aggregate_state, rin, 0))
+        return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph),
+                          {}, None, self.error_text, self.spark_jobs, dict(self.graph.status_times),
+                          streaming=self.streaming_info())
+
+    def streaming_info(self) -> dict[str, Any]:
+        return {"checkpoints": list(self.checkpoints), "counts": dict(self.checkpoint_counts),
+                "restored": self.restored, "savepoints": list(self.savepoints),
+                "interval_ms": self.interval_ms, "records_per_second": self.records_per_second,
+                "watermark": self.watermark, "checkpoint_dir": str(self.checkpoint_dir),
+                "restarts": self.backoff.restarts}
+
+
+def _quiesce(query: Any) -> None:
+    """Wait (bounded) until the query is between two micro-batches: stopping one mid-batch can
+    leave Spark's stream thread logging errors."""
+    deadline = time.monotonic() + QUIESCE_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            if not query.isActive or not query.status.get("isTriggerActive"):
+                return
+        except Exception:  # noqa: BLE001 - gone already
+            return
+        time.sleep(0.02)
+
+
+def _query_error(exc: Any) -> str:
+    """The user's traceback out of a failed query's exception, else Spark's reason."""
+    text = str(getattr(exc, "desc", None) or exc)
+    marker = "Traceback (most recent call last):"
+    if marker in text:
+        tail = text[text.rindex(marker):]
+        lines = []
+        for line in tail.splitlines():
+            if line.startswith("\tat ") or line.startswith("\n"):
+                break
+            lines.append(line)
+        return "\n".join(lines).strip()
+    return text.strip().splitlines()[0] if text.strip() else repr(exc)
+
+
+def _epoch_ms(iso: str | None) -> int:
+    if not iso:
+        return int(time.time() * 1000)
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)

@@ -1,0 +1,566 @@
+"""The STREAMING runtime inside Spark's Python workers: a JobVertex's operator chain over the
+Arrow batches of a micro-batch, and its keyed head in Spark's state store.
+
+Between vertices every record is one Arrow row ``(out int, k binary, ts long, v binary)``:
+which output edge of the producer it travels on, its cloudpickled key (for a HASH edge), its
+event time (or null), and the cloudpickled record. A stateless vertex is one ``mapInArrow``
+(:class:`ChainFunction`); a keyed vertex is ``groupBy("k")`` then
+``transformWithStateInPandas`` (:class:`KeyedVertexProcessor`), whose state (the operator's
+keyed state, its timers, its windows) is one pickled value per key in Spark's state store
+(RocksDB), checkpointed with each micro-batch. Sinks get ``v`` as the record (collect) or as the
+UTF-8 line ``str(record)`` (print, text files).
+
+User code arrives as the BlobServer's bytes and is unpickled here, in the worker, never on the
+JobManager.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Iterator
+
+import cloudpickle
+
+from ..functions import Function, RuntimeContext, TimeDomain, TimerService, as_callable
+from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec
+from ..graph.streamgraph import OperatorKind, Partitioning
+from ..operators import (
+    _EMPTY,
+    KeyedFunctionOperator,
+    KeyedProcessOperator,
+    StreamOperator,
+    WindowOperator,
+    _KeyedContext,
+    _outputs,
+)
+from ..state import KeyedStateBackend
+from ..taskmanager.task import _chain
+from ..window import MAX_WATERMARK, MIN_WATERMARK, MergingWindowAssigner
+
+#: the Arrow schema of records between vertices
+RECORD_SCHEMA = "out int, k binary, ts long, v binary"
+#: the output index of a sink's rows
+SINK_OUT = -1
+
+_loads = cloudpickle.loads
+_dumps = cloudpickle.dumps
+
+
+@dataclass(slots=True)
+class EdgeOut:
+    """One output edge of a vertex as its producer sees it."""
+
+    index: int
+    side_output: str | None
+    #: the key selector's blob key, for a HASH edge
+    key_selector_key: str | None
+    #: into a two-input vertex: the input (0 or 1)
+    input_index: int | None = None
+
+
+@dataclass(slots=True)
+class VertexProgram:
+    """What a worker needs to run one vertex: its operators, code, edges and sink encoding."""
+
+    job_id: str
+    vertex: JobVertex
+    blobs: dict[str, bytes]
+    edges: list[EdgeOut]
+    #: the input records carry event time
+    timestamped_input: bool
+    #: the output records carry event time
+    timestamped_output: bool
+    #: "record" (pickled record), "line" (UTF-8 str(record)) or None (not a sink)
+    sink_encoding: str | None = None
+    #: how the source's Spark rows become records: "text", "long", "blob", "records"
+    source_format: str = "records"
+    #: for a keyed vertex: timers fire by the watermark (EventTime) or the clock (ProcessingTime)
+    time_mode: str = "None"
+    _code: dict[str, Any] = field(default_factory=dict)
+
+    def load(self, key: str) -> Any:
+        code = self._code.get(key)
+        if code is None:
+            code = self._code[key] = _loads(self.blobs[key])
+        return code
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
+                self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
+         self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode) = state
+        self._code = {}
+
+
+# -- records in and out ----------------------------------------------------------------------
+
+
+def _source_records(prog: VertexProgram, batch: Any) -> Iterator[Any]:
+    """The records of one Arrow batch of the source's rows."""
+    fmt = prog.source_format
+    if fmt == "text":
+        return iter(batch.column(0).to_pylist())
+    if fmt == "long":
+        return iter(batch.column("value").to_pylist())
+    if fmt == "blob":
+        return itertools.chain.from_iterable(_loads(b) for b in batch.column(0).to_pylist())
+    if fmt == "sequence":
+        return itertools.chain.from_iterable(range(a, b + 1) for a, b in zip(
+            batch.column("start").to_pylist(), batch.column("end").to_pylist()))
+    return _input_records(batch, prog.timestamped_input)
+
+
+def _input_records(batch: Any, timestamped: bool) -> Iterator[Any]:
+    vs = batch.column("v").to_pylist()
+    if timestamped:
+        return zip(batch.column("ts").to_pylist(), map(_loads, vs))
+    return map(_loads, vs)
+
+
+class _Rows:
+    """Output rows, built column by column."""
+
+    __slots__ = ("out", "k", "ts", "v")
+
+    def __init__(self) -> None:
+        self.out: list[int] = []
+        self.k: list[bytes | None] = []
+        self.ts: list[int | None] = []
+        self.v: list[bytes] = []
+
+    def add(self, out: int, k: bytes | None, ts: int | None, v: bytes) -> None:
+        self.out.append(out)
+        self.k.append(k)
+        self.ts.append(ts)
+        self.v.append(v)
+
+    def __len__(self) -> int:
+        return len(self.v)
+
+    def arrow(self) -> Any:
+        import pyarrow as pa
+
+        return pa.RecordBatch.from_arrays(
+            [pa.array(self.out, pa.int32()), pa.array(self.k, pa.binary()),
+             pa.array(self.ts, pa.int64()), pa.array(self.v, pa.binary())],
+            ["out", "k", "ts", "v"])
+
+    def pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame({"out": pd.Series(self.out, dtype="int32"), "k": self.k,
+                             "ts": pd.Series(self.ts, dtype="Int64"), "v": self.v})
+
+
+class _Router:
+    """Sends a vertex's ``(tag, record)`` outputs to its edges (or encodes them for its sink)."""
+
+    def __init__(self, prog: VertexProgram) -> None:
+        self.prog = prog
+        self.ts = prog.timestamped_output
+        self.selectors = {e.index: as_callable(prog.load(e.key_selector_key))
+                          for e in prog.edges if e.key_selector_key}
+
+    def route(self, tagged: Iterable[tuple[str | None, Any]], rows: _Rows) -> None:
+        prog, ts_on = self.prog, self.ts
+        encoding = prog.sink_encoding
+        for tag, rec in tagged:
+            ts, value = rec if ts_on else (None, rec)
+            if encoding is not None:
+                if tag is None:
+                    rows.add(SINK_OUT, None, ts, _dumps(value) if encoding == "record"
+                             else str(value).encode("utf-8"))
+                continue
+            data: bytes | None = None
+            for edge in prog.edges:
+                if edge.side_output != tag:
+                    continue
+                if data is None:
+                    data = _dumps(value)
+                key: bytes | None = None
+                selector = self.selectors.get(edge.index)
+                if selector is not None:
+                    key = _dumps(selector(value))
+                payload = data if edge.input_index is None else _dumps((edge.input_index, value))
+                rows.add(edge.index, key, ts, payload)
+
+
+def _open(functions: list[Any], ctx: RuntimeContext) -> None:
+    for fn in functions:
+        if isinstance(fn, (Function, StreamOperator)):
+            fn.open(ctx)
+
+
+def _stateless(vertex: JobVertex, operators: list[OperatorSpec]) -> JobVertex:
+    return replace(vertex, operators=operators, inputs=[], outputs=[])
+
+
+# -- a stateless vertex: mapInArrow ----------------------------------------------------------
+
+
+class ChainFunction:
+    """``mapInArrow`` of a stateless vertex (a source's chain, or any chain without a keyed
+    head): records through the chained operators, then out to the edges or the sink."""
+
+    def __init__(self, prog: VertexProgram) -> None:
+        self.prog = prog
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        prog = self.prog
+        vertex = prog.vertex
+        ops = [op for op in vertex.operators if not (op.kind.is_source or op.kind.is_sink)]
+        functions = [prog.load(op.function_key) if op.function_key else None for op in ops]
+        tc = TaskContext.get()
+        subtask = (tc.partitionId() if tc is not None else 0) % max(vertex.parallelism, 1)
+        ctx = RuntimeContext(vertex.name, subtask, vertex.parallelism, 0, {})
+        _open(functions, ctx)
+        router = _Router(prog)
+        chain_vertex = _stateless(vertex, ops)
+        is_source = vertex.operators[0].kind.is_source
+        for batch in batches:
+            records = (_source_records(prog, batch) if is_source
+                       else _input_records(batch, prog.timestamped_input))
+            tagged, _ = _chain(chain_vertex, functions, records, keyed=False, tagged=True,
+                               timestamped=prog.timestamped_input)
+            rows = _Rows()
+            router.route(tagged, rows)
+            if len(rows):
+                yield rows.arrow()
+
+
+# -- a keyed vertex: transformWithStateInPandas ---------------------------------------------
+
+
+class StreamingTimerService(TimerService):
+    """A key's timers in STREAMING mode. Timers of the operator's time mode are Spark's
+    (``registerTimer``); the others are kept in the key's state and fire at the key's next
+    invocation after they are due. Either way a timer is deduplicated per (domain, timestamp)."""
+
+    def __init__(self, runner: "_KeyRunner") -> None:
+        self.runner = runner
+
+    def current_processing_time(self) -> int:
+        return self.runner.processing_time
+
+    def current_watermark(self) -> int:
+        return self.runner.watermark
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        self.runner.register(TimeDomain.EVENT_TIME, int(timestamp))
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        self.runner.register(TimeDomain.PROCESSING_TIME, int(timestamp))
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        self.runner.delete(TimeDomain.EVENT_TIME, int(timestamp))
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        self.runner.delete(TimeDomain.PROCESSING_TIME, int(timestamp))
+
+
+class _KeyRunner:
+    """The keyed head operator of a vertex, run for one key at a time with that key's state
+    loaded from (and saved back to) the state store."""
+
+    def __init__(self, prog: VertexProgram, handle: Any) -> None:
+        self.prog = prog
+        self.handle = handle
+        vertex = prog.vertex
+        head = vertex.operators[0]
+        self.head_kind = head.kind
+        self.head = prog.load(head.function_key) if head.function_key else None
+        if isinstance(self.head, (KeyedProcessOperator, KeyedFunctionOperator, WindowOperator)):
+            pass
+        elif head.kind is OperatorKind.REDUCE:
+            self.reduce = as_callable(self.head)
+        else:
+            raise NotImplementedError(
+                f"'{vertex.name}': {type(self.head).__name__} is not supported in STREAMING mode yet")
+        self.event_mode = prog.time_mode == "EventTime"
+        self.backend = KeyedStateBackend()
+        ctx = RuntimeContext(vertex.name, 0, vertex.parallelism, 0, {})
+        if isinstance(self.head, StreamOperator):
+            self.head._backend = self.backend
+            _open(self.head.user_functions, ctx.with_keyed_state(self.backend))
+        self.timers = StreamingTimerService(self)
+        self.kctx = _KeyedContext(self.timers)  # type: ignore[arg-type]
+        tail_ops = vertex.operators[1:]
+        tail_ops = [op for op in tail_ops if not op.kind.is_sink]
+        self.tail_vertex = _stateless(vertex, tail_ops)
+        self.tail_functions = [prog.load(op.function_key) if op.function_key else None
+                               for op in tail_ops]
+        _open(self.tail_functions, ctx)
+        self.router = _Router(prog)
+        self.key: Any = None
+        self.watermark = MIN_WATERMARK
+        self.processing_time = 0
+        #: the key's pickled state: {"state": {name: value}, "timers": {(domain, ts)}, ...}
+        self.data: dict[str, Any] = {}
+
+    # -- the key's state ---------------------------------------------------------------------
+    def load(self, key_bytes: bytes, state: Any, timer_values: Any) -> None:
+        self.key = _loads(key_bytes)
+        self.kctx._key = self.key
+        self.backend.current_key = self.key
+        self.watermark = timer_values.getCurrentWatermarkInMs() if self.event_mode else MIN_WATERMARK
+        if self.watermark is None or self.watermark < 0:
+            self.watermark = MIN_WATERMARK
+        self.processing_time = timer_values.getCurrentProcessingTimeInMs()
+        self.data = _loads(state.get()[0]) if state.exists() else {}
+        tables = self.backend._tables
+        tables.clear()
+        for name, (kind, value) in self.data.get("state", {}).items():
+            self.backend._kinds.setdefault(name, kind)
+            tables[name] = {self.key: value}
+
+    def save(self, state: Any) -> None:
+        saved = {}
+        for name, table in self.backend._tables.items():
+            if self.key in table:
+                saved[name] = (self.backend._kinds[name], table[self.key])
+        self.backend._tables.clear()
+        self.data["state"] = saved
+        if any(self.data.get(k) for k in ("state", "timers", "windows", "acc")):
+            state.update((_dumps(self.data),))
+        else:
+            state.clear()
+
+    def register(self, domain: TimeDomain, ts: int) -> None:
+        timers = self.data.setdefault("timers", set())
+        if (domain, ts) in timers:
+            return
+        timers.add((domain, ts))
+        if (domain is TimeDomain.EVENT_TIME) == self.event_mode:
+            self.handle.registerTimer(ts)
+
+    def delete(self, domain: TimeDomain, ts: int) -> None:
+        timers = self.data.get("timers")
+        if not timers or (domain, ts) not in timers:
+            return
+        timers.discard((domain, ts))
+        if (domain is TimeDomain.EVENT_TIME) == self.event_mode:
+            self.handle.deleteTimer(ts)
+
+    # -- records and timers ------------------------------------------------------------------
+    def records(self, records: list[tuple[int | None, Any]]) -> Iterator[tuple[str | None, int | None, Any]]:
+        head = self.head
+        if isinstance(head, KeyedProcessOperator):
+            ctx = self.kctx
+            pe = head._process_element
+            for ts, value in records:
+                ctx._timestamp = ts
+                yield from _outputs(pe(value, ctx), ts, ctx._side)
+        elif isinstance(head, KeyedFunctionOperator):
+            call, kind = head._call, head.kind
+            for ts, value in records:
+                if kind == "map":
+                    yield (None, ts, call(value))
+                elif kind == "filter":
+                    if call(value):
+                        yield (None, ts, value)
+                else:
+                    for item in call(value) or ():
+                        yield (None, ts, item)
+        elif isinstance(head, WindowOperator):
+            yield from _WindowDriver(head, self).records(records)
+        else:
+            acc = self.data.get("acc", _EMPTY)
+            for ts, value in records:
+                acc = value if acc is _EMPTY else self.reduce(acc, value)
+                yield (None, ts, acc)  # a running reduce: every update goes out, as in Flink
+            self.data["acc"] = acc
+
+    def due_timers(self, fired: int | None) -> Iterator[tuple[str | None, int | None, Any]]:
+        """Fire the key's due timers: the one Spark fired (``fired``), and any of the other time
+        domain that is due."""
+        timers = self.data.get("timers") or set()
+        due = []
+        for domain, ts in sorted(timers, key=lambda t: (t[1], t[0].value)):
+            mine = (domain is TimeDomain.EVENT_TIME) == self.event_mode
+            if (mine and fired is not None and ts <= fired) or \
+                    (not mine and domain is TimeDomain.PROCESSING_TIME and ts <= self.processing_time) or \
+                    (not mine and domain is TimeDomain.EVENT_TIME and ts <= self.watermark):
+                due.append((domain, ts))
+        head = self.head
+        for domain, ts in due:
+            if (domain, ts) not in timers:
+                continue
+            timers.discard((domain, ts))
+            if isinstance(head, WindowOperator):
+                yield from _WindowDriver(head, self).on_timer(ts)
+                continue
+            on_timer = getattr(getattr(head, "function", None), "on_timer", None)
+            if on_timer is None:
+                continue
+            ctx = self.kctx
+            ctx._timestamp = ts
+            ctx._domain = domain
+            yield from _outputs(on_timer(ts, ctx), ts if domain is TimeDomain.EVENT_TIME else None,
+                                ctx._side)
+            ctx._domain = None
+
+    def emit(self, outputs: Iterator[tuple[str | None, int | None, Any]], rows: _Rows) -> None:
+        """The head's outputs through the chained tail, then to the edges or the sink."""
+        ts_out = self.prog.timestamped_output
+        main: list[Any] = []
+        side: list[tuple[str | None, Any]] = []
+        for tag, ts, value in outputs:
+            rec = (ts, value)
+            if tag is None:
+                main.append(rec)
+            else:
+                side.append((tag, rec if ts_out else value))
+        if self.tail_vertex.operators:
+            tagged, _ = _chain(self.tail_vertex, self.tail_functions, iter(main), keyed=False,
+                               tagged=True, timestamped=True)
+            # the tail keeps timestamps; drop them if the output does not carry event time
+            tagged = tagged if ts_out else ((t, r[1]) for t, r in tagged)
+        else:
+            tagged = ((None, r) for r in main) if ts_out else ((None, r[1]) for r in main)
+        self.router.route(tagged, rows)
+        if side:
+            self.router.route(side, rows)
+
+
+class _WindowDriver:
+    """A WindowOperator in STREAMING mode with its assigner's default trigger: a window fires
+    when the watermark passes its end, late records (behind ``end + allowed_lateness``) go to the
+    late side output or are dropped, a late record within the lateness fires its window again,
+    and a window's contents are removed at its cleanup time. Contents live in the key's state."""
+
+    def __init__(self, op: WindowOperator, runner: _KeyRunner) -> None:
+        if not getattr(op, "_ready", False):
+            op._setup()
+        self.op = op
+        self.runner = runner
+        self.contents: dict[Any, Any] = runner.data.setdefault("windows", {})
+
+    def _fire(self, w: Any) -> Iterator[tuple[str | None, int | None, Any]]:
+        self.op._tctx.watermark = self.runner.watermark
+        yield from self.op._emit(self.runner.key, w, self.contents)
+
+    def records(self, records: list[tuple[int | None, Any]]) -> Iterator[tuple[str | None, int | None, Any]]:
+        op, runner = self.op, self.runner
+        if not op.assigner.is_event_time() or op.evictor is not None or op._count_shortcut is False and \
+                type(op.trigger).__name__ not in ("EventTimeTrigger",):
+            raise NotImplementedError(
+                "STREAMING windows support event-time assigners with their default trigger so far "
+                f"(got {type(op.assigner).__name__} with {type(op.trigger).__name__})")
+        add = op._adder()
+        tctx = op._tctx
+        tctx.key = runner.key
+        tctx.watermark = runner.watermark
+        lateness = op.allowed_lateness
+        for ts, value in records:
+            if ts is None:
+                raise RuntimeError("a window over event time needs timestamps: assign them with "
+                                   "assign_timestamps_and_watermarks(WatermarkStrategy...)")
+            windows = op.assigner.assign_windows(value, ts, tctx)
+            late_all = True
+            for w in windows:
+                if w.max_timestamp() + lateness <= runner.watermark:
+                    continue  # late for this window
+                late_all = False
+                if isinstance(op.assigner, MergingWindowAssigner):
+                    w = self._merge(w)
+                self.contents[w] = add(self.contents.get(w, _EMPTY), value, ts)
+                if w.max_timestamp() <= runner.watermark:
+                    yield from self._fire(w)  # a late firing within the allowed lateness
+                else:
+                    runner.register(TimeDomain.EVENT_TIME, w.max_timestamp())
+                cleanup = w.max_timestamp() + lateness
+                if lateness and cleanup < MAX_WATERMARK:
+                    runner.register(TimeDomain.EVENT_TIME, cleanup)
+            if late_all and windows:
+                if op.late_data_tag is not None:
+                    yield (op.late_data_tag.tag_id, ts, value)
+
+    def _merge(self, w: Any) -> Any:
+        """A session window: merge it with the key's windows it overlaps."""
+        from ..window import TimeWindow
+
+        overlapping = [c for c in self.contents if c[0] <= w[1] and w[0] <= c[1]]
+        if not overlapping:
+            return w
+        result = TimeWindow(min([w[0]] + [c[0] for c in overlapping]),
+                            max([w[1]] + [c[1] for c in overlapping]))
+        acc: Any = _EMPTY
+        for c in sorted(overlapping, key=lambda c: c[0]):
+            content = self.contents.pop(c)
+            acc = content if acc is _EMPTY else self.op._merge_contents(acc, content)
+            if c != result:
+                self.runner.delete(TimeDomain.EVENT_TIME, c.max_timestamp())
+        self.contents[result] = acc
+        return result
+
+    def on_timer(self, ts: int) -> Iterator[tuple[str | None, int | None, Any]]:
+        lateness = self.op.allowed_lateness
+        for w in sorted(self.contents, key=lambda w: (w.max_timestamp(), w[0])):
+            if w.max_timestamp() == ts:
+                yield from self._fire(w)
+            if w.max_timestamp() + lateness <= ts:
+                self.contents.pop(w, None)
+
+
+def keyed_processor(prog: VertexProgram) -> Any:
+    """The StatefulProcessor of ``transformWithStateInPandas`` running ``prog``'s keyed vertex
+    (a subclass made here, so that this module imports without pyspark's SQL extras)."""
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    class _Processor(StatefulProcessor):
+        def init(self, handle: Any) -> None:
+            self.handle = handle
+            self.state = handle.getValueState("state", "s binary")
+            self.runner = _KeyRunner(prog, handle)
+
+        def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+            runner = self.runner
+            runner.load(key[0], self.state, timerValues)
+            records: list[tuple[int | None, Any]] = []
+            for pdf in rows:
+                tss = pdf["ts"].tolist()
+                for t, v in zip(tss, pdf["v"].tolist()):
+                    records.append((None if t is None or t != t else int(t), _loads(v)))
+            out = _Rows()
+            runner.emit(itertools.chain(runner.records(records), runner.due_timers(None)), out)
+            runner.save(self.state)
+            if len(out):
+                yield out.pandas()
+
+        def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
+            runner = self.runner
+            runner.load(key[0], self.state, timerValues)
+            fired = expiredTimerInfo.getExpiryTimeInMs()
+            out = _Rows()
+            runner.emit(runner.due_timers(fired), out)
+            runner.save(self.state)
+            if len(out):
+                yield out.pandas()
+
+        def close(self) -> None:
+            pass
+
+    return _Processor()
+
+
+def is_keyed_head(vertex: JobVertex) -> bool:
+    """True when the vertex starts with a keyed operator (it reads a HASH exchange)."""
+    return any(e.ship_strategy is Partitioning.HASH for e in vertex.inputs)
+
+
+def edge_outs(vertex: JobVertex) -> list[EdgeOut]:
+    return [EdgeOut(i, e.side_output, e.key_selector_key if e.ship_strategy is Partitioning.HASH
+                    else None, e.input_index) for i, e in enumerate(vertex.outputs)]
+
+
+def edge_index(vertex: JobVertex, edge: JobEdge) -> int:
+    return next(i for i, e in enumerate(vertex.outputs) if e is edge)
+
+
+__all__ = ["ChainFunction", "EdgeOut", "RECORD_SCHEMA", "SINK_OUT", "VertexProgram", "edge_index",
+           "edge_outs", "is_keyed_head", "keyed_processor"]

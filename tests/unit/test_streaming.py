@@ -1,0 +1,272 @@
+"""The pure parts of STREAMING mode, without Spark: a vertex's chain over Arrow batches, the keyed
+head with its state and timers (against a state store and timer service of our own making, with
+the calls pyspark's StatefulProcessorHandle has), event-time windows, the results buffer,
+savepoint manifests and restore checks, and Flink's checkpoint statistics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import cloudpickle
+import pyarrow as pa
+import pytest
+
+from sessioncluster.checkpoint_config import CheckpointConfig, parse_duration_ms
+from sessioncluster.graph.jobgraph import JobEdge, JobVertex, OperatorSpec
+from sessioncluster.graph.streamgraph import OperatorKind, Partitioning
+from sessioncluster.jobmanager import savepoint
+from sessioncluster.jobmanager.rest import checkpoint_statistics
+from sessioncluster.jobmanager.streamingjob import ResultBuffer
+from sessioncluster.operators import KeyedProcessOperator, WindowOperator
+from sessioncluster.protocol.messages import CheckpointInfo, JobDetails, JobSummary, VertexInfo
+from sessioncluster.graph.states import ExecutionState, JobStatus
+from sessioncluster.spark.streaming import SinkQuery
+from sessioncluster.streaming.runtime import ChainFunction, VertexProgram, _KeyRunner, _Rows
+from sessioncluster.functions import KeyedProcessFunction
+from sessioncluster.state import ValueStateDescriptor
+from sessioncluster.window import TumblingEventTimeWindows
+from sessioncluster.common.time import Time
+
+
+def blob(obj: Any) -> tuple[str, bytes]:
+    data = cloudpickle.dumps(obj)
+    return f"k{abs(hash(data))}", data
+
+
+def vertex(ops: list[tuple[OperatorKind, Any]], outputs: list[JobEdge] | None = None,
+           inputs: list[JobEdge] | None = None) -> tuple[JobVertex, dict[str, bytes]]:
+    blobs: dict[str, bytes] = {}
+    specs = []
+    for i, (kind, fn) in enumerate(ops):
+        key = None
+        if fn is not None:
+            key, data = blob(fn)
+            blobs[key] = data
+        specs.append(OperatorSpec(i, kind, kind.value, key))
+    return JobVertex("v", "v", specs, 1, inputs=inputs or [], outputs=outputs or []), blobs
+
+
+def records(batch: pa.RecordBatch) -> list[tuple[int, Any, Any, Any]]:
+    d = batch.to_pydict()
+    return [(o, None if k is None else cloudpickle.loads(k), t, cloudpickle.loads(v))
+            for o, k, t, v in zip(d["out"], d["k"], d["ts"], d["v"])]
+
+
+def test_a_source_chain_keys_its_records_for_a_hash_edge() -> None:
+    key_fn = lambda t: t[0]  # noqa: E731
+    kkey, kdata = blob(key_fn)
+    v, blobs = vertex([(OperatorKind.SOURCE_TEXT_FILE, None),
+                       (OperatorKind.FLAT_MAP, lambda line: line.split()),
+                       (OperatorKind.MAP, lambda w: (w, 1))],
+                      outputs=[JobEdge("v", "w", Partitioning.HASH, kkey)])
+    blobs[kkey] = kdata
+    from sessioncluster.streaming.runtime import edge_outs
+
+    prog = VertexProgram("job", v, blobs, edge_outs(v), False, False, source_format="text")
+    out = list(ChainFunction(prog)(iter([pa.RecordBatch.from_pydict({"value": ["a b", "a"]})])))
+    assert [r for b in out for r in records(b)] == [(0, "a", None, ("a", 1)), (0, "b", None, ("b", 1)),
+                                                    (0, "a", None, ("a", 1))]
+
+
+class FakeState:
+    """A ValueState of the state store: one row per key."""
+
+    def __init__(self) -> None:
+        self.rows: dict[Any, tuple[bytes]] = {}
+        self.key: Any = None
+
+    def exists(self) -> bool:
+        return self.key in self.rows
+
+    def get(self) -> tuple[bytes]:
+        return self.rows[self.key]
+
+    def update(self, row: tuple[bytes]) -> None:
+        self.rows[self.key] = row
+
+    def clear(self) -> None:
+        self.rows.pop(self.key, None)
+
+
+class FakeHandle:
+    def __init__(self) -> None:
+        self.timers: set[tuple[Any, int]] = set()
+        self.key: Any = None
+
+    def registerTimer(self, ts: int) -> None:  # noqa: N802 - pyspark's name
+        self.timers.add((self.key, ts))
+
+    def deleteTimer(self, ts: int) -> None:  # noqa: N802 - pyspark's name
+        self.timers.discard((self.key, ts))
+
+
+class Times:
+    def __init__(self, watermark: int, now: int = 0) -> None:
+        self.watermark, self.now = watermark, now
+
+    def getCurrentWatermarkInMs(self) -> int:  # noqa: N802 - pyspark's name
+        return self.watermark
+
+    def getCurrentProcessingTimeInMs(self) -> int:  # noqa: N802 - pyspark's name
+        return self.now
+
+
+class KeyedHarness:
+    """Drives a keyed vertex as transformWithStateInPandas does: per key, rows then timers."""
+
+    def __init__(self, head: Any, event_time: bool = True) -> None:
+        v, blobs = vertex([(OperatorKind.PROCESS if not callable(head) or hasattr(head, "user_functions")
+                            else OperatorKind.REDUCE, head), (OperatorKind.SINK_COLLECT, None)])
+        self.prog = VertexProgram("job", v, blobs, [], True, True, "record",
+                                  time_mode="EventTime" if event_time else "None")
+        self.handle = FakeHandle()
+        self.state = FakeState()
+        self.runner = _KeyRunner(self.prog, self.handle)
+
+    def rows(self, key: Any, recs: list[tuple[int, Any]], watermark: int) -> list[Any]:
+        self.state.key = self.handle.key = cloudpickle.dumps(key)
+        self.runner.load(cloudpickle.dumps(key), self.state, Times(watermark))
+        out = _Rows()
+        self.runner.emit(self.runner.records(recs), out)
+        self.runner.save(self.state)
+        return [cloudpickle.loads(v) for v in out.v]
+
+    def advance(self, watermark: int) -> list[Any]:
+        """Spark's no-data batch: every timer at or before the watermark fires, per key."""
+        fired = []
+        for key_bytes, ts in sorted(self.handle.timers, key=lambda kt: kt[1]):
+            if ts > watermark:
+                continue
+            self.handle.timers.discard((key_bytes, ts))
+            self.state.key = self.handle.key = key_bytes
+            self.runner.load(key_bytes, self.state, Times(watermark))
+            out = _Rows()
+            self.runner.emit(self.runner.due_timers(ts), out)
+            self.runner.save(self.state)
+            fired += [cloudpickle.loads(v) for v in out.v]
+        return fired
+
+
+def test_a_running_reduce_keeps_its_accumulator_in_the_state_store() -> None:
+    h = KeyedHarness(lambda a, b: a + b, event_time=False)
+    assert h.rows("a", [(None, 1), (None, 2)], 0) == [1, 3]
+    assert h.rows("b", [(None, 10)], 0) == [10]
+    assert h.rows("a", [(None, 4)], 0) == [7]  # a new micro-batch: the state came back
+    assert set(h.state.rows) == {cloudpickle.dumps("a"), cloudpickle.dumps("b")}
+
+
+class CountWithTimeout(KeyedProcessFunction):
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", None))
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        n = (self.count.value() or 0) + 1
+        self.count.update(n)
+        ctx.timer_service().register_event_time_timer(ctx.timestamp() + 100)
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Any:
+        yield (ctx.get_current_key(), self.count.value(), timestamp)
+
+
+def test_keyed_state_and_event_time_timers_fire_when_the_watermark_passes() -> None:
+    h = KeyedHarness(KeyedProcessOperator(CountWithTimeout()))
+    assert h.rows("x", [(1000, "a"), (1050, "b")], watermark=0) == []
+    assert h.advance(1099) == []                         # 1100 and 1150 not due yet
+    assert h.advance(1100) == [("x", 2, 1100)]
+    assert h.rows("x", [(1200, "c")], watermark=1100) == []
+    assert h.advance(2000) == [("x", 3, 1150), ("x", 3, 1300)]
+    assert not h.handle.timers
+
+
+def test_tumbling_event_time_windows_with_late_records() -> None:
+    from sessioncluster.functions import OutputTag
+
+    late = OutputTag("late")
+    op = WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "reduce",
+                        lambda a, b: (a[0], a[1] + b[1]), late_data_tag=late)
+    h = KeyedHarness(op)
+    assert h.rows("x", [(1000, ("x", 1)), (3000, ("x", 1)), (12000, ("x", 1))], watermark=0) == []
+    assert h.advance(11000) == [("x", 2)]                # [0, 10 s) fired at 9,999
+    # 4 s is behind the watermark for [0, 10 s): late, to the side output (not the main output)
+    assert h.rows("x", [(4000, ("x", 1))], watermark=11000) == []
+    assert h.advance(25000) == [("x", 1)]
+
+
+def test_the_results_buffer_is_idempotent_by_batch_and_drops_what_was_fetched() -> None:
+    buf = ResultBuffer()
+    assert buf.add(("sink-0", 0), [b"a", b"b"])
+    assert not buf.add(("sink-0", 0), [b"a", b"b"])      # foreachBatch ran batch 0 again
+    assert buf.add(("sink-0", 1), [b"c"])
+    assert buf.since(0, 2) == ([b"a", b"b"], 2)
+    assert buf.since(2, 10) == ([b"c"], 3)
+    assert buf.since(3, 10) == ([], 3)
+    assert len(buf.items) == 0 and buf.size == 0
+
+
+def _sink(key: str, uids: list[str], names: list[str]) -> SinkQuery:
+    v = JobVertex("s", "Sink", [OperatorSpec(0, OperatorKind.SINK_COLLECT, "Sink")], 1)
+    return SinkQuery(key, v, OperatorKind.SINK_COLLECT, None, uids, names)
+
+
+def test_savepoint_write_and_restore_match_state_by_uid(tmp_path: Path) -> None:
+    from sessioncluster.graph.jobgraph import JobGraph
+
+    ckpt = tmp_path / "ckpt"
+    (ckpt / "sink-0" / "commits").mkdir(parents=True)
+    (ckpt / "sink-0" / "commits" / "3").write_text("v1")
+    graph = JobGraph("job", [JobVertex("k", "Keyed", [OperatorSpec(0, OperatorKind.REDUCE, "Sum",
+                                                                    uid="counts")], 1)])
+    sinks = [_sink("sink-0", ["counts"], ["Sum"])]
+    location = savepoint.write(tmp_path / "sp", "a" * 32, graph, sinks, ckpt, 7)
+    manifest = json.loads((location / "_metadata.json").read_text())
+    assert manifest["queries"]["sink-0"]["stateful_uids"] == ["counts"]
+    assert manifest["queries"]["sink-0"]["batches"] == 3
+    assert (location / "queries" / "sink-0" / "commits" / "3").exists()
+
+    target = tmp_path / "new"
+    savepoint.restore(location, [_sink("sink-0", ["counts"], ["Sum"])], target, False)
+    assert (target / "sink-0" / "commits" / "3").read_text() == "v1"
+    with pytest.raises(savepoint.SavepointError, match="have none: 'Sum'"):
+        savepoint.restore(location, [_sink("sink-0", [""], ["Sum"])], target, False)
+    with pytest.raises(savepoint.SavepointError, match="uid\\(s\\) 'counts'.*ignore-unclaimed"):
+        savepoint.restore(location, [_sink("sink-0", ["other"], ["Sum"])], target, False)
+    savepoint.restore(location, [_sink("sink-0", ["other"], ["Sum"])], tmp_path / "n2", True)
+    with pytest.raises(savepoint.SavepointError, match="does not exist"):
+        savepoint.restore(tmp_path / "nope", sinks, target, False)
+    with pytest.raises(savepoint.SavepointError, match="is not a savepoint"):
+        savepoint.restore(ckpt, sinks, target, False)
+
+
+def test_checkpoint_statistics_have_flinks_shape() -> None:
+    from sessioncluster.graph.jobgraph import JobGraph
+
+    cps = [CheckpointInfo(i, "COMPLETED", 1000 * i, 1000 * i + 50, 50, 4096, 10, batch_id=i - 1,
+                          query="sink-0") for i in (1, 2, 3)]
+    restored = CheckpointInfo(9, "COMPLETED", 5, 5, 0, 1, 0, is_savepoint=True, external_path="/sp")
+    details = JobDetails(JobSummary("j" * 32, "s", JobStatus.RUNNING, 0.0, None), JobGraph("s", []),
+                         [VertexInfo("v", "v", [], 2, ExecutionState.RUNNING, 0, 0)], [], {},
+                         streaming={"checkpoints": cps, "counts": {"completed": 3, "failed": 0},
+                                    "restored": restored})
+    stats = checkpoint_statistics(details)
+    assert set(stats) == {"counts", "summary", "latest", "history"}
+    assert stats["counts"] == {"restored": 1, "total": 3, "in_progress": 0, "completed": 3, "failed": 0}
+    assert set(stats["summary"]["end_to_end_duration"]) == {"min", "max", "avg", "p50", "p90", "p95",
+                                                            "p99", "p999"}
+    assert stats["latest"]["completed"]["id"] == 3 and stats["latest"]["restored"]["external_path"] == "/sp"
+    assert [h["id"] for h in stats["history"]] == [3, 2, 1]
+    assert stats["history"][0]["status"] == "COMPLETED" and stats["history"][0]["num_subtasks"] == 2
+
+
+def test_checkpoint_config_and_durations() -> None:
+    c = CheckpointConfig()
+    assert not c.is_checkpointing_enabled()
+    c.set_checkpoint_interval(1000)
+    assert c.is_checkpointing_enabled() and c.get_checkpoint_interval() == 1000
+    with pytest.raises(ValueError):
+        c.set_checkpoint_interval(1)
+    with pytest.raises(ValueError):
+        c.set_min_pause_between_checkpoints(-1)
+    assert parse_duration_ms("10 s") == 10_000 and parse_duration_ms("500 ms") == 500
+    assert parse_duration_ms("1 min") == 60_000 and parse_duration_ms("250") == 250
