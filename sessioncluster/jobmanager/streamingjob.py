@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
 from ..graph.jobgraph import JobGraph
 from ..graph.states import ExecutionState, JobStatus
 from ..graph.streamgraph import OperatorKind
@@ -33,6 +34,7 @@ from ..restart import RestartBackoff, RestartStrategyConfiguration
 from ..spark.sql import spark_error_text
 from ..spark.streaming import (
     DEFAULT_TRIGGER_MS,
+    RecordCounts,
     SinkQuery,
     build_queries,
     is_bounded,
@@ -125,6 +127,7 @@ class StreamingJob(SparkJobRunner):
         self.savepoints: list[str] = []
         self._seen_batches: set[tuple[str, int, Any]] = set()
         self.records_per_second = 0.0
+        self.counter: Any = None
         self.watermark: int | None = None
         self.source_records = 0
         self.error_text = None
@@ -158,7 +161,9 @@ class StreamingJob(SparkJobRunner):
     def _set_up(self) -> None:
         """Once per job: the queries' DataFrames, the checkpoint directory, and the restore of a
         savepoint into it."""
-        self.sinks = build_queries(self.spark, self.job_id, self.job_graph, self._blobs, self.work_dir)
+        self.counter = self.sc.accumulator({}, RecordCounts())
+        self.sinks = build_queries(self.spark, self.job_id, self.job_graph, self._blobs, self.work_dir,
+                                   self.counter)
         self.results = {q.vertex.vertex_id: ResultBuffer() for q in self.sinks
                         if q.kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
         self._check_checkpoint_dir()
@@ -400,12 +405,19 @@ class StreamingJob(SparkJobRunner):
                              self.status, self.error_text)
 
     def details(self) -> JobDetails:
+        counts: dict[Any, int] = dict(self.counter.value) if self.counter is not None else {}
         vertices = []
         for vid, ejv in self.graph.job_vertices.items():
             jv = ejv.job_vertex
-            rin = self.source_records if jv.is_source else 0
+            rin = sum(n for (v, _, d), n in counts.items() if v == vid and d == "in")
+            rout = sum(n for (v, _, d), n in counts.items() if v == vid and d == "out")
             vertices.append(VertexInfo(vid, jv.name, [op.name for op in jv.operators],
-                                       jv.parallelism, ejv.aggregate_state, rin, 0))
+                                       jv.parallelism, ejv.aggregate_state, rin, rout))
+            for tv in ejv.task_vertices:  # per subtask, on its current attempt (all batches)
+                sub = tv.subtask_index
+                tv.current_execution.accumulators = {
+                    RECORDS_IN: ("LongCounter", counts.get((vid, sub, "in"), 0)),
+                    RECORDS_OUT: ("LongCounter", counts.get((vid, sub, "out"), 0))}
         return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph),
                           {}, None, self.error_text, self.spark_jobs, dict(self.graph.status_times),
                           streaming=self.streaming_info())

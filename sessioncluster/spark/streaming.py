@@ -87,8 +87,9 @@ def watermark_delay(vertex: JobVertex) -> int | None:
 
 
 def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[list[str]], dict[str, bytes]],
-                  work_dir: Path) -> list[SinkQuery]:
-    """The streaming DataFrame of every sink of ``graph`` (nothing started yet)."""
+                  work_dir: Path, counter: Any = None) -> list[SinkQuery]:
+    """The streaming DataFrame of every sink of ``graph`` (nothing started yet); the vertices
+    count their records into the Spark accumulator ``counter``."""
     import pyspark.sql.functions as F
 
     frames: dict[str, Any] = {}
@@ -101,7 +102,8 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
         keys += [e.key_selector_key for e in v.outputs if e.key_selector_key]
         return VertexProgram(job_id, v, blobs(keys), edge_outs(v),
                              timestamped_input(v, graph) if v.inputs else False,
-                             timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind), **kw)
+                             timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind),
+                             counter=counter, **kw)
 
     def input_frame(v: JobVertex) -> Any:
         parts = []
@@ -256,3 +258,15 @@ def write_text_batch(batch_df: Any, batch_id: int, base_path: str) -> int:
         os.replace(part, final / f"part-{batch_id}-{n}")
     shutil.rmtree(staging, ignore_errors=True)
     return len(parts)
+
+
+class RecordCounts:
+    """The AccumulatorParam of ``{(vertex id, subtask, "in" | "out"): records}``."""
+
+    def zero(self, value: dict[Any, int]) -> dict[Any, int]:
+        return {}
+
+    def addInPlace(self, a: dict[Any, int], b: dict[Any, int]) -> dict[Any, int]:  # noqa: N802
+        for k, n in b.items():
+            a[k] = a.get(k, 0) + n
+        return a

@@ -77,6 +77,8 @@ class VertexProgram:
     source_format: str = "records"
     #: for a keyed vertex: timers fire by the watermark (EventTime) or the clock (ProcessingTime)
     time_mode: str = "None"
+    #: a Spark accumulator of {(vertex id, subtask, "in" | "out"): records}
+    counter: Any = None
     _code: dict[str, Any] = field(default_factory=dict)
 
     def load(self, key: str) -> Any:
@@ -85,13 +87,21 @@ class VertexProgram:
             code = self._code[key] = _loads(self.blobs[key])
         return code
 
+    def count(self, subtask: int, records_in: int, records_out: int) -> None:
+        """Add to the vertex's records in and out (Spark merges them on the driver)."""
+        if self.counter is not None and (records_in or records_out):
+            vid = self.vertex.vertex_id
+            self.counter.add({(vid, subtask, "in"): records_in, (vid, subtask, "out"): records_out})
+
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
-                self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode)
+                self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
+                self.counter)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
-         self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode) = state
+         self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
+         self.counter) = state
         self._code = {}
 
 
@@ -198,6 +208,21 @@ def _stateless(vertex: JobVertex, operators: list[OperatorSpec]) -> JobVertex:
     return replace(vertex, operators=operators, inputs=[], outputs=[])
 
 
+class _Counted:
+    """Records passed through, counted."""
+
+    __slots__ = ("records", "n")
+
+    def __init__(self, records: Iterable[Any]) -> None:
+        self.records = records
+        self.n = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for rec in self.records:
+            self.n += 1
+            yield rec
+
+
 # -- a stateless vertex: mapInArrow ----------------------------------------------------------
 
 
@@ -225,10 +250,12 @@ class ChainFunction:
         for batch in batches:
             records = (_source_records(prog, batch) if is_source
                        else _input_records(batch, prog.timestamped_input))
-            tagged, _ = _chain(chain_vertex, functions, records, keyed=False, tagged=True,
+            seen = _Counted(records)
+            tagged, _ = _chain(chain_vertex, functions, iter(seen), keyed=False, tagged=True,
                                timestamped=prog.timestamped_input)
             rows = _Rows()
             router.route(tagged, rows)
+            prog.count(subtask, seen.n, len(rows))
             if len(rows):
                 yield rows.arrow()
 
@@ -529,6 +556,7 @@ def keyed_processor(prog: VertexProgram) -> Any:
             out = _Rows()
             runner.emit(itertools.chain(runner.records(records), runner.due_timers(None)), out)
             runner.save(self.state)
+            prog.count(_subtask(prog), len(records), len(out))
             if len(out):
                 yield out.pandas()
 
@@ -539,6 +567,7 @@ def keyed_processor(prog: VertexProgram) -> Any:
             out = _Rows()
             runner.emit(runner.due_timers(fired), out)
             runner.save(self.state)
+            prog.count(_subtask(prog), 0, len(out))
             if len(out):
                 yield out.pandas()
 
@@ -546,6 +575,13 @@ def keyed_processor(prog: VertexProgram) -> Any:
             pass
 
     return _Processor()
+
+
+def _subtask(prog: VertexProgram) -> int:
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    return (tc.partitionId() if tc is not None else 0) % max(prog.vertex.parallelism, 1)
 
 
 def is_keyed_head(vertex: JobVertex) -> bool:

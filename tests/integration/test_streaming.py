@@ -92,6 +92,8 @@ def test_keyed_count_over_files_dropped_in_rounds(session: sessioncluster.Sessio
         assert details.streaming is not None
         assert details.streaming["counts"]["completed"] >= 1
         assert {v.state.value for v in details.vertices} == {"RUNNING"}
+        source = details.vertices[0]
+        assert source.records_out >= sum(len(line.split()) for r in ROUNDS for line in r)
         assert {j.job_id: j.status for j in session.jobs()}[client.job_id] is JobStatus.RUNNING
     finally:
         results.close()
