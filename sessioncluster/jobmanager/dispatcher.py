@@ -189,7 +189,8 @@ class Dispatcher:
             return
         try:
             self.reply(ident, job.fetch_results(msg.sink_id, max(0, int(msg.after)),
-                                                max(1, min(int(msg.limit), 100_000))))
+                                                max(1, min(int(msg.limit), 100_000)),
+                                                bool(msg.peek)))
         except LookupError as exc:
             self.reply(ident, ErrorReply(str(exc), "not_streaming"))
 

@@ -88,8 +88,10 @@ class JobRunner(abc.ABC):
             f"job {self.job_id} is a BATCH job: only STREAMING jobs have savepoints"))
         return future
 
-    def fetch_results(self, sink_id: str | None, after: int, limit: int) -> Message:
-        """A STREAMING job's results from sequence number ``after`` on."""
+    def fetch_results(self, sink_id: str | None, after: int, limit: int,
+                      peek: bool = False) -> Message:
+        """A STREAMING job's results from sequence number ``after`` on (``peek``: the latest
+        ``limit``, acknowledging nothing)."""
         raise NotStreamingError(f"job {self.job_id} is a BATCH job: its records come with its "
                                 "result")
 

@@ -388,7 +388,8 @@ class StreamingJob(SparkJobRunner):
             self._request = (path, stop, future)
         return future
 
-    def fetch_results(self, sink_id: str | None, after: int, limit: int) -> StreamResults:
+    def fetch_results(self, sink_id: str | None, after: int, limit: int,
+                      peek: bool = False) -> StreamResults:
         buffers = self.results
         sink_id = sink_id or None
         if not buffers and not self.sinks:  # not built yet, or the job failed before
@@ -399,6 +400,10 @@ class StreamingJob(SparkJobRunner):
         buffer = buffers.get(sink_id or "")
         if buffer is None:
             raise LookupError(f"job {self.job_id} has no collect or print sink {sink_id!r}")
+        if peek:
+            latest = [v for _, v in list(buffer.items)[-limit:]]
+            return StreamResults(self.job_id, sink_id or "", latest, after, False, self.status,
+                                 self.error_text)
         values, next_seq = buffer.since(after, limit)
         return StreamResults(self.job_id, sink_id or "", values, next_seq,
                              self.status.is_globally_terminal and next_seq >= buffer.next_seq,

@@ -248,6 +248,8 @@ class FetchStreamResults(Message):
     sink_id: str | None = None
     after: int = 0
     limit: int = 10_000
+    #: the latest ``limit`` values, acknowledging nothing (the job widget's live table)
+    peek: bool = False
 
 
 @dataclass(slots=True)

@@ -159,3 +159,29 @@ def test_cluster_widget_follows_taskmanagers_and_jobs() -> None:
     w.mark_stopped()
     assert w.stopped.wait(10)
     assert "stopped" in w.body.value and w.refresh_button.disabled
+
+
+def test_a_streaming_job_shows_its_checkpoints_and_a_stop_with_savepoint_button() -> None:
+    from sessioncluster.protocol.messages import CheckpointInfo
+
+    events, client = FakeEvents(), FakeClient()
+    saved: list[str] = []
+
+    class Future:
+        def result(self) -> str:
+            return "/tmp/savepoints/savepoint-abc"
+
+    client.stop_with_savepoint = lambda advance, directory: (saved.append("asked"), Future())[1]  # type: ignore[attr-defined]
+    checkpoints = [CheckpointInfo(i, "COMPLETED", 1_700_000_000_000 + i, 1_700_000_000_050 + i, 50,
+                                  2048, 7) for i in (1, 2)]
+    info = {"checkpoints": checkpoints, "counts": {"completed": 2, "failed": 0}, "restored": None,
+            "savepoints": [], "interval_ms": 500, "records_per_second": 12.5, "watermark": None,
+            "restarts": 0}
+    details = replace(running_details(), streaming=info)
+    w = JobWidget(client, events=events, fetch_details=lambda: details, jobmanager_alive=lambda: True)
+    wait_for(lambda: 2 in kinds(w.history, "checkpoints"))
+    assert w.savepoint_button.layout.display is None
+    assert "12.5</b> records/s" in w.streaming.value and "checkpoints <b>2</b>" in w.streaming.value
+    assert w.streaming.value.count("<tr>") == 3  # header + two checkpoints
+    assert w.stop_with_savepoint() == "/tmp/savepoints/savepoint-abc" and saved == ["asked"]
+    w.close()

@@ -13,10 +13,12 @@ subtasks change state (records in/out are only in snapshots), and once at the en
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from html import escape
 from typing import TYPE_CHECKING, Any, Callable
 
+import cloudpickle
 import ipywidgets as widgets
 from jupyter_bokeh import BokehModel
 
@@ -25,12 +27,15 @@ from ...graph.jobgraph import JobGraph
 from ...graph.states import JobStatus
 from ...protocol.messages import (
     ExecutionStateChanged,
+    FetchStreamResults,
     JobDetails,
     JobDetailsReply,
     RequestJobDetails,
+    StreamResults,
 )
 from ..html import accumulators_table, error_block, job_header, subtasks_table
 from ..state import JobView, is_histogram
+from ..streaming_html import latest_results, streaming_panel
 from ._feed import POKE, EventSource, Follower
 from .bokeh_views import DagFigure, HistogramFigure, load_bokehjs
 
@@ -43,6 +48,8 @@ log = logging.getLogger("sessioncluster.jupyter")
 SETTLE_SECONDS = 0.5
 #: at most one snapshot per this many seconds while subtasks change state
 REFRESH_SECONDS = 1.0
+#: rows of a streaming job's latest results in the widget
+LATEST_RESULTS = 10
 
 _BAR_STYLE = {JobStatus.FINISHED: "success", JobStatus.FAILED: "danger",
               JobStatus.FAILING: "danger", JobStatus.CANCELED: "warning",
@@ -85,6 +92,14 @@ class JobWidget(widgets.VBox):
         self.cancel_button = widgets.Button(description="Cancel", icon="stop",
                                             button_style="danger", tooltip="cancel this job")
         self.cancel_button.on_click(self._on_cancel)
+        # a STREAMING job: stop with a savepoint, its rate, watermark, checkpoints, results
+        self.savepoint_button = widgets.Button(description="Stop with savepoint", icon="save",
+                                               tooltip="take a savepoint, then stop the job",
+                                               layout=widgets.Layout(display="none"))
+        self.savepoint_button.on_click(self._on_stop_with_savepoint)
+        self.streaming = widgets.HTML("", layout=widgets.Layout(display="none"))
+        self.results = widgets.HTML("", layout=widgets.Layout(display="none"))
+        self._streaming_info: dict[str, Any] | None = None
         self.notice = widgets.HTML("")
         self.dag_box = widgets.Box()
         self.accumulators = widgets.HTML(accumulators_table({}, final=False))
@@ -94,8 +109,10 @@ class JobWidget(widgets.VBox):
         self.subtask_panel = widgets.Accordion(children=[self.subtasks], titles=("Subtasks",))
         self.children = [
             self.header,
-            widgets.HBox([self.progress, self.progress_label, self.cancel_button]),
-            self.notice, self.error, self.dag_box, self.accumulators, self.histograms,
+            widgets.HBox([self.progress, self.progress_label, self.cancel_button,
+                          self.savepoint_button]),
+            self.notice, self.error, self.streaming, self.results, self.dag_box,
+            self.accumulators, self.histograms,
             self.subtask_panel,
         ]
         self._dag: DagFigure | None = None
@@ -132,6 +149,30 @@ class JobWidget(widgets.VBox):
             self.cancel_button.disabled = False
             self.cancel_button.description = "Cancel"
 
+    def stop_with_savepoint(self, directory: str | None = None) -> str:
+        """Take a savepoint of the STREAMING job, then stop it; its location."""
+        location = self.client.stop_with_savepoint(False, directory).result()
+        self.history.append(("savepoint", location))
+        return location
+
+    def _on_stop_with_savepoint(self, _button: widgets.Button) -> None:
+        if self.view.terminal:
+            return
+        self.savepoint_button.disabled = True
+        self.savepoint_button.description = "Taking savepoint…"
+
+        def take() -> None:
+            try:
+                location = self.stop_with_savepoint()
+            except Exception as exc:  # noqa: BLE001 - shown in the widget
+                self._notice(f"savepoint failed: {exc}")
+                self.savepoint_button.disabled = False
+                self.savepoint_button.description = "Stop with savepoint"
+                return
+            self.notice.value = f'<div>savepoint <code>{escape(location)}</code></div>'
+
+        threading.Thread(target=take, name=f"savepoint-{self.job_id[:8]}", daemon=True).start()
+
     def close(self) -> None:
         """Stop following the job and close the widget."""
         self._follower.stop()
@@ -144,7 +185,9 @@ class JobWidget(widgets.VBox):
                                      timeout=10.0).details
 
     def _refresh(self) -> None:
-        self.view.apply_details(self._fetch_details())
+        details = self._fetch_details()
+        self.view.apply_details(details)
+        self._streaming_info = details.streaming
         self._last_refresh = time.monotonic()
         self._dirty = False
         self._final = self.view.terminal
@@ -177,8 +220,9 @@ class JobWidget(widgets.VBox):
         if not self._settled and now - self._started >= SETTLE_SECONDS:
             self._settled = True
             self._refresh()
-        elif self._dirty and now - self._last_refresh >= REFRESH_SECONDS:
-            self._refresh()
+        elif (self._dirty or self._streaming_info is not None) and \
+                now - self._last_refresh >= REFRESH_SECONDS:
+            self._refresh()  # a streaming job changes without events: its rate, checkpoints
         if not batch and not self._alive():
             self._notice("the JobManager is gone")
             return False
@@ -251,6 +295,9 @@ class JobWidget(widgets.VBox):
                 self.error.value = html
                 self.error.layout.display = None
 
+        if self._streaming_info is not None:
+            self._render_streaming(self._streaming_info)
+
         subtasks = subtasks_table(view)
         if self.subtasks.value != subtasks:
             self.subtasks.value = subtasks
@@ -263,6 +310,40 @@ class JobWidget(widgets.VBox):
         self._record("accumulators", accs)
         if view.error_text:
             self._record("error", view.error_text)
+
+
+    def _render_streaming(self, info: dict[str, Any]) -> None:
+        self.savepoint_button.layout.display = None
+        if self.view.terminal:
+            self.savepoint_button.disabled = True
+        panel = streaming_panel(info)
+        if self.streaming.value != panel:
+            self.streaming.value = panel
+            self.streaming.layout.display = None
+        latest = self._latest_results()
+        if latest is not None:
+            html = latest_results(latest)
+            if self.results.value != html:
+                self.results.value = html
+                self.results.layout.display = None
+        self._record("checkpoints", info.get("counts", {}).get("completed", 0))
+
+    def _latest_results(self) -> list[Any] | None:
+        """The collect sink's latest records (without taking them from the job's iterator)."""
+        if self._gateway is None:
+            return None
+        try:
+            reply = self._gateway.request(FetchStreamResults(self.job_id, None, 0, LATEST_RESULTS,
+                                                             peek=True), StreamResults, timeout=10.0)
+        except DispatcherError:
+            return None  # no collect sink, or several
+        out = []
+        for v in reply.values:
+            try:
+                out.append(cloudpickle.loads(v))
+            except Exception:  # noqa: BLE001 - a print sink's lines are text
+                out.append(v.decode("utf-8", "replace"))
+        return out
 
 
 def _shape(graph: JobGraph) -> tuple[Any, ...]:
