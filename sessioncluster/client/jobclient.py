@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import pickle
 import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -219,7 +220,7 @@ class CloseableIterator:
             FetchStreamResults(self.client.job_id, self.sink_id, self._next_seq), StreamResults)
         self.sink_id = reply.sink_id or self.sink_id
         self._next_seq = reply.next_seq
-        decode = (lambda b: b.decode("utf-8")) if self.lines else cloudpickle.loads
+        decode = (lambda b: b.decode("utf-8")) if self.lines else pickle.loads
         self._pending.extend(decode(v) for v in reply.values)
         if reply.done:
             self._done = True

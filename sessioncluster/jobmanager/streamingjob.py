@@ -14,6 +14,7 @@ the JobManager's loop with ``call_soon_threadsafe``.
 from __future__ import annotations
 
 import asyncio
+import glob
 import itertools
 import logging
 import shutil
@@ -218,7 +219,7 @@ class StreamingJob(SparkJobRunner):
             if kind is OperatorKind.SINK_TEXT:
                 write_text_batch(batch_df, batch_id, path)
                 return
-            values = [r[0] for r in batch_df.select("v").collect()]
+            values = batch_df.select("v").toArrow().column(0).to_pylist()
             if kind is OperatorKind.SINK_PRINT:
                 for v in values:
                     printed_log.info("%s", v.decode("utf-8", "replace"))
@@ -243,6 +244,13 @@ class StreamingJob(SparkJobRunner):
                 self._stop_queries()
                 self.loop.call_soon_threadsafe(self._finished, JobStatus.CANCELED)
                 return
+            gone = self._missing_source_directories()
+            if gone:  # Spark's file source would go on listing nothing; restarting cannot help
+                self._stop_queries()
+                self.loop.call_soon_threadsafe(
+                    self._failed, f"FileNotFoundError: the source directory {gone[0]} "
+                                  "disappeared while the job ran", False)
+                return
             ended = {k: q for k, q in self.queries.items() if not q.isActive}
             failed = [(k, q.exception()) for k, q in ended.items() if q.exception() is not None]
             if failed:
@@ -255,6 +263,13 @@ class StreamingJob(SparkJobRunner):
                 self.loop.call_soon_threadsafe(self._finished, JobStatus.FINISHED)
                 return
             time.sleep(WATCH_SECONDS)
+
+    def _missing_source_directories(self) -> list[str]:
+        """The watched local directories (not globs) that no longer exist."""
+        paths = [p for v in self.job_graph.vertices if v.operators[0].kind is OperatorKind.SOURCE_TEXT_FILE
+                 for p in v.operators[0].config.get("path", "").split(",")
+                 if p and "://" not in p and not glob.has_magic(p)]
+        return [p for p in paths if not Path(p).exists()]
 
     def _collect_progress(self) -> None:
         for key, query in list(self.queries.items()):

@@ -247,7 +247,7 @@ class FetchStreamResults(Message):
     #: the sink's vertex id; None: the job's only collect or print sink
     sink_id: str | None = None
     after: int = 0
-    limit: int = 10_000
+    limit: int = 100_000
     #: the latest ``limit`` values, acknowledging nothing (the job widget's live table)
     peek: bool = False
 

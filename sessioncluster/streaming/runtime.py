@@ -17,6 +17,7 @@ JobManager.
 from __future__ import annotations
 
 import itertools
+import pickle
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator
 
@@ -43,8 +44,16 @@ RECORD_SCHEMA = "out int, k binary, ts long, v binary"
 #: the output index of a sink's rows
 SINK_OUT = -1
 
-_loads = cloudpickle.loads
-_dumps = cloudpickle.dumps
+_loads = pickle.loads
+
+
+def _dumps(obj: Any) -> bytes:
+    """A record or key as bytes: the C pickler (several times faster per record than
+    cloudpickle's), cloudpickle for what it cannot pickle (a lambda inside a record)."""
+    try:
+        return pickle.dumps(obj, protocol=5)
+    except Exception:  # noqa: BLE001 - pickle raises many kinds
+        return cloudpickle.dumps(obj)
 
 
 @dataclass(slots=True)

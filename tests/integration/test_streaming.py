@@ -205,3 +205,45 @@ def test_event_time_windows_fire_when_the_watermark_passes(session: sessionclust
         assert sorted(got[2:]) == [("x", 1), ("y", 1)]
     finally:
         results.close()
+
+
+def failing_word(word: str) -> str:
+    if word == "boom":
+        raise ValueError(f"cannot count {word!r}")
+    return word
+
+
+def test_a_user_error_restarts_by_the_strategy_then_fails_with_the_users_traceback(
+        session: sessioncluster.Session, tmp_path: Path) -> None:
+    from sessioncluster.pyflink.common.restart_strategy import RestartStrategies
+
+    src = tmp_path / "in"
+    src.mkdir()
+    env = streaming_env(session)
+    env.set_restart_strategy(RestartStrategies.fixed_delay_restart(1, 100))
+    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(src))
+              .monitor_continuously(Duration.of_millis(200)).build())
+    results = (env.from_source(source, WatermarkStrategy.no_watermarks(), "words")
+               .map(failing_word).execute_and_collect("fails"))
+    drop(src, "1.txt", ["ok", "boom"])
+    with pytest.raises(sessioncluster.JobExecutionException) as err:
+        list(results)
+    assert "cannot count 'boom'" in str(err.value) and "failing_word" in str(err.value)
+    details = results.client.details()
+    assert details.summary.status is JobStatus.FAILED and details.streaming["restarts"] == 1
+    assert "RESTARTING" in details.status_times
+
+
+def test_a_source_directory_that_disappears_fails_the_job_clearly(session: sessioncluster.Session,
+                                                                  tmp_path: Path) -> None:
+    import shutil
+
+    src = tmp_path / "in"
+    src.mkdir()
+    drop(src, "1.txt", ["a b"])
+    results = word_counts(streaming_env(session), src).execute_and_collect("vanishing source")
+    latest: dict[str, int] = {}
+    read_until(results, latest, {"a": 1, "b": 1})
+    shutil.rmtree(src)
+    with pytest.raises(sessioncluster.JobExecutionException, match="disappeared while the job ran"):
+        list(results)
