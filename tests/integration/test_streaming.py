@@ -85,6 +85,10 @@ def test_keyed_count_over_files_dropped_in_rounds(session: sessioncluster.Sessio
         read_until(results, latest, python_counts(ROUNDS[:1]))
         client = results.client
         assert client.get_job_status() is JobStatus.RUNNING
+        # a BATCH job runs beside the streaming one on the same session
+        batch = session.get_execution_environment()
+        assert sorted(batch.from_collection([3, 1, 2]).map(lambda x: x * 2)
+                      .execute_and_collect("batch beside a stream")) == [2, 4, 6]
         for i, lines in enumerate(ROUNDS[1:], 1):
             drop(src, f"round-{i}.txt", lines)
             read_until(results, latest, python_counts(ROUNDS[:i + 1]))
@@ -247,3 +251,32 @@ def test_a_source_directory_that_disappears_fails_the_job_clearly(session: sessi
     shutil.rmtree(src)
     with pytest.raises(sessioncluster.JobExecutionException, match="disappeared while the job ran"):
         list(results)
+
+
+def test_a_bounded_number_sequence_with_side_outputs_and_union_finishes(
+        session: sessioncluster.Session) -> None:
+    """Bounded sources in STREAMING mode: the job FINISHES once they are read. A process
+    function's side output and its main output, each transformed, then unioned."""
+    from sessioncluster.pyflink.datastream import OutputTag, ProcessFunction
+    from sessioncluster.pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+    odd = OutputTag("odd", Types.LONG())
+
+    class Split(ProcessFunction):
+        def process_element(self, value: Any, ctx: Any) -> Any:
+            if value % 2:
+                ctx.output(odd, value)
+            else:
+                yield value
+
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    env.set_parallelism(2)
+    numbers = env.from_source(NumberSequenceSource(1, 100), WatermarkStrategy.no_watermarks(), "numbers")
+    split = numbers.process(Split())
+    evens = split.map(lambda x: ("even", x))
+    odds = split.get_side_output(odd).map(lambda x: ("odd", x))
+    results = evens.union(odds).execute_and_collect("sides and union")
+    got = sorted(results)  # ends: the job FINISHES when the sequence is consumed
+    assert got == sorted([("even", x) for x in range(2, 101, 2)] + [("odd", x) for x in range(1, 100, 2)])
+    assert results.client.wait(60).status is JobStatus.FINISHED
