@@ -111,6 +111,9 @@ class StreamingJob(SparkJobRunner):
         self.spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
         keyed = [v.parallelism for v in job_graph.vertices if is_keyed_head(v)]
         self.spark.conf.set("spark.sql.shuffle.partitions", str(max(keyed or [1])))
+        retained = job_graph.configuration.get("state.checkpoints.num-retained")
+        if retained:  # Flink's retained checkpoints: the micro-batches Spark keeps
+            self.spark.conf.set("spark.sql.streaming.minBatchesToRetain", str(int(retained)))
         self.config = dict(job_graph.configuration)
         self.interval_ms = int(self.config.get("execution.checkpointing.interval") or 0)
         root = self.config.get("state.checkpoints.dir") or str(session_dir / "checkpoints")
