@@ -9,12 +9,18 @@ stays light outside notebooks.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..client.jobclient import JobClient
     from ..client.session import Session
     from .widgets import ClusterWidget, JobWidget
+
+#: how long an attached job's cell waits, once the job ended, for its widget's final snapshot
+FINAL_SNAPSHOT_SECONDS = 15.0
+#: the widgets of attached jobs, by job id, until the job's cell has its result
+_attached: "weakref.WeakValueDictionary[str, JobWidget]" = weakref.WeakValueDictionary()
 
 
 def job_widget(client: "JobClient") -> "JobWidget":
@@ -58,7 +64,16 @@ def in_kernel() -> bool:
 def _show_attached_job(client: "JobClient") -> None:
     """An attached job run inside a kernel shows its live job widget."""
     if in_kernel():
-        display_job_widget(client)
+        _attached[client.job_id] = display_job_widget(client)
+
+
+def _attached_job_ended(client: "JobClient") -> None:
+    """The result of an attached job is in: wait (briefly) until its widget has published its
+    final snapshot, so that the update goes out while the job's cell still runs (nbclient and
+    nbval only read the running cell's messages)."""
+    widget = _attached.pop(client.job_id, None)
+    if widget is not None:
+        widget.stopped.wait(FINAL_SNAPSHOT_SECONDS)
 
 
 def _register_hooks() -> None:
@@ -72,6 +87,7 @@ def _register_hooks() -> None:
                                JobExecutionResult: job_result_html})
     display.hooks.job_widget = job_widget
     display.hooks.attached_job = _show_attached_job
+    display.hooks.attached_job_ended = _attached_job_ended
 
 
 _register_hooks()
