@@ -755,12 +755,10 @@ class AllWindowedStream(WindowedStream):
 def _wait_attached(client: JobClient) -> Any:
     """Wait for an attached job; an interrupt (Ctrl-C, the notebook's stop button) cancels it."""
     try:
-        reply = client.wait()
+        return client.wait()
     except KeyboardInterrupt:
         client.cancel()
         raise
-    display.hooks.on_attached_job_ended(client)  # the widget's final snapshot, in this cell
-    return reply
 
 
 _INSTALLED_PATHS = tuple(

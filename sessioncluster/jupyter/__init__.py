@@ -9,7 +9,7 @@ stays light outside notebooks.
 
 from __future__ import annotations
 
-import weakref
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,10 +17,9 @@ if TYPE_CHECKING:
     from ..client.session import Session
     from .widgets import ClusterWidget, JobWidget
 
-#: how long an attached job's cell waits, once the job ended, for its widget's final snapshot
-FINAL_SNAPSHOT_SECONDS = 15.0
-#: the widgets of attached jobs, by job id, until the job's cell has its result
-_attached: "weakref.WeakValueDictionary[str, JobWidget]" = weakref.WeakValueDictionary()
+#: how long a cell that waited for a job waits, once the job ended, for the final snapshot of
+#: the job's widgets that were shown
+FINAL_SNAPSHOT_SECONDS = 10.0
 
 
 def job_widget(client: "JobClient") -> "JobWidget":
@@ -64,15 +63,17 @@ def in_kernel() -> bool:
 def _show_attached_job(client: "JobClient") -> None:
     """An attached job run inside a kernel shows its live job widget."""
     if in_kernel():
-        _attached[client.job_id] = display_job_widget(client)
+        display_job_widget(client)
 
 
-def _attached_job_ended(client: "JobClient") -> None:
-    """The result of an attached job is in: wait (briefly) until its widget has published its
-    final snapshot, so that the update goes out while the job's cell still runs (nbclient and
-    nbval only read the running cell's messages)."""
-    widget = _attached.pop(client.job_id, None)
-    if widget is not None:
+def _job_ended(client: "JobClient") -> None:
+    """A wait for a job returned (it ended): wait (briefly) until the job's shown widgets have
+    published their final snapshot, so that the update goes out while this cell still runs
+    (nbclient and nbval read only the running cell's messages)."""
+    job = sys.modules.get("sessioncluster.jupyter.widgets.job")
+    if job is None:
+        return  # no widget was ever made
+    for widget in job.shown_widgets(client.job_id):
         widget.stopped.wait(FINAL_SNAPSHOT_SECONDS)
 
 
@@ -87,7 +88,7 @@ def _register_hooks() -> None:
                                JobExecutionResult: job_result_html})
     display.hooks.job_widget = job_widget
     display.hooks.attached_job = _show_attached_job
-    display.hooks.attached_job_ended = _attached_job_ended
+    display.hooks.job_ended = _job_ended
 
 
 _register_hooks()

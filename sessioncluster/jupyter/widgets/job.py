@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from html import escape
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -45,6 +46,9 @@ log = logging.getLogger("sessioncluster.jupyter")
 SETTLE_SECONDS = 0.5
 #: at most one snapshot per this many seconds while subtasks change state
 REFRESH_SECONDS = 1.0
+
+#: the job widgets that were displayed (``shown_widgets``)
+_shown: "weakref.WeakSet[JobWidget]" = weakref.WeakSet()
 
 _BAR_STYLE = {JobStatus.FINISHED: "success", JobStatus.FAILED: "danger",
               JobStatus.FAILING: "danger", JobStatus.CANCELED: "warning",
@@ -127,6 +131,7 @@ class JobWidget(widgets.VBox):
 
     def _ipython_display_(self) -> None:
         """Display the widget view with its snapshot, under the snapshot's display id."""
+        _shown.add(self)
         self.snapshot.show()
 
     def _snapshot(self) -> Snapshot:
@@ -302,6 +307,11 @@ class JobWidget(widgets.VBox):
         self._record("accumulators", accs)
         if view.error_text:
             self._record("error", view.error_text)
+
+
+def shown_widgets(job_id: str) -> list[JobWidget]:
+    """The job widgets of ``job_id`` that were displayed and still exist."""
+    return [w for w in list(_shown) if w.job_id == job_id]
 
 
 def _shape(graph: JobGraph) -> tuple[Any, ...]:
