@@ -182,17 +182,13 @@ def test_attached_job_widget_is_live(cluster: Cluster) -> None:
     assert set(data) == {WIDGET_VIEW, "text/html", "text/plain"}
     updates = _updates(k, display_id)
     assert updates, "the final snapshot is published with the same display id"
-    assert {u["parent_header"]["msg_id"] for u in updates} == {_msg_id(cell)}
+    assert {u["parent_header"]["msg_id"] for u in updates} == {cell.msg_id}
     final = updates[-1]["content"]["data"]
     assert final[WIDGET_VIEW] == data[WIDGET_VIEW]
     text, page = final["text/plain"], final["text/html"]
     assert text.startswith(f"Job 'slow count' ({got['job_id']}): FINISHED, 4/4 subtasks")
     assert "64 records in" in text and "  records: 64" in text
     assert "<svg" in page and ">FINISHED<" in page and "<code>64</code>" in page
-
-
-def _msg_id(cell: CellResult) -> str:
-    return cell.messages[0]["parent_header"]["msg_id"]
 
 
 def test_snapshot_of_a_job_shown_before_a_later_cell_ends_it(cluster: Cluster) -> None:
@@ -211,8 +207,19 @@ def test_snapshot_of_a_job_shown_before_a_later_cell_ends_it(cluster: Cluster) -
         wait_until(_widgets[{data[WIDGET_VIEW]["model_id"]!r}].stopped.is_set)
     ''')
     updates = _updates(k, display_id)
-    assert {u["parent_header"]["msg_id"] for u in updates} == {_msg_id(shown), _msg_id(later)}
+    assert {u["parent_header"]["msg_id"] for u in updates} == {shown.msg_id, later.msg_id}
     assert all("FINISHED, " in u["content"]["data"]["text/plain"] for u in updates)
+    # shown and waited for in one cell: JobClient.wait lets the final snapshot out in that cell
+    same = k.run('''
+        client = (env.from_collection(range(10)).map(SlowCount(0.1))
+                     .execute_and_collect_async("same cell"))
+        display(client.widget())
+        assert len(client.collect()) == 10
+    ''')
+    display_id, _data = _display(same)
+    updates = _updates(k, display_id)
+    assert [u["parent_header"]["msg_id"] for u in updates] == [same.msg_id]
+    assert "): FINISHED, " in updates[0]["content"]["data"]["text/plain"]
 
 
 def _display(cell: CellResult) -> tuple[str, dict[str, Any]]:
