@@ -18,6 +18,8 @@ class DisplayHooks:
     job_widget: Callable[[Any], Any] | None = None
     #: called with the JobClient of every job run attached (``execute``, ``execute_and_collect``)
     attached_job: Callable[[Any], None] | None = None
+    #: called with a JobClient once a wait for its job's end returned (the job ended)
+    job_ended: Callable[[Any], None] | None = None
 
     def html_of(self, obj: Any) -> str | None:
         """The registered HTML of ``obj``, or None (IPython then shows its text repr)."""
@@ -33,6 +35,10 @@ class DisplayHooks:
     def on_attached_job(self, client: Any) -> None:
         if self.attached_job is not None:
             self.attached_job(client)
+
+    def on_job_ended(self, client: Any) -> None:
+        if self.job_ended is not None:
+            self.job_ended(client)
 
 
 #: the hooks of this process (filled by ``sessioncluster.jupyter``)

@@ -124,6 +124,7 @@ class JobClient:
             reply = self.session.gateway.request(AwaitJobResult(self.job_id, slice_),
                                                  JobResultReply, timeout=slice_ + 30.0)
             if reply.done:
+                display.hooks.on_job_ended(self)  # a shown widget's final snapshot, in this cell
                 return reply
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"job {self.job_id} still {reply.status} after {timeout} s")

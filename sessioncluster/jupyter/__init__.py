@@ -9,12 +9,17 @@ stays light outside notebooks.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..client.jobclient import JobClient
     from ..client.session import Session
     from .widgets import ClusterWidget, JobWidget
+
+#: how long a cell that waited for a job waits, once the job ended, for the final snapshot of
+#: the job's widgets that were shown
+FINAL_SNAPSHOT_SECONDS = 10.0
 
 
 def job_widget(client: "JobClient") -> "JobWidget":
@@ -61,6 +66,17 @@ def _show_attached_job(client: "JobClient") -> None:
         display_job_widget(client)
 
 
+def _job_ended(client: "JobClient") -> None:
+    """A wait for a job returned (it ended): wait (briefly) until the job's shown widgets have
+    published their final snapshot, so that the update goes out while this cell still runs
+    (nbclient and nbval read only the running cell's messages)."""
+    job = sys.modules.get("sessioncluster.jupyter.widgets.job")
+    if job is None:
+        return  # no widget was ever made
+    for widget in job.shown_widgets(client.job_id):
+        widget.stopped.wait(FINAL_SNAPSHOT_SECONDS)
+
+
 def _register_hooks() -> None:
     """Fill the client's display hooks: the client itself never imports this package."""
     from ..client import display
@@ -72,6 +88,7 @@ def _register_hooks() -> None:
                                JobExecutionResult: job_result_html})
     display.hooks.job_widget = job_widget
     display.hooks.attached_job = _show_attached_job
+    display.hooks.job_ended = _job_ended
 
 
 _register_hooks()

@@ -47,6 +47,13 @@ def badge(state: object, label: str | None = None) -> str:
             f'{escape(str(state if label is None else label))}</span>')
 
 
+def volatile(text: str) -> str:
+    """A value that differs between two runs of the same program (a duration, a time, a pid,
+    an address, a TaskManager or slot a subtask happened to run in), escaped and marked
+    ``class="sc-volatile"`` so that a comparison of saved outputs (nbval) can mask it."""
+    return f'<span class="sc-volatile">{escape(text)}</span>'
+
+
 def table(headers: Iterable[str], rows: Iterable[Iterable[str]], more: int = 0) -> str:
     """An HTML table; cells are HTML already (escape them with :func:`html.escape`)."""
     head = "".join(f'<th style="{_TH}">{escape(h)}</th>' for h in headers)
@@ -154,8 +161,9 @@ def subtasks_table(view: JobView) -> str:
         v = view.vertices.get(ex.vertex_id)
         name = v.name if v is not None else ex.vertex_id
         par = v.parallelism if v is not None else "?"
-        rows.append([escape(name), f"{ex.subtask + 1}/{par}", escape(ex.tm_id or "—"),
-                     escape("—" if ex.slot is None else str(ex.slot)), f"#{ex.attempt}", badge(ex.state)])
+        rows.append([escape(name), f"{ex.subtask + 1}/{par}", volatile(ex.tm_id or "—"),
+                     volatile("—" if ex.slot is None else str(ex.slot)), f"#{ex.attempt}",
+                     badge(ex.state)])
     return table(["JobVertex", "subtask", "TaskManager", "slot", "attempt", "state"], rows,
                  len(current) - MAX_ROWS)
 
@@ -204,7 +212,7 @@ def job_header(view: JobView, net_runtime_ms: int | None = None) -> str:
     progress = f" · {done}/{total} subtasks finished" if total else ""
     return (f'<div style="{FONT}"><b style="font-size: 14px;">{escape(view.name)}</b> '
             f'{badge(view.status)} <span style="color: #555;">job <code>{escape(view.job_id)}</code>'
-            f' · {escape(took)}{progress}</span></div>')
+            f' · {volatile(took)}{progress}</span></div>')
 
 
 def job_view_html(view: JobView, net_runtime_ms: int | None = None,
@@ -240,8 +248,8 @@ def taskmanagers_table(view: ClusterView) -> str:
         age = (f"{max(0.0, now - tm.last_heartbeat):.1f} s"
                if now is not None and tm.last_heartbeat else "—")
         c = tm.library_cache
-        rows.append([f"<code>{escape(tm.tm_id)}</code>", escape(tm.host), str(tm.pid),
-                     f"{tm.slots_used}/{tm.slots}", escape(age),
+        rows.append([f"<code>{escape(tm.tm_id)}</code>", escape(tm.host), volatile(str(tm.pid)),
+                     f"{tm.slots_used}/{tm.slots}", volatile(age),
                      f"{c.entries} ({c.hits} hits, {c.misses} misses)",
                      badge(tm.state) if tm.state != "REGISTERED" else escape(tm.state)])
     return table(["TaskManager", "host", "pid", "slots used", "heartbeat age",
@@ -253,7 +261,8 @@ def jobs_table(jobs: Iterable[JobSummary]) -> str:
     for j in jobs:
         started = datetime.datetime.fromtimestamp(j.start_time).strftime("%H:%M:%S")
         took = format_seconds(j.end_time - j.start_time) if j.end_time else "running"
-        rows.append([f"<code>{escape(j.job_id)}</code>", escape(j.name), badge(j.status), started, took,
+        rows.append([f"<code>{escape(j.job_id)}</code>", escape(j.name), badge(j.status),
+                     volatile(started), volatile(took),
                      f"{j.tasks_finished}/{j.tasks_total}" if j.tasks_total else "—"])
     if not rows:
         return '<div style="color: #777;">no jobs</div>'
@@ -268,10 +277,10 @@ def cluster_view_html(view: ClusterView) -> str:
     live = sum(tm.state == "REGISTERED" for tm in view.taskmanagers.values())
     return (f'<div style="{FONT}"><b style="font-size: 14px;">session cluster '
             f'{escape(view.name)}</b> {badge("FINISHED" if state == "ready" else "CANCELED", state)}'
-            f'<div style="color: #555;">JobManager <code>{escape(view.dispatcher)}</code> (pid '
-            f'{view.jobmanager_pid}) on <code>{escape(view.spark_master)}</code></div>'
+            f'<div style="color: #555;">JobManager <code>{volatile(view.dispatcher)}</code> (pid '
+            f'{volatile(str(view.jobmanager_pid))}) on <code>{escape(view.spark_master)}</code></div>'
             f'<div style="margin-top: 6px;"><b>TaskManagers</b> ({live} of '
-            f'{view.expected_taskmanagers}, as of {as_of})</div>{taskmanagers_table(view)}'
+            f'{view.expected_taskmanagers}, as of {volatile(as_of)})</div>{taskmanagers_table(view)}'
             f'<div><b>Running jobs</b></div>{jobs_table(view.running_jobs())}'
             f'<div><b>Recent jobs</b></div>{jobs_table(view.recent_jobs())}</div>')
 

@@ -157,6 +157,7 @@ class SessionClusterMagics(Magics):
         session.stop()
         for widget in [w for w in self._cluster_widgets if w.session.name == session.name]:
             widget.mark_stopped()
+            widget.stopped.wait(5.0)  # its last snapshot goes out while this cell runs
             self._cluster_widgets.remove(widget)
         if self.session is not None and self.session.name == session.name:
             self.session = None

@@ -22,6 +22,8 @@ class CellResult:
     """What a cell sent: its outputs (stream, display_data, execute_result, error)."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
+    #: the msg_id of the cell's execute_request (the parent of everything it sent)
+    msg_id: str = ""
 
     @property
     def stdout(self) -> str:
@@ -57,7 +59,7 @@ class Kernel:
 
     def run(self, code: str, timeout: float = 180.0, allow_error: bool = False) -> CellResult:
         msg_id = self.kc.execute(textwrap.dedent(code), store_history=True)
-        result = CellResult()
+        result = CellResult(msg_id=msg_id)
         while True:
             try:
                 msg = self.kc.get_iopub_msg(timeout=timeout)

@@ -19,7 +19,7 @@ import pytest
 from sessioncluster.client.session import Session
 from sessioncluster.connection import ConnectionInfo, pid_alive
 
-from .kernel import Kernel
+from .kernel import WIDGET_VIEW, CellResult, Kernel
 
 pytestmark = pytest.mark.integration
 
@@ -107,6 +107,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 def test_start_binds_the_session_and_shows_the_cluster(cluster: Cluster) -> None:
     k = cluster.kernel
     assert cluster.start_result.widget_ids, "start shows the cluster widget"
+    display_id, data = _display(cluster.start_result)
+    assert set(data) == {WIDGET_VIEW, "text/html", "text/plain"}
+    # the snapshot shows the registered TaskManager (in place, if it was not known when shown)
+    k.run("w0 = magics()._cluster_widgets[0]\n"
+          "wait_until(lambda: '1 of 1 TaskManagers' in w0.snapshot.sent[-1][1]['text/plain'])")
+    k.run("pass")  # what the widget's thread sent before is read by now
+    latest = ([u["content"]["data"] for u in _updates(k, display_id)] or [data])[-1]
+    assert f"session cluster '{NAME}': ready, 1 of 1 TaskManagers" in latest["text/plain"]
+    assert NAME in latest["text/html"]
     got = k.run("print(json.dumps([type(session).__name__, session.name, "
                 "session.info.jobmanager_pid]))").json()
     assert got == ["Session", NAME, cluster.info.jobmanager_pid]
@@ -168,6 +177,62 @@ def test_attached_job_widget_is_live(cluster: Cluster) -> None:
         print(json.dumps(seen(cw, "job")))
     ''' % got["job_id"]).json()
     assert [got["job_id"], "RUNNING"] in jobs and [got["job_id"], "FINISHED"] in jobs
+    # the output carries a snapshot beside the widget view, updated in place in this cell
+    display_id, data = _display(cell)
+    assert set(data) == {WIDGET_VIEW, "text/html", "text/plain"}
+    updates = _updates(k, display_id)
+    assert updates, "the final snapshot is published with the same display id"
+    assert {u["parent_header"]["msg_id"] for u in updates} == {cell.msg_id}
+    final = updates[-1]["content"]["data"]
+    assert final[WIDGET_VIEW] == data[WIDGET_VIEW]
+    text, page = final["text/plain"], final["text/html"]
+    assert text.startswith(f"Job 'slow count' ({got['job_id']}): FINISHED, 4/4 subtasks")
+    assert "64 records in" in text and "  records: 64" in text
+    assert "<svg" in page and ">FINISHED<" in page and "<code>64</code>" in page
+
+
+def test_snapshot_of_a_job_shown_before_a_later_cell_ends_it(cluster: Cluster) -> None:
+    """A job widget shown as a cell's value; the job ends while a later cell runs: the update
+    goes to the cell that showed it and to the running cell (nbclient reads only that one)."""
+    k = cluster.kernel
+    shown = k.run('''
+        client = (env.from_collection(range(30)).map(SlowCount(0.1))
+                     .execute_and_collect_async("shown early"))
+        client.widget()
+    ''')
+    display_id, data = _display(shown)
+    assert "shown early" in data["text/plain"]
+    later = k.run(f'''
+        client.wait(120)
+        wait_until(_widgets[{data[WIDGET_VIEW]["model_id"]!r}].stopped.is_set)
+    ''')
+    updates = _updates(k, display_id)
+    assert {u["parent_header"]["msg_id"] for u in updates} == {shown.msg_id, later.msg_id}
+    assert all("FINISHED, " in u["content"]["data"]["text/plain"] for u in updates)
+    # shown and waited for in one cell: JobClient.wait lets the final snapshot out in that cell
+    same = k.run('''
+        client = (env.from_collection(range(10)).map(SlowCount(0.1))
+                     .execute_and_collect_async("same cell"))
+        display(client.widget())
+        assert len(client.collect()) == 10
+    ''')
+    display_id, _data = _display(same)
+    updates = _updates(k, display_id)
+    assert [u["parent_header"]["msg_id"] for u in updates] == [same.msg_id]
+    assert "): FINISHED, " in updates[0]["content"]["data"]["text/plain"]
+
+
+def _display(cell: CellResult) -> tuple[str, dict[str, Any]]:
+    """The display id and data of the (first) widget a cell displayed."""
+    msg = next(m for m in cell.messages
+               if m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"])
+    return msg["content"]["transient"]["display_id"], msg["content"]["data"]
+
+
+def _updates(k: Kernel, display_id: str) -> list[dict[str, Any]]:
+    """The update_display_data messages the kernel sent for one display id so far."""
+    return [m for m in k.iopub if m["msg_type"] == "update_display_data"
+            and m["content"]["transient"].get("display_id") == display_id]
 
 
 def _child_id(k: Kernel, model_id: str, attribute: str) -> str:
@@ -232,6 +297,11 @@ def test_failed_job_shows_the_users_traceback(cluster: Cluster) -> None:
     assert "ValueError: record three is bad" in got["error"] and "explode" in got["error"]
     # the cell's own source line, filled in from this kernel's linecache
     assert 'raise ValueError("record three is bad")' in html.unescape(got["error"])
+    display_id, _data = _display(cell)
+    final = _updates(k, display_id)[-1]["content"]["data"]
+    assert "): FAILED" in final["text/plain"]
+    assert "error: ValueError: record three is bad" in final["text/plain"]
+    assert 'raise ValueError("record three is bad")' in html.unescape(final["text/html"])
 
 
 def test_static_html_of_a_finished_job(cluster: Cluster) -> None:

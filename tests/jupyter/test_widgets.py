@@ -185,3 +185,103 @@ def test_a_streaming_job_shows_its_checkpoints_and_a_stop_with_savepoint_button(
     assert w.streaming.value.count("<tr>") == 3  # header + two checkpoints
     assert w.stop_with_savepoint() == "/tmp/savepoints/savepoint-abc" and saved == ["asked"]
     w.close()
+
+
+class FakeFrontEnd:
+    """What a widget published: ``(kind, data, display_id, parent)``; kind ``display`` or
+    ``update``. ``cell`` is the parent header outputs go to now."""
+
+    def __init__(self) -> None:
+        self.cell: dict[str, Any] | None = {"msg_id": "cell-1"}
+        self.sent: list[tuple[str, dict[str, Any], str, Any]] = []
+
+    def publish(self, data: dict[str, Any], display_id: str, parent: Any, update: bool) -> None:
+        self.sent.append(("update" if update else "display", data, display_id,
+                          (parent or self.cell or {}).get("msg_id")))
+
+    def parent(self) -> dict[str, Any] | None:
+        return self.cell
+
+
+def _snapshot_widget(front: FakeFrontEnd, widget: Any) -> None:
+    from sessioncluster.jupyter.snapshot import SnapshotDisplay
+
+    widget.snapshot = SnapshotDisplay(widget, widget._snapshot, front.publish, front.parent)
+
+
+def test_job_widget_snapshot_is_updated_in_place_when_the_job_ends() -> None:
+    from sessioncluster.jupyter.snapshot import WIDGET_VIEW
+
+    events, client, front = FakeEvents(), FakeClient(), FakeFrontEnd()
+    server = {"details": running_details()}
+    w = JobWidget(client, events=events, fetch_details=lambda: server["details"],
+                  jobmanager_alive=lambda: True)
+    _snapshot_widget(front, w)
+    wait_for(lambda: kinds(w.history, "status"))
+    w._ipython_display_()  # what display(w) and a cell's value do
+    (kind, data, display_id, cell), = front.sent
+    assert kind == "display" and cell == "cell-1"
+    assert set(data) == {WIDGET_VIEW, "text/html", "text/plain"}
+    assert data[WIDGET_VIEW]["model_id"] == w.model_id
+    assert "RUNNING" in data["text/plain"] and "<svg" in data["text/html"]
+    front.cell = {"msg_id": "cell-2"}  # the job ends while a later cell runs
+    server["details"] = job_details(J.FAILED)
+    events.publish(JOB_ID, JobStatusChanged(JOB_ID, "word count", J.FAILED, 1003.5))
+    assert w.stopped.wait(10)
+    updates = [s for s in front.sent if s[0] == "update"]
+    # to the cell that showed it, and to the running one (nbclient reads only that one's)
+    assert [(u[2], u[3]) for u in updates] == [(display_id, "cell-1"), (display_id, "cell-2")]
+    final = updates[0][1]
+    assert final[WIDGET_VIEW] == data[WIDGET_VIEW]
+    text, page = final["text/plain"], final["text/html"]
+    assert text.startswith(f"Job 'word count' ({JOB_ID}): FAILED, 3/5 subtasks finished")
+    assert "  lines: 4242" in text and "  lengths: 1: 3, 2: 7, 5: 1" in text
+    assert "error: ValueError: bad record 'x'" in text
+    assert "<svg" in page and "FAILED" in page and "ValueError: bad record" in page
+    assert "4242" in page and "final value" in page
+    assert kinds(w.history, "snapshot") == ["FAILED"]
+
+
+def test_snapshot_text_leaves_out_what_races() -> None:
+    from sessioncluster.jupyter.snapshot import job_text
+    from sessioncluster.jupyter.state import JobView
+
+    view = JobView(JOB_ID, "word count")
+    view.apply_details(job_details(J.FINISHED))
+    text = job_text(view)
+    assert "s\n" not in text and "slot" not in text and "TaskManager" not in text
+    assert "Keyed Aggregation -> Sink: Collect (parallelism 2)" in text
+
+
+def test_an_undisplayed_widget_publishes_nothing() -> None:
+    events, client, front = FakeEvents(), FakeClient(), FakeFrontEnd()
+    w = JobWidget(client, events=events, fetch_details=lambda: job_details(J.FINISHED),
+                  jobmanager_alive=lambda: True)
+    _snapshot_widget(front, w)
+    assert w.stopped.wait(10)
+    assert front.sent == [] and not kinds(w.history, "snapshot")
+
+
+def test_cluster_widget_snapshot_follows_taskmanagers() -> None:
+    events, front = FakeEvents(), FakeFrontEnd()
+    session = type("S", (), {"name": "dev", "info": type("I", (), {
+        "dispatcher": "tcp://127.0.0.1:5555", "jobmanager_pid": 1234})()})()
+    server = {"overview": overview()}
+    w = ClusterWidget(session, events=events, fetch_overview=lambda: server["overview"],
+                      jobmanager_alive=lambda: True)
+    _snapshot_widget(front, w)
+    wait_for(lambda: kinds(w.history, "overview"))
+    w._ipython_display_()
+    first = front.sent[0][1]
+    assert "2 of 2 TaskManagers (4 slots)" in first["text/plain"]
+    grown = overview()
+    grown.taskmanagers.append(taskmanager("3"))
+    server["overview"] = grown
+    events.publish("cluster", TaskManagerChanged("3", "REGISTERED", taskmanager("3")))
+    wait_for(lambda: any("3 of 2 TaskManagers" in t for t in kinds(w.history, "snapshot")))
+    update = next(s for s in front.sent if s[0] == "update")
+    assert update[2] == front.sent[0][2] and update[3] == "cell-1"
+    assert "4003" in update[1]["text/html"]
+    w.mark_stopped()
+    assert w.stopped.wait(10)
+    assert "stopped" in front.sent[-1][1]["text/plain"]

@@ -11,6 +11,8 @@ one a second) for slot use, heartbeats and library caches. Refresh fetches one a
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -24,11 +26,14 @@ from ...protocol.messages import (
     TaskManagerChanged,
 )
 from ..html import cluster_view_html
+from ..snapshot import Publisher, Snapshot, SnapshotDisplay, cluster_text
 from ..state import ClusterView
 from ._feed import POKE, EventSource, Follower
 
 if TYPE_CHECKING:
     from ...client.session import Session
+
+log = logging.getLogger("sessioncluster.jupyter")
 
 REFRESH_SECONDS = 1.0
 
@@ -37,16 +42,23 @@ class ClusterWidget(widgets.VBox):
     """The live view of one session cluster, until ``close()`` or until its JobManager is gone.
 
     ``history`` records ``(kind, value)`` pairs: ``taskmanager`` ``(tm_id, change)``, ``job``
-    ``(job_id, status)``, ``overview`` (the number of TaskManagers) and ``stopped``.
+    ``(job_id, status)``, ``overview`` (the number of TaskManagers), ``stopped`` and
+    ``snapshot`` (a new snapshot was published in place, with its text).
+
+    Displayed, its output carries a static snapshot (``text/html``, ``text/plain``) beside the
+    widget view, updated in place whenever what it shows changes (a TaskManager registers or
+    is lost, a job starts or ends, the session stops).
     """
 
     def __init__(self, session: "Session", *, events: EventSource | None = None,
                  fetch_overview: Callable[[], ClusterOverview] | None = None,
-                 jobmanager_alive: Callable[[], bool] | None = None, **kwargs: Any) -> None:
+                 jobmanager_alive: Callable[[], bool] | None = None,
+                 publish: Publisher | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session = session
         self.view = ClusterView(session.name, dispatcher=session.info.dispatcher,
                                 jobmanager_pid=session.info.jobmanager_pid)
+        self._view_lock = threading.Lock()  # the follower changes the view; a display reads it
         self.history: list[tuple[str, Any]] = []
         self._gateway: DispatcherGateway | None = None
         if fetch_overview is None or jobmanager_alive is None:
@@ -62,6 +74,7 @@ class ClusterWidget(widgets.VBox):
         self.children = [self.body, self.refresh_button]
         self._dirty = True
         self._last_refresh = 0.0
+        self.snapshot = SnapshotDisplay(self, self._snapshot, publish)
         self._follower = Follower(f"sessioncluster-cluster-{session.name}",
                                   events or session.events, "cluster", self._step)
         self.stopped = self._follower.stopped
@@ -70,6 +83,15 @@ class ClusterWidget(widgets.VBox):
     def __repr__(self) -> str:
         state = "stopped" if self.view.stopped else f"{len(self.view.taskmanagers)} TaskManagers"
         return f"<ClusterWidget '{self.view.name}' {state}>"
+
+    def _ipython_display_(self) -> None:
+        """Display the widget view with its snapshot, under the snapshot's display id."""
+        self.snapshot.show()
+
+    def _snapshot(self) -> Snapshot:
+        with self._view_lock:
+            return {"text/plain": cluster_text(self.view),
+                    "text/html": cluster_view_html(self.view)}
 
     def refresh(self) -> None:
         """Fetch a fresh ClusterOverview now (on the widget's thread)."""
@@ -107,7 +129,10 @@ class ClusterWidget(widgets.VBox):
         for msg in batch:
             if msg is POKE:
                 force = True
-            elif self.view.apply_event(msg):
+                continue
+            with self._view_lock:
+                changed = self.view.apply_event(msg)
+            if changed:
                 self._dirty = True
                 if isinstance(msg, TaskManagerChanged):
                     self.history.append(("taskmanager", (msg.tm_id, msg.change)))
@@ -117,7 +142,9 @@ class ClusterWidget(widgets.VBox):
             if self.view.stopped:
                 raise JobManagerGoneError("the session was stopped")
             if force or (self._dirty and time.monotonic() - self._last_refresh >= REFRESH_SECONDS):
-                self.view.apply_overview(self._fetch_overview())
+                overview = self._fetch_overview()
+                with self._view_lock:
+                    self.view.apply_overview(overview)
                 self.history.append(("overview", len(self.view.taskmanagers)))
                 self._last_refresh = time.monotonic()
                 self._dirty = False
@@ -136,3 +163,8 @@ class ClusterWidget(widgets.VBox):
         if self.body.value != html:
             self.body.value = html
         self.refresh_button.disabled = self.view.stopped
+        try:
+            if self.snapshot.update():
+                self.history.append(("snapshot", cluster_text(self.view)))
+        except Exception:  # a closed kernel socket must not end the thread with a traceback
+            log.exception("could not update the cluster widget's snapshot")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from html import escape
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -33,7 +34,8 @@ from ...protocol.messages import (
     RequestJobDetails,
     StreamResults,
 )
-from ..html import accumulators_table, error_block, job_header, subtasks_table
+from ..html import accumulators_table, error_block, job_header, job_view_html, subtasks_table
+from ..snapshot import Publisher, Snapshot, SnapshotDisplay, job_text
 from ..state import JobView, is_histogram
 from ..streaming_html import latest_results, streaming_panel
 from ._feed import POKE, EventSource, Follower
@@ -51,6 +53,9 @@ REFRESH_SECONDS = 1.0
 #: rows of a streaming job's latest results in the widget
 LATEST_RESULTS = 10
 
+#: the job widgets that were displayed (``shown_widgets``)
+_shown: "weakref.WeakSet[JobWidget]" = weakref.WeakSet()
+
 _BAR_STYLE = {JobStatus.FINISHED: "success", JobStatus.FAILED: "danger",
               JobStatus.FAILING: "danger", JobStatus.CANCELED: "warning",
               JobStatus.CANCELLING: "warning"}
@@ -60,22 +65,29 @@ class JobWidget(widgets.VBox):
     """The live view of one job, following its events until it ends.
 
     ``history`` records every change the widget made, as ``(kind, value)`` pairs with kinds
-    ``status``, ``progress``, ``vertex_states``, ``accumulators``, ``error``, ``cancel`` and
-    ``notice``; ``stopped`` (a ``threading.Event``) is set once the widget stopped following
+    ``status``, ``progress``, ``vertex_states``, ``accumulators``, ``error``, ``cancel``,
+    ``notice`` and ``snapshot`` (the final snapshot was published, with the status it shows);
+    ``stopped`` (a ``threading.Event``) is set once the widget stopped following
     the job (it ended, the JobManager is gone, or ``close()``).
 
     ``events``, ``fetch_details`` and ``jobmanager_alive`` default to the job's session; tests
     pass their own.
+
+    Displayed, its output carries a static snapshot (``text/html`` with the JobGraph as SVG,
+    and ``text/plain``) beside the widget view; the snapshot is updated in place when the
+    widget stops following the job (see :mod:`sessioncluster.jupyter.snapshot`).
     """
 
     def __init__(self, client: "JobClient", *, events: EventSource | None = None,
                  fetch_details: Callable[[], JobDetails] | None = None,
-                 jobmanager_alive: Callable[[], bool] | None = None, **kwargs: Any) -> None:
+                 jobmanager_alive: Callable[[], bool] | None = None,
+                 publish: Publisher | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         load_bokehjs()
         self.client = client
         self.job_id = client.job_id
         self.view = JobView(client.job_id, client.job_name)
+        self._view_lock = threading.Lock()  # the follower changes the view; a display reads it
         self.history: list[tuple[str, Any]] = []
         self._gateway: DispatcherGateway | None = None
         if fetch_details is None or jobmanager_alive is None:
@@ -123,6 +135,8 @@ class JobWidget(widgets.VBox):
         self._dirty = False
         self._final = False
         self._last_refresh = 0.0
+        self._notice_text = ""
+        self.snapshot = SnapshotDisplay(self, self._snapshot, publish)
         self._follower = Follower(f"sessioncluster-job-{client.job_id[:8]}",
                                   events or client.session.events, client.job_id, self._step)
         self.stopped = self._follower.stopped
@@ -130,6 +144,19 @@ class JobWidget(widgets.VBox):
 
     def __repr__(self) -> str:
         return f"<JobWidget {self.view.name!r} {self.job_id} {self.view.status.value}>"
+
+    def _ipython_display_(self) -> None:
+        """Display the widget view with its snapshot, under the snapshot's display id."""
+        _shown.add(self)
+        self.snapshot.show()
+
+    def _snapshot(self) -> Snapshot:
+        with self._view_lock:
+            html = job_view_html(self.view)
+            text = job_text(self.view, self._notice_text)
+        if self._notice_text:
+            html += f'<div style="color: #a94442;">{escape(self._notice_text)}</div>'
+        return {"text/plain": text, "text/html": html}
 
     # -- user actions -----------------------------------------------------------------------
     def cancel(self) -> None:
@@ -186,7 +213,8 @@ class JobWidget(widgets.VBox):
 
     def _refresh(self) -> None:
         details = self._fetch_details()
-        self.view.apply_details(details)
+        with self._view_lock:
+            self.view.apply_details(details)
         self._streaming_info = details.streaming
         self._last_refresh = time.monotonic()
         self._dirty = False
@@ -200,9 +228,19 @@ class JobWidget(widgets.VBox):
             self._notice(f"stopped following the job: {exc}")
             go_on = False
         self._render()
-        if not go_on and self._gateway is not None:
-            self._gateway.close()
+        if not go_on:
+            self._publish_snapshot()
+            if self._gateway is not None:
+                self._gateway.close()
         return go_on
+
+    def _publish_snapshot(self) -> None:
+        """The final snapshot, in place of the one shown (never fails the follower)."""
+        try:
+            if self.snapshot.update():
+                self.history.append(("snapshot", self.view.status.value))
+        except Exception:  # a closed kernel socket must not end the thread with a traceback
+            log.exception("could not update the job widget's snapshot")
 
     def _advance(self, batch: list[Any]) -> bool:
         if self._last_refresh == 0.0:
@@ -210,8 +248,11 @@ class JobWidget(widgets.VBox):
         for msg in batch:
             if msg is POKE:
                 self._dirty = True
-            elif self.view.apply_event(msg) and isinstance(msg, ExecutionStateChanged):
-                self._dirty = True
+            else:
+                with self._view_lock:
+                    changed = self.view.apply_event(msg)
+                if changed and isinstance(msg, ExecutionStateChanged):
+                    self._dirty = True
         if self.view.terminal:
             if not self._final:
                 self._refresh()  # the final records, accumulators and error
@@ -236,6 +277,7 @@ class JobWidget(widgets.VBox):
 
     def _notice(self, text: str) -> None:
         self.history.append(("notice", text))
+        self._notice_text = text
         self.notice.value = f'<div style="color: #a94442;">{escape(text)}</div>'
 
     def _render(self) -> None:
@@ -344,6 +386,11 @@ class JobWidget(widgets.VBox):
             except Exception:  # noqa: BLE001 - a print sink's lines are text
                 out.append(v.decode("utf-8", "replace"))
         return out
+
+
+def shown_widgets(job_id: str) -> list[JobWidget]:
+    """The job widgets of ``job_id`` that were displayed and still exist."""
+    return [w for w in list(_shown) if w.job_id == job_id]
 
 
 def _shape(graph: JobGraph) -> tuple[Any, ...]:
