@@ -9,12 +9,14 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import os
 import sys
 import sysconfig
 import uuid
-from types import ModuleType
+from collections import ChainMap
+from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
 import cloudpickle
@@ -892,6 +894,24 @@ def _user_package(obj: Any) -> ModuleType | None:
     return module
 
 
+def _code_reduce_keeping_filename(code: CodeType) -> Any:
+    """cloudpickle's reducer for a code object, with the code's own file name kept.
+
+    cloudpickle 3.1.2 and later write ``<dynamic-code>`` as every function's file name (for
+    payloads that do not depend on where a function was defined); a traceback from a
+    TaskManager then cannot point at the user's cell or file. The name is the one argument
+    equal to that marker."""
+    rebuild, args = cloudpickle.Pickler.dispatch_table[CodeType](code)
+    return rebuild, tuple(code.co_filename if arg == "<dynamic-code>" else arg for arg in args)
+
+
+class UserCodePickler(cloudpickle.Pickler):
+    """cloudpickle's Pickler, keeping the file names of the user's code for tracebacks."""
+
+    dispatch_table = ChainMap({CodeType: _code_reduce_keeping_filename},
+                              cloudpickle.Pickler.dispatch_table)
+
+
 def _dumps_user_code(obj: Any) -> bytes:
     # an operator travels with the user's functions inside: their packages decide
     functions = obj.user_functions if isinstance(obj, StreamOperator) else [obj]
@@ -899,7 +919,9 @@ def _dumps_user_code(obj: Any) -> bytes:
     for package in packages:
         cloudpickle.register_pickle_by_value(package)
     try:
-        return cloudpickle.dumps(obj)
+        buffer = io.BytesIO()
+        UserCodePickler(buffer).dump(obj)
+        return buffer.getvalue()
     finally:
         for package in packages:
             cloudpickle.unregister_pickle_by_value(package)

@@ -3,6 +3,8 @@ used blob evicted first."""
 
 from __future__ import annotations
 
+import cloudpickle
+
 from sessioncluster.taskmanager.agent import LibraryCache
 
 
@@ -45,3 +47,18 @@ def test_the_blobserver_keeps_every_blob_on_disk_and_a_bounded_few_in_memory(tmp
         assert blobs.get(keys[i]) == d
     assert BlobServer(tmp_path / "blobs").get(keys[0]) == data[0]  # a restarted JobManager
     assert blobs.missing({keys[1], "0" * 64}) == ["0" * 64]
+
+
+def _user_function(x: int) -> float:
+    return 1 / (x - 7)
+
+
+def test_user_code_keeps_its_file_name_for_tracebacks() -> None:
+    # cloudpickle >= 3.1.2 names every pickled function's file "<dynamic-code>"
+    from sessioncluster.client.environment import _dumps_user_code
+
+    loaded = cloudpickle.loads(_dumps_user_code(lambda x: _user_function(x) + 1))
+    assert loaded.__code__.co_filename == __file__
+    assert loaded(8) == 2.0
+    # the same code pickles to the same bytes: the BlobServer's key stays a cache key
+    assert _dumps_user_code(_user_function) == _dumps_user_code(_user_function)
