@@ -1,10 +1,15 @@
-"""``sessioncluster start|stop|status|list|jobs|demo``: the session cluster from a shell.
+"""``sessioncluster start|stop|status|list|jobs|cancel|savepoint|stop-job|run|demo``: the
+session cluster from a shell. The job commands go through the session's REST API, as Flink's
+CLI does.
 
 Examples::
 
     sessioncluster start --name dev --taskmanagers 2 --slots 1
     sessioncluster status dev
-    sessioncluster jobs dev
+    sessioncluster list-jobs dev --running
+    sessioncluster cancel dev 5e20cb6b0f357591171dfcca2eea09de
+    sessioncluster savepoint dev 5e20cb6b0f357591171dfcca2eea09de /tmp/savepoints
+    sessioncluster stop-job dev 5e20cb6b0f357591171dfcca2eea09de --savepoint /tmp/savepoints
     sessioncluster stop dev
     sessioncluster demo            # start, run a word count, print result and graph, stop
 """
@@ -18,6 +23,7 @@ import sys
 import time
 from typing import Any
 
+from .client.rest import RestClient, RestError
 from .client.session import Session, connect, start
 from .connection import ConnectionInfo, home, pid_alive
 from .options import StartOptions
@@ -119,8 +125,37 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def format_rest_jobs(jobs: list[dict[str, Any]]) -> str:
+    """``/jobs/overview`` entries as lines: id, state, start, duration, subtasks, name."""
+    if not jobs:
+        return "no jobs"
+    out = []
+    for j in jobs:
+        started = datetime.datetime.fromtimestamp(j["start-time"] / 1000).strftime("%H:%M:%S")
+        took = f"{j['duration']} ms" if j.get("end-time", -1) > 0 else "running"
+        tasks = j.get("tasks", {})
+        out.append(f"{j['jid']}  {j['state']:<10} {started}  {took:>10}  "
+                   f"{tasks.get('finished', 0)}/{tasks.get('total', 0)} subtasks  {j['name']}")
+    return "\n".join(out)
+
+
 def cmd_jobs(args: argparse.Namespace) -> int:
-    print(format_jobs(connect(args.name).jobs()))
+    """List a session's jobs (Flink's ``flink list``), newest first, from ``/jobs/overview``."""
+    jobs = RestClient.of(connect(args.name)).jobs()
+    if args.running:
+        jobs = [j for j in jobs if j["state"] not in ("FINISHED", "CANCELED", "FAILED")]
+    print(format_rest_jobs(jobs))
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    """Cancel a job (Flink's ``flink cancel``): ``PATCH /jobs/:id?mode=cancel``."""
+    try:
+        RestClient.of(connect(args.name)).cancel(args.job_id)
+    except RestError as exc:
+        print(f"cancel of job {args.job_id} failed: {'; '.join(exc.errors)}", file=sys.stderr)
+        return 1
+    print(f"Cancelled job {args.job_id}.")
     return 0
 
 
@@ -160,20 +195,19 @@ def run_demo(session: Session) -> None:
 
 
 def cmd_savepoint(args: argparse.Namespace) -> int:
-    """Take a savepoint of a running STREAMING job (Flink's ``flink savepoint``)."""
-    session = connect(args.name)
-    client = session.job(args.job_id)
+    """Take a savepoint of a running STREAMING job (Flink's ``flink savepoint``), or stop it with
+    one (``flink stop --savepointPath``), through ``POST /jobs/:id/savepoints`` or ``/stop``."""
+    rest = RestClient.of(connect(args.name))
+    stop = args.command == "stop-job"
+    target = args.stop_savepoint if stop else args.directory
     try:
-        if args.stop_savepoint is not None or args.command == "stop-job":
-            target = args.stop_savepoint or args.directory
-            location = client.stop_with_savepoint(False, target).result()
-            print(f"Savepoint completed. Path: {location}\nJob {args.job_id} stopped.")
-        else:
-            location = client.trigger_savepoint(args.directory).result()
-            print(f"Savepoint completed. Path: {location}")
-    except Exception as exc:  # noqa: BLE001 - one clear line, exit code 1
-        print(f"savepoint of job {args.job_id} failed: {exc}", file=sys.stderr)
+        location = rest.savepoint(args.job_id, target, stop=stop)
+    except RestError as exc:
+        print(f"savepoint of job {args.job_id} failed: {'; '.join(exc.errors)}", file=sys.stderr)
         return 1
+    print(f"Savepoint completed. Path: {location}")
+    if stop:
+        print(f"Job {args.job_id} stopped.")
     return 0
 
 
@@ -206,11 +240,18 @@ def build_parser() -> argparse.ArgumentParser:
     StartOptions.add_arguments(p)
     p.set_defaults(func=cmd_start)
     for name, func, text in (("status", cmd_status, "show a session's TaskManagers and jobs"),
-                             ("stop", cmd_stop, "stop a session cluster"),
-                             ("jobs", cmd_jobs, "list a session's jobs")):
+                             ("stop", cmd_stop, "stop a session cluster")):
         p = sub.add_parser(name, help=text)
         p.add_argument("name", nargs="?", default="default")
         p.set_defaults(func=func)
+    p = sub.add_parser("list-jobs", aliases=["jobs"], help="list a session's jobs (REST API)")
+    p.add_argument("name", nargs="?", default="default")
+    p.add_argument("-r", "--running", action="store_true", help="only the jobs not yet ended")
+    p.set_defaults(func=cmd_jobs)
+    p = sub.add_parser("cancel", help="cancel a job (REST API)")
+    p.add_argument("name", help="the session")
+    p.add_argument("job_id")
+    p.set_defaults(func=cmd_cancel)
     p = sub.add_parser("savepoint", help="take a savepoint of a running STREAMING job")
     p.add_argument("name", help="the session")
     p.add_argument("job_id")

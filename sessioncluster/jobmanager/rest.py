@@ -17,6 +17,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import os
 import socket
 import time
 import uuid
@@ -29,7 +30,7 @@ import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
-from ..connection import rest_token
+from ..connection import rest_token, session_dir
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT, SYSTEM_ACCUMULATORS
 from ..graph.states import ExecutionState, JobStatus
 from ..protocol.messages import ExecutionInfo, JobDetails, JobSummary, TaskManagerInfo, VertexInfo
@@ -590,11 +591,14 @@ class SavepointTriggerHandler(StreamingHandler):
             return
         body = self.body()
         stop = self.request.path.endswith("/stop") or bool(body.get("cancel-job"))
-        target = body.get("targetDirectory") or body.get("target-directory")
-        if not isinstance(target, str) or not target:
-            self.fail(400, "Config key [state.savepoints.dir] is not set. Property [target-directory] "
-                           "must be provided.")
+        # the session's savepoints directory plays Flink's state.savepoints.dir
+        target = (body.get("targetDirectory") or body.get("target-directory")
+                  or str(session_dir(self.services.session_name) / "savepoints"))
+        if not isinstance(target, str):
+            self.fail(400, "Property [target-directory] must be a string.")
             return
+        if "://" not in target:
+            target = os.path.abspath(os.path.expanduser(target))
         request_id = uuid.uuid4().hex
         SAVEPOINT_REQUESTS[(job_id, request_id)] = job.trigger_savepoint(target, stop)
         self.reply({"request-id": request_id}, status=202)

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 import sessioncluster
-from sessioncluster import IntCounter, MapFunction
+from sessioncluster import IntCounter, MapFunction, cli
+from sessioncluster.client.rest import RestClient, RestError
 
 pytestmark = pytest.mark.integration
 
@@ -258,3 +259,24 @@ def test_taskmanagers(session: sessioncluster.Session) -> None:
         assert "libraryCache" in one and one["libraryCache"]["entries"] >= 0
         status, log, ctype = call(session, f"/taskmanagers/{tm['id']}/log")
         assert status == 200 and ctype.startswith("text/plain") and isinstance(log, str)
+
+
+def test_cli_job_commands_go_through_the_rest_api(session: sessioncluster.Session, finished_job: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    name = session.info.name
+    assert cli.main(["list-jobs", name]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(finished_job))
+    assert " FINISHED " in line and "subtasks" in line
+    assert cli.main(["jobs", name, "--running"]) == 0
+    assert finished_job not in capsys.readouterr().out
+    # Flink's answers, one clear line and exit code 1
+    assert cli.main(["cancel", name, finished_job]) == 1
+    assert f"Job {finished_job} is already FINISHED" in capsys.readouterr().err
+    assert cli.main(["cancel", name, "f" * 32]) == 1
+    assert "not found" in capsys.readouterr().err.lower()
+    assert cli.main(["savepoint", name, finished_job]) == 1
+    assert "BATCH job" in capsys.readouterr().err
+    rest = RestClient.of(session)
+    with pytest.raises(RestError) as info:
+        rest.get("/jobs/not-a-job-id")
+    assert info.value.status == 404 and info.value.errors

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 import pytest
 
 import sessioncluster
+from sessioncluster import cli
 from sessioncluster.graph.states import JobStatus
 from sessioncluster.pyflink.common import Configuration, Duration, Types, WatermarkStrategy
 from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
@@ -73,7 +74,8 @@ def python_counts(rounds: list[list[str]]) -> dict[str, int]:
     return dict(collections.Counter(w for lines in rounds for line in lines for w in line.split()))
 
 
-def test_keyed_count_over_files_dropped_in_rounds(session: sessioncluster.Session, tmp_path: Path) -> None:
+def test_keyed_count_over_files_dropped_in_rounds(session: sessioncluster.Session, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """(a) the running keyed count equals plain Python's after each round of new files."""
     src = tmp_path / "in"
     src.mkdir()
@@ -99,6 +101,16 @@ def test_keyed_count_over_files_dropped_in_rounds(session: sessioncluster.Sessio
         source = details.vertices[0]
         assert source.records_out >= sum(len(line.split()) for r in ROUNDS for line in r)
         assert {j.job_id: j.status for j in session.jobs()}[client.job_id] is JobStatus.RUNNING
+        # Flink's CLI job commands, through the REST API
+        assert cli.main(["list-jobs", session.info.name, "--running"]) == 0
+        assert f"{client.job_id}  RUNNING" in capsys.readouterr().out
+        assert cli.main(["savepoint", session.info.name, client.job_id, str(tmp_path / "sp")]) == 0
+        location = capsys.readouterr().out.split("Path: ")[1].strip()
+        assert Path(location, "_metadata.json").exists() and Path(location).parent == tmp_path / "sp"
+        assert cli.main(["cancel", session.info.name, client.job_id]) == 0
+        assert client.wait(60).status is JobStatus.CANCELED
+        assert cli.main(["cancel", session.info.name, client.job_id]) == 1
+        assert "is already CANCELED" in capsys.readouterr().err
     finally:
         results.close()
     assert results.client.wait(60).status is JobStatus.CANCELED
