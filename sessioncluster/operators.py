@@ -254,6 +254,9 @@ class OneInputOperator(StreamOperator):
 
 
 class TwoInputOperator(StreamOperator):
+    #: the user's function for input 0 and for input 1
+    _calls: tuple[Callable[..., Any], Callable[..., Any]]
+
     def process(self, records: Iterator[Any]) -> Iterator[Output]:
         raise NotImplementedError
 

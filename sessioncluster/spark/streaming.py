@@ -41,6 +41,9 @@ log = logging.getLogger("sessioncluster.streaming")
 #: the trigger interval when checkpointing is not enabled (ms)
 DEFAULT_TRIGGER_MS = 200
 
+#: keyed operators with timers: their query runs in a time mode (the others in none)
+TIMER_OPERATORS = {"KeyedProcessOperator", "KeyedCoProcessOperator", "WindowOperator"}
+
 SINK_KINDS = {OperatorKind.SINK_COLLECT: "record", OperatorKind.SINK_PRINT: "line",
               OperatorKind.SINK_TEXT: "line"}
 
@@ -73,6 +76,8 @@ def timestamped_output(vertex: JobVertex, graph: JobGraph) -> bool:
 
 def timestamped_input(vertex: JobVertex, graph: JobGraph) -> bool:
     flags = {timestamped_output(graph.vertex(e.source), graph) for e in vertex.inputs}
+    if any(e.input_index is not None for e in vertex.inputs):
+        return True in flags  # connect: the input without event time gives records without one
     if len(flags) > 1:
         raise StreamingPlanError(f"'{vertex.name}' reads streams with and without event-time "
                                  "timestamps: assign timestamps to each of them")
@@ -93,6 +98,7 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
     import pyspark.sql.functions as F
 
     frames: dict[str, Any] = {}
+    bounded = is_bounded(graph)
 
     def upstream_watermark(v: JobVertex) -> bool:
         return any(watermark_delay(u) is not None for u in _upstream(graph, v) if u is not v)
@@ -123,9 +129,6 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
         if head.kind is OperatorKind.SINK_VIEW:
             raise StreamingPlanError("a temporary view is a BATCH sink: in STREAMING mode use "
                                      "print(), execute_and_collect() or a FileSink")
-        if any(e.input_index is not None for e in v.inputs):
-            raise StreamingPlanError(f"'{v.name}': two-input operators (connect) are not supported "
-                                     "in STREAMING mode yet")
         if head.kind.is_source:
             raw, fmt = source_frame(spark, v, blobs, work_dir)
             df = raw.mapInArrow(ChainFunction(program(v, source_format=fmt)), RECORD_SCHEMA)
@@ -133,10 +136,14 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
             if {e.ship_strategy for e in v.inputs} != {Partitioning.HASH}:
                 raise StreamingPlanError(f"'{v.name}' mixes keyed and other inputs")
             ts_in = timestamped_input(v, graph)
-            timers = head.kind is OperatorKind.PROCESS and head.config.get("keyed_kind") != "function"
+            timers = head.config.get("operator_class") in TIMER_OPERATORS
             mode = "None"
-            if timers:
-                mode = "EventTime" if ts_in and upstream_watermark(v) else "ProcessingTime"
+            if timers and ts_in and upstream_watermark(v):
+                mode = "EventTime"
+            elif timers and not bounded:
+                # Spark runs a query with processing-time timers batch after batch, so a bounded
+                # job would never end: there, as when Flink's input ends, they do not fire
+                mode = "ProcessingTime"
             prog = program(v, time_mode=mode)
             df = (input_frame(v).groupBy("k")
                   .transformWithStateInPandas(keyed_processor(prog), RECORD_SCHEMA, "Append", mode))

@@ -28,16 +28,27 @@ from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..operators import (
     _EMPTY,
+    CoMapOperator,
+    KeyedCoProcessOperator,
     KeyedFunctionOperator,
     KeyedProcessOperator,
     StreamOperator,
+    TwoInputOperator,
     WindowOperator,
     _KeyedContext,
     _outputs,
 )
 from ..state import KeyedStateBackend
 from ..taskmanager.task import _chain
-from ..window import MAX_WATERMARK, MIN_WATERMARK, MergingWindowAssigner
+from ..window import (
+    MAX_WATERMARK,
+    MIN_WATERMARK,
+    CountSlidingWindowAssigner,
+    EventTimeTrigger,
+    GlobalWindow,
+    MergingWindowAssigner,
+    ProcessingTimeTrigger,
+)
 
 #: the Arrow schema of records between vertices
 RECORD_SCHEMA = "out int, k binary, ts long, v binary"
@@ -256,9 +267,12 @@ class ChainFunction:
         router = _Router(prog)
         chain_vertex = _stateless(vertex, ops)
         is_source = vertex.operators[0].kind.is_source
+        two_inputs = prog.timestamped_input and any(e.input_index is not None for e in vertex.inputs)
         for batch in batches:
             records = (_source_records(prog, batch) if is_source
                        else _input_records(batch, prog.timestamped_input))
+            if two_inputs:  # a two-input operator takes (input, (timestamp, value))
+                records = ((r[1][0], (r[0], r[1][1])) for r in records)
             seen = _Counted(records)
             tagged, _ = _chain(chain_vertex, functions, iter(seen), keyed=False, tagged=True,
                                timestamped=prog.timestamped_input)
@@ -310,7 +324,8 @@ class _KeyRunner:
         head = vertex.operators[0]
         self.head_kind = head.kind
         self.head = prog.load(head.function_key) if head.function_key else None
-        if isinstance(self.head, (KeyedProcessOperator, KeyedFunctionOperator, WindowOperator)):
+        if isinstance(self.head, (KeyedProcessOperator, KeyedFunctionOperator, WindowOperator)) or \
+                isinstance(self.head, TwoInputOperator) and self.head.keyed:
             pass
         elif head.kind is OperatorKind.REDUCE:
             self.reduce = as_callable(self.head)
@@ -318,6 +333,8 @@ class _KeyRunner:
             raise NotImplementedError(
                 f"'{vertex.name}': {type(self.head).__name__} is not supported in STREAMING mode yet")
         self.event_mode = prog.time_mode == "EventTime"
+        #: timers of the query's time mode are Spark's; in mode None all live in the key's state
+        self.spark_timers = prog.time_mode != "None"
         self.backend = KeyedStateBackend()
         ctx = RuntimeContext(vertex.name, 0, vertex.parallelism, 0, {})
         if isinstance(self.head, StreamOperator):
@@ -361,7 +378,7 @@ class _KeyRunner:
                 saved[name] = (self.backend._kinds[name], table[self.key])
         self.backend._tables.clear()
         self.data["state"] = saved
-        if any(self.data.get(k) for k in ("state", "timers", "windows", "acc")):
+        if any(self.data.get(k) for k in ("state", "timers", "windows", "acc", "count")):
             state.update((_dumps(self.data),))
         else:
             state.clear()
@@ -371,7 +388,7 @@ class _KeyRunner:
         if (domain, ts) in timers:
             return
         timers.add((domain, ts))
-        if (domain is TimeDomain.EVENT_TIME) == self.event_mode:
+        if self.spark_timers and (domain is TimeDomain.EVENT_TIME) == self.event_mode:
             self.handle.registerTimer(ts)
 
     def delete(self, domain: TimeDomain, ts: int) -> None:
@@ -379,7 +396,7 @@ class _KeyRunner:
         if not timers or (domain, ts) not in timers:
             return
         timers.discard((domain, ts))
-        if (domain is TimeDomain.EVENT_TIME) == self.event_mode:
+        if self.spark_timers and (domain is TimeDomain.EVENT_TIME) == self.event_mode:
             self.handle.deleteTimer(ts)
 
     # -- records and timers ------------------------------------------------------------------
@@ -402,6 +419,17 @@ class _KeyRunner:
                 else:
                     for item in call(value) or ():
                         yield (None, ts, item)
+        elif isinstance(head, TwoInputOperator):  # keyed connect: each record is (input, value)
+            ctx, calls = self.kctx, head._calls
+            for ts, (idx, value) in records:
+                if isinstance(head, KeyedCoProcessOperator):
+                    ctx._timestamp = ts
+                    yield from _outputs(calls[idx](value, ctx), ts, ctx._side)
+                elif isinstance(head, CoMapOperator):
+                    yield (None, ts, calls[idx](value))
+                else:  # CoFlatMapOperator
+                    for item in calls[idx](value) or ():
+                        yield (None, ts, item)
         elif isinstance(head, WindowOperator):
             yield from _WindowDriver(head, self).records(records)
         else:
@@ -417,7 +445,7 @@ class _KeyRunner:
         timers = self.data.get("timers") or set()
         due = []
         for domain, ts in sorted(timers, key=lambda t: (t[1], t[0].value)):
-            mine = (domain is TimeDomain.EVENT_TIME) == self.event_mode
+            mine = self.spark_timers and (domain is TimeDomain.EVENT_TIME) == self.event_mode
             if (mine and fired is not None and ts <= fired) or \
                     (not mine and domain is TimeDomain.PROCESSING_TIME and ts <= self.processing_time) or \
                     (not mine and domain is TimeDomain.EVENT_TIME and ts <= self.watermark):
@@ -464,10 +492,13 @@ class _KeyRunner:
 
 
 class _WindowDriver:
-    """A WindowOperator in STREAMING mode with its assigner's default trigger: a window fires
-    when the watermark passes its end, late records (behind ``end + allowed_lateness``) go to the
-    late side output or are dropped, a late record within the lateness fires its window again,
-    and a window's contents are removed at its cleanup time. Contents live in the key's state."""
+    """A WindowOperator in STREAMING mode with its assigner's default trigger. An event-time
+    window fires when the watermark passes its end, late records (behind ``end +
+    allowed_lateness``) go to the late side output or are dropped, a late record within the
+    lateness fires its window again, and a window's contents are removed at its cleanup time. A
+    processing-time window fires when the clock passes its end. A count window fires every
+    ``size`` (tumbling) or ``slide`` (sliding, with the last ``size``) records of its key.
+    Contents live in the key's state."""
 
     def __init__(self, op: WindowOperator, runner: _KeyRunner) -> None:
         if not getattr(op, "_ready", False):
@@ -482,17 +513,31 @@ class _WindowDriver:
 
     def records(self, records: list[tuple[int | None, Any]]) -> Iterator[tuple[str | None, int | None, Any]]:
         op, runner = self.op, self.runner
-        if not op.assigner.is_event_time() or op.evictor is not None or op._count_shortcut is False and \
-                type(op.trigger).__name__ not in ("EventTimeTrigger",):
+        if op._count_shortcut:
+            yield from self._count(records)
+            return
+        event_time = op.assigner.is_event_time()
+        default = EventTimeTrigger if event_time else ProcessingTimeTrigger
+        if op.evictor is not None or type(op.trigger) is not default:
             raise NotImplementedError(
-                "STREAMING windows support event-time assigners with their default trigger so far "
-                f"(got {type(op.assigner).__name__} with {type(op.trigger).__name__})")
+                "STREAMING windows support time and count windows with their default trigger so far "
+                f"(got {type(op.assigner).__name__} with {type(op.trigger).__name__}"
+                f"{' and ' + type(op.evictor).__name__ if op.evictor is not None else ''})")
         add = op._adder()
         tctx = op._tctx
         tctx.key = runner.key
         tctx.watermark = runner.watermark
-        lateness = op.allowed_lateness
+        lateness = op.allowed_lateness if event_time else 0
+        domain = TimeDomain.EVENT_TIME if event_time else TimeDomain.PROCESSING_TIME
         for ts, value in records:
+            if not event_time:
+                t = MIN_WATERMARK if ts is None else ts
+                for w in op.assigner.assign_windows(value, t, tctx):
+                    if isinstance(op.assigner, MergingWindowAssigner):
+                        w = self._merge(w)
+                    self.contents[w] = add(self.contents.get(w, _EMPTY), value, t)
+                    runner.register(domain, w.max_timestamp())
+                continue
             if ts is None:
                 raise RuntimeError("a window over event time needs timestamps: assign them with "
                                    "assign_timestamps_and_watermarks(WatermarkStrategy...)")
@@ -515,6 +560,33 @@ class _WindowDriver:
             if late_all and windows:
                 if op.late_data_tag is not None:
                     yield (op.late_data_tag.tag_id, ts, value)
+
+    def _count(self, records: list[tuple[int | None, Any]]) -> Iterator[tuple[str | None, int | None, Any]]:
+        """``count_window``: the key's count (and, sliding, its last ``size`` records) in its state."""
+        op, data = self.op, self.runner.data
+        count = data.setdefault("count", {"n": 0, "buffer": []})
+        w = GlobalWindow.get()
+        if isinstance(op.assigner, CountSlidingWindowAssigner):
+            size, slide = op.assigner.size, op.assigner.slide
+            buffer = count["buffer"]
+            for ts, value in records:
+                buffer.append((value, ts))
+                del buffer[:-size]
+                count["n"] = (count["n"] + 1) % slide
+                if count["n"] == 0:
+                    self.contents[w] = list(buffer)
+                    yield from self._fire(w)
+                    del self.contents[w]
+            return
+        size = op.assigner.size  # type: ignore[attr-defined]
+        add = op._adder()
+        for ts, value in records:
+            self.contents[w] = add(self.contents.get(w, _EMPTY), value, MIN_WATERMARK if ts is None else ts)
+            count["n"] += 1
+            if count["n"] == size:
+                yield from self._fire(w)
+                del self.contents[w]
+                count["n"] = 0
 
     def _merge(self, w: Any) -> Any:
         """A session window: merge it with the key's windows it overlaps."""

@@ -292,3 +292,52 @@ def test_a_bounded_number_sequence_with_side_outputs_and_union_finishes(
     got = sorted(results)  # ends: the job FINISHES when the sequence is consumed
     assert got == sorted([("even", x) for x in range(2, 101, 2)] + [("odd", x) for x in range(1, 100, 2)])
     assert results.client.wait(60).status is JobStatus.FINISHED
+
+
+def test_connect_keyed_and_not_keyed(session: sessioncluster.Session) -> None:
+    """Two inputs in STREAMING mode: ``connect`` with a CoMapFunction, and keyed connected
+    streams whose KeyedCoProcessFunction shares one keyed state between both inputs."""
+    from sessioncluster.pyflink.datastream import CoMapFunction, KeyedCoProcessFunction
+    from sessioncluster.pyflink.datastream.connectors.number_seq import NumberSequenceSource
+    from sessioncluster.pyflink.datastream.state import ValueStateDescriptor
+
+    class Tag(CoMapFunction):
+        def map1(self, value: Any) -> Any:
+            return f"n{value}"
+
+        def map2(self, value: Any) -> Any:
+            return f"w{value}"
+
+    class CountBoth(KeyedCoProcessFunction):
+        def open(self, runtime_context: Any) -> None:
+            self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+
+        def process_element1(self, value: Any, ctx: Any) -> Any:
+            self.count.update((self.count.value() or 0) + 1)
+            yield ctx.get_current_key(), self.count.value()
+
+        def process_element2(self, value: Any, ctx: Any) -> Any:
+            self.count.update((self.count.value() or 0) + 10)
+            yield ctx.get_current_key(), self.count.value()
+
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    env.set_parallelism(2)
+    numbers = env.from_source(NumberSequenceSource(1, 30), WatermarkStrategy.no_watermarks(), "numbers")
+    words = env.from_collection(["a", "bb", "ccc", "dd"], type_info=Types.STRING())
+    tagged = numbers.connect(words).map(Tag(), output_type=Types.STRING())
+    counts = (numbers.connect(words)
+              .key_by(lambda n: n % 3, lambda w: len(w) % 3, key_type=Types.INT())
+              .process(CountBoth()).uid("count-both"))
+    results = tagged.union(counts.map(lambda kv: f"k{kv[0]}={kv[1]}")).execute_and_collect("connect")
+    got = list(results)
+    assert results.client.wait(60).status is JobStatus.FINISHED
+    assert sorted(g for g in got if g[0] in "nw") == sorted(
+        [f"n{i}" for i in range(1, 31)] + ["wa", "wbb", "wccc", "wdd"])
+    finals: dict[str, int] = {}
+    for g in got:
+        if g.startswith("k"):
+            key, count = g[1:].split("=")
+            finals[key] = max(finals.get(key, 0), int(count))
+    # 10 numbers per residue; words by length % 3: 1 -> a; 2 -> bb, dd; 0 -> ccc
+    assert finals == {"0": 10 + 10, "1": 10 + 10, "2": 10 + 20}

@@ -194,6 +194,57 @@ def test_tumbling_event_time_windows_with_late_records() -> None:
     assert h.advance(25000) == [("x", 1)]
 
 
+def test_count_windows_keep_their_count_across_micro_batches() -> None:
+    from sessioncluster.window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+
+    tumbling = KeyedHarness(WindowOperator(CountTumblingWindowAssigner.of(3), "reduce",
+                                           lambda a, b: a + b), event_time=False)
+    assert tumbling.rows("x", [(None, 1), (None, 2)], 0) == []
+    assert tumbling.rows("x", [(None, 3), (None, 4)], 0) == [6]      # 1+2+3, then 4 waits
+    assert tumbling.rows("y", [(None, 100)], 0) == []                 # counted per key
+    assert tumbling.rows("x", [(None, 5), (None, 6), (None, 7)], 0) == [15]
+    sliding = KeyedHarness(WindowOperator(CountSlidingWindowAssigner.of(3, 2), "reduce",
+                                          lambda a, b: a + b), event_time=False)
+    assert sliding.rows("x", [(None, 1)], 0) == []
+    assert sliding.rows("x", [(None, 2), (None, 3)], 0) == [3]        # every 2: the last <= 3
+    assert sliding.rows("x", [(None, 4)], 0) == [2 + 3 + 4]
+
+
+def test_processing_time_windows_fire_by_the_clock() -> None:
+    from sessioncluster.window import TumblingProcessingTimeWindows
+
+    op = WindowOperator(TumblingProcessingTimeWindows.of(Time.seconds(10)), "reduce", lambda a, b: a + b)
+    h = KeyedHarness(op, event_time=False)
+    h.prog.time_mode = "ProcessingTime"
+    h.runner = _KeyRunner(h.prog, h.handle)
+    assert h.rows("x", [(None, 1), (None, 2)], 0) == []
+    (_, due), = h.handle.timers                                       # the window's end on the clock
+    assert due % 10_000 == 9_999
+    assert h.advance(due) == [3]
+    assert not h.handle.timers and not h.state.rows
+
+
+def test_keyed_connect_shares_one_state_between_both_inputs() -> None:
+    from sessioncluster.functions import KeyedCoProcessFunction
+    from sessioncluster.operators import KeyedCoProcessOperator
+
+    class Both(KeyedCoProcessFunction):
+        def open(self, runtime_context: Any) -> None:
+            self.seen = runtime_context.get_state(ValueStateDescriptor("seen", None))
+
+        def process_element1(self, value: Any, ctx: Any) -> Any:
+            self.seen.update((self.seen.value() or 0) + value)
+            yield ctx.get_current_key(), "1", self.seen.value()
+
+        def process_element2(self, value: Any, ctx: Any) -> Any:
+            self.seen.update((self.seen.value() or 0) * value)
+            yield ctx.get_current_key(), "2", self.seen.value()
+
+    h = KeyedHarness(KeyedCoProcessOperator(Both()), event_time=False)
+    assert h.rows("k", [(None, (0, 2)), (None, (1, 10))], 0) == [("k", "1", 2), ("k", "2", 20)]
+    assert h.rows("k", [(None, (0, 1))], 0) == [("k", "1", 21)]
+
+
 def test_the_results_buffer_is_idempotent_by_batch_and_drops_what_was_fetched() -> None:
     buf = ResultBuffer()
     assert buf.add(("sink-0", 0), [b"a", b"b"])
