@@ -32,6 +32,9 @@ class TaskManagerRegistration:
     #: slot index -> Spark task attempt id holding it (slot sharing: every Execution of one
     #: Spark task shares its slot)
     slots: list[int | None] = field(default_factory=list)
+    #: agent pid -> its library cache: Spark starts one Python daemon per worker environment,
+    #: so one executor (one TaskManager) may have several agents
+    agents: dict[int, LibraryCacheStats] = field(default_factory=dict)
 
 
 class ResourceManager:
@@ -73,10 +76,14 @@ class ResourceManager:
         old = self.taskmanagers.get(msg.tm_id)
         if old is not None and old.info.pid == msg.pid:
             old.ident = ident  # a repeated registration
+        elif old is not None and old.info.jvm_pid == msg.jvm_pid:
+            # another Python daemon of the same executor: the same TaskManager
+            old.agents.setdefault(msg.pid, LibraryCacheStats())
         else:
             info = TaskManagerInfo(msg.tm_id, msg.host, msg.pid, msg.daemon_pid, msg.jvm_pid,
                                    msg.slots, last_heartbeat=now, registered_at=now)
-            self.taskmanagers[msg.tm_id] = TaskManagerRegistration(info, ident, [None] * msg.slots)
+            self.taskmanagers[msg.tm_id] = TaskManagerRegistration(
+                info, ident, [None] * msg.slots, {msg.pid: LibraryCacheStats()})
             self.lost.pop(msg.tm_id, None)
             log.info("TaskManager %s registered (pid %d, %d slots)", msg.tm_id, msg.pid, msg.slots)
             self.publish(TaskManagerChanged(msg.tm_id, "REGISTERED", info))
@@ -89,7 +96,8 @@ class ResourceManager:
             self.send(ident, UnknownTaskManager(msg.tm_id))
             return
         reg.info.last_heartbeat = time.time()
-        reg.info.library_cache = msg.library_cache
+        reg.agents[msg.pid or reg.info.pid] = msg.library_cache
+        reg.info.library_cache = LibraryCacheStats.total(reg.agents.values())
         if msg.events:
             self.on_task_events(msg.events)
 
@@ -146,11 +154,4 @@ class ResourceManager:
         return [r.info for r in self.taskmanagers.values()]
 
     def cache_totals(self) -> LibraryCacheStats:
-        total = LibraryCacheStats()
-        for r in self.taskmanagers.values():
-            c = r.info.library_cache
-            total.entries += c.entries
-            total.bytes += c.bytes
-            total.hits += c.hits
-            total.misses += c.misses
-        return total
+        return LibraryCacheStats.total(r.info.library_cache for r in self.taskmanagers.values())

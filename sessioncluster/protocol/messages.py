@@ -20,6 +20,7 @@ Gateways (who sends what to whom):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from ..graph.jobgraph import JobGraph
@@ -68,6 +69,17 @@ class LibraryCacheStats:
     bytes: int = 0
     hits: int = 0
     misses: int = 0
+
+    @classmethod
+    def total(cls, parts: Iterable[LibraryCacheStats]) -> LibraryCacheStats:
+        """The figures of several caches added up."""
+        out = cls()
+        for c in parts:
+            out.entries += c.entries
+            out.bytes += c.bytes
+            out.hits += c.hits
+            out.misses += c.misses
+        return out
 
 
 @dataclass(slots=True)
@@ -416,6 +428,9 @@ class TaskManagerHeartbeat(Message):
     tm_id: str
     events: list[TaskEvent]
     library_cache: LibraryCacheStats
+    #: the agent's pid: an executor may run several Python daemons (Spark keeps one per
+    #: worker environment), each with an agent and a library cache of its own
+    pid: int = 0
 
 
 @dataclass(slots=True)

@@ -117,7 +117,8 @@ class TaskManagerAgent:
 
     def heartbeat(self) -> None:
         events, self.pending_events = self.pending_events, []
-        self.signer.send(self.rm, TaskManagerHeartbeat(self.tm_id, events, self.cache.stats))
+        self.signer.send(self.rm, TaskManagerHeartbeat(self.tm_id, events, self.cache.stats,
+                                                             os.getpid()))
         self.last_heartbeat = time.monotonic()
 
     # -- slot worker side -------------------------------------------------------------------
