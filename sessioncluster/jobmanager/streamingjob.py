@@ -18,6 +18,7 @@ import glob
 import itertools
 import logging
 import shutil
+import socket
 import threading
 import time
 from collections import deque
@@ -25,6 +26,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+import psutil
 
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
 from ..graph.jobgraph import JobGraph
@@ -122,6 +125,8 @@ class StreamingJob(SparkJobRunner):
         # the job's code and data, read now on the loop thread (the BlobServer is not shared)
         self._blob_data = {key: blobs(key) for key in job_graph.blob_keys}
         self.bounded = is_bounded(job_graph)
+        #: the socket sources, when they are the job's only unbounded ones
+        self._sockets = SocketPeers.of(job_graph)
         self.queries: dict[str, Any] = {}
         self.sinks: list[SinkQuery] = []
         self.results: dict[str, ResultBuffer] = {}
@@ -253,6 +258,15 @@ class StreamingJob(SparkJobRunner):
                 self.loop.call_soon_threadsafe(
                     self._failed, f"FileNotFoundError: the source directory {gone[0]} "
                                   "disappeared while the job ran", False)
+                return
+            if self._sockets and self._sockets.all_closed():
+                # Flink's socket source ends when its peer closes: once Spark has read what was
+                # sent, the job ends like a bounded one (FINISHED) if its other sources are bounded
+                for query in self.queries.values():
+                    query.processAllAvailable()
+                self._stop_queries()
+                self._collect_progress()
+                self.loop.call_soon_threadsafe(self._finished, JobStatus.FINISHED)
                 return
             ended = {k: q for k, q in self.queries.items() if not q.isActive}
             failed = [(k, q.exception()) for k, q in ended.items() if q.exception() is not None]
@@ -487,3 +501,55 @@ def _epoch_ms(iso: str | None) -> int:
     from datetime import datetime
 
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+class SocketPeers:
+    """The peers of a job's socket sources, as the Spark driver's connections to them show.
+
+    Spark's socket source stops reading when its peer closes and waits for more, forever; Flink's
+    ends. A connection seen once that is now CLOSE_WAIT (the peer closed, Spark did not) or gone
+    means that source has ended."""
+
+    def __init__(self, peers: list[tuple[str, int]]) -> None:
+        self.peers = {(_resolve(host), port) for host, port in peers}
+        self.seen: set[tuple[str, int]] = set()
+        self.closed_checks = 0
+
+    @classmethod
+    def of(cls, graph: JobGraph) -> "SocketPeers | None":
+        """The job's socket peers, or None when it has none or another unbounded source."""
+        peers, other_unbounded = [], False
+        for v in graph.vertices:
+            head = v.operators[0]
+            if head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "socket":
+                peers.append((str(head.config["host"]), int(head.config["port"])))
+            elif head.kind.is_source and (head.config.get("unbounded") or (
+                    head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "rate")):
+                other_unbounded = True
+        return cls(peers) if peers and not other_unbounded else None
+
+    def all_closed(self) -> bool:
+        open_now: set[tuple[str, int]] = set()
+        for proc in psutil.Process().children(recursive=True):
+            try:
+                connections = proc.net_connections(kind="tcp")
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+            for c in connections:
+                # a Java socket is often IPv6 with the IPv4 address mapped in
+                peer = (c.raddr.ip.removeprefix("::ffff:"), c.raddr.port) if c.raddr else None
+                if peer in self.peers:
+                    self.seen.add(peer)  # connected, whether or not the peer has closed since
+                    if c.status == psutil.CONN_ESTABLISHED:
+                        open_now.add(peer)
+        closed = self.seen == self.peers and not open_now
+        # twice in a row: Spark's reader thread has read what the peer sent before closing
+        self.closed_checks = self.closed_checks + 1 if closed else 0
+        return self.closed_checks >= 2
+
+
+def _resolve(host: str) -> str:
+    try:
+        return socket.gethostbyname(host)
+    except OSError:
+        return host

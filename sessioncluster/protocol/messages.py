@@ -19,8 +19,8 @@ Gateways (who sends what to whom):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..graph.jobgraph import JobGraph

@@ -170,6 +170,12 @@ def test_savepoint_errors_are_clear(session: sessioncluster.Session, tmp_path: P
     counts = word_counts(env, src)
     with pytest.raises(sessioncluster.JobExecutionException, match="does not exist"):
         list(counts.execute_and_collect("bad restore"))
+    # a checkpoint directory that cannot be written (here: below a file; root may write anywhere)
+    env = streaming_env(session)
+    (tmp_path / "a-file").write_text("")
+    env.get_checkpoint_config().set_checkpoint_storage_dir(str(tmp_path / "a-file" / "checkpoints"))
+    with pytest.raises(sessioncluster.JobExecutionException, match="is not writable"):
+        list(word_counts(env, src).execute_and_collect("unwritable checkpoints"))
     batch = session.get_execution_environment()
     client = batch.from_collection([1, 2]).map(lambda x: x).execute_and_collect_async("batch")
     future = client.trigger_savepoint(str(tmp_path / "sp"))
@@ -341,3 +347,24 @@ def test_connect_keyed_and_not_keyed(session: sessioncluster.Session) -> None:
             finals[key] = max(finals.get(key, 0), int(count))
     # 10 numbers per residue; words by length % 3: 1 -> a; 2 -> bb, dd; 0 -> ccc
     assert finals == {"0": 10 + 10, "1": 10 + 10, "2": 10 + 20}
+
+
+def test_a_socket_source_ends_when_its_peer_closes(session: sessioncluster.Session) -> None:
+    """``socket_text_stream``: lines sent, then the peer closes; as Flink's socket source, the
+    source ends and the job FINISHES with every line read."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(RESULT_TIMEOUT)
+        port = server.getsockname()[1]
+        env = session.get_execution_environment()
+        env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+        env.set_parallelism(1)
+        results = (env.socket_text_stream("127.0.0.1", port)
+                   .flat_map(lambda line: line.split(), output_type=Types.STRING())
+                   .execute_and_collect("socket words"))
+        peer, _ = server.accept()  # Spark's driver connects when the query starts
+        with peer:
+            peer.sendall(b"to be or\nnot to be\n")
+    assert sorted(results) == sorted("to be or not to be".split())
+    assert results.client.wait(60).status is JobStatus.FINISHED
