@@ -350,8 +350,29 @@ def test_flink_sql_returns_a_dataframe(cluster: Cluster) -> None:
     assert statuses[-1] == "FINISHED"
 
 
-def test_kernel_restart_keeps_the_session_and_connect_reattaches(cluster: Cluster) -> None:
+def test_kernel_restart_keeps_the_session_and_connect_reattaches(cluster: Cluster,
+                                                                 tmp_path: Path) -> None:
+    """A STREAMING job started with execute_async outlives the kernel; after a restart,
+    ``%flink_session connect`` re-attaches to the session, the job is listed RUNNING, and a
+    JobClient by its id follows it (here: to its cancel)."""
     k = cluster.kernel
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    job_id = k.run(f'''
+        from sessioncluster.pyflink.common import Duration, Types, WatermarkStrategy
+        from sessioncluster.pyflink.datastream import RuntimeExecutionMode
+        from sessioncluster.pyflink.datastream.connectors.file_system import FileSource, StreamFormat
+        senv = session.get_execution_environment()
+        senv.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+        senv.set_parallelism(1)
+        source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), {str(watched)!r})
+                  .monitor_continuously(Duration.of_millis(200)).build())
+        (senv.from_source(source, WatermarkStrategy.no_watermarks(), "lines")
+             .map(str.upper, output_type=Types.STRING()).print())
+        streaming = senv.execute_async("streaming upper")
+        wait_until(lambda: streaming.get_job_status().name == "RUNNING", 120)
+        print(json.dumps(streaming.get_job_id()))
+    ''', timeout=180).json()
     before = Session(cluster.info).jobs()
     k.restart()
     assert all(pid_alive(p) for p in cluster.pids), "a kernel restart must not stop the session"
@@ -364,6 +385,15 @@ def test_kernel_restart_keeps_the_session_and_connect_reattaches(cluster: Cluste
     for job in before:
         assert job.job_id in listed
     assert "static html" in listed and "explode" in listed
+    running = [line for line in listed.splitlines() if job_id in line]
+    assert running and "RUNNING" in running[0], listed
+    got = k.run(f'''
+        streaming = session.job({job_id!r})
+        status = streaming.get_job_status().name
+        streaming.cancel()
+        print(json.dumps([status, streaming.wait(60).status.name]))
+    ''').json()
+    assert got == ["RUNNING", "CANCELED"]
     out = k.run('''
         env = session.get_execution_environment()
         print(json.dumps(sorted(env.from_collection([1, 2, 3]).map(lambda x: x * 10).execute_and_collect())))
