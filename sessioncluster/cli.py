@@ -39,6 +39,8 @@ def format_overview(o: ClusterOverview, info: ConnectionInfo | None = None) -> s
         lines.append(f"  resourcemanager {info.resourcemanager}")
         if info.rest:
             lines.append(f"  REST API        {info.rest}  (Authorization: Bearer <Session.rest_token>)")
+            lines.append(f"  dashboard       {info.rest}/  (sign in: `sessioncluster dashboard "
+                         f"{info.name}` prints the link)")
     lines.append(f"  TaskManagers ({len(o.taskmanagers)} of {o.expected_taskmanagers}):")
     now = time.time()
     for tm in o.taskmanagers:
@@ -159,6 +161,18 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    """Print the dashboard's link (it carries the session's REST token: keep it to yourself),
+    and open it in a browser with ``--open``."""
+    url = connect(args.name).dashboard_url
+    print(url)
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(url)
+    return 0
+
+
 DEMO_TEXT = """\
 A session cluster keeps a JobManager and warm TaskManagers running
 so that every short query runs on processes that are already up
@@ -264,6 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--savepoint", "-p", dest="stop_savepoint", default=None, metavar="DIR",
                    help="where the savepoint goes (default: the session's savepoints directory)")
     p.set_defaults(func=cmd_savepoint, directory=None)
+    p = sub.add_parser("dashboard", help="print the link to a session's web dashboard")
+    p.add_argument("name", nargs="?", default="default")
+    p.add_argument("--open", action="store_true", help="open it in a web browser")
+    p.set_defaults(func=cmd_dashboard)
     p = sub.add_parser("list", help="list the session clusters")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("demo", help="start a session, run a word count, print result and graph")

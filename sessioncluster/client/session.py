@@ -90,6 +90,12 @@ class Session:
         return rest_token(self.info.key)
 
     @property
+    def dashboard_url(self) -> str:
+        """The web dashboard's link: it signs the browser in with the REST token (kept in an
+        HttpOnly cookie), then shows the cluster and its jobs, live."""
+        return f"{self.info.rest}/?token={self.rest_token}"
+
+    @property
     def events(self) -> EventSubscriber:
         """The live event stream of this session (started on first use)."""
         if self._events is None:

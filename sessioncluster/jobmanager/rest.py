@@ -6,7 +6,10 @@ parses them. Unknown paths, and the ones a job of ours cannot answer, get 404 wi
 
 Unlike Flink's, every request needs ``Authorization: Bearer <token>``. The token is derived from
 the session key (:func:`rest_token`), because any local user can reach a loopback port. Without
-the token the answer is 401 and nothing else.
+the token the answer is 401 and nothing else. The dashboard (``/``, :mod:`.dashboard`) is
+authorised once by ``/?token=...``, which leaves the token in an HttpOnly, SameSite=Strict cookie;
+a request authorised by that cookie that changes something (PATCH, POST) must also carry
+``X-Sessioncluster-Request: 1``, which no cross-site form can set.
 
 Reads go through :class:`RestServices`, not through the JobManager: the jobs (in memory or in the
 job store), the TaskManagers, and cancel.
@@ -34,6 +37,7 @@ from ..connection import rest_token, session_dir
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT, SYSTEM_ACCUMULATORS
 from ..graph.states import ExecutionState, JobStatus
 from ..protocol.messages import ExecutionInfo, JobDetails, JobSummary, TaskManagerInfo, VertexInfo
+from .dashboard import REQUEST_HEADER, TOKEN_COOKIE, dashboard_routes
 from .runner import JobRunner
 
 log = logging.getLogger("sessioncluster.rest")
@@ -49,6 +53,7 @@ LOG_TAIL_BYTES = 1024 * 1024
 FLINK_EXECUTION_STATES = ("CREATED", "SCHEDULED", "DEPLOYING", "RUNNING", "FINISHED", "CANCELING",
                           "CANCELED", "FAILED", "RECONCILING", "INITIALIZING")
 TERMINAL_STATES = {"FINISHED", "CANCELED", "FAILED"}
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 #: Flink's JobStatus names (SUSPENDED and RECONCILING belong to high availability: never entered here)
 FLINK_JOB_STATUSES = ("INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED", "CANCELLING",
                       "CANCELED", "FINISHED", "RESTARTING", "SUSPENDED", "RECONCILING")
@@ -151,8 +156,8 @@ def job_plan(details: JobDetails) -> dict[str, Any]:
             node["inputs"] = [{"num": i, "id": e.source, "ship_strategy": e.ship_strategy.value.upper(),
                                "exchange": "pipelined_bounded"} for i, e in enumerate(v.inputs)]
         nodes.append(node)
-    return {"jid": details.summary.job_id, "name": details.summary.name, "type": "BATCH",
-            "nodes": nodes}
+    return {"jid": details.summary.job_id, "name": details.summary.name,
+            "type": "STREAMING" if details.streaming is not None else "BATCH", "nodes": nodes}
 
 
 def job_details_info(details: JobDetails) -> dict[str, Any]:
@@ -174,14 +179,16 @@ def job_details_info(details: JobDetails) -> dict[str, Any]:
             "parallelism": v.parallelism, "status": v.state.value, "start-time": _ms(start),
             "end-time": _ms(end), "duration": _duration(start, end), "tasks": _counts(infos),
             "metrics": _metrics(v.records_in, v.records_out, v.state is ExecutionState.FINISHED)})
+    job_type = "STREAMING" if details.streaming is not None else "BATCH"
     status_times = getattr(details, "status_times", None) or {}
     timestamps = {st: _ms(status_times[st]) if status_times.get(st) else 0
                   for st in FLINK_JOB_STATUSES}
     if not timestamps["INITIALIZING"]:
         timestamps["INITIALIZING"] = _ms(s.start_time)
     return {
-        "jid": s.job_id, "name": s.name, "isStoppable": False, "state": s.status.value,
-        "job-type": "BATCH", "start-time": _ms(s.start_time), "end-time": _ms(s.end_time),
+        "jid": s.job_id, "name": s.name, "isStoppable": details.streaming is not None,
+        "state": s.status.value, "job-type": job_type, "start-time": _ms(s.start_time),
+        "end-time": _ms(s.end_time),
         "duration": _duration(s.start_time, s.end_time), "maxParallelism": -1,
         "now": _ms(now), "timestamps": timestamps, "vertices": vertices,
         "status-counts": _counts(details.executions), "plan": job_plan(details)}
@@ -258,10 +265,19 @@ class FlinkHandler(tornado.web.RequestHandler):
     def prepare(self) -> None:
         auth = self.request.headers.get("Authorization", "")
         scheme, _, given = auth.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), self.token):
-            self.set_header("WWW-Authenticate", 'Bearer realm="sessioncluster"')
-            self.fail(401, "Unauthorized: send 'Authorization: Bearer <token>' (the session's "
-                           "REST token, from sessioncluster.Session.rest_token)")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), self.token):
+            return
+        cookie = self.get_cookie(TOKEN_COOKIE, "")
+        if cookie and hmac.compare_digest(cookie, self.token):
+            if (self.request.method not in SAFE_METHODS
+                    and self.request.headers.get(REQUEST_HEADER) != "1"):
+                self.fail(403, f"Forbidden: a {self.request.method} authorised by the dashboard's "
+                               f"cookie needs the header '{REQUEST_HEADER}: 1'")
+            return
+        self.set_header("WWW-Authenticate", 'Bearer realm="sessioncluster"')
+        self.fail(401, "Unauthorized: send 'Authorization: Bearer <token>' (the session's "
+                       "REST token, from sessioncluster.Session.rest_token), or open the "
+                       "dashboard link that `sessioncluster dashboard NAME` prints")
 
     def check_xsrf_cookie(self) -> None:
         """No cookies are used: the bearer token is the only credential."""
@@ -708,7 +724,7 @@ def routes(services: RestServices, token: str) -> list[tuple[str, type, dict[str
         (rf"/taskmanagers/{_ID.format('tm_id')}", TaskManagerHandler),
         (rf"/taskmanagers/{_ID.format('tm_id')}/log", TaskManagerLogHandler),
     ]
-    out = []
+    out: list[tuple[str, type, dict[str, Any]]] = dashboard_routes(token)
     for path, handler in table:
         out.append((path, handler, args))
         out.append((f"/v1{path}", handler, args))

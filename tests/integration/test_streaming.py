@@ -13,6 +13,7 @@ import pytest
 
 import sessioncluster
 from sessioncluster import cli
+from sessioncluster.client.rest import RestClient
 from sessioncluster.graph.states import JobStatus
 from sessioncluster.pyflink.common import Configuration, Duration, Types, WatermarkStrategy
 from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
@@ -101,7 +102,10 @@ def test_keyed_count_over_files_dropped_in_rounds(session: sessioncluster.Sessio
         source = details.vertices[0]
         assert source.records_out >= sum(len(line.split()) for r in ROUNDS for line in r)
         assert {j.job_id: j.status for j in session.jobs()}[client.job_id] is JobStatus.RUNNING
-        # Flink's CLI job commands, through the REST API
+        # Flink's REST API and CLI job commands
+        job = RestClient.of(session).get(f"/jobs/{client.job_id}")
+        assert (job["job-type"], job["isStoppable"], job["plan"]["type"]) == ("STREAMING", True,
+                                                                             "STREAMING")
         assert cli.main(["list-jobs", session.info.name, "--running"]) == 0
         assert f"{client.job_id}  RUNNING" in capsys.readouterr().out
         assert cli.main(["savepoint", session.info.name, client.job_id, str(tmp_path / "sp")]) == 0

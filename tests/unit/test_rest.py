@@ -142,7 +142,7 @@ class RestApiTest(tornado.testing.AsyncHTTPTestCase):
         assert result["application-status"] == "CANCELED" and result["net-runtime"] == 8000
 
     def test_404s(self) -> None:
-        for path in ("/", "/jobs/" + "b" * 32, f"/jobs/{JOB}/vertices/nope", "/taskmanagers/9",
+        for path in ("/nope", "/jobs/" + "b" * 32, f"/jobs/{JOB}/vertices/nope", "/taskmanagers/9",
                      f"/jobs/{JOB}/checkpoints"):
             code, body = self.call(path)
             assert code == 404 and set(body) == {"errors"} and body["errors"][0], path
@@ -151,3 +151,48 @@ class RestApiTest(tornado.testing.AsyncHTTPTestCase):
         code, o = self.call("/overview")
         assert o["taskmanagers"] == 1 and o["slots-total"] == 1 and o["slots-available"] == 0
         assert o["jobs-running"] == 1 and o["jobs-finished"] == 0
+
+
+class DashboardAuthTest(tornado.testing.AsyncHTTPTestCase):
+    """The dashboard's sign-in: ``/?token=`` → an HttpOnly, SameSite=Strict cookie; the cookie
+    reads the API, and changes it only with the custom request header."""
+
+    def get_app(self) -> Any:
+        self.job = FakeJob()
+        services = RestServices("unit", lambda job_id: self.job if job_id == JOB else None,
+                                lambda: [self.job.details().summary], lambda: [])
+        return RestServer(services, KEY).app
+
+    def sign_in(self) -> str:
+        resp = self.fetch(f"/?token={rest_token(KEY)}", follow_redirects=False, raise_error=False)
+        assert resp.code == 302 and resp.headers["Location"] == "./"
+        set_cookie = resp.headers["Set-Cookie"]
+        assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie and "Path=/" in set_cookie
+        return set_cookie.split(";")[0]
+
+    def test_the_page_and_its_files_need_no_token_and_hold_no_data(self) -> None:
+        page = self.fetch("/")
+        assert page.code == 200 and b"web/app.js" in page.body and JOB.encode() not in page.body
+        assert self.fetch("/web/app.js").code == 200 and self.fetch("/web/style.css").code == 200
+        for other in ("/web/%2e%2e/rest.py", "/web/dashboard.py", "/web/"):
+            resp = self.fetch(other, raise_error=False)
+            assert resp.code == 401 and b"import" not in resp.body, other  # only the two files
+        assert self.fetch("/jobs", raise_error=False).code == 401
+
+    def test_a_wrong_token_in_the_link_sets_no_cookie(self) -> None:
+        resp = self.fetch(f"/?token={KEY}", follow_redirects=False, raise_error=False)
+        assert resp.code == 401 and "Set-Cookie" not in resp.headers
+
+    def test_the_cookie_reads_and_cancels_only_with_the_request_header(self) -> None:
+        cookie = self.sign_in()
+        resp = self.fetch("/jobs", headers={"Cookie": cookie})
+        assert json.loads(resp.body) == {"jobs": [{"id": JOB, "status": "RUNNING"}]}
+        refused = self.fetch(f"/jobs/{JOB}?mode=cancel", method="PATCH", body="",
+                             headers={"Cookie": cookie}, raise_error=False)
+        assert refused.code == 403 and "X-Sessioncluster-Request" in json.loads(refused.body)["errors"][0]
+        assert not self.job.cancelled
+        done = self.fetch(f"/jobs/{JOB}?mode=cancel", method="PATCH", body="",
+                          headers={"Cookie": cookie, "X-Sessioncluster-Request": "1"})
+        assert done.code == 202 and self.job.cancelled
+        wrong = self.fetch("/jobs", headers={"Cookie": "sessioncluster-token=nope"}, raise_error=False)
+        assert wrong.code == 401
