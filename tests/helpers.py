@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any, Callable
 
@@ -54,3 +55,10 @@ def descendants(pids: list[int]) -> set[int]:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
