@@ -59,6 +59,7 @@ from ..spark.events import (
 )
 from ..spark.sql import create_temporary_view_in_thread
 from ..tasks import BackgroundTasks
+from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
 from .cache import CacheRegistry
 from .dispatcher import Dispatcher, DispatcherServices
@@ -79,7 +80,8 @@ class JobManager:
     """The JobManager process's parts, wired together on one asyncio loop."""
 
     def __init__(self, settings: StartOptions, key: str | None = None,
-                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0) -> None:
+                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0,
+                 application: bool = False) -> None:
         name = self.name = settings.name
         self.settings = settings
         self.pid = os.getpid()
@@ -113,6 +115,13 @@ class JobManager:
             taskmanagers=self.rm.infos), self.key)
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
+        #: application mode: the one program this cluster was started for (else None)
+        self.application = ApplicationRunner(
+            name, self.dir, self.blobs, self.loop, lambda: list(self.dispatcher.jobs),
+            lambda status: self._shutdown_soon()) if application else None
+        self.dispatcher.services.run_application = \
+            self.application.start if self.application is not None else None
+        self._stopping = False
         self.spark_handlers: dict[type, Callable[[Any], None]] = {
             StageSubmitted: self._on_stage_submitted,
             TaskStarted: self._on_spark_task_event,
@@ -277,6 +286,14 @@ class JobManager:
         self.ready = True
         log.info("session '%s' ready in %.1f s with %d TaskManagers", self.name,
                  time.monotonic() - t0, len(self.rm.taskmanagers))
+        if self.application is not None:
+            self.loop.call_later(SUBMIT_TIMEOUT, self._no_application)
+
+    def _no_application(self) -> None:
+        """An application cluster whose client never sent the program: do not linger."""
+        if self.application is not None and self.application.status is None:
+            log.error("no application was submitted within %.0f s; stopping", SUBMIT_TIMEOUT)
+            self._shutdown_soon()
 
     def on_executor_added(self, executor_id: str) -> None:
         """A replacement executor (after a lost one): warm it so it registers as a TaskManager."""
@@ -302,10 +319,13 @@ class JobManager:
         self.background.start(self.shutdown())
 
     async def shutdown(self) -> None:
-        if self.stopped.is_set():
+        if self._stopping:
             return
+        self._stopping = True
         log.info("stopping session '%s'", self.name)
         self.ready = False
+        if self.application is not None:
+            await self.application.stop()  # main first, so that it submits nothing more
         for job in list(self.dispatcher.jobs.values()):
             job.cancel()
         await asyncio.sleep(0.1)  # let replies and events leave
@@ -345,11 +365,14 @@ def build_parser() -> argparse.ArgumentParser:
     """The JobManager's command line: the start options."""
     p = argparse.ArgumentParser(prog="python -m sessioncluster.jobmanager")
     StartOptions.add_arguments(p)
+    p.add_argument("--application", action="store_true",
+                   help="application mode: run the one program a client uploads, then stop")
     return p
 
 
 def main(argv: list[str] | None = None) -> None:
-    options = StartOptions.from_namespace(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    options = StartOptions.from_namespace(args)
     key = os.environ.get("SESSIONCLUSTER_KEY")
     if options.bind not in ("127.0.0.1", "localhost", "::1") and not key:
         sys.exit(f"refusing to bind {options.bind}: a non-loopback address needs an explicit key in "
@@ -362,7 +385,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    jobmanager = JobManager(options, key=os.environ.pop("SESSIONCLUSTER_KEY", None))
+    jobmanager = JobManager(options, key=os.environ.pop("SESSIONCLUSTER_KEY", None),
+                            application=args.application)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: jobmanager.background.start(jobmanager.shutdown()))
     try:
