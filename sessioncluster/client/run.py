@@ -384,7 +384,7 @@ def run_application(program: str, args: Sequence[str], options: StartOptions,
         print(f"application cluster '{options.name}' ended without recording its outcome",
               file=sys.stderr)
         return 1
-    print(format_application(options.name, final), file=sys.stderr)
+    print(format_application(options.name, final, with_error=False), file=sys.stderr)
     return 0 if final.state.value == "FINISHED" else (final.exit_code or 1)
 
 
@@ -408,15 +408,16 @@ def _follow(log_path: str, ended: Any, poll: float) -> None:
         time.sleep(poll)
 
 
-def format_application(name: str, status: Any) -> str:
-    """An application's state in a few lines (``sessioncluster status``)."""
+def format_application(name: str, status: Any, with_error: bool = True) -> str:
+    """An application's state in a few lines (``sessioncluster status``); ``with_error``: and
+    its traceback, if it failed."""
     took = (f" after {status.end_time - status.start_time:.1f} s"
             if status.end_time is not None else "")
     jobs = f", jobs {', '.join(status.job_ids)}" if status.job_ids else ""
     lines = [f"application {status.program} of cluster '{name}': {status.state.value}{took}"
              f"{'' if status.exit_code is None else f' (exit code {status.exit_code})'}{jobs}",
              f"  its output: {status.log}"]
-    if status.error:
+    if status.error and with_error:
         lines.append("  " + status.error.replace("\n", "\n  "))
     return "\n".join(lines)
 
