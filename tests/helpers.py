@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from typing import Any, Callable
 
@@ -56,9 +55,3 @@ def descendants(pids: list[int]) -> set[int]:
             continue
     return found
 
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

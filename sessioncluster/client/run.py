@@ -301,7 +301,8 @@ def run_per_job(program: str, args: Sequence[str], options: StartOptions,
                 savepoint_path: str | None = None, allow_non_restored_state: bool = False) -> int:
     """Flink's per-job mode: start a cluster of its own for the program, run the program here
     against it, and stop the cluster when the program ends, fails or is interrupted (Ctrl-C,
-    SIGTERM); its exit status."""
+    SIGTERM); if this process is killed outright, the JobManager sees its owner gone and
+    stops by itself. The program's exit status."""
     from .session import start
 
     check_program(program)
@@ -310,7 +311,7 @@ def run_per_job(program: str, args: Sequence[str], options: StartOptions,
     code = 1
     with _signals_interrupt():
         try:
-            session = start(quiet=True, **dataclasses.asdict(options))
+            session = start(quiet=True, owner=os.getpid(), **dataclasses.asdict(options))
         except KeyboardInterrupt:
             print(f"interrupted; per-job cluster '{options.name}' stopped", file=sys.stderr)
             return 130

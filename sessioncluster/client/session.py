@@ -268,7 +268,7 @@ def _start_lock(name: str) -> Iterator[None]:
 
 
 def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bool = False,
-          application: bool = False, **options: Any) -> Session:
+          application: bool = False, owner: int | None = None, **options: Any) -> Session:
     """Start a session cluster in the background and return when every TaskManager is warm.
 
     ``options`` are the start options of :class:`~sessioncluster.options.StartOptions`
@@ -277,7 +277,8 @@ def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bo
     session of that name is running already, connect to it instead. ``application=True``
     starts an application cluster (:func:`sessioncluster.client.run.run_application`), which
     runs one uploaded program and then stops. If the wait is interrupted (Ctrl-C), the
-    JobManager started here is stopped: nothing is left half-started.
+    JobManager started here is stopped: nothing is left half-started. ``owner``: a pid whose
+    end stops the cluster (a per-job cluster's client, even if it is killed -9).
 
     >>> session = sessioncluster.start("dev", taskmanagers=2, slots=1)   # doctest: +SKIP
     """
@@ -296,6 +297,8 @@ def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bo
         cmd = [sys.executable, "-m", "sessioncluster.jobmanager", *settings.argv()]
         if application:
             cmd.append("--application")
+        if owner is not None:
+            cmd += ["--owner", str(owner)]
         # A Spark Connect client in this process leaves these behind; the JobManager's classic
         # SparkSession must not see them.
         env = {k: v for k, v in os.environ.items()

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import psutil
 import zmq
 import zmq.asyncio
 
@@ -81,7 +82,7 @@ class JobManager:
 
     def __init__(self, settings: StartOptions, key: str | None = None,
                  heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0,
-                 application: bool = False) -> None:
+                 application: bool = False, owner: int | None = None) -> None:
         name = self.name = settings.name
         self.settings = settings
         self.pid = os.getpid()
@@ -122,6 +123,8 @@ class JobManager:
         self.dispatcher.services.run_application = \
             self.application.start if self.application is not None else None
         self._stopping = False
+        #: a per-job cluster's client: the cluster stops when that process is gone
+        self.owner = psutil.Process(owner) if owner is not None else None
         self.spark_handlers: dict[type, Callable[[Any], None]] = {
             StageSubmitted: self._on_stage_submitted,
             TaskStarted: self._on_spark_task_event,
@@ -244,6 +247,12 @@ class JobManager:
             await asyncio.sleep(self.rm.heartbeat_interval)
             self.rm.check_heartbeats()
 
+    async def _watch_owner(self, owner: psutil.Process) -> None:
+        while owner.is_running() and owner.status() != psutil.STATUS_ZOMBIE:
+            await asyncio.sleep(0.5)
+        log.warning("the client that owns this cluster (pid %d) is gone; stopping", owner.pid)
+        self._shutdown_soon()
+
     async def run(self) -> None:
         path = connection_path(self.name)
         self.rest.start(self.settings.bind)
@@ -251,6 +260,8 @@ class JobManager:
         self.background.start(self._serve(self.dispatcher_socket, self.dispatcher.handle))
         self.background.start(self._serve(self.rm_socket, self.rm.handle))
         self.background.start(self._heartbeat_monitor())
+        if self.owner is not None:
+            self.background.start(self._watch_owner(self.owner))
         self.background.start(self._start_or_report(path))
         await self.stopped.wait()  # a stop during start-up does not wait for Spark
         self.dispatcher.background.cancel_all()
@@ -367,6 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
     StartOptions.add_arguments(p)
     p.add_argument("--application", action="store_true",
                    help="application mode: run the one program a client uploads, then stop")
+    p.add_argument("--owner", type=int, default=None, metavar="PID",
+                   help="per-job mode: stop when this process (the client) is gone")
     return p
 
 
@@ -386,7 +399,7 @@ def main(argv: list[str] | None = None) -> None:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     jobmanager = JobManager(options, key=os.environ.pop("SESSIONCLUSTER_KEY", None),
-                            application=args.application)
+                            application=args.application, owner=args.owner)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: jobmanager.background.start(jobmanager.shutdown()))
     try:

@@ -143,9 +143,12 @@ def test_per_job_cluster_of_a_failing_program_is_gone_too(program: Path, sc_home
     assert (sc_home / "sessions" / name / "jobmanager.log").exists()  # kept to look into
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_per_job_cluster_is_stopped_when_the_client_is_interrupted(
         program: Path, sig: signal.Signals) -> None:
+    """Ctrl-C or SIGTERM: the client stops its cluster on the way out; SIGKILL: the
+    JobManager sees its owner gone and stops by itself."""
     name = f"pj-{sig.name.lower()}"
     proc = subprocess.Popen([sys.executable, "-m", "sessioncluster", "run", "-t", "per-job",
                              "--name", name, "--taskmanagers", "1", str(program),
@@ -164,8 +167,11 @@ def test_per_job_cluster_is_stopped_when_the_client_is_interrupted(
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
-    assert f"Per-job cluster '{name}' stopped" in err
+    if sig is signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:
+        assert proc.returncode == 130, err
+        assert f"Per-job cluster '{name}' stopped" in err
     assert_cluster_gone("".join(out) + rest, name)
 
 

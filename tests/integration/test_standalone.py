@@ -24,10 +24,11 @@ import psutil
 import pytest
 
 import sessioncluster
+from sessioncluster.connection import free_port
 from sessioncluster.graph.states import ExecutionState, JobStatus
 from sessioncluster.protocol.messages import TaskManagerChanged
 
-from ..helpers import descendants, free_port, session_pids, wait_gone, wait_until
+from ..helpers import descendants, session_pids, wait_gone, wait_until
 
 pytestmark = [
     pytest.mark.integration,

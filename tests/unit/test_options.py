@@ -34,7 +34,7 @@ def test_cli_start_and_demo_take_every_option() -> None:
 
 
 def test_jobmanager_command_line_takes_every_option() -> None:
-    assert dests(process.build_parser()) == names() | {"application"}
+    assert dests(process.build_parser()) == names() | {"application", "owner"}
 
 
 def test_magics_take_every_option() -> None:
@@ -44,7 +44,7 @@ def test_magics_take_every_option() -> None:
 
 def test_start_forwards_every_option_and_refuses_others() -> None:
     params = inspect.signature(sessioncluster.start).parameters
-    assert list(params) == ["name", "timeout", "quiet", "application", "options"]
+    assert list(params) == ["name", "timeout", "quiet", "application", "owner", "options"]
     assert params["options"].kind is inspect.Parameter.VAR_KEYWORD
     for name in names() - {"name"}:
         StartOptions.from_kwargs(**{name: getattr(StartOptions(), name)})
