@@ -318,9 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="restore the program's STREAMING jobs from this savepoint")
     p.add_argument("-n", "--allowNonRestoredState", dest="allow_non_restored_state",
                    action="store_true", help="drop savepoint state that no operator claims")
-    group = p.add_argument_group("cluster options (--target per-job and application; as "
-                                 "'sessioncluster start', --name by default a new unique one)")
+    group = p.add_argument_group("cluster options (--target per-job and application; as on "
+                                 "'sessioncluster start')")
     for flag, kwargs in StartOptions.flags():
+        if kwargs["dest"] == "name":
+            kwargs = {**kwargs, "help": "the cluster's name (default: a new one, "
+                      "per-job-<id> or application-<id>); not that of a running cluster"}
         group.add_argument(flag, **{**kwargs, "default": None})
     p.add_argument("program", help="the program (a .py file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
