@@ -119,6 +119,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         if application is None:
             raise
         print(f"cluster '{args.name}' is not running")  # an application cluster that ended
+        if not application.state.is_terminal:
+            print(f"application {application.program}: its JobManager ended before main did, "
+                  f"without an outcome (see {session_dir(args.name) / 'jobmanager.log'})")
+            return 1
         print(format_application(args.name, application))
         return 0
     print(format_overview(session.status(), session.info))

@@ -374,16 +374,16 @@ def run_application(program: str, args: Sequence[str], options: StartOptions,
     directory = session_dir(options.name)
     try:
         with _signals_interrupt():
-            _follow(status.log, lambda: (read_status(directory) or status).state.is_terminal
-                    and not pid_alive(session.info.jobmanager_pid), poll)
+            # the JobManager records the outcome before it exits
+            _follow(status.log, lambda: not pid_alive(session.info.jobmanager_pid), poll)
     except KeyboardInterrupt:
         print(f"\nstopped following; the application goes on in cluster '{options.name}' "
               f"('sessioncluster stop {options.name}' ends it)", file=sys.stderr)
         return 130
     final = read_status(directory)
-    if final is None:
-        print(f"application cluster '{options.name}' ended without recording its outcome",
-              file=sys.stderr)
+    if final is None or not final.state.is_terminal:
+        print(f"application cluster '{options.name}' ended without recording its outcome "
+              f"(its JobManager's log: {directory / 'jobmanager.log'})", file=sys.stderr)
         return 1
     print(format_application(options.name, final, with_error=False), file=sys.stderr)
     return 0 if final.state.value == "FINISHED" else (final.exit_code or 1)
