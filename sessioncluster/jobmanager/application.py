@@ -27,6 +27,7 @@ from typing import Callable
 
 from ..files import write_private
 from ..protocol.messages import ApplicationState, ApplicationStatus, RunApplication
+from ..spark.driver import executor_python_path
 from .blobserver import BlobServer
 
 log = logging.getLogger("sessioncluster.application")
@@ -99,7 +100,8 @@ class ApplicationRunner:
         cwd = msg.cwd if msg.cwd and os.path.isdir(msg.cwd) else str(program.parent)
         cmd = [sys.executable, "-m", "sessioncluster.jobmanager.appmain", "--session",
                self.session_name, "--parent", str(os.getpid()), str(program), *msg.args]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # main imports the JobManager's own sessioncluster, whatever its working directory
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": executor_python_path()}
         env.pop("SESSIONCLUSTER_KEY", None)  # the child reads the connection file
         with open(log_path, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
