@@ -78,14 +78,20 @@ def start_spark(settings: StartOptions, connection_file: str) -> Any:
 
 def executor_python_path() -> str:
     """The PYTHONPATH for executors a cluster manager starts with an environment of its own:
-    the directory this JobManager imported ``sessioncluster`` from first (so that its
-    TaskManagers run the same code, also when it is not pip-installed there), then the
-    JobManager's own PYTHONPATH. A directory missing on an executor's machine is skipped by
-    Python, which then imports its installed ``sessioncluster``."""
+    the directory this JobManager imported ``sessioncluster`` from first, unless that is a
+    site-packages directory (so that its TaskManagers run the same code, also when it is not
+    pip-installed there), then the JobManager's own PYTHONPATH. A directory missing on an
+    executor's machine is skipped by Python, which then imports its installed one."""
+    import site
+
     import sessioncluster
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(sessioncluster.__file__)))
-    parts = [here, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    # installed in site-packages: every Python of that install finds it without help (and a
+    # site-packages directory must not be put in front of another Python's own)
+    installed = {os.path.abspath(d) for d in [*site.getsitepackages(), site.getusersitepackages()]}
+    parts = [*([] if here in installed else [here]),
+             *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     return os.pathsep.join(dict.fromkeys(p for p in parts if p))
 
 

@@ -62,7 +62,9 @@ class StandaloneCluster:
         self.work = work
         self.port, self.webui_port = free_port(), free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
-        self.env = {**os.environ, "SPARK_HOME": self.spark_home, "SPARK_LOCAL_IP": "127.0.0.1",
+        # as on a real cluster, the Master and Workers do not share the client's PYTHONPATH
+        self.env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                    "SPARK_HOME": self.spark_home, "SPARK_LOCAL_IP": "127.0.0.1",
                     "SPARK_LOG_DIR": str(work), "SPARK_WORKER_DIR": str(work)}
         self.procs: list[subprocess.Popen[bytes]] = []
 
@@ -156,10 +158,6 @@ def test_taskmanagers_are_the_standalone_executors(sa_session, standalone) -> No
         jvm = psutil.Process(tm.jvm_pid)
         assert "CoarseGrainedExecutorBackend" in " ".join(jvm.cmdline())
         assert {a.pid for a in jvm.parents()} & workers
-        # the Workers' executors do not inherit the JobManager's environment: the TaskManager
-        # imports the JobManager's sessioncluster through spark.executorEnv.PYTHONPATH
-        here = os.path.dirname(os.path.dirname(sessioncluster.__file__))
-        assert here in psutil.Process(tm.pid).environ()["PYTHONPATH"].split(os.pathsep)
     apps = _master_state(standalone.webui_port)["activeapps"]
     assert len(apps) == 1 and apps[0]["name"] == "sessioncluster" and apps[0]["cores"] == 2
     # both run subtasks of one job
@@ -169,6 +167,11 @@ def test_taskmanagers_are_the_standalone_executors(sa_session, standalone) -> No
     assert sorted(client.collect()) == list(range(20))
     finished = [ex for ex in client.details().executions if ex.state is ExecutionState.FINISHED]
     assert {ex.tm_id for ex in finished} == {tm.tm_id for tm in tms}
+    # the Workers' executors do not inherit the JobManager's environment, yet their slot
+    # workers run the JobManager's sessioncluster (spark.executorEnv.PYTHONPATH)
+    where = env.from_collection(range(4)).map(
+        lambda _: __import__("sessioncluster").__file__).execute_and_collect()
+    assert set(where) == {sessioncluster.__file__}
 
 
 def test_word_count(sa_session) -> None:
