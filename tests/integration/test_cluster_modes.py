@@ -240,3 +240,28 @@ def test_a_session_cluster_refuses_an_application(sc_home: Path) -> None:
             session.gateway.request(RunApplication("p.py", "0" * 64, b""), ApplicationStarted)
     finally:
         session.stop()
+
+
+def test_per_job_client_interrupted_while_its_cluster_starts_leaves_nothing(
+        program: Path, sc_home: Path) -> None:
+    """SIGTERM while start() waits for the TaskManagers: the JobManager it started is stopped."""
+    name = "pj-early"
+    proc = subprocess.Popen([sys.executable, "-m", "sessioncluster", "run", "-t", "per-job",
+                             "--name", name, "--taskmanagers", "1", str(program),
+                             str(program.parent / "input.txt")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the JobManager is up (its connection file written) and Spark is starting
+        wait_until(lambda: (sc_home / "sessions" / name / "connection.json").exists() or
+                   proc.poll() is not None, timeout=120, what="the JobManager")
+        jobmanagers = [p.pid for p in processes_named(name)]
+        assert jobmanagers
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "COUNT" not in out and "stopped" in err
+    assert not wait_gone(jobmanagers, timeout=60)
+    wait_until(lambda: not processes_named(name), timeout=60, what=f"no process of '{name}'")
