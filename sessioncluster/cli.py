@@ -12,6 +12,9 @@ Examples::
     sessioncluster stop-job dev 5e20cb6b0f357591171dfcca2eea09de --savepoint /tmp/savepoints
     sessioncluster stop dev
     sessioncluster demo            # start, run a word count, print result and graph, stop
+    sessioncluster run --session dev word_count.py          # on a running session
+    sessioncluster run -t per-job word_count.py             # on a cluster of its own, then stop it
+    sessioncluster run -t application -d word_count.py      # main runs in the JobManager
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ import time
 from typing import Any
 
 from .client.rest import RestClient, RestError
+from .client.run import TARGETS, cmd_run, format_application
 from .client.session import Session, connect, start
-from .connection import ConnectionInfo, home, pid_alive
+from .connection import ConnectionInfo, home, pid_alive, session_dir
+from .jobmanager.application import STATUS_FILE as APPLICATION_STATUS_FILE
+from .jobmanager.application import read_status
 from .options import StartOptions
 from .protocol.messages import ClusterOverview, JobDetails, JobSummary
 
@@ -91,6 +97,13 @@ def _session_names() -> list[str]:
     return sorted(p.parent.name for p in d.glob("*/connection.json")) if d.exists() else []
 
 
+def _ended_applications() -> list[str]:
+    """Application clusters that have ended (their outcome is kept in their directory)."""
+    d = home() / "sessions"
+    return sorted(p.parent.name for p in d.glob(f"*/{APPLICATION_STATUS_FILE}")
+                  if not (p.parent / "connection.json").exists()) if d.exists() else []
+
+
 def cmd_start(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     options = StartOptions.from_namespace(args)
@@ -101,8 +114,22 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    session = connect(args.name)
+    application = read_status(session_dir(args.name))
+    try:
+        session = connect(args.name)
+    except LookupError:
+        if application is None:
+            raise
+        print(f"cluster '{args.name}' is not running")  # an application cluster that ended
+        if not application.state.is_terminal:
+            print(f"application {application.program}: its JobManager ended before main did, "
+                  f"without an outcome (see {session_dir(args.name) / 'jobmanager.log'})")
+            return 1
+        print(format_application(args.name, application))
+        return 0
     print(format_overview(session.status(), session.info))
+    if application is not None:
+        print(format_application(args.name, application))
     return 0
 
 
@@ -122,7 +149,12 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"{name}  JobManager pid {s.info.jobmanager_pid}  {s.info.dispatcher}")
         except LookupError as exc:
             print(f"{name}  (stale: {exc})")
-    if not names:
+    ended = _ended_applications()
+    for name in ended:
+        app = read_status(home() / "sessions" / name)
+        if app is not None:
+            print(f"{name}  ended: application {app.program} {app.state.value}")
+    if not names and not ended:
         print("no session clusters")
     return 0
 
@@ -289,18 +321,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(name="demo")
     p.add_argument("--keep", action="store_true", help="leave the session running afterwards")
     p.set_defaults(func=cmd_demo)
-    # -- run: a PyFlink program on a running session (Flink's `flink run -py`) --------------
-    from .client.run import cmd_run
-
-    p = sub.add_parser("run", help="run a PyFlink DataStream program on a running session")
+    # -- run: a PyFlink program (Flink's `flink run -py`, `-t per-job`, `run-application`) ---
+    p = sub.add_parser(
+        "run", help="run a PyFlink DataStream program on a session, or on a cluster of its own",
+        description="Run a PyFlink DataStream program (Flink's 'flink run -py'). --target "
+        "session (the default) runs it here on a running session; per-job starts a cluster for "
+        "it, runs it here, and stops the cluster when it ends; application starts a cluster, "
+        "uploads the program and runs its main in the JobManager, and the cluster stops when "
+        "main ends.")
+    p.add_argument("-t", "--target", choices=TARGETS, default="session",
+                   help="where the program runs (default: session)")
     p.add_argument("--session", default=None,
-                   help="the session to run on (default: $SESSIONCLUSTER_SESSION)")
+                   help="--target session: the session to run on (default: $SESSIONCLUSTER_SESSION)")
     p.add_argument("-d", "--detached", action="store_true",
-                   help="print the JobIDs of the program's jobs and return without waiting")
+                   help="session: print the JobIDs of the program's jobs and return without "
+                   "waiting; application: return once main runs")
     p.add_argument("-s", "--fromSavepoint", dest="from_savepoint", default=None, metavar="DIR",
                    help="restore the program's STREAMING jobs from this savepoint")
     p.add_argument("-n", "--allowNonRestoredState", dest="allow_non_restored_state",
                    action="store_true", help="drop savepoint state that no operator claims")
+    group = p.add_argument_group("cluster options (--target per-job and application; as on "
+                                 "'sessioncluster start')")
+    for flag, kwargs in StartOptions.flags():
+        if kwargs["dest"] == "name":
+            kwargs = {**kwargs, "help": "the cluster's name (default: a new one, "
+                      "per-job-<id> or application-<id>); not that of a running cluster"}
+        group.add_argument(flag, **{**kwargs, "default": None})
     p.add_argument("program", help="the program (a .py file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
     p.set_defaults(func=cmd_run)
@@ -311,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (LookupError, RuntimeError, ConnectionError) as exc:
+    except (LookupError, RuntimeError, ConnectionError, ValueError) as exc:
         print(f"sessioncluster {args.command}: {exc}", file=sys.stderr)
         return 1
 

@@ -27,8 +27,8 @@ class StartOptions:
     name: str = field(default=DEFAULT_NAME, metadata=_option(
         "session name; a running session of that name is connected to", "N"))
     taskmanagers: int = field(default=2, metadata=_option(
-        "TaskManagers = Spark executors on local-cluster; 0 runs Spark in local[S], the "
-        "fastest start", "T"))
+        "TaskManagers = Spark executors (on local-cluster, or on --spark-master's cluster); 0 "
+        "runs Spark in local[S], the fastest start", "T"))
     slots: int = field(default=1, metadata=_option("slots per TaskManager", "S"))
     memory: int = field(default=1024, metadata=_option("MB of memory per TaskManager", "MB"))
     spark_master: str | None = field(default=None, metadata=_option(
@@ -55,6 +55,10 @@ class StartOptions:
             if not isinstance(value, int) or value < (0 if name == "taskmanagers" else 1):
                 raise ValueError(f"{name} must be a whole number >= "
                                  f"{0 if name == 'taskmanagers' else 1}, not {value!r}")
+        if self.spark_master and not self.spark_master.startswith("local") \
+                and self.taskmanagers < 1:
+            raise ValueError("taskmanagers must be >= 1 on a Spark cluster (--spark-master): "
+                             "each TaskManager is one executor of --slots cores")
         if self.parallelism is not None and (not isinstance(self.parallelism, int)
                                              or self.parallelism < 1):
             raise ValueError(f"parallelism must be a whole number >= 1, not {self.parallelism!r}")

@@ -54,3 +54,4 @@ def descendants(pids: list[int]) -> set[int]:
         except psutil.NoSuchProcess:
             continue
     return found
+

@@ -11,18 +11,26 @@ print ``Job has been submitted with JobID <id>`` as Flink's CLI does; detached (
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import runpy
+import shutil
+import signal
 import sys
+import time
 import traceback
+import uuid
 from contextlib import contextmanager
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from ..connection import ConnectionInfo, check_name, connection_path, pid_alive, session_dir
+from ..options import StartOptions, names
 from .current import (
     SESSION_ENV,
     ContextStreamExecutionEnvironment,
@@ -194,14 +202,22 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
-def run_program(program: str, args: Sequence[str] = (), session_name: str | None = None,
-                detached: bool = False, savepoint_path: str | None = None,
-                allow_non_restored_state: bool = False) -> int:
-    """Run ``program`` (a PyFlink DataStream program) on a session; its exit status."""
+def check_program(program: str) -> str:
+    """The program's absolute path; ProgramError if there is no such file."""
     path = os.path.abspath(program)
     if not os.path.isfile(path):
         raise ProgramError(f"no program file {program!r}")
-    session = _session(session_name)
+    return path
+
+
+def run_program(program: str, args: Sequence[str] = (), session_name: str | None = None,
+                detached: bool = False, savepoint_path: str | None = None,
+                allow_non_restored_state: bool = False, session: "Session | None" = None) -> int:
+    """Run ``program`` (a PyFlink DataStream program) on a session (``session``, else the one
+    named ``session_name``, else ``$SESSIONCLUSTER_SESSION``); its exit status."""
+    path = check_program(program)
+    if session is None:
+        session = _session(session_name)
     previous = current()
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     set_current(session)
@@ -231,7 +247,204 @@ def run_program(program: str, args: Sequence[str] = (), session_name: str | None
             set_current(previous)
 
 
+# -- per-job and application clusters ---------------------------------------------------------
+
+#: ``sessioncluster run --target``: Flink's deployment targets
+TARGETS = ("session", "per-job", "application")
+
+
+def cluster_name(target: str, given: str | None) -> str:
+    """A per-job or application cluster's name: as given, else new and unique."""
+    if given:
+        return given
+    return f"{target}-{uuid.uuid4().hex[:8]}"
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """While inside, SIGTERM (and SIGHUP) interrupt this process as Ctrl-C does, so that the
+    cluster it started is stopped on the way out."""
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    saved = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def _stop_quietly(session: "Session") -> None:
+    """Stop a cluster this client started; a second Ctrl-C does not cut the stop short."""
+    saved = {sig: signal.signal(sig, signal.SIG_IGN)
+             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        session.stop()
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def _check_new(name: str) -> None:
+    path = connection_path(name)
+    try:
+        running = pid_alive(ConnectionInfo.read(path).jobmanager_pid)
+    except (OSError, ValueError, TypeError):
+        running = False
+    if running:
+        raise ProgramError(f"a cluster named '{name}' is running already; a per-job or "
+                           "application cluster needs a name of its own (or none: one is made)")
+
+
+def run_per_job(program: str, args: Sequence[str], options: StartOptions,
+                savepoint_path: str | None = None, allow_non_restored_state: bool = False) -> int:
+    """Flink's per-job mode: start a cluster of its own for the program, run the program here
+    against it, and stop the cluster when the program ends, fails or is interrupted (Ctrl-C,
+    SIGTERM); if this process is killed outright, the JobManager sees its owner gone and
+    stops by itself. The program's exit status."""
+    from .session import start
+
+    check_program(program)
+    _check_new(options.name)
+    t0 = time.monotonic()
+    code = 1
+    with _signals_interrupt():
+        try:
+            session = start(quiet=True, owner=os.getpid(), **dataclasses.asdict(options))
+        except KeyboardInterrupt:
+            print(f"interrupted; per-job cluster '{options.name}' stopped", file=sys.stderr)
+            return 130
+        try:
+            print(f"Per-job cluster '{options.name}' ready in {time.monotonic() - t0:.1f} s "
+                  f"(JobManager pid {session.info.jobmanager_pid}, {options.master_url})",
+                  file=sys.stderr, flush=True)
+            code = run_program(program, args, savepoint_path=savepoint_path,
+                               allow_non_restored_state=allow_non_restored_state, session=session)
+        except KeyboardInterrupt:
+            code = 130
+        finally:
+            _stop_quietly(session)
+            print(f"Per-job cluster '{options.name}' stopped", file=sys.stderr, flush=True)
+    if code == 0:
+        shutil.rmtree(session_dir(options.name), ignore_errors=True)
+    else:
+        print(f"its JobManager's log: {session_dir(options.name) / 'jobmanager.log'}",
+              file=sys.stderr)
+    return code
+
+
+def run_application(program: str, args: Sequence[str], options: StartOptions,
+                    detached: bool = False, poll: float = 0.2) -> int:
+    """Flink's application mode: start a cluster for the program, upload the program to it (a
+    blob) and have its ``main`` run in the JobManager's process tree; the cluster stops when
+    ``main`` ends. Detached, return once it runs; else follow its output until it ends
+    (Ctrl-C stops following, not the application); the application's exit status."""
+    from ..jobmanager.application import read_status
+    from ..protocol.messages import ApplicationStarted, RunApplication
+    from .session import start
+
+    path = check_program(program)
+    _check_new(options.name)
+    with open(path, "rb") as f:
+        source = f.read()
+    t0 = time.monotonic()
+    with _signals_interrupt():
+        try:
+            session = start(quiet=True, application=True, **dataclasses.asdict(options))
+        except KeyboardInterrupt:
+            print(f"interrupted; application cluster '{options.name}' stopped", file=sys.stderr)
+            return 130
+        try:
+            reply = session.gateway.request(
+                RunApplication(os.path.basename(path), hashlib.sha256(source).hexdigest(), source,
+                               list(args), os.getcwd()), ApplicationStarted, timeout=60.0)
+        except BaseException:
+            _stop_quietly(session)  # the program never started: the cluster has no purpose
+            raise
+    status = reply.status
+    print(f"Application cluster '{options.name}' ready in {time.monotonic() - t0:.1f} s "
+          f"(JobManager pid {session.info.jobmanager_pid}, {options.master_url}); "
+          f"{status.program} runs in pid {status.pid}, its output in {status.log}",
+          file=sys.stderr, flush=True)
+    session.gateway.close()
+    if detached:
+        print(f"Follow it with 'sessioncluster status {options.name}'.", file=sys.stderr)
+        return 0
+    directory = session_dir(options.name)
+    try:
+        with _signals_interrupt():
+            # the JobManager records the outcome before it exits
+            _follow(status.log, lambda: not pid_alive(session.info.jobmanager_pid), poll)
+    except KeyboardInterrupt:
+        print(f"\nstopped following; the application goes on in cluster '{options.name}' "
+              f"('sessioncluster stop {options.name}' ends it)", file=sys.stderr)
+        return 130
+    final = read_status(directory)
+    if final is None or not final.state.is_terminal:
+        print(f"application cluster '{options.name}' ended without recording its outcome "
+              f"(its JobManager's log: {directory / 'jobmanager.log'})", file=sys.stderr)
+        return 1
+    print(format_application(options.name, final, with_error=False), file=sys.stderr)
+    return 0 if final.state.value == "FINISHED" else (final.exit_code or 1)
+
+
+def _follow(log_path: str, ended: Any, poll: float) -> None:
+    """Print what is appended to ``log_path`` until ``ended()`` (then the rest)."""
+    offset = 0
+    while True:
+        done = ended()
+        try:
+            with open(log_path, "rb") as f:
+                f.seek(offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            chunk = b""
+        if chunk:
+            offset += len(chunk)
+            sys.stdout.write(chunk.decode(errors="replace"))
+            sys.stdout.flush()
+        if done:
+            return
+        time.sleep(poll)
+
+
+def format_application(name: str, status: Any, with_error: bool = True) -> str:
+    """An application's state in a few lines (``sessioncluster status``); ``with_error``: and
+    its traceback, if it failed."""
+    took = (f" after {status.end_time - status.start_time:.1f} s"
+            if status.end_time is not None else "")
+    jobs = f", jobs {', '.join(status.job_ids)}" if status.job_ids else ""
+    lines = [f"application {status.program} of cluster '{name}': {status.state.value}{took}"
+             f"{'' if status.exit_code is None else f' (exit code {status.exit_code})'}{jobs}",
+             f"  its output: {status.log}"]
+    if status.error and with_error:
+        lines.append("  " + status.error.replace("\n", "\n  "))
+    return "\n".join(lines)
+
+
 def cmd_run(args: Any) -> int:
     """The ``sessioncluster run`` command (its arguments parsed by ``cli.py``)."""
-    return run_program(args.program, args.args, args.session, args.detached,
-                       args.from_savepoint, args.allow_non_restored_state)
+    given = {k: getattr(args, k) for k in sorted(names())
+             if getattr(args, k, None) is not None}
+    if args.target == "session":
+        if given:
+            raise ProgramError(f"--{next(iter(given)).replace('_', '-')} starts a cluster: it "
+                               "goes with --target per-job or application; a session is started "
+                               "with 'sessioncluster start'")
+        return run_program(args.program, args.args, args.session, args.detached,
+                           args.from_savepoint, args.allow_non_restored_state)
+    if args.session:
+        raise ProgramError(f"--session names a running session; --target {args.target} starts "
+                           "a cluster of its own (name it with --name)")
+    given["name"] = check_name(cluster_name(args.target, given.get("name")))
+    options = StartOptions(**given)
+    if args.target == "per-job":
+        if args.detached:
+            raise ProgramError("a per-job cluster runs the program in this process and stops "
+                               "with it: for a detached program use --target application -d")
+        return run_per_job(args.program, args.args, options, args.from_savepoint,
+                           args.allow_non_restored_state)
+    if args.from_savepoint:
+        raise ProgramError("-s/--fromSavepoint goes with --target session or per-job")
+    return run_application(args.program, args.args, options, args.detached)

@@ -274,13 +274,17 @@ def _start_lock(name: str) -> Iterator[None]:
 
 
 def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bool = False,
-          **options: Any) -> Session:
+          application: bool = False, owner: int | None = None, **options: Any) -> Session:
     """Start a session cluster in the background and return when every TaskManager is warm.
 
     ``options`` are the start options of :class:`~sessioncluster.options.StartOptions`
     (``taskmanagers``, ``slots``, ``memory``, ``spark_master``, ``parallelism``,
     ``task_attempts``, ``bind``, ``max_result_mb``), as on ``sessioncluster start``. If a
-    session of that name is running already, connect to it instead.
+    session of that name is running already, connect to it instead. ``application=True``
+    starts an application cluster (:func:`sessioncluster.client.run.run_application`), which
+    runs one uploaded program and then stops. If the wait is interrupted (Ctrl-C), the
+    JobManager started here is stopped: nothing is left half-started. ``owner``: a pid whose
+    end stops the cluster (a per-job cluster's client, even if it is killed -9).
 
     >>> session = sessioncluster.start("dev", taskmanagers=2, slots=1)   # doctest: +SKIP
     """
@@ -297,6 +301,10 @@ def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bo
             return session
         log_path = session_dir(name) / "jobmanager.log"
         cmd = [sys.executable, "-m", "sessioncluster.jobmanager", *settings.argv()]
+        if application:
+            cmd.append("--application")
+        if owner is not None:
+            cmd += ["--owner", str(owner)]
         # A Spark Connect client in this process leaves these behind; the JobManager's classic
         # SparkSession must not see them.
         env = {k: v for k, v in os.environ.items()
@@ -304,25 +312,47 @@ def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bo
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                     start_new_session=True, close_fds=True, env=env)
-        path = connection_path(name)
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise SessionStartError(_failure(name, proc.returncode, log_path))
-            try:
-                info = ConnectionInfo.read(path)
-                if info.jobmanager_pid == proc.pid:
-                    break
-            except (OSError, ValueError, TypeError):
-                pass
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise SessionStartError(_failure(name, None, log_path))
-            time.sleep(0.02)
-        session = Session(info)
-        _wait_ready(session, proc, deadline - time.monotonic())
+        try:
+            session = _await_start(name, proc, log_path, timeout)
+        except BaseException:
+            _stop_started(name, proc)
+            raise
         set_current(session)  # get_execution_environment() binds to it
         return session
+
+
+def _await_start(name: str, proc: subprocess.Popen[bytes], log_path: Any,
+                 timeout: float) -> Session:
+    path = connection_path(name)
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise SessionStartError(_failure(name, proc.returncode, log_path))
+        try:
+            info = ConnectionInfo.read(path)
+            if info.jobmanager_pid == proc.pid:
+                break
+        except (OSError, ValueError, TypeError):
+            pass
+        if time.monotonic() > deadline:
+            raise SessionStartError(_failure(name, None, log_path))
+        time.sleep(0.02)
+    session = Session(info)
+    _wait_ready(session, proc, deadline - time.monotonic())
+    return session
+
+
+def _stop_started(name: str, proc: subprocess.Popen[bytes], grace: float = 60.0) -> None:
+    """Stop a JobManager whose start did not complete (failed, timed out or interrupted): it
+    stops Spark and its TaskManagers on SIGTERM; SIGKILL if it does not end in time."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _wait_ready(session: Session, proc: subprocess.Popen[bytes] | None, timeout: float) -> None:

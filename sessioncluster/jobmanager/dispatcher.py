@@ -19,6 +19,8 @@ from typing import Any, Callable
 from ..graph.jobgraph import JobGraph
 from ..protocol.messages import (
     Ack,
+    ApplicationStarted,
+    ApplicationStatus,
     AwaitJobResult,
     CachedStreamInfo,
     CachedStreams,
@@ -38,6 +40,7 @@ from ..protocol.messages import (
     Message,
     RequestJobDetails,
     RequestOverview,
+    RunApplication,
     SavepointCompleted,
     StopCluster,
     SubmitJob,
@@ -85,6 +88,9 @@ class DispatcherServices:
     cached_streams: Callable[[], list[CachedStreamInfo]] = list
     #: release a cached stream; False when there is none of that id
     invalidate_cache: Callable[[str], bool] = lambda cache_id: False
+    #: starts the application's main (application mode; None on a session cluster); raises
+    #: ValueError for a program it cannot run
+    run_application: Callable[[RunApplication], ApplicationStatus] | None = None
 
 
 class Dispatcher:
@@ -108,6 +114,7 @@ class Dispatcher:
             InvalidateCache: self.on_invalidate_cache,
             FetchStreamResults: self.on_fetch_stream_results,
             TriggerSavepoint: self.on_trigger_savepoint,
+            RunApplication: self.on_run_application,
         }
 
     @property
@@ -289,6 +296,23 @@ class Dispatcher:
 
     def overview(self) -> ClusterOverview:
         return self.services.overview(self.all_summaries(), len(self.jobs))
+
+    def on_run_application(self, ident: list[bytes], msg: RunApplication) -> None:
+        run = self.services.run_application
+        if run is None:
+            self.reply(ident, ErrorReply(
+                f"'{self.services.session_name}' is a session cluster: an application runs on a "
+                "cluster of its own ('sessioncluster run --target application program.py')",
+                "bad_request"))
+            return
+        if self._not_ready(ident):
+            return
+        try:
+            status = run(msg)
+        except ValueError as exc:
+            self.reply(ident, ErrorReply(str(exc), "bad_request"))
+            return
+        self.reply(ident, ApplicationStarted(status))
 
     def on_stop(self, ident: list[bytes], msg: StopCluster) -> None:
         self.reply(ident, Ack(f"stopping session '{self.services.session_name}'"))

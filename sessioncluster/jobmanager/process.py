@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import psutil
 import zmq
 import zmq.asyncio
 
@@ -59,6 +60,7 @@ from ..spark.events import (
 )
 from ..spark.sql import create_temporary_view_in_thread
 from ..tasks import BackgroundTasks
+from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
 from .cache import CacheRegistry
 from .dispatcher import Dispatcher, DispatcherServices
@@ -79,7 +81,8 @@ class JobManager:
     """The JobManager process's parts, wired together on one asyncio loop."""
 
     def __init__(self, settings: StartOptions, key: str | None = None,
-                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0) -> None:
+                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0,
+                 application: bool = False, owner: int | None = None) -> None:
         name = self.name = settings.name
         self.settings = settings
         self.pid = os.getpid()
@@ -113,6 +116,15 @@ class JobManager:
             taskmanagers=self.rm.infos), self.key)
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
+        #: application mode: the one program this cluster was started for (else None)
+        self.application = ApplicationRunner(
+            name, self.dir, self.blobs, self.loop, lambda: list(self.dispatcher.jobs),
+            lambda status: self._shutdown_soon()) if application else None
+        self.dispatcher.services.run_application = \
+            self.application.start if self.application is not None else None
+        self._stopping = False
+        #: a per-job cluster's client: the cluster stops when that process is gone
+        self.owner = psutil.Process(owner) if owner is not None else None
         self.spark_handlers: dict[type, Callable[[Any], None]] = {
             StageSubmitted: self._on_stage_submitted,
             TaskStarted: self._on_spark_task_event,
@@ -235,6 +247,12 @@ class JobManager:
             await asyncio.sleep(self.rm.heartbeat_interval)
             self.rm.check_heartbeats()
 
+    async def _watch_owner(self, owner: psutil.Process) -> None:
+        while owner.is_running() and owner.status() != psutil.STATUS_ZOMBIE:
+            await asyncio.sleep(0.5)
+        log.warning("the client that owns this cluster (pid %d) is gone; stopping", owner.pid)
+        self._shutdown_soon()
+
     async def run(self) -> None:
         path = connection_path(self.name)
         self.rest.start(self.settings.bind)
@@ -242,6 +260,8 @@ class JobManager:
         self.background.start(self._serve(self.dispatcher_socket, self.dispatcher.handle))
         self.background.start(self._serve(self.rm_socket, self.rm.handle))
         self.background.start(self._heartbeat_monitor())
+        if self.owner is not None:
+            self.background.start(self._watch_owner(self.owner))
         self.background.start(self._start_or_report(path))
         await self.stopped.wait()  # a stop during start-up does not wait for Spark
         self.dispatcher.background.cancel_all()
@@ -277,6 +297,14 @@ class JobManager:
         self.ready = True
         log.info("session '%s' ready in %.1f s with %d TaskManagers", self.name,
                  time.monotonic() - t0, len(self.rm.taskmanagers))
+        if self.application is not None:
+            self.loop.call_later(SUBMIT_TIMEOUT, self._no_application)
+
+    def _no_application(self) -> None:
+        """An application cluster whose client never sent the program: do not linger."""
+        if self.application is not None and self.application.status is None:
+            log.error("no application was submitted within %.0f s; stopping", SUBMIT_TIMEOUT)
+            self._shutdown_soon()
 
     def on_executor_added(self, executor_id: str) -> None:
         """A replacement executor (after a lost one): warm it so it registers as a TaskManager."""
@@ -302,10 +330,13 @@ class JobManager:
         self.background.start(self.shutdown())
 
     async def shutdown(self) -> None:
-        if self.stopped.is_set():
+        if self._stopping:
             return
+        self._stopping = True
         log.info("stopping session '%s'", self.name)
         self.ready = False
+        if self.application is not None:
+            await self.application.stop()  # main first, so that it submits nothing more
         for job in list(self.dispatcher.jobs.values()):
             job.cancel()
         await asyncio.sleep(0.1)  # let replies and events leave
@@ -345,11 +376,16 @@ def build_parser() -> argparse.ArgumentParser:
     """The JobManager's command line: the start options."""
     p = argparse.ArgumentParser(prog="python -m sessioncluster.jobmanager")
     StartOptions.add_arguments(p)
+    p.add_argument("--application", action="store_true",
+                   help="application mode: run the one program a client uploads, then stop")
+    p.add_argument("--owner", type=int, default=None, metavar="PID",
+                   help="per-job mode: stop when this process (the client) is gone")
     return p
 
 
 def main(argv: list[str] | None = None) -> None:
-    options = StartOptions.from_namespace(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    options = StartOptions.from_namespace(args)
     key = os.environ.get("SESSIONCLUSTER_KEY")
     if options.bind not in ("127.0.0.1", "localhost", "::1") and not key:
         sys.exit(f"refusing to bind {options.bind}: a non-loopback address needs an explicit key in "
@@ -362,7 +398,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    jobmanager = JobManager(options, key=os.environ.pop("SESSIONCLUSTER_KEY", None))
+    jobmanager = JobManager(options, key=os.environ.pop("SESSIONCLUSTER_KEY", None),
+                            application=args.application, owner=args.owner)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: jobmanager.background.start(jobmanager.shutdown()))
     try:

@@ -4,9 +4,11 @@ Gateways (who sends what to whom):
 
 * Client -> Dispatcher (DEALER -> ROUTER): :class:`SubmitJob`, :class:`RequestJobDetails`,
   :class:`CancelJob`, :class:`ListJobs`, :class:`AwaitJobResult`, :class:`RequestOverview`,
-  :class:`StopCluster`, :class:`ExecuteSql`, :class:`CreateTemporaryView`; answered by
+  :class:`StopCluster`, :class:`ExecuteSql`, :class:`CreateTemporaryView`,
+  :class:`RunApplication`; answered by
   :class:`JobSubmitted`, :class:`JobDetailsReply`, :class:`JobList`, :class:`JobResultReply`,
-  :class:`ClusterOverview`, :class:`SqlResult` (when the SQL job ends), :class:`Ack`, or
+  :class:`ClusterOverview`, :class:`SqlResult` (when the SQL job ends),
+  :class:`ApplicationStarted`, :class:`Ack`, or
   :class:`ErrorReply`.
 * TaskManager -> ResourceManager (DEALER -> ROUTER): :class:`RegisterTaskManager`,
   :class:`TaskManagerHeartbeat`, :class:`RequestBlob`; answered by
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, ClassVar
 
 from ..graph.jobgraph import JobGraph
@@ -537,3 +540,62 @@ class CreateTemporaryView(Message):
     type: ClassVar[str] = "create_temporary_view"
     name: str
     arrow: bytes
+
+
+# -- application mode: Client -> Dispatcher and back ------------------------------------------
+
+
+class ApplicationState(str, Enum):
+    """The state of an application cluster's program (Flink's application mode): RUNNING while
+    its ``main`` runs in the JobManager, then FINISHED (it returned), FAILED (it raised or
+    exited non-zero) or CANCELED (the cluster was stopped under it)."""
+
+    RUNNING = "RUNNING"
+    FINISHED = "FINISHED"
+    FAILED = "FAILED"
+    CANCELED = "CANCELED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self is not ApplicationState.RUNNING
+
+
+@dataclass(slots=True)
+class RunApplication(Message):
+    """Run a program's ``main`` in the JobManager (application mode): the program's source is
+    uploaded as a blob (``blob_key`` = its SHA-256); answered by :class:`ApplicationStarted`."""
+
+    type: ClassVar[str] = "run_application"
+    #: the program's file name (no directory), e.g. ``word_count.py``
+    file_name: str
+    blob_key: str
+    program: bytes
+    args: list[str] = field(default_factory=list)
+    #: the client's working directory, used by the program if it exists on the JobManager's host
+    cwd: str = ""
+
+
+@dataclass(slots=True)
+class ApplicationStatus:
+    """An application cluster's program and how it went; kept in ``application.json`` of the
+    session directory after the cluster has gone."""
+
+    program: str
+    args: list[str]
+    state: ApplicationState
+    #: the process running ``main`` (a child of the JobManager)
+    pid: int
+    #: the program's stdout and stderr
+    log: str
+    start_time: float
+    end_time: float | None = None
+    exit_code: int | None = None
+    #: the program's traceback (or why it was cancelled), if it did not finish
+    error: str = ""
+    job_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ApplicationStarted(Message):
+    type: ClassVar[str] = "application_started"
+    status: ApplicationStatus

@@ -69,9 +69,50 @@ def start_spark(settings: StartOptions, connection_file: str) -> Any:
     )
     if settings.taskmanagers > 0 and not settings.spark_master:
         builder = builder.config("spark.executor.memory", f"{settings.memory}m")
+    for key, value in cluster_conf(settings).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def executor_python_path() -> str:
+    """The PYTHONPATH for executors a cluster manager starts with an environment of its own:
+    the directory this JobManager imported ``sessioncluster`` from first, unless that is a
+    site-packages directory (so that its TaskManagers run the same code, also when it is not
+    pip-installed there), then the JobManager's own PYTHONPATH. A directory missing on an
+    executor's machine is skipped by Python, which then imports its installed one."""
+    import site
+
+    import sessioncluster
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(sessioncluster.__file__)))
+    # installed in site-packages: every Python of that install finds it without help (and a
+    # site-packages directory must not be put in front of another Python's own)
+    installed = {os.path.abspath(d) for d in [*site.getsitepackages(), site.getusersitepackages()]}
+    parts = [*([] if here in installed else [here]),
+             *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    return os.pathsep.join(dict.fromkeys(p for p in parts if p))
+
+
+def cluster_conf(settings: StartOptions) -> dict[str, str]:
+    """Spark settings for a real cluster manager (``--spark-master`` spark://, yarn, k8s://):
+    T executors of S cores and M MB each (one TaskManager of S slots per executor), and the
+    environment the TaskManager hook needs on executors that do not inherit the JobManager's.
+    ``local``/``local-cluster`` executors inherit it and need none of this."""
+    if not settings.spark_master or settings.spark_master.startswith("local"):
+        return {}
+    conf = {
+        "spark.executor.instances": str(settings.taskmanagers),  # YARN, Kubernetes
+        "spark.executor.cores": str(settings.slots),
+        "spark.cores.max": str(settings.taskmanagers * settings.slots),  # standalone
+        "spark.executor.memory": f"{settings.memory}m",
+        "spark.executorEnv.PYTHONPATH": executor_python_path(),
+    }
+    for name in ("SESSIONCLUSTER_LIBRARY_CACHE_BYTES", "SESSIONCLUSTER_VALIDATE"):
+        if name in os.environ:
+            conf[f"spark.executorEnv.{name}"] = os.environ[name]
+    return conf
 
 
 def executor_count(sc: Any) -> int:

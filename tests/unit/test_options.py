@@ -29,10 +29,12 @@ def test_cli_start_and_demo_take_every_option() -> None:
     parser = cli.build_parser()
     assert dests(subparser(parser, "start")) == names()
     assert dests(subparser(parser, "demo")) == names() | {"keep"}
+    # `run --target per-job|application` starts a cluster: it takes every start option too
+    assert names() <= dests(subparser(parser, "run"))
 
 
 def test_jobmanager_command_line_takes_every_option() -> None:
-    assert dests(process.build_parser()) == names()
+    assert dests(process.build_parser()) == names() | {"application", "owner"}
 
 
 def test_magics_take_every_option() -> None:
@@ -42,7 +44,7 @@ def test_magics_take_every_option() -> None:
 
 def test_start_forwards_every_option_and_refuses_others() -> None:
     params = inspect.signature(sessioncluster.start).parameters
-    assert list(params) == ["name", "timeout", "quiet", "options"]
+    assert list(params) == ["name", "timeout", "quiet", "application", "owner", "options"]
     assert params["options"].kind is inspect.Parameter.VAR_KEYWORD
     for name in names() - {"name"}:
         StartOptions.from_kwargs(**{name: getattr(StartOptions(), name)})
@@ -75,3 +77,38 @@ def test_master_url() -> None:
     assert StartOptions(taskmanagers=0, slots=2).master_url == "local[2,2]"
     assert StartOptions(taskmanagers=2, slots=1, memory=512).master_url == "local-cluster[2,1,512]"
     assert StartOptions(spark_master="spark://h:7077").master_url == "spark://h:7077"
+
+
+def test_a_spark_cluster_gets_t_executors_of_s_cores_and_the_hook_on_its_path() -> None:
+    from sessioncluster.spark.driver import cluster_conf
+
+    assert cluster_conf(StartOptions(taskmanagers=2)) == {}  # local-cluster inherits everything
+    conf = cluster_conf(StartOptions(taskmanagers=3, slots=2, memory=512,
+                                     spark_master="spark://h:7077"))
+    assert conf["spark.executor.instances"] == "3" and conf["spark.cores.max"] == "6"
+    assert conf["spark.executor.cores"] == "2" and conf["spark.executor.memory"] == "512m"
+    import os
+    import site
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(sessioncluster.__file__)))
+    path = conf["spark.executorEnv.PYTHONPATH"].split(os.pathsep)
+    if here in map(os.path.abspath, site.getsitepackages()):
+        assert here not in path  # pip-installed: never put one site-packages before another's
+    else:
+        assert path[0] == here  # a source tree or an editable install: first
+    with pytest.raises(ValueError, match="taskmanagers must be >= 1 on a Spark cluster"):
+        StartOptions(taskmanagers=0, spark_master="yarn")
+
+
+@pytest.mark.parametrize("argv, error", [
+    (["run", "--taskmanagers", "3", "p.py"], "--taskmanagers starts a cluster"),
+    (["run", "-t", "per-job", "--session", "dev", "p.py"], "--session names a running session"),
+    (["run", "-t", "per-job", "-d", "p.py"], "--target application -d"),
+    (["run", "-t", "application", "-s", "/sp", "p.py"], "-s/--fromSavepoint goes with"),
+    (["run", "-t", "per-job", "--name", "bad name", "p.py"], "invalid session name"),
+    (["run", "-t", "per-job", "--slots", "0", "p.py"], "slots must be"),
+])
+def test_run_targets_refuse_options_that_do_not_fit(argv: list[str], error: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(argv) == 1
+    assert error in capsys.readouterr().err
