@@ -84,7 +84,7 @@ def test_overview_and_a_job_followed_live_to_finished(session: sessioncluster.Se
               .execute_and_collect_async("dashboard live"))
     job_id = client.get_job_id()
     # the job shows up on the overview without a reload, and links to its page
-    page.locator(f"tr.link:has-text('dashboard live')").first.click()
+    page.locator("tr.link:has-text('dashboard live')").first.click()
     page.wait_for_url(f"**/#/jobs/{job_id}")
     vertices = client.details().job_graph.vertices
     page.wait_for_function(
