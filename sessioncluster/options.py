@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -44,6 +45,12 @@ class StartOptions:
         "characters in SESSIONCLUSTER_KEY", "ADDRESS"))
     max_result_mb: int = field(default=256, metadata=_option(
         "the largest result (MB) a job may collect into the JobManager", "MB"))
+    py_files: str | None = field(default=None, metadata=_option(
+        "Python files, package directories or zips (comma-separated) on the path of every job "
+        "of the session (PyFlink's python.files)", "PATHS", str))
+    requirements: str | None = field(default=None, metadata=_option(
+        "a requirements file pip installs on each TaskManager for every job of the session "
+        "(PyFlink's python.requirements)", "FILE", str))
     result_store_mb: int = field(default=256, metadata=_option(
         "the finished jobs' collected records (MB in all) kept on disk to be read back later; "
         "the oldest are evicted first", "MB"))
@@ -59,6 +66,19 @@ class StartOptions:
                 and self.taskmanagers < 1:
             raise ValueError("taskmanagers must be >= 1 on a Spark cluster (--spark-master): "
                              "each TaskManager is one executor of --slots cores")
+        # the JobManager runs elsewhere: relative paths are the caller's, made absolute here
+        if isinstance(self.py_files, (list, tuple)):
+            object.__setattr__(self, "py_files", ",".join(map(str, self.py_files)))
+        if self.py_files:
+            object.__setattr__(self, "py_files", ",".join(
+                os.path.abspath(os.path.expanduser(p.strip())) for p in self.py_files.split(",")
+                if p.strip()))
+        if self.requirements:
+            object.__setattr__(self, "requirements",
+                               os.path.abspath(os.path.expanduser(str(self.requirements))))
+        for path in [*(self.py_files or "").split(","), self.requirements or ""]:
+            if path and not os.path.exists(path):
+                raise ValueError(f"{path} does not exist (--py-files / --requirements)")
         if self.parallelism is not None and (not isinstance(self.parallelism, int)
                                              or self.parallelism < 1):
             raise ValueError(f"parallelism must be a whole number >= 1, not {self.parallelism!r}")

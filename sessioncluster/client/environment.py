@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import cloudpickle
 
 from ..common.execution_mode import RuntimeExecutionMode
+from ..dependencies import pack_archive, pack_python_file, pack_requirements
 from ..functions import (
     FieldAggregation,
     FieldMax,
@@ -31,7 +32,7 @@ from ..functions import (
     OutputTag,
     as_callable,
 )
-from ..graph.jobgraph import JobGraph, build_job_graph
+from ..graph.jobgraph import JobGraph, PythonDependency, build_job_graph
 from ..graph.streamgraph import (
     DEFAULT_NAMES,
     ChainingStrategy,
@@ -79,6 +80,8 @@ class StreamExecutionEnvironment:
         self.stream_graph = StreamGraph()
         self._sinks: list[StreamNode] = []
         self._restart_strategy: Any = None
+        #: add_python_file / add_python_archive / set_python_requirements, packed
+        self._python_dependencies: list[tuple[PythonDependency, bytes]] = []
         #: cache ids of this environment's streams released by invalidate()
         self._invalidated: set[str] = set()
 
@@ -242,6 +245,32 @@ class StreamExecutionEnvironment:
         self._restart_strategy = restart_strategy_configuration
         return self
 
+    # -- Python dependencies (PyFlink's names) --------------------------------------------
+    def add_python_file(self, file_path: str) -> None:
+        """Ship a module (``.py``), a package directory, or a zip/wheel/egg with this
+        environment's jobs: it is on ``sys.path`` of their tasks, and of no other job's."""
+        self._add_dependency(pack_python_file(file_path))
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> None:
+        """Ship a zip or tar archive, extracted in the tasks' working directory under
+        ``target_dir`` (default: the archive's file name): user code opens its files by
+        relative paths such as ``open(f"{target_dir}/data.txt")``."""
+        self._add_dependency(pack_archive(archive_path, target_dir))
+
+    def set_python_requirements(self, requirements_file_path: str,
+                                requirements_cache_dir: str | None = None) -> None:
+        """Have pip install a requirements file on each TaskManager, once, into a directory
+        of its own that only this environment's jobs see; with ``requirements_cache_dir``, from
+        the packages there and nothing else (offline)."""
+        self._python_dependencies = [d for d in self._python_dependencies
+                                     if d[0].kind != "requirements"]
+        self._add_dependency(pack_requirements(requirements_file_path, requirements_cache_dir))
+
+    def _add_dependency(self, packed: tuple[PythonDependency, bytes]) -> None:
+        if all(d.key != packed[0].key or d.target_dir != packed[0].target_dir
+               for d, _ in self._python_dependencies):
+            self._python_dependencies.append(packed)
+
     def get_restart_strategy(self) -> Any:
         from ..restart import RestartStrategies
 
@@ -327,6 +356,8 @@ class StreamExecutionEnvironment:
         graph = build_job_graph(self.stream_graph, sinks, job_name, put_blob,
                                 self._cached_in_session(sinks))
         graph.restart_strategy = self._restart_strategy
+        graph.python_dependencies = [dep for dep, _ in self._python_dependencies]
+        blobs.update({dep.key: data for dep, data in self._python_dependencies})
         if self.get_runtime_mode() is RuntimeExecutionMode.STREAMING:
             graph.runtime_mode = "STREAMING"
             graph.configuration = self._streaming_options()

@@ -64,6 +64,33 @@ class JobVertex:
         return self.operators[-1].kind.is_sink
 
 
+@dataclass(slots=True, frozen=True)
+class PythonDependency:
+    """One dependency of a job, as the JobGraph names it."""
+
+    #: "file" (a module), "zip" (a package directory, zip, wheel or egg: on sys.path),
+    #: "archive" (extracted under ``target_dir`` in the working directory), "requirements"
+    kind: str
+    #: the BlobServer key of its packed bytes
+    key: str
+    #: what the user gave (a file or directory name), for messages
+    name: str
+    target_dir: str = ""
+
+    @property
+    def directory_name(self) -> str:
+        """Where a TaskManager keeps it: its content and the name it goes by (two modules of
+        the same text under different names are two directories)."""
+        import hashlib
+
+        return hashlib.sha256(f"{self.kind}\0{self.name}\0{self.key}".encode()).hexdigest()[:40]
+
+    def describe(self) -> str:
+        what = {"file": "python file", "zip": "python file", "archive": "archive",
+                "requirements": "requirements"}[self.kind]
+        return f"{what} {self.name}" + (f" (as {self.target_dir}/)" if self.target_dir else "")
+
+
 @dataclass(slots=True)
 class JobGraph:
     job_name: str
@@ -78,6 +105,8 @@ class JobGraph:
     #: STREAMING: checkpointing and savepoint settings (``execution.checkpointing.interval`` in ms,
     #: ``state.checkpoints.dir``, ``execution.savepoint.path``, ...), by Flink's option names
     configuration: dict[str, Any] = field(default_factory=dict)
+    #: the job's Python files, archives and requirements (each a blob), and the session's
+    python_dependencies: list[PythonDependency] = field(default_factory=list)
 
     def vertex(self, vertex_id: str) -> JobVertex:
         for v in self.vertices:
@@ -94,6 +123,7 @@ class JobGraph:
         keys = {op.function_key for v in self.vertices for op in v.operators if op.function_key}
         for e in self.edges:
             keys.update(k for k in (e.key_selector_key, e.combiner_key) if k)
+        keys.update(d.key for d in self.python_dependencies)
         return keys
 
     def explain(self) -> str:

@@ -13,10 +13,10 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..graph.jobgraph import JobGraph
+from ..graph.jobgraph import JobGraph, PythonDependency
 from ..protocol.messages import (
     Ack,
     ApplicationStarted,
@@ -91,6 +91,9 @@ class DispatcherServices:
     #: starts the application's main (application mode; None on a session cluster); raises
     #: ValueError for a program it cannot run
     run_application: Callable[[RunApplication], ApplicationStatus] | None = None
+    #: the session's Python files and requirements (their blobs are in ``blobs``): every job
+    #: gets them after its own
+    python_dependencies: list[PythonDependency] = field(default_factory=list)
 
 
 class Dispatcher:
@@ -172,6 +175,9 @@ class Dispatcher:
         if missing:
             self.reply(ident, ErrorReply(f"{len(missing)} blob(s) missing", "missing_blob", missing))
             return
+        graph = msg.job_graph
+        graph.python_dependencies = graph.python_dependencies + [
+            d for d in self.services.python_dependencies if d not in graph.python_dependencies]
         job_id = uuid.uuid4().hex
         job = self._start(job_id, msg)
         self.reply(ident, JobSubmitted(job_id))

@@ -30,6 +30,8 @@ import zmq
 import zmq.asyncio
 
 from ..connection import ConnectionInfo, connection_path, session_dir
+from ..dependencies import pack_python_file, pack_requirements
+from ..graph.jobgraph import PythonDependency
 from ..options import StartOptions
 from ..protocol.messages import (
     CachedStreamInfo,
@@ -110,7 +112,8 @@ class JobManager:
             create_view=lambda view, arrow, done: create_temporary_view_in_thread(
                 self.spark, view, arrow, self.loop, done),
             overview=self._overview, shutdown=self._shutdown_soon,
-            cached_streams=self._cached_streams, invalidate_cache=self.caches.invalidate))
+            cached_streams=self._cached_streams, invalidate_cache=self.caches.invalidate,
+            python_dependencies=self._session_dependencies(settings)))
         self.rest = RestServer(RestServices(
             session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
             taskmanagers=self.rm.infos), self.key)
@@ -157,6 +160,15 @@ class JobManager:
                               self.settings.default_parallelism, self.rest.url)
 
     # -- jobs -----------------------------------------------------------------------------------
+    def _session_dependencies(self, settings: StartOptions) -> list[PythonDependency]:
+        """``--py-files`` and ``--requirements``, packed into the BlobServer for every job."""
+        packed = [pack_python_file(p) for p in (settings.py_files or "").split(",") if p]
+        if settings.requirements:
+            packed.append(pack_requirements(settings.requirements))
+        for dep, data in packed:
+            self.blobs.put(dep.key, data)
+        return [dep for dep, _ in packed]
+
     def _new_runner(self, job_id: str, submission: Message,
                     on_done: Callable[[JobRunner], None]) -> JobRunner:
         """The runner factory: a JobMaster for a JobGraph, a StreamingJob for one in STREAMING

@@ -70,6 +70,12 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
         index = next(i for i, e in enumerate(source.outputs) if e is edge)
         return shared[edge.source].filter(_OutputFilter(index)).map(operator.itemgetter(1))
 
+    deps = tuple(graph.python_dependencies)
+
+    def make_task(*args: Any, **kwargs: Any) -> VertexTask:
+        kwargs["dependencies"] = deps
+        return VertexTask(job_id, *args, **kwargs)
+
     for vertex in graph.vertices:
         many = _reads_by_index(vertex)
         outputs = ([edge_output(e, graph.vertex(e.target).parallelism) for e in vertex.outputs]
@@ -83,7 +89,7 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
             if cached is None:
                 raise LookupError(f"the cached stream '{head.name}' is gone from the session "
                                   "(invalidated, or the session restarted): build it again")
-            task = VertexTask(job_id, vertex, InputKind.FORWARD, output, outputs=outputs,
+            task = make_task(vertex, InputKind.FORWARD, output, outputs=outputs,
                               timestamped_input=cached.timestamped)
             rdds[vertex.vertex_id] = cached.rdd.mapPartitionsWithIndex(task)
             if many:
@@ -92,18 +98,18 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
             continue
         if head.kind is OperatorKind.SOURCE_COLLECTION:
             parent = sc.parallelize(range(vertex.parallelism), vertex.parallelism)
-            task = VertexTask(job_id, vertex, InputKind.COLLECTION, output,
+            task = make_task(vertex, InputKind.COLLECTION, output,
                               data_key=head.function_key, outputs=outputs)
         elif head.kind is OperatorKind.SOURCE_STREAM:
             if head.config.get("format") != "sequence":
                 raise ValueError(f"the source '{head.name}' is unbounded: it runs in STREAMING mode only")
             parent = sc.range(int(head.config["start"]), int(head.config["end"]) + 1,
                               numSlices=vertex.parallelism)
-            task = VertexTask(job_id, vertex, InputKind.SPARK_RECORDS, output, outputs=outputs)
+            task = make_task(vertex, InputKind.SPARK_RECORDS, output, outputs=outputs)
         elif head.kind in (OperatorKind.SOURCE_TEXT_FILE, OperatorKind.SOURCE_SPARK):
             parent = _fit(_source_rdd(sc, head.kind, head.config, vertex.parallelism),
                           vertex.parallelism)
-            task = VertexTask(job_id, vertex, InputKind.SPARK_RECORDS, output, outputs=outputs)
+            task = make_task(vertex, InputKind.SPARK_RECORDS, output, outputs=outputs)
         else:
             edges = vertex.inputs
             strategies = {e.ship_strategy for e in edges}
@@ -122,13 +128,13 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
             if len(timestamped) > 1:
                 raise ValueError(f"'{vertex.name}' reads streams with and without event-time "
                                  "timestamps: assign timestamps to each of them")
-            task = VertexTask(job_id, vertex, input_kind, output, outputs=outputs,
+            task = make_task(vertex, input_kind, output, outputs=outputs,
                               timestamped_input=timestamped.pop())
         # not preservesPartitioning: pyspark would then skip the next exchange's partitionBy
         # (same partitioner), and a HASH after a REBALANCE of equal parallelism would not shuffle
         if cache_id:
             # the cached stream's plain records are kept; its consumers get them through a relay
-            plain_task = VertexTask(job_id, vertex, task.input_kind, Output(OutputKind.FORWARD),
+            plain_task = make_task(vertex, task.input_kind, Output(OutputKind.FORWARD),
                                     data_key=task.data_key,
                                     timestamped_input=task.timestamped_input)
             plain = parent.mapPartitionsWithIndex(plain_task).persist(StorageLevel.MEMORY_AND_DISK)

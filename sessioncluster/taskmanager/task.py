@@ -21,6 +21,7 @@ Each stage is one method of :class:`Task`, in that order.
 from __future__ import annotations
 
 import enum
+import hashlib
 import itertools
 import operator
 import os
@@ -34,10 +35,11 @@ import cloudpickle
 import zmq
 
 from ..accumulators import Accumulator, IntCounter, snapshot
-from ..connection import ConnectionInfo
+from ..connection import ConnectionInfo, runtime_dir
+from ..dependencies import JobEnvironment, describe_all, materialise
 from ..functions import FieldAggregation, Function, RuntimeContext, as_callable
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
-from ..graph.jobgraph import JobEdge, JobVertex
+from ..graph.jobgraph import JobEdge, JobVertex, PythonDependency
 from ..graph.states import ExecutionState
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..lru import Lru
@@ -100,10 +102,11 @@ class SlotWorker:
     def report(self, event: TaskEvent) -> None:
         self.signer.send(self.sock, event)
 
-    def fetch(self, key: str, timeout: float = 60.0) -> bytes | None:
+    def fetch(self, key: str, timeout: float = 60.0, scope: str = "") -> bytes | None:
         """A blob's bytes from the TaskManager's library cache; ``None`` when this process has
-        the code loaded already (the TaskManager still hears of the use, for its statistics)."""
-        have = key in self.loaded
+        the code loaded already (the TaskManager still hears of the use, for its statistics).
+        ``scope`` names the Python dependencies the code was loaded with."""
+        have = scope + key in self.loaded
         self.signer.send(self.sock, FetchBlob(key, need_data=not have))
         deadline = time.monotonic() + timeout
         while True:
@@ -122,14 +125,15 @@ class SlotWorker:
             raise RuntimeError(f"the BlobServer has no blob {key[:12]}")
         return None if have else reply.data
 
-    def load(self, key: str, data: bytes | None) -> Any:
-        """User code by key: this process's unpickled copy, else ``data`` unpickled."""
-        loaded = self.loaded.get(key)
+    def load(self, key: str, data: bytes | None, scope: str = "") -> Any:
+        """User code by key: this process's unpickled copy (loaded with the same Python
+        dependencies), else ``data`` unpickled."""
+        loaded = self.loaded.get(scope + key)
         if loaded is None:
             if data is None:
                 raise RuntimeError(f"user code {key[:12]} was evicted between fetch and load")
             loaded = cloudpickle.loads(data)
-            self.loaded.put(key, loaded)
+            self.loaded.put(scope + key, loaded)
         return loaded
 
 
@@ -191,6 +195,8 @@ class VertexTask:
     outputs: list[Output] | None = None
     #: the input records carry event-time timestamps: ``(timestamp, value)`` pairs
     timestamped_input: bool = False
+    #: the job's Python files, archives and requirements
+    dependencies: tuple[PythonDependency, ...] = ()
 
     @property
     def all_outputs(self) -> list[Output]:
@@ -238,6 +244,10 @@ class Task:
         self.data: Any = None
         self.opened: list[Function | StreamOperator] = []
         self._last_report = time.monotonic()
+        #: the job's Python dependencies, on sys.path from user-code loading to unregistering
+        self.environment: JobEnvironment | None = None
+        self.scope = (hashlib.sha256("".join(d.key for d in spec.dependencies).encode()).hexdigest()[:16]
+                      + ":" if spec.dependencies else "")
 
     def run(self) -> Iterator[Any]:
         """The ten stages; yields what the vertex hands on (Spark's partition of its RDD)."""
@@ -279,12 +289,25 @@ class Task:
             keys += [k for k in (out.key_selector_key, out.combiner_key) if k]
         if self.spec.data_key:
             keys.append(self.spec.data_key)
-        self.blobs = {key: self.worker.fetch(key) for key in dict.fromkeys(keys)}
+        self.blobs = {key: self.worker.fetch(key, scope=self.scope) for key in dict.fromkeys(keys)}
+        if self.spec.dependencies:
+            root = runtime_dir() / "deps"
+            ready = []
+            for dep in self.spec.dependencies:
+                directory = root / dep.directory_name
+                if not directory.is_dir():  # made once per machine; pip runs here if need be
+                    data = self.worker.fetch(dep.key)
+                    assert data is not None  # never in the worker's loaded code
+                    directory = materialise(dep, data, root)
+                ready.append((dep, directory))
+            self.environment = JobEnvironment(ready, root)
 
     def load_user_code(self) -> None:
         """2. Unpickle the user's functions (cloudpickle), and name their code for errors."""
-        worker = self.worker
-        self.functions = [worker.load(op.function_key, self.blobs[op.function_key])
+        worker, scope = self.worker, self.scope
+        if self.environment is not None:
+            self.environment.__enter__()  # cloudpickle imports modules the code refers to
+        self.functions = [worker.load(op.function_key, self.blobs[op.function_key], scope)
                           if op.function_key and not op.kind.is_source
                           and not op.config.get("from_cache") else None
                           for op in self.vertex.operators]
@@ -294,14 +317,14 @@ class Task:
         for out in self.spec.all_outputs:
             if out.key_selector_key:
                 selector = as_callable(worker.load(out.key_selector_key,
-                                                   self.blobs[out.key_selector_key]))
+                                                   self.blobs[out.key_selector_key], scope))
                 self.key_selectors[out.key_selector_key] = selector
                 _register_code(self.operator_of, selector, "key_by")
             if out.combiner_key:
                 self.combiners[out.combiner_key] = as_callable(
-                    worker.load(out.combiner_key, self.blobs[out.combiner_key]))
+                    worker.load(out.combiner_key, self.blobs[out.combiner_key], scope))
         if self.spec.data_key:
-            self.data = worker.load(self.spec.data_key, self.blobs[self.spec.data_key])
+            self.data = worker.load(self.spec.data_key, self.blobs[self.spec.data_key], scope)
 
     def register_input_output(self) -> None:
         """3. The input and output of the chain; the rich functions' runtime context."""
@@ -345,6 +368,12 @@ class Task:
         of the traceback."""
         error = _task_error(exc, _failed_operator(exc, self.operator_of, self.vertex.name),
                             f"{self.subtask + 1}/{self.vertex.parallelism}")
+        if isinstance(exc, ImportError):
+            missing = f"'{exc.name}'" if exc.name else "a module"
+            error.message += (f" ({missing} is not on this TaskManager; the job's Python "
+                              f"dependencies: {describe_all(list(self.spec.dependencies))}. Ship it "
+                              "with env.add_python_file(), env.set_python_requirements() or the "
+                              "session's --py-files)")
         for fn in self.opened:
             try:
                 fn.close()
@@ -354,8 +383,11 @@ class Task:
         return error
 
     def unregister(self) -> None:
-        """10. Nothing to give back: the slot worker, its user code and its connection to the
-        TaskManager stay for the next task (pyspark reuses the worker process)."""
+        """10. The job's Python dependencies off sys.path; the slot worker, its user code and its
+        connection to the TaskManager stay for the next task (pyspark reuses the process)."""
+        if self.environment is not None:
+            self.environment.__exit__(None, None, None)
+            self.environment = None
 
     # -- input ----------------------------------------------------------------------------
     def read_input(self) -> Iterator[Any]:
