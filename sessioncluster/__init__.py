@@ -34,6 +34,7 @@ from .client import (
     UnpicklableFunctionError,
     connect,
     start,
+    start_standby,
 )
 from .functions import (
     AggregateFunction,
@@ -77,7 +78,7 @@ __all__ = [
     "LongCounter", "MapFunction", "MapStateDescriptor", "OutputTag", "ProcessFunction",
     "ReduceFunction", "ReducingStateDescriptor", "RuntimeContext", "Session", "SessionStartError",
     "SqlExecutionException", "StateTtlConfig", "StreamExecutionEnvironment", "TimeDomain",
-    "UnpicklableFunctionError", "ValueStateDescriptor", "connect", "start",
+    "UnpicklableFunctionError", "ValueStateDescriptor", "connect", "start", "start_standby",
 ]
 
 if "IPython" in sys.modules:  # in IPython or Jupyter: the HTML views and the live job widget

@@ -28,10 +28,11 @@ from typing import Any
 
 from .client.rest import RestClient, RestError
 from .client.run import TARGETS, cmd_run, format_application
-from .client.session import Session, connect, start
+from .client.session import Session, connect, start, start_standby
 from .connection import ConnectionInfo, home, pid_alive, session_dir
 from .jobmanager.application import STATUS_FILE as APPLICATION_STATUS_FILE
 from .jobmanager.application import read_status
+from .jobmanager.ha import standby_pids
 from .options import StartOptions
 from .protocol.messages import ClusterOverview, JobDetails, JobSummary
 
@@ -128,6 +129,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(format_application(args.name, application))
         return 0
     print(format_overview(session.status(), session.info))
+    if session.info.ha:
+        standbys = [pid for pid in standby_pids(args.name) if pid != session.info.jobmanager_pid]
+        print(f"high availability: {session.info.ha}"
+              + (f" ({session.info.zookeeper_quorum})" if session.info.zookeeper_quorum else "")
+              + f", leader epoch {session.info.epoch}, standby JobManagers: "
+              + (", ".join(f"pid {p}" for p in standbys) or "none"))
     if application is not None:
         print(format_application(args.name, application))
     return 0
@@ -138,6 +145,14 @@ def cmd_stop(args: argparse.Namespace) -> int:
     pid = session.info.jobmanager_pid
     session.stop()
     print(f"stopped session '{args.name}' (JobManager pid {pid} {'alive!' if pid_alive(pid) else 'gone'})")
+    return 0
+
+
+def cmd_start_standby(args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    pid = start_standby(args.name)
+    print(f"standby JobManager pid {pid} of session '{args.name}' is warm "
+          f"(in {time.monotonic() - t0:.1f} s); it takes over if the leader dies")
     return 0
 
 
@@ -290,6 +305,10 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text)
         p.add_argument("name", nargs="?", default="default")
         p.set_defaults(func=func)
+    p = sub.add_parser("start-standby", help="start a standby JobManager for an HA session "
+                       "(started with --ha file|zookeeper)")
+    p.add_argument("name", nargs="?", default="default")
+    p.set_defaults(func=cmd_start_standby)
     p = sub.add_parser("list-jobs", aliases=["jobs"], help="list a session's jobs (REST API)")
     p.add_argument("name", nargs="?", default="default")
     p.add_argument("-r", "--running", action="store_true", help="only the jobs not yet ended")

@@ -65,6 +65,11 @@ class ConnectionInfo:
     parallelism: int = 1
     #: the base URL of the JobManager's REST API (Flink's paths; a bearer token from the key)
     rest: str = ""
+    #: the HA backend ("file" or "zookeeper"), "" for a session without HA
+    ha: str = ""
+    zookeeper_quorum: str = ""
+    #: the leader's epoch (fencing token) in an HA session: a client follows a newer one
+    epoch: int = 0
 
     def __repr__(self) -> str:  # the key never goes into logs or output
         return (f"ConnectionInfo(name={self.name!r}, dispatcher={self.dispatcher!r}, "

@@ -54,6 +54,12 @@ class StartOptions:
     result_store_mb: int = field(default=256, metadata=_option(
         "the finished jobs' collected records (MB in all) kept on disk to be read back later; "
         "the oldest are evicted first", "MB"))
+    ha: str | None = field(default=None, metadata=_option(
+        "high availability: 'file' (leader lock and job graphs in the session directory) or "
+        "'zookeeper' (with --zookeeper-quorum); standbys join with 'sessioncluster "
+        "start-standby NAME'", "BACKEND", str))
+    zookeeper_quorum: str | None = field(default=None, metadata=_option(
+        "ZooKeeper's HOST:PORT[,HOST:PORT...] for --ha zookeeper", "HOSTS", str))
 
     def __post_init__(self) -> None:
         for name in ("taskmanagers", "slots", "memory", "task_attempts", "max_result_mb",
@@ -79,6 +85,14 @@ class StartOptions:
         for path in [*(self.py_files or "").split(","), self.requirements or ""]:
             if path and not os.path.exists(path):
                 raise ValueError(f"{path} does not exist (--py-files / --requirements)")
+        if self.ha in ("", "none"):
+            object.__setattr__(self, "ha", None)
+        if self.ha is not None and self.ha not in ("file", "zookeeper"):
+            raise ValueError(f"ha must be 'file' or 'zookeeper', not {self.ha!r}")
+        if self.ha == "zookeeper" and not self.zookeeper_quorum:
+            raise ValueError("--ha zookeeper needs --zookeeper-quorum HOST:PORT[,HOST:PORT...]")
+        if self.zookeeper_quorum and self.ha != "zookeeper":
+            raise ValueError("--zookeeper-quorum is for --ha zookeeper")
         if self.parallelism is not None and (not isinstance(self.parallelism, int)
                                              or self.parallelism < 1):
             raise ValueError(f"parallelism must be a whole number >= 1, not {self.parallelism!r}")

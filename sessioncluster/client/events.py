@@ -31,6 +31,8 @@ class EventSubscriber:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._connected = threading.Event()
+        #: HA: the new leader's events endpoint, for the thread to move to
+        self._move_to: str | None = None
         self._thread = threading.Thread(target=self._run, args=(info.events,),
                                         name="sessioncluster-events", daemon=True)
         self._thread.start()
@@ -49,6 +51,10 @@ class EventSubscriber:
 
         return unsubscribe
 
+    def reconnect(self, info: ConnectionInfo) -> None:
+        """Receive from ``info``'s JobManager from now on (an HA session's new leader)."""
+        self._move_to = info.events
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2.0)
@@ -62,6 +68,10 @@ class EventSubscriber:
         self._connected.set()
         try:
             while not self._stop.is_set():
+                if self._move_to is not None:
+                    sock.disconnect(endpoint)
+                    endpoint, self._move_to = self._move_to, None
+                    sock.connect(endpoint)
                 if not sock.poll(200):
                     continue
                 frames = sock.recv_multipart()

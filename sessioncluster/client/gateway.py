@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
-from typing import TypeVar
+from typing import Callable, TypeVar
 
 import zmq
 
@@ -14,6 +15,8 @@ from ..protocol.messages import ErrorReply, Message
 from ..protocol.wire import MessageSigner
 
 M = TypeVar("M", bound=Message)
+
+log = logging.getLogger("sessioncluster.client")
 
 
 class JobManagerGoneError(ConnectionError):
@@ -31,7 +34,10 @@ class DispatcherError(RuntimeError):
 
 class DispatcherGateway:
     """DEALER sockets to the Dispatcher, one per thread, so that threads sharing a Session
-    (widgets, a thread pool of queries) wait for their replies at the same time."""
+    (widgets, a thread pool of queries) wait for their replies at the same time.
+
+    In an HA session, a request whose JobManager died or lost the leadership goes to the new
+    leader once one is published (``on_leader_change`` callbacks hear of it)."""
 
     def __init__(self, info: ConnectionInfo, timeout: float = 30.0) -> None:
         self.info = info
@@ -41,21 +47,62 @@ class DispatcherGateway:
         self._local = threading.local()
         self._sockets: list[zmq.Socket] = []
         self._sockets_lock = threading.Lock()
+        self._leader_lock = threading.Lock()
+        #: called with the new leader's ConnectionInfo when requests follow one
+        self.on_leader_change: list[Callable[[ConnectionInfo], None]] = []
 
     def _socket(self) -> zmq.Socket:
         sock = getattr(self._local, "sock", None)
+        if (sock is not None and self._local.pid == os.getpid()
+                and self._local.endpoint != self.info.dispatcher):
+            self._reset()  # the leader moved
+            sock = None
         if sock is None or self._local.pid != os.getpid():
             sock = self._ctx.socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)
             sock.connect(self.info.dispatcher)
             self._local.sock, self._local.pid = sock, os.getpid()
+            self._local.endpoint = self.info.dispatcher
             with self._sockets_lock:
                 self._sockets.append(sock)
         return sock
 
     def request(self, msg: Message, expect: type[M], timeout: float | None = None) -> M:
         """Send ``msg`` and return the reply of type ``expect``; raise on an error reply, on a
-        dead JobManager, or after ``timeout`` seconds without an answer."""
+        dead JobManager (in an HA session: when no new leader comes), or after ``timeout``
+        seconds without an answer."""
+        while True:
+            info = self.info
+            try:
+                return self._request_once(info, msg, expect, timeout)
+            except DispatcherError as exc:
+                if not (info.ha and exc.kind == "not_leader"):
+                    raise
+            except JobManagerGoneError:
+                if not info.ha or (self.info is info and self.jobmanager_alive(info)):
+                    raise
+            self.follow_leader(info.epoch)
+
+    def follow_leader(self, epoch: int) -> None:
+        """Wait for a leader newer than ``epoch`` and send requests there from now on;
+        :class:`JobManagerGoneError` saying why if none comes in time."""
+        from ..jobmanager.ha import NoLeaderError, retrieve_leader
+
+        with self._leader_lock:
+            if self.info.epoch > epoch:
+                return  # another thread followed it already
+            try:
+                info = retrieve_leader(self.info)
+            except NoLeaderError as exc:
+                raise JobManagerGoneError(str(exc)) from None
+            log.info("session '%s': following the new leader (JobManager pid %d, epoch %d)",
+                     info.name, info.jobmanager_pid, info.epoch)
+            self.info = info  # each thread's socket moves on its next request
+        for callback in list(self.on_leader_change):
+            callback(info)
+
+    def _request_once(self, info: ConnectionInfo, msg: Message, expect: type[M],
+                      timeout: float | None) -> M:
         timeout = self.timeout if timeout is None else timeout
         sock = self._socket()
         self.signer.send(sock, msg)
@@ -77,16 +124,18 @@ class DispatcherGateway:
                 if not isinstance(reply, expect):
                     continue  # a late reply to an earlier, abandoned request
                 return reply
-            if not self.jobmanager_alive():
+            if not self.jobmanager_alive(info):
                 self._reset()
                 raise JobManagerGoneError(
-                    f"the JobManager of session '{self.info.name}' (pid "
-                    f"{self.info.jobmanager_pid}) is gone")
+                    f"the JobManager of session '{info.name}' (pid "
+                    f"{info.jobmanager_pid}) is gone")
 
-    def jobmanager_alive(self) -> bool:
+    def jobmanager_alive(self, info: ConnectionInfo | None = None) -> bool:
+        """False once the (given, else current) JobManager is known to be dead."""
+        info = info or self.info
         # Only a local JobManager can be checked by pid; a remote one by its answers.
-        if self.info.host in ("127.0.0.1", "localhost", "::1"):
-            return pid_alive(self.info.jobmanager_pid)
+        if info.host in ("127.0.0.1", "localhost", "::1"):
+            return pid_alive(info.jobmanager_pid)
         return True
 
     def _reset(self) -> None:

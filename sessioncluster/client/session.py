@@ -76,8 +76,15 @@ class Session:
         self.info = info
         self.name = info.name
         self.gateway = DispatcherGateway(info)
+        self.gateway.on_leader_change.append(self._follow)
         self._uploaded: set[str] = set()
         self._events: EventSubscriber | None = None
+
+    def _follow(self, info: ConnectionInfo) -> None:
+        """An HA session has a new leader: requests and events go there."""
+        self.info = info
+        if self._events is not None:
+            self._events.reconnect(info)
 
     @property
     def rest_url(self) -> str:
@@ -140,6 +147,13 @@ class Session:
             time.sleep(0.05)
         if pid_alive(pid):
             os.kill(pid, 9)
+        if self.info.ha:  # its standbys see the session stopped and exit
+            from ..jobmanager.ha import standby_pids
+
+            while standby_pids(self.name) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            for standby in standby_pids(self.name):
+                os.kill(standby, 9)
         self.gateway.close()
         if self._events is not None:
             self._events.close()
@@ -166,13 +180,14 @@ class Session:
     def submit(self, job_graph: JobGraph, blobs: dict[str, bytes]) -> str:
         """Submit a JobGraph; blobs this connection uploaded before are not sent again."""
         fresh = {k: v for k, v in blobs.items() if k not in self._uploaded}
+        job_id = uuid.uuid4().hex  # ours, so that a submission sent again is the same job
         try:
-            reply = self.gateway.request(SubmitJob(job_graph, fresh), JobSubmitted)
+            reply = self.gateway.request(SubmitJob(job_graph, fresh, job_id), JobSubmitted)
         except DispatcherError as exc:
             if exc.kind != "missing_blob":
                 raise
             # the JobManager lost blobs we thought it had (e.g. a restarted session)
-            reply = self.gateway.request(SubmitJob(job_graph, dict(blobs)), JobSubmitted)
+            reply = self.gateway.request(SubmitJob(job_graph, dict(blobs), job_id), JobSubmitted)
         self._uploaded.update(blobs)
         return reply.job_id
 
@@ -252,6 +267,13 @@ def connect(name: str = "default") -> Session:
     if not path.exists():
         raise LookupError(f"no session cluster named '{name}' is running (no {path})")
     info = ConnectionInfo.read(path)
+    if not pid_alive(info.jobmanager_pid) and info.ha:
+        from ..jobmanager.ha import NoLeaderError, retrieve_leader
+
+        try:  # its leader died: a standby takes over
+            info = retrieve_leader(info)
+        except NoLeaderError as exc:
+            raise LookupError(f"session cluster '{name}' has no leader: {exc}") from None
     if not pid_alive(info.jobmanager_pid):
         path.unlink(missing_ok=True)
         raise LookupError(f"session cluster '{name}' is not running (its JobManager, pid "
@@ -387,3 +409,50 @@ def _failure(name: str, code: int | None, log_path: Any) -> str:
         tail = ""
     how = f"exited with code {code}" if code is not None else "did not start in time"
     return f"the JobManager of session '{name}' {how}. Last lines of {log_path}:\n{tail}"
+
+
+def start_standby(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT) -> int:
+    """Start a standby JobManager for the HA session ``name`` (started with ``ha="file"`` or
+    ``ha="zookeeper"``): it starts its own Spark driver and TaskManagers now (a warm standby)
+    and takes over when the leader dies. Returns its pid once it is warm.
+
+    >>> sessioncluster.start("prod", ha="file")           # doctest: +SKIP
+    >>> sessioncluster.start_standby("prod")              # doctest: +SKIP
+    """
+    from ..jobmanager.ha import HaConfig, ha_dir
+
+    config = HaConfig.read(check_name(name))  # NotHaSessionError for a session without HA
+    if (ha_dir(name) / "stopped").exists():
+        raise LookupError(f"HA session '{name}' was stopped; start it again first")
+    log_dir = ha_dir(name)
+    cmd = [sys.executable, "-m", "sessioncluster.jobmanager", *config.argv, "--standby"]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")}
+    env["SESSIONCLUSTER_KEY"] = config.key
+    log_path = log_dir / f"standby-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True, close_fds=True, env=env)
+    own = log_dir / f"jobmanager-{proc.pid}.json"
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise SessionStartError(_failure(name, proc.returncode, log_path))
+            if own.exists():
+                gateway = DispatcherGateway(ConnectionInfo.read(own))
+                try:
+                    overview = gateway.request(RequestOverview(), ClusterOverview, timeout=10.0)
+                finally:
+                    gateway.close()
+                if overview.startup_error:
+                    raise SessionStartError(f"standby of '{name}' failed to start: "
+                                            f"{overview.startup_error}")
+                if overview.ready:
+                    return proc.pid
+            if time.monotonic() > deadline:
+                raise SessionStartError(_failure(name, None, log_path))
+            time.sleep(0.1)
+    except BaseException:
+        _stop_started(name, proc)
+        raise

@@ -94,6 +94,17 @@ class DispatcherServices:
     #: the session's Python files and requirements (their blobs are in ``blobs``): every job
     #: gets them after its own
     python_dependencies: list[PythonDependency] = field(default_factory=list)
+    #: False while this JobManager is a standby of an HA session (it then answers only the
+    #: overview; everything else gets a ``not_leader`` error)
+    is_leader: Callable[[], bool] = lambda: True
+    #: HA: writes a submission to the job-graph store before its job starts (raises OSError)
+    persist: Callable[[str, Message], None] = lambda job_id, submission: None
+    #: HA: True if the job already reached a final state (the job result store): a job id
+    #: seen again is never run again
+    has_result: Callable[[str], bool] = lambda job_id: False
+    #: HA: a job reached a final state and is in the job store: the job result store marks
+    #: it, the job-graph store forgets it
+    job_finished: Callable[[JobRunner], None] = lambda job: None
 
 
 class Dispatcher:
@@ -129,6 +140,9 @@ class Dispatcher:
 
     def handle(self, ident: list[bytes], msg: Message) -> None:
         handler = self.handlers.get(type(msg))
+        if not self.services.is_leader() and not isinstance(msg, RequestOverview):
+            self.reply(ident, self._not_leader())
+            return
         if handler is None:
             self.reply(ident, ErrorReply(f"the Dispatcher does not take {msg.type!r}", "bad_request"))
             return
@@ -150,6 +164,15 @@ class Dispatcher:
                                          f"'{self.services.session_name}'", "unknown_job"))
         return job
 
+    def _not_leader(self) -> ErrorReply:
+        return ErrorReply(f"this JobManager is a standby of session "
+                          f"'{self.services.session_name}', not its leader", "not_leader")
+
+    def _final(self, reply: Message) -> Message:
+        """A job's end as told to a waiting client: a job that ended because this JobManager
+        lost leadership was suspended, and the client must ask the new leader."""
+        return reply if self.services.is_leader() else self._not_leader()
+
     def _not_ready(self, ident: list[bytes]) -> bool:
         if self.services.is_ready():
             return False
@@ -160,6 +183,26 @@ class Dispatcher:
         job = self.services.new_runner(job_id, submission, self._job_done)
         self.jobs[job_id] = job
         return job
+
+    def _known(self, job_id: str) -> bool:
+        """A job id this session has run or runs (in memory, in the store, or with a result)."""
+        return (job_id in self.jobs or self.store.get(job_id) is not None
+                or self.services.has_result(job_id))
+
+    def recover(self, job_id: str, submission: Message) -> JobRunner | None:
+        """Start again a job that a leader before this one accepted and did not finish (HA);
+        None if it is known here already."""
+        if self._known(job_id):
+            return None
+        if isinstance(submission, SubmitJob):
+            self._add_session_dependencies(submission.job_graph)
+        job = self._start(job_id, submission)
+        job.start()
+        return job
+
+    def _add_session_dependencies(self, graph: JobGraph) -> None:
+        graph.python_dependencies = graph.python_dependencies + [
+            d for d in self.services.python_dependencies if d not in graph.python_dependencies]
 
     # -- handlers ---------------------------------------------------------------------------
     def on_submit(self, ident: list[bytes], msg: SubmitJob) -> None:
@@ -175,10 +218,21 @@ class Dispatcher:
         if missing:
             self.reply(ident, ErrorReply(f"{len(missing)} blob(s) missing", "missing_blob", missing))
             return
-        graph = msg.job_graph
-        graph.python_dependencies = graph.python_dependencies + [
-            d for d in self.services.python_dependencies if d not in graph.python_dependencies]
-        job_id = uuid.uuid4().hex
+        job_id = msg.job_id or uuid.uuid4().hex
+        if not is_job_id(job_id):
+            self.reply(ident, ErrorReply(f"{job_id!r} is not a job id (32 hex digits)",
+                                         "bad_request"))
+            return
+        if msg.job_id and self._known(job_id):  # sent again: a lost reply, or a new leader
+            self.reply(ident, JobSubmitted(job_id))
+            return
+        self._add_session_dependencies(msg.job_graph)
+        try:
+            self.services.persist(job_id, SubmitJob(msg.job_graph, {}, job_id))
+        except OSError as exc:
+            self.reply(ident, ErrorReply(f"the job graph could not be stored for high "
+                                         f"availability: {exc}", "internal"))
+            return
         job = self._start(job_id, msg)
         self.reply(ident, JobSubmitted(job_id))
         job.start()
@@ -248,7 +302,7 @@ class Dispatcher:
                 await asyncio.wait_for(job.done.wait(), max(0.0, min(msg.timeout, MAX_AWAIT_SECONDS)))
             except asyncio.TimeoutError:
                 pass
-            self.reply(ident, job.result())
+            self.reply(ident, self._final(job.result()))
 
         self.background.start(wait(job))
 
@@ -260,16 +314,26 @@ class Dispatcher:
             self.reply(ident, ErrorReply("the SQL query is empty", "bad_request"))
             return
         job_id = msg.job_id or uuid.uuid4().hex
-        if not is_job_id(job_id) or job_id in self.jobs:
-            self.reply(ident, ErrorReply(f"{job_id!r} is not a new job id (32 hex digits)",
+        if not is_job_id(job_id):
+            self.reply(ident, ErrorReply(f"{job_id!r} is not a job id (32 hex digits)",
                                          "bad_request"))
             return
-        job = self._start(job_id, msg)
-        job.start()
+        known = self.jobs.get(job_id) or self.store.get(job_id)
+        if known is not None:  # sent again (to a new leader): the reply is the same job's
+            job = known
+        else:
+            try:
+                self.services.persist(job_id, ExecuteSql(msg.query, job_id))
+            except OSError as exc:
+                self.reply(ident, ErrorReply(f"the query could not be stored for high "
+                                             f"availability: {exc}", "internal"))
+                return
+            job = self._start(job_id, msg)
+            job.start()
 
         async def reply_at_end(job: JobRunner) -> None:
             await job.done.wait()
-            self.reply(ident, job.final_reply())
+            self.reply(ident, self._final(job.final_reply()))
 
         self.background.start(reply_at_end(job))
 
@@ -326,11 +390,18 @@ class Dispatcher:
 
     # -- the end of a job -------------------------------------------------------------------
     def _job_done(self, job: JobRunner) -> None:
-        """Store the finished job; forget the oldest finished ones beyond the in-memory bound."""
+        """Store the finished job; forget the oldest finished ones beyond the in-memory bound.
+        A deposed leader's jobs were suspended, not finished: it records nothing of them."""
+        if not self.services.is_leader():
+            log.warning("job %s %s after this JobManager lost leadership: suspended, not "
+                        "recorded (the new leader recovers it)", job.job_id, job.status)
+            self.jobs.pop(job.job_id, None)
+            return
         try:
             self.store.put(job.details(), job.result())
         except OSError:
             log.exception("could not store job %s", job.job_id)
+        self.services.job_finished(job)
         finished = [j for j in self.jobs.values() if j.status.is_globally_terminal]
         for old in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
             del self.jobs[old.job_id]

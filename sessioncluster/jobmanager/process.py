@@ -66,6 +66,7 @@ from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
 from .cache import CacheRegistry
 from .dispatcher import Dispatcher, DispatcherServices
+from .ha import HaConfig, HighAvailabilityServices, ha_dir, ha_services, pack_submission, unpack_submission
 from .jobmaster import JobMaster
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager
@@ -84,7 +85,8 @@ class JobManager:
 
     def __init__(self, settings: StartOptions, key: str | None = None,
                  heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0,
-                 application: bool = False, owner: int | None = None) -> None:
+                 application: bool = False, owner: int | None = None,
+                 standby: bool = False) -> None:
         name = self.name = settings.name
         self.settings = settings
         self.pid = os.getpid()
@@ -94,6 +96,17 @@ class JobManager:
         self.signer = MessageSigner(self.key, sender=f"jobmanager-{name}")
         self.ready = False
         self.startup_error: str | None = None
+        #: HA: leader election and the job-graph and job result stores (None: no HA)
+        self.ha: HighAvailabilityServices | None = (
+            ha_services(name, settings.ha, settings.zookeeper_quorum) if settings.ha else None)
+        self.standby = standby
+        #: HA: the epoch of this JobManager's leadership, 0 while it is a standby
+        self.epoch = 0
+        self._recovered = False
+        #: where this JobManager's own endpoints are (its TaskManagers read them); in an HA
+        #: session the leader also publishes them where clients look
+        self.own_path = (ha_dir(name) / f"jobmanager-{self.pid}.json" if self.ha is not None
+                         else connection_path(name))
         self.spark: Any = None
         self.blobs = BlobServer(self.dir / "blobs")
         self.caches = CacheRegistry()
@@ -111,9 +124,11 @@ class JobManager:
             new_runner=self._new_runner, reply=self.reply, is_ready=lambda: self.ready,
             create_view=lambda view, arrow, done: create_temporary_view_in_thread(
                 self.spark, view, arrow, self.loop, done),
-            overview=self._overview, shutdown=self._shutdown_soon,
+            overview=self._overview, shutdown=self._stop_session_soon,
             cached_streams=self._cached_streams, invalidate_cache=self.caches.invalidate,
-            python_dependencies=self._session_dependencies(settings)))
+            python_dependencies=self._session_dependencies(settings),
+            is_leader=self.is_leader, persist=self._persist, has_result=self._has_result,
+            job_finished=self._job_finished))
         self.rest = RestServer(RestServices(
             session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
             taskmanagers=self.rm.infos), self.key)
@@ -122,7 +137,7 @@ class JobManager:
         #: application mode: the one program this cluster was started for (else None)
         self.application = ApplicationRunner(
             name, self.dir, self.blobs, self.loop, lambda: list(self.dispatcher.jobs),
-            lambda status: self._shutdown_soon()) if application else None
+            lambda status: self._stop_session_soon()) if application else None
         self.dispatcher.services.run_application = \
             self.application.start if self.application is not None else None
         self._stopping = False
@@ -157,7 +172,96 @@ class JobManager:
         return ConnectionInfo(self.name, self.key, endpoint(self.dispatcher_socket),
                               endpoint(self.events_socket), endpoint(self.rm_socket),
                               self.pid, self.settings.bind, self.settings.master_url,
-                              self.settings.default_parallelism, self.rest.url)
+                              self.settings.default_parallelism, self.rest.url,
+                              self.settings.ha or "", self.settings.zookeeper_quorum or "",
+                              self.epoch)
+
+    # -- high availability (Flink's leader election, job-graph store, job result store) ---------
+    def is_leader(self) -> bool:
+        """True without HA; in an HA session, while this JobManager holds the leadership."""
+        return self.ha is None or (self.epoch > 0 and self.ha.has_leadership(self.epoch))
+
+    def grant_leadership(self, epoch: int) -> None:
+        """Leader election's thread: this JobManager won ``epoch``."""
+        self.loop.call_soon_threadsafe(self._on_granted, epoch)
+
+    def revoke_leadership(self, reason: str) -> None:
+        """Leader election's thread: another JobManager leads now, or the backend is gone."""
+        self.loop.call_soon_threadsafe(self._on_revoked, reason)
+
+    def _on_granted(self, epoch: int) -> None:
+        assert self.ha is not None
+        self.epoch = epoch
+        self._recovered = False
+        log.info("JobManager %d leads session '%s' (epoch %d)", self.pid, self.name, epoch)
+        if self.ready or not self.ha.job_graph_store.job_ids():
+            self._recover_and_publish()
+        # else: once Spark is up (_start_cluster), the unfinished jobs are recovered first
+
+    def _recover_and_publish(self) -> None:
+        """Start again every job a leader before accepted and did not finish, then tell the
+        clients where the leader is (so that none asks for a job not yet recovered)."""
+        assert self.ha is not None
+        if self.epoch == 0 or self._recovered:
+            return
+        if self.ready:
+            self._recovered = True
+            self._recover_jobs()
+        self.connection.write(self.own_path)
+        self.ha.publish_leader(self.connection)
+
+    def _recover_jobs(self) -> None:
+        assert self.ha is not None
+        store = self.ha.job_graph_store
+        for job_id in store.job_ids():
+            if self.ha.job_result_store.get(job_id) is not None:
+                store.remove(job_id)  # finished; its leader died before it cleaned up
+                continue
+            data = store.get(job_id)
+            try:
+                submission = unpack_submission(self.key, data or b"")
+            except Exception as exc:  # noqa: BLE001 - never run what does not pass the key
+                log.error("job graph %s in the job-graph store is unreadable or not signed "
+                          "with the session key (%s); left out", job_id, exc)
+                continue
+            if self.dispatcher.recover(job_id, submission) is not None:
+                log.info("recovered job %s (%s) from the job-graph store", job_id,
+                         submission.type)
+
+    def _on_revoked(self, reason: str) -> None:
+        """Fencing: a deposed leader suspends its jobs (the new leader recovers them; nothing
+        of them is recorded here) and contends again as a standby."""
+        if self.epoch == 0:
+            return
+        log.error("JobManager %d lost the leadership of session '%s' (epoch %d): %s; "
+                  "suspending its jobs", self.pid, self.name, self.epoch, reason)
+        self.epoch = 0
+        for job in list(self.dispatcher.jobs.values()):
+            if not job.status.is_globally_terminal:
+                job.cancel()
+        if self.ha is not None and not self._stopping:
+            self.ha.start_leader_election(self)
+
+    def _persist(self, job_id: str, submission: Message) -> None:
+        if self.ha is not None:
+            self.ha.job_graph_store.put(job_id, pack_submission(self.key, submission))
+
+    def _has_result(self, job_id: str) -> bool:
+        return self.ha is not None and self.ha.job_result_store.get(job_id) is not None
+
+    def _job_finished(self, job: JobRunner) -> None:
+        """Flink's order: the job result store first, then the job graph is forgotten; a
+        leader that dies in between leaves a graph the next one cleans up, never re-runs."""
+        if self.ha is None:
+            return
+        try:
+            self.ha.job_result_store.mark(job.job_id, job.status.value, self.epoch)
+        except FileExistsError:
+            log.error("job %s already had a result in the job result store", job.job_id)
+        except OSError:
+            log.exception("could not record job %s in the job result store", job.job_id)
+            return
+        self.ha.job_graph_store.remove(job.job_id)
 
     # -- jobs -----------------------------------------------------------------------------------
     def _session_dependencies(self, settings: StartOptions) -> list[PythonDependency]:
@@ -263,12 +367,29 @@ class JobManager:
         while owner.is_running() and owner.status() != psutil.STATUS_ZOMBIE:
             await asyncio.sleep(0.5)
         log.warning("the client that owns this cluster (pid %d) is gone; stopping", owner.pid)
-        self._shutdown_soon()
+        self._stop_session_soon()
+
+    async def _watch_stopped(self) -> None:
+        """A standby of an HA session ends when the session is stopped."""
+        assert self.ha is not None
+        while not self._stopping:
+            await asyncio.sleep(0.5)
+            if self.epoch == 0 and await self.loop.run_in_executor(None, self.ha.stopped):
+                log.info("session '%s' was stopped; standby JobManager %d exits", self.name,
+                         self.pid)
+                self._shutdown_soon()
 
     async def run(self) -> None:
-        path = connection_path(self.name)
+        path = self.own_path
         self.rest.start(self.settings.bind)
         self.connection.write(path)
+        if self.ha is not None:
+            if not self.standby:
+                self.ha.clear_stopped()
+                HaConfig(self.ha.backend, self.settings.zookeeper_quorum or "", self.key,
+                         self.settings.argv()).write(self.name)
+            self.ha.start_leader_election(self)
+            self.background.start(self._watch_stopped())
         self.background.start(self._serve(self.dispatcher_socket, self.dispatcher.handle))
         self.background.start(self._serve(self.rm_socket, self.rm.handle))
         self.background.start(self._heartbeat_monitor())
@@ -309,6 +430,8 @@ class JobManager:
         self.ready = True
         log.info("session '%s' ready in %.1f s with %d TaskManagers", self.name,
                  time.monotonic() - t0, len(self.rm.taskmanagers))
+        if self.ha is not None:
+            self._recover_and_publish()
         if self.application is not None:
             self.loop.call_later(SUBMIT_TIMEOUT, self._no_application)
 
@@ -316,7 +439,7 @@ class JobManager:
         """An application cluster whose client never sent the program: do not linger."""
         if self.application is not None and self.application.status is None:
             log.error("no application was submitted within %.0f s; stopping", SUBMIT_TIMEOUT)
-            self._shutdown_soon()
+            self._stop_session_soon()
 
     def on_executor_added(self, executor_id: str) -> None:
         """A replacement executor (after a lost one): warm it so it registers as a TaskManager."""
@@ -341,12 +464,27 @@ class JobManager:
     def _shutdown_soon(self) -> None:
         self.background.start(self.shutdown())
 
-    async def shutdown(self) -> None:
+    def _stop_session_soon(self) -> None:
+        """The session is stopped (StopCluster, the end of an application or of a per-job
+        cluster's client): in an HA session, its standbys exit rather than take over."""
+        self.background.start(self.shutdown(stop_session=True))
+
+    async def shutdown(self, stop_session: bool = False) -> None:
+        """Stop this JobManager. Without HA, or with ``stop_session``, its jobs are cancelled;
+        a leader of an HA session that stops alone (SIGTERM) suspends them for a standby."""
         if self._stopping:
             return
         self._stopping = True
-        log.info("stopping session '%s'", self.name)
+        log.info("stopping %s of session '%s'", "JobManager" if self.ha else "the session",
+                 self.name)
         self.ready = False
+        if self.ha is not None:
+            if stop_session and self.epoch > 0:
+                self.ha.mark_stopped()
+            elif self.epoch > 0:
+                log.warning("leader %d stops alone: its jobs are suspended for a standby",
+                            self.pid)
+                self.epoch = 0
         if self.application is not None:
             await self.application.stop()  # main first, so that it submits nothing more
         for job in list(self.dispatcher.jobs.values()):
@@ -364,6 +502,9 @@ class JobManager:
                 path.unlink()
         except (OSError, ValueError, TypeError):
             pass
+        if self.ha is not None:
+            self.own_path.unlink(missing_ok=True)
+            self.ha.close()
         self.stopped.set()
 
 
@@ -392,6 +533,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="application mode: run the one program a client uploads, then stop")
     p.add_argument("--owner", type=int, default=None, metavar="PID",
                    help="per-job mode: stop when this process (the client) is gone")
+    p.add_argument("--standby", action="store_true",
+                   help="HA: join the session as a standby JobManager (sessioncluster "
+                        "start-standby)")
     return p
 
 
@@ -411,7 +555,8 @@ def main(argv: list[str] | None = None) -> None:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     jobmanager = JobManager(options, key=os.environ.pop("SESSIONCLUSTER_KEY", None),
-                            application=args.application, owner=args.owner)
+                            application=args.application, owner=args.owner,
+                            standby=args.standby)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: jobmanager.background.start(jobmanager.shutdown()))
     try:

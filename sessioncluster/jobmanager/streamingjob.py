@@ -177,6 +177,11 @@ class StreamingJob(SparkJobRunner):
                         if q.kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
         self._check_checkpoint_dir()
         restore = self.config.get("execution.savepoint.path")
+        if restore and any((self.checkpoint_dir / q.key).exists() for q in self.sinks):
+            # recovered by a new leader (HA): its latest checkpoint is newer than the savepoint
+            log.info("streaming job %s resumes from its latest checkpoint in %s", self.job_id,
+                     self.checkpoint_dir)
+            restore = None
         if restore:
             info = savepoints.restore(Path(str(restore).removeprefix("file://")), self.sinks,
                                       self.checkpoint_dir,

@@ -186,6 +186,10 @@ class SubmitJob(Message):
     job_graph: JobGraph
     #: user code and data not uploaded before by this client, by SHA-256 hex key
     blobs: dict[str, bytes]
+    #: the job's id, chosen by the client as Flink's client chooses a JobID (32 hex digits):
+    #: a submission sent again (to a new leader, after a lost reply) is the same job; ""
+    #: lets the Dispatcher choose
+    job_id: str = ""
 
 
 @dataclass(slots=True)

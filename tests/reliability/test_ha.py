@@ -1,0 +1,251 @@
+"""High availability, with both backends (files in the session directory, and a real ZooKeeper
+server from Debian's zookeeper package): the leader killed -9 mid-job, a warm standby takes
+over and recovers the job, the client gets the right result without doing anything; fencing of
+a deposed leader; a ZooKeeper that goes away; a standby for a session without HA.
+
+CI kills the leader twice per backend; ``SESSIONCLUSTER_FULL_RELIABILITY=1`` ten times.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import sessioncluster
+from sessioncluster.client.gateway import DispatcherError, DispatcherGateway
+from sessioncluster.client.rest import RestClient
+from sessioncluster.connection import ConnectionInfo, free_port, session_dir
+from sessioncluster.jobmanager import ha
+from sessioncluster.protocol.messages import JobList, JobStatusChanged, ListJobs
+
+from ..conftest import SESSION_NAME
+from ..helpers import descendants, wait_gone, wait_until
+
+pytestmark = pytest.mark.integration
+
+FULL = os.environ.get("SESSIONCLUSTER_FULL_RELIABILITY") == "1"
+KILLS = 10 if FULL else 2
+ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
+RECORDS = 120
+
+
+class ZooKeeperServer:
+    """Debian's ZooKeeper, standalone, on 127.0.0.1 (tickTime 500 ms: sessions of 1–10 s)."""
+
+    def __init__(self, data: Path) -> None:
+        if not ZOOKEEPER_JAR.exists():
+            pytest.fail(f"{ZOOKEEPER_JAR} is missing: apt-get install zookeeper (.ci/install)")
+        self.data, self.port = data, free_port()
+        self.quorum = f"127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["java", "-Dzookeeper.admin.enableServer=false", "-cp", str(ZOOKEEPER_JAR),
+             "org.apache.zookeeper.server.ZooKeeperServerMain", str(self.port), str(self.data),
+             "500"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        zk = wait_until(lambda: _try_connect(self.quorum), 60.0, "ZooKeeper to answer")
+        zk.stop()
+        zk.close()
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+def _try_connect(quorum: str) -> Any:
+    try:
+        return ha.zk_client(quorum, timeout=1.0)
+    except ha.NoLeaderError:
+        return None
+
+
+@pytest.fixture(scope="module")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))
+    server.start()
+    yield server
+    server.kill()
+
+
+def slow(x: int) -> int:
+    time.sleep(0.05)
+    return x * 2
+
+
+def _log_text(name: str) -> str:
+    d = session_dir(name)
+    return "".join(p.read_text(errors="replace") for p in
+                   [d / "jobmanager.log", *sorted((d / "ha").glob("standby-*.log"))] if p.exists())
+
+
+def _kill_leader_mid_job(session: sessioncluster.Session, env: Any, standby: int,
+                         i: int) -> tuple[str, float, float]:
+    """Kill the leader -9 while a job runs; the job's id, and the seconds from the kill to a
+    new leader and to the client's result."""
+    leader, old_info = session.info.jobmanager_pid, session.info
+    client = env.from_collection(range(RECORDS)).map(slow).execute_and_collect_async(f"killed {i}")
+    events: list[Any] = []
+    session.events.subscribe(client.job_id, lambda topic, msg: events.append(msg))
+    wait_until(lambda: client.get_job_status() is sessioncluster.JobStatus.RUNNING, 60.0,
+               "the job to run")
+    time.sleep(1.0)  # mid-job: RECORDS x 50 ms over 2 slots is 3 s of work
+    os.kill(leader, signal.SIGKILL)
+    killed = time.monotonic()
+    new = ha.retrieve_leader(old_info)  # what every client does
+    new_leader_after = time.monotonic() - killed
+    assert new.jobmanager_pid == standby and new.epoch == old_info.epoch + 1
+    # the client follows the new leader by itself and gets the whole, right result
+    assert sorted(client.collect()) == [2 * x for x in range(RECORDS)]
+    result_after = time.monotonic() - killed
+    assert session.info.jobmanager_pid == standby
+    # ... and so do the live events (the widgets' source) and the REST API
+    wait_until(lambda: any(isinstance(m, JobStatusChanged) and m.status.is_globally_terminal
+                           for m in events), 30.0, "the new leader's job events")
+    rest = RestClient.of(session).jobs()
+    assert {j["jid"]: j["state"] for j in rest}[client.job_id] == "FINISHED"
+    return client.job_id, new_leader_after, result_after
+
+
+def _results(name: str, backend: str, quorum: str | None) -> tuple[Any, Any]:
+    services = ha.ha_services(name, backend, quorum)
+    return services, services.job_result_store
+
+
+@pytest.mark.parametrize("backend", ["file", "zookeeper"])
+def test_leader_killed_mid_job_a_standby_recovers_it(backend: str, request: pytest.FixtureRequest,
+                                                     sc_home: Path, figures: dict) -> None:
+    quorum = request.getfixturevalue("zookeeper").quorum if backend == "zookeeper" else None
+    name = f"ha-{backend}"
+    session = sessioncluster.start(name, taskmanagers=0, slots=2, quiet=True, ha=backend,
+                                   zookeeper_quorum=quorum)
+    pids: set[int] = set()
+    failovers, results_after = [], []
+    job_ids: list[str] = []
+    try:
+        standby = sessioncluster.start_standby(name)
+        env = session.get_execution_environment()
+        env.set_parallelism(2)
+        for i in range(KILLS):
+            pids |= descendants([session.info.jobmanager_pid, standby])
+            job_id, new_leader_after, result_after = _kill_leader_mid_job(session, env, standby, i)
+            job_ids.append(job_id)
+            failovers.append(new_leader_after)
+            results_after.append(result_after)
+            standby = sessioncluster.start_standby(name)  # the next warm standby
+        pids |= descendants([session.info.jobmanager_pid, standby])
+
+        # every job is in the history once, FINISHED; none lost, none recorded twice
+        jobs = {j.job_id: j for j in session.jobs()}
+        assert [jobs[j].status for j in job_ids] == [sessioncluster.JobStatus.FINISHED] * KILLS
+        services, store = _results(name, backend, quorum)
+        try:
+            for i, job_id in enumerate(job_ids):
+                result = store.get(job_id)
+                assert result is not None and result["status"] == "FINISHED"
+                assert result["epoch"] == i + 2  # finished by the leader that recovered it
+            assert services.job_graph_store.job_ids() == []
+        finally:
+            services.close()
+        assert "already had a result" not in _log_text(name)
+        assert _log_text(name).count("recovered job") == KILLS
+    finally:
+        session.stop()
+    assert wait_gone(sorted(pids), timeout=60) == []
+    figures[f"ha_failover_{backend}"] = {
+        "kills": KILLS,
+        "new_leader_after_s": [round(t, 2) for t in failovers],
+        "new_leader_median_s": round(statistics.median(failovers), 2),
+        "result_after_kill_s": [round(t, 2) for t in results_after],
+    }
+
+
+def test_a_deposed_leader_suspends_its_jobs(sc_home: Path) -> None:
+    """Fencing: the leader's lock taken from it (as in a split brain), it stops its jobs and
+    records nothing of them; the JobManager that leads now runs the job once."""
+    name = "ha-fence"
+    session = sessioncluster.start(name, taskmanagers=0, slots=2, quiet=True, ha="file")
+    first = session.info.jobmanager_pid
+    try:
+        second = sessioncluster.start_standby(name)
+        env = session.get_execution_environment()
+        env.set_parallelism(2)
+        client = env.from_collection(range(RECORDS)).map(slow).execute_and_collect_async("fenced")
+        wait_until(lambda: client.get_job_status() is sessioncluster.JobStatus.RUNNING, 60.0,
+                   "the job to run")
+        time.sleep(0.5)
+        (ha.ha_dir(name) / "leader.lock").unlink()
+        assert sorted(client.collect()) == [2 * x for x in range(RECORDS)]
+        wait_until(lambda: "lost the leadership" in _log_text(name), 30.0, "the leader to step down")
+        assert "suspending its jobs" in _log_text(name)
+        services = ha.FileHaServices(name)
+        try:
+            assert services.read_epoch() >= 2
+            result = services.job_result_store.get(client.job_id)
+            assert result is not None and result["status"] == "FINISHED" and result["epoch"] >= 2
+        finally:
+            services.close()
+        # both JobManagers live on; exactly one leads, the other answers as a standby
+        leaders = []
+        for pid in (first, second):
+            own = ConnectionInfo.read(ha.ha_dir(name) / f"jobmanager-{pid}.json")
+            gateway = DispatcherGateway(dataclasses.replace(own, ha=""))  # no following
+            try:
+                gateway.request(ListJobs(), JobList, timeout=10.0)
+                leaders.append(pid)
+            except DispatcherError as exc:
+                assert exc.kind == "not_leader"
+            finally:
+                gateway.close()
+        assert leaders == [session.info.jobmanager_pid]
+        jobs = [j for j in session.jobs() if j.job_id == client.job_id]
+        assert [j.status for j in jobs] == [sessioncluster.JobStatus.FINISHED]
+    finally:
+        session.stop()
+    assert ha.standby_pids(name) == []
+
+
+def test_zookeeper_unreachable_then_back(sc_home: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leader steps down when ZooKeeper goes; clients say so; when it is back, the
+    JobManager leads again (a new epoch) and the client goes on."""
+    server = ZooKeeperServer(tmp_path / "zk")
+    server.start()
+    monkeypatch.setattr(ha, "LEADER_TIMEOUT", 3.0)
+    name = "ha-zk-lost"
+    session = sessioncluster.start(name, taskmanagers=0, slots=1, quiet=True, ha="zookeeper",
+                                   zookeeper_quorum=server.quorum)
+    try:
+        env = session.get_execution_environment()
+        assert env.from_collection([1, 2]).map(lambda x: x + 1).execute_and_collect() == [2, 3]
+        server.kill()
+        wait_until(lambda: "lost the leadership" in _log_text(name), 30.0, "the leader to step down")
+        with pytest.raises(sessioncluster.JobManagerGoneError, match=f"ZooKeeper at {server.quorum}"):
+            session.jobs()
+        server.start()
+        assert len(session.jobs()) == 1  # the client waits for the leader again
+        assert session.info.epoch == 2
+        assert env.from_collection([3]).map(lambda x: x + 1).execute_and_collect() == [4]
+    finally:
+        session.stop()
+        server.kill()
+
+
+def test_standby_of_a_session_without_ha_is_refused(session: sessioncluster.Session) -> None:
+    with pytest.raises(ha.NotHaSessionError, match="was not started with --ha"):
+        sessioncluster.start_standby(SESSION_NAME)
+    with pytest.raises(ha.NotHaSessionError, match="no session cluster named 'nope'"):
+        sessioncluster.start_standby("nope")
+    out = subprocess.run(["sessioncluster", "start-standby", SESSION_NAME], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 1 and "was not started with --ha" in out.stderr
