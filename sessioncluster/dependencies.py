@@ -24,7 +24,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 from types import TracebackType
+from typing import Callable
 
+from .connection import runtime_dir
 from .graph.jobgraph import PythonDependency
 
 #: a fixed time for the entries of a packed directory: the same files give the same blob
@@ -180,6 +182,23 @@ def _path_entry(dep: PythonDependency, directory: Path) -> Path | None:
     if dep.kind == "requirements":
         return directory / "site"
     return None
+
+
+def prepare(deps: list[PythonDependency],
+            fetch: Callable[[str], bytes | None]) -> "JobEnvironment":
+    """The environment of a job's dependencies on this machine: each made ready once (its
+    blob from ``fetch`` only when it is not here yet)."""
+    root = runtime_dir() / "deps"
+    ready = []
+    for dep in deps:
+        directory = root / dep.directory_name
+        if not directory.is_dir():  # made once per machine; pip runs here if need be
+            data = fetch(dep.key)
+            if data is None:
+                raise LookupError(f"the Python dependency {dep.name} is gone from the BlobServer")
+            directory = materialise(dep, data, root)
+        ready.append((dep, directory))
+    return JobEnvironment(ready, root)
 
 
 class JobEnvironment:

@@ -109,7 +109,7 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
         return VertexProgram(job_id, v, blobs(keys), edge_outs(v),
                              timestamped_input(v, graph) if v.inputs else False,
                              timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind),
-                             counter=counter, **kw)
+                             counter=counter, dependencies=list(graph.python_dependencies), **kw)
 
     def input_frame(v: JobVertex) -> Any:
         parts = []

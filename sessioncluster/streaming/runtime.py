@@ -23,8 +23,9 @@ from typing import Any, Iterable, Iterator
 
 import cloudpickle
 
+from ..dependencies import JobEnvironment, prepare
 from ..functions import Function, RuntimeContext, TimeDomain, TimerService, as_callable
-from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec
+from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec, PythonDependency
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..operators import (
     _EMPTY,
@@ -99,6 +100,8 @@ class VertexProgram:
     time_mode: str = "None"
     #: a Spark accumulator of {(vertex id, subtask, "in" | "out"): records}
     counter: Any = None
+    #: the job's Python files, archives and requirements (their blobs come from the TaskManager)
+    dependencies: list[PythonDependency] = field(default_factory=list)
     _code: dict[str, Any] = field(default_factory=dict)
 
     def load(self, key: str) -> Any:
@@ -113,16 +116,45 @@ class VertexProgram:
             vid = self.vertex.vertex_id
             self.counter.add({(vid, subtask, "in"): records_in, (vid, subtask, "out"): records_out})
 
+    def environment(self) -> JobEnvironment | None:
+        """The job's Python dependencies, made ready on this machine (None: it has none); the
+        user's code is loaded and run inside it."""
+        if not self.dependencies:
+            return None
+        from ..taskmanager.task import SlotWorker, TaskManagerUnavailable
+
+        try:
+            fetch = SlotWorker.current().fetch
+        except TaskManagerUnavailable:
+            # Spark's Python worker on the driver (transformWithState's init) runs beside the
+            # JobManager: its BlobServer's directory has the blobs
+            fetch = _jobmanager_blob
+        return prepare(self.dependencies, fetch)
+
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
                 self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
-                self.counter)
+                self.counter, self.dependencies)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
          self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
-         self.counter) = state
+         self.counter, self.dependencies) = state
         self._code = {}
+
+
+def _jobmanager_blob(key: str) -> bytes | None:
+    import os
+    from pathlib import Path
+
+    from ..connection import ConnectionInfo, session_dir
+    from ..taskmanager.daemon import CONNECTION_ENV
+
+    info = ConnectionInfo.read(Path(os.environ[CONNECTION_ENV]))
+    try:
+        return (session_dir(info.name) / "blobs" / key).read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 # -- records in and out ----------------------------------------------------------------------
@@ -254,6 +286,14 @@ class ChainFunction:
         self.prog = prog
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        environment = self.prog.environment()
+        if environment is None:
+            yield from self._run(batches)
+            return
+        with environment:
+            yield from self._run(batches)
+
+    def _run(self, batches: Iterator[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
 
         prog = self.prog
@@ -624,6 +664,9 @@ def keyed_processor(prog: VertexProgram) -> Any:
         def init(self, handle: Any) -> None:
             self.handle = handle
             self.state = handle.getValueState("state", "s binary")
+            self.environment = prog.environment()
+            if self.environment is not None:
+                self.environment.__enter__()  # left in close()
             self.runner = _KeyRunner(prog, handle)
 
         def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
@@ -653,7 +696,9 @@ def keyed_processor(prog: VertexProgram) -> Any:
                 yield out.pandas()
 
         def close(self) -> None:
-            pass
+            environment = getattr(self, "environment", None)
+            if environment is not None:
+                environment.__exit__(None, None, None)
 
     return _Processor()
 

@@ -35,8 +35,8 @@ import cloudpickle
 import zmq
 
 from ..accumulators import Accumulator, IntCounter, snapshot
-from ..connection import ConnectionInfo, runtime_dir
-from ..dependencies import JobEnvironment, describe_all, materialise
+from ..connection import ConnectionInfo
+from ..dependencies import JobEnvironment, describe_all, prepare
 from ..functions import FieldAggregation, Function, RuntimeContext, as_callable
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
 from ..graph.jobgraph import JobEdge, JobVertex, PythonDependency
@@ -291,16 +291,7 @@ class Task:
             keys.append(self.spec.data_key)
         self.blobs = {key: self.worker.fetch(key, scope=self.scope) for key in dict.fromkeys(keys)}
         if self.spec.dependencies:
-            root = runtime_dir() / "deps"
-            ready = []
-            for dep in self.spec.dependencies:
-                directory = root / dep.directory_name
-                if not directory.is_dir():  # made once per machine; pip runs here if need be
-                    data = self.worker.fetch(dep.key)
-                    assert data is not None  # never in the worker's loaded code
-                    directory = materialise(dep, data, root)
-                ready.append((dep, directory))
-            self.environment = JobEnvironment(ready, root)
+            self.environment = prepare(list(self.spec.dependencies), self.worker.fetch)
 
     def load_user_code(self) -> None:
         """2. Unpickle the user's functions (cloudpickle), and name their code for errors."""

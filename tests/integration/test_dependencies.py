@@ -164,3 +164,32 @@ def test_the_sessions_py_files_reach_every_job(sc_home: Path, tmp_path: Path) ->
         assert got == ["helloa"]
     finally:
         session.stop()
+
+
+def test_a_streaming_job_uses_its_python_files(session: sessioncluster.Session,
+                                               tmp_path: Path) -> None:
+    """STREAMING mode: the stateless chain (mapInArrow) and the keyed vertex
+    (transformWithStateInPandas) both import the job's own module."""
+    from sessioncluster.pyflink.common import Types, WatermarkStrategy
+    from sessioncluster.pyflink.datastream import RuntimeExecutionMode
+    from sessioncluster.pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+    mod = unique("streamdep")
+    (tmp_path / f"{mod}.py").write_text("def bucket(x):\n    return x % 3\n\n"
+                                        "def weight(x):\n    return 10 * x\n")
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    env.set_parallelism(2)
+    env.add_python_file(str(tmp_path / f"{mod}.py"))
+    numbers = env.from_source(NumberSequenceSource(1, 30), WatermarkStrategy.no_watermarks(), "n")
+    results = (numbers
+               .map(lambda x: (importlib.import_module(mod).bucket(x), x),
+                    output_type=Types.TUPLE([Types.LONG(), Types.LONG()]))
+               .key_by(lambda t: t[0], key_type=Types.LONG())
+               .reduce(lambda a, b: (a[0], a[1] + importlib.import_module(mod).weight(b[1])))
+               .execute_and_collect("streaming with a python file"))
+    latest = dict(results)
+    first = {0: 3, 1: 1, 2: 2}
+    assert latest == {k: first[k] + 10 * sum(x for x in range(1, 31) if x % 3 == k and x != first[k])
+                      for k in (0, 1, 2)}
+    assert results.client.wait(60).status is sessioncluster.JobStatus.FINISHED

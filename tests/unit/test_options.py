@@ -34,7 +34,7 @@ def test_cli_start_and_demo_take_every_option() -> None:
 
 
 def test_jobmanager_command_line_takes_every_option() -> None:
-    assert dests(process.build_parser()) == names() | {"application", "owner"}
+    assert dests(process.build_parser()) == names() | {"application", "owner", "standby"}
 
 
 def test_magics_take_every_option() -> None:
