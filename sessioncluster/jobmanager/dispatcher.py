@@ -113,6 +113,9 @@ class Dispatcher:
     def __init__(self, services: DispatcherServices) -> None:
         self.services = services
         self.jobs: OrderedDict[str, JobRunner] = OrderedDict()
+        #: HA: jobs suspended when the leadership was lost, until their cancel is through
+        self.suspended: dict[str, JobRunner] = {}
+        self._suspensions: dict[str, int] = {}
         self.background = BackgroundTasks("dispatcher")
         self.handlers: dict[type[Message], Callable[[list[bytes], Any], None]] = {
             SubmitJob: self.on_submit,
@@ -168,10 +171,23 @@ class Dispatcher:
         return ErrorReply(f"this JobManager is a standby of session "
                           f"'{self.services.session_name}', not its leader", "not_leader")
 
-    def _final(self, reply: Message) -> Message:
+    def _final(self, job: JobRunner, reply: Message) -> Message:
         """A job's end as told to a waiting client: a job that ended because this JobManager
         lost leadership was suspended, and the client must ask the new leader."""
-        return reply if self.services.is_leader() else self._not_leader()
+        if job.suspended or not self.services.is_leader():
+            return self._not_leader()
+        return reply
+
+    def suspend_all(self) -> None:
+        """HA, the leadership lost: cancel every running job as *suspended*: it leaves the
+        jobs this JobManager knows, and nothing of it is recorded (a leader runs it again)."""
+        for job in list(self.jobs.values()):
+            if not job.status.is_globally_terminal:
+                job.suspended = True
+                del self.jobs[job.job_id]
+                self.suspended[job.job_id] = job
+                self._suspensions[job.job_id] = job.earlier_runs + 1
+                job.cancel()
 
     def _not_ready(self, ident: list[bytes]) -> bool:
         if self.services.is_ready():
@@ -197,7 +213,20 @@ class Dispatcher:
         if isinstance(submission, SubmitJob):
             self._add_session_dependencies(submission.job_graph)
         job = self._start(job_id, submission)
-        job.start()
+        job.earlier_runs = self._suspensions.get(job_id, 0)
+        old = self.suspended.get(job_id)
+        if old is None or old.done.is_set():
+            job.start()
+            return job
+
+        async def start_when_suspended_one_ended() -> None:
+            # this JobManager leads again: its own suspended run holds the job's Spark job
+            # group until its cancel is through
+            await old.done.wait()
+            if self.jobs.get(job_id) is job:
+                job.start()
+
+        self.background.start(start_when_suspended_one_ended())
         return job
 
     def _add_session_dependencies(self, graph: JobGraph) -> None:
@@ -302,7 +331,7 @@ class Dispatcher:
                 await asyncio.wait_for(job.done.wait(), max(0.0, min(msg.timeout, MAX_AWAIT_SECONDS)))
             except asyncio.TimeoutError:
                 pass
-            self.reply(ident, self._final(job.result()))
+            self.reply(ident, self._final(job, job.result()))
 
         self.background.start(wait(job))
 
@@ -333,7 +362,7 @@ class Dispatcher:
 
         async def reply_at_end(job: JobRunner) -> None:
             await job.done.wait()
-            self.reply(ident, self._final(job.final_reply()))
+            self.reply(ident, self._final(job, job.final_reply()))
 
         self.background.start(reply_at_end(job))
 
@@ -392,10 +421,13 @@ class Dispatcher:
     def _job_done(self, job: JobRunner) -> None:
         """Store the finished job; forget the oldest finished ones beyond the in-memory bound.
         A deposed leader's jobs were suspended, not finished: it records nothing of them."""
-        if not self.services.is_leader():
+        if job.suspended or not self.services.is_leader():
             log.warning("job %s %s after this JobManager lost leadership: suspended, not "
-                        "recorded (the new leader recovers it)", job.job_id, job.status)
-            self.jobs.pop(job.job_id, None)
+                        "recorded (the leader recovers it)", job.job_id, job.status)
+            if self.jobs.get(job.job_id) is job:
+                del self.jobs[job.job_id]
+            if self.suspended.get(job.job_id) is job:
+                del self.suspended[job.job_id]
             return
         try:
             self.store.put(job.details(), job.result())

@@ -98,7 +98,7 @@ class JobMaster(SparkJobRunner):
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
             # a job that may restart: which Spark stages this run had, so that their late events
             # are told apart from the next run's
-            stages = submitted_stages(self.sc, self.job_id) if self.backoff.config else None
+            stages = submitted_stages(self.sc, self.spark_group) if self.backoff.config else None
             self.loop.call_soon_threadsafe(self._spark_failed,
                                            spark_error_text(exc, _TOO_LARGE_HINT), stages)
         else:

@@ -236,9 +236,7 @@ class JobManager:
         log.error("JobManager %d lost the leadership of session '%s' (epoch %d): %s; "
                   "suspending its jobs", self.pid, self.name, self.epoch, reason)
         self.epoch = 0
-        for job in list(self.dispatcher.jobs.values()):
-            if not job.status.is_globally_terminal:
-                job.cancel()
+        self.dispatcher.suspend_all()
         if self.ha is not None and not self._stopping:
             self.ha.start_leader_election(self)
 
@@ -331,13 +329,13 @@ class JobManager:
         self.spark_handlers[type(event)](event)
 
     def _on_stage_submitted(self, ev: StageSubmitted) -> None:
-        job = self.dispatcher.running(ev.job_group)
+        job = self.dispatcher.running(job_of_group(ev.job_group))
         if job is not None:
             self.stage_jobs[ev.stage_id] = job
             job.on_stage_submitted(ev)
 
     def _on_spark_job_started(self, ev: JobStarted) -> None:
-        job = self.dispatcher.running(ev.job_group)
+        job = self.dispatcher.running(job_of_group(ev.job_group))
         if job is not None:
             job.on_spark_job_started(ev)
 
@@ -485,6 +483,7 @@ class JobManager:
                 log.warning("leader %d stops alone: its jobs are suspended for a standby",
                             self.pid)
                 self.epoch = 0
+                self.dispatcher.suspend_all()
         if self.application is not None:
             await self.application.stop()  # main first, so that it submits nothing more
         for job in list(self.dispatcher.jobs.values()):
@@ -506,6 +505,11 @@ class JobManager:
             self.own_path.unlink(missing_ok=True)
             self.ha.close()
         self.stopped.set()
+
+
+def job_of_group(group: str | None) -> str | None:
+    """The job id of a Spark job group (``<job id>`` or ``<job id>-<run>``)."""
+    return group.split("-", 1)[0] if group else None
 
 
 def _warm_task(index: int, it: Any) -> Any:

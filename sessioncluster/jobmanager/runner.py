@@ -56,6 +56,17 @@ class JobRunner(abc.ABC):
     name: str
     #: set when the job reached a globally terminal status
     done: asyncio.Event
+    #: HA: cancelled because this JobManager lost the leadership; not an end of the job (the
+    #: new leader runs it again), so never recorded nor told to a client as one
+    suspended: bool = False
+    #: HA: how many runs of this job this JobManager suspended before this one (Spark
+    #: remembers a cancelled job group for good, so each run here needs a group of its own)
+    earlier_runs: int = 0
+
+    @property
+    def spark_group(self) -> str:
+        """The Spark job group of this run: the job id, then ``<job id>-<run>``."""
+        return self.job_id if not self.earlier_runs else f"{self.job_id}-{self.earlier_runs}"
 
     @property
     @abc.abstractmethod
@@ -159,7 +170,7 @@ class SparkJobRunner(JobRunner):
     def _spark_thread(self) -> None:
         """In the job's own thread, in its Spark job group: run it, then hand the outcome to
         the loop with ``loop.call_soon_threadsafe``."""
-        self.sc.setJobGroup(self.job_id, self.name, interruptOnCancel=True)
+        self.sc.setJobGroup(self.spark_group, self.name, interruptOnCancel=True)
         self.run_on_spark()
 
     @abc.abstractmethod
@@ -173,7 +184,7 @@ class SparkJobRunner(JobRunner):
         self.cancel_requested = True
         self._set_status(JobStatus.CANCELLING)
         self.graph.start_canceling()
-        threading.Thread(target=cancel_job_group, args=(self.sc, self.job_id),
+        threading.Thread(target=cancel_job_group, args=(self.sc, self.spark_group),
                          name=f"cancel-{self.job_id[:8]}", daemon=True).start()
 
     async def wait_for_progress(self, settled: Callable[[], bool],

@@ -86,7 +86,7 @@ class SqlJob(SparkJobRunner):
             if self.cancel_requested:
                 raise InterruptedError("cancelled before it started")
             arrow, rows = collect_arrow_ipc(self.spark.sql(self.query), self.max_result_bytes,
-                                            stop=lambda: cancel_job_group(sc, self.job_id))
+                                            stop=lambda: cancel_job_group(sc, self.spark_group))
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
             error = spark_error_text(exc)
         finally:
@@ -94,7 +94,7 @@ class SqlJob(SparkJobRunner):
                 sc._jsc.setCallSite(None)
             except Exception:  # noqa: BLE001 - py4j gone: the JobManager is stopping
                 pass
-        stages = submitted_stages(sc, self.job_id)
+        stages = submitted_stages(sc, self.spark_group)
         self.loop.call_soon_threadsafe(self._spark_done, arrow, rows, error, stages)
 
     # -- the end (loop thread) ------------------------------------------------------------

@@ -17,6 +17,7 @@ import asyncio
 import glob
 import itertools
 import logging
+import os
 import shutil
 import socket
 import threading
@@ -121,7 +122,8 @@ class StreamingJob(SparkJobRunner):
         self.interval_ms = int(self.config.get("execution.checkpointing.interval") or 0)
         root = self.config.get("state.checkpoints.dir") or str(session_dir / "checkpoints")
         self.checkpoint_dir = Path(root.removeprefix("file://")) / job_id
-        self.work_dir = session_dir / "streaming" / job_id
+        # this run's own (a job run again by a new leader, HA, may overlap a suspended run)
+        self.work_dir = session_dir / "streaming" / f"{job_id}-{os.getpid()}-{id(self):x}"
         # the job's code and data, read now on the loop thread (the BlobServer is not shared)
         self._blob_data = {key: blobs(key) for key in job_graph.blob_keys}
         self.bounded = is_bounded(job_graph)

@@ -6,7 +6,6 @@ Load with ``%load_ext sessioncluster``; ``%flink_session --help`` lists the comm
 from __future__ import annotations
 
 import dataclasses
-import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 from IPython.core import magic_arguments
@@ -15,7 +14,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
 from ..client.gateway import DispatcherError, JobManagerGoneError
-from ..client.session import SessionStartError, connect, start
+from ..client.session import SessionStartError, connect, start, start_standby
 from ..connection import pid_alive
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from ..client.session import Session
     from .widgets import ClusterWidget
 
-COMMANDS = ("start", "connect", "status", "jobs", "cancel", "stop", "ui")
+COMMANDS = ("start", "connect", "status", "jobs", "cancel", "stop", "ui", "standby")
 #: cluster widgets kept live per shell; older ones keep their last state
 MAX_LIVE_CLUSTER_WIDGETS = 4
 
@@ -73,7 +72,7 @@ class SessionClusterMagics(Magics):
                               help="what to do: " + ", ".join(COMMANDS))
     @magic_arguments.argument(
         "target", nargs="?", default=None,
-        help="a session name (connect, status, jobs, stop, ui) or a job id (cancel)")
+        help="a session name (connect, status, jobs, stop, ui, standby) or a job id (cancel)")
     @start_args
     @line_magic
     def flink_session(self, line: str = "") -> "Session | None":
@@ -88,7 +87,8 @@ class SessionClusterMagics(Magics):
             jobs [N]    the session's jobs as a table
             cancel ID   cancel a job
             stop [N]    stop the session cluster (JobManager, Spark, TaskManagers)
-            ui [N]      the live cluster view (there is no web UI yet)
+            ui [N]      the web dashboard's link, and the live cluster view
+            standby [N] start a standby JobManager for an HA session (start --ha file)
 
         ``start`` and ``connect`` return the Session and make it the current one.
 
@@ -101,6 +101,8 @@ class SessionClusterMagics(Magics):
             %flink_session jobs
             %flink_session cancel 6b4c0ceb1d6e4a57b2f9efa0812e842a
             %flink_session stop
+            session = %flink_session start --name prod --ha file
+            %flink_session standby prod
         """
         args = magic_arguments.parse_argstring(self.flink_session, line)
         if args.help or args.command is None:
@@ -130,8 +132,14 @@ class SessionClusterMagics(Magics):
         self._show_cluster(self._session(args.target))
 
     def _cmd_ui(self, args: Any) -> None:
-        print("sessioncluster has no web UI yet; this is the live cluster view", file=sys.stderr)
-        self._show_cluster(self._session(args.target))
+        session = self._session(args.target)
+        print(f"dashboard: {session.dashboard_url}")
+        self._show_cluster(session)
+
+    def _cmd_standby(self, args: Any) -> None:
+        name = args.target or (self.session.name if self.session is not None else DEFAULT_NAME)
+        pid = start_standby(name)
+        print(f"standby JobManager pid {pid} of session '{name}' is warm")
 
     def _cmd_jobs(self, args: Any) -> None:
         from ..cli import format_jobs

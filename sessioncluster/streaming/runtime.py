@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import pickle
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import cloudpickle
 
@@ -123,6 +123,7 @@ class VertexProgram:
             return None
         from ..taskmanager.task import SlotWorker, TaskManagerUnavailable
 
+        fetch: Callable[[str], bytes | None]
         try:
             fetch = SlotWorker.current().fetch
         except TaskManagerUnavailable:

@@ -131,6 +131,9 @@ def test_start_binds_the_session_and_shows_the_cluster(cluster: Cluster) -> None
     assert NAME in text and cluster.info.dispatcher in text and "driver" in text
     usage = k.run("%flink_session --help").stdout
     assert "Examples" in usage and "--taskmanagers" in usage and "cancel" in usage
+    assert "?token=" in k.run("%flink_session ui").stdout.splitlines()[0]
+    refused = k.run(f"%flink_session standby {NAME}", allow_error=True)
+    assert "was not started with --ha" in str(refused.messages)
     page = k.run("session").data(("execute_result",))[0]["text/html"]
     assert NAME in page and "TaskManagers" in page
 

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 import pytest
 
 import sessioncluster
+from sessioncluster import cli
 from sessioncluster.client.gateway import DispatcherError, DispatcherGateway
 from sessioncluster.client.rest import RestClient
 from sessioncluster.connection import ConnectionInfo, connection_path, free_port, session_dir
@@ -222,7 +223,7 @@ def test_a_streaming_job_resumes_from_its_latest_checkpoint(sc_home: Path, tmp_p
         session.stop()
 
 
-def test_a_deposed_leader_suspends_its_jobs(sc_home: Path) -> None:
+def test_a_deposed_leader_suspends_its_jobs(sc_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Fencing: the leader's lock taken from it (as in a split brain), it stops its jobs and
     records nothing of them; the JobManager that leads now runs the job once."""
     name = "ha-fence"
@@ -260,6 +261,10 @@ def test_a_deposed_leader_suspends_its_jobs(sc_home: Path) -> None:
             finally:
                 gateway.close()
         assert leaders == [session.info.jobmanager_pid]
+        standby = first if leaders == [second] else second
+        assert cli.main(["status", name]) == 0
+        assert f"high availability: file, leader epoch {session.info.epoch}, standby " \
+            f"JobManagers: pid {standby}" in capsys.readouterr().out
         jobs = [j for j in session.jobs() if j.job_id == client.job_id]
         assert [j.status for j in jobs] == [sessioncluster.JobStatus.FINISHED]
     finally:
