@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator
 
 from ..connection import (
@@ -322,18 +323,12 @@ def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bo
             _wait_ready(session, None, timeout)
             return session
         log_path = session_dir(name) / "jobmanager.log"
-        cmd = [sys.executable, "-m", "sessioncluster.jobmanager", *settings.argv()]
+        args = settings.argv()
         if application:
-            cmd.append("--application")
+            args.append("--application")
         if owner is not None:
-            cmd += ["--owner", str(owner)]
-        # A Spark Connect client in this process leaves these behind; the JobManager's classic
-        # SparkSession must not see them.
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")}
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                    start_new_session=True, close_fds=True, env=env)
+            args += ["--owner", str(owner)]
+        proc = _spawn_jobmanager(args, log_path)
         try:
             session = _await_start(name, proc, log_path, timeout)
         except BaseException:
@@ -341,6 +336,22 @@ def start(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT, quiet: bo
             raise
         set_current(session)  # get_execution_environment() binds to it
         return session
+
+
+def _spawn_jobmanager(args: list[str], log_path: Path,
+                      key: str | None = None) -> subprocess.Popen[bytes]:
+    """A JobManager process in the background, its output in ``log_path``; ``key``: the
+    session key it is to use (else it makes one)."""
+    # A Spark Connect client in this process leaves these behind; the JobManager's classic
+    # SparkSession must not see them.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")}
+    if key is not None:
+        env["SESSIONCLUSTER_KEY"] = key
+    with open(log_path, "ab") as log:
+        return subprocess.Popen([sys.executable, "-m", "sessioncluster.jobmanager", *args],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True, close_fds=True, env=env)
 
 
 def _await_start(name: str, proc: subprocess.Popen[bytes], log_path: Any,
@@ -419,20 +430,14 @@ def start_standby(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT) -
     >>> sessioncluster.start("prod", ha="file")           # doctest: +SKIP
     >>> sessioncluster.start_standby("prod")              # doctest: +SKIP
     """
-    from ..jobmanager.ha import HaConfig, ha_dir
+    from ..jobmanager.ha import HaConfig, ha_dir, session_stopped
 
     config = HaConfig.read(check_name(name))  # NotHaSessionError for a session without HA
-    if (ha_dir(name) / "stopped").exists():
+    if session_stopped(name):
         raise LookupError(f"HA session '{name}' was stopped; start it again first")
     log_dir = ha_dir(name)
-    cmd = [sys.executable, "-m", "sessioncluster.jobmanager", *config.argv, "--standby"]
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")}
-    env["SESSIONCLUSTER_KEY"] = config.key
     log_path = log_dir / f"standby-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}.log"
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True, close_fds=True, env=env)
+    proc = _spawn_jobmanager([*config.argv, "--standby"], log_path, key=config.key)
     own = log_dir / f"jobmanager-{proc.pid}.json"
     deadline = time.monotonic() + timeout
     try:

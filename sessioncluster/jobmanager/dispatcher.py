@@ -159,9 +159,13 @@ class Dispatcher:
         """The job in memory with this id (running or recently finished)."""
         return self.jobs.get(job_id) if job_id else None
 
+    def _lookup(self, job_id: str) -> JobRunner | None:
+        """The job with this id, in memory or in the store."""
+        return self.jobs.get(job_id) or self.store.get(job_id)
+
     def _job(self, ident: list[bytes], job_id: str) -> JobRunner | None:
         """The job with this id, in memory or in the store; else an ``unknown_job`` reply."""
-        job = self.jobs.get(job_id) or self.store.get(job_id)
+        job = self._lookup(job_id)
         if job is None:
             self.reply(ident, ErrorReply(f"no job with id {job_id!r} in session "
                                          f"'{self.services.session_name}'", "unknown_job"))
@@ -202,8 +206,7 @@ class Dispatcher:
 
     def _known(self, job_id: str) -> bool:
         """A job id this session has run or runs (in memory, in the store, or with a result)."""
-        return (job_id in self.jobs or self.store.get(job_id) is not None
-                or self.services.has_result(job_id))
+        return self._lookup(job_id) is not None or self.services.has_result(job_id)
 
     def recover(self, job_id: str, submission: Message) -> JobRunner | None:
         """Start again a job that a leader before this one accepted and did not finish (HA);
@@ -228,6 +231,16 @@ class Dispatcher:
 
         self.background.start(start_when_suspended_one_ended())
         return job
+
+    def _persisted(self, ident: list[bytes], job_id: str, submission: Message) -> bool:
+        """HA: the submission is in the job-graph store (else the client is told why not)."""
+        try:
+            self.services.persist(job_id, submission)
+        except OSError as exc:
+            self.reply(ident, ErrorReply(f"the job could not be stored for high availability: "
+                                         f"{exc}", "internal"))
+            return False
+        return True
 
     def _add_session_dependencies(self, graph: JobGraph) -> None:
         graph.python_dependencies = graph.python_dependencies + [
@@ -256,11 +269,7 @@ class Dispatcher:
             self.reply(ident, JobSubmitted(job_id))
             return
         self._add_session_dependencies(msg.job_graph)
-        try:
-            self.services.persist(job_id, SubmitJob(msg.job_graph, {}, job_id))
-        except OSError as exc:
-            self.reply(ident, ErrorReply(f"the job graph could not be stored for high "
-                                         f"availability: {exc}", "internal"))
+        if not self._persisted(ident, job_id, SubmitJob(msg.job_graph, {}, job_id)):
             return
         job = self._start(job_id, msg)
         self.reply(ident, JobSubmitted(job_id))
@@ -347,15 +356,11 @@ class Dispatcher:
             self.reply(ident, ErrorReply(f"{job_id!r} is not a job id (32 hex digits)",
                                          "bad_request"))
             return
-        known = self.jobs.get(job_id) or self.store.get(job_id)
+        known = self._lookup(job_id)
         if known is not None:  # sent again (to a new leader): the reply is the same job's
             job = known
         else:
-            try:
-                self.services.persist(job_id, ExecuteSql(msg.query, job_id))
-            except OSError as exc:
-                self.reply(ident, ErrorReply(f"the query could not be stored for high "
-                                             f"availability: {exc}", "internal"))
+            if not self._persisted(ident, job_id, ExecuteSql(msg.query, job_id)):
                 return
             job = self._start(job_id, msg)
             job.start()

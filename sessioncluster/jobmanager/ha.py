@@ -68,6 +68,11 @@ def ha_dir(name: str) -> Path:
     return session_dir(name) / "ha"
 
 
+def session_stopped(name: str) -> bool:
+    """True once the HA session was stopped on purpose (``sessioncluster stop``)."""
+    return (ha_dir(name) / "stopped").exists()
+
+
 def standby_pids(name: str) -> list[int]:
     """The pids of the session's JobManagers alive now (the leader's among them), from the
     endpoint files each one writes in the HA directory."""
@@ -216,21 +221,28 @@ class HighAvailabilityServices(abc.ABC):
         self._stop = threading.Event()
         self._epoch = 0  # 0: not the leader
         self._lock = threading.Lock()
+        self._contender: LeaderContender | None = None
 
-    @abc.abstractmethod
     def start_leader_election(self, contender: LeaderContender) -> None:
         """Contend for leadership in a thread: ``grant_leadership(epoch)`` once won (the epoch
         is strictly greater than every earlier leader's), ``revoke_leadership(reason)`` if it
         is lost later."""
+        self._contender = contender
+        threading.Thread(target=self._elect, args=(contender,), name="ha-leader-election",
+                         daemon=True).start()
+
+    @abc.abstractmethod
+    def _elect(self, contender: LeaderContender) -> None:
+        """The election thread: wait for the leadership, grant it, watch it if need be."""
 
     def has_leadership(self, epoch: int) -> bool:
         """True while this process is the leader of ``epoch`` (the fencing check)."""
         with self._lock:
             return epoch > 0 and self._epoch == epoch
 
-    @abc.abstractmethod
     def publish_leader(self, info: ConnectionInfo) -> None:
-        """Write the leader's endpoints where clients look."""
+        """Write the leader's endpoints where clients look: the connection file (0600)."""
+        info.write(connection_path(self.name))
 
     def mark_stopped(self) -> None:
         """The session is stopped on purpose: standbys exit instead of taking over."""
@@ -240,7 +252,7 @@ class HighAvailabilityServices(abc.ABC):
         (self.dir / "stopped").unlink(missing_ok=True)
 
     def stopped(self) -> bool:
-        return (self.dir / "stopped").exists()
+        return session_stopped(self.name)
 
     def close(self) -> None:
         self._stop.set()
@@ -265,10 +277,6 @@ class FileHaServices(HighAvailabilityServices):
         self.job_graph_store = FileJobGraphStore(self.dir / "jobgraphs")
         self.job_result_store = FileJobResultStore(self.dir / "jobresults")
         self._lock_file: Any = None
-
-    def start_leader_election(self, contender: LeaderContender) -> None:
-        threading.Thread(target=self._elect, args=(contender,), name="ha-leader-election",
-                         daemon=True).start()
 
     def _try_lock(self) -> Any:
         # opened afresh each time: a lock file removed (a leader deposed by hand) is made anew
@@ -328,9 +336,6 @@ class FileHaServices(HighAvailabilityServices):
         except (FileNotFoundError, ValueError):
             return 0
 
-    def publish_leader(self, info: ConnectionInfo) -> None:
-        info.write(connection_path(self.name))
-
     def close(self) -> None:
         super().close()
         self._release()
@@ -358,14 +363,8 @@ class ZooKeeperHaServices(HighAvailabilityServices):
         self.job_graph_store = ZooKeeperJobGraphStore(self.zk, f"{self.root}/jobgraphs",
                                                       self.dir / "jobgraphs")
         self.job_result_store = ZooKeeperJobResultStore(self.zk, f"{self.root}/jobresults")
-        self._contender: LeaderContender | None = None
         self._zk_lock: Any = None
         self.zk.add_listener(self._on_state)
-
-    def start_leader_election(self, contender: LeaderContender) -> None:
-        self._contender = contender
-        threading.Thread(target=self._elect, args=(contender,), name="ha-leader-election",
-                         daemon=True).start()
 
     def _elect(self, contender: LeaderContender) -> None:
         from kazoo.exceptions import KazooException
@@ -432,7 +431,7 @@ class ZooKeeperHaServices(HighAvailabilityServices):
         if self.zk.exists(path):
             self.zk.delete(path)  # a dead leader's ephemeral node not yet expired
         self.zk.create(path, data, ephemeral=True, makepath=True)
-        info.write(connection_path(self.name))  # a convenience for clients on this machine
+        super().publish_leader(info)  # a convenience for clients on this machine
 
     def mark_stopped(self) -> None:
         super().mark_stopped()
@@ -576,7 +575,7 @@ def retrieve_leader(info: ConnectionInfo, timeout: float | None = None,
                 leader = None
             if leader is not None:
                 return leader
-            if ha_dir(info.name).joinpath("stopped").exists():
+            if session_stopped(info.name):
                 raise NoLeaderError(f"HA session '{info.name}' was stopped")
             if time.monotonic() > deadline or should_stop():
                 where = (f"in ZooKeeper at {info.zookeeper_quorum}" if info.ha == "zookeeper"

@@ -102,7 +102,8 @@ class JobManager:
         self.standby = standby
         #: HA: the epoch of this JobManager's leadership, 0 while it is a standby
         self.epoch = 0
-        self._recovered = False
+        #: HA: this leadership's endpoints are published (its unfinished jobs recovered first)
+        self._published = False
         #: where this JobManager's own endpoints are (its TaskManagers read them); in an HA
         #: session the leader also publishes them where clients look
         self.own_path = (ha_dir(name) / f"jobmanager-{self.pid}.json" if self.ha is not None
@@ -192,23 +193,23 @@ class JobManager:
     def _on_granted(self, epoch: int) -> None:
         assert self.ha is not None
         self.epoch = epoch
-        self._recovered = False
+        self._published = False
         log.info("JobManager %d leads session '%s' (epoch %d)", self.pid, self.name, epoch)
-        if self.ready or not self.ha.job_graph_store.job_ids():
-            self._recover_and_publish()
-        # else: once Spark is up (_start_cluster), the unfinished jobs are recovered first
+        self._take_over()
 
-    def _recover_and_publish(self) -> None:
+    def _take_over(self) -> None:
         """Start again every job a leader before accepted and did not finish, then tell the
-        clients where the leader is (so that none asks for a job not yet recovered)."""
+        clients where the leader is (so that none asks for a job not yet recovered). Called
+        on leadership and when Spark is up: jobs to recover wait for Spark."""
         assert self.ha is not None
-        if self.epoch == 0 or self._recovered:
+        if self.epoch == 0 or self._published:
             return
-        if self.ready:
-            self._recovered = True
-            self._recover_jobs()
+        if not self.ready and self.ha.job_graph_store.job_ids():
+            return
+        self._recover_jobs()
         self.connection.write(self.own_path)
         self.ha.publish_leader(self.connection)
+        self._published = True
 
     def _recover_jobs(self) -> None:
         assert self.ha is not None
@@ -235,9 +236,10 @@ class JobManager:
             return
         log.error("JobManager %d lost the leadership of session '%s' (epoch %d): %s; "
                   "suspending its jobs", self.pid, self.name, self.epoch, reason)
+        assert self.ha is not None
         self.epoch = 0
         self.dispatcher.suspend_all()
-        if self.ha is not None and not self._stopping:
+        if not self._stopping:
             self.ha.start_leader_election(self)
 
     def _persist(self, job_id: str, submission: Message) -> None:
@@ -429,7 +431,7 @@ class JobManager:
         log.info("session '%s' ready in %.1f s with %d TaskManagers", self.name,
                  time.monotonic() - t0, len(self.rm.taskmanagers))
         if self.ha is not None:
-            self._recover_and_publish()
+            self._take_over()
         if self.application is not None:
             self.loop.call_later(SUBMIT_TIMEOUT, self._no_application)
 

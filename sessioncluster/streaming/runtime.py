@@ -149,13 +149,11 @@ def _jobmanager_blob(key: str) -> bytes | None:
     from pathlib import Path
 
     from ..connection import ConnectionInfo, session_dir
+    from ..jobmanager.blobserver import BlobServer
     from ..taskmanager.daemon import CONNECTION_ENV
 
     info = ConnectionInfo.read(Path(os.environ[CONNECTION_ENV]))
-    try:
-        return (session_dir(info.name) / "blobs" / key).read_bytes()
-    except FileNotFoundError:
-        return None
+    return BlobServer(session_dir(info.name) / "blobs", memory_bytes=0).get(key)
 
 
 # -- records in and out ----------------------------------------------------------------------
