@@ -357,6 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "waiting; application: return once main runs")
     p.add_argument("-s", "--fromSavepoint", dest="from_savepoint", default=None, metavar="DIR",
                    help="restore the program's STREAMING jobs from this savepoint")
+    p.add_argument("-D", dest="properties", action="append", default=[], metavar="KEY=VALUE",
+                   help="a configuration property of the program's environments, as Flink's "
+                   "(e.g. -Dexecution.runtime-mode=STREAMING, -Dparallelism.default=2); session "
+                   "and per-job")
     p.add_argument("-n", "--allowNonRestoredState", dest="allow_non_restored_state",
                    action="store_true", help="drop savepoint state that no operator claims")
     group = p.add_argument_group("cluster options (--target per-job and application; as on "

@@ -1,8 +1,9 @@
 """PyFlink's ``WatermarkStrategy`` and ``TimestampAssigner``.
 
 In BATCH mode watermarks are perfect (the watermark jumps to the end of time once a key's input is
-done), so a strategy's watermark generator only matters for its timestamp assigner; the bounds,
-idleness and alignment are accepted and kept for display.
+done), so a strategy's watermark generator only matters for its timestamp assigner. In STREAMING
+mode the bounded out-of-orderness is the delay of Spark's watermark and the idle timeout takes
+effect (``spark/streaming.py``); alignment is accepted and ignored.
 """
 
 from __future__ import annotations

@@ -95,8 +95,8 @@ class StreamExecutionEnvironment:
         return execution_environment(configuration)
 
     def set_runtime_mode(self, execution_mode: Any) -> "StreamExecutionEnvironment":
-        """BATCH (the default) is the mode sessioncluster runs; STREAMING is accepted here and
-        fails when the program is executed."""
+        """BATCH (the default here; Flink's is STREAMING) or STREAMING (Structured Streaming on
+        the session, see docs/streaming.md)."""
         from ..common.execution_mode import RuntimeExecutionMode
 
         if not isinstance(execution_mode, RuntimeExecutionMode):
@@ -108,6 +108,17 @@ class StreamExecutionEnvironment:
         from ..common.execution_mode import RuntimeExecutionMode
 
         return getattr(self, "_runtime_mode", RuntimeExecutionMode.BATCH)
+
+    def _effective_runtime_mode(self) -> Any:
+        """The mode the program runs in: AUTOMATIC is STREAMING when a source is unbounded, else
+        BATCH, as in Flink."""
+        from ..common.execution_mode import RuntimeExecutionMode
+
+        mode = self.get_runtime_mode()
+        if mode is RuntimeExecutionMode.AUTOMATIC:
+            unbounded = any(n.config.get("unbounded") for n in self.stream_graph.nodes)
+            return RuntimeExecutionMode.STREAMING if unbounded else RuntimeExecutionMode.BATCH
+        return mode
 
     def configure(self, configuration: Any) -> "StreamExecutionEnvironment":
         """Apply a ``Configuration``: ``parallelism.default``, ``execution.runtime-mode`` and
@@ -181,7 +192,7 @@ class StreamExecutionEnvironment:
     def _check_executable(self) -> None:
         """Fail, before submitting, a program its mode cannot run: an unbounded source
         (``monitor_continuously``, a socket, a rate generator) in BATCH mode."""
-        mode = self.get_runtime_mode()
+        mode = self._effective_runtime_mode()
         unbounded = [n.name for n in self.stream_graph.nodes if n.config.get("unbounded")]
         if unbounded and mode is not RuntimeExecutionMode.STREAMING:
             raise ValueError(
@@ -358,7 +369,7 @@ class StreamExecutionEnvironment:
         graph.restart_strategy = self._restart_strategy
         graph.python_dependencies = [dep for dep, _ in self._python_dependencies]
         blobs.update({dep.key: data for dep, data in self._python_dependencies})
-        if self.get_runtime_mode() is RuntimeExecutionMode.STREAMING:
+        if self._effective_runtime_mode() is RuntimeExecutionMode.STREAMING:
             graph.runtime_mode = "STREAMING"
             graph.configuration = self._streaming_options()
         return graph, blobs
@@ -399,7 +410,7 @@ class StreamExecutionEnvironment:
         """Run the program's sinks and wait for the result (attached). A STREAMING job runs
         until it ends (bounded sources consumed, cancelled, stopped with a savepoint); its
         ``print()`` lines are printed here as they come."""
-        streaming = self.get_runtime_mode() is RuntimeExecutionMode.STREAMING
+        streaming = self._effective_runtime_mode() is RuntimeExecutionMode.STREAMING
         prints = [s for s in self._sinks if s.kind is OperatorKind.SINK_PRINT]
         client = self._attached(self.execute_async(job_name))
         if streaming and prints:
@@ -479,7 +490,7 @@ class DataStream:
         """Cache this stream in the session (PyFlink's ``cache()``): the first job that computes
         it keeps its records in Spark's storage, and later jobs of this environment read them
         instead of running its upstream again. ``invalidate()`` releases them."""
-        if self.env.get_runtime_mode() is RuntimeExecutionMode.STREAMING:
+        if self.env._effective_runtime_mode() is RuntimeExecutionMode.STREAMING:
             raise ValueError("cache() is only supported in BATCH mode")
         if isinstance(self, (_SideOutputStream, _UnionStream)):
             raise TypeError("cache() a stream of an operator: a union or side output is none")
@@ -508,6 +519,8 @@ class DataStream:
         if watermark_strategy.kind != "no_watermarks":
             # STREAMING: the watermark trails the largest timestamp by this much
             stream.node.config["watermark_delay_ms"] = watermark_strategy.max_out_of_orderness
+            if watermark_strategy.idleness:
+                stream.node.config["watermark_idleness_ms"] = watermark_strategy.idleness
         return stream
 
     def window_all(self, window_assigner: Any) -> "AllWindowedStream":
@@ -576,7 +589,7 @@ class DataStream:
     def execute_and_collect(self, job_name: str = "collect", limit: int | None = None) -> list[Any]:
         """Run this stream as a job and return its records (at most ``limit`` of them)."""
         sink = self._sink(OperatorKind.SINK_COLLECT)
-        if self.env.get_runtime_mode() is RuntimeExecutionMode.STREAMING:
+        if self.env._effective_runtime_mode() is RuntimeExecutionMode.STREAMING:
             # PyFlink: a CloseableIterator over results as they come; with a limit, that many
             # records as a list, and the job is cancelled
             client = self.env._attached(self.env.execute_async(job_name, sinks=[sink]))

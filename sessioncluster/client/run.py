@@ -27,7 +27,7 @@ import traceback
 import uuid
 from contextlib import contextmanager
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from ..connection import ConnectionInfo, check_name, connection_path, pid_alive, session_dir
 from ..options import StartOptions, names
@@ -135,16 +135,21 @@ class RunStreamExecutionEnvironment(ContextStreamExecutionEnvironment):
     wait for the job."""
 
     def __init__(self, session: "Session", detached: bool, savepoint_path: str | None = None,
-                 allow_non_restored_state: bool = False) -> None:
+                 allow_non_restored_state: bool = False,
+                 properties: Mapping[str, str] | None = None) -> None:
+        from ..common.configuration import Configuration
+
         super().__init__(session)
         self.detached = detached
+        conf = Configuration()
+        for key, value in (properties or {}).items():  # `run -Dkey=value`, as Flink's CLI
+            conf.set_string(key, value)
         if savepoint_path:  # `run -s DIR`: the program's STREAMING jobs restore from DIR
-            from ..common.configuration import Configuration
-
-            conf = Configuration().set_string("execution.savepoint.path",
-                                              os.path.abspath(os.path.expanduser(savepoint_path)))
-            if allow_non_restored_state:
-                conf.set_boolean("execution.savepoint.ignore-unclaimed-state", True)
+            conf.set_string("execution.savepoint.path",
+                            os.path.abspath(os.path.expanduser(savepoint_path)))
+        if allow_non_restored_state:
+            conf.set_boolean("execution.savepoint.ignore-unclaimed-state", True)
+        if conf.to_dict():
             self.configure(conf)
 
     def execute_async(self, *args: Any, **kwargs: Any) -> Any:
@@ -212,9 +217,11 @@ def check_program(program: str) -> str:
 
 def run_program(program: str, args: Sequence[str] = (), session_name: str | None = None,
                 detached: bool = False, savepoint_path: str | None = None,
-                allow_non_restored_state: bool = False, session: "Session | None" = None) -> int:
+                allow_non_restored_state: bool = False, session: "Session | None" = None,
+                properties: Mapping[str, str] | None = None) -> int:
     """Run ``program`` (a PyFlink DataStream program) on a session (``session``, else the one
-    named ``session_name``, else ``$SESSIONCLUSTER_SESSION``); its exit status."""
+    named ``session_name``, else ``$SESSIONCLUSTER_SESSION``); its exit status. ``properties``
+    configure its environments (Flink's ``-Dkey=value``, e.g. ``execution.runtime-mode``)."""
     path = check_program(program)
     if session is None:
         session = _session(session_name)
@@ -222,7 +229,7 @@ def run_program(program: str, args: Sequence[str] = (), session_name: str | None
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     set_current(session)
     set_environment_factory(lambda s: RunStreamExecutionEnvironment(
-        s, detached, savepoint_path, allow_non_restored_state))
+        s, detached, savepoint_path, allow_non_restored_state, properties))
     sys.argv = [program, *args]
     sys.path.insert(0, os.path.dirname(path))  # as `python program.py` does
     try:
@@ -298,7 +305,8 @@ def _check_new(name: str) -> None:
 
 
 def run_per_job(program: str, args: Sequence[str], options: StartOptions,
-                savepoint_path: str | None = None, allow_non_restored_state: bool = False) -> int:
+                savepoint_path: str | None = None, allow_non_restored_state: bool = False,
+                properties: Mapping[str, str] | None = None) -> int:
     """Flink's per-job mode: start a cluster of its own for the program, run the program here
     against it, and stop the cluster when the program ends, fails or is interrupted (Ctrl-C,
     SIGTERM); if this process is killed outright, the JobManager sees its owner gone and
@@ -320,7 +328,8 @@ def run_per_job(program: str, args: Sequence[str], options: StartOptions,
                   f"(JobManager pid {session.info.jobmanager_pid}, {options.master_url})",
                   file=sys.stderr, flush=True)
             code = run_program(program, args, savepoint_path=savepoint_path,
-                               allow_non_restored_state=allow_non_restored_state, session=session)
+                               allow_non_restored_state=allow_non_restored_state, session=session,
+                               properties=properties)
         except KeyboardInterrupt:
             code = 130
         finally:
@@ -423,17 +432,31 @@ def format_application(name: str, status: Any, with_error: bool = True) -> str:
     return "\n".join(lines)
 
 
+def parse_properties(items: Sequence[str]) -> dict[str, str]:
+    """Flink's dynamic properties, ``-Dkey=value`` each."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ProgramError(f"-D{item}: a property is -Dkey=value, e.g. "
+                               "-Dexecution.runtime-mode=STREAMING")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def cmd_run(args: Any) -> int:
     """The ``sessioncluster run`` command (its arguments parsed by ``cli.py``)."""
     given = {k: getattr(args, k) for k in sorted(names())
              if getattr(args, k, None) is not None}
+    properties = parse_properties(args.properties or [])
     if args.target == "session":
         if given:
             raise ProgramError(f"--{next(iter(given)).replace('_', '-')} starts a cluster: it "
                                "goes with --target per-job or application; a session is started "
                                "with 'sessioncluster start'")
         return run_program(args.program, args.args, args.session, args.detached,
-                           args.from_savepoint, args.allow_non_restored_state)
+                           args.from_savepoint, args.allow_non_restored_state,
+                           properties=properties)
     if args.session:
         raise ProgramError(f"--session names a running session; --target {args.target} starts "
                            "a cluster of its own (name it with --name)")
@@ -444,7 +467,8 @@ def cmd_run(args: Any) -> int:
             raise ProgramError("a per-job cluster runs the program in this process and stops "
                                "with it: for a detached program use --target application -d")
         return run_per_job(args.program, args.args, options, args.from_savepoint,
-                           args.allow_non_restored_state)
-    if args.from_savepoint:
-        raise ProgramError("-s/--fromSavepoint goes with --target session or per-job")
+                           args.allow_non_restored_state, properties)
+    if args.from_savepoint or properties:
+        flag = "-s/--fromSavepoint" if args.from_savepoint else "-D"
+        raise ProgramError(f"{flag} goes with --target session or per-job")
     return run_application(args.program, args.args, options, args.detached)

@@ -6,8 +6,8 @@ from enum import Enum
 
 
 class RuntimeExecutionMode(Enum):
-    """How a DataStream program runs: BATCH is the only mode sessioncluster runs today;
-    STREAMING (and AUTOMATIC over an unbounded source) fail at execute time."""
+    """How a DataStream program runs: BATCH (sessioncluster's default), STREAMING (Structured
+    Streaming), or AUTOMATIC (STREAMING when a source is unbounded, else BATCH, as in Flink)."""
 
     STREAMING = 0
     BATCH = 1

@@ -39,10 +39,14 @@ from ..restart import RestartBackoff, RestartStrategyConfiguration
 from ..spark.sql import spark_error_text
 from ..spark.streaming import (
     DEFAULT_TRIGGER_MS,
+    END_OF_INPUT_MS,
+    MAX_TS,
     RecordCounts,
     SinkQuery,
     build_queries,
+    controlled_watermarks,
     is_bounded,
+    write_control,
     write_text_batch,
 )
 from ..streaming.runtime import is_keyed_head
@@ -127,6 +131,13 @@ class StreamingJob(SparkJobRunner):
         # the job's code and data, read now on the loop thread (the BlobServer is not shared)
         self._blob_data = {key: blobs(key) for key in job_graph.blob_keys}
         self.bounded = is_bounded(job_graph)
+        #: the watermarks fed by control records (``spark/streaming.py``): their delay and idle
+        #: timeout, and the directory of each
+        self.controlled = controlled_watermarks(job_graph)
+        self.control_dir = self.work_dir / "watermarks"
+        #: per idle-capable watermark: (its records out, since when (monotonic), the watermark it
+        #: was last brought up to)
+        self._idle: dict[str, tuple[int, float, int]] = {}
         #: the socket sources, when they are the job's only unbounded ones
         self._sockets = SocketPeers.of(job_graph)
         self.queries: dict[str, Any] = {}
@@ -172,12 +183,12 @@ class StreamingJob(SparkJobRunner):
     def _set_up(self) -> None:
         """Once per job: the queries' DataFrames, the checkpoint directory, and the restore of a
         savepoint into it."""
+        self._check_checkpoint_dir()
         self.counter = self.sc.accumulator({}, RecordCounts())
-        self.sinks = build_queries(self.spark, self.job_id, self.job_graph, self._blobs, self.work_dir,
-                                   self.counter)
+        self.sinks = build_queries(self.spark, self.job_id, self.job_graph, self._blobs,
+                                   self.checkpoint_dir / "inputs", self.counter, self.control_dir)
         self.results = {q.vertex.vertex_id: ResultBuffer() for q in self.sinks
                         if q.kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
-        self._check_checkpoint_dir()
         restore = self.config.get("execution.savepoint.path")
         if restore and any((self.checkpoint_dir / q.key).exists() for q in self.sinks):
             # recovered by a new leader (HA): its latest checkpoint is newer than the savepoint
@@ -259,6 +270,8 @@ class StreamingJob(SparkJobRunner):
                 self._stop_queries()
                 self.loop.call_soon_threadsafe(self._finished, JobStatus.CANCELED)
                 return
+            if not self.bounded and self.controlled:
+                self._idle_watermarks()
             gone = self._missing_source_directories()
             if gone:  # Spark's file source would go on listing nothing; restarting cannot help
                 self._stop_queries()
@@ -284,9 +297,53 @@ class StreamingJob(SparkJobRunner):
                 return
             if ended and len(ended) == len(self.queries):
                 self._collect_progress()
+                if self._final_watermark():
+                    continue
                 self.loop.call_soon_threadsafe(self._finished, JobStatus.FINISHED)
                 return
             time.sleep(WATCH_SECONDS)
+
+    def _final_watermark(self) -> bool:
+        """Once a bounded job's queries have read all their input: send Flink's final watermark
+        (the end-of-input record) and run them once more, to fire the event-time timers and
+        windows it passes. False when there is nothing (more) to send."""
+        if not self.bounded or not self.controlled:
+            return False
+        if (self.control_dir / next(iter(self.controlled)) / "end.parquet").exists():
+            return False
+        for vid in self.controlled:
+            write_control(self.control_dir / vid, END_OF_INPUT_MS, "end")
+        log.info("streaming job %s: input consumed, final watermark", self.job_id)
+        self._start_queries()
+        return True
+
+    def _idle_watermarks(self) -> None:
+        """``with_idleness``: a watermark whose vertex has put out nothing for its idle timeout
+        is brought up to the latest of the others (from their largest output timestamps), so
+        that Spark's minimum over a query's watermarks does not wait for it; Flink leaves an
+        idle input out of the minimum, and takes the largest once all are idle."""
+        try:
+            counts = dict(self.counter.value) if self.counter is not None else {}
+        except RuntimeError:  # Spark's scheduler thread was merging a task's counts: next round
+            return
+        now = time.monotonic()
+        marks = {vid: counts[(vid, -1, MAX_TS)] - delay
+                 for vid, (delay, _) in self.controlled.items() if (vid, -1, MAX_TS) in counts}
+        for vid, (delay, idleness) in self.controlled.items():
+            if idleness is None or vid not in marks:
+                continue  # a watermark with no record yet does not hold Spark's back
+            out = sum(n for (v, _, d), n in counts.items() if v == vid and d == "out")
+            seen, since, raised = self._idle.get(vid, (-1, now, marks[vid]))
+            if out != seen:
+                self._idle[vid] = (out, now, max(raised, marks[vid]))
+                continue
+            target = max((m for v, m in marks.items() if v != vid), default=None)
+            if now - since < idleness / 1000 or target is None or target <= max(raised, marks[vid]):
+                continue
+            write_control(self.control_dir / vid, target + delay, f"idle-{target}")
+            self._idle[vid] = (out, since, target)
+            log.info("streaming job %s: watermark of %s idle, brought up to %d", self.job_id,
+                     vid[:8], target)
 
     def _missing_source_directories(self) -> list[str]:
         """The watched local directories (not globs) that no longer exist."""
@@ -311,7 +368,7 @@ class StreamingJob(SparkJobRunner):
     def _on_progress(self, key: str, p: dict[str, Any]) -> None:
         rows = int(p.get("numInputRows") or 0)
         watermark = (p.get("eventTime") or {}).get("watermark")
-        if rows == 0 and (not watermark or _epoch_ms(watermark) == self.watermark):
+        if rows == 0 and (not watermark or _watermark_ms(watermark) == self.watermark):
             return  # a batch that read nothing and moved no watermark: no new checkpoint
         trigger = _epoch_ms(p.get("timestamp"))
         duration = int((p.get("durationMs") or {}).get("triggerExecution", 0))
@@ -319,7 +376,7 @@ class StreamingJob(SparkJobRunner):
         self.source_records += rows
         self.records_per_second = float(p.get("processedRowsPerSecond") or 0.0)
         if watermark:
-            self.watermark = _epoch_ms(watermark)
+            self.watermark = _watermark_ms(watermark)
         self.checkpoint_counts["completed"] += 1
         info = CheckpointInfo(self.checkpoint_counts["completed"], "COMPLETED", trigger,
                               trigger + duration, duration, state_size, rows,
@@ -508,6 +565,15 @@ def _epoch_ms(iso: str | None) -> int:
     from datetime import datetime
 
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def _watermark_ms(iso: str) -> int:
+    """A progress report's watermark in ms; the final watermark (end of input) is beyond the
+    years Python reads, and is Flink's MAX watermark, Long.MAX_VALUE."""
+    try:
+        return _epoch_ms(iso)
+    except ValueError:
+        return 2**63 - 1
 
 
 class SocketPeers:

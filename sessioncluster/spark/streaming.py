@@ -7,6 +7,19 @@ a filter on the producer's ``out`` column, so a vertex may feed any number of co
 watermark of a stream with event time is Spark's ``withWatermark`` on the records' ``ts``, with
 the strategy's bounded out-of-orderness as its delay.
 
+Spark's watermark only follows the data. Where Flink moves a watermark without data, a control
+stream does it here: a watermark that needs one also reads a directory of the job into which the
+JobManager writes control records (``out`` = ``CONTROL_OUT``); such a record moves the watermark,
+and is dropped right behind it. Two uses:
+
+- Flink ends a bounded input with a final MAX watermark, which fires every pending event-time
+  timer and window: once a bounded job's input is consumed, every watermark gets a record with
+  the largest timestamp (``END_OF_INPUT_MS``).
+- ``with_idleness``: Spark takes the minimum of a query's watermarks, so a stream that has gone
+  quiet holds back the others (within one stream, Spark's watermark is the maximum over all
+  partitions: an idle partition never holds it back). An input idle for its timeout gets a
+  record that brings its watermark up to the others', as Flink leaves an idle input out.
+
 A sink is the query's ``foreachBatch``. ``foreachBatch`` is at least once (after a failure
 Spark runs the last uncommitted batch again), so every sink is idempotent by batch id: the
 collect and print sinks drop a batch id they have delivered, and the file sink writes a
@@ -27,6 +40,7 @@ from typing import Any, Callable
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..streaming.runtime import (
+    MAX_TS,
     RECORD_SCHEMA,
     ChainFunction,
     VertexProgram,
@@ -43,6 +57,12 @@ DEFAULT_TRIGGER_MS = 200
 
 #: keyed operators with timers: their query runs in a time mode (the others in none)
 TIMER_OPERATORS = {"KeyedProcessOperator", "KeyedCoProcessOperator", "WindowOperator"}
+
+#: the timestamp of the end-of-input record (ms): Spark's largest timestamp (microseconds in a
+#: long), where Flink's final watermark is Long.MAX_VALUE
+END_OF_INPUT_MS = (2**63 - 1) // 1000
+#: the ``out`` column of a control record
+CONTROL_OUT = -1
 
 SINK_KINDS = {OperatorKind.SINK_COLLECT: "record", OperatorKind.SINK_PRINT: "line",
               OperatorKind.SINK_TEXT: "line"}
@@ -91,13 +111,36 @@ def watermark_delay(vertex: JobVertex) -> int | None:
     return max(delays) if delays else None
 
 
+def watermark_idleness(vertex: JobVertex) -> int | None:
+    """The idle timeout (ms) of the vertex's watermark strategy (``with_idleness``)."""
+    idle = [op.config["watermark_idleness_ms"] for op in vertex.operators
+            if op.config.get("watermark_idleness_ms")]
+    return min(idle) if idle else None
+
+
+def controlled_watermarks(graph: JobGraph) -> dict[str, tuple[int, int | None]]:
+    """The vertices whose watermark reads a control stream, with their delay and idle timeout:
+    every watermark of a bounded job (its final watermark); in a job of several watermarks, those
+    with an idle timeout."""
+    marks = {v.vertex_id: (d, watermark_idleness(v)) for v in graph.vertices
+             if (d := watermark_delay(v)) is not None}
+    if is_bounded(graph):
+        return marks
+    if len(marks) < 2:
+        return {}
+    return {vid: m for vid, m in marks.items() if m[1] is not None}
+
+
 def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[list[str]], dict[str, bytes]],
-                  work_dir: Path, counter: Any = None) -> list[SinkQuery]:
+                  inputs_dir: Path, counter: Any = None, control_dir: Path | None = None) -> list[SinkQuery]:
     """The streaming DataFrame of every sink of ``graph`` (nothing started yet); the vertices
-    count their records into the Spark accumulator ``counter``."""
+    count their records into the Spark accumulator ``counter``; bounded sources of collections
+    and sequences are files in ``inputs_dir``. A bounded job's watermarks also
+    watermarks of ``controlled_watermarks`` read ``control_dir/<vertex id>`` (``write_control``)."""
     import pyspark.sql.functions as F
 
     frames: dict[str, Any] = {}
+    controlled = controlled_watermarks(graph) if control_dir is not None else {}
     bounded = is_bounded(graph)
 
     def upstream_watermark(v: JobVertex) -> bool:
@@ -116,7 +159,12 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
         for e in v.inputs:
             producer = graph.vertex(e.source)
             df = frame(producer)
-            parts.append(df.filter(F.col("out") == edge_index(producer, e)))
+            picked = F.col("out") == edge_index(producer, e)
+            if producer.vertex_id in controlled:
+                # Spark pushes this filter below the producer's watermark: a control record
+                # must pass it to get there (the filter above the watermark drops it)
+                picked = picked | (F.col("out") == CONTROL_OUT)
+            parts.append(df.filter(picked))
         df = parts[0]
         for p in parts[1:]:
             df = df.unionByName(p)
@@ -130,7 +178,7 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
             raise StreamingPlanError("a temporary view is a BATCH sink: in STREAMING mode use "
                                      "print(), execute_and_collect() or a FileSink")
         if head.kind.is_source:
-            raw, fmt = source_frame(spark, v, blobs, work_dir)
+            raw, fmt = source_frame(spark, v, blobs, inputs_dir)
             df = raw.mapInArrow(ChainFunction(program(v, source_format=fmt)), RECORD_SCHEMA)
         elif is_keyed_head(v):
             if {e.ship_strategy for e in v.inputs} != {Partitioning.HASH}:
@@ -151,8 +199,20 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
             df = input_frame(v).mapInArrow(ChainFunction(program(v)), RECORD_SCHEMA)
         delay = watermark_delay(v)
         if delay is not None:
+            control = v.vertex_id in controlled and control_dir is not None
+            if control:
+                directory = control_dir / v.vertex_id  # type: ignore[operator]
+                directory.mkdir(parents=True, exist_ok=True)
+                df = df.unionByName(spark.readStream.schema(RECORD_SCHEMA).parquet(str(directory)))
             df = (df.withColumn("et", F.timestamp_millis(F.coalesce(F.col("ts"), F.lit(0))))
-                  .withWatermark("et", f"{int(delay)} milliseconds").drop("et"))
+                  .withWatermark("et", f"{int(delay)} milliseconds"))
+            if control:
+                # "or" a comparison no record passes, on the event-time column: Spark pushes a
+                # filter below the watermark unless it reads the event time (and folds simpler
+                # forms of this one into a filter on ``out``)
+                never = F.col("et") < F.timestamp_millis(F.lit(-END_OF_INPUT_MS))
+                df = df.filter((F.col("out") != CONTROL_OUT) | never)
+            df = df.drop("et")
         frames[v.vertex_id] = df
         return df
 
@@ -186,14 +246,14 @@ def _upstream(graph: JobGraph, v: JobVertex) -> list[JobVertex]:
 
 
 def source_frame(spark: Any, v: JobVertex, blobs: Callable[[list[str]], dict[str, bytes]],
-                 work_dir: Path) -> tuple[Any, str]:
+                 inputs_dir: Path) -> tuple[Any, str]:
     """The streaming DataFrame a source vertex reads, and how its rows become records."""
     head = v.operators[0]
     config = head.config
     if head.kind is OperatorKind.SOURCE_COLLECTION:
         # the collection's blob goes through a one-row Parquet file: the JobManager never
         # unpickles it; the source's chain does, in a worker
-        directory = work_dir / f"source-{v.vertex_id}"
+        directory = inputs_dir / f"source-{v.vertex_id}"
         _write_rows(directory, {"blob": [blobs([head.function_key or ""])[head.function_key or ""]]})
         return spark.readStream.schema("blob binary").parquet(str(directory)), "blob"
     if head.kind is OperatorKind.SOURCE_TEXT_FILE:
@@ -212,7 +272,7 @@ def source_frame(spark: Any, v: JobVertex, blobs: Callable[[list[str]], dict[str
         if fmt == "sequence":
             start, end, p = int(config["start"]), int(config["end"]), max(v.parallelism, 1)
             bounds = [start + (end - start + 1) * i // p for i in range(p + 1)]
-            directory = work_dir / f"source-{v.vertex_id}"
+            directory = inputs_dir / f"source-{v.vertex_id}"
             _write_rows(directory, {"start": bounds[:-1], "end": [b - 1 for b in bounds[1:]]})
             return spark.readStream.schema("start long, end long").parquet(str(directory)), "sequence"
         if fmt == "rate":
@@ -228,11 +288,34 @@ def source_frame(spark: Any, v: JobVertex, blobs: Callable[[list[str]], dict[str
 
 
 def _write_rows(directory: Path, columns: dict[str, list[Any]]) -> None:
+    """A bounded source's one Parquet file, written once per job: a run of the job again (a
+    restart, a new leader) finds the file its checkpoint says it has read, and reads it no more."""
     import pyarrow as pa
+
+    target = directory / "part-0.parquet"
+    if not target.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_whole(target, pa.table(columns))
+
+
+def _write_whole(target: Path, table: Any) -> None:
+    """A Parquet file written aside (outside the watched directory), then renamed: Spark's file
+    source sees it whole or not at all."""
     import pyarrow.parquet as pq
 
-    directory.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table(columns), str(directory / "part-0.parquet"))
+    staging = target.parent.parent / f".{target.parent.name}-{uuid.uuid4().hex[:8]}.parquet"
+    pq.write_table(table, str(staging))
+    os.replace(staging, target)
+
+
+def write_control(directory: Path, timestamp: int, name: str) -> None:
+    """A control record of ``timestamp`` for the watermark reading ``directory`` (its watermark
+    becomes ``timestamp`` - its delay, if that is later)."""
+    import pyarrow as pa
+
+    table = pa.table({"out": pa.array([CONTROL_OUT], pa.int32()), "k": pa.array([None], pa.binary()),
+                      "ts": pa.array([timestamp], pa.int64()), "v": pa.array([None], pa.binary())})
+    _write_whole(directory / f"{name}.parquet", table)
 
 
 def is_bounded(graph: JobGraph) -> bool:
@@ -268,12 +351,16 @@ def write_text_batch(batch_df: Any, batch_id: int, base_path: str) -> int:
 
 
 class RecordCounts:
-    """The AccumulatorParam of ``{(vertex id, subtask, "in" | "out"): records}``."""
+    """The AccumulatorParam of ``{(vertex id, subtask, "in" | "out"): records}`` (summed) and
+    ``{(vertex id, -1, "max_ts"): timestamp}`` (the largest)."""
 
     def zero(self, value: dict[Any, int]) -> dict[Any, int]:
         return {}
 
     def addInPlace(self, a: dict[Any, int], b: dict[Any, int]) -> dict[Any, int]:  # noqa: N802
         for k, n in b.items():
-            a[k] = a.get(k, 0) + n
+            if k[2] == MAX_TS:
+                a[k] = max(a.get(k, n), n)
+            else:
+                a[k] = a.get(k, 0) + n
         return a

@@ -53,6 +53,8 @@ from ..window import (
 
 #: the Arrow schema of records between vertices
 RECORD_SCHEMA = "out int, k binary, ts long, v binary"
+#: the record counts' key of a watermark vertex's largest output timestamp
+MAX_TS = "max_ts"
 #: the output index of a sink's rows
 SINK_OUT = -1
 
@@ -98,7 +100,8 @@ class VertexProgram:
     source_format: str = "records"
     #: for a keyed vertex: timers fire by the watermark (EventTime) or the clock (ProcessingTime)
     time_mode: str = "None"
-    #: a Spark accumulator of {(vertex id, subtask, "in" | "out"): records}
+    #: a Spark accumulator of {(vertex id, subtask, "in" | "out"): records}, and of a watermark's
+    #: vertex {(vertex id, -1, "max_ts"): its largest output timestamp} (``RecordCounts``)
     counter: Any = None
     #: the job's Python files, archives and requirements (their blobs come from the TaskManager)
     dependencies: list[PythonDependency] = field(default_factory=list)
@@ -110,11 +113,24 @@ class VertexProgram:
             code = self._code[key] = _loads(self.blobs[key])
         return code
 
-    def count(self, subtask: int, records_in: int, records_out: int) -> None:
-        """Add to the vertex's records in and out (Spark merges them on the driver)."""
-        if self.counter is not None and (records_in or records_out):
-            vid = self.vertex.vertex_id
-            self.counter.add({(vid, subtask, "in"): records_in, (vid, subtask, "out"): records_out})
+    def count(self, subtask: int, records_in: int, rows: "_Rows") -> None:
+        """Add to the vertex's records in and out, and to its largest output timestamp if it
+        has a watermark (Spark merges them on the driver)."""
+        if self.counter is None or not (records_in or len(rows)):
+            return
+        vid = self.vertex.vertex_id
+        update: dict[tuple[str, int, str], int] = {(vid, subtask, "in"): records_in,
+                                                   (vid, subtask, "out"): len(rows)}
+        if self.watermarked:
+            stamps = [t for t in rows.ts if t is not None]
+            if stamps:
+                update[(vid, -1, MAX_TS)] = max(stamps)
+        self.counter.add(update)
+
+    @property
+    def watermarked(self) -> bool:
+        """True when a watermark strategy is in the vertex's chain."""
+        return any("watermark_delay_ms" in op.config for op in self.vertex.operators)
 
     def environment(self) -> JobEnvironment | None:
         """The job's Python dependencies, made ready on this machine (None: it has none); the
@@ -317,7 +333,7 @@ class ChainFunction:
                                timestamped=prog.timestamped_input)
             rows = _Rows()
             router.route(tagged, rows)
-            prog.count(subtask, seen.n, len(rows))
+            prog.count(subtask, seen.n, rows)
             if len(rows):
                 yield rows.arrow()
 
@@ -404,18 +420,22 @@ class _KeyRunner:
             self.watermark = MIN_WATERMARK
         self.processing_time = timer_values.getCurrentProcessingTimeInMs()
         self.data = _loads(state.get()[0]) if state.exists() else {}
+        # the tables are emptied and filled in place: state objects a function made in open()
+        # hold them
         tables = self.backend._tables
-        tables.clear()
+        for table in tables.values():
+            table.clear()
         for name, (kind, value) in self.data.get("state", {}).items():
             self.backend._kinds.setdefault(name, kind)
-            tables[name] = {self.key: value}
+            tables.setdefault(name, {})[self.key] = value
 
     def save(self, state: Any) -> None:
         saved = {}
         for name, table in self.backend._tables.items():
             if self.key in table:
                 saved[name] = (self.backend._kinds[name], table[self.key])
-        self.backend._tables.clear()
+        for table in self.backend._tables.values():
+            table.clear()
         self.data["state"] = saved
         if any(self.data.get(k) for k in ("state", "timers", "windows", "acc", "count")):
             state.update((_dumps(self.data),))
@@ -679,7 +699,7 @@ def keyed_processor(prog: VertexProgram) -> Any:
             out = _Rows()
             runner.emit(itertools.chain(runner.records(records), runner.due_timers(None)), out)
             runner.save(self.state)
-            prog.count(_subtask(prog), len(records), len(out))
+            prog.count(_subtask(prog), len(records), out)
             if len(out):
                 yield out.pandas()
 
@@ -690,7 +710,7 @@ def keyed_processor(prog: VertexProgram) -> Any:
             out = _Rows()
             runner.emit(runner.due_timers(fired), out)
             runner.save(self.state)
-            prog.count(_subtask(prog), 0, len(out))
+            prog.count(_subtask(prog), 0, out)
             if len(out):
                 yield out.pandas()
 

@@ -233,6 +233,49 @@ def test_event_time_windows_fire_when_the_watermark_passes(session: sessionclust
         results.close()
 
 
+def test_an_idle_input_does_not_hold_back_the_watermark(session: sessioncluster.Session,
+                                                         tmp_path: Path) -> None:
+    """``with_idleness``: two inputs, each with its watermark, unioned into event-time windows.
+    Spark takes the smaller watermark of the two; once input B has been quiet for its idle
+    timeout, the windows fire by input A's watermark alone, as in Flink."""
+    from sessioncluster.pyflink.common import Time
+    from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
+
+    class Seconds(TimestampAssigner):
+        def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+            return int(value.split(",")[0]) * 1000
+
+    env = streaming_env(session)
+    streams = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(0))
+                    .with_timestamp_assigner(Seconds()).with_idleness(Duration.of_seconds(1)))
+        source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(),
+                                                      str(tmp_path / name))
+                  .monitor_continuously(Duration.of_millis(200)).build())
+        streams.append(env.from_source(source, strategy, name))
+    windows = (streams[0].union(streams[1])
+               .map(lambda line: (line.split(",")[1], 1))
+               .key_by(lambda t: t[0])
+               .window(TumblingEventTimeWindows.of(Time.seconds(10)))
+               .reduce(lambda a, b: (a[0], a[1] + b[1])).uid("windows"))
+    results = windows.execute_and_collect("idle input")
+    try:
+        drop(tmp_path / "a", "1.txt", ["1,x", "5,x"])
+        drop(tmp_path / "b", "1.txt", ["2,y"])
+        time.sleep(2)  # both inputs have a watermark (5 s and 2 s) before A moves on
+        drop(tmp_path / "a", "2.txt", ["15,x", "25,x"])  # A: 25 s; B quiet, at 2 s
+        got = []
+        deadline = time.monotonic() + RESULT_TIMEOUT
+        while len(got) < 3:
+            assert time.monotonic() < deadline, f"only {got}"
+            got.append(next(results))
+        assert sorted(got) == [("x", 1), ("x", 2), ("y", 1)]
+    finally:
+        results.close()
+
+
 def failing_word(word: str) -> str:
     if word == "boom":
         raise ValueError(f"cannot count {word!r}")

@@ -180,6 +180,19 @@ def test_keyed_state_and_event_time_timers_fire_when_the_watermark_passes() -> N
     assert not h.handle.timers
 
 
+def test_state_made_in_open_is_in_the_state_store_for_a_new_worker() -> None:
+    """A function's state objects come from open(); the next micro-batch (or a timer) may run in
+    another Python worker, which has only the state store."""
+    h = KeyedHarness(KeyedProcessOperator(CountWithTimeout()))
+    assert h.rows("x", [(1000, "a"), (1050, "b")], watermark=0) == []
+    assert h.rows("y", [(1000, "c")], watermark=0) == []
+    h.runner = _KeyRunner(h.prog, h.handle)  # a new worker
+    assert sorted(h.advance(1100)) == [("x", 2, 1100), ("y", 1, 1100)]
+    h.runner = _KeyRunner(h.prog, h.handle)
+    assert h.rows("x", [(1200, "d")], watermark=1100) == []
+    assert h.advance(2000) == [("x", 3, 1150), ("x", 3, 1300)]
+
+
 def test_tumbling_event_time_windows_with_late_records() -> None:
     from sessioncluster.functions import OutputTag
 
@@ -321,3 +334,62 @@ def test_checkpoint_config_and_durations() -> None:
         c.set_min_pause_between_checkpoints(-1)
     assert parse_duration_ms("10 s") == 10_000 and parse_duration_ms("500 ms") == 500
     assert parse_duration_ms("1 min") == 60_000 and parse_duration_ms("250") == 250
+
+
+def _two_watermarked_inputs(unbounded: bool, idleness: int | None) -> Any:
+    from sessioncluster.graph.jobgraph import build_job_graph
+    from sessioncluster.graph.streamgraph import ChainingStrategy, StreamGraph
+
+    g = StreamGraph()
+    sources = []
+    for name in ("a", "b"):
+        src = g.add_node(OperatorKind.SOURCE_TEXT_FILE, name=name, chaining=ChainingStrategy.HEAD)
+        src.config.update({"path": f"/in/{name}", "unbounded": unbounded})
+        marks = g.add_node(OperatorKind.PROCESS, name=f"marks {name}")
+        marks.config.update({"timestamped": True, "watermark_delay_ms": 2000})
+        if idleness is not None and name == "b":
+            marks.config["watermark_idleness_ms"] = idleness
+        g.add_edge(src, marks)
+        sources.append(marks)
+    sink = g.add_node(OperatorKind.SINK_COLLECT)
+    for marks in sources:
+        g.add_edge(marks, sink)
+    return build_job_graph(g, [sink], "job", lambda obj, what: "key")
+
+
+def test_which_watermarks_read_a_control_stream() -> None:
+    """Every watermark of a bounded job (its final watermark); in an unbounded job of several
+    watermarks, those with an idle timeout."""
+    from sessioncluster.spark.streaming import controlled_watermarks
+
+    def names(graph: Any) -> dict[str, tuple[int, int | None]]:
+        return {graph.vertex(vid).name.split(" -> ")[-1]: m
+                for vid, m in controlled_watermarks(graph).items()}
+
+    assert names(_two_watermarked_inputs(False, None)) == {"marks a": (2000, None),
+                                                            "marks b": (2000, None)}
+    assert names(_two_watermarked_inputs(True, None)) == {}
+    assert names(_two_watermarked_inputs(True, 500)) == {"marks b": (2000, 500)}
+
+
+def test_record_counts_add_counts_and_keep_the_largest_timestamp() -> None:
+    from sessioncluster.spark.streaming import RecordCounts
+    from sessioncluster.streaming.runtime import MAX_TS
+
+    param = RecordCounts()
+    acc = param.zero({})
+    acc = param.addInPlace(acc, {("v", 0, "in"): 3, ("v", -1, MAX_TS): 900})
+    acc = param.addInPlace(acc, {("v", 0, "in"): 2, ("v", -1, MAX_TS): 400})
+    assert acc == {("v", 0, "in"): 5, ("v", -1, MAX_TS): 900}
+
+
+def test_automatic_mode_is_streaming_with_an_unbounded_source() -> None:
+    from sessioncluster.client.environment import StreamExecutionEnvironment
+    from sessioncluster.common.execution_mode import RuntimeExecutionMode
+
+    env = StreamExecutionEnvironment(session=None)  # type: ignore[arg-type] - no job is run
+    env.set_runtime_mode(RuntimeExecutionMode.AUTOMATIC)
+    env.from_collection([1, 2])
+    assert env._effective_runtime_mode() is RuntimeExecutionMode.BATCH
+    env.from_rate(10)
+    assert env._effective_runtime_mode() is RuntimeExecutionMode.STREAMING
