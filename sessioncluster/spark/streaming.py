@@ -48,6 +48,7 @@ from ..streaming.runtime import (
     edge_outs,
     is_keyed_head,
     keyed_processor,
+    watermark_delay,
 )
 
 log = logging.getLogger("sessioncluster.streaming")
@@ -104,13 +105,6 @@ def timestamped_input(vertex: JobVertex, graph: JobGraph) -> bool:
     return bool(flags and flags.pop())
 
 
-def watermark_delay(vertex: JobVertex) -> int | None:
-    """The bounded out-of-orderness (ms) of a watermark strategy in the vertex's chain."""
-    delays = [op.config["watermark_delay_ms"] for op in vertex.operators
-              if "watermark_delay_ms" in op.config]
-    return max(delays) if delays else None
-
-
 def watermark_idleness(vertex: JobVertex) -> int | None:
     """The idle timeout (ms) of the vertex's watermark strategy (``with_idleness``)."""
     idle = [op.config["watermark_idleness_ms"] for op in vertex.operators
@@ -135,8 +129,8 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
                   inputs_dir: Path, counter: Any = None, control_dir: Path | None = None) -> list[SinkQuery]:
     """The streaming DataFrame of every sink of ``graph`` (nothing started yet); the vertices
     count their records into the Spark accumulator ``counter``; bounded sources of collections
-    and sequences are files in ``inputs_dir``. A bounded job's watermarks also
-    watermarks of ``controlled_watermarks`` read ``control_dir/<vertex id>`` (``write_control``)."""
+    and sequences are files in ``inputs_dir``. The watermarks of ``controlled_watermarks`` also
+    read ``control_dir/<vertex id>`` (``write_control``)."""
     import pyspark.sql.functions as F
 
     frames: dict[str, Any] = {}

@@ -130,7 +130,7 @@ class VertexProgram:
     @property
     def watermarked(self) -> bool:
         """True when a watermark strategy is in the vertex's chain."""
-        return any("watermark_delay_ms" in op.config for op in self.vertex.operators)
+        return watermark_delay(self.vertex) is not None
 
     def environment(self) -> JobEnvironment | None:
         """The job's Python dependencies, made ready on this machine (None: it has none); the
@@ -729,6 +729,13 @@ def _subtask(prog: VertexProgram) -> int:
     return (tc.partitionId() if tc is not None else 0) % max(prog.vertex.parallelism, 1)
 
 
+def watermark_delay(vertex: JobVertex) -> int | None:
+    """The bounded out-of-orderness (ms) of a watermark strategy in the vertex's chain."""
+    delays = [op.config["watermark_delay_ms"] for op in vertex.operators
+              if "watermark_delay_ms" in op.config]
+    return max(delays) if delays else None
+
+
 def is_keyed_head(vertex: JobVertex) -> bool:
     """True when the vertex starts with a keyed operator (it reads a HASH exchange)."""
     return any(e.ship_strategy is Partitioning.HASH for e in vertex.inputs)
@@ -744,4 +751,4 @@ def edge_index(vertex: JobVertex, edge: JobEdge) -> int:
 
 
 __all__ = ["ChainFunction", "EdgeOut", "RECORD_SCHEMA", "SINK_OUT", "VertexProgram", "edge_index",
-           "edge_outs", "is_keyed_head", "keyed_processor"]
+           "edge_outs", "is_keyed_head", "keyed_processor", "watermark_delay"]
