@@ -6,6 +6,7 @@ import linecache
 import os
 import pickle
 import time
+from collections import deque
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -193,7 +194,8 @@ class CloseableIterator:
         self.sink_id = sink_id
         self.lines = lines
         self._next_seq = 0
-        self._pending: list[Any] = []
+        #: fetched, not yet returned (a deque: a fetch brings up to 100,000 at once)
+        self._pending: deque[Any] = deque()
         self._done = False
         self._closed = False
 
@@ -207,13 +209,13 @@ class CloseableIterator:
             self._fetch()
             if not self._pending and not self._done:
                 time.sleep(POLL_SECONDS)
-        return self._pending.pop(0)
+        return self._pending.popleft()
 
     def poll(self) -> list[Any]:
         """Whatever arrived since the last call, without waiting."""
         if not self._done and not self._closed:
             self._fetch()
-        out, self._pending = self._pending, []
+        out, self._pending = list(self._pending), deque()
         return out
 
     def _fetch(self) -> None:
@@ -222,7 +224,7 @@ class CloseableIterator:
         self.sink_id = reply.sink_id or self.sink_id
         self._next_seq = reply.next_seq
         decode = (lambda b: b.decode("utf-8")) if self.lines else pickle.loads
-        self._pending.extend(decode(v) for v in reply.values)
+        self._pending.extend(map(decode, reply.values))
         if reply.done:
             self._done = True
             if reply.status is JobStatus.FAILED:

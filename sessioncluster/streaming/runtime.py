@@ -208,12 +208,6 @@ class _Rows:
         self.ts: list[int | None] = []
         self.v: list[bytes] = []
 
-    def add(self, out: int, k: bytes | None, ts: int | None, v: bytes) -> None:
-        self.out.append(out)
-        self.k.append(k)
-        self.ts.append(ts)
-        self.v.append(v)
-
     def __len__(self) -> int:
         return len(self.v)
 
@@ -226,43 +220,88 @@ class _Rows:
             ["out", "k", "ts", "v"])
 
     def pandas(self) -> Any:
+        # numpy object columns (ints and None for ``ts``): Spark's Arrow conversion takes them
+        # as they are, and a DataFrame of them costs a fifth of one of typed pandas Series (it
+        # is made once per key of a micro-batch)
+        import numpy as np
         import pandas as pd
 
-        return pd.DataFrame({"out": pd.Series(self.out, dtype="int32"), "k": self.k,
-                             "ts": pd.Series(self.ts, dtype="Int64"), "v": self.v})
+        return pd.DataFrame({"out": np.array(self.out, dtype=np.int32),
+                             "k": _objects(self.k), "ts": _objects(self.ts), "v": _objects(self.v)},
+                            copy=False)
+
+
+def _objects(values: list[Any]) -> Any:
+    import numpy as np
+
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
 
 
 class _Router:
-    """Sends a vertex's ``(tag, record)`` outputs to its edges (or encodes them for its sink)."""
+    """Sends a vertex's ``(tag, record)`` outputs to its edges (or encodes them for its sink).
+
+    This is the per-record hot path of a STREAMING job: the loops append to the columns
+    directly, and a vertex with one main output edge has a loop of its own."""
 
     def __init__(self, prog: VertexProgram) -> None:
-        self.prog = prog
         self.ts = prog.timestamped_output
-        self.selectors = {e.index: as_callable(prog.load(e.key_selector_key))
-                          for e in prog.edges if e.key_selector_key}
+        self.encoding = prog.sink_encoding
+        #: (index, side output, key selector or None, input index) per edge
+        self.edges = [(e.index, e.side_output,
+                       as_callable(prog.load(e.key_selector_key)) if e.key_selector_key else None,
+                       e.input_index) for e in prog.edges]
 
     def route(self, tagged: Iterable[tuple[str | None, Any]], rows: _Rows) -> None:
-        prog, ts_on = self.prog, self.ts
-        encoding = prog.sink_encoding
+        ts_on = self.ts
+        add_out, add_k, add_ts, add_v = rows.out.append, rows.k.append, rows.ts.append, rows.v.append
+        dumps = pickle.dumps
+        if self.encoding is not None:
+            as_line = self.encoding != "record"
+            for tag, rec in tagged:
+                if tag is not None:
+                    continue
+                ts, value = rec if ts_on else (None, rec)
+                add_out(SINK_OUT)
+                add_k(None)
+                add_ts(ts)
+                if as_line:
+                    add_v(str(value).encode("utf-8"))
+                    continue
+                try:
+                    add_v(dumps(value, 5))
+                except Exception:  # noqa: BLE001 - as _dumps, inlined
+                    add_v(cloudpickle.dumps(value))
+            return
+        edges = self.edges
+        if len(edges) == 1 and edges[0][1] is None and edges[0][3] is None:
+            index, _, selector, _ = edges[0]
+            for tag, rec in tagged:
+                if tag is not None:
+                    continue
+                ts, value = rec if ts_on else (None, rec)
+                try:
+                    data = dumps(value, 5)
+                except Exception:  # noqa: BLE001 - as _dumps, inlined
+                    data = cloudpickle.dumps(value)
+                add_out(index)
+                add_k(None if selector is None else _dumps(selector(value)))
+                add_ts(ts)
+                add_v(data)
+            return
         for tag, rec in tagged:
             ts, value = rec if ts_on else (None, rec)
-            if encoding is not None:
-                if tag is None:
-                    rows.add(SINK_OUT, None, ts, _dumps(value) if encoding == "record"
-                             else str(value).encode("utf-8"))
-                continue
-            data: bytes | None = None
-            for edge in prog.edges:
-                if edge.side_output != tag:
+            pickled: bytes | None = None
+            for index, side_output, selector, input_index in edges:
+                if side_output != tag:
                     continue
-                if data is None:
-                    data = _dumps(value)
-                key: bytes | None = None
-                selector = self.selectors.get(edge.index)
-                if selector is not None:
-                    key = _dumps(selector(value))
-                payload = data if edge.input_index is None else _dumps((edge.input_index, value))
-                rows.add(edge.index, key, ts, payload)
+                if pickled is None:
+                    pickled = _dumps(value)
+                add_out(index)
+                add_k(None if selector is None else _dumps(selector(value)))
+                add_ts(ts)
+                add_v(pickled if input_index is None else _dumps((input_index, value)))
 
 
 def _open(functions: list[Any], ctx: RuntimeContext) -> None:
@@ -530,6 +569,10 @@ class _KeyRunner:
     def emit(self, outputs: Iterator[tuple[str | None, int | None, Any]], rows: _Rows) -> None:
         """The head's outputs through the chained tail, then to the edges or the sink."""
         ts_out = self.prog.timestamped_output
+        if not self.tail_vertex.operators:  # main and side outputs in one pass
+            self.router.route((((tag, (ts, value)) if ts_out else (tag, value))
+                               for tag, ts, value in outputs), rows)
+            return
         main: list[Any] = []
         side: list[tuple[str | None, Any]] = []
         for tag, ts, value in outputs:
@@ -538,14 +581,10 @@ class _KeyRunner:
                 main.append(rec)
             else:
                 side.append((tag, rec if ts_out else value))
-        if self.tail_vertex.operators:
-            tagged, _ = _chain(self.tail_vertex, self.tail_functions, iter(main), keyed=False,
-                               tagged=True, timestamped=True)
-            # the tail keeps timestamps; drop them if the output does not carry event time
-            tagged = tagged if ts_out else ((t, r[1]) for t, r in tagged)
-        else:
-            tagged = ((None, r) for r in main) if ts_out else ((None, r[1]) for r in main)
-        self.router.route(tagged, rows)
+        tagged, _ = _chain(self.tail_vertex, self.tail_functions, iter(main), keyed=False,
+                           tagged=True, timestamped=True)
+        # the tail keeps timestamps; drop them if the output does not carry event time
+        self.router.route(tagged if ts_out else ((t, r[1]) for t, r in tagged), rows)
         if side:
             self.router.route(side, rows)
 
@@ -693,9 +732,12 @@ def keyed_processor(prog: VertexProgram) -> Any:
             runner.load(key[0], self.state, timerValues)
             records: list[tuple[int | None, Any]] = []
             for pdf in rows:
-                tss = pdf["ts"].tolist()
-                for t, v in zip(tss, pdf["v"].tolist()):
-                    records.append((None if t is None or t != t else int(t), _loads(v)))
+                values = map(_loads, pdf["v"].tolist())
+                if prog.timestamped_input:  # Spark gives a long column with nulls as floats
+                    records.extend((None if t is None or t != t else int(t), v)
+                                   for t, v in zip(pdf["ts"].tolist(), values))
+                else:
+                    records.extend(zip(itertools.repeat(None), values))
             out = _Rows()
             runner.emit(itertools.chain(runner.records(records), runner.due_timers(None)), out)
             runner.save(self.state)
