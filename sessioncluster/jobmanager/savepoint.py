@@ -4,8 +4,8 @@ Layout of a savepoint directory (``savepoint-<job id prefix>-<time>`` under the 
 user names, as Flink names its own)::
 
     _metadata.json        the manifest: format, job, time, the stateful operators by uid,
-                          and for each query (sink) its uids and its latest batch
-    queries/<sink key>/   a copy of that query's Spark checkpoint: offsets, commit log,
+                          and for each query (its sinks) its uids and its latest batch
+    queries/<query key>/  a copy of that query's Spark checkpoint: offsets, commit log,
                           source positions and the state store (RocksDB) of its operators
 
 A restore copies ``queries/*`` to the new job's checkpoint location, so each query resumes
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..graph.jobgraph import JobGraph
-from ..spark.streaming import SinkQuery
+from ..spark.streaming import StreamQuery
 
 MANIFEST = "_metadata.json"
 FORMAT = "sessioncluster-savepoint-1"
@@ -44,7 +44,7 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def write(directory: Path, job_id: str, graph: JobGraph, sinks: list[SinkQuery],
+def write(directory: Path, job_id: str, graph: JobGraph, queries: list[StreamQuery],
           checkpoint_dir: Path, checkpoint_id: int) -> Path:
     """Copy the (stopped) queries' checkpoints and a manifest into a new savepoint directory
     under ``directory``; returns it."""
@@ -57,19 +57,19 @@ def write(directory: Path, job_id: str, graph: JobGraph, sinks: list[SinkQuery],
     target = directory / f"savepoint-{job_id[:6]}-{time.strftime('%Y%m%d-%H%M%S')}-{checkpoint_id}"
     staging = target.with_name(target.name + ".inprogress")
     shutil.rmtree(staging, ignore_errors=True)
-    queries = {}
-    for sink in sinks:
-        source = checkpoint_dir / sink.key
+    saved = {}
+    for query in queries:
+        source = checkpoint_dir / query.key
         if source.exists():
-            shutil.copytree(source, staging / "queries" / sink.key)
-        queries[sink.key] = {"sink": sink.vertex.name, "stateful_uids": sink.stateful_uids,
-                             "stateful_operators": sink.stateful_names,
-                             "batches": _latest_batch(source)}
+            shutil.copytree(source, staging / "queries" / query.key)
+        saved[query.key] = {"sink": query.name, "stateful_uids": query.stateful_uids,
+                            "stateful_operators": query.stateful_names,
+                            "batches": _latest_batch(source)}
     operators = [{"uid": op.uid, "name": op.name, "vertex": v.name}
                  for v in graph.vertices for op in v.operators if op.uid]
     manifest = {"format": FORMAT, "job_id": job_id, "job_name": graph.job_name,
                 "created_ms": int(time.time() * 1000), "checkpoint_id": checkpoint_id,
-                "operators": operators, "queries": queries}
+                "operators": operators, "queries": saved}
     staging.mkdir(parents=True, exist_ok=True)
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
     staging.rename(target)  # the savepoint appears whole, or not at all
@@ -97,34 +97,43 @@ def read_manifest(path: Path) -> dict:
     return data
 
 
-def restore(path: Path, sinks: list[SinkQuery], checkpoint_dir: Path,
+def restore(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,
             ignore_unclaimed: bool) -> RestoredSavepoint:
     """Place the savepoint's state into the new job's checkpoint location, by uid."""
     data = read_manifest(path)
-    no_uid = sorted({name for q in sinks for uid, name in zip(q.stateful_uids, q.stateful_names)
+    no_uid = sorted({name for q in queries for uid, name in zip(q.stateful_uids, q.stateful_names)
                      if not uid})
     if no_uid:
         raise SavepointError("a restore from a savepoint matches state by operator uid, and these "
                              f"stateful operators have none: {', '.join(map(repr, no_uid))}; "
                              "give each a uid(\"...\") (the same as when the savepoint was taken)")
-    claimed = {uid for q in sinks for uid in q.stateful_uids}
-    saved = {uid for q in data["queries"].values() for uid in q["stateful_uids"] if uid}
+    saved_queries = data["queries"]
+    by_uids = {tuple(q["stateful_uids"]): key for key, q in saved_queries.items() if q["stateful_uids"]}
+    # a query resumes from the saved query with the same stateful operators (or, with no
+    # state, the same key): its offsets and its state belong together, and Spark restores a
+    # query's state as a whole
+    placed = {q.key: by_uids.get(tuple(q.stateful_uids)) if q.stateful_uids else q.key
+              for q in queries}
+    claimed = {uid for q in queries if placed[q.key] for uid in q.stateful_uids}
+    saved = {uid for q in saved_queries.values() for uid in q["stateful_uids"] if uid}
     unclaimed = sorted(saved - claimed)
     if unclaimed and not ignore_unclaimed:
+        wanted = {uid for q in queries for uid in q.stateful_uids}
+        moved = [uid for uid in unclaimed if uid in wanted]
+        why = (f"; {', '.join(map(repr, moved))} now sit(s) in a query with other stateful "
+               "operators than when saved (their sinks share different upstream operators): a "
+               "streaming query's state is restored as a whole" if moved else "")
         raise SavepointError(
             f"the savepoint {path} has state for operator uid(s) {', '.join(map(repr, unclaimed))} "
-            "that no operator of this program claims; set execution.savepoint.ignore-unclaimed-state "
-            "to true to drop it")
-    by_uids = {tuple(q["stateful_uids"]): key for key, q in data["queries"].items()}
-    for sink in sinks:
-        # a query resumes from the saved query with the same stateful operators (or, with no
-        # state, the same sink position): its offsets and state must belong together
-        key = by_uids.get(tuple(sink.stateful_uids)) if sink.stateful_uids else sink.key
-        if key is None or key not in data["queries"]:
+            f"that no operator of this program can take{why}; set "
+            "execution.savepoint.ignore-unclaimed-state to true to start without it")
+    for query in queries:
+        key = placed[query.key]
+        if key is None or key not in saved_queries:
             continue
         source = path / "queries" / key
         if source.exists():
-            target = checkpoint_dir / sink.key
+            target = checkpoint_dir / query.key
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(source, target)
     return RestoredSavepoint(int(data.get("checkpoint_id") or 0), int(data.get("created_ms") or 0),

@@ -1,4 +1,5 @@
-"""A STREAMING job: its JobGraph as Structured Streaming queries (one per sink), owned by one
+"""A STREAMING job: its JobGraph as Structured Streaming queries (one per group of sinks that
+share upstream vertices), owned by one
 :class:`StreamingJob` that stays RUNNING until the job is cancelled, stopped with a savepoint,
 fails past its restart strategy, or its bounded sources are consumed (FINISHED).
 
@@ -42,10 +43,11 @@ from ..spark.streaming import (
     END_OF_INPUT_MS,
     MAX_TS,
     RecordCounts,
-    SinkQuery,
+    StreamQuery,
     build_queries,
     controlled_watermarks,
     is_bounded,
+    path_counts,
     write_control,
     write_text_batch,
 )
@@ -141,7 +143,7 @@ class StreamingJob(SparkJobRunner):
         #: the socket sources, when they are the job's only unbounded ones
         self._sockets = SocketPeers.of(job_graph)
         self.queries: dict[str, Any] = {}
-        self.sinks: list[SinkQuery] = []
+        self.stream_queries: list[StreamQuery] = []
         self.results: dict[str, ResultBuffer] = {}
         self.checkpoints: deque[CheckpointInfo] = deque(maxlen=CHECKPOINT_HISTORY)
         self.checkpoint_counts = {"completed": 0, "failed": 0}
@@ -150,6 +152,8 @@ class StreamingJob(SparkJobRunner):
         self._seen_batches: set[tuple[str, int, Any]] = set()
         self.records_per_second = 0.0
         self.counter: Any = None
+        #: how many times each vertex runs in its query (its records are counted that often)
+        self.paths = path_counts(job_graph)
         self.watermark: int | None = None
         self.source_records = 0
         self.error_text = None
@@ -164,7 +168,7 @@ class StreamingJob(SparkJobRunner):
     # -- the job's thread -----------------------------------------------------------------------
     def run_on_spark(self) -> None:
         try:
-            if not self.sinks:
+            if not self.stream_queries:
                 self._set_up()
         except Exception as exc:  # noqa: BLE001 - a program or savepoint that cannot run
             # fails at once: restarting would not change it
@@ -185,18 +189,18 @@ class StreamingJob(SparkJobRunner):
         savepoint into it."""
         self._check_checkpoint_dir()
         self.counter = self.sc.accumulator({}, RecordCounts())
-        self.sinks = build_queries(self.spark, self.job_id, self.job_graph, self._blobs,
+        self.stream_queries = build_queries(self.spark, self.job_id, self.job_graph, self._blobs,
                                    self.checkpoint_dir / "inputs", self.counter, self.control_dir)
-        self.results = {q.vertex.vertex_id: ResultBuffer() for q in self.sinks
-                        if q.kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
+        self.results = {v.vertex_id: ResultBuffer() for q in self.stream_queries for v in q.sinks
+                        if v.operators[-1].kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
         restore = self.config.get("execution.savepoint.path")
-        if restore and any((self.checkpoint_dir / q.key).exists() for q in self.sinks):
+        if restore and any((self.checkpoint_dir / q.key).exists() for q in self.stream_queries):
             # recovered by a new leader (HA): its latest checkpoint is newer than the savepoint
             log.info("streaming job %s resumes from its latest checkpoint in %s", self.job_id,
                      self.checkpoint_dir)
             restore = None
         if restore:
-            info = savepoints.restore(Path(str(restore).removeprefix("file://")), self.sinks,
+            info = savepoints.restore(Path(str(restore).removeprefix("file://")), self.stream_queries,
                                       self.checkpoint_dir,
                                       bool(self.config.get("execution.savepoint.ignore-unclaimed-state")))
             self.restored = CheckpointInfo(info.checkpoint_id, "COMPLETED", info.created_ms,
@@ -223,33 +227,47 @@ class StreamingJob(SparkJobRunner):
                                   f"writable: {exc.strerror or exc}") from None
 
     def _start_queries(self) -> None:
-        for sink in self.sinks:
-            writer = (sink.frame.writeStream.foreachBatch(self._sink_function(sink))
-                      .option("checkpointLocation", str(self.checkpoint_dir / sink.key))
-                      .queryName(f"{self.name} [{sink.key}] {self.job_id[:8]}"))
+        for query in self.stream_queries:
+            writer = (query.frame.writeStream.foreachBatch(self._sink_function(query))
+                      .option("checkpointLocation", str(self.checkpoint_dir / query.key))
+                      .queryName(f"{self.name} [{query.key}] {self.job_id[:8]}"))
             if self.bounded:
                 writer = writer.trigger(availableNow=True)
             else:
                 interval = self.interval_ms or DEFAULT_TRIGGER_MS
                 writer = writer.trigger(processingTime=f"{interval} milliseconds")
-            self.queries[sink.key] = writer.start()
+            self.queries[query.key] = writer.start()
 
-    def _sink_function(self, sink: SinkQuery) -> Callable[[Any, int], None]:
+    def _sink_function(self, query: StreamQuery) -> Callable[[Any, int], None]:
+        """The query's ``foreachBatch``: each sink gets its rows of the micro-batch (the batch
+        is computed once, cached, when the query feeds several sinks)."""
         job = self
-        vertex_id = sink.vertex.vertex_id
-        kind = sink.kind
-        path = str(sink.vertex.operators[-1].config.get("path"))
-        key = sink.key
+        key = query.key
+        sinks = [(v.vertex_id, v.operators[-1].kind, str(v.operators[-1].config.get("path")))
+                 for v in query.sinks]
 
-        def write(batch_df: Any, batch_id: int) -> None:
+        def deliver(rows: Any, batch_id: int, vertex_id: str, kind: OperatorKind, path: str) -> None:
             if kind is OperatorKind.SINK_TEXT:
-                write_text_batch(batch_df, batch_id, path)
+                write_text_batch(rows, batch_id, path)
                 return
-            values = batch_df.select("v").toArrow().column(0).to_pylist()
+            values = rows.select("v").toArrow().column(0).to_pylist()
             if kind is OperatorKind.SINK_PRINT:
                 for v in values:
                     printed_log.info("%s", v.decode("utf-8", "replace"))
             job.results[vertex_id].add((key, batch_id), values)
+
+        def write(batch_df: Any, batch_id: int) -> None:
+            if len(sinks) == 1:
+                deliver(batch_df, batch_id, *sinks[0])
+                return
+            from pyspark.sql.functions import col
+
+            batch_df.persist()
+            try:
+                for i, sink in enumerate(sinks):
+                    deliver(batch_df.filter(col("sink") == i), batch_id, *sink)
+            finally:
+                batch_df.unpersist()
 
         return write
 
@@ -397,7 +415,7 @@ class StreamingJob(SparkJobRunner):
         try:
             self._stop_queries()
             self._collect_progress()
-            location = savepoints.write(Path(path), self.job_id, self.job_graph, self.sinks,
+            location = savepoints.write(Path(path), self.job_id, self.job_graph, self.stream_queries,
                                         self.checkpoint_dir, self.checkpoint_counts["completed"])
             self.savepoints.append(str(location))
             future.set_result(str(location))
@@ -488,7 +506,7 @@ class StreamingJob(SparkJobRunner):
                       peek: bool = False) -> StreamResults:
         buffers = self.results
         sink_id = sink_id or None
-        if not buffers and not self.sinks:  # not built yet, or the job failed before
+        if not buffers and not self.stream_queries:  # not built yet, or the job failed before
             return StreamResults(self.job_id, sink_id or "", [], after,
                                  self.status.is_globally_terminal, self.status, self.error_text)
         if sink_id is None and len(buffers) == 1:
@@ -510,15 +528,16 @@ class StreamingJob(SparkJobRunner):
         vertices = []
         for vid, ejv in self.graph.job_vertices.items():
             jv = ejv.job_vertex
-            rin = sum(n for (v, _, d), n in counts.items() if v == vid and d == "in")
-            rout = sum(n for (v, _, d), n in counts.items() if v == vid and d == "out")
+            copies = max(self.paths.get(vid, 1), 1)
+            rin = sum(n for (v, _, d), n in counts.items() if v == vid and d == "in") // copies
+            rout = sum(n for (v, _, d), n in counts.items() if v == vid and d == "out") // copies
             vertices.append(VertexInfo(vid, jv.name, [op.name for op in jv.operators],
                                        jv.parallelism, ejv.aggregate_state, rin, rout))
             for tv in ejv.task_vertices:  # per subtask, on its current attempt (all batches)
                 sub = tv.subtask_index
                 tv.current_execution.accumulators = {
-                    RECORDS_IN: ("LongCounter", counts.get((vid, sub, "in"), 0)),
-                    RECORDS_OUT: ("LongCounter", counts.get((vid, sub, "out"), 0))}
+                    RECORDS_IN: ("LongCounter", counts.get((vid, sub, "in"), 0) // copies),
+                    RECORDS_OUT: ("LongCounter", counts.get((vid, sub, "out"), 0) // copies)}
         return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph),
                           {}, None, self.error_text, self.spark_jobs, dict(self.graph.status_times),
                           streaming=self.streaming_info())

@@ -1,4 +1,5 @@
-"""JobGraph -> Spark Structured Streaming: one streaming query per sink of the job.
+"""JobGraph -> Spark Structured Streaming: one streaming query per group of sinks that share
+an upstream vertex (one per sink when they share nothing).
 
 Each JobVertex becomes a streaming DataFrame of records (``runtime.RECORD_SCHEMA``):
 a stateless vertex is a ``mapInArrow`` over its input's rows, a vertex behind a HASH edge is
@@ -19,6 +20,13 @@ and is dropped right behind it. Two uses:
   quiet holds back the others (within one stream, Spark's watermark is the maximum over all
   partitions: an idle partition never holds it back). An input idle for its timeout gets a
   record that brings its watermark up to the others', as Flink leaves an idle input out.
+
+Sinks that share an upstream vertex (a stream fanned out to several sinks) are one query: their
+frames are unioned with a ``sink`` column, and ``foreachBatch`` hands each sink its rows. So
+each source is read once per micro-batch (one socket connection, one offset log), and one
+checkpoint holds all their state. Spark's plans are trees: a vertex read along several paths of
+a query is computed once per path (Spark reuses no exchange in a streaming query), and
+``path_counts`` says how many, so that its record counts are shown once.
 
 A sink is the query's ``foreachBatch``. ``foreachBatch`` is at least once (after a failure
 Spark runs the last uncommitted batch again), so every sink is idempotent by batch id: the
@@ -70,17 +78,22 @@ SINK_KINDS = {OperatorKind.SINK_COLLECT: "record", OperatorKind.SINK_PRINT: "lin
 
 
 @dataclass(slots=True)
-class SinkQuery:
-    """One sink of the job and the streaming DataFrame that feeds it."""
+class StreamQuery:
+    """One streaming query of the job: sinks that share upstream vertices, and the streaming
+    DataFrame that feeds them (with a ``sink`` column, the index in ``sinks``, when several)."""
 
     #: stable across runs of the same program: the name of its checkpoint directory
     key: str
-    vertex: JobVertex
-    kind: OperatorKind
+    sinks: list[JobVertex]
     frame: Any
-    #: uids of the stateful operators upstream of the sink (the query's keyed state)
+    #: uids of the stateful operators upstream of the sinks (the query's keyed state)
     stateful_uids: list[str]
     stateful_names: list[str]
+
+    @property
+    def name(self) -> str:
+        """The sinks' names."""
+        return ", ".join(v.name for v in self.sinks)
 
 
 class StreamingPlanError(ValueError):
@@ -126,8 +139,9 @@ def controlled_watermarks(graph: JobGraph) -> dict[str, tuple[int, int | None]]:
 
 
 def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[list[str]], dict[str, bytes]],
-                  inputs_dir: Path, counter: Any = None, control_dir: Path | None = None) -> list[SinkQuery]:
-    """The streaming DataFrame of every sink of ``graph`` (nothing started yet); the vertices
+                  inputs_dir: Path, counter: Any = None,
+                  control_dir: Path | None = None) -> list[StreamQuery]:
+    """The streaming queries of ``graph`` (``sink_groups``; nothing started yet); the vertices
     count their records into the Spark accumulator ``counter``; bounded sources of collections
     and sequences are files in ``inputs_dir``. The watermarks of ``controlled_watermarks`` also
     read ``control_dir/<vertex id>`` (``write_control``)."""
@@ -210,22 +224,68 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
         frames[v.vertex_id] = df
         return df
 
-    queries: list[SinkQuery] = []
     sinks = [v for v in graph.vertices if v.is_sink]
     if not sinks:
         raise StreamingPlanError("the job has no sink")
-    for i, v in enumerate(sinks):
-        kind = v.operators[-1].kind
-        if kind not in SINK_KINDS:
+    for v in sinks:
+        if v.operators[-1].kind not in SINK_KINDS:
             raise StreamingPlanError(f"the sink '{v.name}' is not supported in STREAMING mode")
-        stateful = [u for u in _upstream(graph, v) if is_keyed_head(u)]
-        queries.append(SinkQuery(f"sink-{i}", v, kind, frame(v),
-                                 [u.operators[0].uid or "" for u in stateful],
-                                 [u.operators[0].name for u in stateful]))
+    queries: list[StreamQuery] = []
+    for index, group in sink_groups(graph):
+        if len(group) == 1:
+            df = frame(group[0])
+        else:
+            parts = [frame(v).withColumn("sink", F.lit(i)) for i, v in enumerate(group)]
+            df = parts[0]
+            for part in parts[1:]:
+                df = df.unionByName(part)
+        stateful = [u for u in _upstream(graph, *group) if is_keyed_head(u)]
+        queries.append(StreamQuery(f"sink-{index}", group, df,
+                                   [u.operators[0].uid or "" for u in stateful],
+                                   [u.operators[0].name for u in stateful]))
     return queries
 
 
-def _upstream(graph: JobGraph, v: JobVertex) -> list[JobVertex]:
+def sink_groups(graph: JobGraph) -> list[tuple[int, list[JobVertex]]]:
+    """The job's sinks in groups that share an upstream vertex, each with the index of its
+    first sink (its query's key: ``sink-<index>``, as when each sink was a query of its own).
+
+    Sinks behind different watermarks stay in queries of their own: Spark keeps one watermark
+    per query (the minimum of its ``withWatermark``), where Flink's watermark is per operator,
+    so one query would hold back the windows and timers of the branch with the earlier one."""
+    sinks = [v for v in graph.vertices if v.is_sink]
+    position = {v.vertex_id: i for i, v in enumerate(sinks)}
+    groups: list[tuple[int, list[JobVertex], set[str], frozenset[str]]] = []
+    for i, v in enumerate(sinks):
+        upstream = _upstream(graph, v)
+        seen = {u.vertex_id for u in upstream}
+        marks = frozenset(u.vertex_id for u in upstream if watermark_delay(u) is not None)
+        joined = [g for g in groups if g[2] & seen and g[3] == marks]
+        members = [m for g in joined for m in g[1]] + [v]
+        members.sort(key=lambda m: position[m.vertex_id])
+        groups = [g for g in groups if all(g is not j for j in joined)]
+        groups.append((min([i] + [g[0] for g in joined]), members,
+                       seen.union(*(g[2] for g in joined)), marks))
+    return [(g[0], g[1]) for g in sorted(groups, key=lambda g: g[0])]
+
+
+def path_counts(graph: JobGraph) -> dict[str, int]:
+    """How many times each vertex is computed in its query: once per path from it to a sink
+    (Spark's plans are trees); its record counts are divided by this."""
+    paths: dict[str, int] = {}
+
+    def count(v: JobVertex) -> int:
+        if v.vertex_id not in paths:
+            paths[v.vertex_id] = int(v.is_sink) + sum(count(graph.vertex(e.target)) for e in v.outputs)
+        return paths[v.vertex_id]
+
+    for v in graph.vertices:
+        count(v)
+    return paths
+
+
+def _upstream(graph: JobGraph, *vertices: JobVertex) -> list[JobVertex]:
+    """The vertices upstream of ``vertices`` (themselves included), in the graph's order."""
     seen: dict[str, JobVertex] = {}
 
     def walk(x: JobVertex) -> None:
@@ -235,7 +295,8 @@ def _upstream(graph: JobGraph, v: JobVertex) -> list[JobVertex]:
         for e in x.inputs:
             walk(graph.vertex(e.source))
 
-    walk(v)
+    for v in vertices:
+        walk(v)
     return [x for x in graph.vertices if x.vertex_id in seen]
 
 

@@ -415,3 +415,36 @@ def test_a_socket_source_ends_when_its_peer_closes(session: sessioncluster.Sessi
             peer.sendall(b"to be or\nnot to be\n")
     assert sorted(results) == sorted("to be or not to be".split())
     assert results.client.wait(60).status is JobStatus.FINISHED
+
+
+def test_a_stream_fanned_out_to_two_sinks_reads_its_source_once(session: sessioncluster.Session,
+                                                                   tmp_path: Path) -> None:
+    """One socket stream, two sinks: the sinks share one query, so the job opens one
+    connection (the peer here, as ``nc -l``, accepts only one) and each sink gets every line;
+    the source's records are counted once, though Spark computes it once per sink."""
+    import socket
+
+    lines = [f"line {i}" for i in range(20)]
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(RESULT_TIMEOUT)
+        env = session.get_execution_environment()
+        env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+        env.set_parallelism(1)
+        text = env.socket_text_stream("127.0.0.1", server.getsockname()[1])
+        for name, fn in (("upper", str.upper), ("lengths", len)):
+            text.map(fn).sink_to(FileSink.for_row_format(str(tmp_path / name),
+                                                         Encoder.simple_string_encoder()).build())
+        client = env.execute_async("fan-out")
+        peer, _ = server.accept()
+        server.close()  # a second connection would be refused
+        with peer:
+            peer.sendall("".join(f"{line}\n" for line in lines).encode())
+        assert client.wait(120).status is JobStatus.FINISHED, client.details().error_text
+
+    def written(name: str) -> list[str]:
+        return sorted(x for p in (tmp_path / name).glob("part-*") for x in p.read_text().splitlines())
+
+    assert written("upper") == sorted(line.upper() for line in lines)
+    assert written("lengths") == sorted(str(len(line)) for line in lines)
+    source = next(v for v in client.details().vertices if "ocket" in v.name)
+    assert source.records_out == 2 * len(lines), source  # one record per line on each edge

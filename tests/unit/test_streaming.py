@@ -22,7 +22,7 @@ from sessioncluster.jobmanager.streamingjob import ResultBuffer
 from sessioncluster.operators import KeyedProcessOperator, WindowOperator
 from sessioncluster.protocol.messages import CheckpointInfo, JobDetails, JobSummary, VertexInfo
 from sessioncluster.graph.states import ExecutionState, JobStatus
-from sessioncluster.spark.streaming import SinkQuery
+from sessioncluster.spark.streaming import StreamQuery
 from sessioncluster.streaming.runtime import ChainFunction, VertexProgram, _KeyRunner, _Rows
 from sessioncluster.functions import KeyedProcessFunction
 from sessioncluster.state import ValueStateDescriptor
@@ -269,9 +269,9 @@ def test_the_results_buffer_is_idempotent_by_batch_and_drops_what_was_fetched() 
     assert len(buf.items) == 0 and buf.size == 0
 
 
-def _sink(key: str, uids: list[str], names: list[str]) -> SinkQuery:
+def _sink(key: str, uids: list[str], names: list[str]) -> StreamQuery:
     v = JobVertex("s", "Sink", [OperatorSpec(0, OperatorKind.SINK_COLLECT, "Sink")], 1)
-    return SinkQuery(key, v, OperatorKind.SINK_COLLECT, None, uids, names)
+    return StreamQuery(key, [v], None, uids, names)
 
 
 def test_savepoint_write_and_restore_match_state_by_uid(tmp_path: Path) -> None:
@@ -297,6 +297,10 @@ def test_savepoint_write_and_restore_match_state_by_uid(tmp_path: Path) -> None:
     with pytest.raises(savepoint.SavepointError, match="uid\\(s\\) 'counts'.*ignore-unclaimed"):
         savepoint.restore(location, [_sink("sink-0", ["other"], ["Sum"])], target, False)
     savepoint.restore(location, [_sink("sink-0", ["other"], ["Sum"])], tmp_path / "n2", True)
+    # its operator is there, in a query with another stateful one: Spark cannot split the state
+    with pytest.raises(savepoint.SavepointError, match="'counts' now sit.*restored as a whole"):
+        savepoint.restore(location, [_sink("sink-0", ["counts", "more"], ["Sum", "More"])],
+                          tmp_path / "n3", False)
     with pytest.raises(savepoint.SavepointError, match="does not exist"):
         savepoint.restore(tmp_path / "nope", sinks, target, False)
     with pytest.raises(savepoint.SavepointError, match="is not a savepoint"):
@@ -393,3 +397,37 @@ def test_automatic_mode_is_streaming_with_an_unbounded_source() -> None:
     assert env._effective_runtime_mode() is RuntimeExecutionMode.BATCH
     env.from_rate(10)
     assert env._effective_runtime_mode() is RuntimeExecutionMode.STREAMING
+
+
+def _fan_out() -> Any:
+    """numbers -> (map a -> sink A, map b -> sink B), and an unrelated source -> sink C."""
+    from sessioncluster.graph.jobgraph import build_job_graph
+    from sessioncluster.graph.streamgraph import ChainingStrategy, StreamGraph
+
+    g = StreamGraph()
+    src = g.add_node(OperatorKind.SOURCE_TEXT_FILE, name="numbers", chaining=ChainingStrategy.HEAD)
+    src.config["path"] = "/in"
+    sinks = []
+    for name in ("a", "b"):
+        m = g.add_node(OperatorKind.MAP, name=f"map {name}")
+        g.add_edge(src, m)
+        sink = g.add_node(OperatorKind.SINK_COLLECT, name=f"sink {name}")
+        g.add_edge(m, sink)
+        sinks.append(sink)
+    other = g.add_node(OperatorKind.SOURCE_TEXT_FILE, name="other", chaining=ChainingStrategy.HEAD)
+    other.config["path"] = "/other"
+    sink_c = g.add_node(OperatorKind.SINK_COLLECT, name="sink c")
+    g.add_edge(other, sink_c)
+    return build_job_graph(g, sinks + [sink_c], "job", lambda obj, what: "key")
+
+
+def test_sinks_that_share_a_stream_are_one_query_and_counted_once_per_path() -> None:
+    """A stream fanned out to two sinks is one query (each source read once per micro-batch);
+    its source runs once per path to a sink, and its counts are divided by that."""
+    from sessioncluster.spark.streaming import path_counts, sink_groups
+
+    graph = _fan_out()
+    groups = [(i, [v.name for v in members]) for i, members in sink_groups(graph)]
+    assert groups == [(0, ["map a -> sink a", "map b -> sink b"]), (2, ["other -> sink c"])]
+    paths = {graph.vertex(vid).name: n for vid, n in path_counts(graph).items()}
+    assert paths == {"numbers": 2, "map a -> sink a": 1, "map b -> sink b": 1, "other -> sink c": 1}
