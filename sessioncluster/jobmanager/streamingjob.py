@@ -152,7 +152,7 @@ class StreamingJob(SparkJobRunner):
         self._seen_batches: set[tuple[str, int, Any]] = set()
         self.records_per_second = 0.0
         self.counter: Any = None
-        #: how many times each vertex runs in its query (its records are counted that often)
+        #: how many times each vertex runs in the job's queries (its records are counted that often)
         self.paths = path_counts(job_graph)
         self.watermark: int | None = None
         self.source_records = 0
@@ -190,7 +190,8 @@ class StreamingJob(SparkJobRunner):
         self._check_checkpoint_dir()
         self.counter = self.sc.accumulator({}, RecordCounts())
         self.stream_queries = build_queries(self.spark, self.job_id, self.job_graph, self._blobs,
-                                   self.checkpoint_dir / "inputs", self.counter, self.control_dir)
+                                            self.checkpoint_dir / "inputs", self.counter,
+                                            self.control_dir)
         self.results = {v.vertex_id: ResultBuffer() for q in self.stream_queries for v in q.sinks
                         if v.operators[-1].kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
         restore = self.config.get("execution.savepoint.path")
@@ -350,7 +351,7 @@ class StreamingJob(SparkJobRunner):
         for vid, (delay, idleness) in self.controlled.items():
             if idleness is None or vid not in marks:
                 continue  # a watermark with no record yet does not hold Spark's back
-            out = sum(n for (v, _, d), n in counts.items() if v == vid and d == "out")
+            out = _records(counts, vid, "out")
             seen, since, raised = self._idle.get(vid, (-1, now, marks[vid]))
             if out != seen:
                 self._idle[vid] = (out, now, max(raised, marks[vid]))
@@ -529,8 +530,8 @@ class StreamingJob(SparkJobRunner):
         for vid, ejv in self.graph.job_vertices.items():
             jv = ejv.job_vertex
             copies = max(self.paths.get(vid, 1), 1)
-            rin = sum(n for (v, _, d), n in counts.items() if v == vid and d == "in") // copies
-            rout = sum(n for (v, _, d), n in counts.items() if v == vid and d == "out") // copies
+            rin = _records(counts, vid, "in") // copies
+            rout = _records(counts, vid, "out") // copies
             vertices.append(VertexInfo(vid, jv.name, [op.name for op in jv.operators],
                                        jv.parallelism, ejv.aggregate_state, rin, rout))
             for tv in ejv.task_vertices:  # per subtask, on its current attempt (all batches)
@@ -576,6 +577,11 @@ def _query_error(exc: Any) -> str:
             lines.append(line)
         return "\n".join(lines).strip()
     return text.strip().splitlines()[0] if text.strip() else repr(exc)
+
+
+def _records(counts: dict[Any, int], vertex_id: str, direction: str) -> int:
+    """A vertex's records in or out over all its subtasks, from ``RecordCounts``."""
+    return sum(n for (v, _, d), n in counts.items() if v == vertex_id and d == direction)
 
 
 def _epoch_ms(iso: str | None) -> int:

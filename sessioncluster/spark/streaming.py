@@ -270,8 +270,8 @@ def sink_groups(graph: JobGraph) -> list[tuple[int, list[JobVertex]]]:
 
 
 def path_counts(graph: JobGraph) -> dict[str, int]:
-    """How many times each vertex is computed in its query: once per path from it to a sink
-    (Spark's plans are trees); its record counts are divided by this."""
+    """How many times each vertex is computed in the job's queries: once per path from it to a
+    sink (Spark's plans are trees); its record counts are divided by this."""
     paths: dict[str, int] = {}
 
     def count(v: JobVertex) -> int:

@@ -256,7 +256,6 @@ class _Router:
     def route(self, tagged: Iterable[tuple[str | None, Any]], rows: _Rows) -> None:
         ts_on = self.ts
         add_out, add_k, add_ts, add_v = rows.out.append, rows.k.append, rows.ts.append, rows.v.append
-        dumps = pickle.dumps
         if self.encoding is not None:
             as_line = self.encoding != "record"
             for tag, rec in tagged:
@@ -266,13 +265,7 @@ class _Router:
                 add_out(SINK_OUT)
                 add_k(None)
                 add_ts(ts)
-                if as_line:
-                    add_v(str(value).encode("utf-8"))
-                    continue
-                try:
-                    add_v(dumps(value, 5))
-                except Exception:  # noqa: BLE001 - as _dumps, inlined
-                    add_v(cloudpickle.dumps(value))
+                add_v(str(value).encode("utf-8") if as_line else _dumps(value))
             return
         edges = self.edges
         if len(edges) == 1 and edges[0][1] is None and edges[0][3] is None:
@@ -281,14 +274,10 @@ class _Router:
                 if tag is not None:
                     continue
                 ts, value = rec if ts_on else (None, rec)
-                try:
-                    data = dumps(value, 5)
-                except Exception:  # noqa: BLE001 - as _dumps, inlined
-                    data = cloudpickle.dumps(value)
                 add_out(index)
                 add_k(None if selector is None else _dumps(selector(value)))
                 add_ts(ts)
-                add_v(data)
+                add_v(_dumps(value))
             return
         for tag, rec in tagged:
             ts, value = rec if ts_on else (None, rec)
