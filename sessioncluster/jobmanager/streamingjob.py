@@ -45,9 +45,10 @@ from ..spark.streaming import (
     RecordCounts,
     StreamQuery,
     build_queries,
+    compute_counts,
     controlled_watermarks,
     is_bounded,
-    path_counts,
+    socket_peers,
     write_control,
     write_text_batch,
 )
@@ -65,6 +66,8 @@ WATCH_SECONDS = 0.25
 RESULT_BUFFER_BYTES = 64 * 1024 * 1024
 #: how long a savepoint waits for the micro-batch in flight to end
 QUIESCE_SECONDS = 60.0
+#: how long the batch that runs with a socket job's final watermark is waited for (s)
+FINAL_WATERMARK_SECONDS = 60.0
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 #: checkpoint statistics kept per job (Flink's web.checkpoints.history default is 10)
 CHECKPOINT_HISTORY = 10
@@ -153,7 +156,7 @@ class StreamingJob(SparkJobRunner):
         self.records_per_second = 0.0
         self.counter: Any = None
         #: how many times each vertex runs in the job's queries (its records are counted that often)
-        self.paths = path_counts(job_graph)
+        self.paths = compute_counts(job_graph)
         self.watermark: int | None = None
         self.source_records = 0
         self.error_text = None
@@ -300,9 +303,11 @@ class StreamingJob(SparkJobRunner):
                 return
             if self._sockets and self._sockets.all_closed():
                 # Flink's socket source ends when its peer closes: once Spark has read what was
-                # sent, the job ends like a bounded one (FINISHED) if its other sources are bounded
+                # sent, the job ends like a bounded one (FINISHED) if its other sources are
+                # bounded, after its final watermark
                 for query in self.queries.values():
                     query.processAllAvailable()
+                self._final_watermark_while_running()
                 self._stop_queries()
                 self._collect_progress()
                 self.loop.call_soon_threadsafe(self._finished, JobStatus.FINISHED)
@@ -335,6 +340,32 @@ class StreamingJob(SparkJobRunner):
         log.info("streaming job %s: input consumed, final watermark", self.job_id)
         self._start_queries()
         return True
+
+    def _final_watermark_while_running(self) -> None:
+        """The final watermark of a job whose sockets have ended: its queries keep running (a
+        socket source started again would connect again), read the end-of-input record, and
+        run the batch that fires the event-time timers and windows it passes."""
+        if not self.controlled:
+            return
+        for vid in self.controlled:
+            write_control(self.control_dir / vid, END_OF_INPUT_MS, "end")
+        log.info("streaming job %s: sockets closed, final watermark", self.job_id)
+        final = END_OF_INPUT_MS - max(delay for delay, _ in self.controlled.values())
+        waiting = {q.key for q in self.stream_queries if q.event_time}
+        deadline = time.monotonic() + FINAL_WATERMARK_SECONDS
+        for query in self.queries.values():
+            query.processAllAvailable()  # the batch that reads the record and moves the watermark
+        while waiting and time.monotonic() < deadline and not self._stop.is_set():
+            for key in list(waiting):
+                query = self.queries[key]
+                # the batch after it runs with the final watermark (and reports it)
+                marks = [(p.get("eventTime") or {}).get("watermark") for p in query.recentProgress]
+                if not query.isActive or any(m and _watermark_ms(m) >= final for m in marks):
+                    waiting.discard(key)
+            time.sleep(WATCH_SECONDS)
+        if waiting:
+            log.warning("streaming job %s: no batch ran with the final watermark within %d s",
+                        self.job_id, FINAL_WATERMARK_SECONDS)
 
     def _idle_watermarks(self) -> None:
         """``with_idleness``: a watermark whose vertex has put out nothing for its idle timeout
@@ -616,15 +647,8 @@ class SocketPeers:
     @classmethod
     def of(cls, graph: JobGraph) -> "SocketPeers | None":
         """The job's socket peers, or None when it has none or another unbounded source."""
-        peers, other_unbounded = [], False
-        for v in graph.vertices:
-            head = v.operators[0]
-            if head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "socket":
-                peers.append((str(head.config["host"]), int(head.config["port"])))
-            elif head.kind.is_source and (head.config.get("unbounded") or (
-                    head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "rate")):
-                other_unbounded = True
-        return cls(peers) if peers and not other_unbounded else None
+        peers = socket_peers(graph)
+        return cls(peers) if peers else None
 
     def all_closed(self) -> bool:
         open_now: set[tuple[str, int]] = set()

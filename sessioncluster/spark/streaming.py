@@ -21,12 +21,17 @@ and is dropped right behind it. Two uses:
   partitions: an idle partition never holds it back). An input idle for its timeout gets a
   record that brings its watermark up to the others', as Flink leaves an idle input out.
 
-Sinks that share an upstream vertex (a stream fanned out to several sinks) are one query: their
-frames are unioned with a ``sink`` column, and ``foreachBatch`` hands each sink its rows. So
-each source is read once per micro-batch (one socket connection, one offset log), and one
-checkpoint holds all their state. Spark's plans are trees: a vertex read along several paths of
-a query is computed once per path (Spark reuses no exchange in a streaming query), and
-``path_counts`` says how many, so that its record counts are shown once.
+The vertices are in stages (``StagePlan``): a stage's root is its own DataFrame (a source, a
+keyed vertex, a watermark, a vertex that reads several stages), and the stateless vertices that
+read only that stage are its region, one ``mapInArrow`` after the root whose rows carry the
+``node`` of the vertex that made them. Sinks that share an upstream vertex (a stream fanned out
+to several sinks) are one query: it reads each stage its sinks are in once, with a ``sink``
+column, and ``foreachBatch`` hands each sink its rows. So each source is read once per
+micro-batch (one socket connection, one offset log), one checkpoint holds all their state, and
+branches within a region compute their stream once. Spark's plans are trees: a DataFrame read
+along several paths (a stage read by two keyed vertices) is computed once per path (Spark reuses
+no exchange in a streaming query), and ``compute_counts`` says how many times, so that its
+record counts are shown once.
 
 A sink is the query's ``foreachBatch``. ``foreachBatch`` is at least once (after a failure
 Spark runs the last uncommitted batch again), so every sink is idempotent by batch id: the
@@ -45,12 +50,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..graph.jobgraph import JobGraph, JobVertex
+from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..streaming.runtime import (
     MAX_TS,
     RECORD_SCHEMA,
+    REGION_SCHEMA,
+    ROOT_NODE,
     ChainFunction,
+    RegionFunction,
+    RegionVertex,
     VertexProgram,
     edge_index,
     edge_outs,
@@ -89,6 +98,8 @@ class StreamQuery:
     #: uids of the stateful operators upstream of the sinks (the query's keyed state)
     stateful_uids: list[str]
     stateful_names: list[str]
+    #: a keyed operator of the query has event-time timers (windows fire by the watermark)
+    event_time: bool = False
 
     @property
     def name(self) -> str:
@@ -127,11 +138,11 @@ def watermark_idleness(vertex: JobVertex) -> int | None:
 
 def controlled_watermarks(graph: JobGraph) -> dict[str, tuple[int, int | None]]:
     """The vertices whose watermark reads a control stream, with their delay and idle timeout:
-    every watermark of a bounded job (its final watermark); in a job of several watermarks, those
-    with an idle timeout."""
+    every watermark of a job whose sources end (its final watermark: a bounded job, or one whose
+    unbounded sources are sockets); in a job of several watermarks, those with an idle timeout."""
     marks = {v.vertex_id: (d, watermark_idleness(v)) for v in graph.vertices
              if (d := watermark_delay(v)) is not None}
-    if is_bounded(graph):
+    if is_bounded(graph) or socket_peers(graph):
         return marks
     if len(marks) < 2:
         return {}
@@ -147,7 +158,10 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
     read ``control_dir/<vertex id>`` (``write_control``)."""
     import pyspark.sql.functions as F
 
-    frames: dict[str, Any] = {}
+    roots: dict[str, Any] = {}
+    regions: dict[str, Any] = {}
+    event_time: set[str] = set()  # the keyed vertices with event-time timers
+    plan = StagePlan.of(graph)
     controlled = controlled_watermarks(graph) if control_dir is not None else {}
     bounded = is_bounded(graph)
 
@@ -162,25 +176,60 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
                              timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind),
                              counter=counter, dependencies=list(graph.python_dependencies), **kw)
 
+    def picked_from_root(root: JobVertex, edges: list[JobEdge]) -> Any:
+        picked = F.col("out").isin([edge_index(root, e) for e in edges])
+        if root.vertex_id in controlled:
+            # Spark pushes this filter below the root's watermark: a control record must pass
+            # it to get there (the filter above the watermark drops it)
+            picked = picked | (F.col("out") == CONTROL_OUT)
+        return root_frame(root).filter(picked)
+
     def input_frame(v: JobVertex) -> Any:
-        parts = []
+        """The records of ``v``'s input edges: one read of each stage they come from."""
+        by_stage: dict[str, list[JobEdge]] = {}
         for e in v.inputs:
-            producer = graph.vertex(e.source)
-            df = frame(producer)
-            picked = F.col("out") == edge_index(producer, e)
-            if producer.vertex_id in controlled:
-                # Spark pushes this filter below the producer's watermark: a control record
-                # must pass it to get there (the filter above the watermark drops it)
-                picked = picked | (F.col("out") == CONTROL_OUT)
-            parts.append(df.filter(picked))
+            by_stage.setdefault(plan.stage_of[e.source], []).append(e)
+        parts = []
+        for stage, edges in by_stage.items():
+            root = graph.vertex(stage)
+            from_root = [e for e in edges if e.source == stage]
+            if from_root:
+                parts.append(picked_from_root(root, from_root))
+            if len(from_root) < len(edges):
+                picked = None
+                for e in edges:
+                    if e.source != stage:
+                        producer = graph.vertex(e.source)
+                        cond = ((F.col("node") == plan.node[e.source])
+                                & (F.col("out") == edge_index(producer, e)))
+                        picked = cond if picked is None else picked | cond
+                parts.append(region_frame(stage).filter(picked).drop("node"))
         df = parts[0]
-        for p in parts[1:]:
-            df = df.unionByName(p)
+        for part in parts[1:]:
+            df = df.unionByName(part)
         return df
 
-    def frame(v: JobVertex) -> Any:
-        if v.vertex_id in frames:
-            return frames[v.vertex_id]
+    def region_frame(stage: str) -> Any:
+        """The stateless vertices run after the stage's root, in one ``mapInArrow``."""
+        if stage in regions:
+            return regions[stage]
+        root = graph.vertex(stage)
+        members = plan.members[stage]
+        inside = {m.vertex_id for m in members}
+        vertices = []
+        for m in members:
+            inputs = [(ROOT_NODE if e.source == stage else plan.node[e.source],
+                       edge_index(graph.vertex(e.source), e)) for e in m.inputs]
+            internal = frozenset(i for i, e in enumerate(m.outputs) if e.target in inside)
+            vertices.append(RegionVertex(plan.node[m.vertex_id], program(m), inputs, internal))
+        fed = [e for e in root.outputs if e.target in inside]
+        df = picked_from_root(root, fed).mapInArrow(RegionFunction(vertices), REGION_SCHEMA)
+        regions[stage] = df
+        return df
+
+    def root_frame(v: JobVertex) -> Any:
+        if v.vertex_id in roots:
+            return roots[v.vertex_id]
         head = v.operators[0]
         if head.kind is OperatorKind.SINK_VIEW:
             raise StreamingPlanError("a temporary view is a BATCH sink: in STREAMING mode use "
@@ -196,6 +245,7 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
             mode = "None"
             if timers and ts_in and upstream_watermark(v):
                 mode = "EventTime"
+                event_time.add(v.vertex_id)
             elif timers and not bounded:
                 # Spark runs a query with processing-time timers batch after batch, so a bounded
                 # job would never end: there, as when Flink's input ends, they do not fire
@@ -221,7 +271,32 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
                 never = F.col("et") < F.timestamp_millis(F.lit(-END_OF_INPUT_MS))
                 df = df.filter((F.col("out") != CONTROL_OUT) | never)
             df = df.drop("et")
-        frames[v.vertex_id] = df
+        roots[v.vertex_id] = df
+        return df
+
+    def sinks_frame(group: list[JobVertex]) -> Any:
+        """The rows of a query's sinks: one read of each stage they are in (with a ``sink``
+        column, their index in ``group``, when there are several)."""
+        several = len(group) > 1
+        parts = []
+        for stage, members in _by_stage(plan, group).items():
+            if stage in members:  # the stage's root is the sink
+                df = root_frame(graph.vertex(stage))
+                parts.append(df.withColumn("sink", F.lit(group.index(graph.vertex(stage))))
+                             if several else df)
+                continue
+            nodes = {plan.node[vid]: group.index(graph.vertex(vid)) for vid in members}
+            df = region_frame(stage).filter(F.col("node").isin(list(nodes)))
+            if several:
+                index = None
+                for node, i in nodes.items():
+                    index = (F.when(F.col("node") == node, i) if index is None
+                             else index.when(F.col("node") == node, i))
+                df = df.withColumn("sink", index)
+            parts.append(df.drop("node"))
+        df = parts[0]
+        for part in parts[1:]:
+            df = df.unionByName(part)
         return df
 
     sinks = [v for v in graph.vertices if v.is_sink]
@@ -232,18 +307,74 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
             raise StreamingPlanError(f"the sink '{v.name}' is not supported in STREAMING mode")
     queries: list[StreamQuery] = []
     for index, group in sink_groups(graph):
-        if len(group) == 1:
-            df = frame(group[0])
-        else:
-            parts = [frame(v).withColumn("sink", F.lit(i)) for i, v in enumerate(group)]
-            df = parts[0]
-            for part in parts[1:]:
-                df = df.unionByName(part)
+        frame = sinks_frame(group)
         stateful = [u for u in _upstream(graph, *group) if is_keyed_head(u)]
-        queries.append(StreamQuery(f"sink-{index}", group, df,
+        queries.append(StreamQuery(f"sink-{index}", group, frame,
                                    [u.operators[0].uid or "" for u in stateful],
-                                   [u.operators[0].name for u in stateful]))
+                                   [u.operators[0].name for u in stateful],
+                                   any(u.vertex_id in event_time for u in stateful)))
     return queries
+
+
+@dataclass(slots=True)
+class StagePlan:
+    """The job's vertices in stages, each one streaming DataFrame and its region.
+
+    A stage's root runs on its own: a source, a keyed vertex (its exchange), a vertex with a
+    watermark (Spark's watermark is on a DataFrame), or a vertex that reads several stages. Its
+    region is the stateless vertices that read only the stage: they run in one ``mapInArrow``
+    after the root (``RegionFunction``), so a stream fanned out to them is computed once."""
+
+    #: vertex id -> the vertex id of its stage's root
+    stage_of: dict[str, str]
+    #: root vertex id -> its region, in topological order
+    members: dict[str, list[JobVertex]]
+    #: vertex id -> its ``node`` in a region's rows (its index in the graph)
+    node: dict[str, int]
+
+    @classmethod
+    def of(cls, graph: JobGraph) -> "StagePlan":
+        stage_of: dict[str, str] = {}
+        members: dict[str, list[JobVertex]] = {}
+        for v in _topological(graph):
+            stages = {stage_of[e.source] for e in v.inputs}
+            if (v.operators[0].kind.is_source or is_keyed_head(v) or len(stages) != 1
+                    or watermark_delay(v) is not None):
+                stage_of[v.vertex_id] = v.vertex_id
+                members[v.vertex_id] = []
+            else:
+                stage = stages.pop()
+                stage_of[v.vertex_id] = stage
+                members[stage].append(v)
+        return cls(stage_of, members, {v.vertex_id: i for i, v in enumerate(graph.vertices)})
+
+    def frame_of(self, vertex_id: str) -> tuple[str, str]:
+        """The DataFrame that computes the vertex: ("root" | "region", the stage's root id)."""
+        stage = self.stage_of[vertex_id]
+        return ("root" if stage == vertex_id else "region", stage)
+
+
+def _by_stage(plan: StagePlan, vertices: list[JobVertex]) -> dict[str, list[str]]:
+    by_stage: dict[str, list[str]] = {}
+    for v in vertices:
+        by_stage.setdefault(plan.stage_of[v.vertex_id], []).append(v.vertex_id)
+    return by_stage
+
+
+def _topological(graph: JobGraph) -> list[JobVertex]:
+    """The graph's vertices, each after its inputs (in the graph's order otherwise)."""
+    done: dict[str, JobVertex] = {}
+
+    def visit(v: JobVertex) -> None:
+        if v.vertex_id in done:
+            return
+        for e in v.inputs:
+            visit(graph.vertex(e.source))
+        done[v.vertex_id] = v
+
+    for v in graph.vertices:
+        visit(v)
+    return list(done.values())
 
 
 def sink_groups(graph: JobGraph) -> list[tuple[int, list[JobVertex]]]:
@@ -269,19 +400,33 @@ def sink_groups(graph: JobGraph) -> list[tuple[int, list[JobVertex]]]:
     return [(g[0], g[1]) for g in sorted(groups, key=lambda g: g[0])]
 
 
-def path_counts(graph: JobGraph) -> dict[str, int]:
-    """How many times each vertex is computed in the job's queries: once per path from it to a
-    sink (Spark's plans are trees); its record counts are divided by this."""
-    paths: dict[str, int] = {}
+def compute_counts(graph: JobGraph) -> dict[str, int]:
+    """How many times each vertex is computed per micro-batch in the job's queries: once per
+    path from its DataFrame to a query (Spark's plans are trees, and a streaming query reuses no
+    exchange); its record counts are divided by this."""
+    plan = StagePlan.of(graph)
+    # the DataFrames each DataFrame reads: a root its inputs' (once per stage), a region its root
+    reads: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for stage, members in plan.members.items():
+        root = graph.vertex(stage)
+        reads[("root", stage)] = {plan.frame_of(e.source) for e in root.inputs}
+        if members:
+            reads[("region", stage)] = {("root", stage)}
+    readers: dict[tuple[str, str], list[tuple[str, str] | None]] = {}
+    for reader, frames in reads.items():
+        for f in frames:
+            readers.setdefault(f, []).append(reader)
+    for _, group in sink_groups(graph):
+        for f in {plan.frame_of(v.vertex_id) for v in group}:
+            readers.setdefault(f, []).append(None)  # read by a query
+    times: dict[tuple[str, str], int] = {}
 
-    def count(v: JobVertex) -> int:
-        if v.vertex_id not in paths:
-            paths[v.vertex_id] = int(v.is_sink) + sum(count(graph.vertex(e.target)) for e in v.outputs)
-        return paths[v.vertex_id]
+    def count(f: tuple[str, str]) -> int:
+        if f not in times:
+            times[f] = sum(1 if r is None else count(r) for r in readers.get(f, []))
+        return times[f]
 
-    for v in graph.vertices:
-        count(v)
-    return paths
+    return {v.vertex_id: count(plan.frame_of(v.vertex_id)) for v in graph.vertices}
 
 
 def _upstream(graph: JobGraph, *vertices: JobVertex) -> list[JobVertex]:
@@ -371,6 +516,20 @@ def write_control(directory: Path, timestamp: int, name: str) -> None:
     table = pa.table({"out": pa.array([CONTROL_OUT], pa.int32()), "k": pa.array([None], pa.binary()),
                       "ts": pa.array([timestamp], pa.int64()), "v": pa.array([None], pa.binary())})
     _write_whole(directory / f"{name}.parquet", table)
+
+
+def socket_peers(graph: JobGraph) -> list[tuple[str, int]]:
+    """The (host, port) of the job's socket sources when they are its only unbounded sources
+    (the job ends when their peers close, as Flink's socket source does); else []."""
+    peers = []
+    for v in graph.vertices:
+        head = v.operators[0]
+        if head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "socket":
+            peers.append((str(head.config["host"]), int(head.config["port"])))
+        elif head.kind.is_source and (head.config.get("unbounded") or (
+                head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "rate")):
+            return []
+    return peers
 
 
 def is_bounded(graph: JobGraph) -> bool:

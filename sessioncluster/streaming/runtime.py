@@ -16,6 +16,7 @@ JobManager.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import pickle
 from dataclasses import dataclass, field, replace
@@ -116,11 +117,11 @@ class VertexProgram:
     def count(self, subtask: int, records_in: int, rows: "_Rows") -> None:
         """Add to the vertex's records in and out, and to its largest output timestamp if it
         has a watermark (Spark merges them on the driver)."""
-        if self.counter is None or not (records_in or len(rows)):
+        if self.counter is None or not (records_in or rows.records):
             return
         vid = self.vertex.vertex_id
         update: dict[tuple[str, int, str], int] = {(vid, subtask, "in"): records_in,
-                                                   (vid, subtask, "out"): len(rows)}
+                                                   (vid, subtask, "out"): rows.records}
         if self.watermarked:
             stamps = [t for t in rows.ts if t is not None]
             if stamps:
@@ -198,15 +199,17 @@ def _input_records(batch: Any, timestamped: bool) -> Iterator[Any]:
 
 
 class _Rows:
-    """Output rows, built column by column."""
+    """Output rows, built column by column, and the records they carry (a record sent on two
+    edges is two rows and one record, as Flink counts a collect once)."""
 
-    __slots__ = ("out", "k", "ts", "v")
+    __slots__ = ("out", "k", "ts", "v", "records")
 
     def __init__(self) -> None:
         self.out: list[int] = []
         self.k: list[bytes | None] = []
         self.ts: list[int | None] = []
         self.v: list[bytes] = []
+        self.records = 0
 
     def __len__(self) -> int:
         return len(self.v)
@@ -256,6 +259,7 @@ class _Router:
     def route(self, tagged: Iterable[tuple[str | None, Any]], rows: _Rows) -> None:
         ts_on = self.ts
         add_out, add_k, add_ts, add_v = rows.out.append, rows.k.append, rows.ts.append, rows.v.append
+        before = len(rows.v)
         if self.encoding is not None:
             as_line = self.encoding != "record"
             for tag, rec in tagged:
@@ -266,6 +270,7 @@ class _Router:
                 add_k(None)
                 add_ts(ts)
                 add_v(str(value).encode("utf-8") if as_line else _dumps(value))
+            rows.records += len(rows.v) - before
             return
         edges = self.edges
         if len(edges) == 1 and edges[0][1] is None and edges[0][3] is None:
@@ -278,7 +283,9 @@ class _Router:
                 add_k(None if selector is None else _dumps(selector(value)))
                 add_ts(ts)
                 add_v(_dumps(value))
+            rows.records += len(rows.v) - before
             return
+        routed = 0
         for tag, rec in tagged:
             ts, value = rec if ts_on else (None, rec)
             pickled: bytes | None = None
@@ -287,10 +294,12 @@ class _Router:
                     continue
                 if pickled is None:
                     pickled = _dumps(value)
+                    routed += 1
                 add_out(index)
                 add_k(None if selector is None else _dumps(selector(value)))
                 add_ts(ts)
                 add_v(pickled if input_index is None else _dumps((input_index, value)))
+        rows.records += routed
 
 
 def _open(functions: list[Any], ctx: RuntimeContext) -> None:
@@ -318,52 +327,136 @@ class _Counted:
             yield rec
 
 
-# -- a stateless vertex: mapInArrow ----------------------------------------------------------
+# -- stateless vertices: mapInArrow ---------------------------------------------------------
+
+
+class _ChainTask:
+    """A stateless vertex's chain opened in one Spark task: records in, rows out."""
+
+    def __init__(self, prog: VertexProgram) -> None:
+        from pyspark import TaskContext
+
+        self.prog = prog
+        vertex = prog.vertex
+        ops = [op for op in vertex.operators if not (op.kind.is_source or op.kind.is_sink)]
+        self.functions = [prog.load(op.function_key) if op.function_key else None for op in ops]
+        tc = TaskContext.get()
+        self.subtask = (tc.partitionId() if tc is not None else 0) % max(vertex.parallelism, 1)
+        _open(self.functions, RuntimeContext(vertex.name, self.subtask, vertex.parallelism, 0, {}))
+        self.router = _Router(prog)
+        self.chain_vertex = _stateless(vertex, ops)
+        self.two_inputs = prog.timestamped_input and any(e.input_index is not None for e in vertex.inputs)
+
+    def process(self, records: Iterable[Any]) -> _Rows:
+        """The rows of the vertex's outputs for ``records`` (counted into its records in/out)."""
+        prog = self.prog
+        if self.two_inputs:  # a two-input operator takes (input, (timestamp, value))
+            records = ((r[1][0], (r[0], r[1][1])) for r in records)
+        seen = _Counted(records)
+        tagged, _ = _chain(self.chain_vertex, self.functions, iter(seen), keyed=False, tagged=True,
+                           timestamped=prog.timestamped_input)
+        rows = _Rows()
+        self.router.route(tagged, rows)
+        prog.count(self.subtask, seen.n, rows)
+        return rows
 
 
 class ChainFunction:
-    """``mapInArrow`` of a stateless vertex (a source's chain, or any chain without a keyed
-    head): records through the chained operators, then out to the edges or the sink."""
+    """``mapInArrow`` of a stateless vertex on its own (a source's chain, or a vertex that reads
+    several stages): records through the chained operators, then out to the edges or the sink."""
 
     def __init__(self, prog: VertexProgram) -> None:
         self.prog = prog
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        environment = self.prog.environment()
-        if environment is None:
-            yield from self._run(batches)
-            return
-        with environment:
-            yield from self._run(batches)
+        with _environment(self.prog):
+            task = _ChainTask(self.prog)
+            is_source = self.prog.vertex.operators[0].kind.is_source
+            for batch in batches:
+                rows = task.process(_source_records(self.prog, batch) if is_source
+                                    else _input_records(batch, self.prog.timestamped_input))
+                if len(rows):
+                    yield rows.arrow()
 
-    def _run(self, batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
 
-        prog = self.prog
-        vertex = prog.vertex
-        ops = [op for op in vertex.operators if not (op.kind.is_source or op.kind.is_sink)]
-        functions = [prog.load(op.function_key) if op.function_key else None for op in ops]
-        tc = TaskContext.get()
-        subtask = (tc.partitionId() if tc is not None else 0) % max(vertex.parallelism, 1)
-        ctx = RuntimeContext(vertex.name, subtask, vertex.parallelism, 0, {})
-        _open(functions, ctx)
-        router = _Router(prog)
-        chain_vertex = _stateless(vertex, ops)
-        is_source = vertex.operators[0].kind.is_source
-        two_inputs = prog.timestamped_input and any(e.input_index is not None for e in vertex.inputs)
-        for batch in batches:
-            records = (_source_records(prog, batch) if is_source
-                       else _input_records(batch, prog.timestamped_input))
-            if two_inputs:  # a two-input operator takes (input, (timestamp, value))
-                records = ((r[1][0], (r[0], r[1][1])) for r in records)
-            seen = _Counted(records)
-            tagged, _ = _chain(chain_vertex, functions, iter(seen), keyed=False, tagged=True,
-                               timestamped=prog.timestamped_input)
-            rows = _Rows()
-            router.route(tagged, rows)
-            prog.count(subtask, seen.n, rows)
-            if len(rows):
-                yield rows.arrow()
+#: the Arrow schema of a region's rows: records with the ``node`` of the vertex that made them
+REGION_SCHEMA = "node int, out int, k binary, ts long, v binary"
+#: the ``node`` of a region's input: its stage's root
+ROOT_NODE = -1
+
+
+@dataclass(slots=True)
+class RegionVertex:
+    """A stateless vertex run in a region (``RegionFunction``)."""
+
+    #: the ``node`` of its rows
+    node: int
+    program: VertexProgram
+    #: what it reads: (the producer's node, or ``ROOT_NODE``; the producer's output edge)
+    inputs: list[tuple[int, int]]
+    #: its output edges read inside the region: their rows stay in the worker
+    internal: frozenset[int] = frozenset()
+
+
+class RegionFunction:
+    """``mapInArrow`` of a stage's region: the stateless vertices that read only its root's
+    stream, run in one Python task in topological order, each fed the rows of its producers.
+    A stream fanned out (several consumers, side outputs, sinks) is computed once: a Spark plan is
+    a tree, and consumers in DataFrames of their own would each compute their producer again."""
+
+    def __init__(self, vertices: list[RegionVertex]) -> None:
+        self.vertices = vertices
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        with _environment(self.vertices[0].program):
+            tasks = [(rv, _ChainTask(rv.program)) for rv in self.vertices]
+            for batch in batches:
+                produced = {ROOT_NODE: (batch.column("out").to_pylist(), batch.column("ts").to_pylist(),
+                                        batch.column("v").to_pylist())}
+                node: list[int] = []
+                out = _Rows()
+                for rv, task in tasks:
+                    rows = task.process(_picked(produced, rv.inputs, rv.program.timestamped_input))
+                    produced[rv.node] = (rows.out, rows.ts, rows.v)
+                    if not rv.internal:
+                        node += [rv.node] * len(rows)
+                        out.out += rows.out
+                        out.k += rows.k
+                        out.ts += rows.ts
+                        out.v += rows.v
+                        continue
+                    for o, k, ts, v in zip(rows.out, rows.k, rows.ts, rows.v):
+                        if o not in rv.internal:
+                            node.append(rv.node)
+                            out.out.append(o)
+                            out.k.append(k)
+                            out.ts.append(ts)
+                            out.v.append(v)
+                if node:
+                    records = out.arrow()
+                    yield pa.RecordBatch.from_arrays([pa.array(node, pa.int32()), *records.columns],
+                                                     ["node", *records.schema.names])
+
+
+def _picked(produced: dict[int, tuple[list[int], list[int | None], list[bytes]]],
+            inputs: list[tuple[int, int]], timestamped: bool) -> Iterator[Any]:
+    """The records a region's vertex reads from the rows its producers made."""
+    for producer, edge in inputs:
+        outs, stamps, values = produced[producer]
+        if outs.count(edge) == len(outs):  # all of them (the common case): no test per row
+            yield from zip(stamps, map(_loads, values)) if timestamped else map(_loads, values)
+            continue
+        for o, ts, v in zip(outs, stamps, values):
+            if o == edge:
+                yield (ts, _loads(v)) if timestamped else _loads(v)
+
+
+def _environment(prog: VertexProgram) -> Any:
+    """The job's Python dependencies as a context for a task's run of user code."""
+    env = prog.environment()
+    return contextlib.nullcontext() if env is None else env
 
 
 # -- a keyed vertex: transformWithStateInPandas ---------------------------------------------
@@ -781,5 +874,6 @@ def edge_index(vertex: JobVertex, edge: JobEdge) -> int:
     return next(i for i, e in enumerate(vertex.outputs) if e is edge)
 
 
-__all__ = ["ChainFunction", "EdgeOut", "RECORD_SCHEMA", "SINK_OUT", "VertexProgram", "edge_index",
-           "edge_outs", "is_keyed_head", "keyed_processor", "watermark_delay"]
+__all__ = ["ChainFunction", "EdgeOut", "RECORD_SCHEMA", "REGION_SCHEMA", "ROOT_NODE", "RegionFunction",
+           "RegionVertex", "SINK_OUT", "VertexProgram", "edge_index", "edge_outs", "is_keyed_head",
+           "keyed_processor", "watermark_delay"]

@@ -420,9 +420,18 @@ def test_a_socket_source_ends_when_its_peer_closes(session: sessioncluster.Sessi
 def test_a_stream_fanned_out_to_two_sinks_reads_its_source_once(session: sessioncluster.Session,
                                                                    tmp_path: Path) -> None:
     """One socket stream, two sinks: the sinks share one query, so the job opens one
-    connection (the peer here, as ``nc -l``, accepts only one) and each sink gets every line;
-    the source's records are counted once, though Spark computes it once per sink."""
+    connection (the peer here, as ``nc -l``, accepts only one) and each sink gets every line.
+    The two branches run in one region after the source's stage, so the source's chain (with a
+    map that notes each call in a file) runs once per record, and its records out are counted
+    once per record (as Flink counts a collect), not once per edge."""
     import socket
+
+    calls = tmp_path / "calls"
+
+    def tap(line: str) -> str:
+        with open(calls, "a") as f:
+            f.write("x\n")
+        return line
 
     lines = [f"line {i}" for i in range(20)]
     with socket.create_server(("127.0.0.1", 0)) as server:
@@ -430,7 +439,7 @@ def test_a_stream_fanned_out_to_two_sinks_reads_its_source_once(session: session
         env = session.get_execution_environment()
         env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
         env.set_parallelism(1)
-        text = env.socket_text_stream("127.0.0.1", server.getsockname()[1])
+        text = env.socket_text_stream("127.0.0.1", server.getsockname()[1]).map(tap).name("tap")
         for name, fn in (("upper", str.upper), ("lengths", len)):
             text.map(fn).sink_to(FileSink.for_row_format(str(tmp_path / name),
                                                          Encoder.simple_string_encoder()).build())
@@ -446,5 +455,41 @@ def test_a_stream_fanned_out_to_two_sinks_reads_its_source_once(session: session
 
     assert written("upper") == sorted(line.upper() for line in lines)
     assert written("lengths") == sorted(str(len(line)) for line in lines)
-    source = next(v for v in client.details().vertices if "ocket" in v.name)
-    assert source.records_out == 2 * len(lines), source  # one record per line on each edge
+    assert len(calls.read_text().splitlines()) == len(lines)  # computed once, not once per sink
+    source = next(v for v in client.details().vertices if "tap" in v.name)
+    assert source.records_out == len(lines), source
+
+
+def test_a_socket_source_that_ends_fires_its_last_windows(session: sessioncluster.Session) -> None:
+    """Event-time windows over a socket: when the peer closes, the source ends and, as in Flink,
+    the final watermark fires every window still open before the job FINISHES."""
+    import socket
+
+    from sessioncluster.pyflink.common import Time
+    from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
+
+    class Seconds(TimestampAssigner):
+        def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+            return int(value.split(",")[0]) * 1000
+
+    events = ["1,x", "3,x", "2,y", "9,x", "13,x", "15,y", "25,z", "27,z"]
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(RESULT_TIMEOUT)
+        env = session.get_execution_environment()
+        env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+        env.set_parallelism(1)
+        strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(2))
+                    .with_timestamp_assigner(Seconds()))
+        results = (env.socket_text_stream("127.0.0.1", server.getsockname()[1])
+                   .assign_timestamps_and_watermarks(strategy)
+                   .map(lambda line: (line.split(",")[1], 1))
+                   .key_by(lambda t: t[0])
+                   .window(TumblingEventTimeWindows.of(Time.seconds(10)))
+                   .reduce(lambda a, b: (a[0], a[1] + b[1]))
+                   .execute_and_collect("socket windows"))
+        peer, _ = server.accept()
+        with peer:
+            peer.sendall("".join(f"{e}\n" for e in events).encode())
+    # the watermark reached 25 s before the end: [20, 30) fires only by the final watermark
+    assert sorted(results) == [("x", 1), ("x", 3), ("y", 1), ("y", 1), ("z", 2)]
+    assert results.client.wait(60).status is JobStatus.FINISHED

@@ -421,13 +421,47 @@ def _fan_out() -> Any:
     return build_job_graph(g, sinks + [sink_c], "job", lambda obj, what: "key")
 
 
-def test_sinks_that_share_a_stream_are_one_query_and_counted_once_per_path() -> None:
-    """A stream fanned out to two sinks is one query (each source read once per micro-batch);
-    its source runs once per path to a sink, and its counts are divided by that."""
-    from sessioncluster.spark.streaming import path_counts, sink_groups
+def test_sinks_that_share_a_stream_are_one_query_whose_region_computes_it_once() -> None:
+    """A stream fanned out to two sinks is one query (each source read once per micro-batch),
+    and its two stateless branches are one region of the source's stage: the source runs once."""
+    from sessioncluster.spark.streaming import StagePlan, compute_counts, sink_groups
 
     graph = _fan_out()
     groups = [(i, [v.name for v in members]) for i, members in sink_groups(graph)]
     assert groups == [(0, ["map a -> sink a", "map b -> sink b"]), (2, ["other -> sink c"])]
-    paths = {graph.vertex(vid).name: n for vid, n in path_counts(graph).items()}
-    assert paths == {"numbers": 2, "map a -> sink a": 1, "map b -> sink b": 1, "other -> sink c": 1}
+    plan = StagePlan.of(graph)
+    names = {v.vertex_id: v.name for v in graph.vertices}
+    assert {names[root]: [m.name for m in ms] for root, ms in plan.members.items()} == {
+        "numbers": ["map a -> sink a", "map b -> sink b"], "other -> sink c": []}
+    counts = {names[vid]: n for vid, n in compute_counts(graph).items()}
+    assert counts == {"numbers": 1, "map a -> sink a": 1, "map b -> sink b": 1, "other -> sink c": 1}
+
+
+def test_a_stream_read_by_a_keyed_vertex_and_a_region_is_computed_once_for_each() -> None:
+    """numbers -> key_by -> sum -> (main: sink s, side output: sink late) and numbers -> map ->
+    sink m: the keyed vertex's two sinks are its region (the sum runs once), the source is read by
+    the keyed exchange and by its own region (it runs twice)."""
+    from sessioncluster.graph.jobgraph import build_job_graph
+    from sessioncluster.graph.streamgraph import ChainingStrategy, Partitioning, StreamGraph
+    from sessioncluster.spark.streaming import StagePlan, compute_counts
+
+    g = StreamGraph()
+    src = g.add_node(OperatorKind.SOURCE_TEXT_FILE, name="numbers", chaining=ChainingStrategy.HEAD)
+    src.config["path"] = "/in"
+    total = g.add_node(OperatorKind.PROCESS, name="sum")
+    g.add_edge(src, total, Partitioning.HASH, key_selector=lambda x: x)
+    sink_s = g.add_node(OperatorKind.SINK_COLLECT, name="sink s", chaining=ChainingStrategy.HEAD)
+    g.add_edge(total, sink_s)
+    sink_late = g.add_node(OperatorKind.SINK_COLLECT, name="sink late")
+    g.add_edge(total, sink_late, side_output="late")
+    m = g.add_node(OperatorKind.MAP, name="map")
+    g.add_edge(src, m)
+    sink_m = g.add_node(OperatorKind.SINK_COLLECT, name="sink m")
+    g.add_edge(m, sink_m)
+    graph = build_job_graph(g, [sink_s, sink_late, sink_m], "job", lambda obj, what: "key")
+    names = {v.vertex_id: v.name for v in graph.vertices}
+    plan = StagePlan.of(graph)
+    assert {names[root]: [m.name for m in ms] for root, ms in plan.members.items()} == {
+        "numbers": ["map -> sink m"], "sum": ["sink s", "sink late"]}
+    counts = {names[vid]: n for vid, n in compute_counts(graph).items()}
+    assert counts == {"numbers": 2, "sum": 1, "sink s": 1, "sink late": 1, "map -> sink m": 1}
