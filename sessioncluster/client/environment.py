@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import cloudpickle
 
 from ..common.execution_mode import RuntimeExecutionMode
+from ..common.typeinfo import RowTypeInfo
+from ..common.types import Row
 from ..dependencies import pack_archive, pack_python_file, pack_requirements
 from ..functions import (
     FieldAggregation,
@@ -95,8 +97,8 @@ class StreamExecutionEnvironment:
         return execution_environment(configuration)
 
     def set_runtime_mode(self, execution_mode: Any) -> "StreamExecutionEnvironment":
-        """BATCH (the default here; Flink's is STREAMING) or STREAMING (Structured Streaming on
-        the session, see docs/streaming.md)."""
+        """BATCH (the default of a session's environments; Flink's, and ``sessioncluster run``'s,
+        is STREAMING) or STREAMING (Structured Streaming on the session, see docs/streaming.md)."""
         from ..common.execution_mode import RuntimeExecutionMode
 
         if not isinstance(execution_mode, RuntimeExecutionMode):
@@ -302,8 +304,12 @@ class StreamExecutionEnvironment:
 
     # -- sources ---------------------------------------------------------------------------
     def from_collection(self, collection: Any, type_info: Any = None) -> "DataStream":
-        """A bounded source over a Python collection (materialized as a list)."""
+        """A bounded source over a Python collection (materialized as a list). With a
+        ``Types.ROW``/``ROW_NAMED`` type, tuples and lists become ``Row``s of its field names,
+        as PyFlink reads them."""
         data = list(collection)
+        if isinstance(type_info, RowTypeInfo):
+            data = [_as_row(x, type_info.get_field_names()) for x in data]
         node = self.stream_graph.add_node(OperatorKind.SOURCE_COLLECTION, data,
                                           chaining=ChainingStrategy.HEAD)
         return DataStream(self, node)
@@ -983,3 +989,13 @@ def _check_function(fn: Any, kind: OperatorKind | None) -> None:
                     f"{'MapFunction/FlatMapFunction/...' if kind else 'KeySelector'} object")
 
 
+def _as_row(value: Any, names: list[str]) -> Any:
+    """A tuple or list of a ROW-typed collection as PyFlink's ``Row`` of ``names``."""
+    if isinstance(value, Row) or not isinstance(value, (tuple, list)):
+        return value
+    if len(value) != len(names):
+        raise ValueError(f"the collection's element {value!r} has {len(value)} fields, its type "
+                         f"ROW has {len(names)}: {names}")
+    row = Row(*value)
+    row.set_field_names(list(names))
+    return row

@@ -132,15 +132,18 @@ class DetachedJobExecutionResult:
 class RunStreamExecutionEnvironment(ContextStreamExecutionEnvironment):
     """The environment of a program under ``sessioncluster run`` (Flink's
     ``StreamContextEnvironment``): prints each submitted JobID; detached, ``execute()`` does not
-    wait for the job."""
+    wait for the job. Its runtime mode is Flink's default, STREAMING, unless the program or
+    ``-Dexecution.runtime-mode`` sets another (a session's own environments default to BATCH)."""
 
     def __init__(self, session: "Session", detached: bool, savepoint_path: str | None = None,
                  allow_non_restored_state: bool = False,
                  properties: Mapping[str, str] | None = None) -> None:
         from ..common.configuration import Configuration
+        from ..common.execution_mode import RuntimeExecutionMode
 
         super().__init__(session)
         self.detached = detached
+        self.set_runtime_mode(RuntimeExecutionMode.STREAMING)
         conf = Configuration()
         for key, value in (properties or {}).items():  # `run -Dkey=value`, as Flink's CLI
             conf.set_string(key, value)

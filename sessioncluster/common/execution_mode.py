@@ -6,8 +6,9 @@ from enum import Enum
 
 
 class RuntimeExecutionMode(Enum):
-    """How a DataStream program runs: BATCH (sessioncluster's default), STREAMING (Structured
-    Streaming), or AUTOMATIC (STREAMING when a source is unbounded, else BATCH, as in Flink)."""
+    """How a DataStream program runs: BATCH (the default of a session's environments;
+    ``sessioncluster run`` defaults to Flink's STREAMING), STREAMING (Structured Streaming), or
+    AUTOMATIC (STREAMING when a source is unbounded, else BATCH, as in Flink)."""
 
     STREAMING = 0
     BATCH = 1

@@ -66,7 +66,9 @@ PROGRAM = """
         raise ValueError("the word count failed on purpose")
     if mode == "slow":
         print("SLOW-JOB", flush=True)
-        env.from_collection(range(10_000)).map(slow).execute_and_collect()
+        # read to the end: in STREAMING mode (``run``'s default, as Flink's) the iterator is
+        # returned at once, and the job runs while it is read
+        list(env.from_collection(range(10_000)).map(slow).execute_and_collect())
 """
 
 
