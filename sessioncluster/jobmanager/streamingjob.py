@@ -48,6 +48,7 @@ from ..spark.streaming import (
     compute_counts,
     controlled_watermarks,
     is_bounded,
+    reads_all_at_once,
     socket_peers,
     write_control,
     write_text_batch,
@@ -197,6 +198,11 @@ class StreamingJob(SparkJobRunner):
                                             self.control_dir)
         self.results = {v.vertex_id: ResultBuffer() for q in self.stream_queries for v in q.sinks
                         if v.operators[-1].kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
+        if self.bounded and self.controlled and reads_all_at_once(self.job_graph):
+            # every source is read whole by the first micro-batch: the final watermark can be
+            # read by it too, and moves the watermark once the batch is through (then Spark's
+            # no-data batch fires the windows), without a second run of the queries
+            self._write_final_watermark()
         restore = self.config.get("execution.savepoint.path")
         if restore and any((self.checkpoint_dir / q.key).exists() for q in self.stream_queries):
             # recovered by a new leader (HA): its latest checkpoint is newer than the savepoint
@@ -331,15 +337,21 @@ class StreamingJob(SparkJobRunner):
         """Once a bounded job's queries have read all their input: send Flink's final watermark
         (the end-of-input record) and run them once more, to fire the event-time timers and
         windows it passes. False when there is nothing (more) to send."""
-        if not self.bounded or not self.controlled:
+        if not self.bounded or not self.controlled or self._final_watermark_written():
             return False
-        if (self.control_dir / next(iter(self.controlled)) / "end.parquet").exists():
-            return False
-        for vid in self.controlled:
-            write_control(self.control_dir / vid, END_OF_INPUT_MS, "end")
+        self._write_final_watermark()
         log.info("streaming job %s: input consumed, final watermark", self.job_id)
         self._start_queries()
         return True
+
+    def _final_watermark_written(self) -> bool:
+        return (self.control_dir / next(iter(self.controlled)) / "end.parquet").exists()
+
+    def _write_final_watermark(self) -> None:
+        """Flink's final watermark: the end-of-input record into every controlled watermark."""
+        if not self._final_watermark_written():
+            for vid in self.controlled:
+                write_control(self.control_dir / vid, END_OF_INPUT_MS, "end")
 
     def _final_watermark_while_running(self) -> None:
         """The final watermark of a job whose sockets have ended: its queries keep running (a
@@ -347,8 +359,7 @@ class StreamingJob(SparkJobRunner):
         run the batch that fires the event-time timers and windows it passes."""
         if not self.controlled:
             return
-        for vid in self.controlled:
-            write_control(self.control_dir / vid, END_OF_INPUT_MS, "end")
+        self._write_final_watermark()
         log.info("streaming job %s: sockets closed, final watermark", self.job_id)
         final = END_OF_INPUT_MS - max(delay for delay, _ in self.controlled.values())
         waiting = {q.key for q in self.stream_queries if q.event_time}

@@ -532,6 +532,13 @@ def socket_peers(graph: JobGraph) -> list[tuple[str, int]]:
     return peers
 
 
+def reads_all_at_once(graph: JobGraph) -> bool:
+    """True when a bounded job's first micro-batch reads all of its input: no source is read in
+    parts (``max_files_per_trigger``)."""
+    return not any(v.operators[0].kind.is_source and v.operators[0].config.get("max_files_per_trigger")
+                   for v in graph.vertices)
+
+
 def is_bounded(graph: JobGraph) -> bool:
     """True when every source ends (the job FINISHES once its queries consumed them)."""
     for v in graph.vertices:

@@ -558,7 +558,8 @@ class _KeyRunner:
         for table in self.backend._tables.values():
             table.clear()
         self.data["state"] = saved
-        if any(self.data.get(k) for k in ("state", "timers", "windows", "acc", "count")):
+        if any(self.data.get(k) for k in ("state", "timers", "windows", "acc", "count", "trigger_timers",
+                                          "trigger_state", "sessions")):
             state.update((_dumps(self.data),))
         else:
             state.clear()
@@ -636,7 +637,7 @@ class _KeyRunner:
                 continue
             timers.discard((domain, ts))
             if isinstance(head, WindowOperator):
-                yield from _WindowDriver(head, self).on_timer(ts)
+                yield from _WindowDriver(head, self).on_timer(ts, domain)
                 continue
             on_timer = getattr(getattr(head, "function", None), "on_timer", None)
             if on_timer is None:
@@ -672,13 +673,14 @@ class _KeyRunner:
 
 
 class _WindowDriver:
-    """A WindowOperator in STREAMING mode with its assigner's default trigger. An event-time
+    """A WindowOperator in STREAMING mode. With its assigner's default trigger: an event-time
     window fires when the watermark passes its end, late records (behind ``end +
     allowed_lateness``) go to the late side output or are dropped, a late record within the
-    lateness fires its window again, and a window's contents are removed at its cleanup time. A
-    processing-time window fires when the clock passes its end. A count window fires every
-    ``size`` (tumbling) or ``slide`` (sliding, with the last ``size``) records of its key.
-    Contents live in the key's state."""
+    lateness fires its window again, and a window's contents are removed at its cleanup time; a
+    processing-time window fires when the clock passes its end; a count window fires every
+    ``size`` (tumbling) or ``slide`` (sliding, with the last ``size``) records of its key. Any
+    other trigger or an evictor runs as in Flink's WindowOperator (``_TriggerDriver``).
+    Contents, trigger state and timers live in the key's state."""
 
     def __init__(self, op: WindowOperator, runner: _KeyRunner) -> None:
         if not getattr(op, "_ready", False):
@@ -699,10 +701,8 @@ class _WindowDriver:
         event_time = op.assigner.is_event_time()
         default = EventTimeTrigger if event_time else ProcessingTimeTrigger
         if op.evictor is not None or type(op.trigger) is not default:
-            raise NotImplementedError(
-                "STREAMING windows support time and count windows with their default trigger so far "
-                f"(got {type(op.assigner).__name__} with {type(op.trigger).__name__}"
-                f"{' and ' + type(op.evictor).__name__ if op.evictor is not None else ''})")
+            yield from _TriggerDriver(op, runner, self.contents).records(records)
+            return
         add = op._adder()
         tctx = op._tctx
         tctx.key = runner.key
@@ -786,13 +786,133 @@ class _WindowDriver:
         self.contents[result] = acc
         return result
 
-    def on_timer(self, ts: int) -> Iterator[tuple[str | None, int | None, Any]]:
+    def on_timer(self, ts: int, domain: TimeDomain) -> Iterator[tuple[str | None, int | None, Any]]:
+        op = self.op
+        if not op._count_shortcut and (op.evictor is not None or type(op.trigger) is not (
+                EventTimeTrigger if op.assigner.is_event_time() else ProcessingTimeTrigger)):
+            yield from _TriggerDriver(op, self.runner, self.contents).on_timer(ts, domain)
+            return
         lateness = self.op.allowed_lateness
         for w in sorted(self.contents, key=lambda w: (w.max_timestamp(), w[0])):
             if w.max_timestamp() == ts:
                 yield from self._fire(w)
             if w.max_timestamp() + lateness <= ts:
                 self.contents.pop(w, None)
+
+
+class _TriggerDriver:
+    """A window with any trigger or evictor, as Flink's WindowOperator runs it: the trigger sees
+    each element (``on_element``) and its timers (``on_event_time``, ``on_processing_time``);
+    FIRE emits the window, PURGE drops its contents, and a window is cleared at its cleanup time.
+    The trigger's timers (per window) and window-scoped state, and the key's session windows,
+    are kept in the key's state; each timer is also the key's timer, so Spark calls back at its
+    time."""
+
+    def __init__(self, op: WindowOperator, runner: "_KeyRunner", contents: dict[Any, Any]) -> None:
+        self.op = op
+        self.runner = runner
+        self.contents = contents
+        data = runner.data
+        tctx = op._tctx
+        tctx.key = runner.key
+        tctx.watermark = runner.watermark
+        tctx.window = None
+        tctx.timers.clear()
+        tctx.timers.update(data.get("trigger_timers") or {})
+        backend = op._trigger_backend
+        backend._tables.clear()
+        for name, (kind, values) in (data.get("trigger_state") or {}).items():
+            backend._kinds.setdefault(name, kind)
+            backend._tables[name] = {(runner.key, w): v for w, v in values.items()}
+        #: merging assigners: the key's session windows, sorted by start
+        self.order: list[Any] = data.get("sessions") or []
+        self.active = set(self.order)
+
+    def _save(self) -> None:
+        """The trigger's timers and state back into the key's state; new timers become the key's."""
+        op, runner, data = self.op, self.runner, self.runner.data
+        timers = dict(op._tctx.timers)
+        for domain, ts, _ in timers:
+            runner.register(TimeDomain.EVENT_TIME if domain == 0 else TimeDomain.PROCESSING_TIME, ts)
+        backend = op._trigger_backend
+        state = {name: (backend._kinds[name], {k[1]: v for k, v in table.items()})
+                 for name, table in backend._tables.items() if table}
+        for key in ("trigger_timers", "trigger_state", "sessions"):
+            data.pop(key, None)
+        if timers:
+            data["trigger_timers"] = timers
+        if state:
+            data["trigger_state"] = state
+        if self.order:
+            data["sessions"] = self.order
+        backend._tables.clear()
+        op._tctx.timers.clear()
+
+    def records(self, records: list[tuple[int | None, Any]]) -> Iterator[tuple[str | None, int | None, Any]]:
+        op, runner, contents = self.op, self.runner, self.contents
+        tctx, trigger = op._tctx, op.trigger
+        event_time = op.assigner.is_event_time()
+        add = op._adder()
+        try:
+            for ts, value in records:
+                if event_time and ts is None:
+                    raise RuntimeError("a window over event time needs timestamps: assign them with "
+                                       "assign_timestamps_and_watermarks(WatermarkStrategy...)")
+                t = MIN_WATERMARK if ts is None else ts
+                windows = op.assigner.assign_windows(value, t, tctx)
+                skipped = True
+                for w in windows:
+                    if event_time and op._cleanup_time(w) <= runner.watermark:
+                        continue  # late for this window
+                    skipped = False
+                    if op.merging:
+                        w = op._merge(w, self.order, self.active, contents, tctx)
+                    contents[w] = add(contents.get(w, _EMPTY), value, t)
+                    tctx.window = w
+                    result = trigger.on_element(value, t, w, tctx)
+                    if result.is_fire() and w in contents:
+                        yield from op._emit(runner.key, w, contents)
+                    if result.is_purge():
+                        contents.pop(w, None)
+                    op._register_cleanup(tctx, w)
+                if (skipped and event_time and op.late_data_tag is not None
+                        and t + op.allowed_lateness <= runner.watermark):
+                    yield (op.late_data_tag.tag_id, ts, value)
+        finally:
+            self._save()
+
+    def on_timer(self, ts: int, domain: TimeDomain) -> Iterator[tuple[str | None, int | None, Any]]:
+        """Every trigger timer of ``domain`` at or before ``ts``, in time order (a timer set by a
+        callback for a time already passed fires in the same round, as in Flink)."""
+        op, runner, contents = self.op, self.runner, self.contents
+        tctx, trigger = op._tctx, op.trigger
+        timers = tctx.timers
+        code = 0 if domain is TimeDomain.EVENT_TIME else 1
+        is_event = op.assigner.is_event_time()
+        try:
+            while True:
+                due = [k for k in timers if k[0] == code and k[1] <= ts]
+                if not due:
+                    break
+                k = min(due, key=lambda k: (k[1], getattr(k[2], "start", 0), timers[k]))
+                del timers[k]
+                _, at, w = k
+                if op.merging and w not in self.active:
+                    continue
+                tctx.window = w
+                result = (trigger.on_event_time(at, w, tctx) if code == 0
+                          else trigger.on_processing_time(at, w, tctx))
+                if result.is_fire() and w in contents:
+                    yield from op._emit(runner.key, w, contents)
+                if result.is_purge():
+                    contents.pop(w, None)
+                if (code == 0) == is_event and at == op._cleanup_time(w):
+                    op._clear_all_state(runner.key, w, contents, tctx)
+                    if op.merging and w in self.active:
+                        self.active.discard(w)
+                        self.order.remove(w)
+        finally:
+            self._save()
 
 
 def keyed_processor(prog: VertexProgram) -> Any:

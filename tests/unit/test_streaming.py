@@ -237,6 +237,38 @@ def test_processing_time_windows_fire_by_the_clock() -> None:
     assert not h.handle.timers and not h.state.rows
 
 
+def test_a_continuous_event_time_trigger_fires_early_and_at_the_end() -> None:
+    """Flink's ContinuousEventTimeTrigger: a 10 s window fires every 5 s of event time while
+    open and at its end; its next fire time is window-scoped state in the key's state."""
+    from sessioncluster.window import ContinuousEventTimeTrigger
+
+    op = WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "reduce", lambda a, b: a + b,
+                        trigger=ContinuousEventTimeTrigger.of(Time.seconds(5)))
+    h = KeyedHarness(op)
+    assert h.rows("x", [(1000, 1), (2000, 2)], watermark=0) == []
+    assert h.advance(4999) == []
+    assert h.advance(5000) == [3]                        # the early firing at 5 s
+    h.runner = _KeyRunner(h.prog, h.handle)              # a new worker: only the state store
+    assert h.rows("x", [(7000, 4)], watermark=5000) == []
+    assert h.advance(10_000) == [7]                      # the end (9,999): fired once
+    assert not h.handle.timers and not h.state.rows      # cleaned up at the window's end
+
+
+def test_a_purging_count_trigger_keeps_its_count_across_micro_batches() -> None:
+    """GlobalWindows with PurgingTrigger.of(CountTrigger.of(2)): the trigger's count is
+    window-scoped state that survives micro-batches and workers."""
+    from sessioncluster.window import CountTrigger, GlobalWindows, PurgingTrigger
+
+    op = WindowOperator(GlobalWindows.create(), "reduce", lambda a, b: a + b,
+                        trigger=PurgingTrigger.of(CountTrigger.of(2)))
+    h = KeyedHarness(op, event_time=False)
+    assert h.rows("x", [(None, 1), (None, 2), (None, 3)], 0) == [3]
+    h.runner = _KeyRunner(h.prog, h.handle)
+    assert h.rows("x", [(None, 4)], 0) == [7]
+    assert h.rows("y", [(None, 10)], 0) == []            # counted per key
+    assert h.rows("x", [(None, 5), (None, 6)], 0) == [11]
+
+
 def test_keyed_connect_shares_one_state_between_both_inputs() -> None:
     from sessioncluster.functions import KeyedCoProcessFunction
     from sessioncluster.operators import KeyedCoProcessOperator
