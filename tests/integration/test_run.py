@@ -288,6 +288,7 @@ DOC_PROGRAMS = [
     "window_session",
     "window_count",
     "rows_reduce",
+    "window_continuous_trigger",
 ]
 
 
