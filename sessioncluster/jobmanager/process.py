@@ -61,6 +61,7 @@ from ..spark.events import (
     TaskStarted,
 )
 from ..spark.sql import create_temporary_view_in_thread
+from ..spark.streaming import warm_up as warm_up_streaming
 from ..tasks import BackgroundTasks
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
@@ -73,7 +74,7 @@ from .resourcemanager import ResourceManager
 from .rest import RestServer, RestServices
 from .runner import JobRunner
 from .sqljob import SqlJob
-from .streamingjob import StreamingJob
+from .streamingjob import ROCKSDB_PROVIDER, StreamingJob
 
 log = logging.getLogger("sessioncluster.jobmanager")
 
@@ -434,6 +435,19 @@ class JobManager:
             self._take_over()
         if self.application is not None:
             self.loop.call_later(SUBMIT_TIMEOUT, self._no_application)
+        elif self.owner is None:
+            # a session that lives on (not a per-job cluster): its first STREAMING job comes warm
+            self.background.start(self._warm_streaming())
+
+    async def _warm_streaming(self) -> None:
+        try:
+            seconds = await self.loop.run_in_executor(None, warm_up_streaming, self.spark,
+                                                      self.dir / "warm-up", ROCKSDB_PROVIDER,
+                                                      lambda: self._stopping)
+            log.info("STREAMING warm-up done in %.1f s", seconds)
+        except Exception:  # noqa: BLE001 - the session works without it, colder
+            if not self._stopping:  # else Spark stopped under it
+                log.warning("the STREAMING warm-up failed", exc_info=True)
 
     def _no_application(self) -> None:
         """An application cluster whose client never sent the program: do not linger."""
