@@ -399,33 +399,73 @@ def test_connect_keyed_and_not_keyed(session: sessioncluster.Session) -> None:
 def test_a_socket_source_ends_when_its_peer_closes(session: sessioncluster.Session) -> None:
     """``socket_text_stream``: lines sent, then the peer closes; as Flink's socket source, the
     source ends and the job FINISHES with every line read."""
-    import socket
-
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        server.settimeout(RESULT_TIMEOUT)
-        port = server.getsockname()[1]
+    peer = OneConnectionPeer(session, ["to be or", "not to be"])
+    try:
         env = session.get_execution_environment()
         env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
         env.set_parallelism(1)
-        results = (env.socket_text_stream("127.0.0.1", port)
+        results = (env.socket_text_stream("127.0.0.1", peer.port)
                    .flat_map(lambda line: line.split(), output_type=Types.STRING())
                    .execute_and_collect("socket words"))
-        peer, _ = server.accept()  # Spark's driver connects when the query starts
-        with peer:
-            peer.sendall(b"to be or\nnot to be\n")
-    assert sorted(results) == sorted("to be or not to be".split())
-    assert results.client.wait(60).status is JobStatus.FINISHED
+        assert sorted(results) == sorted("to be or not to be".split())
+        assert results.client.wait(60).status is JobStatus.FINISHED
+    finally:
+        peer.close()
+
+
+class OneConnectionPeer:
+    """A peer for ``socket_text_stream`` that, like ``nc -l``, serves one connection: the first
+    one from the session's Spark driver gets ``lines``, then is closed. It counts the driver's
+    connections; a connection from any other process (a stray one to a port it once had) is
+    closed unanswered."""
+
+    def __init__(self, session: sessioncluster.Session, lines: list[str]) -> None:
+        import socket
+        import threading
+
+        self.session = session
+        self.payload = "".join(f"{line}\n" for line in lines).encode()
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.driver_connections = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _from_driver(self, peer: tuple[str, int]) -> bool:
+        import psutil
+
+        jobmanager = psutil.Process(self.session.info.jobmanager_pid)
+        pids = {jobmanager.pid} | {c.pid for c in jobmanager.children(recursive=True)}
+        return any(c.pid in pids and c.laddr and c.laddr.port == peer[1]
+                   for c in psutil.net_connections(kind="tcp"))
+
+    def _serve(self) -> None:
+        while not self._done.is_set():
+            try:
+                conn, peer = self.server.accept()
+            except OSError:  # the timeout: look at _done again
+                continue
+            with conn:
+                if self._from_driver(peer):
+                    self.driver_connections += 1
+                    if self.driver_connections == 1:
+                        conn.sendall(self.payload)
+
+    def close(self) -> None:
+        self._done.set()
+        self._thread.join()
+        self.server.close()
 
 
 def test_a_stream_fanned_out_to_two_sinks_reads_its_source_once(session: sessioncluster.Session,
                                                                    tmp_path: Path) -> None:
     """One socket stream, two sinks: the sinks share one query, so the job opens one
-    connection (the peer here, as ``nc -l``, accepts only one) and each sink gets every line.
+    connection (the peer here, as ``nc -l``, serves only one) and each sink gets every line.
     The two branches run in one region after the source's stage, so the source's chain (with a
     map that notes each call in a file) runs once per record, and its records out are counted
     once per record (as Flink counts a collect), not once per edge."""
-    import socket
-
     calls = tmp_path / "calls"
 
     def tap(line: str) -> str:
@@ -434,21 +474,20 @@ def test_a_stream_fanned_out_to_two_sinks_reads_its_source_once(session: session
         return line
 
     lines = [f"line {i}" for i in range(20)]
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        server.settimeout(RESULT_TIMEOUT)
+    peer = OneConnectionPeer(session, lines)
+    try:
         env = session.get_execution_environment()
         env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
         env.set_parallelism(1)
-        text = env.socket_text_stream("127.0.0.1", server.getsockname()[1]).map(tap).name("tap")
+        text = env.socket_text_stream("127.0.0.1", peer.port).map(tap).name("tap")
         for name, fn in (("upper", str.upper), ("lengths", len)):
             text.map(fn).sink_to(FileSink.for_row_format(str(tmp_path / name),
                                                          Encoder.simple_string_encoder()).build())
         client = env.execute_async("fan-out")
-        peer, _ = server.accept()
-        server.close()  # a second connection would be refused
-        with peer:
-            peer.sendall("".join(f"{line}\n" for line in lines).encode())
         assert client.wait(120).status is JobStatus.FINISHED, client.details().error_text
+    finally:
+        peer.close()
+    assert peer.driver_connections == 1
 
     def written(name: str) -> list[str]:
         return sorted(x for p in (tmp_path / name).glob("part-*") for x in p.read_text().splitlines())
@@ -463,8 +502,6 @@ def test_a_stream_fanned_out_to_two_sinks_reads_its_source_once(session: session
 def test_a_socket_source_that_ends_fires_its_last_windows(session: sessioncluster.Session) -> None:
     """Event-time windows over a socket: when the peer closes, the source ends and, as in Flink,
     the final watermark fires every window still open before the job FINISHES."""
-    import socket
-
     from sessioncluster.pyflink.common import Time
     from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
 
@@ -473,23 +510,22 @@ def test_a_socket_source_that_ends_fires_its_last_windows(session: sessioncluste
             return int(value.split(",")[0]) * 1000
 
     events = ["1,x", "3,x", "2,y", "9,x", "13,x", "15,y", "25,z", "27,z"]
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        server.settimeout(RESULT_TIMEOUT)
+    peer = OneConnectionPeer(session, events)
+    try:
         env = session.get_execution_environment()
         env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
         env.set_parallelism(1)
         strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(2))
                     .with_timestamp_assigner(Seconds()))
-        results = (env.socket_text_stream("127.0.0.1", server.getsockname()[1])
+        results = (env.socket_text_stream("127.0.0.1", peer.port)
                    .assign_timestamps_and_watermarks(strategy)
                    .map(lambda line: (line.split(",")[1], 1))
                    .key_by(lambda t: t[0])
                    .window(TumblingEventTimeWindows.of(Time.seconds(10)))
                    .reduce(lambda a, b: (a[0], a[1] + b[1]))
                    .execute_and_collect("socket windows"))
-        peer, _ = server.accept()
-        with peer:
-            peer.sendall("".join(f"{e}\n" for e in events).encode())
-    # the watermark reached 25 s before the end: [20, 30) fires only by the final watermark
-    assert sorted(results) == [("x", 1), ("x", 3), ("y", 1), ("y", 1), ("z", 2)]
-    assert results.client.wait(60).status is JobStatus.FINISHED
+        # the watermark reached 25 s before the end: [20, 30) fires only by the final watermark
+        assert sorted(results) == [("x", 1), ("x", 3), ("y", 1), ("y", 1), ("z", 2)]
+        assert results.client.wait(60).status is JobStatus.FINISHED
+    finally:
+        peer.close()
