@@ -257,110 +257,104 @@ def _min(a: int, b: int) -> int:
     return min(a, b)
 
 
-class ContinuousEventTimeTrigger(Trigger):
-    """Fires every ``interval`` of event time (by the watermark) while the window is open, and
-    when the watermark passes its end (Flink's ContinuousEventTimeTrigger)."""
+class _ContinuousTrigger(Trigger):
+    """Fires every ``interval`` of its time domain while the window is open, and at the window's
+    end; the next fire time is window-scoped state (Flink's Continuous*TimeTrigger)."""
 
     def __init__(self, interval: int) -> None:
         if interval <= 0:
             raise ValueError("the interval must be positive")
         self.interval = interval
         self._descriptor = ReducingStateDescriptor("fire-time", _min)
+
+    def _register(self, ctx: Any, time: int) -> None:
+        raise NotImplementedError
+
+    def _delete(self, ctx: Any, time: int) -> None:
+        raise NotImplementedError
+
+    def _start(self, time: int, window: Window, ctx: Any) -> None:
+        """The first element of the window: its first early firing."""
+        fire_time = ctx.get_partitioned_state(self._descriptor)
+        if fire_time.get() is None:
+            self._register_next(time - time % self.interval, window, ctx, fire_time)
+
+    def _on_timer(self, time: int, window: Window, ctx: Any) -> TriggerResult:
+        if time == window.max_timestamp():
+            return TriggerResult.FIRE
+        fire_time = ctx.get_partitioned_state(self._descriptor)
+        if fire_time.get() == time:
+            fire_time.clear()
+            self._register_next(time, window, ctx, fire_time)
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def _register_next(self, time: int, window: Window, ctx: Any, fire_time: Any) -> None:
+        next_time = min(time + self.interval, window.max_timestamp())
+        fire_time.add(next_time)
+        self._register(ctx, next_time)
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Window, ctx: Any) -> None:
+        ctx.merge_partitioned_state(self._descriptor)
+        next_time = ctx.get_partitioned_state(self._descriptor).get()
+        if next_time is not None:
+            self._register(ctx, next_time)
+
+    def clear(self, window: Window, ctx: Any) -> None:
+        fire_time = ctx.get_partitioned_state(self._descriptor)
+        if fire_time.get() is not None:
+            self._delete(ctx, fire_time.get())
+            fire_time.clear()
+
+
+class ContinuousEventTimeTrigger(_ContinuousTrigger):
+    """Fires every ``interval`` of event time (by the watermark) while the window is open, and
+    when the watermark passes its end (Flink's ContinuousEventTimeTrigger)."""
 
     @staticmethod
     def of(interval: Time | Duration | int) -> "ContinuousEventTimeTrigger":
         return ContinuousEventTimeTrigger(to_millis(interval))
 
+    def _register(self, ctx: Any, time: int) -> None:
+        ctx.register_event_time_timer(time)
+
+    def _delete(self, ctx: Any, time: int) -> None:
+        ctx.delete_event_time_timer(time)
+
     def on_element(self, element: Any, timestamp: int, window: Window, ctx: Any) -> TriggerResult:
         if window.max_timestamp() <= ctx.get_current_watermark():
             return TriggerResult.FIRE  # the watermark is past the window already
         ctx.register_event_time_timer(window.max_timestamp())
-        fire_time = ctx.get_partitioned_state(self._descriptor)
-        if fire_time.get() is None:
-            self._register_next(timestamp - timestamp % self.interval, window, ctx, fire_time)
+        self._start(timestamp, window, ctx)
         return TriggerResult.CONTINUE
 
     def on_event_time(self, time: int, window: Window, ctx: Any) -> TriggerResult:
-        if time == window.max_timestamp():
-            return TriggerResult.FIRE
-        fire_time = ctx.get_partitioned_state(self._descriptor)
-        if fire_time.get() == time:
-            fire_time.clear()
-            self._register_next(time, window, ctx, fire_time)
-            return TriggerResult.FIRE
-        return TriggerResult.CONTINUE
-
-    def _register_next(self, time: int, window: Window, ctx: Any, fire_time: Any) -> None:
-        next_time = min(time + self.interval, window.max_timestamp())
-        fire_time.add(next_time)
-        ctx.register_event_time_timer(next_time)
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Window, ctx: Any) -> None:
-        ctx.merge_partitioned_state(self._descriptor)
-        next_time = ctx.get_partitioned_state(self._descriptor).get()
-        if next_time is not None:
-            ctx.register_event_time_timer(next_time)
-
-    def clear(self, window: Window, ctx: Any) -> None:
-        fire_time = ctx.get_partitioned_state(self._descriptor)
-        if fire_time.get() is not None:
-            ctx.delete_event_time_timer(fire_time.get())
-            fire_time.clear()
+        return self._on_timer(time, window, ctx)
 
 
-class ContinuousProcessingTimeTrigger(Trigger):
+class ContinuousProcessingTimeTrigger(_ContinuousTrigger):
     """Fires every ``interval`` of processing time while the window is open, and at its end
     (Flink's ContinuousProcessingTimeTrigger)."""
-
-    def __init__(self, interval: int) -> None:
-        if interval <= 0:
-            raise ValueError("the interval must be positive")
-        self.interval = interval
-        self._descriptor = ReducingStateDescriptor("fire-time", _min)
 
     @staticmethod
     def of(interval: Time | Duration | int) -> "ContinuousProcessingTimeTrigger":
         return ContinuousProcessingTimeTrigger(to_millis(interval))
 
+    def _register(self, ctx: Any, time: int) -> None:
+        ctx.register_processing_time_timer(time)
+
+    def _delete(self, ctx: Any, time: int) -> None:
+        ctx.delete_processing_time_timer(time)
+
     def on_element(self, element: Any, timestamp: int, window: Window, ctx: Any) -> TriggerResult:
-        fire_time = ctx.get_partitioned_state(self._descriptor)
-        now = ctx.get_current_processing_time()
-        if fire_time.get() is None:
-            self._register_next(now - now % self.interval, window, ctx, fire_time)
+        self._start(ctx.get_current_processing_time(), window, ctx)
         return TriggerResult.CONTINUE
 
     def on_processing_time(self, time: int, window: Window, ctx: Any) -> TriggerResult:
-        if time == window.max_timestamp():
-            return TriggerResult.FIRE
-        fire_time = ctx.get_partitioned_state(self._descriptor)
-        if fire_time.get() == time:
-            fire_time.clear()
-            self._register_next(time, window, ctx, fire_time)
-            return TriggerResult.FIRE
-        return TriggerResult.CONTINUE
-
-    def _register_next(self, time: int, window: Window, ctx: Any, fire_time: Any) -> None:
-        next_time = min(time + self.interval, window.max_timestamp())
-        fire_time.add(next_time)
-        ctx.register_processing_time_timer(next_time)
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Window, ctx: Any) -> None:
-        ctx.merge_partitioned_state(self._descriptor)
-        next_time = ctx.get_partitioned_state(self._descriptor).get()
-        if next_time is not None:
-            ctx.register_processing_time_timer(next_time)
-
-    def clear(self, window: Window, ctx: Any) -> None:
-        fire_time = ctx.get_partitioned_state(self._descriptor)
-        if fire_time.get() is not None:
-            ctx.delete_processing_time_timer(fire_time.get())
-            fire_time.clear()
+        return self._on_timer(time, window, ctx)
 
 
 class PurgingTrigger(Trigger):
