@@ -96,6 +96,8 @@ class JobManager:
         self.key = key or new_key()
         self.signer = MessageSigner(self.key, sender=f"jobmanager-{name}")
         self.ready = False
+        #: the STREAMING warm-up runs (``_warm_streaming``)
+        self.warming_up = False
         self.startup_error: str | None = None
         #: HA: leader election and the job-graph and job result stores (None: no HA)
         self.ha: HighAvailabilityServices | None = (
@@ -301,7 +303,8 @@ class JobManager:
     def _overview(self, jobs: list[JobSummary], jobs_in_memory: int) -> ClusterOverview:
         return ClusterOverview(self.name, self.ready, self.settings.master_url, self.pid,
                                self.rm.infos(), jobs, self.settings.expected_taskmanagers,
-                               self.startup_error, jobs_in_memory, self._cached_streams())
+                               self.startup_error, jobs_in_memory, self._cached_streams(),
+                               self.warming_up)
 
     def _cached_streams(self) -> list[CachedStreamInfo]:
         return self.caches.infos(self.spark.sparkContext if self.spark is not None else None)
@@ -437,6 +440,7 @@ class JobManager:
             self.loop.call_later(SUBMIT_TIMEOUT, self._no_application)
         elif self.owner is None:
             # a session that lives on (not a per-job cluster): its first STREAMING job comes warm
+            self.warming_up = True
             self.background.start(self._warm_streaming())
 
     async def _warm_streaming(self) -> None:
@@ -448,6 +452,8 @@ class JobManager:
         except Exception:  # noqa: BLE001 - the session works without it, colder
             if not self._stopping:  # else Spark stopped under it
                 log.warning("the STREAMING warm-up failed", exc_info=True)
+        finally:
+            self.warming_up = False
 
     def _no_application(self) -> None:
         """An application cluster whose client never sent the program: do not linger."""

@@ -365,6 +365,8 @@ class ClusterOverview(Message):
     jobs_in_memory: int = 0
     #: streams cached in the session (``DataStream.cache()``)
     cached_streams: list[CachedStreamInfo] = field(default_factory=list)
+    #: the session's STREAMING warm-up is running (it ends a few seconds after ready)
+    warming_up: bool = False
 
 
 @dataclass(slots=True)
