@@ -48,7 +48,6 @@ from ..spark.streaming import (
     compute_counts,
     controlled_watermarks,
     is_bounded,
-    reads_all_at_once,
     socket_peers,
     write_control,
     write_text_batch,
@@ -198,10 +197,10 @@ class StreamingJob(SparkJobRunner):
                                             self.control_dir)
         self.results = {v.vertex_id: ResultBuffer() for q in self.stream_queries for v in q.sinks
                         if v.operators[-1].kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
-        if self.bounded and self.controlled and reads_all_at_once(self.job_graph):
-            # every source is read whole by the first micro-batch: the final watermark can be
-            # read by it too, and moves the watermark once the batch is through (then Spark's
-            # no-data batch fires the windows), without a second run of the queries
+        if self.bounded and self.controlled:
+            # a bounded job's sources are read whole by its first micro-batch: Flink's final
+            # watermark is read by it too, and moves the watermark once the batch is through
+            # (then Spark's no-data batch fires the windows and event-time timers)
             self._write_final_watermark()
         restore = self.config.get("execution.savepoint.path")
         if restore and any((self.checkpoint_dir / q.key).exists() for q in self.stream_queries):
@@ -327,29 +326,14 @@ class StreamingJob(SparkJobRunner):
                 return
             if ended and len(ended) == len(self.queries):
                 self._collect_progress()
-                if self._final_watermark():
-                    continue
                 self.loop.call_soon_threadsafe(self._finished, JobStatus.FINISHED)
                 return
             time.sleep(WATCH_SECONDS)
 
-    def _final_watermark(self) -> bool:
-        """Once a bounded job's queries have read all their input: send Flink's final watermark
-        (the end-of-input record) and run them once more, to fire the event-time timers and
-        windows it passes. False when there is nothing (more) to send."""
-        if not self.bounded or not self.controlled or self._final_watermark_written():
-            return False
-        self._write_final_watermark()
-        log.info("streaming job %s: input consumed, final watermark", self.job_id)
-        self._start_queries()
-        return True
-
-    def _final_watermark_written(self) -> bool:
-        return (self.control_dir / next(iter(self.controlled)) / "end.parquet").exists()
-
     def _write_final_watermark(self) -> None:
-        """Flink's final watermark: the end-of-input record into every controlled watermark."""
-        if not self._final_watermark_written():
+        """Flink's final watermark: the end-of-input record into every controlled watermark
+        (once per run)."""
+        if not (self.control_dir / next(iter(self.controlled)) / "end.parquet").exists():
             for vid in self.controlled:
                 write_control(self.control_dir / vid, END_OF_INPUT_MS, "end")
 

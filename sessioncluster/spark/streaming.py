@@ -14,8 +14,10 @@ JobManager writes control records (``out`` = ``CONTROL_OUT``); such a record mov
 and is dropped right behind it. Two uses:
 
 - Flink ends a bounded input with a final MAX watermark, which fires every pending event-time
-  timer and window: once a bounded job's input is consumed, every watermark gets a record with
-  the largest timestamp (``END_OF_INPUT_MS``).
+  timer and window: every watermark of a bounded job gets a record with the largest timestamp
+  (``END_OF_INPUT_MS``) before it starts, read by its first micro-batch with all its input
+  (Spark moves the watermark once a batch is through, so none of that input is late); every
+  watermark of a socket job gets one when its peers close.
 - ``with_idleness``: Spark takes the minimum of a query's watermarks, so a stream that has gone
   quiet holds back the others (within one stream, Spark's watermark is the maximum over all
   partitions: an idle partition never holds it back). An input idle for its timeout gets a
@@ -463,10 +465,9 @@ def source_frame(spark: Any, v: JobVertex, blobs: Callable[[list[str]], dict[str
                 raise FileNotFoundError(f"the source directory {p} does not exist")
         if len(paths) > 1:
             raise StreamingPlanError("a streaming file source reads one directory")
-        reader = spark.readStream.format("text")
-        if config.get("max_files_per_trigger"):
-            reader = reader.option("maxFilesPerTrigger", int(config["max_files_per_trigger"]))
-        return reader.load(paths[0]), "text"
+        # no maxFilesPerTrigger: a bounded job's first micro-batch reads every file, and its
+        # final watermark with them (``StreamingJob._set_up``)
+        return spark.readStream.format("text").load(paths[0]), "text"
     if head.kind is OperatorKind.SOURCE_STREAM:
         fmt = config["format"]
         if fmt == "sequence":
@@ -530,13 +531,6 @@ def socket_peers(graph: JobGraph) -> list[tuple[str, int]]:
                 head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "rate")):
             return []
     return peers
-
-
-def reads_all_at_once(graph: JobGraph) -> bool:
-    """True when a bounded job's first micro-batch reads all of its input: no source is read in
-    parts (``max_files_per_trigger``)."""
-    return not any(v.operators[0].kind.is_source and v.operators[0].config.get("max_files_per_trigger")
-                   for v in graph.vertices)
 
 
 def is_bounded(graph: JobGraph) -> bool:
