@@ -74,7 +74,7 @@ from .resourcemanager import ResourceManager
 from .rest import RestServer, RestServices
 from .runner import JobRunner
 from .sqljob import SqlJob
-from .streamingjob import ROCKSDB_PROVIDER, StreamingJob
+from .streamingjob import StreamingJob
 
 log = logging.getLogger("sessioncluster.jobmanager")
 
@@ -446,8 +446,7 @@ class JobManager:
     async def _warm_streaming(self) -> None:
         try:
             seconds = await self.loop.run_in_executor(None, warm_up_streaming, self.spark,
-                                                      self.dir / "warm-up", ROCKSDB_PROVIDER,
-                                                      lambda: self._stopping)
+                                                      self.dir / "warm-up", lambda: self._stopping)
             log.info("STREAMING warm-up done in %.1f s", seconds)
         except Exception:  # noqa: BLE001 - the session works without it, colder
             if not self._stopping:  # else Spark stopped under it

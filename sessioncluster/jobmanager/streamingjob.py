@@ -49,6 +49,7 @@ from ..spark.streaming import (
     controlled_watermarks,
     is_bounded,
     socket_peers,
+    streaming_session,
     write_control,
     write_text_batch,
 )
@@ -68,7 +69,6 @@ RESULT_BUFFER_BYTES = 64 * 1024 * 1024
 QUIESCE_SECONDS = 60.0
 #: how long the batch that runs with a socket job's final watermark is waited for (s)
 FINAL_WATERMARK_SECONDS = 60.0
-ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 #: checkpoint statistics kept per job (Flink's web.checkpoints.history default is 10)
 CHECKPOINT_HISTORY = 10
 
@@ -120,10 +120,8 @@ class StreamingJob(SparkJobRunner):
                          publish, on_done)
         # a session of its own (same SparkContext): SQL settings per job, e.g. how many state
         # partitions its keyed operators have
-        self.spark = spark.newSession()
-        self.spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
         keyed = [v.parallelism for v in job_graph.vertices if is_keyed_head(v)]
-        self.spark.conf.set("spark.sql.shuffle.partitions", str(max(keyed or [1])))
+        self.spark = streaming_session(spark, max(keyed or [1]))
         retained = job_graph.configuration.get("state.checkpoints.num-retained")
         if retained:  # Flink's retained checkpoints: the micro-batches Spark keeps
             self.spark.conf.set("spark.sql.streaming.minBatchesToRetain", str(int(retained)))

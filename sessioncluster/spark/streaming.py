@@ -78,6 +78,9 @@ DEFAULT_TRIGGER_MS = 200
 #: keyed operators with timers: their query runs in a time mode (the others in none)
 TIMER_OPERATORS = {"KeyedProcessOperator", "KeyedCoProcessOperator", "WindowOperator"}
 
+#: keyed state's store: RocksDB (checkpointed with each micro-batch)
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
 #: the timestamp of the end-of-input record (ms): Spark's largest timestamp (microseconds in a
 #: long), where Flink's final watermark is Long.MAX_VALUE
 END_OF_INPUT_MS = (2**63 - 1) // 1000
@@ -527,31 +530,39 @@ def socket_peers(graph: JobGraph) -> list[tuple[str, int]]:
         head = v.operators[0]
         if head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "socket":
             peers.append((str(head.config["host"]), int(head.config["port"])))
-        elif head.kind.is_source and (head.config.get("unbounded") or (
-                head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "rate")):
+        elif head.kind.is_source and _unbounded(head):
             return []
     return peers
 
 
 def is_bounded(graph: JobGraph) -> bool:
     """True when every source ends (the job FINISHES once its queries consumed them)."""
-    for v in graph.vertices:
-        head = v.operators[0]
-        if not head.kind.is_source:
-            continue
-        if head.config.get("unbounded") or (head.kind is OperatorKind.SOURCE_STREAM
-                                            and head.config["format"] in ("rate", "socket")):
-            return False
-    return True
+    return not any(v.operators[0].kind.is_source and _unbounded(v.operators[0]) for v in graph.vertices)
+
+
+def _unbounded(source: Any) -> bool:
+    """True for a source operator that does not end: a watched directory, a rate generator, a
+    socket."""
+    return bool(source.config.get("unbounded")) or (
+        source.kind is OperatorKind.SOURCE_STREAM and source.config.get("format") in ("rate", "socket"))
 
 
 # -- the session's warm-up -------------------------------------------------------------------
 
 
-def warm_up(spark: Any, directory: Path, provider: str, stopping: Callable[[], bool]) -> float:
+def streaming_session(spark: Any, state_partitions: int) -> Any:
+    """A SparkSession of its own (same SparkContext) for streaming queries: keyed state in
+    RocksDB, ``state_partitions`` partitions of it."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+    session.conf.set("spark.sql.shuffle.partitions", str(state_partitions))
+    return session
+
+
+def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool]) -> float:
     """A one-row keyed streaming query (a Parquet file source, a watermark, ``mapInArrow``,
-    ``transformWithStateInPandas`` with event-time timers on the ``provider`` state store,
-    ``foreachBatch``), run once after the session is ready: the first STREAMING job then finds
+    ``transformWithStateInPandas`` with event-time timers on RocksDB, ``foreachBatch``), run
+    once after the session is ready: the first STREAMING job then finds
     Spark's streaming classes, the state store's native library and their Python workers loaded
     (its first micro-batch took 9-13 s on a cold session here, 2-5 s on a warm one). It ends
     early when ``stopping()`` (the session stops). Its seconds."""
@@ -560,9 +571,7 @@ def warm_up(spark: Any, directory: Path, provider: str, stopping: Callable[[], b
     import pyspark.sql.functions as F
 
     t0 = time.monotonic()
-    session = spark.newSession()
-    session.conf.set("spark.sql.streaming.stateStore.providerClass", provider)
-    session.conf.set("spark.sql.shuffle.partitions", "1")
+    session = streaming_session(spark, 1)
     session.sparkContext.setJobGroup("warm-up", "sessioncluster warm-up (STREAMING)")
     try:
         (directory / "input").mkdir(parents=True, exist_ok=True)

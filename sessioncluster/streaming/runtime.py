@@ -688,6 +688,10 @@ class _WindowDriver:
         self.op = op
         self.runner = runner
         self.contents: dict[Any, Any] = runner.data.setdefault("windows", {})
+        default = EventTimeTrigger if op.assigner.is_event_time() else ProcessingTimeTrigger
+        #: a trigger or evictor other than the assigner's own: run by ``_TriggerDriver``
+        self.any_trigger = not op._count_shortcut and (op.evictor is not None
+                                                       or type(op.trigger) is not default)
 
     def _fire(self, w: Any) -> Iterator[tuple[str | None, int | None, Any]]:
         self.op._tctx.watermark = self.runner.watermark
@@ -698,11 +702,10 @@ class _WindowDriver:
         if op._count_shortcut:
             yield from self._count(records)
             return
-        event_time = op.assigner.is_event_time()
-        default = EventTimeTrigger if event_time else ProcessingTimeTrigger
-        if op.evictor is not None or type(op.trigger) is not default:
+        if self.any_trigger:
             yield from _TriggerDriver(op, runner, self.contents).records(records)
             return
+        event_time = op.assigner.is_event_time()
         add = op._adder()
         tctx = op._tctx
         tctx.key = runner.key
@@ -787,10 +790,8 @@ class _WindowDriver:
         return result
 
     def on_timer(self, ts: int, domain: TimeDomain) -> Iterator[tuple[str | None, int | None, Any]]:
-        op = self.op
-        if not op._count_shortcut and (op.evictor is not None or type(op.trigger) is not (
-                EventTimeTrigger if op.assigner.is_event_time() else ProcessingTimeTrigger)):
-            yield from _TriggerDriver(op, self.runner, self.contents).on_timer(ts, domain)
+        if self.any_trigger:
+            yield from _TriggerDriver(self.op, self.runner, self.contents).on_timer(ts, domain)
             return
         lateness = self.op.allowed_lateness
         for w in sorted(self.contents, key=lambda w: (w.max_timestamp(), w[0])):
