@@ -280,8 +280,7 @@ class _ContinuousTrigger(Trigger):
             self._register_next(time - time % self.interval, window, ctx, fire_time)
 
     def _on_timer(self, time: int, window: Window, ctx: Any) -> TriggerResult:
-        if time == window.max_timestamp():
-            return TriggerResult.FIRE
+        """A timer at the next fire time: fire, and set the one after it."""
         fire_time = ctx.get_partitioned_state(self._descriptor)
         if fire_time.get() == time:
             fire_time.clear()
@@ -332,6 +331,8 @@ class ContinuousEventTimeTrigger(_ContinuousTrigger):
         return TriggerResult.CONTINUE
 
     def on_event_time(self, time: int, window: Window, ctx: Any) -> TriggerResult:
+        if time == window.max_timestamp():  # the window's end (its own timer, set per element)
+            return TriggerResult.FIRE
         return self._on_timer(time, window, ctx)
 
 
