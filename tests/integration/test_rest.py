@@ -13,7 +13,7 @@ import pytest
 
 import sessioncluster
 from sessioncluster import IntCounter, MapFunction, cli
-from sessioncluster.client.rest import RestClient, RestError
+from sessioncluster.client.restclient import RestClient, RestError
 
 pytestmark = pytest.mark.integration
 
