@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import tornado.testing
 
 from sessioncluster.connection import rest_token
@@ -264,3 +265,89 @@ class DashboardAuthTest(tornado.testing.AsyncHTTPTestCase):
         assert done.code == 202 and self.job.cancelled
         wrong = self.fetch("/jobs", headers={"Cookie": "sessioncluster-token=nope"}, raise_error=False)
         assert wrong.code == 401
+
+
+# -- our answers parsed by a Flink REST client ----------------------------------------------------
+# The models of ``flink-job-manager-api`` (generated from Flink's OpenAPI spec,
+# ``rest_v1_dispatcher.yml``): a model takes every field it knows, checks enum values
+# (ExecutionState, JobStatus, back-pressure levels, ...) and nested bodies, and keeps the fields it
+# does not know aside: those must be ours (documented beside Flink's) or places where Flink's spec
+# names a field otherwise than Flink's wire format. The client is not a dependency of the
+# project: without it these tests are skipped.
+
+#: fields the spec does not list: ours, Flink 1.x fields the spec dropped, and the spec's quirks
+#: (Flink serializes JobConfigInfo and the back-pressure level under other names than the spec's)
+NOT_IN_THE_SPEC = {
+    "/jobs/{job}/config": {"jid", "name", "execution-config"},
+    "/jobs/{job}/exceptions": {"all-exceptions", "root-exception", "timestamp", "truncated"},
+    "/jobs/{job}/vertices/sum/backpressure": {"backpressure-level"},
+    "/jobs/{job}/vertices/src/subtasks/0": {"host", "slot", "spark-task-id", "start_time"},
+    "/jobs/{job}/vertices/src/subtasks/0/attempts/0": {"host", "slot", "spark-task-id",
+                                                       "start_time"},
+    "/taskmanagers/1": {"libraryCache", "state"},
+    "/jobs/{job}/resource-requirements": {"src", "sum"},  # a map by vertex id
+}
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [
+        ("/config", "DashboardConfiguration"), ("/overview", "ClusterOverviewWithVersion"),
+        ("/jobs", "JobIdsWithStatusOverview"), ("/jobs/overview", "MultipleJobsDetails"),
+        ("/jobs/{job}", "JobDetailsInfo"), ("/jobs/{job}/plan", "JobPlanInfo"),
+        ("/jobs/{job}/config", "JobConfigInfo"), ("/jobs/{job}/status", "JobStatusInfo"),
+        ("/jobs/{job}/exceptions", "JobExceptionsInfoWithHistory"),
+        ("/jobs/{job}/accumulators", "JobAccumulatorsInfo"),
+        ("/jobs/{job}/execution-result", "JobExecutionResultResponseBody"),
+        ("/jobs/{job}/resource-requirements", "JobResourceRequirementsBody"),
+        ("/jobs/{job}/jobmanager/log-url", "LogUrlResponse"),
+        ("/jobs/{job}/vertices/src", "JobVertexDetailsInfo"),
+        ("/jobs/{job}/vertices/src/subtasktimes", "SubtasksTimesInfo"),
+        ("/jobs/{job}/vertices/sum/taskmanagers", "JobVertexTaskManagersInfo"),
+        ("/jobs/{job}/vertices/sum/backpressure", "JobVertexBackPressureInfo"),
+        ("/jobs/{job}/vertices/src/accumulators", "JobVertexAccumulatorsInfo"),
+        ("/jobs/{job}/vertices/src/subtasks/accumulators", "SubtasksAllAccumulatorsInfo"),
+        ("/jobs/{job}/vertices/src/subtasks/0", "SubtaskExecutionAttemptDetailsInfo"),
+        ("/jobs/{job}/vertices/src/subtasks/0/attempts/0", "SubtaskExecutionAttemptDetailsInfo"),
+        ("/jobs/{job}/vertices/src/subtasks/0/attempts/1/accumulators",
+         "SubtaskExecutionAttemptAccumulatorsInfo"),
+        ("/jobmanager/environment", "EnvironmentInfo"), ("/jobmanager/thread-dump", "ThreadDumpInfo"),
+        ("/jobmanager/logs", "LogListInfo"),
+        ("/taskmanagers", "TaskManagersInfo"), ("/taskmanagers/1", "TaskManagerDetailsInfo"),
+    ]
+
+
+class FlinkClientParsesOurAnswers(tornado.testing.AsyncHTTPTestCase):
+    def get_app(self) -> Any:
+        job = FakeJob()
+        tm = TaskManagerInfo("1", "worker-a", 11, 12, 0, 1, 1, last_heartbeat=T0)
+        services = RestServices("unit", lambda job_id: job if job_id == JOB else None,
+                                lambda: [job.details().summary], lambda: [tm],
+                                lambda: {"parallelism.default": "1"})
+        return RestServer(services, KEY).app
+
+    def body(self, path: str) -> Any:
+        resp = self.fetch(path.format(job=JOB),
+                          headers={"Authorization": f"Bearer {rest_token(KEY)}"})
+        assert resp.code == 200, (path, resp.body)
+        return json.loads(resp.body)
+
+    def test_every_body_parses_into_its_model(self) -> None:
+        models = pytest.importorskip("flink_job_manager_api.models")
+        for path, name in _cases():
+            parsed = getattr(models, name).from_dict(self.body(path))
+            unknown = set(parsed.additional_properties)
+            assert unknown <= NOT_IN_THE_SPEC.get(path, set()), (path, unknown)
+
+    def test_configuration_entries_and_metrics(self) -> None:
+        models = pytest.importorskip("flink_job_manager_api.models")
+        for path in ("/jobmanager/config", "/jobs/{job}/jobmanager/config"):
+            for entry in self.body(path):
+                parsed = models.ConfigurationInfoEntry.from_dict(entry)
+                assert isinstance(parsed.key, str) and isinstance(parsed.value, str)
+                assert not parsed.additional_properties
+        for path in ("/jobmanager/metrics?get=taskSlotsTotal", "/jobs/{job}/metrics?get=uptime",
+                     "/jobs/{job}/vertices/src/watermarks",
+                     "/taskmanagers/1/metrics?get=Status.Slots.Total"):
+            metrics = [models.Metric.from_dict(m) for m in self.body(path)]
+            assert metrics and all(isinstance(m.value, str) for m in metrics), path
+
