@@ -24,7 +24,8 @@ import psutil
 from ...protocol.messages import ExecutionInfo, JobDetails, TaskManagerInfo
 from .payloads import current_input_watermark, latest_attempts, records
 
-Metrics = dict[str, float]
+#: metric values by name: a count or a watermark stays an int (2**63 - 1 is no float)
+Metrics = dict[str, int | float]
 AGGREGATIONS = ("min", "max", "avg", "sum", "skew")
 
 #: one psutil.Process per pid, so that cpu_percent measures since the last query
@@ -40,9 +41,9 @@ def process_metrics(pid: int) -> Metrics:
         with proc.oneshot():
             cpu = proc.cpu_times()
             return {"Status.JVM.CPU.Load": proc.cpu_percent(None) / 100.0,
-                    "Status.JVM.CPU.Time": float(int((cpu.user + cpu.system) * 1e9)),
-                    "Status.JVM.Threads.Count": float(proc.num_threads()),
-                    "Status.Process.Memory.RSS": float(proc.memory_info().rss)}
+                    "Status.JVM.CPU.Time": int((cpu.user + cpu.system) * 1e9),
+                    "Status.JVM.Threads.Count": proc.num_threads(),
+                    "Status.Process.Memory.RSS": proc.memory_info().rss}
     except (psutil.Error, ValueError):
         _PROCESSES.pop(pid, None)
         return {}
@@ -52,18 +53,18 @@ def jobmanager_metrics(pid: int, taskmanagers: list[TaskManagerInfo], running_jo
     """The JobManager's metrics: its process and Flink's cluster metrics."""
     live = [tm for tm in taskmanagers if tm.state != "LOST"]
     out = process_metrics(pid)
-    out.update({"numRegisteredTaskManagers": float(len(live)),
-                "numRunningJobs": float(running_jobs),
-                "taskSlotsTotal": float(sum(tm.slots for tm in live)),
-                "taskSlotsAvailable": float(sum(tm.slots - tm.slots_used for tm in live))})
+    out.update({"numRegisteredTaskManagers": len(live),
+                "numRunningJobs": running_jobs,
+                "taskSlotsTotal": sum(tm.slots for tm in live),
+                "taskSlotsAvailable": sum(tm.slots - tm.slots_used for tm in live)})
     return out
 
 
 def taskmanager_metrics(tm: TaskManagerInfo) -> Metrics:
     """A TaskManager's metrics: its executor's JVM process and its slots."""
     out = process_metrics(tm.jvm_pid) if tm.jvm_pid else {}
-    out.update({"Status.Slots.Total": float(tm.slots),
-                "Status.Slots.Free": float(tm.slots - tm.slots_used)})
+    out.update({"Status.Slots.Total": tm.slots,
+                "Status.Slots.Free": tm.slots - tm.slots_used})
     return out
 
 
@@ -76,26 +77,26 @@ def job_metrics(details: JobDetails) -> Metrics:
         uptime = (time.time() - running_since) * 1000
     info = details.streaming or {}
     attempts = [ex.attempt for ex in details.executions]
-    out: Metrics = {"uptime": float(int(uptime)), "downtime": 0.0,
-                    "numRestarts": float(info.get("restarts", max(attempts, default=0)))}
+    out: Metrics = {"uptime": int(uptime), "downtime": 0,
+                    "numRestarts": int(info.get("restarts", max(attempts, default=0)))}
     if details.streaming is not None:
         history = [c for c in info.get("checkpoints", []) if c.status == "COMPLETED"]
         by_status = info.get("counts", {})
-        out.update({"numberOfCompletedCheckpoints": float(by_status.get("completed", 0)),
-                    "numberOfFailedCheckpoints": float(by_status.get("failed", 0)),
-                    "numberOfInProgressCheckpoints": 0.0,
-                    "totalNumberOfCheckpoints": float(sum(by_status.values())),
-                    "lastCheckpointDuration": float(history[-1].duration_ms if history else -1),
-                    "lastCheckpointSize": float(history[-1].state_size if history else -1)})
+        out.update({"numberOfCompletedCheckpoints": int(by_status.get("completed", 0)),
+                    "numberOfFailedCheckpoints": int(by_status.get("failed", 0)),
+                    "numberOfInProgressCheckpoints": 0,
+                    "totalNumberOfCheckpoints": sum(by_status.values()),
+                    "lastCheckpointDuration": int(history[-1].duration_ms if history else -1),
+                    "lastCheckpointSize": int(history[-1].state_size if history else -1)})
     return out
 
 
 def subtask_metrics(details: JobDetails, ex: ExecutionInfo) -> Metrics:
     """A subtask's metrics (its latest attempt): records, watermark, back pressure."""
     records_in, records_out = records(ex)
-    return {"numRecordsIn": float(records_in), "numRecordsOut": float(records_out),
-            "currentInputWatermark": float(current_input_watermark(details, ex)),
-            "isBackPressured": 0.0, "backPressuredTimeMsPerSecond": 0.0}
+    return {"numRecordsIn": records_in, "numRecordsOut": records_out,
+            "currentInputWatermark": current_input_watermark(details, ex),
+            "isBackPressured": 0, "backPressuredTimeMsPerSecond": 0}
 
 
 def vertex_subtask_metrics(details: JobDetails, vertex_id: str) -> list[Metrics]:
@@ -112,8 +113,8 @@ def vertex_metrics(details: JobDetails, vertex_id: str) -> Metrics:
     return out
 
 
-def _text(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+def _text(value: int | float) -> str:
+    return str(int(value)) if isinstance(value, int) or value.is_integer() else str(value)
 
 
 def _names(query: str | None) -> list[str] | None:
@@ -149,7 +150,8 @@ def aggregate(sources: Iterable[Metrics], get: str | None, agg: str | None
         if not values:
             continue
         avg = sum(values) / len(values)
-        figures = {"min": min(values), "max": max(values), "avg": avg, "sum": sum(values),
-                   "skew": (max(values) - avg) / max(values) * 100 if max(values) else 0.0}
+        top = max(values)
+        figures = {"min": float(min(values)), "max": float(top), "avg": float(avg),
+                   "sum": float(sum(values)), "skew": float((top - avg) / top * 100) if top else 0.0}
         out.append({"id": name, **{mode: figures[mode] for mode in modes}})
     return out
