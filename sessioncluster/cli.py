@@ -26,7 +26,7 @@ import sys
 import time
 from typing import Any
 
-from .client.rest import RestClient, RestError
+from .client.restclient import RestClient, RestError
 from .client.run import TARGETS, cmd_run, format_application
 from .client.session import Session, connect, start, start_standby
 from .connection import ConnectionInfo, home, pid_alive, session_dir

@@ -71,7 +71,7 @@ from .ha import HaConfig, HighAvailabilityServices, ha_dir, ha_services, pack_su
 from .jobmaster import JobMaster
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager
-from .rest import RestServer, RestServices
+from .rest import RestServer, RestServices, cluster_configuration
 from .runner import JobRunner
 from .sqljob import SqlJob
 from .streamingjob import StreamingJob
@@ -135,7 +135,8 @@ class JobManager:
             job_finished=self._job_finished))
         self.rest = RestServer(RestServices(
             session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
-            taskmanagers=self.rm.infos), self.key)
+            taskmanagers=self.rm.infos, configuration=lambda: cluster_configuration(
+                settings, self.spark, self.rest.url)), self.key)
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
         #: application mode: the one program this cluster was started for (else None)

@@ -13,7 +13,7 @@ import pytest
 
 import sessioncluster
 from sessioncluster import cli
-from sessioncluster.client.rest import RestClient
+from sessioncluster.client.restclient import RestClient
 from sessioncluster.graph.states import JobStatus
 from sessioncluster.pyflink.common import Configuration, Duration, Types, WatermarkStrategy
 from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner

@@ -22,7 +22,7 @@ import pytest
 import sessioncluster
 from sessioncluster import cli
 from sessioncluster.client.gateway import DispatcherError, DispatcherGateway
-from sessioncluster.client.rest import RestClient
+from sessioncluster.client.restclient import RestClient
 from sessioncluster.connection import ConnectionInfo, connection_path, free_port, session_dir
 from sessioncluster.jobmanager import ha
 from sessioncluster.protocol.messages import JobList, JobStatusChanged, ListJobs

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import tornado.testing
 
 from sessioncluster.connection import rest_token
@@ -99,7 +100,9 @@ class RestApiTest(tornado.testing.AsyncHTTPTestCase):
         self.job = FakeJob()
         tm = TaskManagerInfo("1", "worker-a", 11, 12, 0, 1, 1, last_heartbeat=T0)
         services = RestServices("unit", lambda job_id: self.job if job_id == JOB else None,
-                                lambda: [self.job.details().summary], lambda: [tm])
+                                lambda: [self.job.details().summary], lambda: [tm],
+                                lambda: {"sessioncluster.answer": "42",
+                                         "spark.authenticate.secret": "hidden"})
         return RestServer(services, KEY).app
 
     def call(self, path: str, method: str = "GET", token: str | None = None) -> tuple[int, Any]:
@@ -153,6 +156,72 @@ class RestApiTest(tornado.testing.AsyncHTTPTestCase):
         assert o["jobs-running"] == 1 and o["jobs-finished"] == 0
 
 
+    def test_the_jobmanagers_paths(self) -> None:
+        code, config = self.call("/jobmanager/config")
+        assert code == 200 and config == [{"key": "sessioncluster.answer", "value": "42"},
+                                          {"key": "spark.authenticate.secret", "value": "******"}]
+        code, env = self.call("/jobmanager/environment")
+        assert set(env) == {"jvm", "classpath"} and set(env["jvm"]) == {"version", "arch", "options"}
+        code, dump = self.call("/jobmanager/thread-dump")
+        main = next(t for t in dump["threadInfos"] if t["threadName"] == "MainThread")
+        assert "test_the_jobmanagers_paths" in main["stringifiedThreadInfo"]
+        code, available = self.call("/jobmanager/metrics")
+        assert {"id": "numRegisteredTaskManagers"} in available and {"id": "Status.JVM.CPU.Load"} in available
+        code, values = self.call("/jobmanager/metrics?get=numRegisteredTaskManagers,taskSlotsTotal,nope")
+        assert values == [{"id": "numRegisteredTaskManagers", "value": "1"},
+                          {"id": "taskSlotsTotal", "value": "1"}]
+
+    def test_a_jobs_config_status_and_metrics(self) -> None:
+        code, config = self.call(f"/jobs/{JOB}/config")
+        assert code == 200 and config["jid"] == JOB and config["name"] == "fake"
+        assert set(config["execution-config"]) == {"execution-mode", "restart-strategy",
+                                                   "job-parallelism", "object-reuse-mode", "user-config"}
+        assert self.call(f"/jobs/{JOB}/status") == (200, {"status": "RUNNING"})
+        code, req = self.call(f"/jobs/{JOB}/resource-requirements")
+        assert req["src"] == {"parallelism": {"lowerBound": 1, "upperBound": 1}}
+        code, values = self.call(f"/jobs/{JOB}/metrics?get=numRestarts")
+        assert values == [{"id": "numRestarts", "value": "1"}]
+        code, agg = self.call("/jobs/metrics?get=numRestarts&agg=max,sum")
+        assert agg == [{"id": "numRestarts", "max": 1.0, "sum": 1.0}]
+        code, body = self.call("/jobs/metrics?get=numRestarts&agg=median")
+        assert code == 400 and "median" in body["errors"][0]
+        code, url = self.call(f"/jobs/{JOB}/jobmanager/log-url")
+        assert url["url"].endswith("/jobmanager/log")
+
+    def test_a_vertexs_subtasks_times_taskmanagers_and_watermarks(self) -> None:
+        code, sub = self.call(f"/jobs/{JOB}/vertices/src/subtasks/0")
+        assert code == 200 and sub["attempt"] == 1 and sub["other-concurrent-attempts"] == []
+        code, first = self.call(f"/jobs/{JOB}/vertices/src/subtasks/0/attempts/0")
+        assert first["status"] == "FAILED" and first["taskmanager-id"] == "0"
+        code, accs = self.call(f"/jobs/{JOB}/vertices/src/subtasks/0/attempts/1/accumulators")
+        assert accs["user-accumulators"] == [{"name": "seen", "type": "int", "value": "5"}]
+        code, times = self.call(f"/jobs/{JOB}/vertices/src/subtasktimes")
+        assert times["subtasks"][0]["timestamps"]["FINISHED"] == int((T0 + 8) * 1000)
+        code, tms = self.call(f"/jobs/{JOB}/vertices/sum/taskmanagers")
+        (tm,) = tms["taskmanagers"]
+        assert tm["taskmanager-id"] == "1" and tm["host"] == "worker-a" and tm["status"] == "RUNNING"
+        assert tm["status-counts"]["RUNNING"] == 1
+        assert self.call(f"/jobs/{JOB}/vertices/src/watermarks")[1] == [
+            {"id": "0.currentInputWatermark", "value": str(2**63 - 1)}]
+        code, bp = self.call(f"/jobs/{JOB}/vertices/sum/backpressure")
+        assert bp["status"] == "ok" and bp["backpressure-level"] == "ok" and len(bp["subtasks"]) == 1
+        code, agg = self.call(f"/jobs/{JOB}/vertices/src/subtasks/metrics?get=numRecordsOut&agg=sum")
+        assert agg == [{"id": "numRecordsOut", "sum": 5.0}]
+        code, vm = self.call(f"/jobs/{JOB}/vertices/src/metrics?get=0.numRecordsIn")
+        assert vm == [{"id": "0.numRecordsIn", "value": "5"}]
+
+    def test_unknown_ids_and_paths_that_do_not_apply(self) -> None:
+        for path in (f"/jobs/{JOB}/vertices/src/subtasks/7", f"/jobs/{JOB}/vertices/src/subtasks/x",
+                     f"/jobs/{JOB}/vertices/src/subtasks/0/attempts/5", "/jobmanager/logs/../x",
+                     f"/jobs/{JOB}/checkpoints/details/1", "/taskmanagers/9/metrics"):
+            code, body = self.call(path)
+            assert code == 404 and set(body) == {"errors"}, path
+        for path in ("/jars", f"/jobs/{JOB}/vertices/src/flamegraph", "/taskmanagers/1/thread-dump",
+                     "/v1/datasets"):
+            code, body = self.call(path)
+            assert code == 404 and "does not apply" in body["errors"][0], path
+
+
 class DashboardAuthTest(tornado.testing.AsyncHTTPTestCase):
     """The dashboard's sign-in: ``/?token=`` → an HttpOnly, SameSite=Strict cookie; the cookie
     reads the API, and changes it only with the custom request header."""
@@ -174,7 +243,7 @@ class DashboardAuthTest(tornado.testing.AsyncHTTPTestCase):
         page = self.fetch("/")
         assert page.code == 200 and b"web/app.js" in page.body and JOB.encode() not in page.body
         assert self.fetch("/web/app.js").code == 200 and self.fetch("/web/style.css").code == 200
-        for other in ("/web/%2e%2e/rest.py", "/web/dashboard.py", "/web/"):
+        for other in ("/web/%2e%2e/dashboard.py", "/web/dashboard.py", "/web/"):
             resp = self.fetch(other, raise_error=False)
             assert resp.code == 401 and b"import" not in resp.body, other  # only the two files
         assert self.fetch("/jobs", raise_error=False).code == 401
@@ -196,3 +265,89 @@ class DashboardAuthTest(tornado.testing.AsyncHTTPTestCase):
         assert done.code == 202 and self.job.cancelled
         wrong = self.fetch("/jobs", headers={"Cookie": "sessioncluster-token=nope"}, raise_error=False)
         assert wrong.code == 401
+
+
+# -- our answers parsed by a Flink REST client ----------------------------------------------------
+# The models of ``flink-job-manager-api`` (generated from Flink's OpenAPI spec,
+# ``rest_v1_dispatcher.yml``): a model takes every field it knows, checks enum values
+# (ExecutionState, JobStatus, back-pressure levels, ...) and nested bodies, and keeps the fields it
+# does not know aside: those must be ours (documented beside Flink's) or places where Flink's spec
+# names a field otherwise than Flink's wire format. The client is not a dependency of the
+# project: without it these tests are skipped.
+
+#: fields the spec does not list: ours, Flink 1.x fields the spec dropped, and the spec's quirks
+#: (Flink serializes JobConfigInfo and the back-pressure level under other names than the spec's)
+NOT_IN_THE_SPEC = {
+    "/jobs/{job}/config": {"jid", "name", "execution-config"},
+    "/jobs/{job}/exceptions": {"all-exceptions", "root-exception", "timestamp", "truncated"},
+    "/jobs/{job}/vertices/sum/backpressure": {"backpressure-level"},
+    "/jobs/{job}/vertices/src/subtasks/0": {"host", "slot", "spark-task-id", "start_time"},
+    "/jobs/{job}/vertices/src/subtasks/0/attempts/0": {"host", "slot", "spark-task-id",
+                                                       "start_time"},
+    "/taskmanagers/1": {"libraryCache", "state"},
+    "/jobs/{job}/resource-requirements": {"src", "sum"},  # a map by vertex id
+}
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [
+        ("/config", "DashboardConfiguration"), ("/overview", "ClusterOverviewWithVersion"),
+        ("/jobs", "JobIdsWithStatusOverview"), ("/jobs/overview", "MultipleJobsDetails"),
+        ("/jobs/{job}", "JobDetailsInfo"), ("/jobs/{job}/plan", "JobPlanInfo"),
+        ("/jobs/{job}/config", "JobConfigInfo"), ("/jobs/{job}/status", "JobStatusInfo"),
+        ("/jobs/{job}/exceptions", "JobExceptionsInfoWithHistory"),
+        ("/jobs/{job}/accumulators", "JobAccumulatorsInfo"),
+        ("/jobs/{job}/execution-result", "JobExecutionResultResponseBody"),
+        ("/jobs/{job}/resource-requirements", "JobResourceRequirementsBody"),
+        ("/jobs/{job}/jobmanager/log-url", "LogUrlResponse"),
+        ("/jobs/{job}/vertices/src", "JobVertexDetailsInfo"),
+        ("/jobs/{job}/vertices/src/subtasktimes", "SubtasksTimesInfo"),
+        ("/jobs/{job}/vertices/sum/taskmanagers", "JobVertexTaskManagersInfo"),
+        ("/jobs/{job}/vertices/sum/backpressure", "JobVertexBackPressureInfo"),
+        ("/jobs/{job}/vertices/src/accumulators", "JobVertexAccumulatorsInfo"),
+        ("/jobs/{job}/vertices/src/subtasks/accumulators", "SubtasksAllAccumulatorsInfo"),
+        ("/jobs/{job}/vertices/src/subtasks/0", "SubtaskExecutionAttemptDetailsInfo"),
+        ("/jobs/{job}/vertices/src/subtasks/0/attempts/0", "SubtaskExecutionAttemptDetailsInfo"),
+        ("/jobs/{job}/vertices/src/subtasks/0/attempts/1/accumulators",
+         "SubtaskExecutionAttemptAccumulatorsInfo"),
+        ("/jobmanager/environment", "EnvironmentInfo"), ("/jobmanager/thread-dump", "ThreadDumpInfo"),
+        ("/jobmanager/logs", "LogListInfo"),
+        ("/taskmanagers", "TaskManagersInfo"), ("/taskmanagers/1", "TaskManagerDetailsInfo"),
+    ]
+
+
+class FlinkClientParsesOurAnswers(tornado.testing.AsyncHTTPTestCase):
+    def get_app(self) -> Any:
+        job = FakeJob()
+        tm = TaskManagerInfo("1", "worker-a", 11, 12, 0, 1, 1, last_heartbeat=T0)
+        services = RestServices("unit", lambda job_id: job if job_id == JOB else None,
+                                lambda: [job.details().summary], lambda: [tm],
+                                lambda: {"parallelism.default": "1"})
+        return RestServer(services, KEY).app
+
+    def body(self, path: str) -> Any:
+        resp = self.fetch(path.format(job=JOB),
+                          headers={"Authorization": f"Bearer {rest_token(KEY)}"})
+        assert resp.code == 200, (path, resp.body)
+        return json.loads(resp.body)
+
+    def test_every_body_parses_into_its_model(self) -> None:
+        models = pytest.importorskip("flink_job_manager_api.models")
+        for path, name in _cases():
+            parsed = getattr(models, name).from_dict(self.body(path))
+            unknown = set(parsed.additional_properties)
+            assert unknown <= NOT_IN_THE_SPEC.get(path, set()), (path, unknown)
+
+    def test_configuration_entries_and_metrics(self) -> None:
+        models = pytest.importorskip("flink_job_manager_api.models")
+        for path in ("/jobmanager/config", "/jobs/{job}/jobmanager/config"):
+            for entry in self.body(path):
+                parsed = models.ConfigurationInfoEntry.from_dict(entry)
+                assert isinstance(parsed.key, str) and isinstance(parsed.value, str)
+                assert not parsed.additional_properties
+        for path in ("/jobmanager/metrics?get=taskSlotsTotal", "/jobs/{job}/metrics?get=uptime",
+                     "/jobs/{job}/vertices/src/watermarks",
+                     "/taskmanagers/1/metrics?get=Status.Slots.Total"):
+            metrics = [models.Metric.from_dict(m) for m in self.body(path)]
+            assert metrics and all(isinstance(m.value, str) for m in metrics), path
+
