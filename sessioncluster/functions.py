@@ -370,6 +370,14 @@ class KeySelector(Function):
         raise NotImplementedError
 
 
+class NullByteKeySelector(KeySelector):
+    """The one key of every record (Flink's NullByteKeySelector): a non-keyed window
+    (``window_all``) is a keyed window over this constant key, in one subtask."""
+
+    def get_key(self, value: Any) -> Any:
+        return 0
+
+
 _METHOD = {MapFunction: "map", FlatMapFunction: "flat_map", FilterFunction: "filter",
            ReduceFunction: "reduce", KeySelector: "get_key", ProcessFunction: "process_element"}
 

@@ -1040,13 +1040,7 @@ def _fire_order(w: Any) -> tuple[int, int]:
 
 
 class AllWindowOperator(WindowOperator):
-    """``window_all``: the same windows over all records of the (single) subtask, as one key; records
-    are ``(timestamp, value)`` pairs, in timestamp order as in Flink's BATCH mode."""
+    """``window_all``: a keyed window over the one constant key of ``NullByteKeySelector``, in one
+    subtask (Flink's windowAll); the functions are the all-window ones (no key argument)."""
 
-    keyed = False
     all_windows = True
-
-    def process(self, records: Iterator[Any]) -> Iterator[Output]:
-        groups = group_by_key(((None, ts, v) for ts, v in records), 0, 1)
-        for recs in groups.values():
-            yield from self._run_key(None, recs, 1, 2)

@@ -76,7 +76,7 @@ log = logging.getLogger("sessioncluster.streaming")
 DEFAULT_TRIGGER_MS = 200
 
 #: keyed operators with timers: their query runs in a time mode (the others in none)
-TIMER_OPERATORS = {"KeyedProcessOperator", "KeyedCoProcessOperator", "WindowOperator"}
+TIMER_OPERATORS = {"KeyedProcessOperator", "KeyedCoProcessOperator", "WindowOperator", "AllWindowOperator"}
 
 #: keyed state's store: RocksDB (checkpointed with each micro-batch)
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
