@@ -44,7 +44,7 @@ from ..graph.streamgraph import (
     StreamGraph,
     StreamNode,
 )
-from ..operators import (
+from ..runtime.operators import (
     AllWindowOperator,
     CoFlatMapOperator,
     CoMapOperator,

@@ -67,6 +67,7 @@ from ..streaming.runtime import (
     edge_outs,
     is_keyed_head,
     keyed_processor,
+    time_domain,
     watermark_delay,
 )
 
@@ -255,7 +256,7 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
                 # Spark runs a query with processing-time timers batch after batch, so a bounded
                 # job would never end: there, as when Flink's input ends, they do not fire
                 mode = "ProcessingTime"
-            prog = program(v, time_mode=mode)
+            prog = program(v, time_mode=time_domain(mode))
             df = (input_frame(v).groupBy("k")
                   .transformWithStateInPandas(keyed_processor(prog), RECORD_SCHEMA, "Append", mode))
         else:
