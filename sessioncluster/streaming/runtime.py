@@ -453,7 +453,7 @@ def time_domain(spark_time_mode: str) -> TimeDomain | None:
     return next(d for d, m in SPARK_TIME_MODES.items() if m == spark_time_mode)
 
 
-class _KeyedVertex:
+class KeyedVertex:
     """A keyed vertex in a Python worker: its head operator, run by the STREAMING driver for one
     key at a time with the key's snapshot in Spark's state store, then its chained tail."""
 
@@ -551,7 +551,7 @@ def keyed_processor(prog: VertexProgram) -> Any:
             self.environment = prog.environment()
             if self.environment is not None:
                 self.environment.__enter__()  # left in close()
-            self.vertex = _KeyedVertex(prog, handle)
+            self.vertex = KeyedVertex(prog, handle)
 
         def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
             records = _rows_records(prog, rows)
@@ -603,6 +603,6 @@ def edge_index(vertex: JobVertex, edge: JobEdge) -> int:
     return next(i for i, e in enumerate(vertex.outputs) if e is edge)
 
 
-__all__ = ["ChainFunction", "EdgeOut", "RECORD_SCHEMA", "REGION_SCHEMA", "ROOT_NODE", "RegionFunction",
+__all__ = ["ChainFunction", "EdgeOut", "KeyedVertex", "RECORD_SCHEMA", "REGION_SCHEMA", "ROOT_NODE", "RegionFunction",
            "RegionVertex", "SINK_OUT", "VertexProgram", "edge_index", "edge_outs", "is_keyed_head",
            "keyed_processor", "time_domain", "watermark_delay"]
