@@ -153,7 +153,8 @@ class ReducingStateDescriptor(StateDescriptor):
     def __init__(self, name: str, reduce_function: Any, type_info: Any = None) -> None:
         super().__init__(name, type_info)
         self.reduce_function = reduce_function
-        self._reduce = _reducer(reduce_function)
+        #: the reduce function as a plain callable
+        self.reducer = _reducer(reduce_function)
 
 
 class AggregatingStateDescriptor(StateDescriptor):

@@ -82,7 +82,7 @@ class KeyedStateBackend(KeyedStateStore):
         backend's current key; a window's context scopes state to its window)."""
         scope = self if scope is None else scope
         if isinstance(descriptor, ReducingStateDescriptor):
-            return ReducingState(scope, self.table(descriptor, ReducingState), descriptor._reduce)
+            return ReducingState(scope, self.table(descriptor, ReducingState), descriptor.reducer)
         if isinstance(descriptor, AggregatingStateDescriptor):
             return AggregatingState(scope, self.table(descriptor, AggregatingState),
                                     descriptor.agg_function)
@@ -104,7 +104,7 @@ class KeyedStateBackend(KeyedStateStore):
     def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> ReducingState:
         if not isinstance(descriptor, ReducingStateDescriptor):
             raise TypeError(f"get_reducing_state needs a ReducingStateDescriptor, got {descriptor!r}")
-        return ReducingState(self, self.table(descriptor, ReducingState), descriptor._reduce)
+        return ReducingState(self, self.table(descriptor, ReducingState), descriptor.reducer)
 
     def get_aggregating_state(self, descriptor: AggregatingStateDescriptor) -> AggregatingState:
         if not isinstance(descriptor, AggregatingStateDescriptor):
@@ -129,7 +129,7 @@ class KeyedStateBackend(KeyedStateStore):
             if slot not in table:
                 table[slot] = value
             elif isinstance(descriptor, ReducingStateDescriptor):
-                table[slot] = descriptor._reduce(table[slot], value)
+                table[slot] = descriptor.reducer(table[slot], value)
             elif isinstance(descriptor, AggregatingStateDescriptor):
                 table[slot] = descriptor.agg_function.merge(table[slot], value)
             else:

@@ -603,6 +603,6 @@ def edge_index(vertex: JobVertex, edge: JobEdge) -> int:
     return next(i for i, e in enumerate(vertex.outputs) if e is edge)
 
 
-__all__ = ["ChainFunction", "EdgeOut", "KeyedVertex", "RECORD_SCHEMA", "REGION_SCHEMA", "ROOT_NODE", "RegionFunction",
-           "RegionVertex", "SINK_OUT", "VertexProgram", "edge_index", "edge_outs", "is_keyed_head",
-           "keyed_processor", "time_domain", "watermark_delay"]
+__all__ = ["ChainFunction", "EdgeOut", "KeyedVertex", "RECORD_SCHEMA", "REGION_SCHEMA", "ROOT_NODE",
+           "RegionFunction", "RegionVertex", "SINK_OUT", "VertexProgram", "edge_index", "edge_outs",
+           "is_keyed_head", "keyed_processor", "time_domain", "watermark_delay"]

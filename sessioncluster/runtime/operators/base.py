@@ -13,7 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ...functions import Function, KeyedProcessFunction, RuntimeContext, TimeDomain, TimerService
+from ...functions import (
+    Function,
+    KeyedProcessFunction,
+    OutputTag,
+    ProcessFunction,
+    RuntimeContext,
+    TimeDomain,
+    TimerService,
+)
 from ..output import Output
 from ..state_backend import KeyedStateBackend
 from ..timers import InternalTimer, InternalTimerService, KeyedTimerService
@@ -98,7 +106,26 @@ class TwoInputStreamOperator(StreamOperator):
         raise NotImplementedError
 
 
-class KeyedContext(KeyedProcessFunction.OnTimerContext):
+class ProcessContext(ProcessFunction.Context):
+    """The context of a non-keyed process function: the current record's timestamp, and the
+    side outputs it was given."""
+
+    def set_timestamp(self, timestamp: int | None) -> None:
+        self._timestamp = timestamp
+
+    @property
+    def side_outputs(self) -> list[tuple[OutputTag, Any]]:
+        """``ctx.output(tag, value)`` calls not yet collected."""
+        return self._side
+
+    def call(self, function: Callable[..., Any], value: Any, timestamp: int | None,
+             output: Output) -> None:
+        """``function(value, ctx)`` for a record at ``timestamp``; its outputs to ``output``."""
+        self._timestamp = timestamp
+        output.collect_all(function(value, self), timestamp, self._side)
+
+
+class KeyedContext(KeyedProcessFunction.OnTimerContext, ProcessContext):
     """The one context object of a keyed process operator (for records and timers)."""
 
     def __init__(self, backend: KeyedStateBackend, timers: InternalTimerService) -> None:
@@ -106,6 +133,19 @@ class KeyedContext(KeyedProcessFunction.OnTimerContext):
         self._backend = backend
         self._timers = KeyedTimerService(timers)
         self._domain: TimeDomain | None = None
+
+    def on_timer(self, on_timer: Callable[..., Any] | None, output: Output, timer: InternalTimer) -> None:
+        """A process function's ``on_timer``: an event-time timer's output has the timer's
+        timestamp, a processing-time one's none (as in Flink)."""
+        if on_timer is None:
+            return
+        self._timestamp = timer.timestamp
+        self._domain = timer.domain
+        try:
+            ts = timer.timestamp if timer.domain is TimeDomain.EVENT_TIME else None
+            output.collect_all(on_timer(timer.timestamp, self), ts, self._side)
+        finally:
+            self._domain = None
 
     def get_current_key(self) -> Any:
         return self._backend.get_current_key()
@@ -126,21 +166,6 @@ def method(function: Any, name: str, expected: str) -> Callable[..., Any]:
         raise TypeError(f"expected a {expected} with a {name}() method, got {function!r} "
                         f"({type(function).__name__})")
     return bound
-
-
-def fire_on_timer(on_timer: Callable[..., Any] | None, ctx: KeyedContext, output: Output,
-                  timer: InternalTimer) -> None:
-    """A process function's ``on_timer``: an event-time timer's output has the timer's
-    timestamp, a processing-time one's none (as in Flink)."""
-    if on_timer is None:
-        return
-    ctx._timestamp = timer.timestamp
-    ctx._domain = timer.domain
-    try:
-        ts = timer.timestamp if timer.domain is TimeDomain.EVENT_TIME else None
-        output.collect_all(on_timer(timer.timestamp, ctx), ts, ctx._side)
-    finally:
-        ctx._domain = None
 
 
 def open_function(fn: Any, runtime_context: RuntimeContext, batch: bool = True) -> None:

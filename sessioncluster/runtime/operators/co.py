@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...functions import ProcessFunction
 from ..timers import InternalTimer
-from .base import KeyedContext, OperatorContext, TwoInputStreamOperator, fire_on_timer, method
+from .base import KeyedContext, OperatorContext, ProcessContext, TwoInputStreamOperator, method
 
 
 class CoMapOperator(TwoInputStreamOperator):
@@ -60,12 +59,10 @@ class CoProcessOperator(TwoInputStreamOperator):
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
-        self._ctx = ProcessFunction.Context()
+        self._ctx: ProcessContext = ProcessContext()
 
     def _process(self, index: int, value: Any, timestamp: int | None) -> None:
-        ctx = self._ctx
-        ctx._timestamp = timestamp
-        self.output.collect_all(self._calls[index](value, ctx), timestamp, ctx._side)
+        self._ctx.call(self._calls[index], value, timestamp, self.output)
 
     def process_element1(self, value: Any, timestamp: int | None) -> None:
         self._process(0, value, timestamp)
@@ -92,16 +89,17 @@ class KeyedCoProcessOperator(CoProcessOperator):
 
     def open(self, ctx: OperatorContext) -> None:
         TwoInputStreamOperator.open(self, ctx)
-        self._ctx = KeyedContext(self.backend, self.timers)
+        self._ctx = self._keyed_ctx = KeyedContext(self.backend, self.timers)
         self._on_timer = getattr(self.function, "on_timer", None)
 
     def on_event_time(self, timer: InternalTimer) -> None:
-        fire_on_timer(self._on_timer, self._ctx, self.output, timer)  # type: ignore[arg-type]
+        self._keyed_ctx.on_timer(self._on_timer, self.output, timer)
 
     def on_processing_time(self, timer: InternalTimer) -> None:
-        fire_on_timer(self._on_timer, self._ctx, self.output, timer)  # type: ignore[arg-type]
+        self._keyed_ctx.on_timer(self._on_timer, self.output, timer)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state.pop("_on_timer", None)
+        state.pop("_keyed_ctx", None)
         return state

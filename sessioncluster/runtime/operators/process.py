@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...functions import MAX_WATERMARK, ProcessFunction, TimeDomain, as_callable
+from ...functions import MAX_WATERMARK, TimeDomain, as_callable
 from ...state import ValueStateDescriptor
 from ..timers import InternalTimer
-from .base import KeyedContext, OneInputStreamOperator, OperatorContext, fire_on_timer, method
+from .base import KeyedContext, OneInputStreamOperator, OperatorContext, ProcessContext, method
 
 
 class ProcessOperator(OneInputStreamOperator):
@@ -22,12 +22,10 @@ class ProcessOperator(OneInputStreamOperator):
 
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
-        self._ctx = ProcessFunction.Context()
+        self._ctx = ProcessContext()
 
     def process_element(self, value: Any, timestamp: int | None) -> None:
-        ctx = self._ctx
-        ctx._timestamp = timestamp
-        self.output.collect_all(self._process_element(value, ctx), timestamp, ctx._side)
+        self._ctx.call(self._process_element, value, timestamp, self.output)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -51,15 +49,13 @@ class KeyedProcessOperator(OneInputStreamOperator):
         self._on_timer = getattr(self.function, "on_timer", None)
 
     def process_element(self, value: Any, timestamp: int | None) -> None:
-        ctx = self._ctx
-        ctx._timestamp = timestamp
-        self.output.collect_all(self._process_element(value, ctx), timestamp, ctx._side)
+        self._ctx.call(self._process_element, value, timestamp, self.output)
 
     def on_event_time(self, timer: InternalTimer) -> None:
-        fire_on_timer(self._on_timer, self._ctx, self.output, timer)
+        self._ctx.on_timer(self._on_timer, self.output, timer)
 
     def on_processing_time(self, timer: InternalTimer) -> None:
-        fire_on_timer(self._on_timer, self._ctx, self.output, timer)
+        self._ctx.on_timer(self._on_timer, self.output, timer)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
