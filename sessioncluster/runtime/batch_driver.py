@@ -14,6 +14,7 @@ the input index in front. Records out: ``(tag, timestamp, value)`` (``runtime.ou
 
 from __future__ import annotations
 
+import itertools
 import operator as _op
 from typing import Any, Callable, Iterable, Iterator
 
@@ -21,6 +22,9 @@ from ..functions import MAX_WATERMARK, MIN_WATERMARK, TimeDomain
 from .operators.base import StreamOperator, TwoInputStreamOperator
 from .operators.window import WindowOperator
 from .output import Record
+
+#: records a non-keyed operator takes between handing on its output
+CHUNK = 256
 
 
 def group_by_key(records: Iterable[Any], key_at: int, ts_at: int) -> dict[Any, list[Any]]:
@@ -62,16 +66,20 @@ def run(operator: StreamOperator, records: Iterator[Any]) -> Iterator[Record]:
 
 def _run_elements(operator: Any, records: Iterator[Any], two: bool) -> Iterator[Record]:
     out = operator.output
-    if two:
-        calls = (operator.process_element1, operator.process_element2)
-        for index, ts, value in records:
-            calls[index](value, ts)
-            if out.records:
-                yield from out.drain()
-        return
-    process = operator.process_element
-    for ts, value in records:
-        process(value, ts)
+    records = iter(records)
+    while True:
+        # the output is handed on every CHUNK records: lazily, without a test per record
+        chunk = list(itertools.islice(records, CHUNK))
+        if not chunk:
+            return
+        if two:
+            calls = (operator.process_element1, operator.process_element2)
+            for index, ts, value in chunk:
+                calls[index](value, ts)
+        else:
+            process = operator.process_element
+            for ts, value in chunk:
+                process(value, ts)
         if out.records:
             yield from out.drain()
 
@@ -85,16 +93,20 @@ def _run_keyed(operator: Any, records: Iterator[Any], two: bool) -> Iterator[Rec
         timers.set_current_key(key)
         if two:
             calls = (operator.process_element1, operator.process_element2)
-            for index, _, ts, value in recs:
+            for i, (index, _, ts, value) in enumerate(recs, 1):
                 calls[index](value, ts)
-                if out.records:
+                if not i % CHUNK and out.records:
                     yield from out.drain()
         elif not (shortcut and operator.process_key_batch([(r[1], r[2]) for r in recs])):
             process = operator.process_element
-            for _, ts, value in recs:
-                process(value, ts)
-                if out.records:
-                    yield from out.drain()
+            if len(recs) <= CHUNK:
+                for _, ts, value in recs:
+                    process(value, ts)
+            else:
+                for i, (_, ts, value) in enumerate(recs, 1):
+                    process(value, ts)
+                    if not i % CHUNK and out.records:
+                        yield from out.drain()
         end_of_key(operator)
         if out.records:
             yield from out.drain()

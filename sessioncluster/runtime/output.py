@@ -28,8 +28,8 @@ class Output:
                     side: list[tuple[OutputTag, Any]]) -> None:
         """A user function's outputs: the values it yields (an ``(OutputTag, value)`` pair goes to
         that side output) and those it gave ``ctx.output``, in the order they were produced."""
-        append = self.records.append
         if produced is not None:
+            append = self.records.append
             for item in produced:
                 if side:
                     self._side(side, timestamp)

@@ -75,6 +75,8 @@ class KeyedStreamingDriver:
         """Fire the key's due timers: Spark's domain up to ``fired`` (the timer Spark fired),
         the other domain by the watermark or processing time."""
         timers, op = self.context.timer_service, self.operator
+        if not timers.has_timers():
+            return self.context.output.drain()
         for domain, callback in ((TimeDomain.EVENT_TIME, op.on_event_time),
                                  (TimeDomain.PROCESSING_TIME, op.on_processing_time)):
             if domain is self.spark_domain:

@@ -21,6 +21,7 @@ from ...functions import (
     RuntimeContext,
     TimeDomain,
     TimerService,
+    check_output_tag,
 )
 from ..output import Output
 from ..state_backend import KeyedStateBackend
@@ -107,22 +108,19 @@ class TwoInputStreamOperator(StreamOperator):
 
 
 class ProcessContext(ProcessFunction.Context):
-    """The context of a non-keyed process function: the current record's timestamp, and the
-    side outputs it was given."""
+    """The context of a process function: the current record's timestamp (``timestamp``), and
+    the side outputs given to ``output`` until the operator collects them (``side``)."""
 
-    def set_timestamp(self, timestamp: int | None) -> None:
-        self._timestamp = timestamp
+    def __init__(self) -> None:
+        super().__init__()
+        self.current_timestamp: int | None = None
+        self.side: list[tuple[OutputTag, Any]] = []
 
-    @property
-    def side_outputs(self) -> list[tuple[OutputTag, Any]]:
-        """``ctx.output(tag, value)`` calls not yet collected."""
-        return self._side
+    def timestamp(self) -> int | None:
+        return self.current_timestamp
 
-    def call(self, function: Callable[..., Any], value: Any, timestamp: int | None,
-             output: Output) -> None:
-        """``function(value, ctx)`` for a record at ``timestamp``; its outputs to ``output``."""
-        self._timestamp = timestamp
-        output.collect_all(function(value, self), timestamp, self._side)
+    def output(self, output_tag: OutputTag, value: Any) -> None:
+        self.side.append((check_output_tag(output_tag), value))
 
 
 class KeyedContext(KeyedProcessFunction.OnTimerContext, ProcessContext):
@@ -139,11 +137,11 @@ class KeyedContext(KeyedProcessFunction.OnTimerContext, ProcessContext):
         timestamp, a processing-time one's none (as in Flink)."""
         if on_timer is None:
             return
-        self._timestamp = timer.timestamp
+        self.current_timestamp = timer.timestamp
         self._domain = timer.domain
         try:
             ts = timer.timestamp if timer.domain is TimeDomain.EVENT_TIME else None
-            output.collect_all(on_timer(timer.timestamp, self), ts, self._side)
+            output.collect_all(on_timer(timer.timestamp, self), ts, self.side)
         finally:
             self._domain = None
 

@@ -62,7 +62,9 @@ class CoProcessOperator(TwoInputStreamOperator):
         self._ctx: ProcessContext = ProcessContext()
 
     def _process(self, index: int, value: Any, timestamp: int | None) -> None:
-        self._ctx.call(self._calls[index], value, timestamp, self.output)
+        ctx = self._ctx
+        ctx.current_timestamp = timestamp
+        self.output.collect_all(self._calls[index](value, ctx), timestamp, ctx.side)
 
     def process_element1(self, value: Any, timestamp: int | None) -> None:
         self._process(0, value, timestamp)

@@ -25,7 +25,9 @@ class ProcessOperator(OneInputStreamOperator):
         self._ctx = ProcessContext()
 
     def process_element(self, value: Any, timestamp: int | None) -> None:
-        self._ctx.call(self._process_element, value, timestamp, self.output)
+        ctx = self._ctx
+        ctx.current_timestamp = timestamp
+        self.output.collect_all(self._process_element(value, ctx), timestamp, ctx.side)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -49,7 +51,9 @@ class KeyedProcessOperator(OneInputStreamOperator):
         self._on_timer = getattr(self.function, "on_timer", None)
 
     def process_element(self, value: Any, timestamp: int | None) -> None:
-        self._ctx.call(self._process_element, value, timestamp, self.output)
+        ctx = self._ctx
+        ctx.current_timestamp = timestamp
+        self.output.collect_all(self._process_element(value, ctx), timestamp, ctx.side)
 
     def on_event_time(self, timer: InternalTimer) -> None:
         self._ctx.on_timer(self._on_timer, self.output, timer)
@@ -114,19 +118,21 @@ class ReduceOperator(OneInputStreamOperator):
     def process_element(self, value: Any, timestamp: int | None) -> None:
         state = self._state
         held = state.value()
+        if not self.batch:
+            acc = value if held is None else self._reduce(held, value)
+            state.update(acc)
+            self.output.records.append((None, timestamp, acc))
+            return
         if held is None:
             acc, ts = value, timestamp
+            self.timers.register(TimeDomain.EVENT_TIME, MAX_WATERMARK)
         else:
             acc = self._reduce(held[0], value)
             ts = timestamp if held[1] is None or (timestamp is not None and timestamp > held[1]) else held[1]
         state.update((acc, ts))
-        if self.batch:
-            self.timers.register(TimeDomain.EVENT_TIME, MAX_WATERMARK)
-        else:
-            self.output.records.append((None, timestamp, acc))
 
     def on_event_time(self, timer: InternalTimer) -> None:
-        held = self._state.value()
+        held = self._state.value()  # BATCH: (the key's value, its latest timestamp)
         if held is not None:
             self.output.records.append((None, held[1], held[0]))
             self._state.clear()
