@@ -28,7 +28,12 @@ from sessioncluster import (
     ValueStateDescriptor,
 )
 from sessioncluster.common.time import Duration, Time
-from sessioncluster.functions import AllWindowFunction, CoMapFunction, KeyedCoProcessFunction, ProcessWindowFunction
+from sessioncluster.functions import (
+    AllWindowFunction,
+    CoMapFunction,
+    KeyedCoProcessFunction,
+    ProcessWindowFunction,
+)
 from sessioncluster.graph.streamgraph import OperatorKind
 from sessioncluster.protocol.messages import JobStatusChanged
 from sessioncluster.restart import RestartStrategies

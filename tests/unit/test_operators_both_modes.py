@@ -263,7 +263,8 @@ def test_tumbling_windows(driver: str) -> None:
     records = ordered()
     out = run(WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "process", Describe()),
               keyed_values(records), driver, delay=2000)
-    assert sorted(values(out)) == plain_windows(records, lambda t: [(t - t % 10_000, t - t % 10_000 + 10_000)])
+    start = lambda t: t - t % 10_000  # noqa: E731
+    assert sorted(values(out)) == plain_windows(records, lambda t: [(start(t), start(t) + 10_000)])
     assert all(ts == v[2] - 1 for _, ts, v in out)  # a window's result has its max timestamp
 
 
@@ -351,7 +352,8 @@ def test_an_evictor_keeps_the_last_elements(driver: str) -> None:
     by_window: dict[tuple[str, int], list[int]] = {}
     for k, t, v in records:
         by_window.setdefault((k, t - t % 10_000), []).append(v)
-    assert sorted(values(out)) == sorted((k, s, s + 10_000, sum(vs[-2:])) for (k, s), vs in by_window.items())
+    assert sorted(values(out)) == sorted((k, s, s + 10_000, sum(vs[-2:]))
+                                         for (k, s), vs in by_window.items())
 
 
 class Sum(AggregateFunction):
