@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .state import (
         AggregatingState,
         AggregatingStateDescriptor,
-        KeyedStateBackend,
+        KeyedStateStore,
         ListState,
         ListStateDescriptor,
         MapState,
@@ -41,7 +41,7 @@ class RuntimeContext:
 
     def __init__(self, task_name: str, subtask: int, parallelism: int, attempt: int,
                  accumulators: dict[str, Accumulator[Any]], *,
-                 keyed_state_backend: "KeyedStateBackend | None" = None) -> None:
+                 keyed_state_backend: "KeyedStateStore | None" = None) -> None:
         self._task_name = task_name
         self._subtask = subtask
         self._parallelism = parallelism
@@ -49,12 +49,12 @@ class RuntimeContext:
         self._accumulators = accumulators
         self._keyed_state_backend = keyed_state_backend
 
-    def with_keyed_state(self, backend: "KeyedStateBackend") -> "RuntimeContext":
+    def with_keyed_state(self, backend: "KeyedStateStore") -> "RuntimeContext":
         """The same subtask's context, with keyed state from ``backend`` (for keyed operators)."""
         return RuntimeContext(self._task_name, self._subtask, self._parallelism, self._attempt,
                               self._accumulators, keyed_state_backend=backend)
 
-    def _backend(self) -> "KeyedStateBackend":
+    def _backend(self) -> "KeyedStateStore":
         if self._keyed_state_backend is None:
             raise RuntimeError(KEYED_STATE_ERROR)
         return self._keyed_state_backend
@@ -312,7 +312,7 @@ class AllWindowFunction(Function):
         raise NotImplementedError
 
 
-class _WindowContext:
+class WindowContext:
     """What a ProcessWindowFunction learns about the window being fired (PyFlink's
     ProcessWindowFunction.Context)."""
 
@@ -344,30 +344,38 @@ class _WindowContext:
 class ProcessWindowFunction(Function):
     """``process(key, context, elements)`` yields the outputs of one window of one key."""
 
-    Context = _WindowContext
+    Context = WindowContext
 
-    def process(self, key: Any, context: _WindowContext, elements: Iterable[Any]) -> Iterable[Any]:
+    def process(self, key: Any, context: WindowContext, elements: Iterable[Any]) -> Iterable[Any]:
         raise NotImplementedError
 
-    def clear(self, context: _WindowContext) -> None:
+    def clear(self, context: WindowContext) -> None:
         pass
 
 
 class ProcessAllWindowFunction(Function):
     """``process(context, elements)`` for ``window_all``."""
 
-    Context = _WindowContext
+    Context = WindowContext
 
-    def process(self, context: _WindowContext, elements: Iterable[Any]) -> Iterable[Any]:
+    def process(self, context: WindowContext, elements: Iterable[Any]) -> Iterable[Any]:
         raise NotImplementedError
 
-    def clear(self, context: _WindowContext) -> None:
+    def clear(self, context: WindowContext) -> None:
         pass
 
 
 class KeySelector(Function):
     def get_key(self, value: Any) -> Any:
         raise NotImplementedError
+
+
+class NullByteKeySelector(KeySelector):
+    """The one key of every record (Flink's NullByteKeySelector): a non-keyed window
+    (``window_all``) is a keyed window over this constant key, in one subtask."""
+
+    def get_key(self, value: Any) -> Any:
+        return 0
 
 
 _METHOD = {MapFunction: "map", FlatMapFunction: "flat_map", FilterFunction: "filter",

@@ -1,9 +1,8 @@
 """Keyed state with PyFlink's names: descriptors, state objects, and the per-operator backend.
 
-The state of one operator lives in a ``KeyedStateBackend``: one dict per state name, keyed by the
-current key (so a value is addressed by (descriptor name, key), as in Flink). In BATCH mode Flink
-processes one key at a time and drops a key's state after it; ``KeyedStateBackend.drop_key`` does
-the same.
+The state objects read and write one table (a dict per state name) of a ``KeyedStateStore`` at its
+``current_key``; the store itself is the runtime's ``KeyedStateBackend``
+(``sessioncluster.runtime.state_backend``).
 """
 
 from __future__ import annotations
@@ -154,7 +153,8 @@ class ReducingStateDescriptor(StateDescriptor):
     def __init__(self, name: str, reduce_function: Any, type_info: Any = None) -> None:
         super().__init__(name, type_info)
         self.reduce_function = reduce_function
-        self._reduce = _reducer(reduce_function)
+        #: the reduce function as a plain callable
+        self.reducer = _reducer(reduce_function)
 
 
 class AggregatingStateDescriptor(StateDescriptor):
@@ -167,47 +167,26 @@ class AggregatingStateDescriptor(StateDescriptor):
         self.agg_function = agg_function
 
 
-class KeyedStateBackend:
-    """The keyed state of one operator instance; ``current_key`` scopes every state object."""
+class KeyedStateStore:
+    """Where a RuntimeContext gets keyed state (Flink's KeyedStateStore); the runtime's
+    ``KeyedStateBackend`` implements it. ``current_key`` scopes every state object it gives."""
 
-    def __init__(self) -> None:
-        self.current_key: Any = None
-        self._tables: dict[str, dict[Any, Any]] = {}
-        self._kinds: dict[str, type] = {}
-
-    def _table(self, descriptor: StateDescriptor, kind: type) -> dict[Any, Any]:
-        if not isinstance(descriptor, StateDescriptor):
-            raise TypeError(f"expected a state descriptor, got {descriptor!r}")
-        name = descriptor.name
-        known = self._kinds.setdefault(name, kind)
-        if known is not kind:
-            raise ValueError(f"state {name!r} is already registered as a {known.__name__}, "
-                             f"not a {kind.__name__}")
-        return self._tables.setdefault(name, {})
+    current_key: Any = None
 
     def get_state(self, descriptor: ValueStateDescriptor) -> "ValueState":
-        return ValueState(self, self._table(descriptor, ValueState))
+        raise NotImplementedError
 
     def get_list_state(self, descriptor: ListStateDescriptor) -> "ListState":
-        return ListState(self, self._table(descriptor, ListState))
+        raise NotImplementedError
 
     def get_map_state(self, descriptor: MapStateDescriptor) -> "MapState":
-        return MapState(self, self._table(descriptor, MapState))
+        raise NotImplementedError
 
     def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> "ReducingState":
-        if not isinstance(descriptor, ReducingStateDescriptor):
-            raise TypeError(f"get_reducing_state needs a ReducingStateDescriptor, got {descriptor!r}")
-        return ReducingState(self, self._table(descriptor, ReducingState), descriptor._reduce)
+        raise NotImplementedError
 
     def get_aggregating_state(self, descriptor: AggregatingStateDescriptor) -> "AggregatingState":
-        if not isinstance(descriptor, AggregatingStateDescriptor):
-            raise TypeError(f"get_aggregating_state needs an AggregatingStateDescriptor, got {descriptor!r}")
-        return AggregatingState(self, self._table(descriptor, AggregatingState), descriptor.agg_function)
-
-    def drop_key(self, key: Any) -> None:
-        """Forget every state of ``key`` (BATCH mode: a key's state ends with its input)."""
-        for table in self._tables.values():
-            table.pop(key, None)
+        raise NotImplementedError
 
 
 class State:
@@ -215,7 +194,7 @@ class State:
 
     __slots__ = ("_backend", "_table")
 
-    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any]) -> None:
+    def __init__(self, backend: KeyedStateStore, table: dict[Any, Any]) -> None:
         self._backend = backend
         self._table = table
 
@@ -334,7 +313,7 @@ class MapState(State):
 class ReducingState(State):
     __slots__ = ("_reduce",)
 
-    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any],
+    def __init__(self, backend: KeyedStateStore, table: dict[Any, Any],
                  reduce: Callable[[Any, Any], Any]) -> None:
         super().__init__(backend, table)
         self._reduce = reduce
@@ -354,7 +333,7 @@ class ReducingState(State):
 class AggregatingState(State):
     __slots__ = ("_agg",)
 
-    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any], agg: Any) -> None:
+    def __init__(self, backend: KeyedStateStore, table: dict[Any, Any], agg: Any) -> None:
         super().__init__(backend, table)
         self._agg = agg
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import operator as _op
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from .common.time import Duration, Time, to_millis
 from .functions import MAX_WATERMARK, MIN_WATERMARK
@@ -463,26 +463,8 @@ class WindowAssigner:
 
 
 class MergingWindowAssigner(WindowAssigner):
-    def merge_windows(self, windows: Iterable[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
-        return merge_time_windows(windows)
-
-
-def merge_time_windows(windows: Iterable[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
-    """Flink's ``TimeWindow.mergeWindows``: sort by start, merge each run of intersecting windows;
-    gives (merged window, the windows it covers) for runs of more than one window."""
-    out: list[tuple[TimeWindow, list[TimeWindow]]] = []
-    current: tuple[TimeWindow, list[TimeWindow]] | None = None
-    for w in sorted(windows, key=lambda w: w.start):
-        if current is None:
-            current = (w, [w])
-        elif current[0].intersects(w):
-            current = (current[0].cover(w), current[1] + [w])
-        else:
-            out.append(current)
-            current = (w, [w])
-    if current is not None:
-        out.append(current)
-    return [m for m in out if len(m[1]) > 1]
+    """An assigner of windows that merge when they intersect (sessions): the window operator
+    merges them as Flink's TimeWindow.mergeWindows does (``runtime.operators.MergingWindowSet``)."""
 
 
 def _positive(name: str, value: int) -> int:

@@ -31,6 +31,7 @@ from ..functions import (
     FieldMin,
     FieldSum,
     Function,
+    NullByteKeySelector,
     OutputTag,
     as_callable,
 )
@@ -43,7 +44,7 @@ from ..graph.streamgraph import (
     StreamGraph,
     StreamNode,
 )
-from ..operators import (
+from ..runtime.operators import (
     AllWindowOperator,
     CoFlatMapOperator,
     CoMapOperator,
@@ -533,6 +534,15 @@ class DataStream:
         """Windows over every record of the stream, in one subtask (Flink's windowAll)."""
         return AllWindowedStream(self, window_assigner)
 
+    def count_window_all(self, size: int, slide: int = 0) -> "AllWindowedStream":
+        """Windows of ``size`` records of the whole stream, every ``slide`` records when sliding,
+        in one subtask (Flink's countWindowAll)."""
+        from ..window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+
+        if slide:
+            return AllWindowedStream(self, CountSlidingWindowAssigner.of(size, slide))
+        return AllWindowedStream(self, CountTumblingWindowAssigner.of(size))
+
     def window(self, window_assigner: Any) -> Any:
         raise AttributeError("a DataStream that is not keyed has no window(): use "
                              "key_by(...).window(assigner), or window_all(assigner) for windows over "
@@ -885,7 +895,7 @@ class AllWindowedStream(WindowedStream):
     """Windows over every record of a stream that is not keyed: one subtask (parallelism 1)."""
 
     def __init__(self, stream: DataStream, assigner: Any) -> None:
-        super().__init__(KeyedStream(stream, None), assigner)
+        super().__init__(KeyedStream(stream, NullByteKeySelector()), assigner)
 
     def _operator(self, kind: str, function: Any, window_function: Any) -> StreamOperator:
         return AllWindowOperator(self.assigner, kind, function, window_function,
@@ -893,8 +903,10 @@ class AllWindowedStream(WindowedStream):
                                  self._evictor)
 
     def _stream(self, operator: StreamOperator) -> DataStream:
-        stream = self.keyed.stream._then(OperatorKind.PROCESS, operator, Partitioning.REBALANCE,
-                                         name="Window(All)")
+        # a keyed window over one constant key (DESIGN 5f): in STREAMING its windows live in the
+        # state store across micro-batches, as a keyed window's do
+        stream = self.keyed.stream._then(OperatorKind.PROCESS, operator, Partitioning.HASH,
+                                         self.keyed.key_selector, name="Window(All)")
         stream.node.parallelism = 1
         return stream
 

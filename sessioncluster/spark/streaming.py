@@ -67,6 +67,7 @@ from ..streaming.runtime import (
     edge_outs,
     is_keyed_head,
     keyed_processor,
+    time_domain,
     watermark_delay,
 )
 
@@ -76,7 +77,7 @@ log = logging.getLogger("sessioncluster.streaming")
 DEFAULT_TRIGGER_MS = 200
 
 #: keyed operators with timers: their query runs in a time mode (the others in none)
-TIMER_OPERATORS = {"KeyedProcessOperator", "KeyedCoProcessOperator", "WindowOperator"}
+TIMER_OPERATORS = {"KeyedProcessOperator", "KeyedCoProcessOperator", "WindowOperator", "AllWindowOperator"}
 
 #: keyed state's store: RocksDB (checkpointed with each micro-batch)
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -255,7 +256,7 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
                 # Spark runs a query with processing-time timers batch after batch, so a bounded
                 # job would never end: there, as when Flink's input ends, they do not fire
                 mode = "ProcessingTime"
-            prog = program(v, time_mode=mode)
+            prog = program(v, time_mode=time_domain(mode))
             df = (input_frame(v).groupBy("k")
                   .transformWithStateInPandas(keyed_processor(prog), RECORD_SCHEMA, "Append", mode))
         else:

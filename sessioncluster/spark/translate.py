@@ -22,9 +22,9 @@ from ..graph.streamgraph import OperatorKind, Partitioning
 from ..jobmanager.cache import CachedStream, CacheRegistry
 from ..taskmanager.task import (
     InputKind,
-    Output,
     OutputKind,
     RelayTask,
+    VertexOutput,
     VertexTask,
     edge_output,
     identity_partitioner,
@@ -134,7 +134,7 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
         # (same partitioner), and a HASH after a REBALANCE of equal parallelism would not shuffle
         if cache_id:
             # the cached stream's plain records are kept; its consumers get them through a relay
-            plain_task = make_task(vertex, task.input_kind, Output(OutputKind.FORWARD),
+            plain_task = make_task(vertex, task.input_kind, VertexOutput(OutputKind.FORWARD),
                                     data_key=task.data_key,
                                     timestamped_input=task.timestamped_input)
             plain = parent.mapPartitionsWithIndex(plain_task).persist(StorageLevel.MEMORY_AND_DISK)

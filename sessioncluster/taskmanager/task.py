@@ -29,7 +29,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import cloudpickle
 import zmq
@@ -43,9 +43,10 @@ from ..graph.jobgraph import JobEdge, JobVertex, PythonDependency
 from ..graph.states import ExecutionState
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..lru import Lru
-from ..operators import StreamOperator, TwoInputOperator
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
 from ..protocol.wire import MessageSigner
+from ..runtime.chain import chain
+from ..runtime.operators import StreamOperator, open_function
 from .daemon import CONNECTION_ENV, IPC_ENV
 
 BATCH_RECORDS = 1024
@@ -164,7 +165,7 @@ class OutputKind(enum.Enum):
 
 
 @dataclass(slots=True)
-class Output:
+class VertexOutput:
     """What the last operator of a vertex hands on: plain records to a FORWARD consumer in
     the same Spark stage, or batches for an exchange (HASH / REBALANCE) or the client."""
 
@@ -187,19 +188,19 @@ class VertexTask:
     job_id: str
     vertex: JobVertex
     input_kind: InputKind
-    output: Output
+    output: VertexOutput
     #: for a collection source: the key of the data and its length
     data_key: str | None = None
-    #: a vertex read by several consumers (fan-out, side outputs): one Output each, and the
+    #: a vertex read by several consumers (fan-out, side outputs): one VertexOutput each, and the
     #: vertex yields (output index, item); None: the single ``output``
-    outputs: list[Output] | None = None
+    outputs: list[VertexOutput] | None = None
     #: the input records carry event-time timestamps: ``(timestamp, value)`` pairs
     timestamped_input: bool = False
     #: the job's Python files, archives and requirements
     dependencies: tuple[PythonDependency, ...] = ()
 
     @property
-    def all_outputs(self) -> list[Output]:
+    def all_outputs(self) -> list[VertexOutput]:
         return self.outputs if self.outputs is not None else [self.output]
 
     def __call__(self, split_index: int, iterator: Iterable[Any]) -> Iterator[Any]:
@@ -338,9 +339,9 @@ class Task:
         for fn in self.functions:
             if isinstance(fn, (Function, StreamOperator)):
                 self.opened.append(fn)
-                fn.open(self.context)
+                open_function(fn, self.context)
         spec = self.spec
-        records, ts = _chain(self.vertex, self.functions, self.read_input(),
+        records, ts = chain(self.vertex, self.functions, self.read_input(),
                              spec.input_kind is InputKind.KEYED, tagged=spec.outputs is not None,
                              timestamped=spec.timestamped_input)
         yield from _emit_all(self, records, ts)
@@ -441,119 +442,6 @@ def _failed_operator(exc: BaseException, operator_of: dict[Any, str], vertex_nam
     return vertex_name
 
 
-def _chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keyed: bool,
-           tagged: bool = False, timestamped: bool = False) -> tuple[Iterator[Any], bool]:
-    """Nest the chained operators as iterators (C-level map/filter where possible): one pass,
-    no intermediate lists. Returns the records and whether they carry event-time timestamps.
-
-    On a stream with timestamps (after ``assign_timestamps_and_watermarks``, or a window) each
-    record is a ``(timestamp, value)`` pair and map/filter/flat_map keep the input's timestamp,
-    as Flink does. With ``tagged`` the chain yields ``(side output tag or None, record)`` for a
-    vertex read by several consumers."""
-    ops = [(op, fn) for op, fn in zip(vertex.operators, functions)
-           if not (op.kind.is_source or op.kind.is_sink or op.config.get("from_cache"))]
-    ts = timestamped
-    last_tagged = False
-    for i, (op, fn) in enumerate(ops):
-        kind = op.kind
-        if kind is OperatorKind.PROCESS:
-            operator: Any = fn  # a OneInputOperator of sessioncluster.operators
-            out_ts = bool(op.config.get("timestamped", ts))
-            emitted = operator.process(_operator_input(records, keyed, ts, operator.keyed,
-                                                       isinstance(operator, TwoInputOperator)))
-            last_tagged = i == len(ops) - 1 and tagged
-            records = _operator_output(emitted, out_ts, last_tagged)
-            ts, keyed = out_ts, False
-            continue
-        if keyed and not kind.takes_keys:
-            records = map(_value, records)  # a keyed exchange into a map, filter, ...
-        call = as_callable(fn)
-        if ts:
-            records = _timestamped(kind, call, records)
-        elif kind is OperatorKind.MAP:
-            records = map(call, records)
-        elif kind is OperatorKind.FILTER:
-            records = filter(call, records)
-        elif kind is OperatorKind.FLAT_MAP:
-            records = itertools.chain.from_iterable(map(call, records))
-        elif kind is OperatorKind.REDUCE:
-            records = _reduce(call, records)
-        keyed = False
-    if keyed:
-        records = map(_value, records)  # a keyed exchange straight into a sink
-    if tagged and not last_tagged:
-        records = zip(itertools.repeat(None), records)
-    return records, ts
-
-
-def _operator_input(records: Iterator[Any], keyed_input: bool, ts: bool,
-                    keyed_operator: bool, two_inputs: bool = False) -> Iterator[Any]:
-    """Records as an operator of ``sessioncluster.operators`` takes them: ``(timestamp,
-    value)``, or ``(key, timestamp, value)`` for a keyed operator; a two-input operator gets the
-    input index in front. Behind a two-input vertex's exchange each record is ``(input index,
-    record)``."""
-    if two_inputs:
-        if keyed_operator:
-            if ts:
-                return ((i, k, r[0], r[1]) for k, (i, r) in records)
-            return ((i, k, None, r) for k, (i, r) in records)
-        if keyed_input:
-            records = map(_value, records)
-        return ((i, r[0], r[1]) for i, r in records) if ts else ((i, None, r) for i, r in records)
-    if keyed_operator:
-        if not keyed_input:
-            raise RuntimeError("a keyed operator needs key_by() before it")
-        return ((k, r[0], r[1]) for k, r in records) if ts else ((k, None, r) for k, r in records)
-    if keyed_input:
-        records = map(_value, records)
-    return records if ts else zip(itertools.repeat(None), records)
-
-
-def _operator_output(emitted: Iterator[tuple[str | None, int | None, Any]], ts: bool,
-                     tagged: bool) -> Iterator[Any]:
-    """An operator's ``(tag, timestamp, value)`` as the chain goes on: the main output only,
-    unless ``tagged``; ``(timestamp, value)`` records when the stream carries timestamps."""
-    if tagged:
-        return ((tag, (t, v)) for tag, t, v in emitted) if ts else ((tag, v) for tag, _, v in emitted)
-    if ts:
-        return ((t, v) for tag, t, v in emitted if tag is None)
-    return (v for tag, _, v in emitted if tag is None)
-
-
-def _timestamped(kind: OperatorKind, call: Callable[..., Any], records: Iterator[Any]) -> Iterator[Any]:
-    """A map/filter/flat_map/reduce over ``(timestamp, value)`` records: outputs keep the input
-    record's timestamp (a reduce: the latest)."""
-    if kind is OperatorKind.MAP:
-        return ((t, call(v)) for t, v in records)
-    if kind is OperatorKind.FILTER:
-        return ((t, v) for t, v in records if call(v))
-    if kind is OperatorKind.FLAT_MAP:
-        return ((t, out) for t, v in records for out in call(v))
-    if kind is OperatorKind.REDUCE:
-        acc: dict[Any, tuple[Any, Any]] = {}
-        for key, (t, v) in records:
-            if key in acc:
-                t0, v0 = acc[key]
-                acc[key] = (t if t0 is None or (t is not None and t > t0) else t0, call(v0, v))
-            else:
-                acc[key] = (t, v)
-        return iter(acc.values())
-    raise ValueError(f"no timestamped {kind}")
-
-
-_value = operator.itemgetter(1)
-
-
-def _reduce(call: Callable[[Any, Any], Any], pairs: Iterator[Any]) -> Iterator[Any]:
-    acc: dict[Any, Any] = {}
-    for key, rec in pairs:
-        if key in acc:
-            acc[key] = call(acc[key], rec)
-        else:
-            acc[key] = rec
-    return iter(acc.values())
-
-
 def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: Any,
           combiner: Any, records_out: IntCounter) -> Iterator[Any]:
     out = task.output
@@ -636,7 +524,7 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
 _SINKS = frozenset({OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT})
 
 
-def _writer(task: "Task | _RelayContext", out: Output, ts: bool) -> "_Writer":
+def _writer(task: "Task | _RelayContext", out: VertexOutput, ts: bool) -> "_Writer":
     """The writer of one output of a vertex read by several consumers."""
     key_selector = task.key_selectors.get(out.key_selector_key or "")
     combiner = task.combiners.get(out.combiner_key or "")
@@ -663,7 +551,7 @@ class _Writer:
     (FORWARD), round-robin batches (REBALANCE) or batches by key hash (HASH, combined first
     when the consumer is a reduce)."""
 
-    def __init__(self, out: Output, subtask: int, key_selector: Any, combiner: Any) -> None:
+    def __init__(self, out: VertexOutput, subtask: int, key_selector: Any, combiner: Any) -> None:
         self.out = out
         self.key_selector = key_selector
         self.combiner = combiner
@@ -722,7 +610,7 @@ def _emit_all(task: "Task | _RelayContext", records: Iterator[Any], ts: bool) ->
     combiner = task.combiners.get(out.combiner_key or "")
     if ts:
         if out.kind in _SINKS:
-            records = map(_value, records)  # a sink writes the values
+            records = map(operator.itemgetter(1), records)  # a sink writes the values
         else:
             key_selector, combiner = _on_value(key_selector), None
     if out.input_index is not None:  # into a two-input vertex: say which input
@@ -813,27 +701,27 @@ def _task_error(exc: BaseException, operator: str, subtask: str) -> TaskError:
     return TaskError(type(exc).__name__, str(exc), frames, operator, subtask)
 
 
-def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> Output:
+def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> VertexOutput:
     """How a vertex hands on its records, from its out-edge (or its sink)."""
     last = vertex.operators[-1].kind
     if last is OperatorKind.SINK_COLLECT:
-        return Output(OutputKind.COLLECT, limit=vertex.operators[-1].config.get("limit"))
+        return VertexOutput(OutputKind.COLLECT, limit=vertex.operators[-1].config.get("limit"))
     if last is OperatorKind.SINK_PRINT:
-        return Output(OutputKind.PRINT)
+        return VertexOutput(OutputKind.PRINT)
     if last is OperatorKind.SINK_TEXT:
-        return Output(OutputKind.TEXT)
+        return VertexOutput(OutputKind.TEXT)
     if last is OperatorKind.SINK_VIEW:
-        return Output(OutputKind.FORWARD)  # plain records: Spark turns them into a DataFrame
+        return VertexOutput(OutputKind.FORWARD)  # plain records: Spark turns them into a DataFrame
     if len(vertex.outputs) != 1:
         raise ValueError(f"'{vertex.name}' has {len(vertex.outputs)} outputs: use edge_output")
     return edge_output(vertex.outputs[0], consumer_parallelism)
 
 
-def edge_output(edge: JobEdge, consumer_parallelism: int) -> Output:
+def edge_output(edge: JobEdge, consumer_parallelism: int) -> VertexOutput:
     """How a vertex hands its records on over ``edge``."""
     kind = {Partitioning.FORWARD: OutputKind.FORWARD, Partitioning.HASH: OutputKind.HASH,
             Partitioning.REBALANCE: OutputKind.REBALANCE}[edge.ship_strategy]
     if kind is OutputKind.FORWARD:
-        return Output(kind, side_output=edge.side_output, input_index=edge.input_index)
-    return Output(kind, consumer_parallelism, edge.key_selector_key, edge.combiner_key,
+        return VertexOutput(kind, side_output=edge.side_output, input_index=edge.input_index)
+    return VertexOutput(kind, consumer_parallelism, edge.key_selector_key, edge.combiner_key,
                   side_output=edge.side_output, input_index=edge.input_index)

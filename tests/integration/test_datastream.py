@@ -28,7 +28,12 @@ from sessioncluster import (
     ValueStateDescriptor,
 )
 from sessioncluster.common.time import Duration, Time
-from sessioncluster.functions import CoMapFunction, KeyedCoProcessFunction, ProcessWindowFunction
+from sessioncluster.functions import (
+    AllWindowFunction,
+    CoMapFunction,
+    KeyedCoProcessFunction,
+    ProcessWindowFunction,
+)
 from sessioncluster.graph.streamgraph import OperatorKind
 from sessioncluster.protocol.messages import JobStatusChanged
 from sessioncluster.restart import RestartStrategies
@@ -340,6 +345,34 @@ def test_count_windows_and_window_all(env) -> None:
     for _, _, rating, t in timed_ratings():
         plain[t // 30_000] += rating
     assert sorted(totals) == sorted(plain.values())
+
+
+def test_window_all_and_count_window_all_are_one_keyed_window(env) -> None:
+    """window_all over 100 records of [0, 10 s) from 4 subtasks: one window with all of them, as
+    plain Python; count_window_all(30): three windows of 30 records (10 left over do not fire)."""
+    stamps = [i * 97 for i in range(100)]
+    timed = (env.from_collection([(t, 1) for t in stamps]).set_parallelism(4)
+             .assign_timestamps_and_watermarks(
+                 WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(RatingTime0())))
+    got = (timed.map(lambda r: r[0]).window_all(TumblingEventTimeWindows.of(Time.seconds(10)))
+           .reduce(lambda a, b: a + b).execute_and_collect("window_all of 100"))
+    assert got == [sum(stamps)]
+    counts = (env.from_collection(list(range(100))).set_parallelism(4).count_window_all(30)
+              .apply(AllLen()).execute_and_collect("count_window_all"))
+    assert counts == [30, 30, 30]
+    job = env.from_collection(list(range(100))).count_window_all(30).apply(AllLen())
+    window = [n for n in job.env.stream_graph.nodes if n.name == "Window(All)"][0]
+    assert window.parallelism == 1
+
+
+class RatingTime0(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return value[0]
+
+
+class AllLen(AllWindowFunction):
+    def apply(self, window: Any, inputs: Iterable[Any]) -> Any:
+        yield len(list(inputs))
 
 
 def test_window_errors_are_clear(env) -> None:

@@ -18,6 +18,7 @@ from sessioncluster.graph.states import JobStatus
 from sessioncluster.pyflink.common import Configuration, Duration, Types, WatermarkStrategy
 from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
 from sessioncluster.pyflink.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+from sessioncluster.pyflink.datastream.functions import AggregateFunction
 from sessioncluster.pyflink.datastream.connectors.file_system import (
     FileSink,
     FileSource,
@@ -529,3 +530,92 @@ def test_a_socket_source_that_ends_fires_its_last_windows(session: sessioncluste
         assert results.client.wait(60).status is JobStatus.FINISHED
     finally:
         peer.close()
+
+
+def _wait_source_records(client: Any, n: int) -> None:
+    """Until the source has read ``n`` records (its file's micro-batch ran)."""
+    deadline = time.monotonic() + RESULT_TIMEOUT
+    while client.details().vertices[0].records_out < n:
+        assert time.monotonic() < deadline, f"the source has not read {n} records"
+        time.sleep(0.2)
+
+
+def test_window_all_over_several_micro_batches_fires_once(session: sessioncluster.Session,
+                                                          tmp_path: Path) -> None:
+    """window_all is a keyed window over one constant key: 100 records of [0, 10 s) in 4 files
+    (4 micro-batches) give one window [0, 10 s) with all of them, once the watermark passes
+    its end (issue 24: it fired per micro-batch, with 25, 25, 50)."""
+    from sessioncluster.pyflink.common import Time
+    from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
+
+    class Millis(TimestampAssigner):
+        def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+            return int(value)
+
+    src = tmp_path / "in"
+    src.mkdir()
+    env = streaming_env(session)
+    strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(1))
+                .with_timestamp_assigner(Millis()))
+    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(src))
+              .monitor_continuously(Duration.of_millis(200)).build())
+    stamps = [i * 97 for i in range(100)]  # all in [0, 10 s)
+    results = (env.from_source(source, strategy, "events")
+               .map(lambda line: int(line))
+               .window_all(TumblingEventTimeWindows.of(Time.seconds(10)))
+               .aggregate(CountSum()).uid("window-all")
+               .execute_and_collect("window_all over micro-batches"))
+    try:
+        for i in range(4):
+            drop(src, f"{i}.txt", [str(t) for t in stamps[i * 25:(i + 1) * 25]])
+            _wait_source_records(results.client, (i + 1) * 25)
+        drop(src, "4.txt", ["12000"])  # watermark 11 s: [0, 10 s) fires, [10 s, 20 s) does not
+        assert next(results) == (100, sum(stamps))
+        drop(src, "5.txt", ["25000"])  # watermark 24 s: [10 s, 20 s) fires with its one record
+        assert next(results) == (1, 12000)
+    finally:
+        results.close()
+
+
+def test_count_window_all_over_several_micro_batches(session: sessioncluster.Session,
+                                                     tmp_path: Path) -> None:
+    """count_window_all(30) over files of 25 records (one micro-batch each): windows of exactly
+    30 records, across micro-batches, in arrival order."""
+    src = tmp_path / "in"
+    src.mkdir()
+    env = streaming_env(session)
+    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(src))
+              .monitor_continuously(Duration.of_millis(200)).build())
+    results = (env.from_source(source, WatermarkStrategy.no_watermarks(), "numbers")
+               .map(lambda line: int(line))
+               .count_window_all(30)
+               .aggregate(CountSum()).uid("count-window-all")
+               .execute_and_collect("count_window_all over micro-batches"))
+    try:
+        for i in range(4):
+            drop(src, f"{i}.txt", [str(i * 25 + j) for j in range(25)])
+            _wait_source_records(results.client, (i + 1) * 25)
+        got = [next(results) for _ in range(3)]  # 100 records: 3 full windows, 10 left over
+        assert [n for n, _ in got] == [30, 30, 30]
+        # the first window is the first file and 5 records of the second; the three of them, the
+        # first three files and 15 records of the fourth
+        assert sum(range(30)) <= got[0][1] <= sum(range(25)) + sum(range(45, 50))
+        assert sum(range(90)) <= sum(s for _, s in got) <= sum(range(75)) + sum(range(85, 100))
+    finally:
+        results.close()
+
+
+class CountSum(AggregateFunction):
+    """(number of records, their sum)."""
+
+    def create_accumulator(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def add(self, value: int, acc: tuple[int, int]) -> tuple[int, int]:
+        return (acc[0] + 1, acc[1] + value)
+
+    def get_result(self, acc: tuple[int, int]) -> tuple[int, int]:
+        return acc
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        return (a[0] + b[0], a[1] + b[1])

@@ -86,7 +86,8 @@ def test_output_tag_time_domain_and_the_runtime_context_of_keyed_operators() -> 
         TimeDomain,
         check_output_tag,
     )
-    from sessioncluster.state import KeyedStateBackend, ValueStateDescriptor
+    from sessioncluster.runtime.state_backend import KeyedStateBackend
+    from sessioncluster.state import ValueStateDescriptor
 
     assert OutputTag("a") == OutputTag("a", None) and hash(OutputTag("a")) == hash(OutputTag("a"))
     assert OutputTag("a").tag_id == "a" and check_output_tag(OutputTag("b")).tag_id == "b"
@@ -101,7 +102,7 @@ def test_output_tag_time_domain_and_the_runtime_context_of_keyed_operators() -> 
     assert str(err.value) == KEYED_STATE_ERROR
     backend = KeyedStateBackend()
     keyed = ctx.with_keyed_state(backend)
-    backend.current_key = "k"
+    backend.set_current_key("k")
     keyed.get_state(ValueStateDescriptor("x")).update(1)
     assert keyed.get_state(ValueStateDescriptor("x")).value() == 1
     assert keyed.get_index_of_this_subtask() == 0

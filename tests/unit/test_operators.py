@@ -22,7 +22,9 @@ from sessioncluster.functions import (
     RuntimeContext,
     TimeDomain,
 )
-from sessioncluster.operators import (
+from sessioncluster.runtime.batch_driver import group_by_key
+from sessioncluster.runtime.batch_driver import run as run_batch
+from sessioncluster.runtime.operators import (
     CoFlatMapOperator,
     CoMapOperator,
     CoProcessOperator,
@@ -31,7 +33,7 @@ from sessioncluster.operators import (
     KeyedProcessOperator,
     ProcessOperator,
     TimestampsAndWatermarksOperator,
-    group_by_key,
+    open_function,
 )
 from sessioncluster.state import ListStateDescriptor, ValueStateDescriptor
 from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy
@@ -39,8 +41,8 @@ from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy
 
 def run(op: Any, records: list[Any]) -> list[Any]:
     op = cloudpickle.loads(cloudpickle.dumps(op))  # operators travel as user code
-    op.open(RuntimeContext("op", 0, 1, 0, {}))
-    out = list(op.process(iter(records)))
+    open_function(op, RuntimeContext("op", 0, 1, 0, {}))
+    out = list(run_batch(op, iter(records)))
     op.close()
     return out
 

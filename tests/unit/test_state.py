@@ -8,10 +8,11 @@ import pytest
 
 from sessioncluster.common.time import Time
 from sessioncluster.functions import AggregateFunction, FlatMapFunction, MapFunction, RuntimeContext
-from sessioncluster.operators import KeyedFunctionOperator, ProcessOperator
+from sessioncluster.runtime.batch_driver import run as run_batch
+from sessioncluster.runtime.operators import KeyedFunctionOperator, ProcessOperator, open_function
+from sessioncluster.runtime.state_backend import KeyedStateBackend
 from sessioncluster.state import (
     AggregatingStateDescriptor,
-    KeyedStateBackend,
     ListStateDescriptor,
     MapStateDescriptor,
     ReducingStateDescriptor,
@@ -25,8 +26,8 @@ def ctx() -> RuntimeContext:
 
 
 def run(op: Any, records: list[Any]) -> list[Any]:
-    op.open(ctx())
-    out = list(op.process(iter(records)))
+    open_function(op, ctx())
+    out = list(run_batch(op, iter(records)))
     op.close()
     return out
 
@@ -115,7 +116,7 @@ def test_list_map_reducing_aggregating_state() -> None:
 
 def test_state_objects_api() -> None:
     backend = KeyedStateBackend()
-    backend.current_key = "a"
+    backend.set_current_key("a")
     lst = backend.get_list_state(ListStateDescriptor("l"))
     assert list(lst.get()) == []
     lst.add_all([1, 2])
@@ -132,13 +133,13 @@ def test_state_objects_api() -> None:
     assert r.get() is None
     r.add(3)
     r.add(4)
-    backend.current_key = "b"
+    backend.set_current_key("b")
     assert r.get() is None and list(lst.get()) == [] and m.is_empty()
-    backend.current_key = "a"
+    backend.set_current_key("a")
     assert r.get() == 12
     r.clear()
     assert r.get() is None
-    backend.drop_key("a")
+    backend.clear("a")
     assert list(lst.get()) == [] and m.is_empty()
     with pytest.raises(ValueError, match="already registered"):
         backend.get_list_state(ListStateDescriptor("r"))
@@ -165,4 +166,4 @@ def test_keyed_state_on_a_non_keyed_operator_is_flinks_error() -> None:
             rc.get_state(ValueStateDescriptor("v"))
 
     with pytest.raises(RuntimeError, match=r"Keyed state can only be used on a 'keyed stream'"):
-        ProcessOperator(Bad()).open(ctx())
+        open_function(ProcessOperator(Bad()), ctx())

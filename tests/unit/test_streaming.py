@@ -19,12 +19,12 @@ from sessioncluster.graph.streamgraph import OperatorKind, Partitioning
 from sessioncluster.jobmanager import savepoint
 from sessioncluster.jobmanager.rest import checkpoint_statistics
 from sessioncluster.jobmanager.streamingjob import ResultBuffer
-from sessioncluster.operators import KeyedProcessOperator, WindowOperator
+from sessioncluster.runtime.operators import KeyedProcessOperator, WindowOperator
 from sessioncluster.protocol.messages import CheckpointInfo, JobDetails, JobSummary, VertexInfo
 from sessioncluster.graph.states import ExecutionState, JobStatus
 from sessioncluster.spark.streaming import StreamQuery
-from sessioncluster.streaming.runtime import ChainFunction, VertexProgram, _KeyRunner, _Rows
-from sessioncluster.functions import KeyedProcessFunction
+from sessioncluster.streaming.runtime import ChainFunction, KeyedVertex, VertexProgram
+from sessioncluster.functions import KeyedProcessFunction, TimeDomain
 from sessioncluster.state import ValueStateDescriptor
 from sessioncluster.window import TumblingEventTimeWindows
 from sessioncluster.common.time import Time
@@ -120,17 +120,14 @@ class KeyedHarness:
         v, blobs = vertex([(OperatorKind.PROCESS if not callable(head) or hasattr(head, "user_functions")
                             else OperatorKind.REDUCE, head), (OperatorKind.SINK_COLLECT, None)])
         self.prog = VertexProgram("job", v, blobs, [], True, True, "record",
-                                  time_mode="EventTime" if event_time else "None")
+                                  time_mode=TimeDomain.EVENT_TIME if event_time else None)
         self.handle = FakeHandle()
         self.state = FakeState()
-        self.runner = _KeyRunner(self.prog, self.handle)
+        self.runner = KeyedVertex(self.prog, self.handle)
 
     def rows(self, key: Any, recs: list[tuple[int, Any]], watermark: int) -> list[Any]:
         self.state.key = self.handle.key = cloudpickle.dumps(key)
-        self.runner.load(cloudpickle.dumps(key), self.state, Times(watermark))
-        out = _Rows()
-        self.runner.emit(self.runner.records(recs), out)
-        self.runner.save(self.state)
+        out = self.runner.run(cloudpickle.dumps(key), self.state, Times(watermark), recs)
         return [cloudpickle.loads(v) for v in out.v]
 
     def advance(self, watermark: int) -> list[Any]:
@@ -141,10 +138,7 @@ class KeyedHarness:
                 continue
             self.handle.timers.discard((key_bytes, ts))
             self.state.key = self.handle.key = key_bytes
-            self.runner.load(key_bytes, self.state, Times(watermark))
-            out = _Rows()
-            self.runner.emit(self.runner.due_timers(ts), out)
-            self.runner.save(self.state)
+            out = self.runner.run(key_bytes, self.state, Times(watermark), [], ts)
             fired += [cloudpickle.loads(v) for v in out.v]
         return fired
 
@@ -186,9 +180,9 @@ def test_state_made_in_open_is_in_the_state_store_for_a_new_worker() -> None:
     h = KeyedHarness(KeyedProcessOperator(CountWithTimeout()))
     assert h.rows("x", [(1000, "a"), (1050, "b")], watermark=0) == []
     assert h.rows("y", [(1000, "c")], watermark=0) == []
-    h.runner = _KeyRunner(h.prog, h.handle)  # a new worker
+    h.runner = KeyedVertex(h.prog, h.handle)  # a new worker
     assert sorted(h.advance(1100)) == [("x", 2, 1100), ("y", 1, 1100)]
-    h.runner = _KeyRunner(h.prog, h.handle)
+    h.runner = KeyedVertex(h.prog, h.handle)
     assert h.rows("x", [(1200, "d")], watermark=1100) == []
     assert h.advance(2000) == [("x", 3, 1150), ("x", 3, 1300)]
 
@@ -228,8 +222,8 @@ def test_processing_time_windows_fire_by_the_clock() -> None:
 
     op = WindowOperator(TumblingProcessingTimeWindows.of(Time.seconds(10)), "reduce", lambda a, b: a + b)
     h = KeyedHarness(op, event_time=False)
-    h.prog.time_mode = "ProcessingTime"
-    h.runner = _KeyRunner(h.prog, h.handle)
+    h.prog.time_mode = TimeDomain.PROCESSING_TIME
+    h.runner = KeyedVertex(h.prog, h.handle)
     assert h.rows("x", [(None, 1), (None, 2)], 0) == []
     (_, due), = h.handle.timers                                       # the window's end on the clock
     assert due % 10_000 == 9_999
@@ -248,7 +242,7 @@ def test_a_continuous_event_time_trigger_fires_early_and_at_the_end() -> None:
     assert h.rows("x", [(1000, 1), (2000, 2)], watermark=0) == []
     assert h.advance(4999) == []
     assert h.advance(5000) == [3]                        # the early firing at 5 s
-    h.runner = _KeyRunner(h.prog, h.handle)              # a new worker: only the state store
+    h.runner = KeyedVertex(h.prog, h.handle)              # a new worker: only the state store
     assert h.rows("x", [(7000, 4)], watermark=5000) == []
     assert h.advance(10_000) == [7]                      # the end (9,999): fired once
     assert not h.handle.timers and not h.state.rows      # cleaned up at the window's end
@@ -263,7 +257,7 @@ def test_a_purging_count_trigger_keeps_its_count_across_micro_batches() -> None:
                         trigger=PurgingTrigger.of(CountTrigger.of(2)))
     h = KeyedHarness(op, event_time=False)
     assert h.rows("x", [(None, 1), (None, 2), (None, 3)], 0) == [3]
-    h.runner = _KeyRunner(h.prog, h.handle)
+    h.runner = KeyedVertex(h.prog, h.handle)
     assert h.rows("x", [(None, 4)], 0) == [7]
     assert h.rows("y", [(None, 10)], 0) == []            # counted per key
     assert h.rows("x", [(None, 5), (None, 6)], 0) == [11]
@@ -271,7 +265,7 @@ def test_a_purging_count_trigger_keeps_its_count_across_micro_batches() -> None:
 
 def test_keyed_connect_shares_one_state_between_both_inputs() -> None:
     from sessioncluster.functions import KeyedCoProcessFunction
-    from sessioncluster.operators import KeyedCoProcessOperator
+    from sessioncluster.runtime.operators import KeyedCoProcessOperator
 
     class Both(KeyedCoProcessFunction):
         def open(self, runtime_context: Any) -> None:

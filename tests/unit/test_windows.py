@@ -20,7 +20,8 @@ from sessioncluster.functions import (
     RuntimeContext,
     WindowFunction,
 )
-from sessioncluster.operators import AllWindowOperator, WindowOperator
+from sessioncluster.runtime.batch_driver import run as run_batch
+from sessioncluster.runtime.operators import AllWindowOperator, WindowOperator, open_function
 from sessioncluster.state import ValueStateDescriptor
 from sessioncluster.window import (
     CountEvictor,
@@ -41,9 +42,11 @@ from sessioncluster.window import (
 
 
 def run(op: Any, records: list[Any]) -> list[Any]:
+    if isinstance(op, AllWindowOperator):  # one constant key (NullByteKeySelector)
+        records = [(0, ts, v) for ts, v in records]
     op = cloudpickle.loads(cloudpickle.dumps(op))
-    op.open(RuntimeContext("window", 0, 1, 0, {}))
-    out = list(op.process(iter(records)))
+    open_function(op, RuntimeContext("window", 0, 1, 0, {}))
+    out = list(run_batch(op, iter(records)))
     op.close()
     return out
 
@@ -470,6 +473,6 @@ def test_an_operator_reopened_starts_from_fresh_state() -> None:
 
     op = WindowOperator(TumblingEventTimeWindows.of(Time.milliseconds(10)), "process", Seen())
     for _ in range(2):
-        op.open(RuntimeContext("window", 0, 1, 0, {}))
-        assert [v for _, _, v in op.process(iter([("a", 1, 1), ("a", 11, 1)]))] == [1, 2]
+        open_function(op, RuntimeContext("window", 0, 1, 0, {}))
+        assert [v for _, _, v in run_batch(op, iter([("a", 1, 1), ("a", 11, 1)]))] == [1, 2]
         op.close()

@@ -1,0 +1,132 @@
+"""The BATCH driver (Flink's batch execution of a DataStream program).
+
+A keyed operator's input is grouped by key and each key's records sorted by timestamp (stable;
+no timestamp sorts first, as Flink's Long.MIN_VALUE; Flink's SortingDataInput). Per key: the
+current key is set, every record goes to ``process_element`` with the watermark at
+Long.MIN_VALUE (so nothing is late), then the watermark is Long.MAX_VALUE and the key's
+event-time timers fire in timestamp order, then its processing-time timers; timers registered
+while they fire are ignored (Flink's BatchExecutionInternalTimeService); then the key's state
+and timers are dropped. A non-keyed operator gets its records in the order they come.
+
+Records in: ``(timestamp, value)``; keyed ``(key, timestamp, value)``; a two-input operator's have
+the input index in front. Records out: ``(tag, timestamp, value)`` (``runtime.output.Record``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator as _op
+from typing import Any, Callable, Iterable, Iterator
+
+from ..functions import MAX_WATERMARK, MIN_WATERMARK, TimeDomain
+from .operators.base import StreamOperator, TwoInputStreamOperator
+from .operators.window import WindowOperator
+from .output import Record
+
+#: records a non-keyed operator takes between handing on its output
+CHUNK = 256
+
+
+def group_by_key(records: Iterable[Any], key_at: int, ts_at: int) -> dict[Any, list[Any]]:
+    """The records of each key, each key's list sorted by timestamp (stable, None first)."""
+    groups: dict[Any, list[Any]] = {}
+    get = groups.get
+    timed = untimed = False
+    for rec in records:
+        lst = get(rec[key_at])
+        if lst is None:
+            groups[rec[key_at]] = [rec]
+        else:
+            lst.append(rec)
+        if rec[ts_at] is None:
+            untimed = True
+        else:
+            timed = True
+    if timed:
+        sort_key: Callable[[Any], Any]
+        if untimed:
+            def sort_key(r: Any) -> Any:
+                t = r[ts_at]
+                return MIN_WATERMARK if t is None else t
+        else:
+            sort_key = _op.itemgetter(ts_at)
+        for lst in groups.values():
+            if len(lst) > 1:
+                lst.sort(key=sort_key)
+    return groups
+
+
+def run(operator: StreamOperator, records: Iterator[Any]) -> Iterator[Record]:
+    """The operator's output records over ``records`` (it is open)."""
+    two = isinstance(operator, TwoInputStreamOperator)
+    if operator.keyed:
+        return _run_keyed(operator, records, two)
+    return _run_elements(operator, records, two)
+
+
+def _run_elements(operator: Any, records: Iterator[Any], two: bool) -> Iterator[Record]:
+    out = operator.output
+    records = iter(records)
+    while True:
+        # the output is handed on every CHUNK records: lazily, without a test per record
+        chunk = list(itertools.islice(records, CHUNK))
+        if not chunk:
+            return
+        if two:
+            calls = (operator.process_element1, operator.process_element2)
+            for index, ts, value in chunk:
+                calls[index](value, ts)
+        else:
+            process = operator.process_element
+            for ts, value in chunk:
+                process(value, ts)
+        if out.records:
+            yield from out.drain()
+
+
+def _run_keyed(operator: Any, records: Iterator[Any], two: bool) -> Iterator[Record]:
+    out = operator.output
+    backend, timers = operator.backend, operator.timers
+    shortcut = isinstance(operator, WindowOperator)
+    for key, recs in group_by_key(records, 1 if two else 0, 2 if two else 1).items():
+        backend.set_current_key(key)
+        timers.set_current_key(key)
+        if two:
+            calls = (operator.process_element1, operator.process_element2)
+            for i, (index, _, ts, value) in enumerate(recs, 1):
+                calls[index](value, ts)
+                if not i % CHUNK and out.records:
+                    yield from out.drain()
+        elif not (shortcut and operator.process_key_batch([(r[1], r[2]) for r in recs])):
+            process = operator.process_element
+            if len(recs) <= CHUNK:
+                for _, ts, value in recs:
+                    process(value, ts)
+            else:
+                for i, (_, ts, value) in enumerate(recs, 1):
+                    process(value, ts)
+                    if not i % CHUNK and out.records:
+                        yield from out.drain()
+        end_of_key(operator)
+        if out.records:
+            yield from out.drain()
+        backend.clear(key)
+        timers.clear(key)
+    backend.set_current_key(None)
+    timers.set_current_key(None)
+
+
+def end_of_key(operator: Any) -> None:
+    """The key's input ended: its event-time timers fire (watermark Long.MAX_VALUE), then its
+    processing-time timers, with the timer service quiesced."""
+    timers = operator.timers
+    if not timers.has_timers():
+        return
+    timers.watermark = MAX_WATERMARK
+    timers.quiesced = True
+    try:
+        timers.fire(TimeDomain.EVENT_TIME, MAX_WATERMARK, operator.on_event_time)
+        timers.fire(TimeDomain.PROCESSING_TIME, MAX_WATERMARK, operator.on_processing_time)
+    finally:
+        timers.quiesced = False
+        timers.watermark = MIN_WATERMARK

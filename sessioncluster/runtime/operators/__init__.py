@@ -1,0 +1,20 @@
+"""The stream operators, one implementation each for both execution modes."""
+
+from .base import (
+    OneInputStreamOperator,
+    OperatorContext,
+    StreamOperator,
+    TwoInputStreamOperator,
+    open_function,
+)
+from .co import CoFlatMapOperator, CoMapOperator, CoProcessOperator, KeyedCoProcessOperator
+from .process import KeyedFunctionOperator, KeyedProcessOperator, ProcessOperator, ReduceOperator
+from .watermarks import TimestampsAndWatermarksOperator
+from .window import AllWindowOperator, MergingWindowSet, WindowOperator
+
+__all__ = [
+    "AllWindowOperator", "CoFlatMapOperator", "CoMapOperator", "CoProcessOperator",
+    "KeyedCoProcessOperator", "KeyedFunctionOperator", "KeyedProcessOperator", "MergingWindowSet",
+    "OneInputStreamOperator", "OperatorContext", "ProcessOperator", "ReduceOperator", "StreamOperator",
+    "TimestampsAndWatermarksOperator", "TwoInputStreamOperator", "WindowOperator", "open_function",
+]

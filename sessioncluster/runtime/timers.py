@@ -1,0 +1,130 @@
+"""The timers of one keyed operator (Flink's InternalTimerService), and the TimeDomain.
+
+A timer is (time domain, timestamp, namespace) of a key, deduplicated on the three (a keyed
+process function's timers have no namespace, a window operator's are per window). The drivers
+set the current key, the watermark and processing time, and fire due timers with ``fire``;
+``snapshot(key)`` / ``restore(key, data)`` / ``clear(key)`` move one key's timers in and out.
+In BATCH, while a key's timers fire at its end the service is quiesced: timers registered then
+are ignored (Flink's BatchExecutionInternalTimeService).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable, NamedTuple
+
+from ..functions import MIN_WATERMARK, TimeDomain, TimerService
+
+log = logging.getLogger(__name__)
+
+__all__ = ["InternalTimer", "InternalTimerService", "KeyedTimerService", "TimeDomain"]
+
+
+class InternalTimer(NamedTuple):
+    """A due timer as an operator's ``on_event_time`` / ``on_processing_time`` gets it."""
+
+    timestamp: int
+    namespace: Any
+    domain: TimeDomain
+
+
+#: a key's timers: (domain, timestamp, namespace) -> registration order
+TimerSnapshot = dict[tuple[TimeDomain, int, Any], int]
+
+
+class InternalTimerService:
+    """Timers per key, the current watermark and processing time."""
+
+    def __init__(self) -> None:
+        self.watermark = MIN_WATERMARK
+        #: the processing time a driver set (None: the wall clock)
+        self.processing_time: int | None = None
+        #: BATCH at the end of a key: new timers are ignored
+        self.quiesced = False
+        self._timers: dict[Any, TimerSnapshot] = {}
+        self._key: Any = None
+        self._seq = 0
+
+    def set_current_key(self, key: Any) -> None:
+        self._key = key
+
+    def current_processing_time(self) -> int:
+        return int(time.time() * 1000) if self.processing_time is None else self.processing_time
+
+    def register(self, domain: TimeDomain, timestamp: int, namespace: Any = None) -> None:
+        if self.quiesced:
+            log.warning("Timer service is quiesced. %s timer for timestamp '%s' will be ignored.",
+                        "Event time" if domain is TimeDomain.EVENT_TIME else "Processing time", timestamp)
+            return
+        timers = self._timers.get(self._key)
+        if timers is None:
+            timers = self._timers[self._key] = {}
+        k = (domain, int(timestamp), namespace)
+        if k not in timers:
+            self._seq += 1
+            timers[k] = self._seq
+
+    def delete(self, domain: TimeDomain, timestamp: int, namespace: Any = None) -> None:
+        timers = self._timers.get(self._key)
+        if timers:
+            timers.pop((domain, timestamp, namespace), None)
+
+    def has_timers(self) -> bool:
+        return bool(self._timers.get(self._key))
+
+    def timestamps(self, domain: TimeDomain) -> set[int]:
+        """The current key's timer timestamps of ``domain``."""
+        return {ts for d, ts, _ in self._timers.get(self._key) or () if d is domain}
+
+    def fire(self, domain: TimeDomain, until: int, callback: Callable[[InternalTimer], None]) -> None:
+        """Fire the current key's timers of ``domain`` at or before ``until`` in timestamp order
+        (then window start, then registration); each is removed as it fires, so a timer deleted
+        by an earlier callback does not fire, and one registered by a callback fires in the same
+        round when it is due."""
+        timers = self._timers.get(self._key)
+        while timers:
+            due = [k for k in timers if k[0] is domain and k[1] <= until]
+            if not due:
+                return
+            due.sort(key=lambda k: (k[1], getattr(k[2], "start", 0), timers[k]))  # type: ignore[index]
+            for k in due:
+                if timers.pop(k, None) is not None:
+                    callback(InternalTimer(k[1], k[2], domain))
+            timers = self._timers.get(self._key)
+
+    def snapshot(self, key: Any) -> TimerSnapshot | None:
+        return dict(self._timers[key]) if self._timers.get(key) else None
+
+    def restore(self, key: Any, data: TimerSnapshot | None) -> None:
+        if data:
+            self._timers[key] = dict(data)
+            self._seq = max(self._seq, max(data.values()))
+
+    def clear(self, key: Any) -> None:
+        self._timers.pop(key, None)
+
+
+class KeyedTimerService(TimerService):
+    """The user's TimerService of the current key (timers without a namespace)."""
+
+    def __init__(self, internal: InternalTimerService) -> None:
+        self._internal = internal
+
+    def current_processing_time(self) -> int:
+        return self._internal.current_processing_time()
+
+    def current_watermark(self) -> int:
+        return self._internal.watermark
+
+    def register_event_time_timer(self, timestamp: int) -> None:
+        self._internal.register(TimeDomain.EVENT_TIME, timestamp)
+
+    def register_processing_time_timer(self, timestamp: int) -> None:
+        self._internal.register(TimeDomain.PROCESSING_TIME, timestamp)
+
+    def delete_event_time_timer(self, timestamp: int) -> None:
+        self._internal.delete(TimeDomain.EVENT_TIME, timestamp)
+
+    def delete_processing_time_timer(self, timestamp: int) -> None:
+        self._internal.delete(TimeDomain.PROCESSING_TIME, timestamp)
