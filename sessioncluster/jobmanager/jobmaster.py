@@ -31,21 +31,16 @@ from ..spark.sql import create_temporary_view, spark_error_text, submitted_stage
 from ..spark.translate import translate
 from .cache import CachedStream, CacheRegistry
 from .resourcemanager import ResourceManager
-from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
+from .runner import JobRunner, Publish, SparkJobRunner, execution_infos, plain_values
 
 log = logging.getLogger("sessioncluster.jobmaster")
 
-LIVE_ACCUMULATOR_PERIOD = 0.1
 #: what to do about a collected result over Spark's limit
 _TOO_LARGE_HINT = "write it with sink_to_text() or reduce it first"
 
 
 class JobCancelledBetweenActions(Exception):
     """The job was cancelled after one of its sinks' Spark actions: the next does not start."""
-
-
-def plain_values(accs: dict[str, Accumulator[Any]]) -> dict[str, Any]:
-    return {name: acc.get_local_value() for name, acc in accs.items()}
 
 
 class JobMaster(SparkJobRunner):
@@ -68,7 +63,6 @@ class JobMaster(SparkJobRunner):
         self.task_subtasks: dict[int, set[tuple[str, int]]] = defaultdict(set)
         #: Spark events not yet placed, by Spark task attempt id
         self.unresolved: dict[int, list[TaskStarted | TaskEnded]] = defaultdict(list)
-        self._acc_publish_pending = False
         self.backoff = RestartBackoff(job_graph.restart_strategy)
         #: Spark stages of runs before a restart: their late events are not this run's
         self.stale_stages: set[int] = set()
@@ -284,19 +278,6 @@ class JobMaster(SparkJobRunner):
             first = ev.text.splitlines()[0] if ev.text else ev.reason
             ex.error = TaskError("TaskFailure", first, [])
         ex.transition_to(ExecutionState.FAILED, ev.time)
-
-    def _schedule_accumulator_publish(self) -> None:
-        if self._acc_publish_pending:
-            return
-        self._acc_publish_pending = True
-
-        def publish() -> None:
-            self._acc_publish_pending = False
-            if not self.status.is_globally_terminal:
-                self.publish(self.job_id, AccumulatorsUpdated(
-                    self.job_id, plain_values(self.graph.live_accumulators())))
-
-        self.loop.call_later(LIVE_ACCUMULATOR_PERIOD, publish)
 
     # -- views ----------------------------------------------------------------------------
     def details(self) -> JobDetails:

@@ -20,10 +20,12 @@ import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
+from ..accumulators import Accumulator
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.jobgraph import JobGraph
 from ..graph.states import ExecutionState, JobStatus
 from ..protocol.messages import (
+    AccumulatorsUpdated,
     ExecutionInfo,
     ExecutionStateChanged,
     JobDetails,
@@ -41,6 +43,8 @@ log = logging.getLogger("sessioncluster.runner")
 
 #: How long a job waits, after Spark returned, for the last task reports and listener events.
 FINAL_REPORT_TIMEOUT = 10.0
+#: How often a running job publishes its live accumulators, at most (s)
+LIVE_ACCUMULATOR_PERIOD = 0.1
 
 Publish = Callable[[str, Message], None]
 
@@ -152,6 +156,7 @@ class SparkJobRunner(JobRunner):
         #: Spark jobs (actions) started in the job's group
         self.spark_jobs = 0
         self._progress = asyncio.Event()
+        self._acc_publish_pending = False
 
     @property
     def status(self) -> JobStatus:
@@ -221,6 +226,20 @@ class SparkJobRunner(JobRunner):
     def on_end(self) -> None:
         """Hook: what a job publishes at its end, before ``done`` is set."""
 
+    def _schedule_accumulator_publish(self) -> None:
+        """Publish the live accumulators soon (at most every ``LIVE_ACCUMULATOR_PERIOD``)."""
+        if self._acc_publish_pending:
+            return
+        self._acc_publish_pending = True
+
+        def publish() -> None:
+            self._acc_publish_pending = False
+            if not self.status.is_globally_terminal:
+                self.publish(self.job_id, AccumulatorsUpdated(
+                    self.job_id, plain_values(self.graph.live_accumulators())))
+
+        self.loop.call_later(LIVE_ACCUMULATOR_PERIOD, publish)
+
     def _set_status(self, status: JobStatus) -> None:
         self.graph.transition(status)
         now = time.time()
@@ -242,6 +261,11 @@ class SparkJobRunner(JobRunner):
             return JobResultReply(self.job_id, False, self.status)
         return JobResultReply(self.job_id, True, self.status, net_runtime_ms=self.runtime_ms(),
                               error_text=self.error_text)
+
+
+def plain_values(accs: dict[str, Accumulator[Any]]) -> dict[str, Any]:
+    """Accumulators by name as plain values (what the clients are shown)."""
+    return {name: acc.get_local_value() for name, acc in accs.items()}
 
 
 def cancel_job_group(sc: Any, group: str) -> None:

@@ -31,11 +31,20 @@ from typing import Any, Callable
 
 import psutil
 
-from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
+from ..accumulators import Accumulator
 from ..graph.jobgraph import JobGraph
 from ..graph.states import ExecutionState, JobStatus
 from ..graph.streamgraph import OperatorKind
-from ..protocol.messages import CheckpointInfo, JobDetails, StreamResults, VertexInfo
+from ..protocol.messages import (
+    AccumulatorsUpdated,
+    CheckpointInfo,
+    JobDetails,
+    JobResultReply,
+    StreamResults,
+    TaskError,
+    TaskEvent,
+    VertexInfo,
+)
 from ..restart import RestartBackoff, RestartStrategyConfiguration
 from ..spark.sql import spark_error_text
 from ..spark.streaming import (
@@ -56,7 +65,8 @@ from ..spark.streaming import (
 from ..streaming.runtime import is_keyed_head
 from . import savepoint as savepoints
 from .resourcemanager import ResourceManager
-from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
+from .runner import JobRunner, Publish, SparkJobRunner, execution_infos, plain_values
+from .streamingsubtasks import StreamingSubtasks
 
 log = logging.getLogger("sessioncluster.streaming")
 printed_log = logging.getLogger("sessioncluster.print")
@@ -165,6 +175,9 @@ class StreamingJob(SparkJobRunner):
         self.backoff = RestartBackoff(strategy)
         self._request: tuple[str, bool, Future[str]] | None = None
         self._stop = threading.Event()
+        #: the subtasks' reports, one Spark task per micro-batch, merged into the graph
+        self.subtasks = StreamingSubtasks(self.graph, rm, lambda: self.cancel_requested)
+        self.final_accumulators: dict[str, Accumulator[Any]] = {}
 
     # -- the job's thread -----------------------------------------------------------------------
     def run_on_spark(self) -> None:
@@ -178,7 +191,6 @@ class StreamingJob(SparkJobRunner):
             return
         try:
             self._start_queries()
-            self.loop.call_soon_threadsafe(self._executions_running)
             self._watch()
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
             log.exception("streaming job %s failed", self.job_id)
@@ -450,14 +462,28 @@ class StreamingJob(SparkJobRunner):
             self._start_queries()
 
     # -- the loop thread ------------------------------------------------------------------------
-    def _executions_running(self) -> None:
-        for ejv in self.graph.job_vertices.values():
-            for tv in ejv.task_vertices:
-                ex = tv.current_execution
-                if not ex.state.is_terminal:
-                    ex.transition_to(ExecutionState.RUNNING)
+    def on_task_event(self, ev: TaskEvent) -> None:
+        if self.status in (JobStatus.RESTARTING, JobStatus.CREATED) or self.status.is_globally_terminal:
+            return  # a late report of a run that ended
+        if self.subtasks.on_report(ev):
+            self._schedule_accumulator_publish()
+        self.progressed()
 
     def _finished(self, status: JobStatus) -> None:
+        if self.status.is_globally_terminal:
+            return
+        if status is JobStatus.FINISHED:
+            self.background.start(self._finish_when_reported())
+            return
+        self._end_as(status)
+
+    async def _finish_when_reported(self) -> None:
+        """FINISHED once the last micro-batch's reports are in (their accumulators count)."""
+        if not await self.wait_for_progress(self.subtasks.settled):
+            log.warning("streaming job %s: final reports missing", self.job_id)
+        self._end_as(JobStatus.CANCELED if self.cancel_requested else JobStatus.FINISHED)
+
+    def _end_as(self, status: JobStatus) -> None:
         if self.status.is_globally_terminal:
             return
         if status is JobStatus.CANCELED:
@@ -471,6 +497,7 @@ class StreamingJob(SparkJobRunner):
                     ex = tv.current_execution
                     if not ex.state.is_terminal:
                         ex.transition_to(ExecutionState.FINISHED)
+            self.final_accumulators = self.graph.final_accumulators()
         self.end(status)
 
     def _failed(self, text: str, restartable: bool = True) -> None:
@@ -496,6 +523,7 @@ class StreamingJob(SparkJobRunner):
         if self.cancel_requested or self.status is not JobStatus.RESTARTING:
             return
         self.graph.new_attempts()
+        self.subtasks.carry_over()
         self.queries.clear()
         self._set_status(JobStatus.RUNNING)
         threading.Thread(target=self._spark_thread, name=f"StreamingJob-{self.job_id[:8]}-restart",
@@ -514,6 +542,16 @@ class StreamingJob(SparkJobRunner):
 
     def on_end(self) -> None:
         shutil.rmtree(self.work_dir, ignore_errors=True)
+        self.publish(self.job_id, AccumulatorsUpdated(
+            self.job_id, plain_values(self.final_accumulators), final=True))
+
+    def result(self) -> JobResultReply:
+        if not self.status.is_globally_terminal:
+            return JobResultReply(self.job_id, False, self.status)
+        return JobResultReply(
+            self.job_id, True, self.status, accumulators={
+                name: acc.to_wire() for name, acc in self.final_accumulators.items()},
+            net_runtime_ms=self.runtime_ms(), error_text=self.error_text)
 
     # -- what clients ask ------------------------------------------------------------------------
     def trigger_savepoint(self, path: str, stop: bool) -> "Future[str]":
@@ -549,23 +587,24 @@ class StreamingJob(SparkJobRunner):
                              self.status, self.error_text)
 
     def details(self) -> JobDetails:
-        counts: dict[Any, int] = dict(self.counter.value) if self.counter is not None else {}
         vertices = []
         for vid, ejv in self.graph.job_vertices.items():
             jv = ejv.job_vertex
-            copies = max(self.paths.get(vid, 1), 1)
-            rin = _records(counts, vid, "in") // copies
-            rout = _records(counts, vid, "out") // copies
+            rin, rout = self.graph.vertex_records(vid)
             vertices.append(VertexInfo(vid, jv.name, [op.name for op in jv.operators],
                                        jv.parallelism, ejv.aggregate_state, rin, rout))
-            for tv in ejv.task_vertices:  # per subtask, on its current attempt (all batches)
-                sub = tv.subtask_index
-                tv.current_execution.accumulators = {
-                    RECORDS_IN: ("LongCounter", counts.get((vid, sub, "in"), 0) // copies),
-                    RECORDS_OUT: ("LongCounter", counts.get((vid, sub, "out"), 0) // copies)}
+        accs = (self.final_accumulators if self.status.is_globally_terminal
+                else self.graph.live_accumulators())
         return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph),
-                          {}, None, self.error_text, self.spark_jobs, dict(self.graph.status_times),
+                          plain_values(accs), self._user_error(), self.error_text,
+                          self.spark_jobs, dict(self.graph.status_times),
                           streaming=self.streaming_info())
+
+    def _user_error(self) -> TaskError | None:
+        """The error of the last failed attempt that reported one (the user's traceback)."""
+        failed = [ex for ex in self.graph.all_executions()
+                  if ex.state is ExecutionState.FAILED and ex.error is not None]
+        return max(failed, key=lambda ex: ex.state_times.get("FAILED", 0.0)).error if failed else None
 
     def streaming_info(self) -> dict[str, Any]:
         return {"checkpoints": list(self.checkpoints), "counts": dict(self.checkpoint_counts),

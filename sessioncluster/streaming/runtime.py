@@ -51,6 +51,7 @@ from ..window import (
     MergingWindowAssigner,
     ProcessingTimeTrigger,
 )
+from . import report as reports
 
 #: the Arrow schema of records between vertices
 RECORD_SCHEMA = "out int, k binary, ts long, v binary"
@@ -342,7 +343,9 @@ class _ChainTask:
         self.functions = [prog.load(op.function_key) if op.function_key else None for op in ops]
         tc = TaskContext.get()
         self.subtask = (tc.partitionId() if tc is not None else 0) % max(vertex.parallelism, 1)
-        _open(self.functions, RuntimeContext(vertex.name, self.subtask, vertex.parallelism, 0, {}))
+        self.report = reports.begin(prog.job_id, vertex)
+        _open(self.functions, self.report.context())
+        self.report.running()
         self.router = _Router(prog)
         self.chain_vertex = _stateless(vertex, ops)
         self.two_inputs = prog.timestamped_input and any(e.input_index is not None for e in vertex.inputs)
@@ -352,12 +355,14 @@ class _ChainTask:
         prog = self.prog
         if self.two_inputs:  # a two-input operator takes (input, (timestamp, value))
             records = ((r[1][0], (r[0], r[1][1])) for r in records)
+        reports.activate(self.report)
         seen = _Counted(records)
         tagged, _ = _chain(self.chain_vertex, self.functions, iter(seen), keyed=False, tagged=True,
                            timestamped=prog.timestamped_input)
         rows = _Rows()
         self.router.route(tagged, rows)
         prog.count(self.subtask, seen.n, rows)
+        self.report.count(seen.n, rows.records)
         return rows
 
 
@@ -369,7 +374,7 @@ class ChainFunction:
         self.prog = prog
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        with _environment(self.prog):
+        with reports.reporting(), _environment(self.prog):
             task = _ChainTask(self.prog)
             is_source = self.prog.vertex.operators[0].kind.is_source
             for batch in batches:
@@ -410,7 +415,7 @@ class RegionFunction:
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        with _environment(self.vertices[0].program):
+        with reports.reporting(), _environment(self.vertices[0].program):
             tasks = [(rv, _ChainTask(rv.program)) for rv in self.vertices]
             for batch in batches:
                 produced = {ROOT_NODE: (batch.column("out").to_pylist(), batch.column("ts").to_pylist(),
@@ -512,7 +517,7 @@ class _KeyRunner:
         #: timers of the query's time mode are Spark's; in mode None all live in the key's state
         self.spark_timers = prog.time_mode != "None"
         self.backend = KeyedStateBackend()
-        ctx = RuntimeContext(vertex.name, 0, vertex.parallelism, 0, {})
+        ctx = reports.context_of(vertex)
         if isinstance(self.head, StreamOperator):
             self.head._backend = self.backend
             _open(self.head.user_functions, ctx.with_keyed_state(self.backend))
@@ -922,14 +927,18 @@ def keyed_processor(prog: VertexProgram) -> Any:
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
     class _Processor(StatefulProcessor):
+        @reports.guarded
         def init(self, handle: Any) -> None:
+            self.report = reports.begin(prog.job_id, prog.vertex)
             self.handle = handle
             self.state = handle.getValueState("state", "s binary")
             self.environment = prog.environment()
             if self.environment is not None:
                 self.environment.__enter__()  # left in close()
             self.runner = _KeyRunner(prog, handle)
+            self.report.running()
 
+        @reports.guarded
         def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
             runner = self.runner
             runner.load(key[0], self.state, timerValues)
@@ -945,9 +954,11 @@ def keyed_processor(prog: VertexProgram) -> Any:
             runner.emit(itertools.chain(runner.records(records), runner.due_timers(None)), out)
             runner.save(self.state)
             prog.count(_subtask(prog), len(records), out)
+            self.report.count(len(records), out.records)
             if len(out):
                 yield out.pandas()
 
+        @reports.guarded
         def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
             runner = self.runner
             runner.load(key[0], self.state, timerValues)
@@ -956,10 +967,14 @@ def keyed_processor(prog: VertexProgram) -> Any:
             runner.emit(runner.due_timers(fired), out)
             runner.save(self.state)
             prog.count(_subtask(prog), 0, out)
+            self.report.count(0, out.records)
             if len(out):
                 yield out.pandas()
 
         def close(self) -> None:
+            report = getattr(self, "report", None)
+            if report is not None:
+                report.finished()
             environment = getattr(self, "environment", None)
             if environment is not None:
                 environment.__exit__(None, None, None)
