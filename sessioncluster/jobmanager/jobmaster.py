@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections import defaultdict
 from typing import Any, Callable
@@ -145,27 +144,14 @@ class JobMaster(SparkJobRunner):
             self.background.start(self._finish_cancel())
 
     def _restart(self, stages: set[int]) -> None:
-        """Flink's restart of the whole job: RESTARTING, the strategy's delay, then RUNNING
-        again with a new attempt of every subtask in the same ExecutionGraph."""
-        self.backoff.restarts += 1
+        """Flink's restart of the whole job; the Spark stages of this run are stale from now."""
         self.stale_stages |= stages | set(self.stage_vertices)
-        log.info("job %s failed (%s); restart %d in %.1f s", self.job_id,
-                 (self.error_text or "").strip().splitlines()[-1:], self.backoff.restarts,
-                 self.backoff.delay_seconds)
-        self._set_status(JobStatus.RESTARTING)
-        self.background.start(self._run_again())
+        self.restart(self.backoff, "; ".join((self.error_text or "").strip().splitlines()[-1:]))
 
-    async def _run_again(self) -> None:
-        await asyncio.sleep(self.backoff.delay_seconds)
-        if self.cancel_requested or self.status is not JobStatus.RESTARTING:
-            return
-        self.graph.new_attempts()
+    def before_run_again(self) -> None:
         self.stage_vertices.clear()
         self.unresolved.clear()
         self.error = self.error_text = None
-        self._set_status(JobStatus.RUNNING)
-        threading.Thread(target=self._spark_thread, name=f"JobMaster-{self.job_id[:8]}-restart",
-                         daemon=True).start()
 
     async def _finish_cancel(self) -> None:
         """CANCELED only once the deployed attempts have stopped (Spark kills their workers)."""

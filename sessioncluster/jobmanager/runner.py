@@ -35,6 +35,7 @@ from ..protocol.messages import (
     Message,
     TaskEvent,
 )
+from ..restart import RestartBackoff
 from ..spark.events import JobStarted, StageSubmitted, TaskEnded, TaskStarted
 from ..tasks import BackgroundTasks
 from .resourcemanager import ResourceManager
@@ -225,6 +226,30 @@ class SparkJobRunner(JobRunner):
 
     def on_end(self) -> None:
         """Hook: what a job publishes at its end, before ``done`` is set."""
+
+    # -- restart (Flink's restart of the whole job) ------------------------------------------
+    def restart(self, backoff: RestartBackoff, reason: str) -> None:
+        """RESTARTING, the strategy's delay, then RUNNING again with a new attempt of every
+        subtask in the same ExecutionGraph and the job's Spark work run again in a new thread.
+        The caller has checked ``backoff.can_restart``."""
+        backoff.restarts += 1
+        log.info("job %s failed (%s); restart %d in %.1f s", self.job_id, reason,
+                 backoff.restarts, backoff.delay_seconds)
+        self._set_status(JobStatus.RESTARTING)
+        self.background.start(self._run_again(backoff.delay_seconds))
+
+    async def _run_again(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        if self.cancel_requested or self.status is not JobStatus.RESTARTING:
+            return
+        self.graph.new_attempts()
+        self.before_run_again()
+        self._set_status(JobStatus.RUNNING)
+        threading.Thread(target=self._spark_thread, name=f"{type(self).__name__}-{self.job_id[:8]}-restart",
+                         daemon=True).start()
+
+    def before_run_again(self) -> None:
+        """Hook: what a job forgets of its failed run before it runs again (new attempts made)."""
 
     def _schedule_accumulator_publish(self) -> None:
         """Publish the live accumulators soon (at most every ``LIVE_ACCUMULATOR_PERIOD``)."""
