@@ -153,9 +153,9 @@ def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     when the user's code raises in it; a generator method stays a generator."""
     if inspect.isgeneratorfunction(method):
         @functools.wraps(method)
-        def generator(self: Any, *args: Any) -> Iterator[Any]:
+        def generator(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
             try:
-                yield from method(self, *args)
+                yield from method(self, *args, **kwargs)
             except GeneratorExit:
                 raise
             except BaseException as exc:
@@ -164,9 +164,9 @@ def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
         return generator
 
     @functools.wraps(method)
-    def call(self: Any, *args: Any) -> Any:
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            return method(self, *args)
+            return method(self, *args, **kwargs)
         except BaseException as exc:
             _fail(self, exc)
             raise
