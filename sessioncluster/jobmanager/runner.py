@@ -132,6 +132,11 @@ class JobRunner(abc.ABC):
         """Spark started a job (an action) in the job's group."""
         return None
 
+    def on_taskmanager_lost(self, tm_id: str) -> None:
+        """A TaskManager is lost: its subtasks of this job fail over (Spark runs their tasks
+        again elsewhere)."""
+        return None
+
 
 class SparkJobRunner(JobRunner):
     """The shared part of the jobs that run on the JobManager's SparkContext."""
@@ -300,6 +305,17 @@ def cancel_job_group(sc: Any, group: str) -> None:
         sc._jsc.sc().cancelJobGroupAndFutureJobs(group)
     except Exception:  # noqa: BLE001 - Spark gone: the JobManager is stopping
         log.warning("could not cancel Spark job group %s", group, exc_info=True)
+
+
+def kill_executor(sc: Any, executor_id: str) -> None:
+    """Have Spark kill an executor and start a replacement; its running tasks fail (as lost)
+    and run again on the others. Spark's ``killAndReplaceExecutor`` (the driver's own use, for
+    an executor that misses its heartbeats) keeps the number of executors the session has."""
+    try:
+        if not sc._jsc.sc().killAndReplaceExecutor(executor_id):
+            log.warning("Spark did not kill executor %s", executor_id)
+    except Exception:  # noqa: BLE001 - Spark gone, or the executor is gone already
+        log.warning("could not kill executor %s", executor_id, exc_info=True)
 
 
 def execution_state_changed(job_id: str, ex: Execution) -> ExecutionStateChanged:

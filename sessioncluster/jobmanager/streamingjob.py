@@ -284,6 +284,10 @@ class StreamingJob(SparkJobRunner):
             self._schedule_accumulator_publish()
         self.progressed()
 
+    def on_taskmanager_lost(self, tm_id: str) -> None:
+        if not self.status.is_globally_terminal:
+            self.subtasks.taskmanager_lost(tm_id)
+
     def _finished(self, status: JobStatus) -> None:
         if self.status.is_globally_terminal:
             return

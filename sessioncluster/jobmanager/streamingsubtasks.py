@@ -17,7 +17,7 @@ from typing import Callable
 from ..accumulators import WireAccumulators, merge_snapshots, snapshot
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.states import ExecutionState
-from ..protocol.messages import TaskEvent
+from ..protocol.messages import TaskError, TaskEvent
 from .resourcemanager import ResourceManager
 
 log = logging.getLogger("sessioncluster.streaming")
@@ -90,6 +90,20 @@ class StreamingSubtasks:
         self.totals[sub] = snapshot(merged)
         ex.accumulators = dict(self.totals[sub])
         return True
+
+    def taskmanager_lost(self, tm_id: str) -> None:
+        """The subtasks running on a lost TaskManager FAIL; Spark runs their tasks again on
+        another one, whose reports start new attempts."""
+        lost = [ex for ex in self.graph.all_executions()
+                if ex.tm_id == tm_id and not ex.state.is_terminal]
+        for ex in lost:
+            if ex.spark_task_id is not None:
+                self.in_flight.pop(ex.spark_task_id, None)
+            ex.error = TaskError("TaskManagerLost", f"TaskManager {tm_id} was lost: no heartbeat "
+                                 "(its subtasks run again on another TaskManager)", [],
+                                 ex.vertex.job_vertex.job_vertex.name,
+                                 f"{ex.subtask + 1}/{ex.vertex.job_vertex.parallelism}")
+            ex.transition_to(ExecutionState.CANCELED if self.cancelling() else ExecutionState.FAILED)
 
     def carry_over(self) -> None:
         """After new attempts (a restart): each subtask's counted accumulators stay its own."""
