@@ -631,10 +631,11 @@ def test_a_failing_streaming_subtask_fails_with_the_users_traceback(
     with pytest.raises(sessioncluster.JobExecutionException):
         list(results)
     details = results.client.details()
-    failed = [ex for ex in details.executions if ex.state is ExecutionState.FAILED]
+    failed = [ex for ex in details.executions if ex.state is ExecutionState.FAILED
+              and ex.error is not None]
     assert failed, [(ex.subtask, ex.attempt, ex.state) for ex in details.executions]
     error = failed[-1].error
-    assert error is not None and error.exc_type == "ValueError"
+    assert error.exc_type == "ValueError" and details.error == error
     assert any(name == "failing_word" for _, _, name, _ in error.frames)
     assert "cannot count 'boom'" in error.format()
     # the job restarted once (and Spark may have retried the task): each is a new attempt
