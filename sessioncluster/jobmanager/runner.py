@@ -256,6 +256,10 @@ class SparkJobRunner(JobRunner):
     def before_run_again(self) -> None:
         """Hook: what a job forgets of its failed run before it runs again (new attempts made)."""
 
+    def live_accumulators(self) -> dict[str, Accumulator[Any]]:
+        """The job's accumulators while it runs, merged by name."""
+        return self.graph.live_accumulators()
+
     def _schedule_accumulator_publish(self) -> None:
         """Publish the live accumulators soon (at most every ``LIVE_ACCUMULATOR_PERIOD``)."""
         if self._acc_publish_pending:
@@ -266,7 +270,7 @@ class SparkJobRunner(JobRunner):
             self._acc_publish_pending = False
             if not self.status.is_globally_terminal:
                 self.publish(self.job_id, AccumulatorsUpdated(
-                    self.job_id, plain_values(self.graph.live_accumulators())))
+                    self.job_id, plain_values(self.live_accumulators())))
 
         self.loop.call_later(LIVE_ACCUMULATOR_PERIOD, publish)
 

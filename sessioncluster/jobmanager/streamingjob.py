@@ -316,7 +316,7 @@ class StreamingJob(SparkJobRunner):
                     ex = tv.current_execution
                     if not ex.state.is_terminal:
                         ex.transition_to(ExecutionState.FINISHED)
-            self.final_accumulators = self.graph.final_accumulators()
+            self.final_accumulators = self.subtasks.accumulators()
         self.end(status)
 
     def _failed(self, text: str, restartable: bool = True) -> None:
@@ -385,11 +385,14 @@ class StreamingJob(SparkJobRunner):
             vertices.append(VertexInfo(vid, jv.name, [op.name for op in jv.operators],
                                        jv.parallelism, ejv.aggregate_state, rin, rout))
         accs = (self.final_accumulators if self.status.is_globally_terminal
-                else self.graph.live_accumulators())
+                else self.live_accumulators())
         return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph),
                           plain_values(accs), self._user_error(), self.error_text,
                           self.spark_jobs, dict(self.graph.status_times),
                           streaming=self.streaming_info())
+
+    def live_accumulators(self) -> dict[str, Accumulator[Any]]:
+        return self.subtasks.accumulators()
 
     def _user_error(self) -> TaskError | None:
         """The error of the last failed attempt that reported one (the user's traceback)."""

@@ -12,10 +12,10 @@ the last checkpoint) counts as it did the first time.
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import Any, Callable
 
-from ..accumulators import WireAccumulators, merge_snapshots, snapshot
-from ..graph.executiongraph import Execution, ExecutionGraph
+from ..accumulators import Accumulator, WireAccumulators, merge_snapshots, snapshot
+from ..graph.executiongraph import SYSTEM_ACCUMULATORS, Execution, ExecutionGraph
 from ..graph.states import ExecutionState
 from ..protocol.messages import TaskError, TaskEvent
 from .resourcemanager import ResourceManager
@@ -110,6 +110,12 @@ class StreamingSubtasks:
         for (vertex_id, subtask), totals in self.totals.items():
             tv = self.graph.job_vertices[vertex_id].task_vertices[subtask]
             tv.current_execution.accumulators = dict(totals)
+
+    def accumulators(self) -> dict[str, Accumulator[Any]]:
+        """The job's accumulators: the user's, over every micro-batch counted (whichever attempt
+        of its subtask is current, a failed one included)."""
+        return merge_snapshots([{k: v for k, v in totals.items() if k not in SYSTEM_ACCUMULATORS}
+                                for totals in self.totals.values()])
 
     def settled(self) -> bool:
         """No Spark task has begun a subtask whose end was not reported yet."""

@@ -92,7 +92,8 @@ def test_a_failed_attempt_counts_nothing_and_its_retry_is_a_new_attempt(tmp_path
 def test_an_unresponsive_taskmanager_is_lost_and_its_subtasks_fail_over(tmp_path: Path) -> None:
     subtasks, graph, rm, lost = make(tmp_path)
     vertex = graph.job_graph.vertices[0].vertex_id
-    subtasks.on_report(report(vertex, E.RUNNING, 1, batch=0, tm="1"))
+    micro_batch(subtasks, vertex, task=1, batch=0, n=3, tm="1")
+    subtasks.on_report(report(vertex, E.RUNNING, 5, batch=1, tm="1"))
     rm.taskmanagers["0"].info.last_heartbeat = time.time()
     rm.taskmanagers["1"].info.last_heartbeat = time.time() - 1.0
     rm.check_heartbeats()
@@ -101,5 +102,7 @@ def test_an_unresponsive_taskmanager_is_lost_and_its_subtasks_fail_over(tmp_path
     tv = graph.job_vertices[vertex].task_vertices[0]
     assert tv.current_execution.state is E.FAILED
     assert tv.current_execution.error.exc_type == "TaskManagerLost"
-    micro_batch(subtasks, vertex, task=2, batch=0, n=2, tm="0")
+    assert subtasks.accumulators()["seen"].get_local_value() == 3  # counted batches stay
+    micro_batch(subtasks, vertex, task=6, batch=1, n=2, tm="0")  # Spark's retry elsewhere
     assert [ex.tm_id for ex in tv.executions] == ["1", "0"] and tv.current_execution.state is E.RUNNING
+    assert subtasks.accumulators()["seen"].get_local_value() == 5 and subtasks.settled()
