@@ -75,8 +75,8 @@ class ResourceManager:
         assert isinstance(msg, RegisterTaskManager)
         now = time.time()
         gone = self.lost.get(msg.tm_id)
-        if gone is not None and gone.pid == msg.pid:
-            return  # the agent of a lost executor, about to exit: not a TaskManager any more
+        if gone is not None and (gone.pid == msg.pid or gone.jvm_pid == msg.jvm_pid):
+            return  # an agent of a lost executor, about to exit: not a TaskManager any more
         old = self.taskmanagers.get(msg.tm_id)
         if old is not None and old.info.pid == msg.pid:
             old.ident = ident  # a repeated registration

@@ -98,6 +98,9 @@ def test_an_unresponsive_taskmanager_is_lost_and_its_subtasks_fail_over(tmp_path
     rm.taskmanagers["1"].info.last_heartbeat = time.time() - 1.0
     rm.check_heartbeats()
     assert lost == [("1", True)] and "1" not in rm.taskmanagers and "0" in rm.taskmanagers
+    # another agent of the stopped executor (one per Python daemon) does not bring it back
+    rm.handle([b"x"], RegisterTaskManager("1", "h", pid=99, daemon_pid=2, jvm_pid=21, slots=2))
+    assert "1" not in rm.taskmanagers
     subtasks.taskmanager_lost("1")
     tv = graph.job_vertices[vertex].task_vertices[0]
     assert tv.current_execution.state is E.FAILED
