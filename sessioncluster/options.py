@@ -40,6 +40,9 @@ class StartOptions:
         "every slot at start, TaskManagers x slots", "P", int))
     task_attempts: int = field(default=2, metadata=_option(
         "attempts per task before a job fails", "N"))
+    heartbeat_timeout: int = field(default=50000, metadata=_option(
+        "ms without a heartbeat after which a TaskManager is lost and its subtasks fail over "
+        "(Flink's heartbeat.timeout)", "MS"))
     bind: str = field(default="127.0.0.1", metadata=_option(
         "the address every socket binds; any other than loopback needs an explicit key of 32+ "
         "characters in SESSIONCLUSTER_KEY", "ADDRESS"))
@@ -63,7 +66,7 @@ class StartOptions:
 
     def __post_init__(self) -> None:
         for name in ("taskmanagers", "slots", "memory", "task_attempts", "max_result_mb",
-                     "result_store_mb"):
+                     "result_store_mb", "heartbeat_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < (0 if name == "taskmanagers" else 1):
                 raise ValueError(f"{name} must be a whole number >= "

@@ -218,6 +218,24 @@ class ExecutionGraph:
             return None
         return ejv.task_vertices[subtask].execution_for(spark_task_id)
 
+    def streaming_execution(self, vertex_id: str, subtask: int, spark_task_id: int) -> Execution | None:
+        """STREAMING: the attempt of a subtask that a Spark task of a micro-batch runs. One
+        Execution lasts over the micro-batches; once it ended (a failed task that Spark retries,
+        a peer's failure in its task) the next task's report starts a new attempt. None for a
+        late report of the ended attempt's own task."""
+        ejv = self.job_vertices.get(vertex_id)
+        if ejv is None or not 0 <= subtask < len(ejv.task_vertices):
+            return None
+        tv = ejv.task_vertices[subtask]
+        current = tv.current_execution
+        if not current.state.is_terminal:
+            return current
+        if current.spark_task_id == spark_task_id:
+            return None
+        ex = Execution(tv, len(tv.executions))
+        tv.executions.append(ex)
+        return ex
+
     def all_executions(self) -> list[Execution]:
         return [ex for ejv in self.job_vertices.values() for tv in ejv.task_vertices
                 for ex in tv.executions]

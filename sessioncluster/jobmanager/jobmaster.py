@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections import defaultdict
 from typing import Any, Callable
@@ -31,21 +30,16 @@ from ..spark.sql import create_temporary_view, spark_error_text, submitted_stage
 from ..spark.translate import translate
 from .cache import CachedStream, CacheRegistry
 from .resourcemanager import ResourceManager
-from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
+from .runner import JobRunner, Publish, SparkJobRunner, execution_infos, plain_values
 
 log = logging.getLogger("sessioncluster.jobmaster")
 
-LIVE_ACCUMULATOR_PERIOD = 0.1
 #: what to do about a collected result over Spark's limit
 _TOO_LARGE_HINT = "write it with sink_to_text() or reduce it first"
 
 
 class JobCancelledBetweenActions(Exception):
     """The job was cancelled after one of its sinks' Spark actions: the next does not start."""
-
-
-def plain_values(accs: dict[str, Accumulator[Any]]) -> dict[str, Any]:
-    return {name: acc.get_local_value() for name, acc in accs.items()}
 
 
 class JobMaster(SparkJobRunner):
@@ -68,7 +62,6 @@ class JobMaster(SparkJobRunner):
         self.task_subtasks: dict[int, set[tuple[str, int]]] = defaultdict(set)
         #: Spark events not yet placed, by Spark task attempt id
         self.unresolved: dict[int, list[TaskStarted | TaskEnded]] = defaultdict(list)
-        self._acc_publish_pending = False
         self.backoff = RestartBackoff(job_graph.restart_strategy)
         #: Spark stages of runs before a restart: their late events are not this run's
         self.stale_stages: set[int] = set()
@@ -151,27 +144,14 @@ class JobMaster(SparkJobRunner):
             self.background.start(self._finish_cancel())
 
     def _restart(self, stages: set[int]) -> None:
-        """Flink's restart of the whole job: RESTARTING, the strategy's delay, then RUNNING
-        again with a new attempt of every subtask in the same ExecutionGraph."""
-        self.backoff.restarts += 1
+        """Flink's restart of the whole job; the Spark stages of this run are stale from now."""
         self.stale_stages |= stages | set(self.stage_vertices)
-        log.info("job %s failed (%s); restart %d in %.1f s", self.job_id,
-                 (self.error_text or "").strip().splitlines()[-1:], self.backoff.restarts,
-                 self.backoff.delay_seconds)
-        self._set_status(JobStatus.RESTARTING)
-        self.background.start(self._run_again())
+        self.restart(self.backoff, "; ".join((self.error_text or "").strip().splitlines()[-1:]))
 
-    async def _run_again(self) -> None:
-        await asyncio.sleep(self.backoff.delay_seconds)
-        if self.cancel_requested or self.status is not JobStatus.RESTARTING:
-            return
-        self.graph.new_attempts()
+    def before_run_again(self) -> None:
         self.stage_vertices.clear()
         self.unresolved.clear()
         self.error = self.error_text = None
-        self._set_status(JobStatus.RUNNING)
-        threading.Thread(target=self._spark_thread, name=f"JobMaster-{self.job_id[:8]}-restart",
-                         daemon=True).start()
 
     async def _finish_cancel(self) -> None:
         """CANCELED only once the deployed attempts have stopped (Spark kills their workers)."""
@@ -284,19 +264,6 @@ class JobMaster(SparkJobRunner):
             first = ev.text.splitlines()[0] if ev.text else ev.reason
             ex.error = TaskError("TaskFailure", first, [])
         ex.transition_to(ExecutionState.FAILED, ev.time)
-
-    def _schedule_accumulator_publish(self) -> None:
-        if self._acc_publish_pending:
-            return
-        self._acc_publish_pending = True
-
-        def publish() -> None:
-            self._acc_publish_pending = False
-            if not self.status.is_globally_terminal:
-                self.publish(self.job_id, AccumulatorsUpdated(
-                    self.job_id, plain_values(self.graph.live_accumulators())))
-
-        self.loop.call_later(LIVE_ACCUMULATOR_PERIOD, publish)
 
     # -- views ----------------------------------------------------------------------------
     def details(self) -> JobDetails:

@@ -21,6 +21,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -72,7 +73,7 @@ from .jobmaster import JobMaster
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager
 from .rest import RestServer, RestServices, cluster_configuration
-from .runner import JobRunner
+from .runner import JobRunner, kill_executor
 from .sqljob import SqlJob
 from .streamingjob import StreamingJob
 
@@ -85,7 +86,7 @@ class JobManager:
     """The JobManager process's parts, wired together on one asyncio loop."""
 
     def __init__(self, settings: StartOptions, key: str | None = None,
-                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0,
+                 heartbeat_interval: float = 0.5, heartbeat_timeout: float | None = None,
                  application: bool = False, owner: int | None = None,
                  standby: bool = False) -> None:
         name = self.name = settings.name
@@ -121,7 +122,9 @@ class JobManager:
         self.rm_socket = self._bind(zmq.ROUTER)
         self.events_socket = self._bind(zmq.PUB)
         self.rm = ResourceManager(self.blobs, self._send_rm, lambda m: self.publish("cluster", m),
-                                  self._on_task_events, heartbeat_interval, heartbeat_timeout)
+                                  self._on_task_events, heartbeat_interval,
+                                  heartbeat_timeout or settings.heartbeat_timeout / 1000,
+                                  on_lost=self._on_taskmanager_lost)
         self.dispatcher = Dispatcher(DispatcherServices(
             session_name=name, blobs=self.blobs,
             store=JobStore(self.dir / "jobs", settings.result_store_mb * 2**20),
@@ -321,6 +324,17 @@ class JobManager:
         self.signer.send(self.events_socket, msg, topic=topic.encode())
 
     # -- events for the jobs (loop thread) ------------------------------------------------------
+    def _on_taskmanager_lost(self, tm_id: str, unresponsive: bool) -> None:
+        """A lost TaskManager's subtasks fail over. One that stopped answering without dying
+        (Flink's heartbeat timeout) is killed through Spark, which replaces the executor and
+        runs its tasks again on the others."""
+        if unresponsive and self.spark is not None:
+            threading.Thread(target=kill_executor, args=(self.spark.sparkContext, tm_id),
+                             name=f"kill-executor-{tm_id}", daemon=True).start()
+        for job in list(self.dispatcher.jobs.values()):
+            if not job.status.is_globally_terminal:
+                job.on_taskmanager_lost(tm_id)
+
     def _on_task_events(self, events: list[TaskEvent]) -> None:
         for ev in events:
             job = self.dispatcher.running(ev.job_id)

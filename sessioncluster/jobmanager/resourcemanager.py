@@ -39,18 +39,22 @@ class TaskManagerRegistration:
 
 class ResourceManager:
     """Handles the TaskManagers' ROUTER socket; ``send(ident, msg)`` answers one of them,
-    ``publish(msg)`` tells the clients, ``on_task_events(events)`` feeds the JobMasters."""
+    ``publish(msg)`` tells the clients, ``on_task_events(events)`` feeds the JobMasters, and
+    ``on_lost(tm_id, unresponsive)`` hears of a TaskManager lost (``unresponsive``: it missed its
+    heartbeats for ``heartbeat_timeout`` seconds, Flink's heartbeat.timeout, without dying)."""
 
     def __init__(self, blobs: BlobServer, send: Callable[[list[bytes], Message], None],
                  publish: Callable[[Message], None],
                  on_task_events: Callable[[list[TaskEvent]], None],
-                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 15.0) -> None:
+                 heartbeat_interval: float = 0.5, heartbeat_timeout: float = 50.0,
+                 on_lost: Callable[[str, bool], None] | None = None) -> None:
         self.blobs = blobs
         self.send = send
         self.publish = publish
         self.on_task_events = on_task_events
         self.heartbeat_interval = heartbeat_interval
         self.heartbeat_timeout = heartbeat_timeout
+        self.on_lost = on_lost
         self.taskmanagers: dict[str, TaskManagerRegistration] = {}
         self.lost: dict[str, TaskManagerInfo] = {}
         self.slot_of_task: dict[int, tuple[str, int]] = {}
@@ -71,8 +75,8 @@ class ResourceManager:
         assert isinstance(msg, RegisterTaskManager)
         now = time.time()
         gone = self.lost.get(msg.tm_id)
-        if gone is not None and gone.pid == msg.pid:
-            return  # the agent of a lost executor, about to exit: not a TaskManager any more
+        if gone is not None and (gone.pid == msg.pid or gone.jvm_pid == msg.jvm_pid):
+            return  # an agent of a lost executor, about to exit: not a TaskManager any more
         old = self.taskmanagers.get(msg.tm_id)
         if old is not None and old.info.pid == msg.pid:
             old.ident = ident  # a repeated registration
@@ -137,9 +141,10 @@ class ResourceManager:
         now = time.time()
         for tm_id, reg in list(self.taskmanagers.items()):
             if now - reg.info.last_heartbeat > self.heartbeat_timeout:
-                self.mark_lost(tm_id, f"no heartbeat for {now - reg.info.last_heartbeat:.1f} s")
+                self.mark_lost(tm_id, f"no heartbeat for {now - reg.info.last_heartbeat:.1f} s",
+                               unresponsive=True)
 
-    def mark_lost(self, tm_id: str, reason: str) -> None:
+    def mark_lost(self, tm_id: str, reason: str, unresponsive: bool = False) -> None:
         reg = self.taskmanagers.pop(tm_id, None)
         if reg is None:
             return
@@ -149,6 +154,8 @@ class ResourceManager:
             del self.slot_of_task[task_id]
         log.warning("TaskManager %s lost: %s", tm_id, reason)
         self.publish(TaskManagerChanged(tm_id, "LOST", reg.info))
+        if self.on_lost is not None:
+            self.on_lost(tm_id, unresponsive)
 
     def infos(self) -> list[TaskManagerInfo]:
         return [r.info for r in self.taskmanagers.values()]

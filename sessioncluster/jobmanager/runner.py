@@ -20,10 +20,12 @@ import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
+from ..accumulators import Accumulator
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.jobgraph import JobGraph
 from ..graph.states import ExecutionState, JobStatus
 from ..protocol.messages import (
+    AccumulatorsUpdated,
     ExecutionInfo,
     ExecutionStateChanged,
     JobDetails,
@@ -33,6 +35,7 @@ from ..protocol.messages import (
     Message,
     TaskEvent,
 )
+from ..restart import RestartBackoff
 from ..spark.events import JobStarted, StageSubmitted, TaskEnded, TaskStarted
 from ..tasks import BackgroundTasks
 from .resourcemanager import ResourceManager
@@ -41,6 +44,8 @@ log = logging.getLogger("sessioncluster.runner")
 
 #: How long a job waits, after Spark returned, for the last task reports and listener events.
 FINAL_REPORT_TIMEOUT = 10.0
+#: How often a running job publishes its live accumulators, at most (s)
+LIVE_ACCUMULATOR_PERIOD = 0.1
 
 Publish = Callable[[str, Message], None]
 
@@ -127,6 +132,11 @@ class JobRunner(abc.ABC):
         """Spark started a job (an action) in the job's group."""
         return None
 
+    def on_taskmanager_lost(self, tm_id: str) -> None:
+        """A TaskManager is lost: its subtasks of this job fail over (Spark runs their tasks
+        again elsewhere)."""
+        return None
+
 
 class SparkJobRunner(JobRunner):
     """The shared part of the jobs that run on the JobManager's SparkContext."""
@@ -152,6 +162,7 @@ class SparkJobRunner(JobRunner):
         #: Spark jobs (actions) started in the job's group
         self.spark_jobs = 0
         self._progress = asyncio.Event()
+        self._acc_publish_pending = False
 
     @property
     def status(self) -> JobStatus:
@@ -221,6 +232,48 @@ class SparkJobRunner(JobRunner):
     def on_end(self) -> None:
         """Hook: what a job publishes at its end, before ``done`` is set."""
 
+    # -- restart (Flink's restart of the whole job) ------------------------------------------
+    def restart(self, backoff: RestartBackoff, reason: str) -> None:
+        """RESTARTING, the strategy's delay, then RUNNING again with a new attempt of every
+        subtask in the same ExecutionGraph and the job's Spark work run again in a new thread.
+        The caller has checked ``backoff.can_restart``."""
+        backoff.restarts += 1
+        log.info("job %s failed (%s); restart %d in %.1f s", self.job_id, reason,
+                 backoff.restarts, backoff.delay_seconds)
+        self._set_status(JobStatus.RESTARTING)
+        self.background.start(self._run_again(backoff.delay_seconds))
+
+    async def _run_again(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        if self.cancel_requested or self.status is not JobStatus.RESTARTING:
+            return
+        self.graph.new_attempts()
+        self.before_run_again()
+        self._set_status(JobStatus.RUNNING)
+        threading.Thread(target=self._spark_thread, name=f"{type(self).__name__}-{self.job_id[:8]}-restart",
+                         daemon=True).start()
+
+    def before_run_again(self) -> None:
+        """Hook: what a job forgets of its failed run before it runs again (new attempts made)."""
+
+    def live_accumulators(self) -> dict[str, Accumulator[Any]]:
+        """The job's accumulators while it runs, merged by name."""
+        return self.graph.live_accumulators()
+
+    def _schedule_accumulator_publish(self) -> None:
+        """Publish the live accumulators soon (at most every ``LIVE_ACCUMULATOR_PERIOD``)."""
+        if self._acc_publish_pending:
+            return
+        self._acc_publish_pending = True
+
+        def publish() -> None:
+            self._acc_publish_pending = False
+            if not self.status.is_globally_terminal:
+                self.publish(self.job_id, AccumulatorsUpdated(
+                    self.job_id, plain_values(self.live_accumulators())))
+
+        self.loop.call_later(LIVE_ACCUMULATOR_PERIOD, publish)
+
     def _set_status(self, status: JobStatus) -> None:
         self.graph.transition(status)
         now = time.time()
@@ -244,6 +297,11 @@ class SparkJobRunner(JobRunner):
                               error_text=self.error_text)
 
 
+def plain_values(accs: dict[str, Accumulator[Any]]) -> dict[str, Any]:
+    """Accumulators by name as plain values (what the clients are shown)."""
+    return {name: acc.get_local_value() for name, acc in accs.items()}
+
+
 def cancel_job_group(sc: Any, group: str) -> None:
     """Cancel the Spark jobs of ``group`` and every job it starts later (a job that runs one
     Spark action per sink must not start its next action after a cancel)."""
@@ -251,6 +309,17 @@ def cancel_job_group(sc: Any, group: str) -> None:
         sc._jsc.sc().cancelJobGroupAndFutureJobs(group)
     except Exception:  # noqa: BLE001 - Spark gone: the JobManager is stopping
         log.warning("could not cancel Spark job group %s", group, exc_info=True)
+
+
+def kill_executor(sc: Any, executor_id: str) -> None:
+    """Have Spark kill an executor and start a replacement; its running tasks fail (as lost)
+    and run again on the others. Spark's ``killAndReplaceExecutor`` (the driver's own use, for
+    an executor that misses its heartbeats) keeps the number of executors the session has."""
+    try:
+        if not sc._jsc.sc().killAndReplaceExecutor(executor_id):
+            log.warning("Spark did not kill executor %s", executor_id)
+    except Exception:  # noqa: BLE001 - Spark gone, or the executor is gone already
+        log.warning("could not kill executor %s", executor_id, exc_info=True)
 
 
 def execution_state_changed(job_id: str, ex: Execution) -> ExecutionStateChanged:

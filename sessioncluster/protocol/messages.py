@@ -429,6 +429,8 @@ class TaskEvent(Message):
     accumulators: WireAccumulators | None = None
     error: TaskError | None = None
     tm_id: str = ""
+    #: STREAMING: the micro-batch's part this report is of, (query id, batch id, Spark partition)
+    batch: tuple[str, int, int] | None = None
 
 
 @dataclass(slots=True)

@@ -33,6 +33,7 @@ from ..runtime.chain import chain
 from ..runtime.operators import ReduceOperator, StreamOperator, open_function
 from ..runtime.output import Record
 from ..runtime.streaming_driver import KeyedStreamingDriver
+from . import report as reports
 
 #: the Arrow schema of records between vertices
 RECORD_SCHEMA = "out int, k binary, ts long, v binary"
@@ -324,7 +325,9 @@ class _ChainTask:
         self.functions = [prog.load(op.function_key) if op.function_key else None for op in ops]
         tc = TaskContext.get()
         self.subtask = (tc.partitionId() if tc is not None else 0) % max(vertex.parallelism, 1)
-        _open(self.functions, RuntimeContext(vertex.name, self.subtask, vertex.parallelism, 0, {}))
+        self.report = reports.begin(prog.job_id, vertex)
+        _open(self.functions, self.report.context())
+        self.report.running()
         self.router = _Router(prog)
         self.chain_vertex = _stateless(vertex, ops)
         self.two_inputs = prog.timestamped_input and any(e.input_index is not None for e in vertex.inputs)
@@ -334,12 +337,14 @@ class _ChainTask:
         prog = self.prog
         if self.two_inputs:  # a two-input operator takes (input, (timestamp, value))
             records = ((r[1][0], (r[0], r[1][1])) for r in records)
+        reports.activate(self.report)
         seen = _Counted(records)
         tagged, _ = chain(self.chain_vertex, self.functions, iter(seen), keyed=False, tagged=True,
                           timestamped=prog.timestamped_input)
         rows = _Rows()
         self.router.route(tagged, rows)
         prog.count(self.subtask, seen.n, rows)
+        self.report.count(seen.n, rows.records)
         return rows
 
 
@@ -351,7 +356,7 @@ class ChainFunction:
         self.prog = prog
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        with _environment(self.prog):
+        with reports.reporting(), _environment(self.prog):
             task = _ChainTask(self.prog)
             is_source = self.prog.vertex.operators[0].kind.is_source
             for batch in batches:
@@ -392,7 +397,7 @@ class RegionFunction:
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        with _environment(self.vertices[0].program):
+        with reports.reporting(), _environment(self.vertices[0].program):
             tasks = [(rv, _ChainTask(rv.program)) for rv in self.vertices]
             for batch in batches:
                 produced = {ROOT_NODE: (batch.column("out").to_pylist(), batch.column("ts").to_pylist(),
@@ -471,7 +476,7 @@ class KeyedVertex:
         else:
             raise NotImplementedError(
                 f"'{vertex.name}': {type(function).__name__} is not supported in STREAMING mode yet")
-        ctx = RuntimeContext(vertex.name, 0, vertex.parallelism, 0, {})
+        ctx = reports.context_of(vertex)
         self.driver = KeyedStreamingDriver(operator, ctx, prog.time_mode)
         tail_ops = [op for op in vertex.operators[1:] if not op.kind.is_sink]
         self.tail_vertex = _stateless(vertex, tail_ops)
@@ -545,29 +550,39 @@ def keyed_processor(prog: VertexProgram) -> Any:
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
     class _Processor(StatefulProcessor):
+        @reports.guarded
         def init(self, handle: Any) -> None:
+            self.report = reports.begin(prog.job_id, prog.vertex)
             self.handle = handle
             self.state = handle.getValueState("state", "s binary")
             self.environment = prog.environment()
             if self.environment is not None:
                 self.environment.__enter__()  # left in close()
             self.vertex = KeyedVertex(prog, handle)
+            self.report.running()
 
+        @reports.guarded
         def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
             records = _rows_records(prog, rows)
             out = self.vertex.run(key[0], self.state, timerValues, records)
             prog.count(_subtask(prog), len(records), out)
+            self.report.count(len(records), out.records)
             if len(out):
                 yield out.pandas()
 
+        @reports.guarded
         def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
             fired = expiredTimerInfo.getExpiryTimeInMs()
             out = self.vertex.run(key[0], self.state, timerValues, [], fired)
             prog.count(_subtask(prog), 0, out)
+            self.report.count(0, out.records)
             if len(out):
                 yield out.pandas()
 
         def close(self) -> None:
+            report = getattr(self, "report", None)
+            if report is not None:
+                report.finished()
             environment = getattr(self, "environment", None)
             if environment is not None:
                 environment.__exit__(None, None, None)

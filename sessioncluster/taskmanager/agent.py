@@ -7,6 +7,11 @@ Sockets:
 * ``workers`` (ROUTER, ``ipc://``): the slot workers' task events and library-cache lookups.
 
 It exits when the pyspark daemon that forked it is gone (its parent changes).
+
+Liveness, as Flink's heartbeat sees a TaskManager: the agent's heartbeats. A stopped agent
+(SIGSTOP) sends none; nor does an agent whose executor JVM is stopped, so that the
+ResourceManager finds either unresponsive after ``heartbeat.timeout`` and has Spark replace the
+executor.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable
 
+import psutil
 import zmq
 
 from ..connection import ConnectionInfo, pid_alive
@@ -115,7 +121,17 @@ class TaskManagerAgent:
         for ident in self.waiting_for_blob.pop(msg.key, []):
             self.signer.send(self.workers, msg, ident=ident)
 
+    def executor_stopped(self) -> bool:
+        """True while the executor JVM is stopped (SIGSTOP): it runs no task, answers nothing."""
+        try:
+            return psutil.Process(self.jvm_pid).status() == psutil.STATUS_STOPPED
+        except psutil.Error:
+            return False
+
     def heartbeat(self) -> None:
+        if self.executor_stopped():
+            self.last_heartbeat = time.monotonic()  # skipped: try again after an interval
+            return
         events, self.pending_events = self.pending_events, []
         self.signer.send(self.rm, TaskManagerHeartbeat(self.tm_id, events, self.cache.stats,
                                                              os.getpid()))

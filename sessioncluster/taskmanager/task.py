@@ -358,7 +358,7 @@ class Task:
     def fail(self, exc: BaseException) -> TaskError:
         """8. and 9. after a failure: close what was opened, report FAILED with the user's part
         of the traceback."""
-        error = _task_error(exc, _failed_operator(exc, self.operator_of, self.vertex.name),
+        error = user_task_error(exc, _failed_operator(exc, self.operator_of, self.vertex.name),
                             f"{self.subtask + 1}/{self.vertex.parallelism}")
         if isinstance(exc, ImportError):
             missing = f"'{exc.name}'" if exc.name else "a module"
@@ -691,7 +691,7 @@ def _batches(records: Iterator[Any], records_out: IntCounter) -> Iterator[list[A
         yield batch
 
 
-def _task_error(exc: BaseException, operator: str, subtask: str) -> TaskError:
+def user_task_error(exc: BaseException, operator: str, subtask: str) -> TaskError:
     """The user's part of a traceback: frames of this package, pyspark and cloudpickle dropped."""
     frames = []
     for fs in traceback.extract_tb(exc.__traceback__):

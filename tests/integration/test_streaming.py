@@ -619,3 +619,114 @@ class CountSum(AggregateFunction):
 
     def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
         return (a[0] + b[0], a[1] + b[1])
+
+
+# -- real STREAMING subtasks and accumulators (issue 24: subtasks reported per micro-batch) --------
+
+from sessioncluster.accumulators import IntCounter  # noqa: E402
+from sessioncluster.graph.states import ExecutionState  # noqa: E402
+from sessioncluster.pyflink.datastream.functions import MapFunction, RuntimeContext  # noqa: E402
+
+
+class CountingMap(MapFunction):
+    """Counts its records into the accumulator ``name``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.seen = IntCounter()
+        runtime_context.add_accumulator(self.name, self.seen)
+
+    def map(self, value: Any) -> Any:
+        self.seen.add(1)
+        return value
+
+
+def _taskmanager_ids(session: sessioncluster.Session) -> set[str]:
+    return {tm["id"] for tm in RestClient.of(session).get("/taskmanagers")["taskmanagers"]}
+
+
+def test_a_bounded_streaming_job_has_subtasks_on_taskmanagers_and_exact_accumulators(
+        session: sessioncluster.Session) -> None:
+    env = streaming_env(session)
+    stream = env.from_collection(list(range(300)))
+    (stream.map(CountingMap("before")).key_by(lambda x: x % 5).reduce(lambda a, b: a + b)
+     .map(CountingMap("after")).print())
+    result = env.execute("subtasks and accumulators")
+    assert result.get_accumulator_result("before") == 300
+    assert result.get_accumulator_result("after") == 300
+    details = session.job(result.job_id).details()
+    tms = _taskmanager_ids(session)
+    ran = [ex for ex in details.executions if ex.tm_id is not None]
+    assert {ex.state for ex in details.executions} == {ExecutionState.FINISHED}
+    # every subtask of the keyed vertex got keys: it ran on a TaskManager, in a slot
+    keyed = next(v for v in details.vertices if v.name.startswith("Keyed Reduce"))
+    keyed_runs = [ex for ex in ran if ex.vertex_id == keyed.vertex_id]
+    assert sorted(ex.subtask for ex in keyed_runs) == [0, 1]
+    assert all(ex.tm_id in tms and ex.slot is not None for ex in ran)
+    assert all({"DEPLOYING", "INITIALIZING", "RUNNING"} <= set(ex.state_times) for ex in ran)
+    assert keyed.records_in == 300 and keyed.records_out == 300
+    assert sum(ex.accumulators["numRecordsIn"][1] for ex in keyed_runs) == 300
+
+
+def test_live_accumulators_and_running_subtasks_of_an_unbounded_job(
+        session: sessioncluster.Session, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    env = streaming_env(session)
+    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(src))
+              .monitor_continuously(Duration.of_millis(200)).build())
+    client = (env.from_source(source, WatermarkStrategy.no_watermarks(), "lines")
+              .map(CountingMap("lines")).key_by(lambda line: line).map(CountingMap("keyed"))
+              .execute_and_collect_async("live accumulators"))
+    rest = RestClient.of(session)
+    try:
+        for i in range(3):
+            drop(src, f"{i}.txt", [f"line {i} {j}" for j in range(10)])
+        deadline = time.monotonic() + RESULT_TIMEOUT
+        while True:
+            accs = client.details().accumulators
+            if accs.get("lines") == 30 and accs.get("keyed") == 30:
+                break
+            assert time.monotonic() < deadline, f"accumulators {accs}"
+            time.sleep(0.5)
+        body = rest.get(f"/jobs/{client.job_id}/accumulators")
+        assert {"name": "lines", "type": "int", "value": "30"} in body["user-task-accumulators"]
+        details = client.details()
+        assert details.summary.status is JobStatus.RUNNING
+        running = [ex for ex in details.executions if ex.state is ExecutionState.RUNNING]
+        assert running and all(ex.tm_id in _taskmanager_ids(session) for ex in running)
+    finally:
+        client.cancel()
+        client.wait(RESULT_TIMEOUT)
+    ended = client.details()
+    assert ended.summary.status is JobStatus.CANCELED
+    assert all(ex.state.is_terminal for ex in ended.executions)
+
+
+def test_a_failing_streaming_subtask_fails_with_the_users_traceback(
+        session: sessioncluster.Session, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    from sessioncluster.pyflink.common.restart_strategy import RestartStrategies
+
+    env = streaming_env(session)
+    env.set_restart_strategy(RestartStrategies.fixed_delay_restart(1, 100))
+    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(src))
+              .monitor_continuously(Duration.of_millis(200)).build())
+    results = (env.from_source(source, WatermarkStrategy.no_watermarks(), "words")
+               .map(failing_word).execute_and_collect("fails in a subtask"))
+    drop(src, "1.txt", ["ok", "boom"])
+    with pytest.raises(sessioncluster.JobExecutionException):
+        list(results)
+    details = results.client.details()
+    failed = [ex for ex in details.executions if ex.state is ExecutionState.FAILED
+              and ex.error is not None]
+    assert failed, [(ex.subtask, ex.attempt, ex.state) for ex in details.executions]
+    error = failed[-1].error
+    assert error.exc_type == "ValueError" and details.error == error
+    assert any(name == "failing_word" for _, _, name, _ in error.frames)
+    assert "cannot count 'boom'" in error.format()
+    # the job restarted once (and Spark may have retried the task): each is a new attempt
+    assert max(ex.attempt for ex in details.executions) >= 1

@@ -18,7 +18,7 @@ from sessioncluster.graph.jobgraph import JobEdge, JobVertex, OperatorSpec
 from sessioncluster.graph.streamgraph import OperatorKind, Partitioning
 from sessioncluster.jobmanager import savepoint
 from sessioncluster.jobmanager.rest import checkpoint_statistics
-from sessioncluster.jobmanager.streamingjob import ResultBuffer
+from sessioncluster.jobmanager.streamresults import ResultBuffer
 from sessioncluster.runtime.operators import KeyedProcessOperator, WindowOperator
 from sessioncluster.protocol.messages import CheckpointInfo, JobDetails, JobSummary, VertexInfo
 from sessioncluster.graph.states import ExecutionState, JobStatus

@@ -1,0 +1,125 @@
+"""A STREAMING job's results: what its collect and print sinks produce, kept by sequence number
+for the client to fetch (:class:`ResultBuffer`), and the queries' ``foreachBatch`` that delivers
+each micro-batch's rows to its sinks (:func:`sink_function`)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..graph.states import JobStatus
+from ..graph.streamgraph import OperatorKind
+from ..protocol.messages import StreamResults
+from ..spark.streaming import StreamQuery, write_text_batch
+
+printed_log = logging.getLogger("sessioncluster.print")
+
+#: results a collect or print sink keeps for its client, in bytes, before it drops the oldest
+RESULT_BUFFER_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class ResultBuffer:
+    """What one collect or print sink produced, by sequence number, for the client to fetch."""
+
+    items: deque[tuple[int, bytes]] = field(default_factory=deque)
+    next_seq: int = 0
+    size: int = 0
+    dropped: int = 0
+    delivered_batches: set[tuple[str, int]] = field(default_factory=set)
+
+    def add(self, batch_key: tuple[str, int], values: list[bytes]) -> bool:
+        if batch_key in self.delivered_batches:
+            return False  # foreachBatch ran a batch again after a restart: delivered already
+        self.delivered_batches.add(batch_key)
+        for v in values:
+            self.items.append((self.next_seq, v))
+            self.next_seq += 1
+            self.size += len(v)
+        while self.size > RESULT_BUFFER_BYTES and self.items:
+            _, old = self.items.popleft()
+            self.size -= len(old)
+            self.dropped += 1
+        return True
+
+    def since(self, seq: int, limit: int) -> tuple[list[bytes], int]:
+        """Up to ``limit`` values from sequence number ``seq`` on (the ones before it are
+        acknowledged: dropped), and the sequence number to ask for next."""
+        while self.items and self.items[0][0] < seq:
+            _, old = self.items.popleft()
+            self.size -= len(old)
+        taken = list(itertools.islice(self.items, limit))
+        if taken:
+            return [v for _, v in taken], taken[-1][0] + 1
+        return [], max(seq, self.next_seq)
+
+
+class JobResults:
+    """The result buffers of a job's collect and print sinks, by sink vertex id."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        self.buffers: dict[str, ResultBuffer] = {}
+        #: the job's queries are built (before that, or when that failed, there is nothing)
+        self.built = False
+
+    def build(self, queries: list[StreamQuery]) -> None:
+        """A buffer for each collect or print sink of ``queries``."""
+        self.buffers = {v.vertex_id: ResultBuffer() for q in queries for v in q.sinks
+                        if v.operators[-1].kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
+        self.built = True
+
+    def fetch(self, sink_id: str | None, after: int, limit: int, peek: bool, status: JobStatus,
+              error_text: str | None) -> StreamResults:
+        """Results from sequence number ``after`` on (``peek``: the latest ``limit``)."""
+        sink_id = sink_id or None
+        ended = status.is_globally_terminal
+        if not self.buffers and not self.built:  # not built yet, or the job failed before
+            return StreamResults(self.job_id, sink_id or "", [], after, ended, status, error_text)
+        if sink_id is None and len(self.buffers) == 1:
+            sink_id = next(iter(self.buffers))
+        buffer = self.buffers.get(sink_id or "")
+        if buffer is None:
+            raise LookupError(f"job {self.job_id} has no collect or print sink {sink_id!r}")
+        if peek:
+            latest = [v for _, v in list(buffer.items)[-limit:]]
+            return StreamResults(self.job_id, sink_id or "", latest, after, False, status, error_text)
+        values, next_seq = buffer.since(after, limit)
+        return StreamResults(self.job_id, sink_id or "", values, next_seq,
+                             ended and next_seq >= buffer.next_seq, status, error_text)
+
+    def sink_function(self, query: StreamQuery) -> Callable[[Any, int], None]:
+        """The query's ``foreachBatch``: each sink gets its rows of the micro-batch (the batch
+        is computed once, cached, when the query feeds several sinks)."""
+        key = query.key
+        sinks = [(v.vertex_id, v.operators[-1].kind, str(v.operators[-1].config.get("path")))
+                 for v in query.sinks]
+        buffers = self.buffers
+
+        def deliver(rows: Any, batch_id: int, vertex_id: str, kind: OperatorKind, path: str) -> None:
+            if kind is OperatorKind.SINK_TEXT:
+                write_text_batch(rows, batch_id, path)
+                return
+            values = rows.select("v").toArrow().column(0).to_pylist()
+            if kind is OperatorKind.SINK_PRINT:
+                for v in values:
+                    printed_log.info("%s", v.decode("utf-8", "replace"))
+            buffers[vertex_id].add((key, batch_id), values)
+
+        def write(batch_df: Any, batch_id: int) -> None:
+            if len(sinks) == 1:
+                deliver(batch_df, batch_id, *sinks[0])
+                return
+            from pyspark.sql.functions import col
+
+            batch_df.persist()
+            try:
+                for i, sink in enumerate(sinks):
+                    deliver(batch_df.filter(col("sink") == i), batch_id, *sink)
+            finally:
+                batch_df.unpersist()
+
+        return write
