@@ -29,10 +29,9 @@ from typing import Any
 from .client.rest import RestClient, RestError
 from .client.run import TARGETS, cmd_run, format_application
 from .client.session import Session, connect, start, start_standby
-from .connection import ConnectionInfo, home, pid_alive, session_dir
-from .jobmanager.application import STATUS_FILE as APPLICATION_STATUS_FILE
-from .jobmanager.application import read_status
-from .jobmanager.ha import standby_pids
+from .cluster.appstatus import ended_applications, read_status
+from .cluster.connection import ConnectionInfo, home, pid_alive, session_dir
+from .cluster.leader import standby_pids
 from .options import StartOptions
 from .protocol.messages import ClusterOverview, JobDetails, JobSummary
 
@@ -98,13 +97,6 @@ def _session_names() -> list[str]:
     return sorted(p.parent.name for p in d.glob("*/connection.json")) if d.exists() else []
 
 
-def _ended_applications() -> list[str]:
-    """Application clusters that have ended (their outcome is kept in their directory)."""
-    d = home() / "sessions"
-    return sorted(p.parent.name for p in d.glob(f"*/{APPLICATION_STATUS_FILE}")
-                  if not (p.parent / "connection.json").exists()) if d.exists() else []
-
-
 def cmd_start(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     options = StartOptions.from_namespace(args)
@@ -164,7 +156,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"{name}  JobManager pid {s.info.jobmanager_pid}  {s.info.dispatcher}")
         except LookupError as exc:
             print(f"{name}  (stale: {exc})")
-    ended = _ended_applications()
+    ended = ended_applications(home() / "sessions")
     for name in ended:
         app = read_status(home() / "sessions" / name)
         if app is not None:

@@ -88,7 +88,7 @@ def current_or_connect() -> "Session":
 
 
 def _alive(session: "Session") -> bool:
-    from ..connection import pid_alive
+    from ..cluster.connection import pid_alive
 
     info = getattr(session, "info", None)
     return info is None or pid_alive(info.jobmanager_pid)

@@ -29,7 +29,8 @@ import psutil
 import zmq
 import zmq.asyncio
 
-from ..connection import ConnectionInfo, connection_path, session_dir
+from ..cluster.connection import ConnectionInfo, connection_path, session_dir
+from ..cluster.leader import HaConfig, ha_dir
 from ..dependencies import pack_python_file, pack_requirements
 from ..graph.jobgraph import PythonDependency
 from ..options import StartOptions
@@ -43,6 +44,7 @@ from ..protocol.messages import (
     TaskEvent,
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, MessageSigner, new_key
+from ..spark.cache import CacheRegistry
 from ..spark.driver import (
     SparkListenerBridge,
     add_listener,
@@ -65,9 +67,8 @@ from ..spark.streaming import warm_up as warm_up_streaming
 from ..tasks import BackgroundTasks
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
-from .cache import CacheRegistry
 from .dispatcher import Dispatcher, DispatcherServices
-from .ha import HaConfig, HighAvailabilityServices, ha_dir, ha_services, pack_submission, unpack_submission
+from .ha import HighAvailabilityServices, ha_services, pack_submission, unpack_submission
 from .jobmaster import JobMaster
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager

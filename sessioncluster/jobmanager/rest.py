@@ -33,7 +33,7 @@ import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
-from ..connection import rest_token, session_dir
+from ..cluster.connection import rest_token, session_dir
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT, SYSTEM_ACCUMULATORS
 from ..graph.states import ExecutionState, JobStatus
 from ..protocol.messages import ExecutionInfo, JobDetails, JobSummary, TaskManagerInfo, VertexInfo

@@ -24,7 +24,7 @@ from .state import ClusterView, JobView, VertexView, is_histogram
 if TYPE_CHECKING:
     from ..client.jobclient import JobClient, JobExecutionResult
     from ..client.session import Session
-    from ..connection import ConnectionInfo
+    from ..cluster.connection import ConnectionInfo
 
 FONT = "font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; font-size: 12px;"
 _TABLE = "border-collapse: collapse; margin: 4px 0 8px 0;"

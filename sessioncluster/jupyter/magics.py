@@ -15,7 +15,7 @@ from IPython.display import display
 
 from ..client.gateway import DispatcherError, JobManagerGoneError
 from ..client.session import SessionStartError, connect, start, start_standby
-from ..connection import pid_alive
+from ..cluster.connection import pid_alive
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
 

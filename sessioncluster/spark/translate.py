@@ -19,7 +19,6 @@ from typing import Any
 
 from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
-from ..jobmanager.cache import CachedStream, CacheRegistry
 from ..taskmanager.task import (
     InputKind,
     Output,
@@ -30,6 +29,7 @@ from ..taskmanager.task import (
     identity_partitioner,
     output_for,
 )
+from .cache import CachedStream, CacheRegistry
 
 
 @dataclass(slots=True)

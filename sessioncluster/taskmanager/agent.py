@@ -21,7 +21,7 @@ from typing import Callable
 
 import zmq
 
-from ..connection import ConnectionInfo, pid_alive
+from ..cluster.connection import ConnectionInfo, pid_alive
 from ..lru import LruBytes
 from ..protocol.messages import (
     BlobReply,

@@ -9,12 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sessioncluster.jobmanager.application import (
-    ApplicationError,
-    ApplicationRunner,
-    _traceback_of,
-    read_status,
-)
+from sessioncluster.cluster.appstatus import read_status
+from sessioncluster.jobmanager.application import ApplicationError, ApplicationRunner, _traceback_of
 from sessioncluster.jobmanager.blobserver import BlobServer
 from sessioncluster.protocol.messages import ApplicationState, ApplicationStatus, RunApplication
 

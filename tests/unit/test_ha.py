@@ -11,18 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from sessioncluster.connection import ConnectionInfo, connection_path
-from sessioncluster.graph.jobgraph import JobGraph
-from sessioncluster.jobmanager.ha import (
-    FileHaServices,
+from sessioncluster.cluster.connection import ConnectionInfo, connection_path
+from sessioncluster.cluster.leader import (
     HaConfig,
     NoLeaderError,
     NotHaSessionError,
-    pack_submission,
     retrieve_leader,
     standby_pids,
-    unpack_submission,
 )
+from sessioncluster.graph.jobgraph import JobGraph
+from sessioncluster.jobmanager.ha import FileHaServices, pack_submission, unpack_submission
 from sessioncluster.options import StartOptions
 from sessioncluster.protocol.messages import ExecuteSql, SubmitJob
 from sessioncluster.protocol.wire import ProtocolError, new_key
