@@ -332,7 +332,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(name="demo")
     p.add_argument("--keep", action="store_true", help="leave the session running afterwards")
     p.set_defaults(func=cmd_demo)
-    # -- run: a PyFlink program (Flink's `flink run -py`, `-t per-job`, `run-application`) ---
+    _add_run(sub)
+    return parser
+
+
+def _add_run(sub: Any) -> None:
+    """``run``: a PyFlink program (Flink's ``flink run -py``, ``-t per-job``, ``run-application``)."""
     p = sub.add_parser(
         "run", help="run a PyFlink DataStream program on a session, or on a cluster of its own",
         description="Run a PyFlink DataStream program (Flink's 'flink run -py'). --target "
@@ -365,7 +370,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", help="the program (a .py file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
     p.set_defaults(func=cmd_run)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
