@@ -376,7 +376,7 @@ class StreamExecutionEnvironment:
         graph.python_dependencies = [dep for dep, _ in self._python_dependencies]
         blobs.update({dep.key: data for dep, data in self._python_dependencies})
         if self._effective_runtime_mode() is RuntimeExecutionMode.STREAMING:
-            graph.runtime_mode = "STREAMING"
+            graph.runtime_mode = RuntimeExecutionMode.STREAMING
             graph.configuration = self._streaming_options()
         return graph, blobs
 

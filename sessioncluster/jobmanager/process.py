@@ -29,8 +29,10 @@ import psutil
 import zmq
 import zmq.asyncio
 
+from ..background import BackgroundTasks
 from ..cluster.connection import ConnectionInfo, connection_path, session_dir
 from ..cluster.leader import HaConfig, ha_dir
+from ..common.execution_mode import RuntimeExecutionMode
 from ..dependencies import pack_python_file, pack_requirements
 from ..graph.jobgraph import PythonDependency
 from ..options import StartOptions
@@ -64,7 +66,6 @@ from ..spark.events import (
 )
 from ..spark.sql import create_temporary_view_in_thread
 from ..spark.streaming import warm_up as warm_up_streaming
-from ..tasks import BackgroundTasks
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
 from .dispatcher import Dispatcher, DispatcherServices
@@ -286,7 +287,8 @@ class JobManager:
             self.stage_jobs = {s: j for s, j in self.stage_jobs.items() if j is not job}
             on_done(job)
 
-        if isinstance(submission, SubmitJob) and submission.job_graph.runtime_mode == "STREAMING":
+        streaming = RuntimeExecutionMode.STREAMING
+        if isinstance(submission, SubmitJob) and submission.job_graph.runtime_mode is streaming:
             return StreamingJob(job_id, submission.job_graph, self.spark, self.rm, self.loop,
                                 self.publish, done, self.blobs.get, self.dir)
         if isinstance(submission, SubmitJob):

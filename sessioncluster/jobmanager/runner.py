@@ -20,6 +20,7 @@ import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
+from ..background import BackgroundTasks
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.jobgraph import JobGraph
 from ..graph.states import ExecutionState, JobStatus
@@ -34,7 +35,6 @@ from ..protocol.messages import (
     TaskEvent,
 )
 from ..spark.events import JobStarted, StageSubmitted, TaskEnded, TaskStarted
-from ..tasks import BackgroundTasks
 from .resourcemanager import ResourceManager
 
 log = logging.getLogger("sessioncluster.runner")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..graph.jobgraph import JobGraph
 from ..protocol.messages import ClusterOverview, JobDetails, JobSummary
 from .dag import layout_dag, node_lines, state_color, text_color
-from .state import ClusterView, JobView, VertexView, is_histogram
+from .models import ClusterView, JobView, VertexView, is_histogram
 
 if TYPE_CHECKING:
     from ..client.jobclient import JobClient, JobExecutionResult
