@@ -32,14 +32,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 from ..cluster.connection import check_name, pid_alive, session_dir
 from ..cluster.leader import running_jobmanager
 from ..options import StartOptions, names
-from .current import (
-    SESSION_ENV,
-    ContextStreamExecutionEnvironment,
-    clear_current,
-    current,
-    set_current,
-    set_environment_factory,
-)
+from .current import SESSION_ENV, clear_current, current, set_current, set_environment_factory
+from .environment import ContextStreamExecutionEnvironment
 
 if TYPE_CHECKING:
     from .session import Session

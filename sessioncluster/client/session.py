@@ -46,7 +46,7 @@ from ..protocol.messages import (
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES
 from . import display
-from .current import clear_current, set_current
+from .current import clear_current, set_connect, set_current
 from .events import EventSubscriber
 from .gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
 from .jobclient import JobExecutionException
@@ -267,6 +267,9 @@ def connect(name: str = "default") -> Session:
     session = Session(info)
     set_current(session)  # get_execution_environment() binds to it
     return session
+
+
+set_connect(connect)  # get_execution_environment() connects to SESSIONCLUSTER_SESSION with it
 
 
 @contextmanager

@@ -10,14 +10,13 @@ import cloudpickle
 import pytest
 
 from sessioncluster.client.current import (
-    ContextStreamExecutionEnvironment,
     NoCurrentSessionError,
     clear_current,
     current,
     current_or_connect,
     set_current,
 )
-from sessioncluster.client.environment import StreamExecutionEnvironment
+from sessioncluster.client.environment import ContextStreamExecutionEnvironment, StreamExecutionEnvironment
 from sessioncluster.common import Configuration, Duration, Encoder, Row, RowKind, RuntimeExecutionMode, Types
 from sessioncluster.common.typeinfo import RowTypeInfo, TupleTypeInfo
 from sessioncluster.connectors.file_system import (
