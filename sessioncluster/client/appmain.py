@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=_watch_parent, args=(a.parent,), name="watch-jobmanager",
                      daemon=True).start()
     signal.signal(signal.SIGTERM, _interrupt)  # the cluster stops: end main like Ctrl-C would
-    from ..client.run import ProgramError, run_program
+    from .run import ProgramError, run_program
 
     try:
         return run_program(a.program, a.args, a.session)
