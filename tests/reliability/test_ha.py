@@ -279,7 +279,7 @@ def test_zookeeper_unreachable_then_back(sc_home: Path, tmp_path: Path,
     JobManager leads again (a new epoch) and the client goes on."""
     server = ZooKeeperServer(tmp_path / "zk")
     server.start()
-    monkeypatch.setattr(ha, "LEADER_TIMEOUT", 3.0)
+    monkeypatch.setattr(discovery, "LEADER_TIMEOUT", 3.0)
     name = "ha-zk-lost"
     session = sessioncluster.start(name, taskmanagers=0, slots=1, quiet=True, ha="zookeeper",
                                    zookeeper_quorum=server.quorum)
