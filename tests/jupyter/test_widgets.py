@@ -23,7 +23,7 @@ from sessioncluster.protocol.messages import (  # noqa: E402
 )
 
 from .samples import JOB_ID, job_details, overview, taskmanager  # noqa: E402
-from .test_state import running_details  # noqa: E402
+from .test_models import running_details  # noqa: E402
 
 
 class FakeEvents:
