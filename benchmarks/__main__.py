@@ -87,7 +87,7 @@ def stop_leftovers(tmp: Path) -> list[str]:
     for path in tmp.glob("**/sessions/*/connection.json"):
         try:
             from sessioncluster.client.session import Session
-            from sessioncluster.connection import ConnectionInfo, pid_alive
+            from sessioncluster.cluster.connection import ConnectionInfo, pid_alive
 
             info = ConnectionInfo.read(path)
             if pid_alive(info.jobmanager_pid):

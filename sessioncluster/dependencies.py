@@ -26,7 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Callable
 
-from .connection import runtime_dir
+from .cluster.connection import runtime_dir
 from .graph.jobgraph import PythonDependency
 
 #: a fixed time for the entries of a packed directory: the same files give the same blob

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import psutil
 
-from sessioncluster.connection import pid_alive
+from sessioncluster.cluster.connection import pid_alive
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:

@@ -21,7 +21,7 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 
-from sessioncluster.connection import ConnectionInfo, home, pid_alive, rest_token
+from sessioncluster.cluster.connection import ConnectionInfo, home, pid_alive, rest_token
 
 #: how long a request to a JobManager may take before the session counts as unreachable
 REQUEST_TIMEOUT_S = 10.0

@@ -9,23 +9,26 @@ Like Flink's ``StreamExecutionEnvironmentFactory`` (which ``flink run`` installs
 install an *environment factory* that makes the environments of the program it runs (detached,
 printing JobIDs). The current session and factory are per process by nature (one program, one
 cluster client), so they live in one guarded holder.
+
+This module is the bottom of the client: the environment and the session import it, it imports
+neither (``client/session.py`` installs ``connect`` here, as Flink's client installs its
+environment factory).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable
-
-from .environment import StreamExecutionEnvironment
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
+    from .environment import StreamExecutionEnvironment
     from .session import Session
 
 #: the environment variable naming the session ``get_execution_environment()`` connects to
 SESSION_ENV = "SESSIONCLUSTER_SESSION"
 
-EnvironmentFactory = Callable[["Session"], StreamExecutionEnvironment]
+EnvironmentFactory = Callable[["Session"], "StreamExecutionEnvironment"]
 
 
 class NoCurrentSessionError(LookupError):
@@ -37,6 +40,8 @@ class _CurrentHolder:
         self.lock = threading.Lock()
         self.session: "Session | None" = None
         self.factory: EnvironmentFactory | None = None
+        #: connects to a running session by name (``session.connect``)
+        self.connect: Callable[[str], "Session"] | None = None
 
 
 _holder = _CurrentHolder()
@@ -76,8 +81,11 @@ def current_or_connect() -> "Session":
             f"{SESSION_ENV} is not set. Start one with 'sessioncluster start --name NAME' and run "
             f"with {SESSION_ENV}=NAME (or 'sessioncluster run --session NAME program.py'), or "
             "call sessioncluster.start()/connect(NAME), or '%flink_session start' in Jupyter.")
-    from .session import connect
-
+    with _holder.lock:
+        connect = _holder.connect
+    if connect is None:
+        raise NoCurrentSessionError(f"{SESSION_ENV}={name}: sessioncluster.client.session is not "
+                                    "imported, so no session can be connected")
     try:
         session = connect(name)
     except LookupError as exc:
@@ -88,7 +96,7 @@ def current_or_connect() -> "Session":
 
 
 def _alive(session: "Session") -> bool:
-    from ..connection import pid_alive
+    from ..cluster.connection import pid_alive
 
     info = getattr(session, "info", None)
     return info is None or pid_alive(info.jobmanager_pid)
@@ -101,21 +109,14 @@ def set_environment_factory(factory: EnvironmentFactory | None) -> None:
         _holder.factory = factory
 
 
-def execution_environment(configuration: Any = None) -> StreamExecutionEnvironment:
-    """``StreamExecutionEnvironment.get_execution_environment(configuration)``."""
-    session = current_or_connect()
+def environment_factory() -> EnvironmentFactory | None:
+    """The factory installed by :func:`set_environment_factory`, if any."""
     with _holder.lock:
-        factory = _holder.factory
-    env = factory(session) if factory is not None else ContextStreamExecutionEnvironment(session)
-    if configuration is not None:
-        env.configure(configuration)
-    return env
+        return _holder.factory
 
 
-class ContextStreamExecutionEnvironment(StreamExecutionEnvironment):
-    """The environment of ``get_execution_environment()``: checks, before it submits a job,
-    that the program can run (BATCH mode, bounded sources)."""
-
-    def execute_async(self, *args: Any, **kwargs: Any) -> Any:
-        self._check_executable()
-        return super().execute_async(*args, **kwargs)
+def set_connect(connect: Callable[[str], "Session"]) -> None:
+    """How :func:`current_or_connect` connects to a session by name (``client/session.py``
+    installs its ``connect`` when it is imported)."""
+    with _holder.lock:
+        _holder.connect = connect

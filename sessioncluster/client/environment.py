@@ -93,9 +93,13 @@ class StreamExecutionEnvironment:
     def get_execution_environment(configuration: Any = None) -> "StreamExecutionEnvironment":
         """An environment on the current session: the one this process started or connected,
         else the session named by ``SESSIONCLUSTER_SESSION`` (see ``client/current.py``)."""
-        from .current import execution_environment
+        from .current import current_or_connect, environment_factory
 
-        return execution_environment(configuration)
+        session = current_or_connect()
+        env = (environment_factory() or ContextStreamExecutionEnvironment)(session)
+        if configuration is not None:
+            env.configure(configuration)
+        return env
 
     def set_runtime_mode(self, execution_mode: Any) -> "StreamExecutionEnvironment":
         """BATCH (the default of a session's environments; Flink's, and ``sessioncluster run``'s,
@@ -377,7 +381,7 @@ class StreamExecutionEnvironment:
         graph.python_dependencies = [dep for dep, _ in self._python_dependencies]
         blobs.update({dep.key: data for dep, data in self._python_dependencies})
         if self._effective_runtime_mode() is RuntimeExecutionMode.STREAMING:
-            graph.runtime_mode = "STREAMING"
+            graph.runtime_mode = RuntimeExecutionMode.STREAMING
             graph.configuration = self._streaming_options()
         return graph, blobs
 
@@ -430,6 +434,15 @@ class StreamExecutionEnvironment:
         for line in reply.printed:
             print(line)
         return JobExecutionResult(reply, job_name, client)
+
+
+class ContextStreamExecutionEnvironment(StreamExecutionEnvironment):
+    """The environment of ``get_execution_environment()``: checks, before it submits a job,
+    that the program can run (BATCH mode, bounded sources)."""
+
+    def execute_async(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_executable()
+        return super().execute_async(*args, **kwargs)
 
 
 class DataStream:

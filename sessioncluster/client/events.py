@@ -11,7 +11,7 @@ from typing import Callable
 
 import zmq
 
-from ..connection import ConnectionInfo
+from ..cluster.connection import ConnectionInfo
 from ..protocol.messages import Message
 from ..protocol.wire import MessageSigner
 

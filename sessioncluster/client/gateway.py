@@ -10,7 +10,8 @@ from typing import Callable, TypeVar
 
 import zmq
 
-from ..connection import ConnectionInfo, pid_alive
+from ..cluster.connection import ConnectionInfo, pid_alive
+from ..cluster.leader import NoLeaderError, retrieve_leader
 from ..protocol.messages import ErrorReply, Message
 from ..protocol.wire import MessageSigner
 
@@ -86,8 +87,6 @@ class DispatcherGateway:
     def follow_leader(self, epoch: int) -> None:
         """Wait for a leader newer than ``epoch`` and send requests there from now on;
         :class:`JobManagerGoneError` saying why if none comes in time."""
-        from ..jobmanager.ha import NoLeaderError, retrieve_leader
-
         with self._leader_lock:
             if self.info.epoch > epoch:
                 return  # another thread followed it already

@@ -152,7 +152,7 @@ class JobClient:
 
     def _savepoint(self, directory: str | None, stop: bool) -> "Future[str]":
         if directory is None:
-            from ..connection import session_dir
+            from ..cluster.connection import session_dir
 
             directory = str(session_dir(self.session.info.name) / "savepoints")
         if "://" not in directory:

@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from ..connection import ConnectionInfo, rest_token
+from ..cluster.connection import ConnectionInfo, rest_token
 
 
 class RestError(RuntimeError):

@@ -29,16 +29,11 @@ from contextlib import contextmanager
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-from ..connection import ConnectionInfo, check_name, connection_path, pid_alive, session_dir
+from ..cluster.connection import check_name, pid_alive, session_dir
+from ..cluster.leader import running_jobmanager
 from ..options import StartOptions, names
-from .current import (
-    SESSION_ENV,
-    ContextStreamExecutionEnvironment,
-    clear_current,
-    current,
-    set_current,
-    set_environment_factory,
-)
+from .current import SESSION_ENV, clear_current, current, set_current, set_environment_factory
+from .environment import ContextStreamExecutionEnvironment
 
 if TYPE_CHECKING:
     from .session import Session
@@ -297,12 +292,7 @@ def _stop_quietly(session: "Session") -> None:
 
 
 def _check_new(name: str) -> None:
-    path = connection_path(name)
-    try:
-        running = pid_alive(ConnectionInfo.read(path).jobmanager_pid)
-    except (OSError, ValueError, TypeError):
-        running = False
-    if running:
+    if running_jobmanager(name) is not None:
         raise ProgramError(f"a cluster named '{name}' is running already; a per-job or "
                            "application cluster needs a name of its own (or none: one is made)")
 
@@ -352,7 +342,7 @@ def run_application(program: str, args: Sequence[str], options: StartOptions,
     blob) and have its ``main`` run in the JobManager's process tree; the cluster stops when
     ``main`` ends. Detached, return once it runs; else follow its output until it ends
     (Ctrl-C stops following, not the application); the application's exit status."""
-    from ..jobmanager.application import read_status
+    from ..cluster.appstatus import read_status
     from ..protocol.messages import ApplicationStarted, RunApplication
     from .session import start
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..connection import (
+from ..cluster.connection import (
     ConnectionInfo,
     check_name,
     connection_path,
@@ -20,6 +20,7 @@ from ..connection import (
     rest_token,
     session_dir,
 )
+from ..cluster.leader import HaConfig, find_leader, ha_dir, session_stopped, standby_pids
 from ..graph.jobgraph import JobGraph
 from ..graph.states import JobStatus
 from ..options import DEFAULT_NAME, StartOptions
@@ -45,7 +46,7 @@ from ..protocol.messages import (
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES
 from . import display
-from .current import clear_current, set_current
+from .current import clear_current, set_connect, set_current
 from .events import EventSubscriber
 from .gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
 from .jobclient import JobExecutionException
@@ -149,8 +150,6 @@ class Session:
         if pid_alive(pid):
             os.kill(pid, 9)
         if self.info.ha:  # its standbys see the session stopped and exit
-            from ..jobmanager.ha import standby_pids
-
             while standby_pids(self.name) and time.monotonic() < deadline:
                 time.sleep(0.05)
             for standby in standby_pids(self.name):
@@ -263,25 +262,14 @@ class Session:
 
 
 def connect(name: str = "default") -> Session:
-    """Connect to the running session cluster ``name``."""
-    path = connection_path(name)
-    if not path.exists():
-        raise LookupError(f"no session cluster named '{name}' is running (no {path})")
-    info = ConnectionInfo.read(path)
-    if not pid_alive(info.jobmanager_pid) and info.ha:
-        from ..jobmanager.ha import NoLeaderError, retrieve_leader
-
-        try:  # its leader died: a standby takes over
-            info = retrieve_leader(info)
-        except NoLeaderError as exc:
-            raise LookupError(f"session cluster '{name}' has no leader: {exc}") from None
-    if not pid_alive(info.jobmanager_pid):
-        path.unlink(missing_ok=True)
-        raise LookupError(f"session cluster '{name}' is not running (its JobManager, pid "
-                          f"{info.jobmanager_pid}, is gone; removed the stale connection file)")
+    """Connect to the running session cluster ``name`` (in an HA session, its leader)."""
+    info = find_leader(name)
     session = Session(info)
     set_current(session)  # get_execution_environment() binds to it
     return session
+
+
+set_connect(connect)  # get_execution_environment() connects to SESSIONCLUSTER_SESSION with it
 
 
 @contextmanager
@@ -430,8 +418,6 @@ def start_standby(name: str = DEFAULT_NAME, *, timeout: float = START_TIMEOUT) -
     >>> sessioncluster.start("prod", ha="file")           # doctest: +SKIP
     >>> sessioncluster.start_standby("prod")              # doctest: +SKIP
     """
-    from ..jobmanager.ha import HaConfig, ha_dir, session_stopped
-
     config = HaConfig.read(check_name(name))  # NotHaSessionError for a session without HA
     if session_stopped(name):
         raise LookupError(f"HA session '{name}' was stopped; start it again first")

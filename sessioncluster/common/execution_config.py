@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ..client.environment import StreamExecutionEnvironment
+
+class _Environment(Protocol):
+    """What an ExecutionConfig reads and sets on its environment (a
+    StreamExecutionEnvironment: the client's, which this layer does not import)."""
+
+    def get_parallelism(self) -> int: ...
+
+    def set_parallelism(self, parallelism: int) -> Any: ...
+
+    def get_runtime_mode(self) -> Any: ...
 
 
 class ExecutionConfig:
     """The execution settings of one StreamExecutionEnvironment; parallelism is the
     environment's own, the others are kept (accepted) for PyFlink programs."""
 
-    def __init__(self, env: "StreamExecutionEnvironment") -> None:
+    def __init__(self, env: _Environment) -> None:
         self._env = env
         self._max_parallelism = -1
         self._object_reuse = False

@@ -10,6 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..common.execution_mode import RuntimeExecutionMode
 from .streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamEdge, StreamGraph, StreamNode
 
 
@@ -100,8 +101,8 @@ class JobGraph:
     chaining_notes: list[str] = field(default_factory=list)
     #: what the JobMaster does when the job fails (a RestartStrategyConfiguration; None: no restart)
     restart_strategy: Any = None
-    #: "BATCH" or "STREAMING" (RuntimeExecutionMode's name)
-    runtime_mode: str = "BATCH"
+    #: BATCH or STREAMING (AUTOMATIC is resolved by the client before submission)
+    runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.BATCH
     #: STREAMING: checkpointing and savepoint settings (``execution.checkpointing.interval`` in ms,
     #: ``state.checkpoints.dir``, ``execution.savepoint.path``, ...), by Flink's option names
     configuration: dict[str, Any] = field(default_factory=dict)

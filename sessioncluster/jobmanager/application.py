@@ -3,7 +3,7 @@
 
 The client uploads the program (a blob, by its SHA-256) with :class:`RunApplication`; the
 JobManager writes it into the session directory and runs it in a child process
-(``python -m sessioncluster.jobmanager.appmain``), which uses the cluster as its current session,
+(``python -m sessioncluster.client.appmain``), which uses the cluster as its current session,
 writes its stdout and stderr to ``application.log`` in the session directory, and ends when its
 parent does. When ``main`` returns the application is FINISHED, when it raises (or exits
 non-zero) FAILED with its traceback kept; either way the cluster then shuts down. Its outcome
@@ -13,8 +13,6 @@ stays in ``application.json`` of the session directory after the cluster has gon
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import logging
 import os
 import re
@@ -25,16 +23,14 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..files import write_private
+from ..cluster.appstatus import LOG_FILE, write_status
+from ..cluster.files import write_private
 from ..protocol.messages import ApplicationState, ApplicationStatus, RunApplication
 from ..spark.driver import executor_python_path
 from .blobserver import BlobServer
 
 log = logging.getLogger("sessioncluster.application")
 
-#: the application cluster's file of outcome, in its session directory
-STATUS_FILE = "application.json"
-LOG_FILE = "application.log"
 #: how long a ready application cluster waits for its program before it shuts down
 SUBMIT_TIMEOUT = 120.0
 #: how long a stopped application's main has to end after SIGTERM before SIGKILL
@@ -43,16 +39,6 @@ KILL_GRACE = 5.0
 
 class ApplicationError(ValueError):
     """A program that cannot be run as this cluster's application."""
-
-
-def read_status(session_dir: Path) -> ApplicationStatus | None:
-    """The application of a session directory (running or ended), if it ran one."""
-    try:
-        raw = json.loads((session_dir / STATUS_FILE).read_text())
-        raw["state"] = ApplicationState(raw["state"])
-        return ApplicationStatus(**raw)
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
 
 
 def _traceback_of(log_path: Path, limit: int = 64 * 1024) -> str:
@@ -98,7 +84,7 @@ class ApplicationRunner:
         write_private(program, msg.program)
         log_path = self.dir / LOG_FILE
         cwd = msg.cwd if msg.cwd and os.path.isdir(msg.cwd) else str(program.parent)
-        cmd = [sys.executable, "-m", "sessioncluster.jobmanager.appmain", "--session",
+        cmd = [sys.executable, "-m", "sessioncluster.client.appmain", "--session",
                self.session_name, "--parent", str(os.getpid()), str(program), *msg.args]
         # main imports the JobManager's own sessioncluster, whatever its working directory
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": executor_python_path()}
@@ -147,5 +133,4 @@ class ApplicationRunner:
 
     def _write(self) -> None:
         assert self.status is not None
-        write_private(self.dir / STATUS_FILE,
-                      json.dumps(dataclasses.asdict(self.status), indent=1, default=str))
+        write_status(self.dir, self.status)

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..background import BackgroundTasks
 from ..graph.jobgraph import JobGraph, PythonDependency
 from ..protocol.messages import (
     Ack,
@@ -46,7 +47,6 @@ from ..protocol.messages import (
     SubmitJob,
     TriggerSavepoint,
 )
-from ..tasks import BackgroundTasks
 from .blobserver import BlobServer
 from .jobstore import JobStore
 from .runner import JobRunner

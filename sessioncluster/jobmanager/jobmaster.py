@@ -25,10 +25,10 @@ from ..protocol.messages import (
     VertexInfo,
 )
 from ..restart import RestartBackoff
+from ..spark.cache import CachedStream, CacheRegistry
 from ..spark.events import TaskEnded, TaskStarted
 from ..spark.sql import create_temporary_view, spark_error_text, submitted_stages
 from ..spark.translate import translate
-from .cache import CachedStream, CacheRegistry
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, SparkJobRunner, execution_infos, plain_values
 

@@ -17,7 +17,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import write_private
+from ..cluster.files import write_private
 from ..graph.states import JobStatus
 from ..protocol.messages import JobDetails, JobResultReply, JobSummary
 from ..protocol.wire import ProtocolError, RestrictedUnpickler

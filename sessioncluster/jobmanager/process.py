@@ -30,7 +30,10 @@ import psutil
 import zmq
 import zmq.asyncio
 
-from ..connection import ConnectionInfo, connection_path, session_dir
+from ..background import BackgroundTasks
+from ..cluster.connection import ConnectionInfo, connection_path, session_dir
+from ..cluster.leader import HaConfig, ha_dir
+from ..common.execution_mode import RuntimeExecutionMode
 from ..dependencies import pack_python_file, pack_requirements
 from ..graph.jobgraph import PythonDependency
 from ..options import StartOptions
@@ -44,6 +47,7 @@ from ..protocol.messages import (
     TaskEvent,
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, MessageSigner, new_key
+from ..spark.cache import CacheRegistry
 from ..spark.driver import (
     SparkListenerBridge,
     add_listener,
@@ -63,12 +67,10 @@ from ..spark.events import (
 )
 from ..spark.sql import create_temporary_view_in_thread
 from ..spark.streaming import warm_up as warm_up_streaming
-from ..tasks import BackgroundTasks
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
-from .cache import CacheRegistry
 from .dispatcher import Dispatcher, DispatcherServices
-from .ha import HaConfig, HighAvailabilityServices, ha_dir, ha_services, pack_submission, unpack_submission
+from .ha import HighAvailabilityServices, ha_services, pack_submission, unpack_submission
 from .jobmaster import JobMaster
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager
@@ -289,7 +291,8 @@ class JobManager:
             self.stage_jobs = {s: j for s, j in self.stage_jobs.items() if j is not job}
             on_done(job)
 
-        if isinstance(submission, SubmitJob) and submission.job_graph.runtime_mode == "STREAMING":
+        streaming = RuntimeExecutionMode.STREAMING
+        if isinstance(submission, SubmitJob) and submission.job_graph.runtime_mode is streaming:
             return StreamingJob(job_id, submission.job_graph, self.spark, self.rm, self.loop,
                                 self.publish, done, self.blobs.get, self.dir)
         if isinstance(submission, SubmitJob):

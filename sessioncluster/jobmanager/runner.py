@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from typing import Any, Callable
 
 from ..accumulators import Accumulator
+from ..background import BackgroundTasks
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.jobgraph import JobGraph
 from ..graph.states import ExecutionState, JobStatus
@@ -37,7 +38,6 @@ from ..protocol.messages import (
 )
 from ..restart import RestartBackoff
 from ..spark.events import JobStarted, StageSubmitted, TaskEnded, TaskStarted
-from ..tasks import BackgroundTasks
 from .resourcemanager import ResourceManager
 
 log = logging.getLogger("sessioncluster.runner")

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..graph.jobgraph import JobGraph
 from ..protocol.messages import ClusterOverview, JobDetails, JobSummary
 from .dag import layout_dag, node_lines, state_color, text_color
-from .state import ClusterView, JobView, VertexView, is_histogram
+from .models import ClusterView, JobView, VertexView, is_histogram
 
 if TYPE_CHECKING:
     from ..client.jobclient import JobClient, JobExecutionResult
     from ..client.session import Session
-    from ..connection import ConnectionInfo
+    from ..cluster.connection import ConnectionInfo
 
 FONT = "font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; font-size: 12px;"
 _TABLE = "border-collapse: collapse; margin: 4px 0 8px 0;"

@@ -15,7 +15,7 @@ from IPython.display import display
 
 from ..client.gateway import DispatcherError, JobManagerGoneError
 from ..client.session import SessionStartError, connect, start, start_standby
-from ..connection import pid_alive
+from ..cluster.connection import pid_alive
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
 
@@ -142,7 +142,7 @@ class SessionClusterMagics(Magics):
         print(f"standby JobManager pid {pid} of session '{name}' is warm")
 
     def _cmd_jobs(self, args: Any) -> None:
-        from ..cli import format_jobs
+        from ..client.text import format_jobs
         from .html import jobs_table
 
         jobs = self._session(args.target).jobs()
@@ -266,7 +266,7 @@ class SessionClusterMagics(Magics):
 
     def _show_cluster(self, session: "Session") -> None:
         if not _in_kernel(self.shell):
-            from ..cli import format_overview
+            from ..client.text import format_overview
 
             print(format_overview(session.status(), session.info))
             return

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ..graph.states import ExecutionState
 from .html import format_value
-from .state import ClusterView, JobView, is_histogram
+from .models import ClusterView, JobView, is_histogram
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

@@ -49,6 +49,7 @@ _ALLOWED_MODULE_PREFIXES = (
     "sessioncluster.graph.",
     "sessioncluster.accumulators",
     "sessioncluster.restart",  # a JobGraph's restart strategy: frozen data
+    "sessioncluster.common.execution_mode",  # a JobGraph's RuntimeExecutionMode
 )
 
 

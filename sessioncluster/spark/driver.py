@@ -84,9 +84,8 @@ def executor_python_path() -> str:
     executor's machine is skipped by Python, which then imports its installed one."""
     import site
 
-    import sessioncluster
-
-    here = os.path.dirname(os.path.dirname(os.path.abspath(sessioncluster.__file__)))
+    # the directory holding the package sessioncluster/ (this file is sessioncluster/spark/driver.py)
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     # installed in site-packages: every Python of that install finds it without help (and a
     # site-packages directory must not be put in front of another Python's own)
     installed = {os.path.abspath(d) for d in [*site.getsitepackages(), site.getusersitepackages()]}

@@ -162,36 +162,71 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
     count their records into the Spark accumulator ``counter``; bounded sources of collections
     and sequences are files in ``inputs_dir``. The watermarks of ``controlled_watermarks`` also
     read ``control_dir/<vertex id>`` (``write_control``)."""
-    import pyspark.sql.functions as F
+    sinks = [v for v in graph.vertices if v.is_sink]
+    if not sinks:
+        raise StreamingPlanError("the job has no sink")
+    for v in sinks:
+        if v.operators[-1].kind not in SINK_KINDS:
+            raise StreamingPlanError(f"the sink '{v.name}' is not supported in STREAMING mode")
+    planner = _QueryPlanner(spark, job_id, graph, blobs, inputs_dir, counter, control_dir)
+    return [planner.query(index, group) for index, group in sink_groups(graph)]
 
-    roots: dict[str, Any] = {}
-    regions: dict[str, Any] = {}
-    event_time: set[str] = set()  # the keyed vertices with event-time timers
-    plan = StagePlan.of(graph)
-    controlled = controlled_watermarks(graph) if control_dir is not None else {}
-    bounded = is_bounded(graph)
 
-    def upstream_watermark(v: JobVertex) -> bool:
-        return any(watermark_delay(u) is not None for u in _upstream(graph, v) if u is not v)
+class _QueryPlanner:
+    """The streaming DataFrames of one job's stages (``StagePlan``), each made once and shared
+    by the queries that read it: a stage's root (``root_frame``), its region (``region_frame``),
+    a vertex's input (``input_frame``) and a query's sinks (``sinks_frame``)."""
 
-    def program(v: JobVertex, **kw: Any) -> VertexProgram:
+    def __init__(self, spark: Any, job_id: str, graph: JobGraph,
+                 blobs: Callable[[list[str]], dict[str, bytes]], inputs_dir: Path, counter: Any,
+                 control_dir: Path | None) -> None:
+        self.spark, self.job_id, self.graph = spark, job_id, graph
+        self.blobs, self.inputs_dir, self.counter = blobs, inputs_dir, counter
+        self.control_dir = control_dir
+        self.roots: dict[str, Any] = {}
+        self.regions: dict[str, Any] = {}
+        self.event_time: set[str] = set()  # the keyed vertices with event-time timers
+        self.plan = StagePlan.of(graph)
+        self.controlled = controlled_watermarks(graph) if control_dir is not None else {}
+        self.bounded = is_bounded(graph)
+
+    def query(self, index: int, group: list[JobVertex]) -> StreamQuery:
+        """The query of sink group ``index``: its sinks' rows and the keyed state upstream."""
+        frame = self.sinks_frame(group)
+        stateful = [u for u in _upstream(self.graph, *group) if is_keyed_head(u)]
+        return StreamQuery(f"sink-{index}", group, frame,
+                           [u.operators[0].uid or "" for u in stateful],
+                           [u.operators[0].name for u in stateful],
+                           any(u.vertex_id in self.event_time for u in stateful))
+
+    def program(self, v: JobVertex, **kw: Any) -> VertexProgram:
+        """What the tasks of ``v`` run: its functions (from the blobs) and its edges."""
+        graph = self.graph
         keys = [op.function_key for op in v.operators if op.function_key]
         keys += [e.key_selector_key for e in v.outputs if e.key_selector_key]
-        return VertexProgram(job_id, v, blobs(keys), edge_outs(v),
+        return VertexProgram(self.job_id, v, self.blobs(keys), edge_outs(v),
                              timestamped_input(v, graph) if v.inputs else False,
                              timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind),
-                             counter=counter, dependencies=list(graph.python_dependencies), **kw)
+                             counter=self.counter, dependencies=list(graph.python_dependencies),
+                             **kw)
 
-    def picked_from_root(root: JobVertex, edges: list[JobEdge]) -> Any:
+    def picked_from_root(self, root: JobVertex, edges: list[JobEdge]) -> Any:
+        """The root's records on ``edges`` (and its control records, which must reach its
+        watermark)."""
+        import pyspark.sql.functions as F
+
         picked = F.col("out").isin([edge_index(root, e) for e in edges])
-        if root.vertex_id in controlled:
+        if root.vertex_id in self.controlled:
             # Spark pushes this filter below the root's watermark: a control record must pass
             # it to get there (the filter above the watermark drops it)
             picked = picked | (F.col("out") == CONTROL_OUT)
-        return root_frame(root).filter(picked)
+        return self.root_frame(root).filter(picked)
 
-    def input_frame(v: JobVertex) -> Any:
+    def input_frame(self, v: JobVertex) -> Any:
         """The records of ``v``'s input edges: one read of each stage they come from."""
+        import pyspark.sql.functions as F
+
+        graph, plan = self.graph, self.plan
         by_stage: dict[str, list[JobEdge]] = {}
         for e in v.inputs:
             by_stage.setdefault(plan.stage_of[e.source], []).append(e)
@@ -200,7 +235,7 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
             root = graph.vertex(stage)
             from_root = [e for e in edges if e.source == stage]
             if from_root:
-                parts.append(picked_from_root(root, from_root))
+                parts.append(self.picked_from_root(root, from_root))
             if len(from_root) < len(edges):
                 picked = None
                 for e in edges:
@@ -209,16 +244,14 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
                         cond = ((F.col("node") == plan.node[e.source])
                                 & (F.col("out") == edge_index(producer, e)))
                         picked = cond if picked is None else picked | cond
-                parts.append(region_frame(stage).filter(picked).drop("node"))
-        df = parts[0]
-        for part in parts[1:]:
-            df = df.unionByName(part)
-        return df
+                parts.append(self.region_frame(stage).filter(picked).drop("node"))
+        return _union(parts)
 
-    def region_frame(stage: str) -> Any:
+    def region_frame(self, stage: str) -> Any:
         """The stateless vertices run after the stage's root, in one ``mapInArrow``."""
-        if stage in regions:
-            return regions[stage]
+        if stage in self.regions:
+            return self.regions[stage]
+        graph, plan = self.graph, self.plan
         root = graph.vertex(stage)
         members = plan.members[stage]
         inside = {m.vertex_id for m in members}
@@ -227,72 +260,91 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
             inputs = [(ROOT_NODE if e.source == stage else plan.node[e.source],
                        edge_index(graph.vertex(e.source), e)) for e in m.inputs]
             internal = frozenset(i for i, e in enumerate(m.outputs) if e.target in inside)
-            vertices.append(RegionVertex(plan.node[m.vertex_id], program(m), inputs, internal))
+            vertices.append(RegionVertex(plan.node[m.vertex_id], self.program(m), inputs, internal))
         fed = [e for e in root.outputs if e.target in inside]
-        df = picked_from_root(root, fed).mapInArrow(RegionFunction(vertices), REGION_SCHEMA)
-        regions[stage] = df
+        df = self.picked_from_root(root, fed).mapInArrow(RegionFunction(vertices), REGION_SCHEMA)
+        self.regions[stage] = df
         return df
 
-    def root_frame(v: JobVertex) -> Any:
-        if v.vertex_id in roots:
-            return roots[v.vertex_id]
+    def root_frame(self, v: JobVertex) -> Any:
+        """The stage root ``v``'s records (its watermark on them, if it has one)."""
+        if v.vertex_id in self.roots:
+            return self.roots[v.vertex_id]
         head = v.operators[0]
         if head.kind is OperatorKind.SINK_VIEW:
             raise StreamingPlanError("a temporary view is a BATCH sink: in STREAMING mode use "
                                      "print(), execute_and_collect() or a FileSink")
         if head.kind.is_source:
-            raw, fmt = source_frame(spark, v, blobs, inputs_dir)
-            df = raw.mapInArrow(ChainFunction(program(v, source_format=fmt)), RECORD_SCHEMA)
+            raw, fmt = source_frame(self.spark, v, self.blobs, self.inputs_dir)
+            df = raw.mapInArrow(ChainFunction(self.program(v, source_format=fmt)), RECORD_SCHEMA)
         elif is_keyed_head(v):
-            if {e.ship_strategy for e in v.inputs} != {Partitioning.HASH}:
-                raise StreamingPlanError(f"'{v.name}' mixes keyed and other inputs")
-            ts_in = timestamped_input(v, graph)
-            timers = head.config.get("operator_class") in TIMER_OPERATORS
-            mode = "None"
-            if timers and ts_in and upstream_watermark(v):
-                mode = "EventTime"
-                event_time.add(v.vertex_id)
-            elif timers and not bounded:
-                # Spark runs a query with processing-time timers batch after batch, so a bounded
-                # job would never end: there, as when Flink's input ends, they do not fire
-                mode = "ProcessingTime"
-            prog = program(v, time_mode=time_domain(mode))
-            df = (input_frame(v).groupBy("k")
-                  .transformWithStateInPandas(keyed_processor(prog), RECORD_SCHEMA, "Append", mode))
+            df = self.keyed_frame(v)
         else:
-            df = input_frame(v).mapInArrow(ChainFunction(program(v)), RECORD_SCHEMA)
+            df = self.input_frame(v).mapInArrow(ChainFunction(self.program(v)), RECORD_SCHEMA)
         delay = watermark_delay(v)
         if delay is not None:
-            control = v.vertex_id in controlled and control_dir is not None
-            if control:
-                directory = control_dir / v.vertex_id  # type: ignore[operator]
-                directory.mkdir(parents=True, exist_ok=True)
-                df = df.unionByName(spark.readStream.schema(RECORD_SCHEMA).parquet(str(directory)))
-            df = (df.withColumn("et", F.timestamp_millis(F.coalesce(F.col("ts"), F.lit(0))))
-                  .withWatermark("et", f"{int(delay)} milliseconds"))
-            if control:
-                # "or" a comparison no record passes, on the event-time column: Spark pushes a
-                # filter below the watermark unless it reads the event time (and folds simpler
-                # forms of this one into a filter on ``out``)
-                never = F.col("et") < F.timestamp_millis(F.lit(-END_OF_INPUT_MS))
-                df = df.filter((F.col("out") != CONTROL_OUT) | never)
-            df = df.drop("et")
-        roots[v.vertex_id] = df
+            df = self.with_watermark(v, df, delay)
+        self.roots[v.vertex_id] = df
         return df
 
-    def sinks_frame(group: list[JobVertex]) -> Any:
+    def keyed_frame(self, v: JobVertex) -> Any:
+        """A keyed vertex: its input grouped by key into ``transformWithStateInPandas``, in
+        the time mode its timers need."""
+        if {e.ship_strategy for e in v.inputs} != {Partitioning.HASH}:
+            raise StreamingPlanError(f"'{v.name}' mixes keyed and other inputs")
+        ts_in = timestamped_input(v, self.graph)
+        timers = v.operators[0].config.get("operator_class") in TIMER_OPERATORS
+        mode = "None"
+        if timers and ts_in and self.upstream_watermark(v):
+            mode = "EventTime"
+            self.event_time.add(v.vertex_id)
+        elif timers and not self.bounded:
+            # Spark runs a query with processing-time timers batch after batch, so a bounded
+            # job would never end: there, as when Flink's input ends, they do not fire
+            mode = "ProcessingTime"
+        prog = self.program(v, time_mode=time_domain(mode))
+        return (self.input_frame(v).groupBy("k")
+                .transformWithStateInPandas(keyed_processor(prog), RECORD_SCHEMA, "Append", mode))
+
+    def upstream_watermark(self, v: JobVertex) -> bool:
+        return any(watermark_delay(u) is not None for u in _upstream(self.graph, v) if u is not v)
+
+    def with_watermark(self, v: JobVertex, df: Any, delay: int) -> Any:
+        """``df`` with Spark's watermark on its event time; for a controlled watermark, its
+        control stream read beside it and dropped right behind the watermark."""
+        import pyspark.sql.functions as F
+
+        control = v.vertex_id in self.controlled and self.control_dir is not None
+        if control:
+            directory = self.control_dir / v.vertex_id  # type: ignore[operator]
+            directory.mkdir(parents=True, exist_ok=True)
+            df = df.unionByName(self.spark.readStream.schema(RECORD_SCHEMA).parquet(str(directory)))
+        df = (df.withColumn("et", F.timestamp_millis(F.coalesce(F.col("ts"), F.lit(0))))
+              .withWatermark("et", f"{int(delay)} milliseconds"))
+        if control:
+            # "or" a comparison no record passes, on the event-time column: Spark pushes a
+            # filter below the watermark unless it reads the event time (and folds simpler
+            # forms of this one into a filter on ``out``)
+            never = F.col("et") < F.timestamp_millis(F.lit(-END_OF_INPUT_MS))
+            df = df.filter((F.col("out") != CONTROL_OUT) | never)
+        return df.drop("et")
+
+    def sinks_frame(self, group: list[JobVertex]) -> Any:
         """The rows of a query's sinks: one read of each stage they are in (with a ``sink``
         column, their index in ``group``, when there are several)."""
+        import pyspark.sql.functions as F
+
+        graph = self.graph
         several = len(group) > 1
         parts = []
-        for stage, members in _by_stage(plan, group).items():
+        for stage, members in _by_stage(self.plan, group).items():
             if stage in members:  # the stage's root is the sink
-                df = root_frame(graph.vertex(stage))
+                df = self.root_frame(graph.vertex(stage))
                 parts.append(df.withColumn("sink", F.lit(group.index(graph.vertex(stage))))
                              if several else df)
                 continue
-            nodes = {plan.node[vid]: group.index(graph.vertex(vid)) for vid in members}
-            df = region_frame(stage).filter(F.col("node").isin(list(nodes)))
+            nodes = {self.plan.node[vid]: group.index(graph.vertex(vid)) for vid in members}
+            df = self.region_frame(stage).filter(F.col("node").isin(list(nodes)))
             if several:
                 index = None
                 for node, i in nodes.items():
@@ -300,26 +352,14 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
                              else index.when(F.col("node") == node, i))
                 df = df.withColumn("sink", index)
             parts.append(df.drop("node"))
-        df = parts[0]
-        for part in parts[1:]:
-            df = df.unionByName(part)
-        return df
+        return _union(parts)
 
-    sinks = [v for v in graph.vertices if v.is_sink]
-    if not sinks:
-        raise StreamingPlanError("the job has no sink")
-    for v in sinks:
-        if v.operators[-1].kind not in SINK_KINDS:
-            raise StreamingPlanError(f"the sink '{v.name}' is not supported in STREAMING mode")
-    queries: list[StreamQuery] = []
-    for index, group in sink_groups(graph):
-        frame = sinks_frame(group)
-        stateful = [u for u in _upstream(graph, *group) if is_keyed_head(u)]
-        queries.append(StreamQuery(f"sink-{index}", group, frame,
-                                   [u.operators[0].uid or "" for u in stateful],
-                                   [u.operators[0].name for u in stateful],
-                                   any(u.vertex_id in event_time for u in stateful)))
-    return queries
+
+def _union(parts: list[Any]) -> Any:
+    df = parts[0]
+    for part in parts[1:]:
+        df = df.unionByName(part)
+    return df
 
 
 @dataclass(slots=True)

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
-from ..jobmanager.cache import CachedStream, CacheRegistry
 from ..taskmanager.task import (
     InputKind,
     OutputKind,
@@ -30,6 +29,7 @@ from ..taskmanager.task import (
     identity_partitioner,
     output_for,
 )
+from .cache import CachedStream, CacheRegistry
 
 
 @dataclass(slots=True)
@@ -56,8 +56,6 @@ class SparkPlan:
 def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | None = None) -> SparkPlan:
     """The Spark plan of ``graph``: RDDs built, nothing run yet. A vertex that starts from a
     cached stream reads it from ``caches``."""
-    from pyspark import StorageLevel
-
     plan = SparkPlan([])
     rdds: dict[str, Any] = {}
     #: for a vertex with several outputs: its persisted RDD of (output index, item)
@@ -111,25 +109,9 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
                           vertex.parallelism)
             task = make_task(vertex, InputKind.SPARK_RECORDS, output, outputs=outputs)
         else:
-            edges = vertex.inputs
-            strategies = {e.ship_strategy for e in edges}
-            if strategies == {Partitioning.FORWARD}:
-                parent, input_kind = input_rdd(edges[0]), InputKind.FORWARD
-            elif Partitioning.FORWARD in strategies or len(strategies) > 1:
-                raise NotImplementedError(
-                    f"'{vertex.name}' mixes {sorted(s.value for s in strategies)} inputs")
-            else:
-                parents = [input_rdd(e) for e in edges]
-                parent = parents[0] if len(parents) == 1 else sc.union(parents)
-                parent = parent.partitionBy(vertex.parallelism, identity_partitioner)
-                input_kind = InputKind.KEYED if Partitioning.HASH in strategies else InputKind.EXCHANGE
-            timestamped = {bool(graph.vertex(e.source).operators[-1].config.get("timestamped"))
-                           for e in edges}
-            if len(timestamped) > 1:
-                raise ValueError(f"'{vertex.name}' reads streams with and without event-time "
-                                 "timestamps: assign timestamps to each of them")
+            parent, input_kind = _vertex_input(sc, vertex, input_rdd)
             task = make_task(vertex, input_kind, output, outputs=outputs,
-                              timestamped_input=timestamped.pop())
+                              timestamped_input=_timestamped_input(graph, vertex))
         # not preservesPartitioning: pyspark would then skip the next exchange's partitionBy
         # (same partitioner), and a HASH after a REBALANCE of equal parallelism would not shuffle
         if cache_id:
@@ -137,11 +119,8 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
             plain_task = make_task(vertex, task.input_kind, VertexOutput(OutputKind.FORWARD),
                                     data_key=task.data_key,
                                     timestamped_input=task.timestamped_input)
-            plain = parent.mapPartitionsWithIndex(plain_task).persist(StorageLevel.MEMORY_AND_DISK)
-            stamped = bool(vertex.operators[-1].config.get("timestamped"))
-            plan.caches.append(CachedStream(cache_id, vertex.operators[-1].name, job_id, plain,
-                                            vertex.parallelism, stamped))
-            rdd = plain.mapPartitionsWithIndex(RelayTask(task, stamped))
+            rdd = _cached(plan, job_id, cache_id, vertex, parent.mapPartitionsWithIndex(plain_task),
+                          task)
         else:
             rdd = parent.mapPartitionsWithIndex(task)
         if many:
@@ -149,6 +128,45 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
         rdds[vertex.vertex_id] = rdd
     plan.sinks = [(v, rdds[v.vertex_id]) for v in graph.vertices if v.is_sink]
     return plan
+
+
+def _vertex_input(sc: Any, vertex: JobVertex,
+                  input_rdd: Callable[[JobEdge], Any]) -> tuple[Any, InputKind]:
+    """The RDD a non-source vertex reads (its inputs exchanged as their edges say), and how."""
+    edges = vertex.inputs
+    strategies = {e.ship_strategy for e in edges}
+    if strategies == {Partitioning.FORWARD}:
+        return input_rdd(edges[0]), InputKind.FORWARD
+    if Partitioning.FORWARD in strategies or len(strategies) > 1:
+        raise NotImplementedError(
+            f"'{vertex.name}' mixes {sorted(s.value for s in strategies)} inputs")
+    parents = [input_rdd(e) for e in edges]
+    parent = parents[0] if len(parents) == 1 else sc.union(parents)
+    parent = parent.partitionBy(vertex.parallelism, identity_partitioner)
+    return parent, InputKind.KEYED if Partitioning.HASH in strategies else InputKind.EXCHANGE
+
+
+def _timestamped_input(graph: JobGraph, vertex: JobVertex) -> bool:
+    """True when the vertex's input records carry event time (all or none of its inputs)."""
+    timestamped = {bool(graph.vertex(e.source).operators[-1].config.get("timestamped"))
+                   for e in vertex.inputs}
+    if len(timestamped) > 1:
+        raise ValueError(f"'{vertex.name}' reads streams with and without event-time "
+                         "timestamps: assign timestamps to each of them")
+    return timestamped.pop()
+
+
+def _cached(plan: SparkPlan, job_id: str, cache_id: str, vertex: JobVertex, plain: Any,
+            task: VertexTask) -> Any:
+    """The vertex's records kept as cached stream ``cache_id`` (its plain records, persisted),
+    relayed to its consumers by ``task``."""
+    from pyspark import StorageLevel
+
+    plain = plain.persist(StorageLevel.MEMORY_AND_DISK)
+    stamped = bool(vertex.operators[-1].config.get("timestamped"))
+    plan.caches.append(CachedStream(cache_id, vertex.operators[-1].name, job_id, plain,
+                                    vertex.parallelism, stamped))
+    return plain.mapPartitionsWithIndex(RelayTask(task, stamped))
 
 
 def _persisted(rdd: Any, plan: SparkPlan) -> Any:

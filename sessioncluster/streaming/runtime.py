@@ -149,12 +149,12 @@ def _jobmanager_blob(key: str) -> bytes | None:
     import os
     from pathlib import Path
 
-    from ..connection import ConnectionInfo, session_dir
-    from ..jobmanager.blobserver import BlobServer
+    from ..cluster.blobstore import BlobStore, blob_dir
+    from ..cluster.connection import ConnectionInfo
     from ..taskmanager.daemon import CONNECTION_ENV
 
     info = ConnectionInfo.read(Path(os.environ[CONNECTION_ENV]))
-    return BlobServer(session_dir(info.name) / "blobs", memory_bytes=0).get(key)
+    return BlobStore(blob_dir(info.name)).get(key)
 
 
 # -- records in and out ----------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Callable
 import psutil
 import zmq
 
-from ..connection import ConnectionInfo, pid_alive
+from ..cluster.connection import ConnectionInfo, pid_alive
 from ..lru import LruBytes
 from ..protocol.messages import (
     BlobReply,

@@ -38,7 +38,7 @@ def start_agent() -> None:
     connection_file = os.environ.get(CONNECTION_ENV)
     if not connection_file:
         return
-    from ..connection import runtime_dir
+    from ..cluster.connection import runtime_dir
 
     daemon_pid, jvm_pid = os.getpid(), os.getppid()
     os.environ[IPC_ENV] = f"ipc://{runtime_dir()}/tm-{daemon_pid}.ipc"

@@ -35,7 +35,7 @@ import cloudpickle
 import zmq
 
 from ..accumulators import Accumulator, IntCounter, snapshot
-from ..connection import ConnectionInfo
+from ..cluster.connection import ConnectionInfo
 from ..dependencies import JobEnvironment, describe_all, prepare
 from ..functions import FieldAggregation, Function, RuntimeContext, as_callable
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT

@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sessioncluster.jobmanager.application import read_status
+from sessioncluster.cluster.appstatus import read_status
 from sessioncluster.protocol.messages import ApplicationState
 
 from ..helpers import wait_gone, wait_until

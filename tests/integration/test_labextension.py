@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pytest
 
 import sessioncluster
-from sessioncluster.connection import ConnectionInfo, free_port
+from sessioncluster.cluster.connection import ConnectionInfo, free_port
 
 from .test_dashboard import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, slowly
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import sessioncluster
-from sessioncluster.connection import ConnectionInfo, connection_path
+from sessioncluster.cluster.connection import ConnectionInfo, connection_path
 
 from ..helpers import session_pids, wait_gone
 

@@ -24,7 +24,7 @@ import psutil
 import pytest
 
 import sessioncluster
-from sessioncluster.connection import free_port
+from sessioncluster.cluster.connection import free_port
 from sessioncluster.graph.states import ExecutionState, JobStatus
 from sessioncluster.protocol.messages import TaskManagerChanged
 

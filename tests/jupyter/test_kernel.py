@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import pytest
 
 from sessioncluster.client.session import Session
-from sessioncluster.connection import ConnectionInfo, pid_alive
+from sessioncluster.cluster.connection import ConnectionInfo, pid_alive
 
 from .kernel import WIDGET_VIEW, CellResult, Kernel
 

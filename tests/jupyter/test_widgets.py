@@ -23,7 +23,7 @@ from sessioncluster.protocol.messages import (  # noqa: E402
 )
 
 from .samples import JOB_ID, job_details, overview, taskmanager  # noqa: E402
-from .test_state import running_details  # noqa: E402
+from .test_models import running_details  # noqa: E402
 
 
 class FakeEvents:
@@ -243,8 +243,8 @@ def test_job_widget_snapshot_is_updated_in_place_when_the_job_ends() -> None:
 
 
 def test_snapshot_text_leaves_out_what_races() -> None:
+    from sessioncluster.jupyter.models import JobView
     from sessioncluster.jupyter.snapshot import job_text
-    from sessioncluster.jupyter.state import JobView
 
     view = JobView(JOB_ID, "word count")
     view.apply_details(job_details(J.FINISHED))

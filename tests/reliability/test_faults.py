@@ -21,7 +21,7 @@ import pytest
 import zmq
 
 import sessioncluster
-from sessioncluster.connection import runtime_dir
+from sessioncluster.cluster.connection import runtime_dir
 from sessioncluster.graph.states import ExecutionState
 from sessioncluster.protocol.messages import RequestOverview, TaskManagerChanged
 from sessioncluster.protocol.wire import DELIM, MessageSigner

@@ -23,7 +23,8 @@ import sessioncluster
 from sessioncluster import cli
 from sessioncluster.client.gateway import DispatcherError, DispatcherGateway
 from sessioncluster.client.restclient import RestClient
-from sessioncluster.connection import ConnectionInfo, connection_path, free_port, session_dir
+from sessioncluster.cluster import leader as discovery
+from sessioncluster.cluster.connection import ConnectionInfo, connection_path, free_port, session_dir
 from sessioncluster.jobmanager import ha
 from sessioncluster.protocol.messages import JobList, JobStatusChanged, ListJobs
 from sessioncluster.pyflink.common.serialization import Encoder
@@ -77,8 +78,8 @@ class ZooKeeperServer:
 
 def _try_connect(quorum: str) -> Any:
     try:
-        return ha.zk_client(quorum, timeout=1.0)
-    except ha.NoLeaderError:
+        return discovery.zk_client(quorum, timeout=1.0)
+    except discovery.NoLeaderError:
         return None
 
 
@@ -114,7 +115,7 @@ def _kill_leader_mid_job(session: sessioncluster.Session, env: Any, standby: int
     time.sleep(1.0)  # mid-job: RECORDS x 50 ms over 2 slots is 3 s of work
     os.kill(leader, signal.SIGKILL)
     killed = time.monotonic()
-    new = ha.retrieve_leader(old_info)  # what every client does
+    new = discovery.retrieve_leader(old_info)  # what every client does
     new_leader_after = time.monotonic() - killed
     assert new.jobmanager_pid == standby and new.epoch == old_info.epoch + 1
     # the client follows the new leader by itself and gets the whole, right result
@@ -204,7 +205,7 @@ def test_a_streaming_job_resumes_from_its_latest_checkpoint(sc_home: Path, tmp_p
         time.sleep(1.0)  # no micro-batch in flight: round 0 is checkpointed
         old = session.info
         os.kill(old.jobmanager_pid, signal.SIGKILL)
-        assert ha.retrieve_leader(old).jobmanager_pid == standby
+        assert discovery.retrieve_leader(old).jobmanager_pid == standby
         wait_until(lambda: client.get_job_status() is sessioncluster.JobStatus.RUNNING, 60.0,
                    "the recovered job to run")
         drop(src, "round-1.txt", ROUNDS[1])
@@ -237,7 +238,7 @@ def test_a_deposed_leader_suspends_its_jobs(sc_home: Path, capsys: pytest.Captur
         wait_until(lambda: client.get_job_status() is sessioncluster.JobStatus.RUNNING, 60.0,
                    "the job to run")
         time.sleep(0.5)
-        (ha.ha_dir(name) / "leader.lock").unlink()
+        (discovery.ha_dir(name) / "leader.lock").unlink()
         assert sorted(client.collect()) == [2 * x for x in range(RECORDS)]
         wait_until(lambda: "lost the leadership" in _log_text(name), 30.0, "the leader to step down")
         assert "suspending its jobs" in _log_text(name)
@@ -251,7 +252,7 @@ def test_a_deposed_leader_suspends_its_jobs(sc_home: Path, capsys: pytest.Captur
         # both JobManagers live on; exactly one leads, the other answers as a standby
         leaders = []
         for pid in (first, second):
-            own = ConnectionInfo.read(ha.ha_dir(name) / f"jobmanager-{pid}.json")
+            own = ConnectionInfo.read(discovery.ha_dir(name) / f"jobmanager-{pid}.json")
             gateway = DispatcherGateway(dataclasses.replace(own, ha=""))  # no following
             try:
                 gateway.request(ListJobs(), JobList, timeout=10.0)
@@ -269,7 +270,7 @@ def test_a_deposed_leader_suspends_its_jobs(sc_home: Path, capsys: pytest.Captur
         assert [j.status for j in jobs] == [sessioncluster.JobStatus.FINISHED]
     finally:
         session.stop()
-    assert ha.standby_pids(name) == []
+    assert discovery.standby_pids(name) == []
 
 
 def test_zookeeper_unreachable_then_back(sc_home: Path, tmp_path: Path,
@@ -278,7 +279,7 @@ def test_zookeeper_unreachable_then_back(sc_home: Path, tmp_path: Path,
     JobManager leads again (a new epoch) and the client goes on."""
     server = ZooKeeperServer(tmp_path / "zk")
     server.start()
-    monkeypatch.setattr(ha, "LEADER_TIMEOUT", 3.0)
+    monkeypatch.setattr(discovery, "LEADER_TIMEOUT", 3.0)
     name = "ha-zk-lost"
     session = sessioncluster.start(name, taskmanagers=0, slots=1, quiet=True, ha="zookeeper",
                                    zookeeper_quorum=server.quorum)
@@ -301,9 +302,9 @@ def test_zookeeper_unreachable_then_back(sc_home: Path, tmp_path: Path,
 
 
 def test_standby_of_a_session_without_ha_is_refused(session: sessioncluster.Session) -> None:
-    with pytest.raises(ha.NotHaSessionError, match="was not started with --ha"):
+    with pytest.raises(discovery.NotHaSessionError, match="was not started with --ha"):
         sessioncluster.start_standby(SESSION_NAME)
-    with pytest.raises(ha.NotHaSessionError, match="no session cluster named 'nope'"):
+    with pytest.raises(discovery.NotHaSessionError, match="no session cluster named 'nope'"):
         sessioncluster.start_standby("nope")
     out = subprocess.run(["sessioncluster", "start-standby", SESSION_NAME], capture_output=True,
                          text=True, timeout=60)

@@ -13,7 +13,7 @@ import pytest
 
 import sessioncluster
 from sessioncluster.client.session import SessionStartError
-from sessioncluster.connection import ConnectionInfo, connection_path
+from sessioncluster.cluster.connection import ConnectionInfo, connection_path
 
 from ..helpers import descendants, session_pids, wait_gone
 

@@ -9,12 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sessioncluster.jobmanager.application import (
-    ApplicationError,
-    ApplicationRunner,
-    _traceback_of,
-    read_status,
-)
+from sessioncluster.cluster.appstatus import ended_applications, read_status, write_status
+from sessioncluster.jobmanager.application import ApplicationError, ApplicationRunner, _traceback_of
 from sessioncluster.jobmanager.blobserver import BlobServer
 from sessioncluster.protocol.messages import ApplicationState, ApplicationStatus, RunApplication
 
@@ -78,3 +74,13 @@ def test_the_error_is_the_last_traceback_of_the_log(tmp_path: Path) -> None:
     log.write_text("".join(f"line {i}\n" for i in range(50)))
     assert _traceback_of(log).splitlines() == [f"line {i}" for i in range(30, 50)]
     assert read_status(tmp_path / "nothing") is None
+
+
+def test_an_application_has_ended_once_its_cluster_has_no_connection_file(tmp_path: Path) -> None:
+    status = ApplicationStatus("wc.py", ["x"], ApplicationState.FINISHED, 42, "log", 1.0, 2.0)
+    for name in ("ended", "running"):
+        write_status(tmp_path / name, status)
+    (tmp_path / "running" / "connection.json").write_text("{}")
+    assert ended_applications(tmp_path) == ["ended"]
+    assert read_status(tmp_path / "ended") == status
+    assert ended_applications(tmp_path / "none") == []

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from sessioncluster.connection import ConnectionInfo, connection_path
-from sessioncluster.graph.jobgraph import JobGraph
-from sessioncluster.jobmanager.ha import (
-    FileHaServices,
+from sessioncluster.cluster.connection import ConnectionInfo, connection_path
+from sessioncluster.cluster.leader import (
     HaConfig,
     NoLeaderError,
     NotHaSessionError,
-    pack_submission,
+    find_leader,
     retrieve_leader,
+    running_jobmanager,
     standby_pids,
-    unpack_submission,
 )
+from sessioncluster.graph.jobgraph import JobGraph
+from sessioncluster.jobmanager.ha import FileHaServices, pack_submission, unpack_submission
 from sessioncluster.options import StartOptions
 from sessioncluster.protocol.messages import ExecuteSql, SubmitJob
 from sessioncluster.protocol.wire import ProtocolError, new_key
@@ -135,6 +135,29 @@ def test_a_client_follows_only_a_newer_living_leader(home: Path) -> None:
     FileHaServices("s").mark_stopped()
     with pytest.raises(NoLeaderError, match="was stopped"):
         retrieve_leader(new, timeout=5.0)
+
+
+def test_a_session_is_found_by_name_and_its_dead_leader_replaced(home: Path) -> None:
+    with pytest.raises(LookupError, match="no session cluster named 's'"):
+        find_leader("s")
+    assert running_jobmanager("s") is None
+    _info(1, os.getpid()).write(connection_path("s"))
+    running = running_jobmanager("s")
+    assert running is not None and running.jobmanager_pid == os.getpid()
+    assert find_leader("s").jobmanager_pid == os.getpid()
+    plain = ConnectionInfo("p", "k" * 40, "tcp://127.0.0.1:1", "tcp://127.0.0.1:2",
+                           "tcp://127.0.0.1:3", 999_999_999)
+    plain.write(connection_path("p"))
+    assert running_jobmanager("p") is None
+    with pytest.raises(LookupError, match="is not running"):
+        find_leader("p")
+    assert not connection_path("p").exists()  # a stale file without HA is removed
+    _info(1, 999_999_999).write(connection_path("s"))  # the leader died: a standby takes over
+    threading.Timer(0.3, lambda: _info(2, os.getpid()).write(connection_path("s"))).start()
+    assert find_leader("s", timeout=5.0).epoch == 2
+    _info(3, 999_999_999).write(connection_path("s"))  # and this time none does
+    with pytest.raises(LookupError, match="has no leader: no new leader"):
+        find_leader("s", timeout=0.3)
 
 
 def test_standby_needs_an_ha_session(home: Path) -> None:

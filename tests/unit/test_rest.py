@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import tornado.testing
 
-from sessioncluster.connection import rest_token
+from sessioncluster.cluster.connection import rest_token
 from sessioncluster.graph.jobgraph import JobEdge, JobGraph, JobVertex, OperatorSpec
 from sessioncluster.graph.states import ExecutionState, JobStatus
 from sessioncluster.graph.streamgraph import OperatorKind, Partitioning

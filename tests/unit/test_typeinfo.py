@@ -10,14 +10,13 @@ import cloudpickle
 import pytest
 
 from sessioncluster.client.current import (
-    ContextStreamExecutionEnvironment,
     NoCurrentSessionError,
     clear_current,
     current,
     current_or_connect,
     set_current,
 )
-from sessioncluster.client.environment import StreamExecutionEnvironment
+from sessioncluster.client.environment import ContextStreamExecutionEnvironment, StreamExecutionEnvironment
 from sessioncluster.common import Configuration, Duration, Encoder, Row, RowKind, RuntimeExecutionMode, Types
 from sessioncluster.common.typeinfo import RowTypeInfo, TupleTypeInfo
 from sessioncluster.connectors.file_system import (
@@ -182,12 +181,12 @@ def test_runtime_mode_batch_is_default_and_streaming_goes_into_the_job_graph() -
     env = _env()
     assert env.get_runtime_mode() is RuntimeExecutionMode.BATCH
     env.from_collection([1]).print()
-    assert env.job_graph("b")[0].runtime_mode == "BATCH"
+    assert env.job_graph("b")[0].runtime_mode is RuntimeExecutionMode.BATCH
     env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
     env.enable_checkpointing(500)
     env.get_checkpoint_config().set_checkpoint_storage_dir("/tmp/ckpt")
     graph = env.job_graph("s")[0]
-    assert graph.runtime_mode == "STREAMING"
+    assert graph.runtime_mode is RuntimeExecutionMode.STREAMING
     assert graph.configuration == {"execution.checkpointing.interval": 500,
                                    "state.checkpoints.dir": "/tmp/ckpt"}
     with pytest.raises(TypeError):

@@ -5,7 +5,7 @@ parses them. Unknown paths and ids, and the paths of Flink's API that do not app
 cluster, get 404 with Flink's ``{"errors": [...]}`` body; nothing answers a stack trace.
 
 Unlike Flink's, every request needs ``Authorization: Bearer <token>``. The token is derived from
-the session key (:func:`~sessioncluster.connection.rest_token`), because any local user can reach
+the session key (:func:`~sessioncluster.cluster.connection.rest_token`), because any local user can reach
 a loopback port. Without the token the answer is 401 and nothing else. The dashboard (``/``,
 :mod:`..dashboard`) is authorised once by ``/?token=...``, which leaves the token in an HttpOnly,
 SameSite=Strict cookie; a request authorised by that cookie that changes something (PATCH, POST)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ...connection import session_dir
+from ...cluster.connection import session_dir
 from ...graph.states import JobStatus
 from . import metrics
 from .base import FlinkHandler

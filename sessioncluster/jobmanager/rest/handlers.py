@@ -12,7 +12,7 @@ from typing import Any
 
 import tornado.web
 
-from ...connection import session_dir
+from ...cluster.connection import session_dir
 from ...graph.states import JobStatus
 from ..runner import JobRunner
 from . import metrics

@@ -10,7 +10,7 @@ import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
-from ...connection import rest_token
+from ...cluster.connection import rest_token
 from ..dashboard import dashboard_routes
 from .base import NotApplicableHandler, NotFoundHandler, RestServices
 from .clusterhandlers import (

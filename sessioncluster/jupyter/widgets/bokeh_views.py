@@ -14,7 +14,7 @@ from bokeh.plotting import figure
 
 from ...graph.jobgraph import JobGraph
 from ..dag import layout_dag, node_lines, state_color, text_color
-from ..state import JobView
+from ..models import JobView
 
 NODE_W, NODE_H = 0.84, 0.8
 PX_PER_LAYER, PX_PER_LINE = 260, 15

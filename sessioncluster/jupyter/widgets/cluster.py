@@ -26,8 +26,8 @@ from ...protocol.messages import (
     TaskManagerChanged,
 )
 from ..html import cluster_view_html
+from ..models import ClusterView
 from ..snapshot import Publisher, Snapshot, SnapshotDisplay, cluster_text
-from ..state import ClusterView
 from ._feed import POKE, EventSource, Follower
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from ...protocol.messages import (
     StreamResults,
 )
 from ..html import accumulators_table, error_block, job_header, job_view_html, subtasks_table
+from ..models import JobView, is_histogram
 from ..snapshot import Publisher, Snapshot, SnapshotDisplay, job_text
-from ..state import JobView, is_histogram
 from ..streaming_html import latest_results, streaming_panel
 from ._feed import POKE, EventSource, Follower
 from .bokeh_views import DagFigure, HistogramFigure, load_bokehjs

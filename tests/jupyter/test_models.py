@@ -7,7 +7,7 @@ from dataclasses import replace
 from sessioncluster.graph.states import ExecutionState as E
 from sessioncluster.graph.states import JobStatus as J
 from sessioncluster.graph.states import aggregate_state
-from sessioncluster.jupyter.state import ClusterView, JobView, is_histogram
+from sessioncluster.jupyter.models import ClusterView, JobView, is_histogram
 from sessioncluster.protocol.messages import (
     AccumulatorsUpdated,
     ExecutionStateChanged,

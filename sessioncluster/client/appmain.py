@@ -1,5 +1,5 @@
 """The process that runs an application cluster's ``main`` (a child of the JobManager):
-``python -m sessioncluster.jobmanager.appmain --session NAME --parent PID program.py [args]``.
+``python -m sessioncluster.client.appmain --session NAME --parent PID program.py [args]``.
 
 It runs the program as ``sessioncluster run`` does, with the cluster as its current session,
 and ends with its parent: if the JobManager goes, so does it.
@@ -28,7 +28,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sessioncluster.jobmanager.appmain")
+    p = argparse.ArgumentParser(prog="python -m sessioncluster.client.appmain")
     p.add_argument("--session", required=True)
     p.add_argument("--parent", type=int, required=True)
     p.add_argument("program")
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=_watch_parent, args=(a.parent,), name="watch-jobmanager",
                      daemon=True).start()
     signal.signal(signal.SIGTERM, _interrupt)  # the cluster stops: end main like Ctrl-C would
-    from ..client.run import ProgramError, run_program
+    from .run import ProgramError, run_program
 
     try:
         return run_program(a.program, a.args, a.session)

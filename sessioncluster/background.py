@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import Any, Coroutine
 
-log = logging.getLogger("sessioncluster.tasks")
+log = logging.getLogger("sessioncluster.background")
 
 
 class BackgroundTasks:
