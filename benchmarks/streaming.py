@@ -39,8 +39,8 @@ from benchmarks.common import (  # noqa: E402
 )
 from sessioncluster.common.execution_mode import RuntimeExecutionMode  # noqa: E402
 from sessioncluster.common.time import Duration  # noqa: E402
-from sessioncluster.connectors.file_system import FileSource, StreamFormat  # noqa: E402
-from sessioncluster.watermark import WatermarkStrategy  # noqa: E402
+from sessioncluster.api.connectors.file_system import FileSource, StreamFormat  # noqa: E402
+from sessioncluster.api.watermark import WatermarkStrategy  # noqa: E402
 
 TRIGGER_MS = 200
 SEED = 20261124

@@ -25,9 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sessioncluster  # noqa: E402
 from benchmarks.common import bench_session, interleaved, plain_session, write_json  # noqa: E402
 from sessioncluster.common.time import Duration, Time  # noqa: E402
-from sessioncluster.functions import ProcessWindowFunction  # noqa: E402
-from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy  # noqa: E402
-from sessioncluster.window import TumblingEventTimeWindows  # noqa: E402
+from sessioncluster.api.functions import ProcessWindowFunction  # noqa: E402
+from sessioncluster.api.watermark import TimestampAssigner, WatermarkStrategy  # noqa: E402
+from sessioncluster.api.window import TumblingEventTimeWindows  # noqa: E402
 
 KEYS = 1000
 SEED = 20261122

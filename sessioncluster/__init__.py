@@ -8,7 +8,7 @@
 
 import sys
 
-from .accumulators import (
+from .api.accumulators import (
     AverageAccumulator,
     DoubleCounter,
     DoubleMaximum,
@@ -19,6 +19,27 @@ from .accumulators import (
     IntMinimum,
     ListAccumulator,
     LongCounter,
+)
+from .api.functions import (
+    AggregateFunction,
+    FilterFunction,
+    FlatMapFunction,
+    KeyedProcessFunction,
+    KeySelector,
+    MapFunction,
+    OutputTag,
+    ProcessFunction,
+    ReduceFunction,
+    RuntimeContext,
+    TimeDomain,
+)
+from .api.state import (
+    AggregatingStateDescriptor,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    ValueStateDescriptor,
 )
 from .client import (
     DataStream,
@@ -36,28 +57,7 @@ from .client import (
     start,
     start_standby,
 )
-from .functions import (
-    AggregateFunction,
-    FilterFunction,
-    FlatMapFunction,
-    KeyedProcessFunction,
-    KeySelector,
-    MapFunction,
-    OutputTag,
-    ProcessFunction,
-    ReduceFunction,
-    RuntimeContext,
-    TimeDomain,
-)
-from .graph.states import ExecutionState, JobStatus
-from .state import (
-    AggregatingStateDescriptor,
-    ListStateDescriptor,
-    MapStateDescriptor,
-    ReducingStateDescriptor,
-    StateTtlConfig,
-    ValueStateDescriptor,
-)
+from .graph.lifecycle import ExecutionState, JobStatus
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,7 @@
 """The client: sessions, the DataStream API, JobClient."""
 
-from .environment import DataStream, KeyedStream, StreamExecutionEnvironment, UnpicklableFunctionError
+from .datastream import DataStream, KeyedStream
+from .environment import StreamExecutionEnvironment
 from .gateway import DispatcherError, JobManagerGoneError
 from .jobclient import JobClient, JobExecutionException, JobExecutionResult
 from .session import (
@@ -11,6 +12,7 @@ from .session import (
     start,
     start_standby,
 )
+from .shipping import UnpicklableFunctionError
 
 __all__ = [
     "DataStream", "DispatcherError", "JobClient", "JobExecutionException", "JobExecutionResult",

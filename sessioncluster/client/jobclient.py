@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
-from ..accumulators import Accumulator
-from ..graph.states import JobStatus
+from ..api.accumulators import Accumulator
+from ..graph.lifecycle import JobStatus
 from ..protocol.messages import (
     Ack,
     AwaitJobResult,
@@ -274,3 +274,13 @@ def records_of(reply: JobResultReply) -> list[Any]:
     for batch in reply.batches:
         out.extend(cloudpickle.loads(batch))
     return out
+
+
+def wait_attached(client: JobClient) -> Any:
+    """Wait for an attached job; an interrupt (Ctrl-C, the notebook's stop button) cancels it."""
+    try:
+        return client.wait()
+    except KeyboardInterrupt:
+        client.cancel()
+        raise
+

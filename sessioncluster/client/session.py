@@ -22,7 +22,7 @@ from ..cluster.connection import (
 )
 from ..cluster.leader import HaConfig, find_leader, ha_dir, session_stopped, standby_pids
 from ..graph.jobgraph import JobGraph
-from ..graph.states import JobStatus
+from ..graph.lifecycle import JobStatus
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import (
     Ack,

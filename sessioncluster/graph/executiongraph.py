@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..accumulators import WireAccumulators, merge_snapshots
+from ..api.accumulators import WireAccumulators, merge_snapshots
 from .jobgraph import JobEdge, JobGraph, JobVertex
-from .states import (
+from .lifecycle import (
     ExecutionState,
     IllegalStateTransition,
     JobStatus,

@@ -11,10 +11,11 @@ import time
 from collections import defaultdict
 from typing import Any, Callable
 
-from ..accumulators import Accumulator
+from ..api.accumulators import Accumulator
+from ..api.restart import RestartBackoff
 from ..graph.executiongraph import Execution
 from ..graph.jobgraph import JobGraph
-from ..graph.states import ExecutionState, JobStatus
+from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..protocol.messages import (
     AccumulatorsUpdated,
@@ -24,7 +25,6 @@ from ..protocol.messages import (
     TaskEvent,
     VertexInfo,
 )
-from ..restart import RestartBackoff
 from ..spark.cache import CachedStream, CacheRegistry
 from ..spark.events import TaskEnded, TaskStarted
 from ..spark.sql import create_temporary_view, spark_error_text, submitted_stages

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cluster.files import write_private
-from ..graph.states import JobStatus
+from ..graph.lifecycle import JobStatus
 from ..protocol.messages import JobDetails, JobResultReply, JobSummary
 from ..protocol.wire import ProtocolError, RestrictedUnpickler
 from .runner import JobRunner

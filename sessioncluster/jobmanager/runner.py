@@ -20,11 +20,12 @@ import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
-from ..accumulators import Accumulator
+from ..api.accumulators import Accumulator
+from ..api.restart import RestartBackoff
 from ..background import BackgroundTasks
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.jobgraph import JobGraph
-from ..graph.states import ExecutionState, JobStatus
+from ..graph.lifecycle import ExecutionState, JobStatus
 from ..protocol.messages import (
     AccumulatorsUpdated,
     ExecutionInfo,
@@ -36,7 +37,6 @@ from ..protocol.messages import (
     Message,
     TaskEvent,
 )
-from ..restart import RestartBackoff
 from ..spark.events import JobStarted, StageSubmitted, TaskEnded, TaskStarted
 from .resourcemanager import ResourceManager
 

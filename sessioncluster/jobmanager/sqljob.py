@@ -19,7 +19,7 @@ import re
 from typing import Any, Callable
 
 from ..graph.jobgraph import JobGraph, JobVertex
-from ..graph.states import ExecutionState, JobStatus
+from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
 from ..protocol.messages import JobDetails, SqlResult, TaskError, VertexInfo
 from ..spark.events import StageSubmitted, TaskEnded, TaskStarted

@@ -31,9 +31,10 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from ..accumulators import Accumulator
+from ..api.accumulators import Accumulator
+from ..api.restart import RestartBackoff, RestartStrategyConfiguration
 from ..graph.jobgraph import JobGraph
-from ..graph.states import ExecutionState, JobStatus
+from ..graph.lifecycle import ExecutionState, JobStatus
 from ..protocol.messages import (
     AccumulatorsUpdated,
     JobDetails,
@@ -43,7 +44,6 @@ from ..protocol.messages import (
     TaskEvent,
     VertexInfo,
 )
-from ..restart import RestartBackoff, RestartStrategyConfiguration
 from ..spark.sql import spark_error_text
 from ..spark.streaming import (
     DEFAULT_TRIGGER_MS,

@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from ..accumulators import Accumulator, WireAccumulators, merge_snapshots, snapshot
+from ..api.accumulators import Accumulator, WireAccumulators, merge_snapshots, snapshot
 from ..graph.executiongraph import SYSTEM_ACCUMULATORS, Execution, ExecutionGraph
-from ..graph.states import ExecutionState
+from ..graph.lifecycle import ExecutionState
 from ..protocol.messages import TaskError, TaskEvent
 from .resourcemanager import ResourceManager
 

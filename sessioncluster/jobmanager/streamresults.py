@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..graph.states import JobStatus
+from ..graph.lifecycle import JobStatus
 from ..graph.streamgraph import OperatorKind
 from ..protocol.messages import StreamResults
 from ..spark.streaming import StreamQuery, write_text_batch

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..graph.states import ExecutionState, JobStatus
+from ..graph.lifecycle import ExecutionState, JobStatus
 
 #: Fill colours by ExecutionState, close to Flink's web UI.
 STATE_COLORS: dict[str, str] = {

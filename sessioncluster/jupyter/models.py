@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..graph.jobgraph import JobGraph
-from ..graph.states import EXECUTION_PATH, ExecutionState, JobStatus, aggregate_state
+from ..graph.lifecycle import EXECUTION_PATH, ExecutionState, JobStatus, aggregate_state
 from ..protocol.messages import (
     AccumulatorsUpdated,
     ClusterOverview,

@@ -23,7 +23,7 @@ import threading
 import uuid
 from typing import Any, Callable
 
-from ..graph.states import ExecutionState
+from ..graph.lifecycle import ExecutionState
 from .html import format_value
 from .models import ClusterView, JobView, is_histogram
 

@@ -27,7 +27,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from ..graph.jobgraph import JobGraph
-from ..graph.states import ExecutionState, JobStatus
+from ..graph.lifecycle import ExecutionState, JobStatus
 
 WireAccumulators = dict[str, tuple[str, Any]]
 

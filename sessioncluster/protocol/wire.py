@@ -47,8 +47,8 @@ _ALLOWED_BUILTINS = frozenset(
 _ALLOWED_MODULE_PREFIXES = (
     "sessioncluster.protocol.messages",
     "sessioncluster.graph.",
-    "sessioncluster.accumulators",
-    "sessioncluster.restart",  # a JobGraph's restart strategy: frozen data
+    "sessioncluster.api.accumulators",
+    "sessioncluster.api.restart",  # a JobGraph's restart strategy: frozen data
     "sessioncluster.common.execution_mode",  # a JobGraph's RuntimeExecutionMode
 )
 

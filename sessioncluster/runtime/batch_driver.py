@@ -18,7 +18,7 @@ import itertools
 import operator as _op
 from typing import Any, Callable, Iterable, Iterator
 
-from ..functions import MAX_WATERMARK, MIN_WATERMARK, TimeDomain
+from ..api.functions import MAX_WATERMARK, MIN_WATERMARK, TimeDomain
 from .operators.base import StreamOperator, TwoInputStreamOperator
 from .operators.window import WindowOperator
 from .output import Record

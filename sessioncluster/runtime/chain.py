@@ -11,7 +11,7 @@ import itertools
 import operator as _op
 from typing import Any, Iterator
 
-from ..functions import as_callable
+from ..api.functions import as_callable
 from ..graph.jobgraph import JobVertex
 from ..graph.streamgraph import OperatorKind
 from . import batch_driver

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..functions import OutputTag
+from ..api.functions import OutputTag
 
 #: one output record: (side output's tag_id or None for the main output, timestamp or None, value)
 Record = tuple[str | None, int | None, Any]

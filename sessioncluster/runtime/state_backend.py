@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..state import (
+from ..api.state import (
     AggregatingState,
     AggregatingStateDescriptor,
     KeyedStateStore,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..functions import MIN_WATERMARK, RuntimeContext, TimeDomain
+from ..api.functions import MIN_WATERMARK, RuntimeContext, TimeDomain
 from .operators.base import OperatorContext, StreamOperator, TwoInputStreamOperator
 from .output import Record
 

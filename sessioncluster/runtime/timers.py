@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any, Callable, NamedTuple
 
-from ..functions import MIN_WATERMARK, TimeDomain, TimerService
+from ..api.functions import MIN_WATERMARK, TimeDomain, TimerService
 
 log = logging.getLogger(__name__)
 

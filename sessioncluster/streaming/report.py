@@ -20,11 +20,11 @@ import inspect
 import time
 from typing import Any, Callable, Iterator
 
-from ..accumulators import Accumulator, IntCounter, snapshot
-from ..functions import RuntimeContext
+from ..api.accumulators import Accumulator, IntCounter, snapshot
+from ..api.functions import RuntimeContext
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
 from ..graph.jobgraph import JobVertex
-from ..graph.states import ExecutionState
+from ..graph.lifecycle import ExecutionState
 from ..protocol.messages import TaskError, TaskEvent
 from ..taskmanager.task import SlotWorker, TaskManagerUnavailable, user_task_error
 

@@ -25,8 +25,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import cloudpickle
 
+from ..api.functions import RuntimeContext, TimeDomain, as_callable
 from ..dependencies import JobEnvironment, prepare
-from ..functions import RuntimeContext, TimeDomain, as_callable
 from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec, PythonDependency
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime.chain import chain

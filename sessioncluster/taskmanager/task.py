@@ -34,13 +34,13 @@ from typing import Any, Iterable, Iterator
 import cloudpickle
 import zmq
 
-from ..accumulators import Accumulator, IntCounter, snapshot
+from ..api.accumulators import Accumulator, IntCounter, snapshot
+from ..api.functions import FieldAggregation, Function, RuntimeContext, as_callable
 from ..cluster.connection import ConnectionInfo
 from ..dependencies import JobEnvironment, describe_all, prepare
-from ..functions import FieldAggregation, Function, RuntimeContext, as_callable
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
 from ..graph.jobgraph import JobEdge, JobVertex, PythonDependency
-from ..graph.states import ExecutionState
+from ..graph.lifecycle import ExecutionState
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..lru import Lru
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent

@@ -28,7 +28,7 @@ from sessioncluster import (
     ValueStateDescriptor,
 )
 from sessioncluster.common.time import Duration, Time
-from sessioncluster.functions import (
+from sessioncluster.api.functions import (
     AllWindowFunction,
     CoMapFunction,
     KeyedCoProcessFunction,
@@ -36,9 +36,9 @@ from sessioncluster.functions import (
 )
 from sessioncluster.graph.streamgraph import OperatorKind
 from sessioncluster.protocol.messages import JobStatusChanged
-from sessioncluster.restart import RestartStrategies
-from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy
-from sessioncluster.window import (
+from sessioncluster.api.restart import RestartStrategies
+from sessioncluster.api.watermark import TimestampAssigner, WatermarkStrategy
+from sessioncluster.api.window import (
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,

@@ -18,7 +18,7 @@ import zmq
 
 import sessioncluster
 from sessioncluster import Histogram, IntCounter, MapFunction, RuntimeContext
-from sessioncluster.graph.states import ExecutionState, JobStatus
+from sessioncluster.graph.lifecycle import ExecutionState, JobStatus
 from sessioncluster.graph.streamgraph import Partitioning
 from sessioncluster.protocol.messages import AccumulatorsUpdated, JobStatusChanged
 from sessioncluster.protocol.wire import MessageSigner

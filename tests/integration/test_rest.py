@@ -15,7 +15,7 @@ import pytest
 import sessioncluster
 from sessioncluster import IntCounter, MapFunction, cli
 from sessioncluster.client.restclient import RestClient, RestError
-from sessioncluster.graph.states import JobStatus
+from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.pyflink.common import Duration, WatermarkStrategy
 from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
 from sessioncluster.pyflink.datastream import RuntimeExecutionMode

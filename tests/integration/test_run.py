@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import sessioncluster
-from sessioncluster.graph.states import JobStatus
+from sessioncluster.graph.lifecycle import JobStatus
 
 pytestmark = pytest.mark.integration
 

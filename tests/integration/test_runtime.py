@@ -16,7 +16,7 @@ import zmq
 
 import sessioncluster
 from sessioncluster.client.gateway import DispatcherError
-from sessioncluster.graph.states import EXECUTION_PATH, ExecutionState, JobStatus, path_to
+from sessioncluster.graph.lifecycle import EXECUTION_PATH, ExecutionState, JobStatus, path_to
 from sessioncluster.protocol.messages import ExecutionStateChanged
 from sessioncluster.protocol.wire import MessageSigner
 

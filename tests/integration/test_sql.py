@@ -12,7 +12,7 @@ import pytest
 
 import sessioncluster
 from sessioncluster.client.session import SqlExecutionException
-from sessioncluster.graph.states import ExecutionState, JobStatus
+from sessioncluster.graph.lifecycle import ExecutionState, JobStatus
 from sessioncluster.jobmanager.blobserver import BlobServer
 from sessioncluster.jobmanager.resourcemanager import ResourceManager
 from sessioncluster.jobmanager.sqljob import SqlJob, sql_job_name, task_failure

@@ -25,7 +25,7 @@ import pytest
 
 import sessioncluster
 from sessioncluster.cluster.connection import free_port
-from sessioncluster.graph.states import ExecutionState, JobStatus
+from sessioncluster.graph.lifecycle import ExecutionState, JobStatus
 from sessioncluster.protocol.messages import TaskManagerChanged
 
 from ..helpers import descendants, session_pids, wait_gone, wait_until

@@ -14,7 +14,7 @@ import pytest
 import sessioncluster
 from sessioncluster import cli
 from sessioncluster.client.restclient import RestClient
-from sessioncluster.graph.states import JobStatus
+from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.pyflink.common import Configuration, Duration, Types, WatermarkStrategy
 from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
 from sessioncluster.pyflink.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
@@ -623,8 +623,8 @@ class CountSum(AggregateFunction):
 
 # -- real STREAMING subtasks and accumulators (issue 24: subtasks reported per micro-batch) --------
 
-from sessioncluster.accumulators import IntCounter  # noqa: E402
-from sessioncluster.graph.states import ExecutionState  # noqa: E402
+from sessioncluster.api.accumulators import IntCounter  # noqa: E402
+from sessioncluster.graph.lifecycle import ExecutionState  # noqa: E402
 from sessioncluster.pyflink.datastream.functions import MapFunction, RuntimeContext  # noqa: E402
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from sessioncluster.graph.jobgraph import JobEdge, JobGraph, JobVertex, OperatorSpec
-from sessioncluster.graph.states import ExecutionState as E
-from sessioncluster.graph.states import JobStatus as J
+from sessioncluster.graph.lifecycle import ExecutionState as E
+from sessioncluster.graph.lifecycle import JobStatus as J
 from sessioncluster.graph.streamgraph import OperatorKind as K
 from sessioncluster.graph.streamgraph import Partitioning as P
 from sessioncluster.protocol.messages import (

@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-from sessioncluster.graph.states import JobStatus as J
+from sessioncluster.graph.lifecycle import JobStatus as J
 from sessioncluster.jupyter.html import (
     cluster_overview_html,
     dag_svg,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sessioncluster.graph.states import ExecutionState as E
-from sessioncluster.graph.states import JobStatus as J
-from sessioncluster.graph.states import aggregate_state
+from sessioncluster.graph.lifecycle import ExecutionState as E
+from sessioncluster.graph.lifecycle import JobStatus as J
+from sessioncluster.graph.lifecycle import aggregate_state
 from sessioncluster.jupyter.models import ClusterView, JobView, is_histogram
 from sessioncluster.protocol.messages import (
     AccumulatorsUpdated,

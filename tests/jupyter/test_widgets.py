@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("jupyter_bokeh")
 
-from sessioncluster.graph.states import ExecutionState as E  # noqa: E402
-from sessioncluster.graph.states import JobStatus as J
+from sessioncluster.graph.lifecycle import ExecutionState as E  # noqa: E402
+from sessioncluster.graph.lifecycle import JobStatus as J
 from sessioncluster.jupyter.widgets import ClusterWidget, JobWidget  # noqa: E402
 from sessioncluster.protocol.messages import (  # noqa: E402
     AccumulatorsUpdated,

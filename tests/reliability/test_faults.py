@@ -22,7 +22,7 @@ import zmq
 
 import sessioncluster
 from sessioncluster.cluster.connection import runtime_dir
-from sessioncluster.graph.states import ExecutionState
+from sessioncluster.graph.lifecycle import ExecutionState
 from sessioncluster.protocol.messages import RequestOverview, TaskManagerChanged
 from sessioncluster.protocol.wire import DELIM, MessageSigner
 

@@ -18,8 +18,8 @@ from typing import Any, Iterator
 import pytest
 
 import sessioncluster
-from sessioncluster.accumulators import IntCounter
-from sessioncluster.graph.states import ExecutionState, JobStatus
+from sessioncluster.api.accumulators import IntCounter
+from sessioncluster.graph.lifecycle import ExecutionState, JobStatus
 from sessioncluster.protocol.messages import TaskManagerChanged
 from sessioncluster.pyflink.common import WatermarkStrategy
 from sessioncluster.pyflink.datastream import RuntimeExecutionMode

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from sessioncluster.accumulators import (
+from sessioncluster.api.accumulators import (
     Accumulator,
     AverageAccumulator,
     DoubleCounter,

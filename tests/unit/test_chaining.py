@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from sessioncluster.client.environment import StreamExecutionEnvironment, UnpicklableFunctionError
+from sessioncluster.client.environment import StreamExecutionEnvironment
+from sessioncluster.client.shipping import UnpicklableFunctionError
 from sessioncluster.graph.jobgraph import build_job_graph, chaining_veto
 from sessioncluster.graph.streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamGraph
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pytest
 
 from sessioncluster.graph.jobgraph import JobGraph, JobVertex, OperatorSpec
-from sessioncluster.graph.states import JobStatus
+from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.graph.streamgraph import OperatorKind
 from sessioncluster.jobmanager.blobserver import BlobServer
 from sessioncluster.jobmanager.dispatcher import Dispatcher, DispatcherServices

@@ -8,9 +8,9 @@ import pytest
 
 from sessioncluster.graph.executiongraph import ExecutionGraph
 from sessioncluster.graph.jobgraph import build_job_graph
-from sessioncluster.graph.states import ExecutionState as E
-from sessioncluster.graph.states import IllegalStateTransition
-from sessioncluster.graph.states import JobStatus as J
+from sessioncluster.graph.lifecycle import ExecutionState as E
+from sessioncluster.graph.lifecycle import IllegalStateTransition
+from sessioncluster.graph.lifecycle import JobStatus as J
 from sessioncluster.graph.streamgraph import ChainingStrategy, Partitioning, StreamGraph
 from sessioncluster.graph.streamgraph import OperatorKind as K
 

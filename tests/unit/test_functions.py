@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from sessioncluster.accumulators import IntCounter
-from sessioncluster.functions import (
+from sessioncluster.api.accumulators import IntCounter
+from sessioncluster.api.functions import (
     FieldAggregation,
     FieldMax,
     FieldMin,
@@ -78,7 +78,7 @@ def test_as_callable_and_the_runtime_context() -> None:
 
 
 def test_output_tag_time_domain_and_the_runtime_context_of_keyed_operators() -> None:
-    from sessioncluster.functions import (
+    from sessioncluster.api.functions import (
         KEYED_STATE_ERROR,
         KeyedProcessFunction,
         OutputTag,
@@ -87,7 +87,7 @@ def test_output_tag_time_domain_and_the_runtime_context_of_keyed_operators() -> 
         check_output_tag,
     )
     from sessioncluster.runtime.state_backend import KeyedStateBackend
-    from sessioncluster.state import ValueStateDescriptor
+    from sessioncluster.api.state import ValueStateDescriptor
 
     assert OutputTag("a") == OutputTag("a", None) and hash(OutputTag("a")) == hash(OutputTag("a"))
     assert OutputTag("a").tag_id == "a" and check_output_tag(OutputTag("b")).tag_id == "b"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from sessioncluster.graph.jobgraph import build_job_graph
-from sessioncluster.graph.states import ExecutionState as E
-from sessioncluster.graph.states import JobStatus as J
+from sessioncluster.graph.lifecycle import ExecutionState as E
+from sessioncluster.graph.lifecycle import JobStatus as J
 from sessioncluster.graph.streamgraph import ChainingStrategy, Partitioning, StreamGraph
 from sessioncluster.graph.streamgraph import OperatorKind as K
 from sessioncluster.jobmanager.blobserver import BlobServer

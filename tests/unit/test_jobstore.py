@@ -11,7 +11,7 @@ import pytest
 
 from sessioncluster.client.jobclient import RecordsUnavailableError, records_of
 from sessioncluster.graph.jobgraph import JobGraph
-from sessioncluster.graph.states import JobStatus
+from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.jobmanager.jobstore import JobStore
 from sessioncluster.protocol.messages import JobDetails, JobResultReply, JobSummary
 

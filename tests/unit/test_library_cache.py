@@ -55,7 +55,7 @@ def _user_function(x: int) -> float:
 
 def test_user_code_keeps_its_file_name_for_tracebacks() -> None:
     # cloudpickle >= 3.1.2 names every pickled function's file "<dynamic-code>"
-    from sessioncluster.client.environment import _dumps_user_code
+    from sessioncluster.client.shipping import dumps_user_code as _dumps_user_code
 
     loaded = cloudpickle.loads(_dumps_user_code(lambda x: _user_function(x) + 1))
     assert loaded.__code__.co_filename == __file__

@@ -9,7 +9,7 @@ import cloudpickle
 import pytest
 
 from sessioncluster.common.time import Duration
-from sessioncluster.functions import (
+from sessioncluster.api.functions import (
     MAX_WATERMARK,
     MIN_WATERMARK,
     CoFlatMapFunction,
@@ -35,8 +35,8 @@ from sessioncluster.runtime.operators import (
     TimestampsAndWatermarksOperator,
     open_function,
 )
-from sessioncluster.state import ListStateDescriptor, ValueStateDescriptor
-from sessioncluster.watermark import TimestampAssigner, WatermarkStrategy
+from sessioncluster.api.state import ListStateDescriptor, ValueStateDescriptor
+from sessioncluster.api.watermark import TimestampAssigner, WatermarkStrategy
 
 
 def run(op: Any, records: list[Any]) -> list[Any]:

@@ -17,7 +17,7 @@ import cloudpickle
 import pytest
 
 from sessioncluster.common.time import Time
-from sessioncluster.functions import (
+from sessioncluster.api.functions import (
     MAX_WATERMARK,
     MIN_WATERMARK,
     AggregateFunction,
@@ -41,8 +41,8 @@ from sessioncluster.runtime.operators import (
     open_function,
 )
 from sessioncluster.runtime.streaming_driver import KeyedStreamingDriver
-from sessioncluster.state import ValueStateDescriptor
-from sessioncluster.window import (
+from sessioncluster.api.state import ValueStateDescriptor
+from sessioncluster.api.window import (
     ContinuousEventTimeTrigger,
     CountEvictor,
     CountSlidingWindowAssigner,

@@ -109,7 +109,7 @@ def test_alias_resolves_pyflink_imports_to_the_mirror() -> None:
 
         import sessioncluster
         from sessioncluster.common.typeinfo import Types as OurTypes
-        from sessioncluster.connectors.file_system import FileSink as OurFileSink
+        from sessioncluster.api.connectors.file_system import FileSink as OurFileSink
 
         assert Types is OurTypes and FileSink is OurFileSink
         assert StreamExecutionEnvironment is sessioncluster.StreamExecutionEnvironment

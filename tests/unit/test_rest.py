@@ -11,7 +11,7 @@ import tornado.testing
 
 from sessioncluster.cluster.connection import rest_token
 from sessioncluster.graph.jobgraph import JobEdge, JobGraph, JobVertex, OperatorSpec
-from sessioncluster.graph.states import ExecutionState, JobStatus
+from sessioncluster.graph.lifecycle import ExecutionState, JobStatus
 from sessioncluster.graph.streamgraph import OperatorKind, Partitioning
 from sessioncluster.jobmanager.rest import RestServer, RestServices, job_details_info
 from sessioncluster.protocol.messages import (

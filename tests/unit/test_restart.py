@@ -7,7 +7,7 @@ import datetime
 import pytest
 
 from sessioncluster.common.time import Duration
-from sessioncluster.restart import RestartBackoff, RestartStrategies
+from sessioncluster.api.restart import RestartBackoff, RestartStrategies
 
 
 def test_fixed_delay_allows_n_restarts() -> None:

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from sessioncluster.common.time import Time
-from sessioncluster.functions import AggregateFunction, FlatMapFunction, MapFunction, RuntimeContext
+from sessioncluster.api.functions import AggregateFunction, FlatMapFunction, MapFunction, RuntimeContext
 from sessioncluster.runtime.batch_driver import run as run_batch
 from sessioncluster.runtime.operators import KeyedFunctionOperator, ProcessOperator, open_function
 from sessioncluster.runtime.state_backend import KeyedStateBackend
-from sessioncluster.state import (
+from sessioncluster.api.state import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
     MapStateDescriptor,
@@ -159,7 +159,7 @@ def test_ttl_config_is_accepted() -> None:
 
 
 def test_keyed_state_on_a_non_keyed_operator_is_flinks_error() -> None:
-    from sessioncluster.functions import ProcessFunction
+    from sessioncluster.api.functions import ProcessFunction
 
     class Bad(ProcessFunction):
         def open(self, rc: RuntimeContext) -> None:

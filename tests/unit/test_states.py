@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessioncluster.graph.states import (
+from sessioncluster.graph.lifecycle import (
     EXECUTION_TRANSITIONS,
     JOB_TRANSITIONS,
     TERMINAL_EXECUTION_STATES,
@@ -14,10 +14,10 @@ from sessioncluster.graph.states import (
     check_job_transition,
     path_to,
 )
-from sessioncluster.graph.states import (
+from sessioncluster.graph.lifecycle import (
     ExecutionState as E,
 )
-from sessioncluster.graph.states import (
+from sessioncluster.graph.lifecycle import (
     JobStatus as J,
 )
 

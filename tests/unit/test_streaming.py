@@ -13,7 +13,7 @@ import cloudpickle
 import pyarrow as pa
 import pytest
 
-from sessioncluster.checkpoint_config import CheckpointConfig, parse_duration_ms
+from sessioncluster.api.checkpoint_config import CheckpointConfig, parse_duration_ms
 from sessioncluster.graph.jobgraph import JobEdge, JobVertex, OperatorSpec
 from sessioncluster.graph.streamgraph import OperatorKind, Partitioning
 from sessioncluster.jobmanager import savepoint
@@ -21,12 +21,12 @@ from sessioncluster.jobmanager.rest import checkpoint_statistics
 from sessioncluster.jobmanager.streamresults import ResultBuffer
 from sessioncluster.runtime.operators import KeyedProcessOperator, WindowOperator
 from sessioncluster.protocol.messages import CheckpointInfo, JobDetails, JobSummary, VertexInfo
-from sessioncluster.graph.states import ExecutionState, JobStatus
+from sessioncluster.graph.lifecycle import ExecutionState, JobStatus
 from sessioncluster.spark.streaming import StreamQuery
 from sessioncluster.streaming.runtime import ChainFunction, KeyedVertex, VertexProgram
-from sessioncluster.functions import KeyedProcessFunction, TimeDomain
-from sessioncluster.state import ValueStateDescriptor
-from sessioncluster.window import TumblingEventTimeWindows
+from sessioncluster.api.functions import KeyedProcessFunction, TimeDomain
+from sessioncluster.api.state import ValueStateDescriptor
+from sessioncluster.api.window import TumblingEventTimeWindows
 from sessioncluster.common.time import Time
 
 
@@ -188,7 +188,7 @@ def test_state_made_in_open_is_in_the_state_store_for_a_new_worker() -> None:
 
 
 def test_tumbling_event_time_windows_with_late_records() -> None:
-    from sessioncluster.functions import OutputTag
+    from sessioncluster.api.functions import OutputTag
 
     late = OutputTag("late")
     op = WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "reduce",
@@ -202,7 +202,7 @@ def test_tumbling_event_time_windows_with_late_records() -> None:
 
 
 def test_count_windows_keep_their_count_across_micro_batches() -> None:
-    from sessioncluster.window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
+    from sessioncluster.api.window import CountSlidingWindowAssigner, CountTumblingWindowAssigner
 
     tumbling = KeyedHarness(WindowOperator(CountTumblingWindowAssigner.of(3), "reduce",
                                            lambda a, b: a + b), event_time=False)
@@ -218,7 +218,7 @@ def test_count_windows_keep_their_count_across_micro_batches() -> None:
 
 
 def test_processing_time_windows_fire_by_the_clock() -> None:
-    from sessioncluster.window import TumblingProcessingTimeWindows
+    from sessioncluster.api.window import TumblingProcessingTimeWindows
 
     op = WindowOperator(TumblingProcessingTimeWindows.of(Time.seconds(10)), "reduce", lambda a, b: a + b)
     h = KeyedHarness(op, event_time=False)
@@ -234,7 +234,7 @@ def test_processing_time_windows_fire_by_the_clock() -> None:
 def test_a_continuous_event_time_trigger_fires_early_and_at_the_end() -> None:
     """Flink's ContinuousEventTimeTrigger: a 10 s window fires every 5 s of event time while
     open and at its end; its next fire time is window-scoped state in the key's state."""
-    from sessioncluster.window import ContinuousEventTimeTrigger
+    from sessioncluster.api.window import ContinuousEventTimeTrigger
 
     op = WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "reduce", lambda a, b: a + b,
                         trigger=ContinuousEventTimeTrigger.of(Time.seconds(5)))
@@ -251,7 +251,7 @@ def test_a_continuous_event_time_trigger_fires_early_and_at_the_end() -> None:
 def test_a_purging_count_trigger_keeps_its_count_across_micro_batches() -> None:
     """GlobalWindows with PurgingTrigger.of(CountTrigger.of(2)): the trigger's count is
     window-scoped state that survives micro-batches and workers."""
-    from sessioncluster.window import CountTrigger, GlobalWindows, PurgingTrigger
+    from sessioncluster.api.window import CountTrigger, GlobalWindows, PurgingTrigger
 
     op = WindowOperator(GlobalWindows.create(), "reduce", lambda a, b: a + b,
                         trigger=PurgingTrigger.of(CountTrigger.of(2)))
@@ -264,7 +264,7 @@ def test_a_purging_count_trigger_keeps_its_count_across_micro_batches() -> None:
 
 
 def test_keyed_connect_shares_one_state_between_both_inputs() -> None:
-    from sessioncluster.functions import KeyedCoProcessFunction
+    from sessioncluster.api.functions import KeyedCoProcessFunction
     from sessioncluster.runtime.operators import KeyedCoProcessOperator
 
     class Both(KeyedCoProcessFunction):

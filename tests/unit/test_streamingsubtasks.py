@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sessioncluster.graph.executiongraph import ExecutionGraph
 from sessioncluster.graph.jobgraph import JobGraph, build_job_graph
-from sessioncluster.graph.states import ExecutionState as E
+from sessioncluster.graph.lifecycle import ExecutionState as E
 from sessioncluster.graph.streamgraph import ChainingStrategy, StreamGraph
 from sessioncluster.graph.streamgraph import OperatorKind as K
 from sessioncluster.jobmanager.blobserver import BlobServer

@@ -19,7 +19,7 @@ from sessioncluster.client.current import (
 from sessioncluster.client.environment import ContextStreamExecutionEnvironment, StreamExecutionEnvironment
 from sessioncluster.common import Configuration, Duration, Encoder, Row, RowKind, RuntimeExecutionMode, Types
 from sessioncluster.common.typeinfo import RowTypeInfo, TupleTypeInfo
-from sessioncluster.connectors.file_system import (
+from sessioncluster.api.connectors.file_system import (
     FileSink,
     FileSource,
     OutputFileConfig,

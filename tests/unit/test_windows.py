@@ -9,7 +9,7 @@ import cloudpickle
 import pytest
 
 from sessioncluster.common.time import Time
-from sessioncluster.functions import (
+from sessioncluster.api.functions import (
     MAX_WATERMARK,
     AggregateFunction,
     AllWindowFunction,
@@ -22,8 +22,8 @@ from sessioncluster.functions import (
 )
 from sessioncluster.runtime.batch_driver import run as run_batch
 from sessioncluster.runtime.operators import AllWindowOperator, WindowOperator, open_function
-from sessioncluster.state import ValueStateDescriptor
-from sessioncluster.window import (
+from sessioncluster.api.state import ValueStateDescriptor
+from sessioncluster.api.window import (
     CountEvictor,
     CountSlidingWindowAssigner,
     CountTrigger,
@@ -440,7 +440,7 @@ def test_pyflink_style_generic_subscripts() -> None:
 
 
 def test_sliding_and_session_processing_time_windows() -> None:
-    from sessioncluster.window import ProcessingTimeSessionWindows, SlidingProcessingTimeWindows
+    from sessioncluster.api.window import ProcessingTimeSessionWindows, SlidingProcessingTimeWindows
 
     recs = [("a", None, ("a", i)) for i in range(1, 5)] + [("b", 9, ("b", 5))]
     out = run(WindowOperator(SlidingProcessingTimeWindows.of(Time.hours(2), Time.hours(1)), "reduce", Sum()),

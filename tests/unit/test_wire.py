@@ -14,7 +14,7 @@ import pytest
 import zmq
 
 from sessioncluster.graph.jobgraph import build_job_graph
-from sessioncluster.graph.states import ExecutionState
+from sessioncluster.graph.lifecycle import ExecutionState
 from sessioncluster.graph.streamgraph import ChainingStrategy, OperatorKind, Partitioning, StreamGraph
 from sessioncluster.protocol.messages import (
     Ack,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from ...cluster.connection import session_dir
-from ...graph.states import JobStatus
+from ...graph.lifecycle import JobStatus
 from . import metrics
 from .base import FlinkHandler
 from .cluster import (

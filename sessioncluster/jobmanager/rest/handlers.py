@@ -13,7 +13,7 @@ from typing import Any
 import tornado.web
 
 from ...cluster.connection import session_dir
-from ...graph.states import JobStatus
+from ...graph.lifecycle import JobStatus
 from ..runner import JobRunner
 from . import metrics
 from .base import FlinkHandler

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from ...graph.executiongraph import RECORDS_IN, RECORDS_OUT, SYSTEM_ACCUMULATORS
-from ...graph.states import ExecutionState, JobStatus
+from ...graph.lifecycle import ExecutionState, JobStatus
 from ...protocol.messages import ExecutionInfo, JobDetails, JobSummary, VertexInfo
 
 #: Flink's ExecutionState names, in Flink's order: every count map has them all (RECONCILING,

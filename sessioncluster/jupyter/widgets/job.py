@@ -25,7 +25,7 @@ from jupyter_bokeh import BokehModel
 
 from ...client.gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
 from ...graph.jobgraph import JobGraph
-from ...graph.states import JobStatus
+from ...graph.lifecycle import JobStatus
 from ...protocol.messages import (
     ExecutionStateChanged,
     FetchStreamResults,

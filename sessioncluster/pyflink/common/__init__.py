@@ -10,18 +10,18 @@ _NAMES = {
     'ExecutionConfig': 'sessioncluster.common.execution_config',
     'JobClient': 'sessioncluster.client.jobclient',
     'JobExecutionResult': 'sessioncluster.client.jobclient',
-    'JobStatus': 'sessioncluster.graph.states',
-    'RestartStrategies': 'sessioncluster.restart',
-    'RestartStrategyConfiguration': 'sessioncluster.restart',
+    'JobStatus': 'sessioncluster.graph.lifecycle',
+    'RestartStrategies': 'sessioncluster.api.restart',
+    'RestartStrategyConfiguration': 'sessioncluster.api.restart',
     'Row': 'sessioncluster.common.types',
     'RowKind': 'sessioncluster.common.types',
     'SerializationSchema': 'sessioncluster.common.serialization',
     'SimpleStringSchema': 'sessioncluster.common.serialization',
     'Time': 'sessioncluster.common.time',
-    'TimestampAssigner': 'sessioncluster.watermark',
+    'TimestampAssigner': 'sessioncluster.api.watermark',
     'TypeInformation': 'sessioncluster.common.typeinfo',
     'Types': 'sessioncluster.common.typeinfo',
-    'WatermarkStrategy': 'sessioncluster.watermark',
+    'WatermarkStrategy': 'sessioncluster.api.watermark',
 }
 
 __all__ = sorted(_NAMES)

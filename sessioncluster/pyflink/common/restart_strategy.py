@@ -1,10 +1,10 @@
-"""``pyflink.common.restart_strategy`` (from ``sessioncluster.restart``)."""
+"""``pyflink.common.restart_strategy`` (from ``sessioncluster.api.restart``)."""
 
 from .._exports import lazy_exports
 
 _NAMES = {
-    'RestartStrategies': 'sessioncluster.restart',
-    'RestartStrategyConfiguration': 'sessioncluster.restart',
+    'RestartStrategies': 'sessioncluster.api.restart',
+    'RestartStrategyConfiguration': 'sessioncluster.api.restart',
 }
 
 __all__ = sorted(_NAMES)

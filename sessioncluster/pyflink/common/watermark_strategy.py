@@ -3,8 +3,8 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'TimestampAssigner': 'sessioncluster.watermark',
-    'WatermarkStrategy': 'sessioncluster.watermark',
+    'TimestampAssigner': 'sessioncluster.api.watermark',
+    'WatermarkStrategy': 'sessioncluster.api.watermark',
 }
 
 __all__ = sorted(_NAMES)

@@ -3,11 +3,11 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'AllWindowedStream': 'sessioncluster.client.environment',
-    'ConnectedStreams': 'sessioncluster.client.environment',
-    'DataStream': 'sessioncluster.client.environment',
-    'KeyedStream': 'sessioncluster.client.environment',
-    'WindowedStream': 'sessioncluster.client.environment',
+    'AllWindowedStream': 'sessioncluster.client.datastream',
+    'ConnectedStreams': 'sessioncluster.client.datastream',
+    'DataStream': 'sessioncluster.client.datastream',
+    'KeyedStream': 'sessioncluster.client.datastream',
+    'WindowedStream': 'sessioncluster.client.datastream',
 }
 
 __all__ = sorted(_NAMES)

@@ -3,7 +3,7 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'OutputTag': 'sessioncluster.functions',
+    'OutputTag': 'sessioncluster.api.functions',
 }
 
 __all__ = sorted(_NAMES)

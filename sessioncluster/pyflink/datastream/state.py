@@ -3,19 +3,19 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'AggregatingState': 'sessioncluster.state',
-    'AggregatingStateDescriptor': 'sessioncluster.state',
-    'ListState': 'sessioncluster.state',
-    'ListStateDescriptor': 'sessioncluster.state',
-    'MapState': 'sessioncluster.state',
-    'MapStateDescriptor': 'sessioncluster.state',
-    'ReducingState': 'sessioncluster.state',
-    'ReducingStateDescriptor': 'sessioncluster.state',
-    'State': 'sessioncluster.state',
-    'StateDescriptor': 'sessioncluster.state',
-    'StateTtlConfig': 'sessioncluster.state',
-    'ValueState': 'sessioncluster.state',
-    'ValueStateDescriptor': 'sessioncluster.state',
+    'AggregatingState': 'sessioncluster.api.state',
+    'AggregatingStateDescriptor': 'sessioncluster.api.state',
+    'ListState': 'sessioncluster.api.state',
+    'ListStateDescriptor': 'sessioncluster.api.state',
+    'MapState': 'sessioncluster.api.state',
+    'MapStateDescriptor': 'sessioncluster.api.state',
+    'ReducingState': 'sessioncluster.api.state',
+    'ReducingStateDescriptor': 'sessioncluster.api.state',
+    'State': 'sessioncluster.api.state',
+    'StateDescriptor': 'sessioncluster.api.state',
+    'StateTtlConfig': 'sessioncluster.api.state',
+    'ValueState': 'sessioncluster.api.state',
+    'ValueStateDescriptor': 'sessioncluster.api.state',
 }
 
 __all__ = sorted(_NAMES)

@@ -3,7 +3,7 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'TimeDomain': 'sessioncluster.functions',
+    'TimeDomain': 'sessioncluster.api.functions',
 }
 
 __all__ = sorted(_NAMES)

@@ -3,7 +3,7 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'TimerService': 'sessioncluster.functions',
+    'TimerService': 'sessioncluster.api.functions',
 }
 
 __all__ = sorted(_NAMES)

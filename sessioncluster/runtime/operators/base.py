@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ...functions import (
+from ...api.functions import (
     Function,
     KeyedProcessFunction,
     OutputTag,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...functions import MAX_WATERMARK, TimeDomain, as_callable
-from ...state import ValueStateDescriptor
+from ...api.functions import MAX_WATERMARK, TimeDomain, as_callable
+from ...api.state import ValueStateDescriptor
 from ..timers import InternalTimer
 from .base import KeyedContext, OneInputStreamOperator, OperatorContext, ProcessContext, method
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...functions import MIN_WATERMARK
-from ...watermark import TimestampAssigner, WatermarkStrategy
+from ...api.functions import MIN_WATERMARK
+from ...api.watermark import TimestampAssigner, WatermarkStrategy
 from .base import OneInputStreamOperator, OperatorContext, method
 
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Callable
 
-from ...common.time import to_millis
-from ...functions import (
+from ...api.functions import (
     MAX_WATERMARK,
     MIN_WATERMARK,
     AggregateFunction,
@@ -32,7 +31,7 @@ from ...functions import (
     WindowFunction,
     check_output_tag,
 )
-from ...state import (
+from ...api.state import (
     AggregatingStateDescriptor,
     KeyedStateStore,
     ListStateDescriptor,
@@ -41,7 +40,7 @@ from ...state import (
     ValueState,
     ValueStateDescriptor,
 )
-from ...window import (
+from ...api.window import (
     NO_TIMESTAMP_ERROR,
     CountSlidingWindowAssigner,
     CountTumblingWindowAssigner,
@@ -56,6 +55,7 @@ from ...window import (
     TumblingEventTimeWindows,
     WindowAssigner,
 )
+from ...common.time import to_millis
 from ..state_backend import KeyedStateBackend, NamespacedKey
 from ..timers import InternalTimer
 from .base import OneInputStreamOperator, OperatorContext

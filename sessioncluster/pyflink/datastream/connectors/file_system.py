@@ -3,13 +3,13 @@
 from ..._exports import lazy_exports
 
 _NAMES = {
-    'BucketAssigner': 'sessioncluster.connectors.file_system',
-    'FileSink': 'sessioncluster.connectors.file_system',
-    'FileSource': 'sessioncluster.connectors.file_system',
-    'FileSourceBuilder': 'sessioncluster.connectors.file_system',
-    'OutputFileConfig': 'sessioncluster.connectors.file_system',
-    'RollingPolicy': 'sessioncluster.connectors.file_system',
-    'StreamFormat': 'sessioncluster.connectors.file_system',
+    'BucketAssigner': 'sessioncluster.api.connectors.file_system',
+    'FileSink': 'sessioncluster.api.connectors.file_system',
+    'FileSource': 'sessioncluster.api.connectors.file_system',
+    'FileSourceBuilder': 'sessioncluster.api.connectors.file_system',
+    'OutputFileConfig': 'sessioncluster.api.connectors.file_system',
+    'RollingPolicy': 'sessioncluster.api.connectors.file_system',
+    'StreamFormat': 'sessioncluster.api.connectors.file_system',
 }
 
 __all__ = sorted(_NAMES)

@@ -3,7 +3,7 @@
 from ..._exports import lazy_exports
 
 _NAMES = {
-    'NumberSequenceSource': 'sessioncluster.connectors.number_seq',
+    'NumberSequenceSource': 'sessioncluster.api.connectors.number_seq',
 }
 
 __all__ = sorted(_NAMES)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..common.serialization import Encoder
-from ..common.time import Duration, to_millis
+from ...common.serialization import Encoder
+from ...common.time import Duration, to_millis
 
 
 def _local_or_uri(path: str) -> str:

@@ -12,7 +12,7 @@ import operator as _op
 import time
 from typing import Any, Callable
 
-from .common.time import Duration, Time, to_millis
+from ..common.time import Duration, Time, to_millis
 from .functions import MAX_WATERMARK, MIN_WATERMARK
 from .state import ReducingStateDescriptor
 

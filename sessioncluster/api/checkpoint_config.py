@@ -11,7 +11,7 @@ import enum
 import os
 from typing import Any
 
-from .common.time import Duration, to_millis
+from ..common.time import Duration, to_millis
 
 INTERVAL = "execution.checkpointing.interval"
 MIN_PAUSE = "execution.checkpointing.min-pause"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Callable, Iterable, Iterator
 
-from .common.time import Duration, Time, to_millis
+from ..common.time import Duration, Time, to_millis
 
 
 class StateTtlConfig:

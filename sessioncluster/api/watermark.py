@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common.time import Duration, to_millis
+from ..common.time import Duration, to_millis
 
 
 class TimestampAssigner:
