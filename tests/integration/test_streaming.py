@@ -304,8 +304,6 @@ def test_a_user_error_restarts_by_the_strategy_then_fails_with_the_users_traceba
     assert "RESTARTING" in details.status_times
     # the subtask that raised FAILED with the user's traceback (issue 24: STREAMING subtasks are
     # real); the restart (and any retry of Spark's) is a new attempt
-    from sessioncluster.graph.lifecycle import ExecutionState
-
     failed = [ex for ex in details.executions if ex.state is ExecutionState.FAILED
               and ex.error is not None]
     assert failed, [(ex.subtask, ex.attempt, ex.state) for ex in details.executions]
