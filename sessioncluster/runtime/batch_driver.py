@@ -77,36 +77,83 @@ def _run_elements(operator: Any, records: Iterator[Any], two: bool) -> Iterator[
             for index, ts, value in chunk:
                 calls[index](value, ts)
         else:
-            process = operator.process_element
-            for ts, value in chunk:
-                process(value, ts)
+            operator.process_elements(chunk)
         if out.records:
             yield from out.drain()
 
 
+def group_pairs(records: Iterable[Any]) -> dict[Any, list[tuple[Any, Any]]]:
+    """``(key, timestamp, value)`` records as each key's ``(timestamp, value)`` pairs, sorted by
+    timestamp (stable, None first): what ``process_elements`` takes."""
+    groups: dict[Any, list[tuple[Any, Any]]] = {}
+    get = groups.get
+    timed = untimed = False
+    for key, ts, value in records:
+        lst = get(key)
+        if lst is None:
+            groups[key] = [(ts, value)]
+        else:
+            lst.append((ts, value))
+        if ts is None:
+            untimed = True
+        else:
+            timed = True
+    if timed:
+        sort_key: Callable[[Any], Any]
+        if untimed:
+            def sort_key(r: Any) -> Any:
+                return MIN_WATERMARK if r[0] is None else r[0]
+        else:
+            sort_key = _op.itemgetter(0)
+        for lst in groups.values():
+            if len(lst) > 1:
+                lst.sort(key=sort_key)
+    return groups
+
+
 def _run_keyed(operator: Any, records: Iterator[Any], two: bool) -> Iterator[Record]:
+    if two:
+        return _run_keyed_two(operator, records)
+    return _run_keyed_one(operator, records)
+
+
+def _run_keyed_one(operator: Any, records: Iterator[Any]) -> Iterator[Record]:
     out = operator.output
     backend, timers = operator.backend, operator.timers
-    shortcut = isinstance(operator, WindowOperator)
-    for key, recs in group_by_key(records, 1 if two else 0, 2 if two else 1).items():
+    set_key, set_timer_key = backend.set_current_key, timers.set_current_key
+    process = operator.process_elements
+    key_batch = operator.process_key_batch if isinstance(operator, WindowOperator) else None
+    for key, pairs in group_pairs(records).items():
+        set_key(key)
+        set_timer_key(key)
+        if key_batch is None or not key_batch(pairs):
+            if len(pairs) <= CHUNK:
+                process(pairs)
+            else:
+                for i in range(0, len(pairs), CHUNK):
+                    process(pairs[i:i + CHUNK])
+                    if out.records:
+                        yield from out.drain()
+        end_of_key(operator)
+        if out.records:
+            yield from out.drain()
+        backend.clear(key)
+        timers.clear(key)
+    set_key(None)
+    set_timer_key(None)
+
+
+def _run_keyed_two(operator: Any, records: Iterator[Any]) -> Iterator[Record]:
+    out = operator.output
+    backend, timers = operator.backend, operator.timers
+    calls = (operator.process_element1, operator.process_element2)
+    for key, recs in group_by_key(records, 1, 2).items():
         backend.set_current_key(key)
         timers.set_current_key(key)
-        if two:
-            calls = (operator.process_element1, operator.process_element2)
-            for i, (index, _, ts, value) in enumerate(recs, 1):
-                calls[index](value, ts)
-                if not i % CHUNK and out.records:
-                    yield from out.drain()
-        elif not (shortcut and operator.process_key_batch([(r[1], r[2]) for r in recs])):
-            process = operator.process_element
-            if len(recs) <= CHUNK:
-                for _, ts, value in recs:
-                    process(value, ts)
-            else:
-                for i, (_, ts, value) in enumerate(recs, 1):
-                    process(value, ts)
-                    if not i % CHUNK and out.records:
-                        yield from out.drain()
+        for i, (index, _, ts, value) in enumerate(recs, 1):
+            calls[index](value, ts)
+            if not i % CHUNK and out.records:
+                yield from out.drain()
         end_of_key(operator)
         if out.records:
             yield from out.drain()

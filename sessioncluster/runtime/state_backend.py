@@ -157,6 +157,24 @@ class KeyedStateBackend(KeyedStateStore):
             for namespace, value in values.items():
                 table[key if namespace is None else NamespacedKey(key, namespace)] = value
 
+    def take(self, key: Any) -> KeySnapshot | None:
+        """``snapshot(key)`` and ``clear(key)`` in one pass (what a STREAMING call ends with)."""
+        out: KeySnapshot | None = None
+        for name, table in self._tables.items():
+            if not table:
+                continue
+            if len(table) == 1 and key in table and type(next(iter(table))) is not NamespacedKey:
+                values = {None: table.pop(key)}  # the common case: the key's own state only
+            else:
+                values = {}
+                for slot in [s for s in table if _of(s, key)]:
+                    values[None if type(slot) is not NamespacedKey else slot[1]] = table.pop(slot)
+            if values:
+                if out is None:
+                    out = {}
+                out[name] = (self._kinds[name], values)
+        return out
+
     def clear(self, key: Any) -> None:
         """Forget every state of ``key`` (BATCH: a key's state ends with its input)."""
         # the drivers keep one key at a time in the tables: a scan is short

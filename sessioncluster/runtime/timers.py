@@ -75,7 +75,7 @@ class InternalTimerService:
 
     def timestamps(self, domain: TimeDomain) -> set[int]:
         """The current key's timer timestamps of ``domain``."""
-        return {ts for d, ts, _ in self._timers.get(self._key) or () if d is domain}
+        return timestamps(self._timers.get(self._key), domain)
 
     def fire(self, domain: TimeDomain, until: int, callback: Callable[[InternalTimer], None]) -> None:
         """Fire the current key's timers of ``domain`` at or before ``until`` in timestamp order
@@ -101,8 +101,17 @@ class InternalTimerService:
             self._timers[key] = dict(data)
             self._seq = max(self._seq, max(data.values()))
 
+    def take(self, key: Any) -> TimerSnapshot | None:
+        """``snapshot(key)`` and ``clear(key)`` in one."""
+        return self._timers.pop(key, None) or None
+
     def clear(self, key: Any) -> None:
         self._timers.pop(key, None)
+
+
+def timestamps(timers: TimerSnapshot | None, domain: TimeDomain) -> set[int]:
+    """The timestamps of ``domain`` among a key's ``timers``."""
+    return {ts for d, ts, _ in timers if d is domain} if timers else set()
 
 
 class KeyedTimerService(TimerService):
