@@ -44,6 +44,14 @@ class NamespacedKey(tuple):
         return (self[0], self[1])
 
 
+def namespaced(key: Any, namespace: Any) -> NamespacedKey:
+    """``NamespacedKey(key, namespace)`` without its Python-level ``__new__`` (a hot path)."""
+    return _new_tuple(NamespacedKey, (key, namespace))
+
+
+_new_tuple = tuple.__new__
+
+
 class KeyedStateBackend(KeyedStateStore):
     """Tables of keyed state; state objects read and write them at ``current_key``."""
 
@@ -63,7 +71,7 @@ class KeyedStateBackend(KeyedStateStore):
 
     def set_current_namespace(self, namespace: Any) -> None:
         """Scope state to ``namespace`` of the current key (None: the key's own state)."""
-        self.current_key = self._key if namespace is None else NamespacedKey(self._key, namespace)
+        self.current_key = self._key if namespace is None else namespaced(self._key, namespace)
 
     # -- state objects -----------------------------------------------------------------------
     def table(self, descriptor: StateDescriptor, kind: type) -> dict[Any, Any]:
