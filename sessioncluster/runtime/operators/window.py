@@ -75,13 +75,21 @@ class NamespaceScope(KeyedStateStore):
     def __init__(self, backend: KeyedStateBackend) -> None:
         self._backend = backend
         self.namespace: Any = None
+        #: id(descriptor) -> (descriptor, its state object): a trigger asks for its state per
+        #: element; the object reads the current slot at every access, so one serves all
+        self._states: dict[int, tuple[Any, State]] = {}
 
     @property
     def current_key(self) -> Any:
         return namespaced(self._backend.get_current_key(), self.namespace)
 
     def state(self, descriptor: Any) -> State:
-        return self._backend.state(descriptor, self)
+        known = self._states.get(id(descriptor))
+        if known is not None and known[0] is descriptor:
+            return known[1]
+        state = self._backend.state(descriptor, self)
+        self._states[id(descriptor)] = (descriptor, state)
+        return state
 
     def get_state(self, descriptor: Any) -> Any:
         return self.state(descriptor)
