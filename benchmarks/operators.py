@@ -5,8 +5,8 @@ key's snapshot pickled in and out of a dict standing in for Spark's ValueState).
     python -m benchmarks.operators [--records 200000] [--keys 20000] [--runs 5] [--quick]
                                    [--profile NAME] [--json FILE]
 
-Each figure is the median of ``--runs`` runs (min and max alongside), in ms per run and
-microseconds per record (STREAMING: per key call as well). ``--profile NAME`` runs one workload
+Each figure is the median of ``--runs`` runs (min and max alongside) of the CPU time (the machine
+may be shared), in ms per run and microseconds per record (STREAMING: per key call as well). ``--profile NAME`` runs one workload
 under cProfile and prints its 25 most expensive functions.
 """
 
@@ -179,11 +179,13 @@ def run_streaming(make: Callable[[], StreamOperator],
 
 
 def measure(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
+    """The CPU time of each run (one thread, no I/O: on an idle machine the wall time; on a
+    loaded one it leaves out the time spent waiting for a core)."""
     samples, result = [], None
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         result = fn()
-        samples.append(time.perf_counter() - t0)
+        samples.append(time.process_time() - t0)
     return samples, result
 
 

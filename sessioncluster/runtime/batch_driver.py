@@ -25,6 +25,7 @@ from .output import Record
 
 #: records a non-keyed operator takes between handing on its output
 CHUNK = 256
+_pair = _op.itemgetter(1, 2)
 
 
 def group_by_key(records: Iterable[Any], key_at: int, ts_at: int) -> dict[Any, list[Any]]:
@@ -82,35 +83,6 @@ def _run_elements(operator: Any, records: Iterator[Any], two: bool) -> Iterator[
             yield from out.drain()
 
 
-def group_pairs(records: Iterable[Any]) -> dict[Any, list[tuple[Any, Any]]]:
-    """``(key, timestamp, value)`` records as each key's ``(timestamp, value)`` pairs, sorted by
-    timestamp (stable, None first): what ``process_elements`` takes."""
-    groups: dict[Any, list[tuple[Any, Any]]] = {}
-    get = groups.get
-    timed = untimed = False
-    for key, ts, value in records:
-        lst = get(key)
-        if lst is None:
-            groups[key] = [(ts, value)]
-        else:
-            lst.append((ts, value))
-        if ts is None:
-            untimed = True
-        else:
-            timed = True
-    if timed:
-        sort_key: Callable[[Any], Any]
-        if untimed:
-            def sort_key(r: Any) -> Any:
-                return MIN_WATERMARK if r[0] is None else r[0]
-        else:
-            sort_key = _op.itemgetter(0)
-        for lst in groups.values():
-            if len(lst) > 1:
-                lst.sort(key=sort_key)
-    return groups
-
-
 def _run_keyed(operator: Any, records: Iterator[Any], two: bool) -> Iterator[Record]:
     if two:
         return _run_keyed_two(operator, records)
@@ -123,15 +95,17 @@ def _run_keyed_one(operator: Any, records: Iterator[Any]) -> Iterator[Record]:
     set_key, set_timer_key = backend.set_current_key, timers.set_current_key
     process = operator.process_elements
     key_batch = operator.process_key_batch if isinstance(operator, WindowOperator) else None
-    for key, pairs in group_pairs(records).items():
+    for key, recs in group_by_key(records, 0, 1).items():
         set_key(key)
         set_timer_key(key)
-        if key_batch is None or not key_batch(pairs):
-            if len(pairs) <= CHUNK:
-                process(pairs)
+        # (timestamp, value) pairs made as they are taken: short-lived, where a list of them
+        # for the whole input would cost the garbage collector's passes
+        if key_batch is None or not key_batch(list(map(_pair, recs))):
+            if len(recs) <= CHUNK:
+                process(map(_pair, recs))
             else:
-                for i in range(0, len(pairs), CHUNK):
-                    process(pairs[i:i + CHUNK])
+                for i in range(0, len(recs), CHUNK):
+                    process(map(_pair, recs[i:i + CHUNK]))
                     if out.records:
                         yield from out.drain()
         end_of_key(operator)
