@@ -159,10 +159,24 @@ class ReduceOperator(OneInputStreamOperator):
 
     def process_elements(self, records: Iterable[tuple[int | None, Any]]) -> None:
         """The key's value read and written once for all of ``records``."""
-        if self.batch:
-            super().process_elements(records)
-            return
         state, reduce = self._state, self._reduce
+        if self.batch:
+            it = iter(records)
+            held = state.value()
+            if held is None:
+                first = next(it, None)
+                if first is None:
+                    return
+                ts, value = first
+                held = (value, ts)
+                self.timers.register(TimeDomain.EVENT_TIME, MAX_WATERMARK)
+            value, latest = held
+            for ts, v in it:
+                value = reduce(value, v)
+                if latest is None or (ts is not None and ts > latest):
+                    latest = ts
+            state.update((value, latest))
+            return
         acc = state.value()
         append = self.output.records.append
         for ts, value in records:
