@@ -6,8 +6,8 @@ key's snapshot pickled in and out of a dict standing in for Spark's ValueState).
                                    [--profile NAME] [--json FILE]
 
 Each figure is the median of ``--runs`` runs (min and max alongside) of the CPU time (the machine
-may be shared), in ms per run and microseconds per record (STREAMING: per key call as well). ``--profile NAME`` runs one workload
-under cProfile and prints its 25 most expensive functions.
+may be shared), in ms per run and microseconds per record (STREAMING: per key call as well).
+``--profile NAME`` runs one workload under cProfile and prints its 25 most expensive functions.
 """
 
 from __future__ import annotations
@@ -228,8 +228,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             per_call = f"  {med / calls * 1e6:6.2f} us/call" if calls else ""
             print(f"{mode:<9} {name:<34} {med * 1e3:8.1f} ms ({min(samples) * 1e3:.1f}-"
                   f"{max(samples) * 1e3:.1f})  {med / args.records * 1e6:6.2f} us/record{per_call}")
-            figures.append({"mode": mode, "operator": name, "median_s": med, "min_s": min(samples),
-                            "max_s": max(samples), "calls": calls, "records": args.records})
+            figures.append({"name": f"{mode} {name}", "mode": mode, "operator": name,
+                            "median_s": med, "min_s": min(samples), "max_s": max(samples),
+                            "n": len(samples), "calls": calls, "records": args.records})
     out = {"figures": figures}
     write_json(args.json, out)
     return out
