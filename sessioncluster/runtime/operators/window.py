@@ -88,6 +88,8 @@ class NamespaceScope(KeyedStateStore):
         if known is not None and known[0] is descriptor:
             return known[1]
         state = self._backend.state(descriptor, self)
+        if len(self._states) >= 64:  # a trigger making a new descriptor per element
+            self._states.clear()
         self._states[id(descriptor)] = (descriptor, state)
         return state
 
