@@ -25,6 +25,7 @@ from .output import Record
 
 #: records a non-keyed operator takes between handing on its output
 CHUNK = 256
+_pair = _op.itemgetter(1, 2)
 
 
 def group_by_key(records: Iterable[Any], key_at: int, ts_at: int) -> dict[Any, list[Any]]:
@@ -77,36 +78,56 @@ def _run_elements(operator: Any, records: Iterator[Any], two: bool) -> Iterator[
             for index, ts, value in chunk:
                 calls[index](value, ts)
         else:
-            process = operator.process_element
-            for ts, value in chunk:
-                process(value, ts)
+            operator.process_elements(chunk)
         if out.records:
             yield from out.drain()
 
 
 def _run_keyed(operator: Any, records: Iterator[Any], two: bool) -> Iterator[Record]:
+    if two:
+        return _run_keyed_two(operator, records)
+    return _run_keyed_one(operator, records)
+
+
+def _run_keyed_one(operator: Any, records: Iterator[Any]) -> Iterator[Record]:
     out = operator.output
     backend, timers = operator.backend, operator.timers
-    shortcut = isinstance(operator, WindowOperator)
-    for key, recs in group_by_key(records, 1 if two else 0, 2 if two else 1).items():
+    set_key, set_timer_key = backend.set_current_key, timers.set_current_key
+    process = operator.process_elements
+    key_batch = operator.process_key_batch if isinstance(operator, WindowOperator) else None
+    for key, recs in group_by_key(records, 0, 1).items():
+        set_key(key)
+        set_timer_key(key)
+        # (timestamp, value) pairs made as they are taken: short-lived, where a list of them
+        # for the whole input would cost the garbage collector's passes
+        if key_batch is None or not key_batch(list(map(_pair, recs))):
+            if len(recs) <= CHUNK:
+                process(map(_pair, recs))
+            else:
+                for i in range(0, len(recs), CHUNK):
+                    process(map(_pair, recs[i:i + CHUNK]))
+                    if out.records:
+                        yield from out.drain()
+        end_of_key(operator)
+        if out.records:
+            yield from out.drain()
+        backend.clear(key)
+        timers.clear(key)
+    set_key(None)
+    set_timer_key(None)
+
+
+def _run_keyed_two(operator: Any, records: Iterator[Any]) -> Iterator[Record]:
+    out = operator.output
+    backend, timers = operator.backend, operator.timers
+    calls = (operator.process_element1, operator.process_element2)
+    for key, recs in group_by_key(records, 1, 2).items():
         backend.set_current_key(key)
         timers.set_current_key(key)
-        if two:
-            calls = (operator.process_element1, operator.process_element2)
-            for i, (index, _, ts, value) in enumerate(recs, 1):
-                calls[index](value, ts)
-                if not i % CHUNK and out.records:
-                    yield from out.drain()
-        elif not (shortcut and operator.process_key_batch([(r[1], r[2]) for r in recs])):
-            process = operator.process_element
-            if len(recs) <= CHUNK:
-                for _, ts, value in recs:
-                    process(value, ts)
-            else:
-                for i, (_, ts, value) in enumerate(recs, 1):
-                    process(value, ts)
-                    if not i % CHUNK and out.records:
-                        yield from out.drain()
+        for i, (index, _, ts, value) in enumerate(recs, 1):
+            calls[index](value, ts)
+            if not i % CHUNK and out.records:
+                yield from out.drain()
         end_of_key(operator)
         if out.records:
             yield from out.drain()

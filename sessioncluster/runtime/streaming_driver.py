@@ -11,21 +11,26 @@ domain's timers fire at the key's next call after they are due.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import AbstractSet, Any
 
 from ..api.functions import MIN_WATERMARK, RuntimeContext, TimeDomain
 from .operators.base import OperatorContext, StreamOperator, TwoInputStreamOperator
 from .output import Record
+from .timers import timestamps
+
+_NONE: frozenset[int] = frozenset()
 
 
-@dataclass
 class KeyResult:
     """What a key's call leaves: its snapshot, and Spark timers to register and delete."""
 
-    snapshot: dict[str, Any] | None
-    register: set[int] = field(default_factory=set)
-    delete: set[int] = field(default_factory=set)
+    __slots__ = ("snapshot", "register", "delete")
+
+    def __init__(self, snapshot: dict[str, Any] | None, register: AbstractSet[int] = _NONE,
+                 delete: AbstractSet[int] = _NONE) -> None:
+        self.snapshot = snapshot
+        self.register = register
+        self.delete = delete
 
 
 class KeyedStreamingDriver:
@@ -39,24 +44,30 @@ class KeyedStreamingDriver:
         self.spark_domain = spark_domain
         self.two_inputs = isinstance(operator, TwoInputStreamOperator)
         self._key: Any = None
-        self._spark_before: set[int] = set()
+        self._spark_before: AbstractSet[int] = _NONE
+        self._backend = self.context.state_backend
+        self._timers = self.context.timer_service
+        self._output = self.context.output
 
     def open_key(self, key: Any, snapshot: dict[str, Any] | None, watermark: int | None,
                  processing_time: int) -> None:
         """Make ``key`` current with its state and timers, and Spark's time."""
         self._key = key
-        backend, timers = self.context.state_backend, self.context.timer_service
+        backend, timers = self._backend, self._timers
         backend.set_current_key(key)
         timers.set_current_key(key)
+        spark_domain = self.spark_domain
         if snapshot:
             backend.restore(key, snapshot.get("state"))
-            timers.restore(key, snapshot.get("timers"))
-        event_mode = self.spark_domain is TimeDomain.EVENT_TIME
-        timers.watermark = watermark if event_mode and watermark is not None and watermark >= 0 \
-            else MIN_WATERMARK
+            timer_data = snapshot.get("timers")
+            timers.restore(key, timer_data)
+            self._spark_before = (timestamps(timer_data, spark_domain)
+                                  if spark_domain is not None and timer_data else _NONE)
+        else:
+            self._spark_before = _NONE
+        timers.watermark = watermark if spark_domain is TimeDomain.EVENT_TIME and watermark is not None \
+            and watermark >= 0 else MIN_WATERMARK
         timers.processing_time = processing_time
-        self._spark_before = (timers.timestamps(self.spark_domain) if self.spark_domain is not None
-                              else set())
 
     def process(self, records: list[tuple[int | None, Any]]) -> list[Record]:
         """The key's records of this micro-batch; a two-input operator's are ``(input, value)``."""
@@ -66,17 +77,15 @@ class KeyedStreamingDriver:
             for ts, (index, value) in records:
                 calls[index](value, ts)
         else:
-            process = op.process_element
-            for ts, value in records:
-                process(value, ts)
-        return self.context.output.drain()
+            op.process_elements(records)
+        return self._output.drain()
 
     def fire_timers(self, fired: int | None = None) -> list[Record]:
         """Fire the key's due timers: Spark's domain up to ``fired`` (the timer Spark fired),
         the other domain by the watermark or processing time."""
-        timers, op = self.context.timer_service, self.operator
+        timers, op = self._timers, self.operator
         if not timers.has_timers():
-            return self.context.output.drain()
+            return self._output.drain()
         for domain, callback in ((TimeDomain.EVENT_TIME, op.on_event_time),
                                  (TimeDomain.PROCESSING_TIME, op.on_processing_time)):
             if domain is self.spark_domain:
@@ -85,22 +94,26 @@ class KeyedStreamingDriver:
                 until = timers.watermark if domain is TimeDomain.EVENT_TIME else timers.processing_time
             if until is not None:
                 timers.fire(domain, until, callback)
-        return self.context.output.drain()
+        return self._output.drain()
 
     def close_key(self) -> KeyResult:
         """The key's snapshot, the Spark timers to change; the key leaves the driver."""
         key = self._key
-        backend, timers = self.context.state_backend, self.context.timer_service
-        data = {name: part for name, part in (("state", backend.snapshot(key)),
-                                               ("timers", timers.snapshot(key))) if part}
-        result = KeyResult(data or None)
-        if self.spark_domain is not None:
-            after = timers.timestamps(self.spark_domain)
-            now = (timers.watermark if self.spark_domain is TimeDomain.EVENT_TIME
-                   else timers.current_processing_time())
-            result.register = after - self._spark_before
-            # a timer at or before Spark's time fires in Spark anyway (and finds none of ours)
-            result.delete = {t for t in self._spark_before - after if t > now}
-        backend.clear(key)
-        timers.clear(key)
-        return result
+        timers = self._timers
+        state = self._backend.take(key)
+        timer_data = timers.take(key)
+        data: dict[str, Any] | None = None
+        if state is not None or timer_data is not None:
+            data = {}
+            if state is not None:
+                data["state"] = state
+            if timer_data is not None:
+                data["timers"] = timer_data
+        spark_domain, before = self.spark_domain, self._spark_before
+        if spark_domain is None or (not before and not timer_data):
+            return KeyResult(data)
+        after = timestamps(timer_data, spark_domain)
+        now = (timers.watermark if spark_domain is TimeDomain.EVENT_TIME
+               else timers.current_processing_time())
+        # a timer at or before Spark's time fires in Spark anyway (and finds none of ours)
+        return KeyResult(data, after - before, {t for t in before - after if t > now})

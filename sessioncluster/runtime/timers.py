@@ -33,6 +33,13 @@ class InternalTimer(NamedTuple):
 TimerSnapshot = dict[tuple[TimeDomain, int, Any], int]
 
 
+#: a key's timers of one domain, as kept: (timestamp, namespace) -> registration order (no
+#: TimeDomain in the key: an Enum hashes in Python, a timer is hashed at every register and fire)
+_DomainTimers = dict[tuple[int, Any], int]
+_EVENT = TimeDomain.EVENT_TIME
+_PROCESSING = TimeDomain.PROCESSING_TIME
+
+
 class InternalTimerService:
     """Timers per key, the current watermark and processing time."""
 
@@ -42,7 +49,8 @@ class InternalTimerService:
         self.processing_time: int | None = None
         #: BATCH at the end of a key: new timers are ignored
         self.quiesced = False
-        self._timers: dict[Any, TimerSnapshot] = {}
+        #: key -> (event-time timers, processing-time timers)
+        self._timers: dict[Any, tuple[_DomainTimers, _DomainTimers]] = {}
         self._key: Any = None
         self._seq = 0
 
@@ -55,54 +63,80 @@ class InternalTimerService:
     def register(self, domain: TimeDomain, timestamp: int, namespace: Any = None) -> None:
         if self.quiesced:
             log.warning("Timer service is quiesced. %s timer for timestamp '%s' will be ignored.",
-                        "Event time" if domain is TimeDomain.EVENT_TIME else "Processing time", timestamp)
+                        "Event time" if domain is _EVENT else "Processing time", timestamp)
             return
         timers = self._timers.get(self._key)
         if timers is None:
-            timers = self._timers[self._key] = {}
-        k = (domain, int(timestamp), namespace)
-        if k not in timers:
+            timers = self._timers[self._key] = ({}, {})
+        of_domain = timers[0 if domain is _EVENT else 1]
+        k = (int(timestamp), namespace)
+        if k not in of_domain:
             self._seq += 1
-            timers[k] = self._seq
+            of_domain[k] = self._seq
 
     def delete(self, domain: TimeDomain, timestamp: int, namespace: Any = None) -> None:
         timers = self._timers.get(self._key)
         if timers:
-            timers.pop((domain, timestamp, namespace), None)
+            timers[0 if domain is _EVENT else 1].pop((timestamp, namespace), None)
 
     def has_timers(self) -> bool:
-        return bool(self._timers.get(self._key))
+        timers = self._timers.get(self._key)
+        return timers is not None and bool(timers[0] or timers[1])
 
     def timestamps(self, domain: TimeDomain) -> set[int]:
         """The current key's timer timestamps of ``domain``."""
-        return {ts for d, ts, _ in self._timers.get(self._key) or () if d is domain}
+        timers = self._timers.get(self._key)
+        return {ts for ts, _ in timers[0 if domain is _EVENT else 1]} if timers else set()
 
     def fire(self, domain: TimeDomain, until: int, callback: Callable[[InternalTimer], None]) -> None:
         """Fire the current key's timers of ``domain`` at or before ``until`` in timestamp order
         (then window start, then registration); each is removed as it fires, so a timer deleted
         by an earlier callback does not fire, and one registered by a callback fires in the same
         round when it is due."""
+        index = 0 if domain is _EVENT else 1
         timers = self._timers.get(self._key)
         while timers:
-            due = [k for k in timers if k[0] is domain and k[1] <= until]
+            of_domain = timers[index]
+            due = [k for k in of_domain if k[0] <= until]
             if not due:
                 return
-            due.sort(key=lambda k: (k[1], getattr(k[2], "start", 0), timers[k]))  # type: ignore[index]
+            due.sort(key=lambda k: (k[0], getattr(k[1], "start", 0), of_domain[k]))
             for k in due:
-                if timers.pop(k, None) is not None:
-                    callback(InternalTimer(k[1], k[2], domain))
+                if of_domain.pop(k, None) is not None:
+                    callback(InternalTimer(k[0], k[1], domain))
             timers = self._timers.get(self._key)
 
     def snapshot(self, key: Any) -> TimerSnapshot | None:
-        return dict(self._timers[key]) if self._timers.get(key) else None
+        return _snapshot(self._timers.get(key))
 
     def restore(self, key: Any, data: TimerSnapshot | None) -> None:
         if data:
-            self._timers[key] = dict(data)
+            timers: tuple[_DomainTimers, _DomainTimers] = ({}, {})
+            for (domain, ts, namespace), seq in data.items():
+                timers[0 if domain is _EVENT else 1][(ts, namespace)] = seq
+            self._timers[key] = timers
             self._seq = max(self._seq, max(data.values()))
+
+    def take(self, key: Any) -> TimerSnapshot | None:
+        """``snapshot(key)`` and ``clear(key)`` in one."""
+        return _snapshot(self._timers.pop(key, None))
 
     def clear(self, key: Any) -> None:
         self._timers.pop(key, None)
+
+
+def _snapshot(timers: tuple[_DomainTimers, _DomainTimers] | None) -> TimerSnapshot | None:
+    if not timers or not (timers[0] or timers[1]):
+        return None
+    data = {(_EVENT, ts, namespace): seq for (ts, namespace), seq in timers[0].items()}
+    for (ts, namespace), seq in timers[1].items():
+        data[(_PROCESSING, ts, namespace)] = seq
+    return data
+
+
+def timestamps(timers: TimerSnapshot | None, domain: TimeDomain) -> set[int]:
+    """The timestamps of ``domain`` among a key's ``timers``."""
+    return {ts for d, ts, _ in timers if d is domain} if timers else set()
 
 
 class KeyedTimerService(TimerService):

@@ -11,7 +11,7 @@ the same in both modes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ...api.functions import (
     Function,
@@ -97,6 +97,14 @@ class StreamOperator:
 class OneInputStreamOperator(StreamOperator):
     def process_element(self, value: Any, timestamp: int | None) -> None:
         raise NotImplementedError
+
+    def process_elements(self, records: Iterable[tuple[int | None, Any]]) -> None:
+        """``process_element`` of each ``(timestamp, value)`` in order (one key's, when keyed):
+        what the drivers call; an operator may override it with a faster loop that does the
+        same."""
+        process = self.process_element
+        for ts, value in records:
+            process(value, ts)
 
 
 class TwoInputStreamOperator(StreamOperator):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from ...api.functions import MAX_WATERMARK, TimeDomain, as_callable
 from ...api.state import ValueStateDescriptor
@@ -29,6 +29,13 @@ class ProcessOperator(OneInputStreamOperator):
         ctx.current_timestamp = timestamp
         self.output.collect_all(self._process_element(value, ctx), timestamp, ctx.side)
 
+    def process_elements(self, records: Iterable[tuple[int | None, Any]]) -> None:
+        ctx, process, collect = self._ctx, self._process_element, self.output.collect_all
+        side = ctx.side
+        for ts, value in records:
+            ctx.current_timestamp = ts
+            collect(process(value, ctx), ts, side)
+
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state.pop("_ctx", None)
@@ -54,6 +61,13 @@ class KeyedProcessOperator(OneInputStreamOperator):
         ctx = self._ctx
         ctx.current_timestamp = timestamp
         self.output.collect_all(self._process_element(value, ctx), timestamp, ctx.side)
+
+    def process_elements(self, records: Iterable[tuple[int | None, Any]]) -> None:
+        ctx, process, collect = self._ctx, self._process_element, self.output.collect_all
+        side = ctx.side
+        for ts, value in records:
+            ctx.current_timestamp = ts
+            collect(process(value, ctx), ts, side)
 
     def on_event_time(self, timer: InternalTimer) -> None:
         self._ctx.on_timer(self._on_timer, self.output, timer)
@@ -94,6 +108,18 @@ class KeyedFunctionOperator(OneInputStreamOperator):
             for item in self._call(value) or ():
                 append((None, timestamp, item))
 
+    def process_elements(self, records: Iterable[tuple[int | None, Any]]) -> None:
+        call, kind, out = self._call, self.kind, self.output.records
+        if kind == "map":
+            out += [(None, ts, call(value)) for ts, value in records]
+        elif kind == "filter":
+            out += [(None, ts, value) for ts, value in records if call(value)]
+        else:
+            append = out.append
+            for ts, value in records:
+                for item in call(value) or ():
+                    append((None, ts, item))
+
 
 _REDUCED = ValueStateDescriptor("reduced")
 
@@ -130,6 +156,33 @@ class ReduceOperator(OneInputStreamOperator):
             acc = self._reduce(held[0], value)
             ts = timestamp if held[1] is None or (timestamp is not None and timestamp > held[1]) else held[1]
         state.update((acc, ts))
+
+    def process_elements(self, records: Iterable[tuple[int | None, Any]]) -> None:
+        """The key's value read and written once for all of ``records``."""
+        state, reduce = self._state, self._reduce
+        if self.batch:
+            it = iter(records)
+            held = state.value()
+            if held is None:
+                first = next(it, None)
+                if first is None:
+                    return
+                ts, value = first
+                held = (value, ts)
+                self.timers.register(TimeDomain.EVENT_TIME, MAX_WATERMARK)
+            value, latest = held
+            for ts, v in it:
+                value = reduce(value, v)
+                if latest is None or (ts is not None and ts > latest):
+                    latest = ts
+            state.update((value, latest))
+            return
+        acc = state.value()
+        append = self.output.records.append
+        for ts, value in records:
+            acc = value if acc is None else reduce(acc, value)
+            append((None, ts, acc))
+        state.update(acc)
 
     def on_event_time(self, timer: InternalTimer) -> None:
         held = self._state.value()  # BATCH: (the key's value, its latest timestamp)

@@ -56,7 +56,7 @@ from ...api.window import (
     WindowAssigner,
 )
 from ...common.time import to_millis
-from ..state_backend import KeyedStateBackend, NamespacedKey
+from ..state_backend import KeyedStateBackend, namespaced
 from ..timers import InternalTimer
 from .base import OneInputStreamOperator, OperatorContext
 
@@ -75,13 +75,23 @@ class NamespaceScope(KeyedStateStore):
     def __init__(self, backend: KeyedStateBackend) -> None:
         self._backend = backend
         self.namespace: Any = None
+        #: id(descriptor) -> (descriptor, its state object): a trigger asks for its state per
+        #: element; the object reads the current slot at every access, so one serves all
+        self._states: dict[int, tuple[Any, State]] = {}
 
     @property
     def current_key(self) -> Any:
-        return NamespacedKey(self._backend.get_current_key(), self.namespace)
+        return namespaced(self._backend.get_current_key(), self.namespace)
 
     def state(self, descriptor: Any) -> State:
-        return self._backend.state(descriptor, self)
+        known = self._states.get(id(descriptor))
+        if known is not None and known[0] is descriptor:
+            return known[1]
+        state = self._backend.state(descriptor, self)
+        if len(self._states) >= 64:  # a trigger making a new descriptor per element
+            self._states.clear()
+        self._states[id(descriptor)] = (descriptor, state)
+        return state
 
     def get_state(self, descriptor: Any) -> Any:
         return self.state(descriptor)
@@ -247,6 +257,7 @@ class _Empty:
 
 
 _EMPTY = _Empty()
+_CONTINUE = TriggerResult.CONTINUE
 
 
 class WindowOperator(OneInputStreamOperator):
@@ -333,11 +344,17 @@ class WindowOperator(OneInputStreamOperator):
         self._descriptor = descriptor
         self._contents: Any = self._scope.state(descriptor)
         self._merging_state = self.backend.get_state(_MERGING_WINDOWS)
+        # the default trigger's timer of a window that is not late is its cleanup timer (same
+        # domain, time and window): registering that again is a no-op, so it is skipped
+        trigger = type(self.trigger)
+        self._trigger_registers_cleanup = (
+            (trigger is EventTimeTrigger and self.event_time and self.allowed_lateness == 0)
+            or (trigger is ProcessingTimeTrigger and not self.event_time))
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         for name in ("_reduce", "_main", "_tctx", "_wctx", "_scope", "_descriptor", "_contents",
-                     "_merging_state"):
+                     "_merging_state", "_trigger_registers_cleanup"):
             state.pop(name, None)
         return state
 
@@ -382,13 +399,14 @@ class WindowOperator(OneInputStreamOperator):
                 self._on_element(value, t, actual)
             merging.persist()
         else:
+            scope, add, on_element = self._scope, self._contents.add, self._on_element
             for window in windows:
-                if self._is_window_late(window):
-                    continue
+                if self.event_time and self.cleanup_time(window) <= self.timers.watermark:
+                    continue  # late (_is_window_late)
                 skipped = False
-                self._scope.namespace = window
-                self._contents.add(item)
-                self._on_element(value, t, window)
+                scope.namespace = window
+                add(item)
+                on_element(value, t, window)
         if skipped and self.event_time and t + self.allowed_lateness <= self.timers.watermark \
                 and self.late_data_tag is not None:
             self.output.collect_side(self.late_data_tag, value, timestamp)
@@ -396,11 +414,16 @@ class WindowOperator(OneInputStreamOperator):
     def _on_element(self, value: Any, t: int, window: Any) -> None:
         tctx = self._tctx
         tctx.window = window
-        self._apply(self.trigger.on_element(value, t, window, tctx), window)
-        self._register_cleanup_timer(window)
+        result = self.trigger.on_element(value, t, window, tctx)
+        if result is not _CONTINUE:
+            self._apply(result, window)
+        if not self._trigger_registers_cleanup:
+            self._register_cleanup_timer(window)
 
     def _apply(self, result: TriggerResult, window: Any) -> None:
         """FIRE: the window's function over its contents; PURGE: drop them."""
+        if result is _CONTINUE:
+            return
         if result.value[0]:
             contents = self._contents.get()
             listed = isinstance(self._descriptor, ListStateDescriptor)
