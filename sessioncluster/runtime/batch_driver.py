@@ -108,11 +108,7 @@ def _run_keyed_one(operator: Any, records: Iterator[Any]) -> Iterator[Record]:
                     process(map(_pair, recs[i:i + CHUNK]))
                     if out.records:
                         yield from out.drain()
-        end_of_key(operator)
-        if out.records:
-            yield from out.drain()
-        backend.clear(key)
-        timers.clear(key)
+        yield from _finish_key(operator, key)
     set_key(None)
     set_timer_key(None)
 
@@ -128,13 +124,19 @@ def _run_keyed_two(operator: Any, records: Iterator[Any]) -> Iterator[Record]:
             calls[index](value, ts)
             if not i % CHUNK and out.records:
                 yield from out.drain()
-        end_of_key(operator)
-        if out.records:
-            yield from out.drain()
-        backend.clear(key)
-        timers.clear(key)
+        yield from _finish_key(operator, key)
     backend.set_current_key(None)
     timers.set_current_key(None)
+
+
+def _finish_key(operator: Any, key: Any) -> Iterator[Record]:
+    """The end of a key's input: its timers fire, its output goes on, its state and timers go."""
+    end_of_key(operator)
+    out = operator.output
+    if out.records:
+        yield from out.drain()
+    operator.backend.clear(key)
+    operator.timers.clear(key)
 
 
 def end_of_key(operator: Any) -> None:

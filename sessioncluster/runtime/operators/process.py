@@ -10,19 +10,17 @@ from ..timers import InternalTimer
 from .base import KeyedContext, OneInputStreamOperator, OperatorContext, ProcessContext, method
 
 
-class ProcessOperator(OneInputStreamOperator):
-    """A ProcessFunction on a non-keyed stream: ``ctx.timestamp()``, side outputs; no timers."""
+class _ProcessFunctionOperator(OneInputStreamOperator):
+    """A process function's per-element call (its timestamp and side outputs), shared by the
+    non-keyed and the keyed operator, which differ in their context."""
 
-    keyed = False
+    _ctx: ProcessContext
+    _expected = "ProcessFunction"
 
     def __init__(self, function: Any) -> None:
         self.function = function
         self.user_functions = [function]
-        self._process_element = method(function, "process_element", "ProcessFunction")
-
-    def open(self, ctx: OperatorContext) -> None:
-        super().open(ctx)
-        self._ctx = ProcessContext()
+        self._process_element = method(function, "process_element", self._expected)
 
     def process_element(self, value: Any, timestamp: int | None) -> None:
         ctx = self._ctx
@@ -35,51 +33,41 @@ class ProcessOperator(OneInputStreamOperator):
         for ts, value in records:
             ctx.current_timestamp = ts
             collect(process(value, ctx), ts, side)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state.pop("_ctx", None)
-        return state
-
-
-class KeyedProcessOperator(OneInputStreamOperator):
-    """A KeyedProcessFunction: keyed state, event- and processing-time timers, side outputs."""
-
-    keyed = True
-
-    def __init__(self, function: Any) -> None:
-        self.function = function
-        self.user_functions = [function]
-        self._process_element = method(function, "process_element", "KeyedProcessFunction")
-
-    def open(self, ctx: OperatorContext) -> None:
-        super().open(ctx)
-        self._ctx = KeyedContext(self.backend, self.timers)
-        self._on_timer = getattr(self.function, "on_timer", None)
-
-    def process_element(self, value: Any, timestamp: int | None) -> None:
-        ctx = self._ctx
-        ctx.current_timestamp = timestamp
-        self.output.collect_all(self._process_element(value, ctx), timestamp, ctx.side)
-
-    def process_elements(self, records: Iterable[tuple[int | None, Any]]) -> None:
-        ctx, process, collect = self._ctx, self._process_element, self.output.collect_all
-        side = ctx.side
-        for ts, value in records:
-            ctx.current_timestamp = ts
-            collect(process(value, ctx), ts, side)
-
-    def on_event_time(self, timer: InternalTimer) -> None:
-        self._ctx.on_timer(self._on_timer, self.output, timer)
-
-    def on_processing_time(self, timer: InternalTimer) -> None:
-        self._ctx.on_timer(self._on_timer, self.output, timer)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state.pop("_ctx", None)
         state.pop("_on_timer", None)
         return state
+
+
+class ProcessOperator(_ProcessFunctionOperator):
+    """A ProcessFunction on a non-keyed stream: ``ctx.timestamp()``, side outputs; no timers."""
+
+    keyed = False
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        self._ctx = ProcessContext()
+
+
+class KeyedProcessOperator(_ProcessFunctionOperator):
+    """A KeyedProcessFunction: keyed state, event- and processing-time timers, side outputs."""
+
+    keyed = True
+    _expected = "KeyedProcessFunction"
+    _ctx: KeyedContext
+
+    def open(self, ctx: OperatorContext) -> None:
+        super().open(ctx)
+        self._ctx = KeyedContext(self.backend, self.timers)
+        self._on_timer = getattr(self.function, "on_timer", None)
+
+    def on_event_time(self, timer: InternalTimer) -> None:
+        self._ctx.on_timer(self._on_timer, self.output, timer)
+
+    def on_processing_time(self, timer: InternalTimer) -> None:
+        self._ctx.on_timer(self._on_timer, self.output, timer)
 
 
 class KeyedFunctionOperator(OneInputStreamOperator):
