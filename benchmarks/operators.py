@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import write_json  # noqa: E402
 from sessioncluster.common.time import Time  # noqa: E402
-from sessioncluster.functions import (  # noqa: E402
+from sessioncluster.api.functions import (  # noqa: E402
     KeyedProcessFunction,
     ProcessFunction,
     RuntimeContext,
@@ -44,8 +44,8 @@ from sessioncluster.runtime.operators import (  # noqa: E402
     open_function,
 )
 from sessioncluster.runtime.streaming_driver import KeyedStreamingDriver  # noqa: E402
-from sessioncluster.state import ValueStateDescriptor  # noqa: E402
-from sessioncluster.window import (  # noqa: E402
+from sessioncluster.api.state import ValueStateDescriptor  # noqa: E402
+from sessioncluster.api.window import (  # noqa: E402
     CountTrigger,
     EventTimeSessionWindows,
     TumblingEventTimeWindows,
