@@ -32,8 +32,10 @@ column, and ``foreachBatch`` hands each sink its rows. So each source is read on
 micro-batch (one socket connection, one offset log), one checkpoint holds all their state, and
 branches within a region compute their stream once. Spark's plans are trees: a DataFrame read
 along several paths (a stage read by two keyed vertices) is computed once per path (Spark reuses
-no exchange in a streaming query), and ``compute_counts`` says how many times, so that its
-record counts are shown once.
+no exchange in a streaming query); its records are shown once all the same, because the
+JobMaster counts each (micro-batch, partition) of a vertex once
+(``jobmanager/streamingsubtasks.py``). ``compute_counts`` says how many times a vertex is
+computed; nothing in the job's path reads it any more.
 
 A sink is the query's ``foreachBatch``. ``foreachBatch`` is at least once (after a failure
 Spark runs the last uncommitted batch again), so every sink is idempotent by batch id: the
