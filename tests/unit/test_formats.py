@@ -14,7 +14,6 @@ from typing import Any
 
 import fastavro
 import pandas as pd
-import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
