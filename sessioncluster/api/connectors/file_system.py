@@ -10,13 +10,14 @@ them.
 
 from __future__ import annotations
 
-import io
 import os
-from typing import Any, Iterator
+from typing import Any
 
 from ...common.serialization import Encoder
 from ...common.time import Duration, to_millis
-from ..formats.base import open_decompressed, read_errors_named
+from ..formats.base import BulkFormat, StreamFormat
+
+__all__ = ["BulkFormat", "FileSink", "FileSource", "FileSourceBuilder", "StreamFormat"]
 
 
 def _local_or_uri(path: str) -> str:
@@ -28,59 +29,6 @@ def _local_or_uri(path: str) -> str:
 
 
 # -- source -------------------------------------------------------------------------------------
-
-class StreamFormat:
-    """How a FileSource reads records from a file, record after record (PyFlink's
-    ``StreamFormat``): ``text_line_format`` (a record per line, without its line break), or a
-    format of ``pyflink.datastream.formats`` (``CsvReaderFormat``, ``AvroParquetReaders``).
-
-    A file whose name ends in ``.gz`` (``.bz2``, ``.xz``, ``.zst``) is decompressed, as Flink's
-    FileSource does."""
-
-    def __init__(self, kind: str, charset_name: str = "UTF-8") -> None:
-        self.kind = kind
-        self.charset_name = charset_name
-
-    @staticmethod
-    def text_line_format(charset_name: str = "UTF-8") -> "StreamFormat":
-        import codecs
-
-        try:
-            codecs.lookup(charset_name)
-        except LookupError:
-            raise ValueError(f"unknown charset {charset_name!r}") from None
-        return StreamFormat("text_line", charset_name)
-
-    def produced_type(self) -> Any:
-        """The TypeInformation of the records (None: untyped, as a text line is a str)."""
-        return None
-
-    def read_file(self, path: str) -> Iterator[Any]:
-        """The records of one file (``path`` local or a URI, as Spark lists it)."""
-        return read_errors_named(path, self._lines(path))
-
-    def _lines(self, path: str) -> Iterator[str]:
-        with open_decompressed(path) as raw:
-            text = io.TextIOWrapper(raw, encoding=self.charset_name)
-            for line in text:
-                yield line[:-1] if line.endswith("\n") else line
-
-    def __repr__(self) -> str:
-        return f"StreamFormat.text_line_format({self.charset_name!r})"
-
-
-class BulkFormat:
-    """How a FileSource reads a file a batch of records at a time (PyFlink's ``BulkFormat``):
-    ``ParquetColumnarRowInputFormat``, ``OrcColumnarRowInputFormat``, ``AvroInputFormat``."""
-
-    def produced_type(self) -> Any:
-        """The TypeInformation of the records (``Types.ROW_NAMED``)."""
-        return None
-
-    def read_file(self, path: str) -> Iterator[Any]:
-        """The records of one file (``path`` local or a URI, as Spark lists it)."""
-        raise NotImplementedError
-
 
 class FileSource:
     """A source over files and directories (PyFlink's ``FileSource``); build it with

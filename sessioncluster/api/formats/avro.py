@@ -8,9 +8,15 @@ import json
 from typing import Any, BinaryIO, Callable, Iterator
 
 from ...common.typeinfo import RowTypeInfo
-from ..connectors.file_system import BulkFormat
 from ..table.types import DataType, DataTypes, MapType, RowType
-from .base import BulkWriter, BulkWriterFactory, FileFormatError, open_file, read_errors_named
+from .base import (
+    BulkFormat,
+    BulkWriter,
+    BulkWriterFactory,
+    FileFormatError,
+    open_file,
+    read_errors_named,
+)
 
 
 class AvroSchema:

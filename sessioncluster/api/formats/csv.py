@@ -16,7 +16,6 @@ from typing import Any, BinaryIO, Callable, Iterator
 
 from ...common.typeinfo import RowTypeInfo
 from ...common.types import Row
-from ..connectors.file_system import StreamFormat
 from ..table.types import (
     ArrayType,
     BinaryType,
@@ -38,6 +37,7 @@ from .base import (
     BulkWriter,
     BulkWriterFactory,
     FileFormatError,
+    StreamFormat,
     local_path,
     open_decompressed,
     read_errors_named,

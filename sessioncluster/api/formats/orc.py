@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Iterator
 
 from ...common.typeinfo import RowTypeInfo
-from ..connectors.file_system import BulkFormat
 from ..table.types import RowType, row_type_of
 from .base import (
     ArrowBulkWriter,
+    BulkFormat,
     BulkWriter,
     BulkWriterFactory,
     NonClosingStream,

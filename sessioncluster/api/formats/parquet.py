@@ -7,15 +7,16 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Iterator
 
 from ...common.typeinfo import RowTypeInfo
-from ..connectors.file_system import BulkFormat, StreamFormat
 from ..table.types import RowType, row_type_of
 from .avro import AvroSchema, avro_records_of, avro_row_type
 from .base import (
     ArrowBulkWriter,
+    BulkFormat,
     BulkWriter,
     BulkWriterFactory,
     FileFormatError,
     NonClosingStream,
+    StreamFormat,
     local_path,
     open_file,
     read_errors_named,
