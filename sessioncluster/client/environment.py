@@ -121,8 +121,9 @@ class StreamExecutionEnvironment:
 
     def from_source(self, source: Any, watermark_strategy: Any, source_name: str,
                     type_info: Any = None) -> "DataStream":
-        """A stream from a ``FileSource`` (one record per line; with ``monitor_continuously``
-        new files are read as they appear, in STREAMING mode) or a ``NumberSequenceSource``."""
+        """A stream from a ``FileSource`` (records of its format: lines, CSV rows, Parquet rows...;
+        with ``monitor_continuously`` new files are read as they appear, in STREAMING mode) or a
+        ``NumberSequenceSource``."""
         from ..api.connectors.file_system import FileSource
         from ..api.connectors.number_seq import NumberSequenceSource
 
@@ -132,10 +133,7 @@ class StreamExecutionEnvironment:
             node.config.update({"format": "sequence", "start": source.start, "end": source.end})
             ds = DataStream(self, node)
         elif isinstance(source, FileSource):
-            # several paths are one comma-separated list, as Hadoop's (and so Spark's) textFile reads
-            ds = self.read_text_file(",".join(source.paths)).name(source_name)
-            if not source.bounded:
-                ds.node.config["unbounded"] = True
+            ds = self._file_source(source, source_name)
         else:
             raise TypeError(f"from_source takes a FileSource or a NumberSequenceSource, not {source!r}")
         # a strategy with a timestamp assigner stamps the records, as PyFlink's from_source does
@@ -143,6 +141,29 @@ class StreamExecutionEnvironment:
         if assigner is not None and hasattr(ds, "assign_timestamps_and_watermarks"):
             ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
         return ds
+
+    def _file_source(self, source: Any, source_name: str) -> "DataStream":
+        """A FileSource's node: its format travels as the node's blob, read by the source's
+        subtasks (``read_file``) from the files Spark lists under its paths."""
+        node = self.stream_graph.add_node(OperatorKind.SOURCE_TEXT_FILE, source.stream_format,
+                                          source_name, chaining=ChainingStrategy.HEAD)
+        # several paths are one comma-separated list (as the watched-directory checks read it)
+        node.config.update({"path": ",".join(source.paths), "file_source": True})
+        if not source.bounded:
+            node.config["unbounded"] = True
+            node.config["discovery_interval_ms"] = source.discovery_interval_ms
+        return DataStream(self, node)
+
+    def create_input(self, input_format: Any, type_info: Any = None) -> "DataStream":
+        """The records of an input format over its path (PyFlink's ``create_input``, e.g.
+        ``AvroInputFormat(path, schema)``): a bounded FileSource."""
+        from ..api.connectors.file_system import FileSource
+
+        path = getattr(input_format, "path", None)
+        if not path:
+            raise ValueError(f"{input_format!r} names no path to read")
+        source = FileSource.for_bulk_file_format(input_format, path).build()
+        return self._file_source(source, f"Source: {type(input_format).__name__}")
 
     def socket_text_stream(self, hostname: str, port: int, delimiter: str = "\n",
                            max_retry: int = 0) -> "DataStream":

@@ -72,6 +72,7 @@ from ..streaming.runtime import (
     time_domain,
     watermark_delay,
 )
+from .files import file_stream
 
 log = logging.getLogger("sessioncluster.streaming")
 
@@ -504,6 +505,10 @@ def source_frame(spark: Any, v: JobVertex, blobs: Callable[[list[str]], dict[str
         directory = inputs_dir / f"source-{v.vertex_id}"
         _write_rows(directory, {"blob": [blobs([head.function_key or ""])[head.function_key or ""]]})
         return spark.readStream.schema("blob binary").parquet(str(directory)), "blob"
+    if head.kind is OperatorKind.SOURCE_TEXT_FILE and config.get("file_source"):
+        # no maxFilesPerTrigger: a bounded job's first micro-batch reads every file, and its
+        # final watermark with them (``StreamingJob._set_up``)
+        return file_stream(spark, config["path"].split(",")), "files"
     if head.kind is OperatorKind.SOURCE_TEXT_FILE:
         paths = [p for p in config["path"].split(",") if p]
         for p in paths:

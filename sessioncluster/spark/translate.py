@@ -30,6 +30,7 @@ from ..taskmanager.task import (
     output_for,
 )
 from .cache import CachedStream, CacheRegistry
+from .files import file_listing
 
 
 @dataclass(slots=True)
@@ -104,6 +105,11 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
             parent = sc.range(int(head.config["start"]), int(head.config["end"]) + 1,
                               numSlices=vertex.parallelism)
             task = make_task(vertex, InputKind.SPARK_RECORDS, output, outputs=outputs)
+        elif head.kind is OperatorKind.SOURCE_TEXT_FILE and head.config.get("file_source"):
+            # a FileSource: Spark lists its files, each subtask reads whole files with the format
+            parent = _fit(file_listing(sc, head.config["path"].split(",")).rdd, vertex.parallelism)
+            task = make_task(vertex, InputKind.FILES, output, data_key=head.function_key,
+                              outputs=outputs)
         elif head.kind in (OperatorKind.SOURCE_TEXT_FILE, OperatorKind.SOURCE_SPARK):
             parent = _fit(_source_rdd(sc, head.kind, head.config, vertex.parallelism),
                           vertex.parallelism)

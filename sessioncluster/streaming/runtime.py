@@ -80,7 +80,7 @@ class VertexProgram:
     timestamped_output: bool
     #: "record" (pickled record), "line" (UTF-8 str(record)) or None (not a sink)
     sink_encoding: str | None = None
-    #: how the source's Spark rows become records: "text", "long", "blob", "records"
+    #: how the source's Spark rows become records: "text", "long", "blob", "records", "files"
     source_format: str = "records"
     #: for a keyed vertex: the domain of the timers Spark keeps (the query's time mode), None
     #: when it keeps none
@@ -169,6 +169,11 @@ def _source_records(prog: VertexProgram, batch: Any) -> Iterator[Any]:
         return iter(batch.column("value").to_pylist())
     if fmt == "blob":
         return itertools.chain.from_iterable(_loads(b) for b in batch.column(0).to_pylist())
+    if fmt == "files":
+        # a FileSource: the paths Spark listed, each file read whole by the source's format
+        source_format = prog.load(prog.vertex.operators[0].function_key or "")
+        return itertools.chain.from_iterable(source_format.read_file(p)
+                                             for p in batch.column("path").to_pylist())
     if fmt == "sequence":
         return itertools.chain.from_iterable(range(a, b + 1) for a, b in zip(
             batch.column("start").to_pylist(), batch.column("end").to_pylist()))

@@ -145,6 +145,8 @@ class InputKind(enum.Enum):
     COLLECTION = "collection"
     #: records Spark reads itself (lines of a text file, rows of a query)
     SPARK_RECORDS = "spark_records"
+    #: paths of files (Spark lists them), read by the source's format (its blob is ``data_key``)
+    FILES = "files"
     #: plain records of a FORWARD producer in the same Spark stage
     FORWARD = "forward"
     #: pickled batches of records from a REBALANCE exchange
@@ -391,6 +393,10 @@ class Task:
             records: Iterable[Any] = data[self.subtask * n // p:(self.subtask + 1) * n // p]
         elif kind in (InputKind.SPARK_RECORDS, InputKind.FORWARD):
             records = self.upstream
+        elif kind is InputKind.FILES:
+            source_format = self.data
+            records = itertools.chain.from_iterable(source_format.read_file(row.path)
+                                                    for row in self.upstream)
         else:
             records = itertools.chain.from_iterable(cloudpickle.loads(b) for _, b in self.upstream)
         return self._counted(records)

@@ -57,7 +57,15 @@ REQUIRED: dict[str, list[str]] = {
     "pyflink.datastream.connectors": ["FileSource", "FileSink"],
     "pyflink.datastream.connectors.file_system": ["FileSource", "StreamFormat", "FileSink",
                                                   "OutputFileConfig", "RollingPolicy",
-                                                  "BucketAssigner"],
+                                                  "BucketAssigner", "BulkFormat"],
+    "pyflink.datastream.formats.csv": ["CsvSchema", "CsvReaderFormat", "CsvBulkWriters"],
+    "pyflink.datastream.formats.json": ["JsonRowSerializationSchema", "JsonRowDeserializationSchema"],
+    "pyflink.datastream.formats.parquet": ["ParquetColumnarRowInputFormat", "ParquetBulkWriters",
+                                           "AvroParquetReaders", "AvroParquetWriters"],
+    "pyflink.datastream.formats.avro": ["AvroSchema", "AvroInputFormat", "AvroWriters"],
+    "pyflink.datastream.formats.orc": ["OrcBulkWriters"],
+    "pyflink.table": ["DataTypes", "Row"],
+    "pyflink.table.types": ["DataTypes", "DataType", "RowType", "RowField"],
 }
 
 
@@ -115,7 +123,7 @@ def test_alias_resolves_pyflink_imports_to_the_mirror() -> None:
         assert StreamExecutionEnvironment is sessioncluster.StreamExecutionEnvironment
         assert sys.modules["pyflink.datastream"] is sys.modules["sessioncluster.pyflink.datastream"]
         with pytest.raises(ModuleNotFoundError, match="DataStream API"):
-            importlib.import_module("pyflink.table")
+            importlib.import_module("pyflink.ml")
 
 
 @pytest.mark.skipif("importlib.util.find_spec('pyflink') is not None",

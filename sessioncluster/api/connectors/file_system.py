@@ -1,7 +1,9 @@
 """PyFlink's ``FileSource`` and ``FileSink`` (``pyflink.datastream.connectors.file_system``).
 
-In BATCH mode a FileSource is bounded: the lines of its files, read by Spark (``sc.textFile``),
-one record per line; a FileSink writes each record as a line (``str(record)``) under its base
+A FileSource's files are listed by Spark (its ``binaryFile`` source: recursively, hidden files
+skipped; in STREAMING mode its file stream, which remembers in the query's checkpoint which files
+it has read); each source subtask reads whole files with the source's format (``read_file``).
+A FileSink writes each record as a line (``str(record)``) under its base
 path, one part file per subtask. ``env.from_source(source, ...)`` and ``ds.sink_to(sink)`` take
 them.
 """
@@ -13,6 +15,9 @@ from typing import Any
 
 from ...common.serialization import Encoder
 from ...common.time import Duration, to_millis
+from ..formats.base import BulkFormat, StreamFormat
+
+__all__ = ["BulkFormat", "FileSink", "FileSource", "FileSourceBuilder", "StreamFormat"]
 
 
 def _local_or_uri(path: str) -> str:
@@ -25,29 +30,17 @@ def _local_or_uri(path: str) -> str:
 
 # -- source -------------------------------------------------------------------------------------
 
-class StreamFormat:
-    """How a FileSource reads records from a file: only ``text_line_format`` (a record per line,
-    without its line break)."""
-
-    def __init__(self, kind: str, charset_name: str) -> None:
-        self.kind = kind
-        self.charset_name = charset_name
-
-    @staticmethod
-    def text_line_format(charset_name: str = "UTF-8") -> "StreamFormat":
-        if charset_name.replace("-", "").replace("_", "").lower() != "utf8":
-            raise ValueError(f"text_line_format reads UTF-8 only (Spark's textFile), not {charset_name!r}")
-        return StreamFormat("text_line", charset_name)
-
-    def __repr__(self) -> str:
-        return f"StreamFormat.text_line_format({self.charset_name!r})"
-
-
 class FileSource:
     """A source over files and directories (PyFlink's ``FileSource``); build it with
-    ``FileSource.for_record_stream_format(StreamFormat.text_line_format(), *paths).build()``."""
+    ``FileSource.for_record_stream_format(StreamFormat.text_line_format(), *paths).build()`` or
+    ``FileSource.for_bulk_file_format(ParquetColumnarRowInputFormat(row_type), *paths).build()``.
 
-    def __init__(self, stream_format: StreamFormat, paths: tuple[str, ...],
+    As Flink's, it reads every file under its paths, directories recursively, and skips files
+    and directories whose names start with ``.`` or ``_`` (in-progress part files, ``_SUCCESS``).
+    A directory named ``key=value`` (a partition of a Flink ``filesystem`` table) is read as any
+    other: the partition value is not a field of the records (the format's fields are)."""
+
+    def __init__(self, stream_format: "StreamFormat | BulkFormat", paths: tuple[str, ...],
                  discovery_interval_ms: int | None) -> None:
         self.stream_format = stream_format
         self.paths = paths
@@ -58,36 +51,47 @@ class FileSource:
     def bounded(self) -> bool:
         return self.discovery_interval_ms is None
 
+    @property
+    def format(self) -> "StreamFormat | BulkFormat":
+        return self.stream_format
+
     @staticmethod
     def for_record_stream_format(stream_format: StreamFormat, *paths: str) -> "FileSourceBuilder":
         if not isinstance(stream_format, StreamFormat):
             raise TypeError(f"for_record_stream_format takes a StreamFormat first (e.g. "
-                            f"StreamFormat.text_line_format()), not {stream_format!r}")
-        if not paths:
-            raise ValueError("a FileSource needs at least one path")
-        return FileSourceBuilder(stream_format, tuple(_local_or_uri(p) for p in paths))
+                            f"StreamFormat.text_line_format(), CsvReaderFormat.for_schema(...)), "
+                            f"not {stream_format!r}")
+        return FileSourceBuilder(stream_format, _paths(paths))
 
     @staticmethod
-    def for_bulk_file_format(bulk_format: Any, *paths: str) -> "FileSourceBuilder":
-        raise NotImplementedError("bulk formats (Parquet, ORC, Avro) are not supported yet: use "
-                                  "StreamFormat.text_line_format(), or env.from_spark(query)")
+    def for_bulk_file_format(bulk_format: BulkFormat, *paths: str) -> "FileSourceBuilder":
+        if not isinstance(bulk_format, BulkFormat):
+            raise TypeError(f"for_bulk_file_format takes a BulkFormat first (e.g. "
+                            f"ParquetColumnarRowInputFormat(row_type)), not {bulk_format!r}")
+        return FileSourceBuilder(bulk_format, _paths(paths))
 
     def __repr__(self) -> str:
         how = "bounded" if self.bounded else f"monitored every {self.discovery_interval_ms} ms"
-        return f"FileSource({', '.join(self.paths)}; {how})"
+        return f"FileSource({', '.join(self.paths)}; {self.stream_format!r}; {how})"
+
+
+def _paths(paths: tuple[str, ...]) -> tuple[str, ...]:
+    if not paths:
+        raise ValueError("a FileSource needs at least one path")
+    return tuple(_local_or_uri(p) for p in paths)
 
 
 class FileSourceBuilder:
     """Builds a FileSource (PyFlink's ``FileSourceBuilder``)."""
 
-    def __init__(self, stream_format: StreamFormat, paths: tuple[str, ...]) -> None:
+    def __init__(self, stream_format: "StreamFormat | BulkFormat", paths: tuple[str, ...]) -> None:
         self._format = stream_format
         self._paths = paths
         self._discovery_interval_ms: int | None = None
 
     def monitor_continuously(self, discovery_interval: Duration) -> "FileSourceBuilder":
-        """Watch the paths for new files: an unbounded source, for STREAMING mode (which is
-        not supported yet: such a program fails when executed)."""
+        """Watch the paths for new files, also in new subdirectories, each read once (across
+        restarts and restores too): an unbounded source, for STREAMING mode."""
         millis = to_millis(discovery_interval)
         if millis <= 0:
             raise ValueError("the discovery interval must be positive")
@@ -100,7 +104,7 @@ class FileSourceBuilder:
         return self
 
     def set_file_enumerator(self, file_enumerator: Any) -> "FileSourceBuilder":
-        return self  # accepted: Spark enumerates the files
+        return self  # accepted: Spark enumerates the files (recursively, as Flink's default)
 
     def set_split_assigner(self, split_assigner: Any) -> "FileSourceBuilder":
         return self  # accepted: Spark assigns the splits

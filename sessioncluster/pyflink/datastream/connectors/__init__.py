@@ -4,6 +4,8 @@ from ..._exports import lazy_exports
 
 _NAMES = {
     'BucketAssigner': 'sessioncluster.api.connectors.file_system',
+    'BulkFormat': 'sessioncluster.api.connectors.file_system',
+    'BulkWriterFactory': 'sessioncluster.api.formats.base',
     'FileSink': 'sessioncluster.api.connectors.file_system',
     'FileSource': 'sessioncluster.api.connectors.file_system',
     'FileSourceBuilder': 'sessioncluster.api.connectors.file_system',

@@ -1,0 +1,293 @@
+"""What the formats share: Flink's ``BulkWriter`` interface, records to and from Arrow columns,
+and opening a file (decompressed by its extension) with errors that name it.
+
+Records are PyFlink's: ``Row``s with the row type's field names, typed by ``Types.ROW_NAMED``.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
+
+from ...common.types import Row
+from ..table.types import ArrayType, DataType, MapType, RowType
+
+#: rows a BulkWriter buffers before it writes them as one Arrow record batch
+WRITE_BATCH_ROWS = 8192
+
+
+class FileFormatError(ValueError):
+    """A file a format cannot read: names the file (and the line, where there is one)."""
+
+
+class BulkWriter:
+    """Flink's ``BulkWriter``: ``add_element`` per record, ``flush`` to push what is buffered to
+    the stream, ``finish`` to write the rest and the footer (it does not close the stream)."""
+
+    def add_element(self, element: Any) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        raise NotImplementedError
+
+
+class BulkWriterFactory:
+    """Flink's ``BulkWriter.Factory``: ``create(stream)`` makes a writer of one part file."""
+
+    def create(self, stream: BinaryIO) -> BulkWriter:
+        raise NotImplementedError
+
+
+class ArrowBulkWriter(BulkWriter):
+    """A BulkWriter that buffers rows and hands them on as Arrow record batches to ``write``
+    (at most ``WRITE_BATCH_ROWS`` each); ``close`` ends the file (its footer)."""
+
+    def __init__(self, row_type: RowType, write: Callable[[Any], None],
+                 close: Callable[[], None] | None = None) -> None:
+        self.row_type = row_type
+        self._write = write
+        self._close = close
+        self._rows: list[Any] = []
+        self._finished = False
+
+    def add_element(self, element: Any) -> None:
+        if self._finished:
+            raise RuntimeError("this BulkWriter is finished")
+        self._rows.append(element)
+        if len(self._rows) >= WRITE_BATCH_ROWS:
+            self._write_buffered()
+
+    def _write_buffered(self) -> None:
+        if self._rows:
+            batch = to_arrow_batch(self._rows, self.row_type)
+            self._rows = []
+            self._write(batch)
+
+    def flush(self) -> None:
+        self._write_buffered()
+
+    def finish(self) -> None:
+        if self._finished:
+            return
+        self._write_buffered()
+        self._finished = True
+        if self._close is not None:
+            self._close()
+
+
+class NonClosingStream(io.RawIOBase):
+    """A view of a stream whose ``close`` leaves the stream open: a writer that closes its sink
+    when it ends the file (pyarrow's) must not close the FileSink's part file."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        super().__init__()
+        self._stream = stream
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._stream.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def tell(self) -> int:
+        return self._stream.tell()
+
+    def seekable(self) -> bool:
+        return False
+
+
+# -- how a FileSource reads files ----------------------------------------------------------------
+
+class StreamFormat:
+    """How a FileSource reads records from a file, record after record (PyFlink's
+    ``StreamFormat``): ``text_line_format`` (a record per line, without its line break), or a
+    format of ``pyflink.datastream.formats`` (``CsvReaderFormat``, ``AvroParquetReaders``).
+
+    A file whose name ends in ``.gz`` (``.bz2``, ``.xz``, ``.zst``) is decompressed, as Flink's
+    FileSource does."""
+
+    def __init__(self, kind: str, charset_name: str = "UTF-8") -> None:
+        self.kind = kind
+        self.charset_name = charset_name
+
+    @staticmethod
+    def text_line_format(charset_name: str = "UTF-8") -> "StreamFormat":
+        import codecs
+
+        try:
+            codecs.lookup(charset_name)
+        except LookupError:
+            raise ValueError(f"unknown charset {charset_name!r}") from None
+        return StreamFormat("text_line", charset_name)
+
+    def produced_type(self) -> Any:
+        """The TypeInformation of the records (None: untyped, as a text line is a str)."""
+        return None
+
+    def read_file(self, path: str) -> Iterator[Any]:
+        """The records of one file (``path`` local or a URI, as Spark lists it)."""
+        return read_errors_named(path, self._lines(path))
+
+    def _lines(self, path: str) -> Iterator[str]:
+        with open_decompressed(path) as raw:
+            text = io.TextIOWrapper(raw, encoding=self.charset_name)
+            for line in text:
+                yield line[:-1] if line.endswith("\n") else line
+
+    def __repr__(self) -> str:
+        return f"StreamFormat.text_line_format({self.charset_name!r})"
+
+
+class BulkFormat:
+    """How a FileSource reads a file a batch of records at a time (PyFlink's ``BulkFormat``):
+    ``ParquetColumnarRowInputFormat``, ``OrcColumnarRowInputFormat``, ``AvroInputFormat``."""
+
+    def produced_type(self) -> Any:
+        """The TypeInformation of the records (``Types.ROW_NAMED``)."""
+        return None
+
+    def read_file(self, path: str) -> Iterator[Any]:
+        """The records of one file (``path`` local or a URI, as Spark lists it)."""
+        raise NotImplementedError
+
+
+
+# -- records <-> Arrow ----------------------------------------------------------------------------
+
+def _field_value(record: Any, index: int, name: str) -> Any:
+    # a Row's fields by position, as Flink serializes a Row by its RowTypeInfo
+    if isinstance(record, dict):
+        return record.get(name)
+    return record[index]
+
+
+def _to_arrow_value(value: Any, data_type: DataType) -> Any:
+    """A Python value as pyarrow's ``pa.array`` takes it for ``data_type``."""
+    if value is None:
+        return None
+    if isinstance(data_type, RowType):
+        return {f.name: _to_arrow_value(_field_value(value, i, f.name), f.data_type)
+                for i, f in enumerate(data_type.fields)}
+    if isinstance(data_type, ArrayType):
+        return [_to_arrow_value(v, data_type.element_type) for v in value]
+    if isinstance(data_type, MapType):
+        return [(_to_arrow_value(k, data_type.key_type), _to_arrow_value(v, data_type.value_type))
+                for k, v in value.items()]
+    return value
+
+
+def _is_plain(data_type: DataType) -> bool:
+    return not isinstance(data_type, (RowType, ArrayType, MapType))
+
+
+def to_arrow_batch(records: list[Any], row_type: RowType) -> Any:
+    """An Arrow record batch of ``records`` (Rows, tuples or dicts), a column per field."""
+    import pyarrow as pa
+
+    arrays = []
+    for i, f in enumerate(row_type.fields):
+        t = f.data_type
+        values = [_field_value(r, i, f.name) for r in records]
+        if not _is_plain(t):
+            values = [_to_arrow_value(v, t) for v in values]
+        try:
+            arrays.append(pa.array(values, t.to_arrow()))
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            raise TypeError(f"field '{f.name}' ({t}) of the records cannot be written: "
+                            f"{type(exc).__name__}: {exc}") from exc
+    return pa.RecordBatch.from_arrays(arrays, schema=row_type.arrow_schema())
+
+
+def _from_arrow_value(value: Any, data_type: DataType) -> Any:
+    if value is None:
+        return None
+    if isinstance(data_type, RowType):
+        factory = Row(*data_type.field_names())
+        return factory(*(_from_arrow_value(value.get(f.name), f.data_type) for f in data_type.fields))
+    if isinstance(data_type, ArrayType):
+        return [_from_arrow_value(v, data_type.element_type) for v in value]
+    if isinstance(data_type, MapType):
+        return {_from_arrow_value(k, data_type.key_type): _from_arrow_value(v, data_type.value_type)
+                for k, v in value}
+    return value
+
+
+def rows_of(table: Any, row_type: RowType) -> Iterator[Row]:
+    """The records of an Arrow table or record batch with the row type's columns: Rows of its
+    field names, built a column at a time."""
+    factory = Row(*row_type.field_names())
+    columns = []
+    for f in row_type.fields:
+        values = table.column(f.name).to_pylist()
+        if not _is_plain(f.data_type):
+            values = [_from_arrow_value(v, f.data_type) for v in values]
+        columns.append(values)
+    if not columns:
+        return iter(())
+    return (factory(*values) for values in zip(*columns))
+
+
+# -- opening files -----------------------------------------------------------------------------
+
+def local_path(path: str) -> str:
+    """A ``file:`` URI (Spark lists files so) as a local path; other paths as they are."""
+    if path.startswith("file://"):
+        return path[len("file://"):]
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    return path
+
+
+def open_file(path: str) -> BinaryIO:
+    """The file's bytes, read as a stream: local, or any filesystem pyarrow knows by URI
+    (``hdfs://``, ``s3://``)."""
+    local = local_path(path)
+    if "://" in local:
+        import pyarrow.fs as pafs
+
+        fs, inner = pafs.FileSystem.from_uri(local)
+        return fs.open_input_stream(inner)
+    return open(local, "rb")
+
+
+def open_decompressed(path: str) -> BinaryIO:
+    """The file's bytes, decompressed when its name says so (``.gz``, ``.bz2``, ``.xz``,
+    ``.zst``... as Flink's FileSource picks its decompressor by extension)."""
+    raw = open_file(path)
+    name = path.lower()
+    if name.endswith((".gz", ".gzip")):
+        import gzip
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    if name.endswith(".bz2"):
+        import bz2
+        return bz2.BZ2File(raw, mode="rb")  # type: ignore[return-value]
+    if name.endswith((".xz", ".lzma")):
+        import lzma
+        return lzma.LZMAFile(raw, mode="rb")  # type: ignore[return-value]
+    if name.endswith((".zst", ".zstd")):
+        import pyarrow as pa
+        return pa.CompressedInputStream(raw, "zstd")
+    return raw
+
+
+def read_errors_named(path: str, records: Iterable[Any]) -> Iterator[Any]:
+    """``records`` read from ``path``; an error reading them names the file (a truncated or
+    corrupt file, an unreadable one)."""
+    try:
+        yield from records
+    except FileFormatError:
+        raise
+    except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError) as exc:
+        raise FileFormatError(f"cannot read {local_path(path)}: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        if type(exc).__module__.startswith(("pyarrow", "fastavro")):
+            raise FileFormatError(
+                f"cannot read {local_path(path)}: {type(exc).__name__}: {exc}") from exc
+        raise

@@ -1,0 +1,474 @@
+"""CSV (``pyflink.datastream.formats.csv``): ``CsvSchema``, ``CsvReaderFormat``, ``CsvBulkWriters``.
+
+Files are read by pyarrow's CSV reader, a column at a time; a file it rejects is read again line
+by line, so that the error names the line (or, with ``set_ignore_parse_errors``, the bad lines
+are skipped and the others read).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import datetime
+import io
+from decimal import Decimal, InvalidOperation
+from typing import Any, BinaryIO, Callable, Iterator
+
+from ...common.typeinfo import RowTypeInfo
+from ...common.types import Row
+from ..table.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    CharType,
+    DataType,
+    DataTypes,
+    DateType,
+    FractionalType,
+    IntegralType,
+    LocalZonedTimestampType,
+    RowField,
+    RowType,
+    TimestampType,
+    TimeType,
+)
+from .base import (
+    ArrowBulkWriter,
+    BulkWriter,
+    BulkWriterFactory,
+    FileFormatError,
+    StreamFormat,
+    local_path,
+    open_decompressed,
+    read_errors_named,
+)
+
+
+class CsvSchema:
+    """The columns of a CSV file and how it is written (PyFlink's ``CsvSchema``, Jackson's)."""
+
+    def __init__(self, columns: list[tuple[RowField, str | None]], options: dict[str, Any]) -> None:
+        self._columns = columns
+        self._row_type = DataTypes.ROW([f for f, _ in columns])
+        self.options = options
+
+    @staticmethod
+    def builder() -> "CsvSchemaBuilder":
+        return CsvSchemaBuilder()
+
+    @property
+    def row_type(self) -> RowType:
+        return self._row_type
+
+    def array_separator(self, index: int) -> str | None:
+        """The element separator of column ``index`` if it is an array column."""
+        return self._columns[index][1]
+
+    def get_type_info(self) -> RowTypeInfo:
+        """The records' type: ``Types.ROW_NAMED`` of the columns."""
+        return self._row_type.to_type_info()
+
+    def size(self) -> int:
+        return len(self._columns)
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def __str__(self) -> str:
+        cols = ", ".join(f"{f.name} {f.data_type}" for f, _ in self._columns)
+        return f"CsvSchema([{cols}], separator={self.options['column_separator']!r})"
+
+    __repr__ = __str__
+
+
+class CsvSchemaBuilder:
+    """Builds a CsvSchema (PyFlink's ``CsvSchemaBuilder``)."""
+
+    def __init__(self) -> None:
+        self._columns: list[tuple[RowField, str | None]] = []
+        self._options: dict[str, Any] = {
+            "column_separator": ",", "quote_char": '"', "escape_char": None, "use_header": False,
+            "skip_first_data_row": False, "allow_comments": False, "null_value": None,
+            "line_separator": "\n", "array_element_separator": ";", "strict_headers": False,
+            "ignore_parse_errors": False}
+
+    def build(self) -> CsvSchema:
+        return CsvSchema(list(self._columns), dict(self._options))
+
+    def _add(self, name: str, data_type: DataType, separator: str | None = None) -> "CsvSchemaBuilder":
+        self._columns.append((DataTypes.FIELD(name, data_type), separator))
+        return self
+
+    def add_array_column(self, name: str, separator: str = ";",
+                         element_type: DataType | None = None) -> "CsvSchemaBuilder":
+        """An array column: its elements separated by ``separator`` within the field."""
+        return self._add(name, DataTypes.ARRAY(element_type or DataTypes.STRING()), separator)
+
+    def add_boolean_column(self, name: str) -> "CsvSchemaBuilder":
+        return self._add(name, DataTypes.BOOLEAN())
+
+    def add_number_column(self, name: str, number_type: DataType | None = None) -> "CsvSchemaBuilder":
+        """A number column, ``DataTypes.BIGINT()`` unless ``number_type`` says otherwise."""
+        number_type = number_type or DataTypes.BIGINT()
+        if not isinstance(number_type, (IntegralType, FractionalType)):
+            raise TypeError(f"add_number_column takes a numeric DataType, not {number_type!r}")
+        return self._add(name, number_type)
+
+    def add_string_column(self, name: str) -> "CsvSchemaBuilder":
+        return self._add(name, DataTypes.STRING())
+
+    def add_column(self, name: str, data_type: DataType) -> "CsvSchemaBuilder":
+        """A column of any atomic type (DATE, TIMESTAMP, DECIMAL, ...)."""
+        return self._add(name, data_type)
+
+    def add_columns_from(self, schema: CsvSchema) -> "CsvSchemaBuilder":
+        self._columns.extend(schema._columns)  # noqa: SLF001 - the same class's columns
+        return self
+
+    def clear_columns(self) -> "CsvSchemaBuilder":
+        self._columns.clear()
+        return self
+
+    def _set(self, key: str, value: Any) -> "CsvSchemaBuilder":
+        self._options[key] = value
+        return self
+
+    def set_allow_comments(self, allow: bool = True) -> "CsvSchemaBuilder":
+        """Lines starting with ``#`` are comments, skipped."""
+        return self._set("allow_comments", allow)
+
+    def set_any_property_name(self, name: str) -> "CsvSchemaBuilder":
+        return self
+
+    def disable_array_element_separator(self) -> "CsvSchemaBuilder":
+        return self._set("array_element_separator", "")
+
+    def remove_array_element_separator(self, index: int) -> "CsvSchemaBuilder":
+        field, _ = self._columns[index]
+        self._columns[index] = (field, None)
+        return self
+
+    def set_array_element_separator(self, separator: str) -> "CsvSchemaBuilder":
+        return self._set("array_element_separator", separator)
+
+    def set_column_separator(self, char: str) -> "CsvSchemaBuilder":
+        return self._set("column_separator", _one_char(char, "Column separator"))
+
+    def disable_escape_char(self) -> "CsvSchemaBuilder":
+        return self._set("escape_char", None)
+
+    def set_escape_char(self, char: str) -> "CsvSchemaBuilder":
+        return self._set("escape_char", _one_char(char, "Escape char"))
+
+    def set_line_separator(self, separator: str) -> "CsvSchemaBuilder":
+        """The line separator written (reading takes ``\\n``, ``\\r`` and ``\\r\\n``)."""
+        return self._set("line_separator", separator)
+
+    def set_null_value(self, null_value: str) -> "CsvSchemaBuilder":
+        """The text of a null field (default: an empty field is null, except in a string column)."""
+        return self._set("null_value", null_value)
+
+    def disable_quote_char(self) -> "CsvSchemaBuilder":
+        return self._set("quote_char", None)
+
+    def set_quote_char(self, char: str) -> "CsvSchemaBuilder":
+        return self._set("quote_char", _one_char(char, "Quote char"))
+
+    def set_skip_first_data_row(self, skip: bool = True) -> "CsvSchemaBuilder":
+        return self._set("skip_first_data_row", skip)
+
+    def set_strict_headers(self, strict: bool = True) -> "CsvSchemaBuilder":
+        """With a header: its column names must be the schema's."""
+        return self._set("strict_headers", strict)
+
+    def set_use_header(self, use: bool = True) -> "CsvSchemaBuilder":
+        """The first line of a file is a header (read: skipped; written: the column names)."""
+        return self._set("use_header", use)
+
+    def set_ignore_parse_errors(self, ignore: bool = True) -> "CsvSchemaBuilder":
+        """Skip the lines that do not parse (else a bad line fails the job, naming file and line)."""
+        return self._set("ignore_parse_errors", ignore)
+
+    def size(self) -> int:
+        return len(self._columns)
+
+    def __len__(self) -> int:
+        return self.size()
+
+
+def _one_char(char: str, what: str) -> str:
+    if not isinstance(char, str) or len(char) != 1:
+        raise ValueError(f"{what} must be a single char, got {char!r}")
+    return char
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+def _parse_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("true", "1"):
+        return True
+    if low in ("false", "0"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def _parser(t: DataType) -> Callable[[str], Any]:
+    """How a field's text becomes a value of ``t`` (the line-by-line path)."""
+    if isinstance(t, BooleanType):
+        return _parse_bool
+    if isinstance(t, IntegralType):
+        return lambda s: int(s.strip())
+    if isinstance(t, FractionalType):
+        if t.sql_name == "DECIMAL":
+            def dec(s: str) -> Decimal:
+                try:
+                    return Decimal(s.strip())
+                except InvalidOperation:
+                    raise ValueError(f"not a decimal: {s!r}") from None
+            return dec
+        return lambda s: float(s.strip())
+    if isinstance(t, DateType):
+        return lambda s: datetime.date.fromisoformat(s.strip())
+    if isinstance(t, TimeType):
+        return lambda s: datetime.time.fromisoformat(s.strip())
+    if isinstance(t, (TimestampType, LocalZonedTimestampType)):
+        return lambda s: datetime.datetime.fromisoformat(s.strip())
+    if isinstance(t, BinaryType):
+        return lambda s: base64.b64decode(s, validate=True)
+    return lambda s: s
+
+
+class CsvReaderFormat(StreamFormat):
+    """Reads CSV files into Rows of the schema's columns (PyFlink's ``CsvReaderFormat``)."""
+
+    def __init__(self, schema: CsvSchema, ignore_parse_errors: bool = False) -> None:
+        super().__init__("csv")
+        self.schema = schema
+        self.ignore_parse_errors = ignore_parse_errors or bool(schema.options["ignore_parse_errors"])
+
+    @staticmethod
+    def for_schema(schema: CsvSchema) -> "CsvReaderFormat":
+        if not isinstance(schema, CsvSchema):
+            raise TypeError(f"CsvReaderFormat.for_schema takes a CsvSchema, not {schema!r}")
+        return CsvReaderFormat(schema)
+
+    def with_ignore_parse_errors(self) -> "CsvReaderFormat":
+        """Skip the lines that do not parse (Flink's ``withIgnoreParseErrors``)."""
+        return CsvReaderFormat(self.schema, True)
+
+    def produced_type(self) -> RowTypeInfo:
+        return self.schema.get_type_info()
+
+    def read_file(self, path: str) -> Iterator[Any]:
+        return read_errors_named(path, self._records(path))
+
+    def _records(self, path: str) -> Iterator[Any]:
+        opts = self.schema.options
+        if not opts["allow_comments"]:
+            try:
+                with open_decompressed(path) as raw:
+                    table = self._arrow_table(raw)
+            except Exception as exc:  # noqa: BLE001 - pyarrow's parse and conversion errors
+                if not type(exc).__module__.startswith("pyarrow") and not isinstance(exc, ValueError):
+                    raise
+            else:
+                yield from self._rows_of_table(table)
+                return
+        # a file pyarrow rejects (or with comments): line by line, naming a bad line
+        yield from self._rows_by_line(path)
+
+    def _arrow_table(self, raw: BinaryIO) -> Any:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        opts, row_type = self.schema.options, self.schema.row_type
+        names = row_type.field_names()
+        skip = int(bool(opts["use_header"])) + int(bool(opts["skip_first_data_row"]))
+        types = {f.name: (pa.string() if isinstance(f.data_type, (ArrayType, TimeType, BinaryType))
+                          else f.data_type.to_arrow()) for f in row_type.fields}
+        null_value = opts["null_value"]
+        quote = opts["quote_char"]
+        return pacsv.read_csv(
+            raw,
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=skip),
+            parse_options=pacsv.ParseOptions(delimiter=opts["column_separator"],
+                                              quote_char=quote if quote else False,
+                                              escape_char=opts["escape_char"] or False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, null_values=[null_value if null_value is not None else ""],
+                strings_can_be_null=null_value is not None,
+                true_values=["true", "TRUE", "True", "1"], false_values=["false", "FALSE", "False", "0"]))
+
+    def _rows_of_table(self, table: Any) -> Iterator[Row]:
+        row_type = self.schema.row_type
+        columns = []
+        for i, f in enumerate(row_type.fields):
+            values = table.column(i).to_pylist()
+            if isinstance(f.data_type, (ArrayType, TimeType, BinaryType)):
+                convert = self._field_parser(i)
+                values = [None if v is None else convert(v) for v in values]
+            columns.append(values)
+        factory = Row(*row_type.field_names())
+        return (factory(*vs) for vs in zip(*columns))
+
+    def _field_parser(self, index: int) -> Callable[[str], Any]:
+        t = self.schema.row_type.fields[index].data_type
+        if isinstance(t, ArrayType):
+            sep = self.schema.array_separator(index) or self.schema.options["array_element_separator"]
+            element = _parser(t.element_type)
+            if not sep:
+                return lambda s: [element(s)]
+            return lambda s: [element(x) for x in s.split(sep)] if s else []
+        return _parser(t)
+
+    def _rows_by_line(self, path: str) -> Iterator[Row]:
+        opts, row_type = self.schema.options, self.schema.row_type
+        names = row_type.field_names()
+        parsers = [self._field_parser(i) for i in range(len(names))]
+        strings = [isinstance(f.data_type, CharType) for f in row_type.fields]
+        null_value = opts["null_value"]
+        factory = Row(*names)
+        quote = opts["quote_char"]
+        with open_decompressed(path) as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+            reader = csv.reader(text, delimiter=opts["column_separator"], quotechar=quote or '"',
+                                quoting=csv.QUOTE_MINIMAL if quote else csv.QUOTE_NONE,
+                                escapechar=opts["escape_char"], strict=True)
+            skip = int(bool(opts["use_header"])) + int(bool(opts["skip_first_data_row"]))
+            while True:
+                try:
+                    fields = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:
+                    if self.ignore_parse_errors:
+                        continue
+                    raise FileFormatError(f"{local_path(path)}, line {reader.line_num}: {exc}") from exc
+                if not fields or (opts["allow_comments"] and fields[0].lstrip().startswith("#")):
+                    continue
+                if skip:
+                    skip -= 1
+                    self._check_header(path, fields, skip)
+                    continue
+                try:
+                    if len(fields) != len(names):
+                        raise ValueError(f"{len(fields)} fields, the schema has {len(names)} columns")
+                    values = [None if (f == null_value if null_value is not None
+                                       else (f == "" and not s)) else p(f)
+                              for f, p, s in zip(fields, parsers, strings)]
+                except ValueError as exc:
+                    if self.ignore_parse_errors:
+                        continue
+                    raise FileFormatError(f"{local_path(path)}, line {reader.line_num}: cannot parse "
+                                          f"{opts['column_separator'].join(fields)!r}: {exc}") from None
+                yield factory(*values)
+
+    def _check_header(self, path: str, fields: list[str], still_to_skip: int) -> None:
+        opts = self.schema.options
+        if opts["use_header"] and opts["strict_headers"] and not (opts["skip_first_data_row"]
+                                                                  and still_to_skip == 0):
+            expected = self.schema.row_type.field_names()
+            if [f.strip() for f in fields] != expected:
+                raise FileFormatError(f"{local_path(path)}: the header {fields} is not the schema's "
+                                      f"columns {expected}")
+
+    def __repr__(self) -> str:
+        return f"CsvReaderFormat.for_schema({self.schema})"
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+class _CsvWriterFactory(BulkWriterFactory):
+    def __init__(self, schema: CsvSchema) -> None:
+        self.schema = schema
+
+    def create(self, stream: BinaryIO) -> BulkWriter:
+        return _CsvBulkWriter(self.schema, stream)
+
+    def __repr__(self) -> str:
+        return f"CsvBulkWriters.for_schema({self.schema})"
+
+
+class _CsvBulkWriter(ArrowBulkWriter):
+    """Writes batches of rows as CSV text (pyarrow's writer), arrays joined by their separator."""
+
+    def __init__(self, schema: CsvSchema, stream: BinaryIO) -> None:
+        self.schema = schema
+        self.stream = stream
+        self._header_due = bool(schema.options["use_header"])
+        # arrays are written as the text of their joined elements
+        self._text_type = DataTypes.ROW([
+            DataTypes.FIELD(f.name, DataTypes.STRING()) if isinstance(f.data_type, ArrayType)
+            else f for f in schema.row_type.fields])
+        super().__init__(self._text_type, self._write_batch)
+
+    def add_element(self, element: Any) -> None:
+        if any(isinstance(f.data_type, ArrayType) for f in self.schema.row_type.fields):
+            values = list(element.values()) if isinstance(element, dict) else list(element)
+            for i, f in enumerate(self.schema.row_type.fields):
+                if isinstance(f.data_type, ArrayType) and values[i] is not None:
+                    sep = (self.schema.array_separator(i)
+                           or self.schema.options["array_element_separator"])
+                    values[i] = sep.join(_text(v) for v in values[i])
+            element = values
+        super().add_element(element)
+
+    def _write_batch(self, batch: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+
+        opts = self.schema.options
+        columns = []
+        for column, f in zip(batch.columns, self._text_type.fields):
+            if isinstance(f.data_type, BooleanType):
+                column = pc.if_else(column, "true", "false")
+            elif isinstance(f.data_type, (TimestampType, LocalZonedTimestampType)):
+                column = pc.strftime(column, "%Y-%m-%d %H:%M:%S")
+            columns.append(column)
+        table = pa.Table.from_arrays(columns, names=batch.schema.names)
+        sink = pa.BufferOutputStream()
+        pacsv.write_csv(table, sink, pacsv.WriteOptions(
+            include_header=self._header_due, delimiter=opts["column_separator"],
+            quoting_style="needed"))
+        self._header_due = False
+        data = sink.getvalue().to_pybytes()
+        if opts["line_separator"] != "\n":
+            data = data.replace(b"\n", opts["line_separator"].encode())
+        if opts["null_value"]:
+            data = _with_null_literal(data, opts)
+        self.stream.write(data)
+
+
+def _with_null_literal(data: bytes, opts: dict[str, Any]) -> bytes:
+    """pyarrow writes a null as an empty field; Jackson writes the schema's null literal."""
+    sep, nl, null = opts["column_separator"], opts["line_separator"], opts["null_value"]
+    out = []
+    for line in data.decode("utf-8").split(nl):
+        if line:
+            line = sep.join(null if f == "" else f for f in line.split(sep))
+        out.append(line)
+    return nl.join(out).encode("utf-8")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class CsvBulkWriters:
+    """Writer factories for CSV files (PyFlink's ``CsvBulkWriters``)."""
+
+    @staticmethod
+    def for_schema(schema: CsvSchema) -> BulkWriterFactory:
+        """A BulkWriterFactory writing records as lines of ``schema``'s columns."""
+        if not isinstance(schema, CsvSchema):
+            raise TypeError(f"CsvBulkWriters.for_schema takes a CsvSchema, not {schema!r}")
+        return _CsvWriterFactory(schema)
+
+
+#: PyFlink 1.16's name
+CsvBulkWriter = CsvBulkWriters
+

@@ -1,0 +1,1 @@
+"""PyFlink's Table API types (``pyflink.table.types``)."""

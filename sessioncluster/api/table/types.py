@@ -1,0 +1,623 @@
+"""PyFlink's data types (``pyflink.table.types``): ``DataTypes.ROW([DataTypes.FIELD(...)])``.
+
+A pure module (no Spark): a DataType describes a column; it converts to a pyarrow type
+(``to_arrow``), to Spark's DDL (``spark_ddl``), to Flink SQL's text (``str``) and to the
+``TypeInformation`` of a DataStream record (``to_type_info``, ``Types.ROW_NAMED`` for a ROW).
+Python values are PyFlink's: ``int``, ``float``, ``Decimal``, ``str``, ``bytes``,
+``datetime.date``/``time``/``datetime``, ``list``, ``dict`` and ``Row``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Sequence
+
+from ...common.typeinfo import (
+    BasicArrayTypeInfo,
+    BasicTypeInfo,
+    ListTypeInfo,
+    MapTypeInfo,
+    RowTypeInfo,
+    SqlTimeTypeInfo,
+    TypeInformation,
+    Types,
+)
+
+
+class DataType:
+    """The type of a value in the Table API: a logical type and its nullability."""
+
+    #: Flink SQL's name of the type (``INT``, ``VARCHAR``, ...)
+    sql_name = ""
+
+    def __init__(self, nullable: bool = True) -> None:
+        self._nullable = nullable
+
+    def nullable(self) -> "DataType":
+        """This type, nullable."""
+        return self._with_nullable(True)
+
+    def not_null(self) -> "DataType":
+        """This type, NOT NULL."""
+        return self._with_nullable(False)
+
+    def _with_nullable(self, nullable: bool) -> "DataType":
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy._nullable = nullable
+        return copy
+
+    @property
+    def is_nullable(self) -> bool:
+        return self._nullable
+
+    def type_name(self) -> str:
+        return self.sql_name
+
+    def _args(self) -> tuple[Any, ...]:
+        return ()
+
+    def _sql(self) -> str:
+        args = self._args()
+        return self.sql_name + (f"({', '.join(map(str, args))})" if args else "")
+
+    def __str__(self) -> str:
+        return self._sql() + ("" if self._nullable else " NOT NULL")
+
+    def __repr__(self) -> str:
+        args = [repr(a) for a in self._args()] + [str(self._nullable).lower()]
+        return f"{type(self).__name__}({', '.join(args)})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def to_arrow(self) -> Any:
+        """The pyarrow type of this type."""
+        raise NotImplementedError
+
+    def spark_ddl(self) -> str:
+        """Spark SQL's name of this type (``INT``, ``ARRAY<STRING>``, ...)."""
+        return self._sql()
+
+    def to_type_info(self) -> TypeInformation:
+        """The DataStream ``TypeInformation`` of values of this type (PyFlink's legacy type)."""
+        raise NotImplementedError
+
+
+class AtomicType(DataType):
+    """A type without components."""
+
+
+class NullType(AtomicType):
+    sql_name = "NULL"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.null()
+
+    def spark_ddl(self) -> str:
+        return "VOID"
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.PICKLED_BYTE_ARRAY()
+
+
+class BooleanType(AtomicType):
+    sql_name = "BOOLEAN"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.bool_()
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.BOOLEAN()
+
+
+class NumericType(AtomicType):
+    """A number."""
+
+
+class IntegralType(NumericType):
+    _bits = 32
+    _info = "INT"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return getattr(pa, f"int{self._bits}")()
+
+    def to_type_info(self) -> TypeInformation:
+        return getattr(Types, self._info)()
+
+
+class TinyIntType(IntegralType):
+    sql_name, _bits, _info = "TINYINT", 8, "BYTE"
+
+
+class SmallIntType(IntegralType):
+    sql_name, _bits, _info = "SMALLINT", 16, "SHORT"
+
+
+class IntType(IntegralType):
+    sql_name, _bits, _info = "INT", 32, "INT"
+
+
+class BigIntType(IntegralType):
+    sql_name, _bits, _info = "BIGINT", 64, "LONG"
+
+
+class FractionalType(NumericType):
+    """A floating-point or decimal number."""
+
+
+class FloatType(FractionalType):
+    sql_name = "FLOAT"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.float32()
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.FLOAT()
+
+
+class DoubleType(FractionalType):
+    sql_name = "DOUBLE"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.float64()
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.DOUBLE()
+
+
+class DecimalType(FractionalType):
+    sql_name = "DECIMAL"
+
+    def __init__(self, precision: int = 10, scale: int = 0, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        if not 1 <= precision <= 38 or not 0 <= scale <= precision:
+            raise ValueError(f"DECIMAL({precision}, {scale}): the precision must be 1..38 and the "
+                             "scale 0..precision")
+        self.precision = precision
+        self.scale = scale
+
+    def _args(self) -> tuple[Any, ...]:
+        return (self.precision, self.scale)
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.decimal128(self.precision, self.scale)
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.BIG_DEC()
+
+
+class _Sized(AtomicType):
+    """CHAR, VARCHAR, BINARY, VARBINARY: a length."""
+
+    #: the largest length: VARCHAR(MAX) is STRING, VARBINARY(MAX) is BYTES
+    MAX = 2147483647
+
+    def __init__(self, length: int = 1, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        if length < 1:
+            raise ValueError(f"{self.sql_name}'s length must be positive, not {length}")
+        self.length = length
+
+    def _args(self) -> tuple[Any, ...]:
+        return (self.length,)
+
+
+class CharType(_Sized):
+    sql_name = "CHAR"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.string()
+
+    def spark_ddl(self) -> str:
+        return "STRING"
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.STRING()
+
+
+class VarCharType(CharType):
+    sql_name = "VARCHAR"
+
+    def _sql(self) -> str:
+        return "STRING" if self.length == self.MAX else super()._sql()
+
+
+class BinaryType(_Sized):
+    sql_name = "BINARY"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.binary()
+
+    def spark_ddl(self) -> str:
+        return "BINARY"
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.PRIMITIVE_ARRAY(Types.BYTE())
+
+
+class VarBinaryType(BinaryType):
+    sql_name = "VARBINARY"
+
+    def _sql(self) -> str:
+        return "BYTES" if self.length == self.MAX else super()._sql()
+
+
+class DateType(AtomicType):
+    sql_name = "DATE"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.date32()
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.SQL_DATE()
+
+
+class _Precise(AtomicType):
+    """TIME and the timestamps: a precision of fractional seconds."""
+
+    _default = 6
+
+    def __init__(self, precision: int | None = None, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        self.precision = self._default if precision is None else precision
+        if not 0 <= self.precision <= 9:
+            raise ValueError(f"{self.sql_name}'s precision must be 0..9, not {self.precision}")
+
+    def _args(self) -> tuple[Any, ...]:
+        return (self.precision,)
+
+    def _unit(self) -> str:
+        return "s" if self.precision == 0 else "ms" if self.precision <= 3 else "us" \
+            if self.precision <= 6 else "ns"
+
+
+class TimeType(_Precise):
+    sql_name = "TIME"
+    _default = 0
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        unit = self._unit()
+        return pa.time32(unit) if unit in ("s", "ms") else pa.time64(unit)
+
+    def spark_ddl(self) -> str:
+        return "STRING"  # Spark has no TIME type before 4.1: a time is its ISO text there
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.SQL_TIME()
+
+
+class TimestampType(_Precise):
+    """TIMESTAMP(p): a date and time without time zone (``datetime.datetime``, naive)."""
+
+    sql_name = "TIMESTAMP"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.timestamp(self._unit())
+
+    def spark_ddl(self) -> str:
+        return "TIMESTAMP_NTZ"
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.SQL_TIMESTAMP()
+
+
+class LocalZonedTimestampType(_Precise):
+    """TIMESTAMP_LTZ(p): an instant, shown in the session's time zone."""
+
+    sql_name = "TIMESTAMP_LTZ"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.timestamp(self._unit(), tz="UTC")
+
+    def spark_ddl(self) -> str:
+        return "TIMESTAMP"
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.INSTANT()
+
+
+class ArrayType(DataType):
+    sql_name = "ARRAY"
+
+    def __init__(self, element_type: DataType, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        self.element_type = _check(element_type, "ARRAY")
+
+    def _args(self) -> tuple[Any, ...]:
+        return (self.element_type,)
+
+    def _sql(self) -> str:
+        return f"ARRAY<{self.element_type}>"
+
+    def spark_ddl(self) -> str:
+        return f"ARRAY<{self.element_type.spark_ddl()}>"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.list_(self.element_type.to_arrow())
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.LIST(self.element_type.to_type_info())
+
+
+class MapType(DataType):
+    sql_name = "MAP"
+
+    def __init__(self, key_type: DataType, value_type: DataType, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        self.key_type = _check(key_type, "MAP")
+        self.value_type = _check(value_type, "MAP")
+
+    def _args(self) -> tuple[Any, ...]:
+        return (self.key_type, self.value_type)
+
+    def _sql(self) -> str:
+        return f"MAP<{self.key_type}, {self.value_type}>"
+
+    def spark_ddl(self) -> str:
+        return f"MAP<{self.key_type.spark_ddl()}, {self.value_type.spark_ddl()}>"
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.map_(self.key_type.to_arrow(), self.value_type.to_arrow())
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.MAP(self.key_type.to_type_info(), self.value_type.to_type_info())
+
+
+class RowField:
+    """A named field of a ROW (``DataTypes.FIELD(name, data_type, description)``)."""
+
+    def __init__(self, name: str, data_type: DataType, description: str | None = None) -> None:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a field name must be a non-empty str, not {name!r}")
+        self.name = name
+        self.data_type = _check(data_type, "FIELD")
+        self.description = description
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RowField) and (self.name, self.data_type, self.description) == (
+            other.name, other.data_type, other.description)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.data_type))
+
+    def __str__(self) -> str:
+        return f"`{self.name}` {self.data_type}"
+
+    def __repr__(self) -> str:
+        return f"RowField({self.name}, {self.data_type!r})"
+
+
+class RowType(DataType):
+    """ROW<...>: named fields. Iterating gives the fields; ``row_type['name']`` one of them."""
+
+    sql_name = "ROW"
+
+    def __init__(self, fields: Sequence[RowField] | None = None, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        self.fields = list(fields or [])
+        for f in self.fields:
+            if not isinstance(f, RowField):
+                raise TypeError(f"DataTypes.ROW takes DataTypes.FIELD(name, type)s, not {f!r}")
+        names = self.field_names()
+        if len(set(names)) != len(names):
+            raise ValueError(f"a ROW's field names must be unique: {names}")
+
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def field_types(self) -> list[DataType]:
+        return [f.data_type for f in self.fields]
+
+    def __iter__(self) -> Iterator[RowField]:
+        return iter(self.fields)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __getitem__(self, key: int | str) -> RowField:
+        if isinstance(key, int):
+            return self.fields[key]
+        for f in self.fields:
+            if f.name == key:
+                return f
+        raise KeyError(f"no field {key!r} in {self}")
+
+    def _args(self) -> tuple[Any, ...]:
+        return tuple(self.fields)
+
+    def _sql(self) -> str:
+        return f"ROW<{', '.join(map(str, self.fields))}>"
+
+    def spark_ddl(self) -> str:
+        return f"STRUCT<{', '.join(f'`{f.name}`: {f.data_type.spark_ddl()}' for f in self.fields)}>"
+
+    def spark_schema(self) -> str:
+        """The DDL of a Spark schema with these fields as columns (``a INT NOT NULL, b STRING``)."""
+        return ", ".join(f"`{f.name}` {f.data_type.spark_ddl()}"
+                         + ("" if f.data_type.is_nullable else " NOT NULL") for f in self.fields)
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.struct(self.arrow_fields())
+
+    def arrow_fields(self) -> list[Any]:
+        import pyarrow as pa
+        return [pa.field(f.name, f.data_type.to_arrow(), nullable=f.data_type.is_nullable)
+                for f in self.fields]
+
+    def arrow_schema(self) -> Any:
+        """A pyarrow schema with these fields as columns."""
+        import pyarrow as pa
+        return pa.schema(self.arrow_fields())
+
+    def to_type_info(self) -> RowTypeInfo:
+        return Types.ROW_NAMED(self.field_names(), [t.to_type_info() for t in self.field_types()])
+
+
+def _check(t: Any, where: str) -> DataType:
+    if not isinstance(t, DataType):
+        raise TypeError(f"DataTypes.{where} takes DataTypes (e.g. DataTypes.INT()), not {t!r}")
+    return t
+
+
+class DataTypes:
+    """PyFlink's ``DataTypes``: factories of DataType."""
+
+    @staticmethod
+    def NULL() -> NullType:
+        return NullType()
+
+    @staticmethod
+    def CHAR(length: int, nullable: bool = True) -> CharType:
+        return CharType(length, nullable)
+
+    @staticmethod
+    def VARCHAR(length: int, nullable: bool = True) -> VarCharType:
+        return VarCharType(length, nullable)
+
+    @staticmethod
+    def STRING(nullable: bool = True) -> VarCharType:
+        return VarCharType(VarCharType.MAX, nullable)
+
+    @staticmethod
+    def BOOLEAN(nullable: bool = True) -> BooleanType:
+        return BooleanType(nullable)
+
+    @staticmethod
+    def BINARY(length: int, nullable: bool = True) -> BinaryType:
+        return BinaryType(length, nullable)
+
+    @staticmethod
+    def VARBINARY(length: int, nullable: bool = True) -> VarBinaryType:
+        return VarBinaryType(length, nullable)
+
+    @staticmethod
+    def BYTES(nullable: bool = True) -> VarBinaryType:
+        return VarBinaryType(VarBinaryType.MAX, nullable)
+
+    @staticmethod
+    def DECIMAL(precision: int, scale: int, nullable: bool = True) -> DecimalType:
+        return DecimalType(precision, scale, nullable)
+
+    @staticmethod
+    def TINYINT(nullable: bool = True) -> TinyIntType:
+        return TinyIntType(nullable)
+
+    @staticmethod
+    def SMALLINT(nullable: bool = True) -> SmallIntType:
+        return SmallIntType(nullable)
+
+    @staticmethod
+    def INT(nullable: bool = True) -> IntType:
+        return IntType(nullable)
+
+    @staticmethod
+    def BIGINT(nullable: bool = True) -> BigIntType:
+        return BigIntType(nullable)
+
+    @staticmethod
+    def FLOAT(nullable: bool = True) -> FloatType:
+        return FloatType(nullable)
+
+    @staticmethod
+    def DOUBLE(nullable: bool = True) -> DoubleType:
+        return DoubleType(nullable)
+
+    @staticmethod
+    def DATE(nullable: bool = True) -> DateType:
+        return DateType(nullable)
+
+    @staticmethod
+    def TIME(precision: int = 0, nullable: bool = True) -> TimeType:
+        return TimeType(precision, nullable)
+
+    @staticmethod
+    def TIMESTAMP(precision: int = 6, nullable: bool = True) -> TimestampType:
+        return TimestampType(precision, nullable)
+
+    @staticmethod
+    def TIMESTAMP_LTZ(precision: int = 6, nullable: bool = True) -> LocalZonedTimestampType:
+        return LocalZonedTimestampType(precision, nullable)
+
+    @staticmethod
+    def TIMESTAMP_WITH_LOCAL_TIME_ZONE(precision: int = 6, nullable: bool = True
+                                       ) -> LocalZonedTimestampType:
+        return LocalZonedTimestampType(precision, nullable)
+
+    @staticmethod
+    def ARRAY(element_type: DataType, nullable: bool = True) -> ArrayType:
+        return ArrayType(element_type, nullable)
+
+    @staticmethod
+    def MAP(key_type: DataType, value_type: DataType, nullable: bool = True) -> MapType:
+        return MapType(key_type, value_type, nullable)
+
+    @staticmethod
+    def FIELD(name: str, data_type: DataType, description: str | None = None) -> RowField:
+        return RowField(name, data_type, description)
+
+    @staticmethod
+    def ROW(row_fields: Sequence[RowField] | None = None, nullable: bool = True) -> RowType:
+        return RowType(row_fields, nullable)
+
+
+# -- TypeInformation -> DataType -------------------------------------------------------------------
+
+_Factory = Callable[[], DataType]
+_BASIC: dict[str, _Factory] = {
+    "String": DataTypes.STRING, "Byte": DataTypes.TINYINT, "Boolean": DataTypes.BOOLEAN,
+    "Short": DataTypes.SMALLINT, "Integer": DataTypes.INT, "Long": DataTypes.BIGINT,
+          "Float": DataTypes.FLOAT, "Double": DataTypes.DOUBLE, "Character": DataTypes.STRING,
+          "Instant": DataTypes.TIMESTAMP_LTZ}
+_TIME: dict[str, _Factory] = {"Date": DataTypes.DATE, "Time": DataTypes.TIME,
+                              "Timestamp": DataTypes.TIMESTAMP}
+
+
+def from_type_info(type_info: TypeInformation) -> DataType:
+    """The DataType of a DataStream ``TypeInformation`` (``Types.ROW_NAMED`` -> ROW)."""
+    if isinstance(type_info, RowTypeInfo):
+        return DataTypes.ROW([DataTypes.FIELD(n, from_type_info(t)) for n, t in
+                              zip(type_info.get_field_names(), type_info.get_field_types())])
+    if isinstance(type_info, ListTypeInfo):
+        return DataTypes.ARRAY(from_type_info(type_info.element_type))
+    if isinstance(type_info, BasicArrayTypeInfo):
+        if type_info.element_type == Types.BYTE():
+            return DataTypes.BYTES()
+        return DataTypes.ARRAY(from_type_info(type_info.element_type))
+    if isinstance(type_info, MapTypeInfo):
+        return DataTypes.MAP(from_type_info(type_info.key_type), from_type_info(type_info.value_type))
+    if isinstance(type_info, SqlTimeTypeInfo):
+        return _TIME[type_info.name]()
+    if isinstance(type_info, BasicTypeInfo):
+        if type_info.name == "BigDecimal":
+            return DataTypes.DECIMAL(38, 18)
+        if type_info.name in _BASIC:
+            return _BASIC[type_info.name]()
+    raise TypeError(f"{type_info!r} has no Table API data type")
+
+
+def row_type_of(type_or_info: Any) -> RowType:
+    """A ROW DataType from a RowType or a ``Types.ROW_NAMED`` (what the formats take)."""
+    if isinstance(type_or_info, RowType):
+        return type_or_info
+    if isinstance(type_or_info, RowTypeInfo):
+        return from_type_info(type_or_info)  # type: ignore[return-value]
+    raise TypeError(f"expected a row type (DataTypes.ROW([...]) or Types.ROW_NAMED(...)), not "
+                    f"{type_or_info!r}")
