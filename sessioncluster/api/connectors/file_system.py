@@ -306,15 +306,6 @@ class BucketAssigner:
             else f"{type(self).__name__}()"
 
 
-class BulkWriterFactory:
-    """Makes a bulk writer for each part file (Flink's ``BulkWriter.Factory``): ``create(stream)``
-    returns an object with ``add_element(element)``, ``flush()`` and ``finish()``; ``finish``
-    writes what the format needs at the end and does not close ``stream`` (the sink does)."""
-
-    def create(self, stream: Any) -> Any:
-        raise NotImplementedError
-
-
 class FileSink:
     """Writes records into part files under a base path, in buckets (PyFlink's ``FileSink``):
     ``for_row_format(path, encoder)`` (each record encoded on its own, e.g. a line) or
