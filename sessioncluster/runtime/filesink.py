@@ -99,7 +99,7 @@ class _PartFile:
 
     def __init__(self, sink: FileSink, path: Path, final: Path, now_ms: int) -> None:
         self.path, self.final = path, final
-        self.stream: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed by close()/discard()
+        self.stream: BinaryIO = open(path, "wb")  # closed by close_for_commit() or discard()
         self.bulk = sink.writer_factory.create(self.stream) if sink.is_bulk else None
         self.encoder = sink.encoder
         self.size = self.records = 0
