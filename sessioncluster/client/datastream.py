@@ -4,7 +4,6 @@ streams they make; each call adds a StreamNode to its environment's StreamGraph.
 from __future__ import annotations
 
 import itertools
-import os
 import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -208,13 +207,16 @@ class DataStream:
         return node
 
     def sink_to_text(self, path: str) -> "DataStream":
-        """Write ``str(record)`` lines to the directory ``path`` (one part file per subtask)
-        when the job runs (``env.execute()``)."""
-        if "://" not in path:
-            path = os.path.abspath(os.path.expanduser(path))
-        node = self._sink(OperatorKind.SINK_TEXT)
-        node.config["path"] = path
-        self.env._sinks.append(node)
+        """Write ``str(record)`` lines into the directory ``path`` (one part file per subtask,
+        added to what the directory holds) when the job runs: a row-format FileSink with
+        ``base_path_bucket_assigner`` that rolls at checkpoints only."""
+        from ..api.connectors.file_system import BucketAssigner, FileSink, RollingPolicy
+        from ..common.serialization import Encoder
+
+        sink = (FileSink.for_row_format(path, Encoder.simple_string_encoder())
+                .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+                .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy()).build())
+        self._file_sink(sink, None)
         return self
 
     def print(self) -> "DataStream":
@@ -247,15 +249,26 @@ class DataStream:
         sink = self._sink(OperatorKind.SINK_COLLECT)
         return self.env.execute_async(job_name, sinks=[sink])
 
-    # -- PyFlink's sink_to (a bounded FileSink) ---------------------------------------------
+    # -- PyFlink's sink_to (a FileSink) --------------------------------------------------------
     def sink_to(self, sink: Any) -> "DataStream":
-        """Write the records with a row-format ``FileSink``: a line (``str(record)``) per record
-        under its base path, one part file per subtask, when the job runs."""
+        """Write the records with a ``FileSink`` (row or bulk format) into part files under its
+        base path, committed when the job finishes (BATCH) or at each checkpoint (STREAMING).
+        The base path is checked now: a file, or a directory that cannot be written, fails."""
         from ..api.connectors.file_system import FileSink
 
         if not isinstance(sink, FileSink):
             raise TypeError(f"sink_to takes a FileSink (the only sink so far), not {sink!r}")
-        return self.sink_to_text(sink.writable_base_path())
+        self._file_sink(sink, "Sink: File Sink")
+        return self
+
+    def _file_sink(self, sink: Any, name: str | None) -> None:
+        sink.check_base_path()
+        node = self._sink(OperatorKind.SINK_TEXT)
+        node.function = sink
+        node.config["path"] = sink.base_path
+        if name is not None:
+            node.name = name
+        self.env._sinks.append(node)
 
 
 class CachedDataStream(DataStream):

@@ -23,6 +23,16 @@ class Encoder:
         return f"Encoder.simple_string_encoder({self.charset_name!r})"
 
 
+class BulkWriterFactory:
+    """Makes a bulk writer for each part file of a bulk-format FileSink (PyFlink's
+    ``BulkWriterFactory``, Flink's ``BulkWriter.Factory``): ``create(stream)`` returns a writer
+    with ``add_element(element)``, ``flush()`` and ``finish()``; ``finish`` writes what the
+    format needs at the end and does not close ``stream`` (the sink does)."""
+
+    def create(self, stream: Any) -> Any:
+        raise NotImplementedError
+
+
 class SerializationSchema:
     """Turns a record into bytes."""
 

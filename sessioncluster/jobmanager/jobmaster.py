@@ -27,6 +27,7 @@ from ..protocol.messages import (
 )
 from ..spark.cache import CachedStream, CacheRegistry
 from ..spark.events import TaskEnded, TaskStarted
+from ..spark.filesink import abort_batch_sink, commit_batch_sink
 from ..spark.sql import create_temporary_view, spark_error_text, submitted_stages
 from ..spark.translate import translate
 from .resourcemanager import ResourceManager
@@ -80,7 +81,7 @@ class JobMaster(SparkJobRunner):
                     raise JobCancelledBetweenActions(self.job_id)
                 sink = vertex.operators[-1]
                 if sink.kind is OperatorKind.SINK_TEXT:
-                    rdd.saveAsTextFile(sink.config["path"])
+                    commit_batch_sink(rdd, self.job_id, vertex)
                 elif sink.kind is OperatorKind.SINK_VIEW:
                     create_temporary_view(_spark_session(), sink.config["name"], rdd,
                                           sink.config.get("schema"))
@@ -89,6 +90,7 @@ class JobMaster(SparkJobRunner):
                 else:
                     batches.extend(rdd.collect())
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
+            self._abort_file_sinks()
             # a job that may restart: which Spark stages this run had, so that their late events
             # are told apart from the next run's
             stages = submitted_stages(self.sc, self.spark_group) if self.backoff.config else None
@@ -99,6 +101,16 @@ class JobMaster(SparkJobRunner):
         finally:
             if plan is not None:
                 plan.release()  # the fan-out vertices' partitions kept for this job
+
+    def _abort_file_sinks(self) -> None:
+        """A failed run leaves no in-progress part files."""
+        for vertex in self.job_graph.vertices:
+            if vertex.is_sink and vertex.operators[-1].kind is OperatorKind.SINK_TEXT:
+                try:
+                    abort_batch_sink(self.job_id, vertex)
+                except OSError:
+                    log.warning("job %s: in-progress files of %s not deleted", self.job_id,
+                                vertex.name, exc_info=True)
 
     # -- the end (loop thread) ----------------------------------------------------------------
     def _spark_succeeded_job(self, batches: list[bytes], printed: list[str]) -> None:

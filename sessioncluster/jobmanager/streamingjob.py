@@ -44,6 +44,7 @@ from ..protocol.messages import (
     TaskEvent,
     VertexInfo,
 )
+from ..spark.filesink import sink_program
 from ..spark.sql import spark_error_text
 from ..spark.streaming import (
     DEFAULT_TRIGGER_MS,
@@ -187,8 +188,11 @@ class StreamingJob(SparkJobRunner):
 
     def _start_queries(self) -> None:
         for query in self.stream_queries:
-            writer = (query.frame.writeStream.foreachBatch(self.results.sink_function(query))
-                      .option("checkpointLocation", str(self.checkpoint_dir / query.key))
+            checkpoint = self.checkpoint_dir / query.key
+            write = self.results.sink_function(
+                query, checkpoint, lambda v: sink_program(self.job_id, self.job_graph, v, self._blobs))
+            writer = (query.frame.writeStream.foreachBatch(write)
+                      .option("checkpointLocation", str(checkpoint))
                       .queryName(f"{self.name} [{query.key}] {self.job_id[:8]}"))
             if self.bounded:
                 writer = writer.trigger(availableNow=True)
@@ -202,6 +206,7 @@ class StreamingJob(SparkJobRunner):
         asked for, and the queries' end (finished, failed, stopped)."""
         while True:
             self.stats.collect(self.queries)
+            self.results.commit_files()  # the FileSinks' files of the batches Spark committed
             request = self._request
             if request is not None:
                 self._request = None
@@ -250,6 +255,7 @@ class StreamingJob(SparkJobRunner):
             return (self._failed, _query_error(failed[0][1]))
         if ended and len(ended) == len(self.queries):
             self.stats.collect(self.queries)
+            self.results.commit_files()
             return (self._finished, JobStatus.FINISHED)
         return None
 
@@ -260,6 +266,7 @@ class StreamingJob(SparkJobRunner):
                 query.stop()
             except Exception:  # noqa: BLE001 - stopping anyway
                 log.warning("job %s: stopping a query failed", self.job_id, exc_info=True)
+        self.results.commit_files()  # what the last micro-batches wrote (before a savepoint's copy)
 
     def _take_savepoint(self, path: str, stop: bool, future: Future[str]) -> None:
         """Stop the queries between two micro-batches, copy their checkpoints, and start them

@@ -8,12 +8,15 @@ import itertools
 import logging
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
+from ..graph.jobgraph import JobVertex
 from ..graph.lifecycle import JobStatus
 from ..graph.streamgraph import OperatorKind
 from ..protocol.messages import StreamResults
-from ..spark.streaming import StreamQuery, write_text_batch
+from ..spark.filesink import StreamingFileSink
+from ..spark.streaming import StreamQuery
 
 printed_log = logging.getLogger("sessioncluster.print")
 
@@ -65,6 +68,8 @@ class JobResults:
         self.buffers: dict[str, ResultBuffer] = {}
         #: the job's queries are built (before that, or when that failed, there is nothing)
         self.built = False
+        #: the FileSinks of each query's current run, by query key
+        self.file_sinks: dict[str, list[StreamingFileSink]] = {}
 
     def build(self, queries: list[StreamQuery]) -> None:
         """A buffer for each collect or print sink of ``queries``."""
@@ -91,17 +96,25 @@ class JobResults:
         return StreamResults(self.job_id, sink_id or "", values, next_seq,
                              ended and next_seq >= buffer.next_seq, status, error_text)
 
-    def sink_function(self, query: StreamQuery) -> Callable[[Any, int], None]:
-        """The query's ``foreachBatch``: each sink gets its rows of the micro-batch (the batch
-        is computed once, cached, when the query feeds several sinks)."""
+    def sink_function(self, query: StreamQuery, checkpoint: Path,
+                      program: Callable[[JobVertex], Any]) -> Callable[[Any, int], None]:
+        """The query's ``foreachBatch`` for a run of it: each sink gets its rows of the
+        micro-batch (the batch is computed once, cached, when the query feeds several sinks).
+        Its FileSinks recover from ``checkpoint`` (the query's) now, before the run starts;
+        ``program``: what the executors need of a FileSink vertex (``sink_program``)."""
         key = query.key
-        sinks = [(v.vertex_id, v.operators[-1].kind, str(v.operators[-1].config.get("path")))
-                 for v in query.sinks]
+        files: dict[str, StreamingFileSink] = {}
+        for i, v in enumerate(query.sinks):
+            if v.operators[-1].kind is OperatorKind.SINK_TEXT:
+                files[v.vertex_id] = StreamingFileSink(program(v), checkpoint, i)
+                files[v.vertex_id].recover()
+        self.file_sinks[key] = list(files.values())
+        sinks = [(v.vertex_id, v.operators[-1].kind) for v in query.sinks]
         buffers = self.buffers
 
-        def deliver(rows: Any, batch_id: int, vertex_id: str, kind: OperatorKind, path: str) -> None:
+        def deliver(rows: Any, batch_id: int, vertex_id: str, kind: OperatorKind) -> None:
             if kind is OperatorKind.SINK_TEXT:
-                write_text_batch(rows, batch_id, path)
+                files[vertex_id].write_batch(rows, batch_id)
                 return
             values = rows.select("v").toArrow().column(0).to_pylist()
             if kind is OperatorKind.SINK_PRINT:
@@ -123,3 +136,10 @@ class JobResults:
                 batch_df.unpersist()
 
         return write
+
+    def commit_files(self) -> None:
+        """Commit the part files of every micro-batch Spark has committed (the job's thread
+        calls this while it watches its queries, and when they stop or end)."""
+        for sinks in self.file_sinks.values():
+            for sink in sinks:
+                sink.commit()

@@ -92,7 +92,7 @@ END_OF_INPUT_MS = (2**63 - 1) // 1000
 CONTROL_OUT = -1
 
 SINK_KINDS = {OperatorKind.SINK_COLLECT: "record", OperatorKind.SINK_PRINT: "line",
-              OperatorKind.SINK_TEXT: "line"}
+              OperatorKind.SINK_TEXT: "record"}  # a FileSink writes the records themselves
 
 
 @dataclass(slots=True)
@@ -670,24 +670,7 @@ def _warm_processor() -> Any:
     return _Warm()
 
 
-# -- sinks ----------------------------------------------------------------------------------
-
-
-def write_text_batch(batch_df: Any, batch_id: int, base_path: str) -> int:
-    """One micro-batch's lines into ``base_path`` as ``part-<batch>-<n>``, exactly once: Spark
-    writes them under ``.inprogress/``, then each is renamed to its final name (a batch run
-    again after a failure replaces its own files, never adds to them)."""
-    final = Path(base_path)
-    staging = final / ".inprogress" / f"{batch_id}-{uuid.uuid4().hex[:8]}"
-    final.mkdir(parents=True, exist_ok=True)
-    (batch_df.selectExpr("cast(v as string) as value").write.mode("overwrite").text(str(staging)))
-    parts = sorted(p for p in staging.iterdir() if p.name.startswith("part-") and p.stat().st_size)
-    for old in final.glob(f"part-{batch_id}-*"):
-        old.unlink()
-    for n, part in enumerate(parts):
-        os.replace(part, final / f"part-{batch_id}-{n}")
-    shutil.rmtree(staging, ignore_errors=True)
-    return len(parts)
+# -- record counts --------------------------------------------------------------------------
 
 
 class RecordCounts:

@@ -28,6 +28,7 @@ import os
 import sys
 import time
 import traceback
+import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
@@ -46,6 +47,7 @@ from ..lru import Lru
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
 from ..protocol.wire import MessageSigner
 from ..runtime.chain import chain
+from ..runtime.filesink import batch_token, write_partition
 from ..runtime.operators import StreamOperator, open_function
 from .daemon import CONNECTION_ENV, IPC_ENV
 
@@ -163,7 +165,7 @@ class OutputKind(enum.Enum):
     REBALANCE = "rebalance"  # (partition, batch) round-robin
     COLLECT = "collect"      # pickled batches for the client
     PRINT = "print"          # printed lines for the client
-    TEXT = "text"            # lines of a text file
+    TEXT = "text"            # a FileSink's part files (the pending files, as JSON, to commit)
 
 
 @dataclass(slots=True)
@@ -460,9 +462,6 @@ def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: 
     elif out.kind is OutputKind.COLLECT:
         for batch in _batches(records, records_out):
             yield cloudpickle.dumps(batch)
-    elif out.kind is OutputKind.TEXT:
-        for batch in _batches(records, records_out):
-            yield from map(str, batch)
     elif out.kind is OutputKind.PRINT:
         prefix = f"{subtask + 1}> " if task.vertex.parallelism > 1 else ""
         for batch in _batches(records, records_out):
@@ -619,10 +618,32 @@ def _emit_all(task: "Task | _RelayContext", records: Iterator[Any], ts: bool) ->
             records = map(operator.itemgetter(1), records)  # a sink writes the values
         else:
             key_selector, combiner = _on_value(key_selector), None
+    if out.kind is OutputKind.TEXT:
+        assert isinstance(task, Task)  # a relay never ends in a sink
+        yield from _write_files(task, records)
+        return
     if out.input_index is not None:  # into a two-input vertex: say which input
         records = zip(itertools.repeat(out.input_index), records)
         key_selector, combiner = _on_value(key_selector), None
     yield from _emit(spec, task.subtask, records, key_selector, combiner, task.records_out)
+
+
+def _write_files(task: "Task", records: Iterator[Any]) -> Iterator[str]:
+    """A FileSink subtask (BATCH): its records into in-progress part files of a run of its own
+    (a new uid per attempt); yields each pending file (JSON) for the JobMaster, which commits
+    those of the successful attempts when the job has succeeded."""
+    records_out = task.records_out
+
+    def counted() -> Iterator[Any]:
+        for n, rec in enumerate(records, 1):
+            records_out.value = n
+            yield rec
+
+    spec = task.spec
+    files, _ = write_partition(task.functions[-1], str(uuid.uuid4()),
+                               batch_token(spec.job_id, spec.vertex.vertex_id), counted())
+    for f in files:
+        yield f.to_json()
 
 
 @dataclass(slots=True)

@@ -265,7 +265,7 @@ def test_taskmanager_killed_mid_stream_file_sink_has_every_record_once(session, 
     seen: dict[str, int] = {}
 
     def lines() -> list[str]:
-        return [line for p in sorted(out.glob("part-*")) for line in p.read_text().splitlines()]
+        return [line for p in sorted(out.rglob("part-*")) for line in p.read_text().splitlines()]
 
     killed_at = None
     try:

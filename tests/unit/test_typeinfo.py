@@ -232,20 +232,18 @@ def test_from_source_and_sink_to_build_the_text_nodes(tmp_path: Any) -> None:
         env.from_source("in.txt", None, "src")
 
 
-def test_file_sink_base_path_must_be_new_or_empty(tmp_path: Any) -> None:
+def test_file_sink_base_path_may_exist_but_not_be_a_file(tmp_path: Any) -> None:
     def sink(path: Any) -> FileSink:
         return FileSink.for_row_format(str(path), Encoder.simple_string_encoder()).build()
 
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    assert sink(empty).writable_base_path() == str(empty) and not empty.exists()
-    assert sink(tmp_path / "new").writable_base_path() == str(tmp_path / "new")
     full = tmp_path / "full"
     full.mkdir()
     (full / "part-00000").write_text("x\n")
-    with pytest.raises(FileExistsError, match="exists already"):
-        _env().from_collection([1]).sink_to(sink(full))
+    _env().from_collection([1]).sink_to(sink(full))  # written on into, as Flink does
     assert (full / "part-00000").exists()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(NotADirectoryError, match="is a file"):
+        _env().from_collection([1]).sink_to(sink(tmp_path / "file"))
 
 
 def test_unbounded_file_source_fails_at_execute_in_batch_mode(tmp_path: Any) -> None:
@@ -267,7 +265,7 @@ def test_builders_reject_bad_input() -> None:
         StreamFormat.text_line_format("no-such-charset")
     with pytest.raises(TypeError, match="Encoder"):
         FileSink.for_row_format("out", "utf-8")  # type: ignore[arg-type]
-    with pytest.raises(NotImplementedError, match="bulk formats"):
+    with pytest.raises(TypeError, match="bulk writer factory"):
         FileSink.for_bulk_format("out", object())
 
 

@@ -3,6 +3,7 @@
 from .._exports import lazy_exports
 
 _NAMES = {
+    'BulkWriterFactory': 'sessioncluster.common.serialization',
     'DeserializationSchema': 'sessioncluster.common.serialization',
     'Encoder': 'sessioncluster.common.serialization',
     'SerializationSchema': 'sessioncluster.common.serialization',

@@ -1,0 +1,146 @@
+"""The FileSink on Spark, both modes (the writing and committing are ``runtime/filesink``'s).
+
+BATCH: the sink vertex's tasks write their part files in the slot workers and hand back the
+pending files; :func:`commit_batch_sink` commits those of the successful attempts once the
+Spark action succeeded, and deletes what failed attempts left (:func:`abort_batch_sink`).
+
+STREAMING (:class:`StreamingFileSink`): a micro-batch is a checkpoint. The query's
+``foreachBatch`` writes the batch's partitions in the executors into in-progress files, named
+by this run's uid of each partition and the batch, so a task run again writes over its own
+files; the batch's pending files go into a manifest under the query's checkpoint directory
+(``<checkpointLocation>/filesink/<sink>/<batch>.json``). They are committed once Spark has
+committed the batch (``commits/<batch>``), by :meth:`StreamingFileSink.commit`, which the job
+calls while it watches its queries and when they stop; at the start of each query run,
+:meth:`StreamingFileSink.recover` commits what the (restored) checkpoint says is committed and
+deletes the in-progress files of batches it does not have.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..graph.jobgraph import JobGraph, JobVertex
+from ..runtime.filesink import (
+    ManifestLog,
+    PendingFile,
+    batch_token,
+    checkpoint_token,
+    commit,
+    delete_in_progress,
+    write_partition,
+)
+from ..streaming.runtime import VertexProgram
+
+log = logging.getLogger("sessioncluster.filesink")
+
+
+def commit_batch_sink(rdd: Any, job_id: str, vertex: JobVertex) -> int:
+    """Run the sink vertex's tasks (``rdd``), then commit the pending files they report (Spark
+    returns the successful attempts' only) and delete the other attempts' in-progress files.
+    Returns the number of part files committed."""
+    base_path = vertex.operators[-1].config["path"]
+    files = [PendingFile.from_json(text) for text in rdd.collect()]
+    Path(base_path).mkdir(parents=True, exist_ok=True)
+    commit(files)
+    abort_batch_sink(job_id, vertex)
+    return len(files)
+
+
+def abort_batch_sink(job_id: str, vertex: JobVertex) -> int:
+    """Delete the in-progress files every attempt of the job's sink ``vertex`` left."""
+    token = batch_token(job_id, vertex.vertex_id)
+    return delete_in_progress(vertex.operators[-1].config["path"], lambda name: name.endswith(token))
+
+
+def _latest_commit(commits: Path) -> int:
+    """The latest micro-batch in Spark's commit log (-1: none); Spark deletes old entries, so
+    a batch is committed when it is not after this one."""
+    if not commits.is_dir():
+        return -1
+    return max((int(p.name) for p in commits.iterdir() if p.name.isdigit()), default=-1)
+
+
+def sink_program(job_id: str, graph: JobGraph, vertex: JobVertex,
+                 blobs: Callable[[list[str]], dict[str, bytes]]) -> VertexProgram:
+    """What the executors need of a FileSink vertex: its FileSink (the sink operator's code)
+    and the job's Python dependencies."""
+    keys = [k for k in [vertex.operators[-1].function_key] if k]
+    return VertexProgram(job_id, vertex, blobs(keys), [], False, False, "record",
+                         dependencies=list(graph.python_dependencies))
+
+
+class StreamingFileSink:
+    """One FileSink of a streaming query: its micro-batches' part files and their commits.
+
+    ``program``: the sink vertex's code and the job's Python dependencies (a streaming
+    ``VertexProgram``), used in the executors; ``checkpoint``: the query's checkpoint location;
+    ``index``: the sink's place among the query's sinks (its manifests' directory).
+    """
+
+    def __init__(self, program: Any, checkpoint: Path, index: int) -> None:
+        vertex: JobVertex = program.vertex
+        self.program = program
+        self.sink_key = vertex.operators[-1].function_key
+        self.base_path = str(vertex.operators[-1].config["path"])
+        self.commits = checkpoint / "commits"
+        self.manifests = ManifestLog(checkpoint / "filesink" / str(index), self.base_path)
+        #: this run's uid of each partition (a subtask): new for every run of the query
+        self.uids: list[str] = []
+        #: the next part file index of each uid's buckets
+        self.next_index: dict[str, dict[str, int]] = {}
+
+    def _committed(self) -> Any:
+        latest = _latest_commit(self.commits)
+        return lambda batch_id: batch_id <= latest
+
+    def recover(self) -> None:
+        """At the start of a query run (a restart, a restore, a new leader)."""
+        done, undone = self.manifests.recover(self._committed())
+        if done or undone:
+            log.info("FileSink %s: committed batches %s, undid batches %s", self.base_path, done, undone)
+
+    def commit(self) -> list[int]:
+        """Commit the files of every batch Spark has committed; the batches."""
+        return self.manifests.commit_committed(self._committed())
+
+    def write_batch(self, rows: Any, batch_id: int) -> int:
+        """``foreachBatch``: the batch's records (column ``v``, pickled) into in-progress part
+        files, one writer per partition; their pending files into the batch's manifest."""
+        rdd = rows.select("v").rdd
+        n = rdd.getNumPartitions()
+        while len(self.uids) < n:
+            self.uids.append(str(uuid.uuid4()))
+        uids = self.uids[:n]
+        self.manifests.begin(batch_id, uids)
+        starts = {u: self.next_index.get(u, {}) for u in uids}
+        program, key = self.program, self.sink_key
+
+        def write(partition: int, items: Iterator[Any]) -> Iterator[str]:
+            import pickle
+
+            env = program.environment()
+            if env is not None:
+                env.__enter__()
+            try:
+                sink = program.load(key)
+                uid = uids[partition]
+                records = (pickle.loads(row[0]) for row in items)
+                files, next_index = write_partition(sink, uid, checkpoint_token(uid, batch_id),
+                                                    records, starts[uid])
+            finally:
+                if env is not None:
+                    env.__exit__(None, None, None)
+            yield json.dumps({"uid": uid, "next": next_index,
+                              "files": [json.loads(f.to_json()) for f in files]})
+
+        files: list[PendingFile] = []
+        for text in rdd.mapPartitionsWithIndex(write).collect():
+            written = json.loads(text)
+            self.next_index[written["uid"]] = written["next"]
+            files += [PendingFile(**f) for f in written["files"]]
+        self.manifests.complete(batch_id, uids, files)
+        return len(files)
