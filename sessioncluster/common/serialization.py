@@ -23,13 +23,26 @@ class Encoder:
         return f"Encoder.simple_string_encoder({self.charset_name!r})"
 
 
+class BulkWriter:
+    """Flink's ``BulkWriter``: ``add_element`` per record, ``flush`` to push what is buffered to
+    the stream, ``finish`` to write the rest and the footer (it does not close the stream)."""
+
+    def add_element(self, element: Any) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        raise NotImplementedError
+
+
 class BulkWriterFactory:
     """Makes a bulk writer for each part file of a bulk-format FileSink (PyFlink's
-    ``BulkWriterFactory``, Flink's ``BulkWriter.Factory``): ``create(stream)`` returns a writer
-    with ``add_element(element)``, ``flush()`` and ``finish()``; ``finish`` writes what the
-    format needs at the end and does not close ``stream`` (the sink does)."""
+    ``BulkWriterFactory``, Flink's ``BulkWriter.Factory``): ``create(stream)`` returns a
+    :class:`BulkWriter` of one part file; the sink closes ``stream`` after ``finish``."""
 
-    def create(self, stream: Any) -> Any:
+    def create(self, stream: Any) -> BulkWriter:
         raise NotImplementedError
 
 

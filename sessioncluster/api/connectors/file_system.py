@@ -3,9 +3,11 @@
 A FileSource's files are listed by Spark (its ``binaryFile`` source: recursively, hidden files
 skipped; in STREAMING mode its file stream, which remembers in the query's checkpoint which files
 it has read); each source subtask reads whole files with the source's format (``read_file``).
-A FileSink writes each record as a line (``str(record)``) under its base
-path, one part file per subtask. ``env.from_source(source, ...)`` and ``ds.sink_to(sink)`` take
-them.
+A FileSink writes part files in bucket directories under its base path, hidden while in
+progress and committed when the job finishes (BATCH) or when Spark has committed the micro-batch
+(STREAMING): a row format (an ``Encoder``, a line per record) or a bulk format (a
+``BulkWriterFactory``: Parquet, CSV, Avro, ORC). ``env.from_source(source, ...)`` and
+``ds.sink_to(sink)`` take them.
 """
 
 from __future__ import annotations

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any, BinaryIO, Callable, Iterator
 
+from ...common.serialization import BulkWriter, BulkWriterFactory
 from ...common.typeinfo import RowTypeInfo
 from ..table.types import DataType, DataTypes, MapType, RowType
 from .base import (
     BulkFormat,
-    BulkWriter,
-    BulkWriterFactory,
     FileFormatError,
     open_file,
     read_errors_named,

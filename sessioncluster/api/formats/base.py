@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
+from ...common.serialization import BulkWriter
 from ...common.types import Row
 from ..table.types import ArrayType, DataType, MapType, RowType
 
@@ -18,27 +19,6 @@ WRITE_BATCH_ROWS = 8192
 
 class FileFormatError(ValueError):
     """A file a format cannot read: names the file (and the line, where there is one)."""
-
-
-class BulkWriter:
-    """Flink's ``BulkWriter``: ``add_element`` per record, ``flush`` to push what is buffered to
-    the stream, ``finish`` to write the rest and the footer (it does not close the stream)."""
-
-    def add_element(self, element: Any) -> None:
-        raise NotImplementedError
-
-    def flush(self) -> None:
-        raise NotImplementedError
-
-    def finish(self) -> None:
-        raise NotImplementedError
-
-
-class BulkWriterFactory:
-    """Flink's ``BulkWriter.Factory``: ``create(stream)`` makes a writer of one part file."""
-
-    def create(self, stream: BinaryIO) -> BulkWriter:
-        raise NotImplementedError
 
 
 class ArrowBulkWriter(BulkWriter):

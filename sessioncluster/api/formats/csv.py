@@ -14,6 +14,7 @@ import io
 from decimal import Decimal, InvalidOperation
 from typing import Any, BinaryIO, Callable, Iterator
 
+from ...common.serialization import BulkWriter, BulkWriterFactory
 from ...common.typeinfo import RowTypeInfo
 from ...common.types import Row
 from ..table.types import (
@@ -34,8 +35,6 @@ from ..table.types import (
 )
 from .base import (
     ArrowBulkWriter,
-    BulkWriter,
-    BulkWriterFactory,
     FileFormatError,
     StreamFormat,
     local_path,

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO, Iterator
 
+from ...common.serialization import BulkWriter, BulkWriterFactory
 from ...common.typeinfo import RowTypeInfo
 from ..table.types import RowType, row_type_of
 from .base import (
     ArrowBulkWriter,
     BulkFormat,
-    BulkWriter,
-    BulkWriterFactory,
     NonClosingStream,
     open_file,
     read_errors_named,

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO, Iterator
 
+from ...common.serialization import BulkWriter, BulkWriterFactory
 from ...common.typeinfo import RowTypeInfo
 from ..table.types import RowType, row_type_of
 from .avro import AvroSchema, avro_records_of, avro_row_type
 from .base import (
     ArrowBulkWriter,
     BulkFormat,
-    BulkWriter,
-    BulkWriterFactory,
     FileFormatError,
     NonClosingStream,
     StreamFormat,

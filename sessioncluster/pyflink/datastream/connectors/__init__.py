@@ -5,7 +5,7 @@ from ..._exports import lazy_exports
 _NAMES = {
     'BucketAssigner': 'sessioncluster.api.connectors.file_system',
     'BulkFormat': 'sessioncluster.api.connectors.file_system',
-    'BulkWriterFactory': 'sessioncluster.api.formats.base',
+    'BulkWriterFactory': 'sessioncluster.common.serialization',
     'FileSink': 'sessioncluster.api.connectors.file_system',
     'FileSource': 'sessioncluster.api.connectors.file_system',
     'FileSourceBuilder': 'sessioncluster.api.connectors.file_system',
