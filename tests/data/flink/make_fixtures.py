@@ -119,6 +119,35 @@ def table_fixtures() -> dict[str, Any]:
     return read_back
 
 
+def json_row_serialized() -> list[str]:
+    """(e) The table rows (without ``dt``) as PyFlink's DataStream ``JsonRowSerializationSchema``
+    writes them (its Java schema called directly; ``n`` as an INT: py4j passes ints so)."""
+    from pyflink.datastream.formats.json import JsonRowSerializationSchema
+    from pyflink.java_gateway import get_gateway
+
+    StreamExecutionEnvironment.get_execution_environment()  # starts the JVM
+    info = Types.ROW_NAMED([n for n, _ in COLUMNS[:-1]], [
+        Types.STRING(), Types.INT(), Types.DOUBLE(), Types.BOOLEAN(), Types.SQL_TIMESTAMP(),
+        Types.BIG_DEC(), Types.SQL_DATE(), Types.STRING()])
+    schema = JsonRowSerializationSchema.builder().with_type_info(info).build()
+    j_schema = schema._j_serialization_schema
+    j_schema.open(None)
+    gateway = get_gateway()
+    jvm = gateway.jvm
+    out = []
+    for row in TABLE_ROWS:
+        values = list(row[:-1])
+        values[4] = None if values[4] is None else jvm.java.sql.Timestamp.valueOf(
+            values[4].isoformat(sep=" "))
+        values[5] = None if values[5] is None else jvm.java.math.BigDecimal(str(values[5]))
+        values[6] = None if values[6] is None else jvm.java.sql.Date.valueOf(values[6].isoformat())
+        array = gateway.new_array(jvm.Object, len(values))
+        for i, v in enumerate(values):
+            array[i] = v
+        out.append(bytes(j_schema.serialize(jvm.org.apache.flink.types.Row.of(array))).decode())
+    return out
+
+
 def root_cause(exc: Exception) -> str:
     """The last 'Caused by' of a Java exception's text."""
     causes = [line.strip() for line in str(exc).splitlines() if line.startswith("Caused by:")]
@@ -145,6 +174,7 @@ def main() -> None:
         "columns": [n for n, _ in COLUMNS],
         "table_rows": [jsonable(list(r)) for r in TABLE_ROWS],
         "flink_reads_back": read_back,
+        "json_row_serialized": json_row_serialized(),
     }
     (HERE / "expected.json").write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n")
 
