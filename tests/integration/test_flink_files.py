@@ -62,7 +62,9 @@ def written_rows() -> list[tuple[Any, ...]]:
 
 
 def key(row: tuple[Any, ...]) -> str:
-    return json.dumps(row, default=str)
+    """A sort key: decimals by value (Flink's 1E+2 is 100.00)."""
+    return json.dumps(row, default=lambda v: format(v.normalize(), "f")
+                      if isinstance(v, Decimal) else str(v))
 
 
 def collect(env: Any, source: Any, name: str, then: Any = None) -> list[Any]:

@@ -42,6 +42,8 @@ from .base import (
     BulkWriterFactory,
     FileFormatError,
     StreamFormat,
+    java_decimal,
+    java_double,
     local_path,
     open_decompressed,
     read_errors_named,
@@ -461,15 +463,34 @@ def _column_text(column: Any, t: DataType, opts: dict[str, Any]) -> Any:
         return _jackson_quoted(pc.replace_substring_regex(text, r"\.$", ""), opts)
     if isinstance(t, (FloatType, DoubleType)):
         text = pc.replace_substring_regex(column.cast(pa.string()), r"^(-?\d+)$", r"\1.0")
+        if isinstance(t, DoubleType):  # Java's scientific range: below 10^-3 and from 10^7
+            size = pc.abs(column)
+            scientific = pc.or_(pc.greater_equal(size, 1e7),
+                                pc.and_(pc.less(size, 1e-3), pc.not_equal(size, 0.0)))
+            return _python_where(scientific, column, text, java_double)
         text = pc.replace_substring_regex(text, r"^(-?\d)e", r"\1.0e")
         return pc.replace_substring_regex(text, r"e\+?(-?)0*(\d+)$", r"E\1\2")
     if isinstance(t, DecimalType):
-        # Flink writes a decimal without trailing zeros (12.30 as 12.3, 1.00 as 1)
+        # Flink writes a decimal without trailing zeros, as Java's BigDecimal: 12.30 as 12.3,
+        # 1.00 as 1, 100.00 as 1E+2
         text = pc.replace_substring_regex(column.cast(pa.string()), r"(\.\d*?)0+$", r"\1")
-        return pc.replace_substring_regex(text, r"\.$", "")
+        text = pc.replace_substring_regex(text, r"\.$", "")
+        scientific = pc.match_substring_regex(text, r"^-?\d*[1-9]0+$|^-?0\.0{6}")
+        return _python_where(scientific, text, text, java_decimal)
     if isinstance(t, (IntegralType, FractionalType)):
         return column.cast(pa.string())
     return _jackson_quoted(column.cast(pa.string()), opts)
+
+
+def _python_where(mask: Any, values: Any, text: Any, render: Callable[[Any], str]) -> Any:
+    """``text``, with ``render(value)`` where ``mask`` holds (a few values: done in Python)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pc.any(mask).as_py():
+        return text
+    flags, originals, texts = mask.to_pylist(), values.to_pylist(), text.to_pylist()
+    return pa.array([render(v) if f else s for f, v, s in zip(flags, originals, texts)], pa.string())
 
 
 def _jackson_quoted(text: Any, opts: dict[str, Any]) -> Any:

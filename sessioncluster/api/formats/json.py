@@ -29,6 +29,7 @@ from ..table.types import (
     TimeType,
     from_type_info,
 )
+from .base import java_double
 
 
 def _check_row_type(type_info: Any) -> RowTypeInfo:
@@ -94,20 +95,6 @@ def _dump(value: Any) -> str:
         return java_double(value)
     return json.dumps(value)
 
-
-def java_double(x: float) -> str:
-    """A double as Java's ``Double.toString`` (so Jackson) writes it: ``1.5``, ``0.0``,
-    ``1.0E20``, ``1.234E-5`` (scientific below 10^-3 and from 10^7)."""
-    if x != x:
-        return '"NaN"'  # Jackson quotes the non-numbers
-    if x in (float("inf"), float("-inf")):
-        return '"Infinity"' if x > 0 else '"-Infinity"'
-    if x == 0 or 1e-3 <= abs(x) < 1e7:
-        return repr(x)  # positional, with a ".0" where whole, as Java's
-    sign, digits, exponent = Decimal(repr(x)).as_tuple()
-    shown = "".join(map(str, digits)).rstrip("0") or "0"
-    power = len(digits) - 1 + int(exponent)
-    return f"{'-' if sign else ''}{shown[0]}.{shown[1:] or '0'}E{power}"
 
 
 def _from_json(value: Any, t: DataType, fail_on_missing: bool) -> Any:

@@ -44,6 +44,10 @@ TABLE_ROWS: list[tuple[Any, ...]] = [
     ("", 5, 3.25, None, None, None, None, "tab\there; semi", "2026-11-25"),
     (None, None, None, True, datetime.datetime(2026, 11, 26, 12, 0), Decimal("1.00"),
      datetime.date(2026, 11, 26), "", "2026-11-26"),
+    ("eve", 6, 0.0001, True, datetime.datetime(2026, 11, 24, 12, 0, 0, 100000), Decimal("100.00"),
+     datetime.date(2026, 11, 24), "#hash & 'apostrophe'", "2026-11-24"),
+    ("frank", 7, 123456789.0, False, datetime.datetime(2026, 11, 24, 13, 0), Decimal("120.00"),
+     datetime.date(2026, 11, 24), "-dash-first", "2026-11-24"),
 ]
 
 COLUMNS = [("name", DataTypes.STRING()), ("n", DataTypes.BIGINT()),
