@@ -126,7 +126,8 @@ def test_csv_table_partitions(env: sessioncluster.StreamExecutionEnvironment) ->
 
     one = FileSource.for_record_stream_format(CsvReaderFormat.for_schema(CSV),
                                               str(FLINK / "csv_table" / "dt=2026-11-24")).build()
-    assert sorted(r["name"] for r in collect(env, one, "one partition")) == ["alice", "bob, jr."]
+    assert sorted(r["name"] for r in collect(env, one, "one partition")) == sorted(
+        r[0] for r in EXPECTED["table_rows"] if r[-1] == "2026-11-24")
 
 
 def test_json_table_partitions(env: sessioncluster.StreamExecutionEnvironment) -> None:

@@ -3,9 +3,10 @@ to a Python with ``apache-flink`` 2.3, e.g. /work/flinkvenv/bin/python; see
 tests/data/flink/README.md).
 
 A job on the shared session writes text lines and CSV lines (CsvBulkWriters' text, one record a
-line) with ``sink_to``; CsvBulkWriters also write a file directly. A subprocess runs real PyFlink:
-its FileSource over the text output, and Flink SQL ``filesystem`` csv tables over the CSV, and
-prints what it reads."""
+line) and JSON lines (JsonRowSerializationSchema) with ``sink_to``; CsvBulkWriters also write a
+file directly. A subprocess runs real PyFlink: its FileSource over the text output, Flink SQL
+``filesystem`` csv tables over the CSV, PyFlink's JsonRowDeserializationSchema over the JSON
+lines, and prints what it reads."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ from typing import Any
 import pytest
 
 import sessioncluster
-from sessioncluster.pyflink.common import Encoder
+from sessioncluster.pyflink.common import Encoder, Types
 from sessioncluster.pyflink.datastream.connectors.file_system import FileSink
 from sessioncluster.pyflink.datastream.formats.csv import CsvBulkWriters, CsvSchema
+from sessioncluster.pyflink.datastream.formats.json import JsonRowSerializationSchema
 from sessioncluster.pyflink.table import DataTypes
 
 FLINK_PYTHON = os.environ.get("SESSIONCLUSTER_REAL_FLINK_PYTHON")
@@ -50,6 +52,10 @@ ROWS: list[tuple[Any, ...]] = [
      datetime.date(2026, 11, 26), "tab\there; semi"),
 ]
 NULLS: list[tuple[Any, ...]] = [("x", None, None, None, None, None, None, None)]
+NAMES = ["name", "n", "price", "ok", "ts", "amount", "day", "note"]
+ROW_INFO = Types.ROW_NAMED(NAMES, [Types.STRING(), Types.LONG(), Types.DOUBLE(), Types.BOOLEAN(),
+                                   Types.SQL_TIMESTAMP(), Types.BIG_DEC(), Types.SQL_DATE(),
+                                   Types.STRING()])
 
 
 def schema(null_literal: str | None = None) -> CsvSchema:
@@ -88,6 +94,21 @@ FLINK_READER = textwrap.dedent('''
                                                  jobs["text"]).build()
     with env.from_source(source, WatermarkStrategy.no_watermarks(), "text").execute_and_collect() as it:
         out["text"] = list(it)
+    if "json" in jobs:  # PyFlink's DataStream JsonRowDeserializationSchema (its Java schema)
+        from pyflink.common import Types
+        from pyflink.datastream.formats.json import JsonRowDeserializationSchema
+        info = Types.ROW_NAMED(jobs["names"], [
+            Types.STRING(), Types.LONG(), Types.DOUBLE(), Types.BOOLEAN(), Types.SQL_TIMESTAMP(),
+            Types.BIG_DEC(), Types.SQL_DATE(), Types.STRING()])
+        j_schema = JsonRowDeserializationSchema.builder().type_info(info).build()
+        j_schema = j_schema._j_deserialization_schema
+        j_schema.open(None)
+        source = FileSource.for_record_stream_format(StreamFormat.text_line_format(),
+                                                     jobs["json"]).build()
+        with env.from_source(source, WatermarkStrategy.no_watermarks(), "json").execute_and_collect() as it:
+            rows = [j_schema.deserialize(line.encode("utf-8")) for line in it]
+        out["json"] = [[v if v is None or isinstance(v, (str, int, float, bool)) else str(v)
+                        for v in (r.getField(i) for i in range(r.getArity()))] for r in rows]
     t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
     for name, (path, options) in jobs["csv"].items():
         extra = "".join(f", '{k}' = '{v}'" for k, v in options.items())
@@ -128,6 +149,20 @@ def as_flink_prints(row: tuple[Any, ...], null_string: Any = "") -> list[Any]:
     return out
 
 
+def as_java_prints(row: tuple[Any, ...]) -> list[Any]:
+    """A row as the reader script prints the Java Row that Flink's JSON schema read: timestamps,
+    decimals and dates as their Java ``toString``."""
+    out: list[Any] = []
+    for v in row:
+        if isinstance(v, datetime.datetime):
+            v = v.isoformat(sep=" ")
+            v = (v[:-3].rstrip("0") if "." in v else v + ".0")  # java.sql.Timestamp.toString
+        elif isinstance(v, (Decimal, datetime.date)):
+            v = str(v)
+        out.append(v)
+    return out
+
+
 def test_real_flink_reads_text_and_csv(env: sessioncluster.StreamExecutionEnvironment,
                                        tmp_path: Path) -> None:
     text_out, csv_out, null_out = tmp_path / "text", tmp_path / "csv", tmp_path / "csv-nulls"
@@ -137,6 +172,10 @@ def test_real_flink_reads_text_and_csv(env: sessioncluster.StreamExecutionEnviro
         FileSink.for_row_format(str(csv_out), Encoder.simple_string_encoder()).build())
     env.from_collection(ROWS + NULLS).map(lambda r: csv_text(r, "NULL")).sink_to(
         FileSink.for_row_format(str(null_out), Encoder.simple_string_encoder()).build())
+    serialization = JsonRowSerializationSchema.builder().with_type_info(ROW_INFO).build()
+    json_out = tmp_path / "json"
+    env.from_collection(ROWS + NULLS).map(lambda r: serialization.serialize(r).decode()).sink_to(
+        FileSink.for_row_format(str(json_out), Encoder.simple_string_encoder()).build())
     env.execute("written for real Flink")
 
     bulk = tmp_path / "bulk"
@@ -148,7 +187,7 @@ def test_real_flink_reads_text_and_csv(env: sessioncluster.StreamExecutionEnviro
         writer.finish()
 
     got = read_with_flink(tmp_path, {
-        "text": str(text_out), "ddl": DDL,
+        "text": str(text_out), "ddl": DDL, "json": str(json_out), "names": NAMES,
         "csv": {"ours": [str(csv_out), {}], "bulk": [str(bulk), {}],
                 "nulls": [str(null_out), {"csv.null-literal": "NULL"}]}})
     assert sorted(got["text"]) == sorted(LINES)
@@ -157,3 +196,9 @@ def test_real_flink_reads_text_and_csv(env: sessioncluster.StreamExecutionEnviro
     assert sorted(got["bulk"]) == expected
     assert sorted(got["nulls"], key=json.dumps) == sorted(
         (as_flink_prints(r, None) for r in ROWS + NULLS), key=json.dumps)
+    # Flink's JSON reader gives a decimal of the value read, without its scale (100.00 as 100)
+    by_value = [[Decimal(v) if i == 5 and v is not None else v for i, v in enumerate(r)]
+                for r in got["json"]]
+    assert sorted(by_value, key=str) == sorted(
+        ([Decimal(v) if i == 5 and v is not None else v for i, v in enumerate(as_java_prints(r))]
+         for r in ROWS + NULLS), key=str)
