@@ -298,9 +298,12 @@ class CsvReaderFormat(StreamFormat):
         return pacsv.read_csv(
             raw,
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=skip),
+            # a quoted value may hold line breaks (Flink's csv format writes them so): without
+            # newlines_in_values a line break would end the record in the middle of a value
             parse_options=pacsv.ParseOptions(delimiter=opts["column_separator"],
                                               quote_char=quote if quote else False,
-                                              escape_char=opts["escape_char"] or False),
+                                              escape_char=opts["escape_char"] or False,
+                                              newlines_in_values=bool(quote)),
             convert_options=pacsv.ConvertOptions(
                 column_types=types, null_values=[null_value if null_value is not None else ""],
                 strings_can_be_null=null_value is not None,
