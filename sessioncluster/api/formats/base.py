@@ -7,6 +7,7 @@ Records are PyFlink's: ``Row``s with the row type's field names, typed by ``Type
 from __future__ import annotations
 
 import io
+from decimal import Decimal
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from ...common.serialization import BulkWriter
@@ -212,6 +213,36 @@ def rows_of(table: Any, row_type: RowType) -> Iterator[Row]:
     if not columns:
         return iter(())
     return (factory(*values) for values in zip(*columns))
+
+
+def java_double(x: float) -> str:
+    """A double as Java's ``Double.toString`` (so Jackson) writes it: ``1.5``, ``0.0``,
+    ``1.0E20``, ``1.234E-5`` (scientific below 10^-3 and from 10^7)."""
+    if x != x:
+        return '"NaN"'  # Jackson quotes the non-numbers
+    if x in (float("inf"), float("-inf")):
+        return '"Infinity"' if x > 0 else '"-Infinity"'
+    if x == 0 or 1e-3 <= abs(x) < 1e7:
+        return repr(x)  # positional, with a ".0" where whole, as Java's
+    sign, digits, exponent = Decimal(repr(x)).as_tuple()
+    shown = "".join(map(str, digits)).rstrip("0") or "0"
+    power = len(digits) - 1 + int(exponent)
+    return f"{'-' if sign else ''}{shown[0]}.{shown[1:] or '0'}E{power}"
+
+
+def java_decimal(text: str) -> str:
+    """A decimal's plain text without trailing zeros (``100``, ``0.0000001``) as Java's
+    ``BigDecimal.stripTrailingZeros().toString()`` writes it (``1E+2``, ``1E-7``), as Flink's
+    csv and json formats do."""
+    sign = "-" if text.startswith("-") else ""
+    sign_less = text.lstrip("-")
+    _, digits, exponent = Decimal(sign_less).normalize().as_tuple()
+    shown = "".join(map(str, digits))
+    adjusted = len(digits) - 1 + int(exponent)
+    if int(exponent) <= 0 and adjusted >= -6:
+        return text
+    mantissa = shown[0] + ("." + shown[1:] if len(shown) > 1 else "")
+    return f"{sign}{mantissa}E{adjusted:+d}"
 
 
 # -- opening files -----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import base64
 import csv
 import datetime
 import io
+import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, BinaryIO, Callable, Iterator
 
@@ -25,6 +26,9 @@ from ..table.types import (
     DataType,
     DataTypes,
     DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
     FractionalType,
     IntegralType,
     LocalZonedTimestampType,
@@ -37,6 +41,8 @@ from .base import (
     ArrowBulkWriter,
     FileFormatError,
     StreamFormat,
+    java_decimal,
+    java_double,
     local_path,
     open_decompressed,
     read_errors_named,
@@ -291,9 +297,12 @@ class CsvReaderFormat(StreamFormat):
         return pacsv.read_csv(
             raw,
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=skip),
+            # a quoted value may hold line breaks (Flink's csv format writes them so): without
+            # newlines_in_values a line break would end the record in the middle of a value
             parse_options=pacsv.ParseOptions(delimiter=opts["column_separator"],
                                               quote_char=quote if quote else False,
-                                              escape_char=opts["escape_char"] or False),
+                                              escape_char=opts["escape_char"] or False,
+                                              newlines_in_values=bool(quote)),
             convert_options=pacsv.ConvertOptions(
                 column_types=types, null_values=[null_value if null_value is not None else ""],
                 strings_can_be_null=null_value is not None,
@@ -414,41 +423,97 @@ class _CsvBulkWriter(ArrowBulkWriter):
         super().add_element(element)
 
     def _write_batch(self, batch: Any) -> None:
+        import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
-        import pyarrow.csv as pacsv
 
         opts = self.schema.options
-        columns = []
-        for column, f in zip(batch.columns, self._text_type.fields):
-            if isinstance(f.data_type, BooleanType):
-                column = pc.if_else(column, "true", "false")
-            elif isinstance(f.data_type, (TimestampType, LocalZonedTimestampType)):
-                column = pc.strftime(column, "%Y-%m-%d %H:%M:%S")
-            columns.append(column)
-        table = pa.Table.from_arrays(columns, names=batch.schema.names)
-        sink = pa.BufferOutputStream()
-        pacsv.write_csv(table, sink, pacsv.WriteOptions(
-            include_header=self._header_due, delimiter=opts["column_separator"],
-            quoting_style="needed"))
-        self._header_due = False
-        data = sink.getvalue().to_pybytes()
-        if opts["line_separator"] != "\n":
-            data = data.replace(b"\n", opts["line_separator"].encode())
-        if opts["null_value"]:
-            data = _with_null_literal(data, opts)
+        texts = [_column_text(column, f.data_type, opts)
+                 for column, f in zip(batch.columns, self._text_type.fields)]
+        nl = opts["line_separator"]
+        data = b""
+        if self._header_due:
+            names = [_jackson_quoted(pa.array([f.name]), opts)[0].as_py()
+                     for f in self._text_type.fields]
+            data = (opts["column_separator"].join(names) + nl).encode("utf-8")
+            self._header_due = False
+        if batch.num_rows:
+            lines = pc.binary_join_element_wise(
+                *texts, opts["column_separator"], null_handling="replace",
+                null_replacement=opts["null_value"] or "")
+            lines = pc.binary_join_element_wise(lines, nl, "")
+            # the lines, one after the other, are the bytes of the array's data buffer
+            _, offsets, values = lines.buffers()
+            bounds = np.frombuffer(offsets, dtype=np.int32)[[lines.offset, lines.offset + len(lines)]]
+            data += values.to_pybytes()[bounds[0]:bounds[1]]
         self.stream.write(data)
 
 
-def _with_null_literal(data: bytes, opts: dict[str, Any]) -> bytes:
-    """pyarrow writes a null as an empty field; Jackson writes the schema's null literal."""
-    sep, nl, null = opts["column_separator"], opts["line_separator"], opts["null_value"]
-    out = []
-    for line in data.decode("utf-8").split(nl):
-        if line:
-            line = sep.join(null if f == "" else f for f in line.split(sep))
-        out.append(line)
-    return nl.join(out).encode("utf-8")
+def _column_text(column: Any, t: DataType, opts: dict[str, Any]) -> Any:
+    """A column as the text Flink's CSV format (Jackson) writes for it: booleans ``true`` and
+    ``false``, timestamps ``2026-11-24 08:00:00.123`` (the fraction without trailing zeros),
+    doubles with a ``.0`` where whole and ``1.0E20``; strings, dates, times and timestamps
+    quoted only where Jackson quotes them, numbers never."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(t, BooleanType):
+        return pc.if_else(column, "true", "false")
+    if isinstance(t, (TimestampType, LocalZonedTimestampType)):
+        text = pc.strftime(column, "%Y-%m-%d %H:%M:%S")
+        text = pc.replace_substring_regex(text, r"(\.\d*?)0+$", r"\1")
+        return _jackson_quoted(pc.replace_substring_regex(text, r"\.$", ""), opts)
+    if isinstance(t, (FloatType, DoubleType)):
+        text = pc.replace_substring_regex(column.cast(pa.string()), r"^(-?\d+)$", r"\1.0")
+        if isinstance(t, DoubleType):  # Java's scientific range: below 10^-3 and from 10^7
+            size = pc.abs(column)
+            scientific = pc.or_(pc.greater_equal(size, 1e7),
+                                pc.and_(pc.less(size, 1e-3), pc.not_equal(size, 0.0)))
+            return _python_where(scientific, column, text, java_double)
+        text = pc.replace_substring_regex(text, r"^(-?\d)e", r"\1.0e")
+        return pc.replace_substring_regex(text, r"e\+?(-?)0*(\d+)$", r"E\1\2")
+    if isinstance(t, DecimalType):
+        # Flink writes a decimal without trailing zeros, as Java's BigDecimal: 12.30 as 12.3,
+        # 1.00 as 1, 100.00 as 1E+2
+        text = pc.replace_substring_regex(column.cast(pa.string()), r"(\.\d*?)0+$", r"\1")
+        text = pc.replace_substring_regex(text, r"\.$", "")
+        scientific = pc.match_substring_regex(text, r"^-?\d*[1-9]0+$|^-?0\.0{6}")
+        return _python_where(scientific, text, text, java_decimal)
+    if isinstance(t, (IntegralType, FractionalType)):
+        return column.cast(pa.string())
+    return _jackson_quoted(column.cast(pa.string()), opts)
+
+
+def _python_where(mask: Any, values: Any, text: Any, render: Callable[[Any], str]) -> Any:
+    """``text``, with ``render(value)`` where ``mask`` holds (a few values: done in Python)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pc.any(mask).as_py():
+        return text
+    flags, originals, texts = mask.to_pylist(), values.to_pylist(), text.to_pylist()
+    return pa.array([render(v) if f else s for f, v, s in zip(flags, originals, texts)], pa.string())
+
+
+def _jackson_quoted(text: Any, opts: dict[str, Any]) -> Any:
+    """Strings quoted as Jackson's CSV writer quotes them by default: a value with a character
+    below the "safe" one (the largest of separator, quote and line separator, plus one: with
+    ``,`` anything below ``-``, such as a space, a comma, a quote) is quoted, its quotes doubled;
+    an empty string is written empty."""
+    import pyarrow.compute as pc
+
+    quote = opts["quote_char"]
+    if not quote:
+        return text
+    safe = max(ord(c) for c in opts["column_separator"] + quote + opts["line_separator"]) + 1
+    unsafe = f"[\\x00-\\x{min(safe, 0x80) - 1:02x}]"
+    escape = opts["escape_char"]
+    if escape:
+        unsafe = f"{unsafe}|{re.escape(escape)}"
+    needs = pc.match_substring_regex(text, unsafe)
+    doubled = pc.replace_substring(text, quote, quote + quote)
+    quoted = pc.binary_join_element_wise(quote, doubled, quote, "")
+    return pc.if_else(pc.fill_null(needs, False), quoted, text)
 
 
 def _text(value: Any) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import re
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -19,6 +20,8 @@ from ..table.types import (
     DataType,
     DateType,
     DecimalType,
+    DoubleType,
+    FloatType,
     LocalZonedTimestampType,
     MapType,
     RowType,
@@ -26,6 +29,7 @@ from ..table.types import (
     TimeType,
     from_type_info,
 )
+from .base import java_double
 
 
 def _check_row_type(type_info: Any) -> RowTypeInfo:
@@ -47,11 +51,50 @@ def _to_json(value: Any, t: DataType) -> Any:
         return {str(k): _to_json(v, t.value_type) for k, v in value.items()}
     if isinstance(t, BinaryType):
         return base64.b64encode(value).decode("ascii")
-    if isinstance(value, Decimal):
-        return float(value) if value != value.to_integral_value() else int(value)
-    if isinstance(value, (datetime.date, datetime.time)):
+    if isinstance(value, datetime.datetime):
+        return _rfc3339(value, value.isoformat(timespec="seconds")[:19])
+    if isinstance(value, datetime.time):
+        return _rfc3339(value, value.isoformat(timespec="seconds")[:8])
+    if isinstance(value, datetime.date):
         return value.isoformat()
-    return value
+    return value  # a Decimal is written with its digits by _dump
+
+
+def _rfc3339(value: datetime.datetime | datetime.time, seconds: str) -> str:
+    """Flink's JSON timestamps and times: ``2026-11-24T08:00:00.123Z`` (the fraction without
+    trailing zeros, none when zero)."""
+    fraction = f"{value.microsecond:06d}".rstrip("0")
+    return f"{seconds}.{fraction}Z" if fraction else f"{seconds}Z"
+
+
+#: Jackson writes the control characters that have no short escape as \u00XX, in upper case
+_LOWER_HEX_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00(0[bef]|1[a-f])")
+
+
+def _dump(value: Any) -> str:
+    """JSON text as Jackson writes it: no spaces, non-ASCII as it is, a DECIMAL with its digits
+    (``12.30``), a double as a number."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        if "\\u00" in text:
+            text = _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + "\\u00" + m.group(2).upper(), text)
+        return text
+    if isinstance(value, Decimal):
+        return str(value) if value.is_finite() else json.dumps(str(value))
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_dump(str(k))}:{_dump(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_dump(v) for v in value) + "]"
+    if isinstance(value, float):
+        return java_double(value)
+    return json.dumps(value)
+
 
 
 def _from_json(value: Any, t: DataType, fail_on_missing: bool) -> Any:
@@ -77,12 +120,18 @@ def _atomic(t: DataType) -> Callable[[Any], Any]:
     if isinstance(t, BinaryType):
         return base64.b64decode
     if isinstance(t, DecimalType):
-        return lambda v: Decimal(str(v))
+        return lambda v: v if isinstance(v, Decimal) else Decimal(str(v))
+    if isinstance(t, (FloatType, DoubleType)):
+        return float
     if isinstance(t, DateType):
         return datetime.date.fromisoformat
     if isinstance(t, TimeType):
-        return datetime.time.fromisoformat
-    if isinstance(t, (TimestampType, LocalZonedTimestampType)):
+        return lambda v: datetime.time.fromisoformat(str(v).removesuffix("Z"))
+    if isinstance(t, TimestampType):
+        # Flink's JSON: "2026-11-24T08:00:00.123Z" (DataStream) or "2026-11-24 08:00:00.123"
+        # (SQL), a timestamp without time zone either way
+        return lambda v: datetime.datetime.fromisoformat(str(v).removesuffix("Z"))
+    if isinstance(t, LocalZonedTimestampType):
         return lambda v: datetime.datetime.fromisoformat(str(v).replace("Z", "+00:00"))
     return lambda v: v
 
@@ -99,8 +148,7 @@ class JsonRowSerializationSchema(SerializationSchema):
         return JsonRowSerializationSchema.Builder()
 
     def serialize(self, element: Any) -> bytes:
-        return json.dumps(_to_json(element, self.row_type), ensure_ascii=False,
-                          separators=(",", ":")).encode("utf-8")
+        return _dump(_to_json(element, self.row_type)).encode("utf-8")
 
     class Builder:
         def __init__(self) -> None:
@@ -134,7 +182,10 @@ class JsonRowDeserializationSchema(DeserializationSchema):
 
     def deserialize(self, message: bytes | str) -> Any:
         try:
-            return _from_json(json.loads(message), self.row_type, self.fail_on_missing_field)
+            # numbers with a fraction as Decimal: a DECIMAL field keeps its digits (as Jackson's
+            # BigDecimal does), a DOUBLE one is converted
+            return _from_json(json.loads(message, parse_float=Decimal), self.row_type,
+                              self.fail_on_missing_field)
         except (ValueError, TypeError, AttributeError) as exc:
             if self.ignore_parse_errors:
                 return None
