@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
 import psutil
+import pytest
 
 from sessioncluster.cluster.connection import pid_alive
+
+#: ``SESSIONCLUSTER_FULL_RELIABILITY=1``: the full versions of the slow loops and the variants
+#: that CI leaves out (each is named where it is left out)
+FULL = os.environ.get("SESSIONCLUSTER_FULL_RELIABILITY") == "1"
+
+
+def full_only(value: Any, why: str) -> Any:
+    """A ``pytest.param`` run only with ``SESSIONCLUSTER_FULL_RELIABILITY=1``."""
+    return pytest.param(value, marks=pytest.mark.skipif(not FULL, reason=f"full run only: {why}"))
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:

@@ -34,13 +34,13 @@ branches within a region compute their stream once. Spark's plans are trees: a D
 along several paths (a stage read by two keyed vertices) is computed once per path (Spark reuses
 no exchange in a streaming query); its records are shown once all the same, because the
 JobMaster counts each (micro-batch, partition) of a vertex once
-(``jobmanager/streamingsubtasks.py``). ``compute_counts`` says how many times a vertex is
-computed; nothing in the job's path reads it any more.
+(``jobmanager/streamingsubtasks.py``).
 
 A sink is the query's ``foreachBatch``. ``foreachBatch`` is at least once (after a failure
 Spark runs the last uncommitted batch again), so every sink is idempotent by batch id: the
-collect and print sinks drop a batch id they have delivered, and the file sink writes a
-batch's part files under their final names (``part-<batch>-<n>``) by an atomic rename, once.
+collect and print sinks drop a batch id they have delivered, and the FileSink
+(``spark/filesink.py``) writes a batch's in-progress files under names of that batch, committed
+once Spark has committed the batch.
 """
 
 from __future__ import annotations
@@ -447,35 +447,6 @@ def sink_groups(graph: JobGraph) -> list[tuple[int, list[JobVertex]]]:
         groups.append((min([i] + [g[0] for g in joined]), members,
                        seen.union(*(g[2] for g in joined)), marks))
     return [(g[0], g[1]) for g in sorted(groups, key=lambda g: g[0])]
-
-
-def compute_counts(graph: JobGraph) -> dict[str, int]:
-    """How many times each vertex is computed per micro-batch in the job's queries: once per
-    path from its DataFrame to a query (Spark's plans are trees, and a streaming query reuses no
-    exchange); its record counts are divided by this."""
-    plan = StagePlan.of(graph)
-    # the DataFrames each DataFrame reads: a root its inputs' (once per stage), a region its root
-    reads: dict[tuple[str, str], set[tuple[str, str]]] = {}
-    for stage, members in plan.members.items():
-        root = graph.vertex(stage)
-        reads[("root", stage)] = {plan.frame_of(e.source) for e in root.inputs}
-        if members:
-            reads[("region", stage)] = {("root", stage)}
-    readers: dict[tuple[str, str], list[tuple[str, str] | None]] = {}
-    for reader, frames in reads.items():
-        for f in frames:
-            readers.setdefault(f, []).append(reader)
-    for _, group in sink_groups(graph):
-        for f in {plan.frame_of(v.vertex_id) for v in group}:
-            readers.setdefault(f, []).append(None)  # read by a query
-    times: dict[tuple[str, str], int] = {}
-
-    def count(f: tuple[str, str]) -> int:
-        if f not in times:
-            times[f] = sum(1 if r is None else count(r) for r in readers.get(f, []))
-        return times[f]
-
-    return {v.vertex_id: count(plan.frame_of(v.vertex_id)) for v in graph.vertices}
 
 
 def _upstream(graph: JobGraph, *vertices: JobVertex) -> list[JobVertex]:

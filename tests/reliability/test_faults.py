@@ -27,10 +27,9 @@ from sessioncluster.protocol.messages import RequestOverview, TaskManagerChanged
 from sessioncluster.protocol.wire import DELIM, MessageSigner
 
 from ..conftest import LIBRARY_CACHE_BYTES
-from ..helpers import rss_mb, wait_until
+from ..helpers import FULL, rss_mb, wait_until
 
 pytestmark = pytest.mark.integration
-FULL = os.environ.get("SESSIONCLUSTER_FULL_RELIABILITY") == "1"
 
 
 def slow_identity(x: int) -> int:

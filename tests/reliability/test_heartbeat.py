@@ -47,8 +47,10 @@ class SlowCount(MapFunction):
         return value
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def own_session(sc_home: Path) -> Iterator[sessioncluster.Session]:
+    """One session for both modes: after the first test Spark has replaced the lost executor,
+    and each test waits for two TaskManagers before it starts."""
     s = sessioncluster.start("heartbeat", taskmanagers=2, slots=1,
                              heartbeat_timeout=HEARTBEAT_TIMEOUT_MS)
     pids = descendants(session_pids(s))
@@ -68,6 +70,8 @@ def test_a_stopped_taskmanager_is_lost_and_its_subtasks_fail_over(
         if isinstance(msg, TaskManagerChanged) and msg.change == "LOST":
             lost.setdefault(msg.tm_id, time.monotonic())
 
+    wait_until(lambda: len(session.status().taskmanagers) == 2, timeout=120,
+               what="two TaskManagers (a replacement for one lost before)")
     unsubscribe = session.events.subscribe("cluster", on_cluster)
     env = session.get_execution_environment()
     env.set_runtime_mode(mode)
