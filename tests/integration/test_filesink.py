@@ -18,7 +18,7 @@ from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.pyflink.common import Configuration, Duration, WatermarkStrategy
 from sessioncluster.pyflink.common.restart_strategy import RestartStrategies
 from sessioncluster.pyflink.common.serialization import BulkWriterFactory, Encoder
-from sessioncluster.pyflink.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
+from sessioncluster.pyflink.datastream import StreamExecutionEnvironment
 from sessioncluster.pyflink.datastream.connectors.file_system import (
     BucketAssigner,
     FileSink,
@@ -27,6 +27,8 @@ from sessioncluster.pyflink.datastream.connectors.file_system import (
     RollingPolicy,
     StreamFormat,
 )
+
+from .test_streaming import streaming_env
 
 pytestmark = pytest.mark.integration
 
@@ -175,14 +177,6 @@ def test_batch_task_failure_and_restart_is_exactly_once(env: StreamExecutionEnvi
 
 
 # -- STREAMING --------------------------------------------------------------------------------
-
-def streaming_env(session: sessioncluster.Session) -> StreamExecutionEnvironment:
-    env = session.get_execution_environment()
-    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
-    env.set_parallelism(2)
-    env.enable_checkpointing(300)
-    return env
-
 
 def drop(directory: Path, name: str, lines: list[str]) -> None:
     tmp = directory.parent / f".{name}"

@@ -139,6 +139,21 @@ class BulkFormat:
         raise NotImplementedError
 
 
+class ColumnarRowFormat(BulkFormat):
+    """A columnar bulk format (Parquet, ORC) reading Rows of its ``row_type``: errors name the
+    file; subclasses give ``_records(path)``."""
+
+    row_type: RowType
+
+    def produced_type(self) -> Any:
+        return self.row_type.to_type_info()
+
+    def read_file(self, path: str) -> Iterator[Any]:
+        return read_errors_named(path, self._records(path))
+
+    def _records(self, path: str) -> Iterator[Any]:
+        raise NotImplementedError
+
 
 # -- records <-> Arrow ----------------------------------------------------------------------------
 

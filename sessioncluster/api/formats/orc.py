@@ -6,14 +6,12 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Iterator
 
 from ...common.serialization import BulkWriter, BulkWriterFactory
-from ...common.typeinfo import RowTypeInfo
 from ..table.types import RowType, row_type_of
 from .base import (
     ArrowBulkWriter,
-    BulkFormat,
+    ColumnarRowFormat,
     NonClosingStream,
     open_file,
-    read_errors_named,
     rows_of,
 )
 from .parquet import conformed, read_columns
@@ -50,19 +48,13 @@ class OrcBulkWriters:
         return _OrcWriterFactory(row_type_of(row_type), writer_properties)
 
 
-class OrcColumnarRowInputFormat(BulkFormat):
+class OrcColumnarRowInputFormat(ColumnarRowFormat):
     """Reads ORC files into Rows of ``row_type``'s fields, a stripe at a time; a column of
     another type fails the job, naming the file."""
 
     def __init__(self, row_type: Any, batch_size: int = 2048) -> None:
         self.row_type = row_type_of(row_type)
         self.batch_size = batch_size
-
-    def produced_type(self) -> RowTypeInfo:
-        return self.row_type.to_type_info()
-
-    def read_file(self, path: str) -> Iterator[Any]:
-        return read_errors_named(path, self._records(path))
 
     def _records(self, path: str) -> Iterator[Any]:
         import pyarrow.orc as orc

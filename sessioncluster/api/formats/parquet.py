@@ -12,7 +12,7 @@ from ..table.types import RowType, row_type_of
 from .avro import AvroSchema, avro_records_of, avro_row_type
 from .base import (
     ArrowBulkWriter,
-    BulkFormat,
+    ColumnarRowFormat,
     FileFormatError,
     NonClosingStream,
     StreamFormat,
@@ -100,7 +100,7 @@ def conformed(batch: Any, columns: list[str], row_type: RowType) -> Any:
     return pa.Table.from_arrays(arrays, names=row_type.field_names())
 
 
-class ParquetColumnarRowInputFormat(BulkFormat):
+class ParquetColumnarRowInputFormat(ColumnarRowFormat):
     """Reads Parquet files into Rows of ``row_type``'s fields, ``batch_size`` rows at a time
     (PyFlink's ``ParquetColumnarRowInputFormat``). Columns are found by name; a column whose
     type does not match fails the job, naming the file; a missing nullable column reads as null."""
@@ -116,12 +116,6 @@ class ParquetColumnarRowInputFormat(BulkFormat):
         self.batch_size = batch_size
         self.is_utc_timestamp = is_utc_timestamp
         self.is_case_sensitive = is_case_sensitive
-
-    def produced_type(self) -> RowTypeInfo:
-        return self.row_type.to_type_info()
-
-    def read_file(self, path: str) -> Iterator[Any]:
-        return read_errors_named(path, self._records(path))
 
     def _records(self, path: str) -> Iterator[Any]:
         import pyarrow.parquet as pq
