@@ -312,16 +312,12 @@ class ManifestLog:
         """At the start of a query run: commit what the checkpoint says is committed, and undo
         (delete the in-progress files of) the batches it does not have. Returns both lists."""
         done = self.commit_committed(committed)
-        undone = []
-        for batch_id in self.batches():
-            uids: tuple[str, ...] = tuple(self._read(batch_id)["uids"])
-
-            def theirs(name: str, uids: tuple[str, ...] = uids) -> bool:
-                return any(u in name for u in uids)
-
-            delete_in_progress(self.base_path, theirs)
+        undone = self.batches()
+        uids = tuple(u for batch_id in undone for u in self._read(batch_id)["uids"])
+        if uids:  # one walk of the base path for all of them
+            delete_in_progress(self.base_path, lambda name: any(u in name for u in uids))
+        for batch_id in undone:
             self._path(batch_id).unlink(missing_ok=True)
-            undone.append(batch_id)
         return done, undone
 
 
