@@ -56,25 +56,37 @@ def _code_reduce_keeping_filename(code: CodeType) -> Any:
 
 
 class UserCodePickler(cloudpickle.Pickler):
-    """cloudpickle's Pickler, keeping the file names of the user's code for tracebacks."""
+    """cloudpickle's Pickler, keeping the file names of the user's code for tracebacks, and
+    shipping by value every class and function of the user's own packages that it meets, however
+    deep inside the pickled object (a FileSink's BulkWriterFactory, a bucket assigner)."""
 
     dispatch_table = ChainMap({CodeType: _code_reduce_keeping_filename},
                               cloudpickle.Pickler.dispatch_table)
 
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file)
+        self.registered: set[str] = set()
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, type) or callable(obj) and hasattr(obj, "__code__"):
+            package = _user_package(obj)
+            if (package is not None and package.__name__ not in self.registered
+                    and package.__name__ not in cloudpickle.list_registry_pickle_by_value()):
+                cloudpickle.register_pickle_by_value(package)
+                self.registered.add(package.__name__)
+        return super().reducer_override(obj)
+
 
 def dumps_user_code(obj: Any) -> bytes:
-    # an operator travels with the user's functions inside: their packages decide
-    functions = obj.user_functions if isinstance(obj, StreamOperator) else [obj]
-    packages = {p for p in map(_user_package, functions) if p is not None}
-    for package in packages:
-        cloudpickle.register_pickle_by_value(package)
+    """``obj`` cloudpickled for the TaskManagers (see ``UserCodePickler``)."""
+    buffer = io.BytesIO()
+    pickler = UserCodePickler(buffer)
     try:
-        buffer = io.BytesIO()
-        UserCodePickler(buffer).dump(obj)
+        pickler.dump(obj)
         return buffer.getvalue()
     finally:
-        for package in packages:
-            cloudpickle.unregister_pickle_by_value(package)
+        for name in pickler.registered:
+            cloudpickle.unregister_pickle_by_value(sys.modules[name])
 
 
 def check_function(fn: Any, kind: OperatorKind | None) -> None:

@@ -62,3 +62,28 @@ def test_user_code_keeps_its_file_name_for_tracebacks() -> None:
     assert loaded(8) == 2.0
     # the same code pickles to the same bytes: the BlobServer's key stays a cache key
     assert _dumps_user_code(_user_function) == _dumps_user_code(_user_function)
+
+
+def test_user_classes_deep_inside_a_shipped_object_travel_by_value(tmp_path, monkeypatch) -> None:
+    """A class from the user's own (not installed) package, held inside one of ours (a FileSink
+    holding the user's BulkWriterFactory), must load where that package cannot be imported."""
+    import subprocess
+    import sys
+
+    from sessioncluster.client.shipping import dumps_user_code
+
+    package = tmp_path / "mywriters"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "class Factory:\n    def create(self, stream):\n        return 'made by ' + type(self).__name__\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import mywriters  # type: ignore[import-not-found]
+
+    holder = {"sink": [mywriters.Factory()]}
+    data = dumps_user_code(holder)
+    assert "mywriters" not in cloudpickle.list_registry_pickle_by_value()
+    code = ("import sys, cloudpickle; h = cloudpickle.loads(sys.stdin.buffer.read()); "
+            "print(h['sink'][0].create(None))")
+    out = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True,
+                         cwd="/", check=True)
+    assert out.stdout.decode().strip() == "made by Factory"
