@@ -1,0 +1,64 @@
+"""What the Flink SQL planner knows of a table: a catalog table as ``CREATE TABLE`` declares it.
+
+Types and expressions are kept as Flink SQL text (``TIMESTAMP(3)``, ``ts - INTERVAL '5'
+SECOND``); the parser produces them, the connectors and the planner read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class FlinkSqlError(ValueError):
+    """A statement Flink rejects, or one this planner cannot run; the message names the construct
+    (and Flink's documentation's name for it) in the user's own words."""
+
+
+@dataclass(slots=True)
+class Column:
+    """A column of a catalog table: physical, or computed (``name AS expression``)."""
+
+    name: str
+    #: Flink SQL type text, e.g. ``BIGINT``, ``STRING``, ``TIMESTAMP(3)``; None for a computed
+    #: column, whose type is the expression's
+    type: str | None
+    #: a computed column's Flink SQL expression text (``PROCTIME()``, ``price * qty``)
+    expression: str | None = None
+    comment: str | None = None
+
+    @property
+    def is_physical(self) -> bool:
+        """True for a column the connector reads and writes."""
+        return self.expression is None
+
+
+@dataclass(slots=True)
+class WatermarkSpec:
+    """``WATERMARK FOR <rowtime> AS <expression>``."""
+
+    rowtime: str
+    expression: str
+
+
+@dataclass(slots=True)
+class CatalogTable:
+    """A table of the session's catalog: its schema, its connector's options (``WITH``)."""
+
+    name: str
+    columns: list[Column]
+    options: dict[str, str] = field(default_factory=dict)
+    watermark: WatermarkSpec | None = None
+    primary_key: list[str] = field(default_factory=list)
+    partition_keys: list[str] = field(default_factory=list)
+    temporary: bool = False
+    comment: str | None = None
+
+    @property
+    def connector(self) -> str:
+        """The ``'connector'`` option ('' when missing)."""
+        return self.options.get("connector", "")
+
+    @property
+    def physical_columns(self) -> list[Column]:
+        """The columns a connector reads and writes, in declaration order."""
+        return [c for c in self.columns if c.is_physical]
