@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -21,6 +22,8 @@ from ..cluster.connection import (
     session_dir,
 )
 from ..cluster.leader import HaConfig, find_leader, ha_dir, session_stopped, standby_pids
+from ..common.execution_mode import RuntimeExecutionMode
+from ..common.types import RowKind
 from ..graph.jobgraph import JobGraph
 from ..graph.lifecycle import JobStatus
 from ..options import DEFAULT_NAME, StartOptions
@@ -65,6 +68,20 @@ class SessionStartError(RuntimeError):
 
 class SqlExecutionException(JobExecutionException):
     """A SQL query's job ended FAILED or CANCELED; the message is Spark's reason."""
+
+
+@dataclass(slots=True)
+class SqlStatementResult:
+    """What one SQL statement gave: Flink's ResultKind, the columns with their Flink types, the
+    rows (Arrow), and their RowKinds (None when every row is an insertion)."""
+
+    #: the job that ran the statement ('' for a DDL or utility statement, which runs no job)
+    job_id: str
+    result_kind: str
+    columns: list[str]
+    column_types: list[str]
+    table: "Any"
+    row_kinds: "list[RowKind] | None" = None
 
 
 class Session:
@@ -192,42 +209,67 @@ class Session:
         return reply.job_id
 
     # -- SQL -------------------------------------------------------------------------------
-    def sql(self, query: str, timeout: float = SQL_TIMEOUT) -> "Any":
-        """Run a Spark SQL query on the session's SparkSession, as a job; its rows as a
-        pandas DataFrame (sent as Arrow).
+    def sql(self, query: str, timeout: float = SQL_TIMEOUT, dialect: str = "flink") -> "Any":
+        """Run one SQL statement on the session; its rows as a pandas DataFrame (sent as Arrow).
 
-        The job shows in :meth:`jobs` as ``SQL: <query>``; :meth:`job` gives its details.
-        A failed (or cancelled) query raises :class:`SqlExecutionException` with Spark's
-        reason. An interrupt, or the end of ``timeout`` seconds, cancels the query.
+        ``dialect="flink"`` (the default) takes Flink SQL: DDL with Flink's connectors, window
+        TVFs, ``INSERT INTO``; ``dialect="spark"`` runs Spark SQL as it is on the session's
+        SparkSession. A query or ``INSERT`` runs as a job, shown in :meth:`jobs` and
+        :meth:`job`. A failed (or cancelled) statement raises :class:`SqlExecutionException`
+        with the reason. An interrupt, or the end of ``timeout`` seconds, cancels the job.
         """
+        result = self.execute_sql(query, dialect=dialect, timeout=timeout)
+        return result.table.to_pandas()
+
+    def execute_flink_sql(self, statement: str, runtime_mode: RuntimeExecutionMode,
+                          configuration: dict[str, str],
+                          timeout: float = SQL_TIMEOUT) -> SqlStatementResult:
+        """Run one Flink SQL statement as a TableEnvironment of ``runtime_mode`` does."""
+        return self.execute_sql(statement, "flink", runtime_mode, configuration, timeout)
+
+    def execute_sql(self, statement: str, dialect: str = "flink",
+                    runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.BATCH,
+                    configuration: dict[str, str] | None = None,
+                    timeout: float = SQL_TIMEOUT) -> SqlStatementResult:
+        """Run one SQL statement of ``dialect`` (``flink`` or ``spark``); its result."""
         import pyarrow as pa
 
-        if not isinstance(query, str):
-            raise TypeError(f"sql() takes the query as a str, not {type(query).__name__}")
+        if not isinstance(statement, str):
+            raise TypeError(f"sql() takes the statement as a str, not {type(statement).__name__}")
+        if dialect not in ("flink", "spark"):
+            raise ValueError(f"unknown SQL dialect {dialect!r}: 'flink' or 'spark'")
         job_id = uuid.uuid4().hex
-        # The reply comes when the query ends: wait on a socket of its own, so that this
+        msg = ExecuteSql(statement, job_id, dialect, runtime_mode.name, dict(configuration or {}))
+        reply = self._execute_sql(msg, timeout)
+        if reply.status is not JobStatus.FINISHED:
+            verb = "was cancelled" if reply.status is JobStatus.CANCELED else "failed"
+            what = f"SQL job {reply.job_id}" if reply.job_id else "SQL statement"
+            raise SqlExecutionException(
+                f"{what} {verb}: {reply.error_text}",
+                JobResultReply(reply.job_id, True, reply.status, error_text=reply.error_text))
+        table = pa.ipc.open_stream(reply.arrow).read_all()
+        kinds = [RowKind(b) for b in reply.row_kinds] if reply.row_kinds else None
+        return SqlStatementResult(reply.job_id, reply.result_kind, list(table.column_names),
+                                  list(reply.column_types), table, kinds)
+
+    def _execute_sql(self, msg: ExecuteSql, timeout: float) -> SqlResult:
+        # The reply comes when the statement ends: wait on a socket of its own, so that this
         # session's other requests (from other threads, widgets) go on meanwhile, and so that
         # an abandoned wait leaves no late reply behind.
         gateway = DispatcherGateway(self.info)
         try:
-            reply = gateway.request(ExecuteSql(query, job_id), SqlResult, timeout=timeout)
+            return gateway.request(msg, SqlResult, timeout=timeout)
         except JobManagerGoneError as exc:
             if not gateway.jobmanager_alive():
                 raise
-            self._cancel_quietly(job_id)  # our wait ended, not the JobManager
-            raise TimeoutError(f"SQL job {job_id} did not end within {timeout:g} s; "
+            self._cancel_quietly(msg.job_id)  # our wait ended, not the JobManager
+            raise TimeoutError(f"SQL job {msg.job_id} did not end within {timeout:g} s; "
                                "it was cancelled") from exc
         except KeyboardInterrupt:
-            self._cancel_quietly(job_id)
+            self._cancel_quietly(msg.job_id)
             raise
         finally:
             gateway.close()
-        if reply.status is not JobStatus.FINISHED:
-            verb = "was cancelled" if reply.status is JobStatus.CANCELED else "failed"
-            raise SqlExecutionException(
-                f"SQL job {reply.job_id} {verb}: {reply.error_text}",
-                JobResultReply(reply.job_id, True, reply.status, error_text=reply.error_text))
-        return pa.ipc.open_stream(reply.arrow).read_all().to_pandas()
 
     def _cancel_quietly(self, job_id: str) -> None:
         """Cancel a query whose result we stopped waiting for (if it is still known)."""

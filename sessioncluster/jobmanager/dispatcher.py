@@ -13,11 +13,12 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..background import BackgroundTasks
 from ..graph.jobgraph import JobGraph, PythonDependency
+from ..graph.lifecycle import JobStatus
 from ..protocol.messages import (
     Ack,
     ApplicationStarted,
@@ -43,10 +44,12 @@ from ..protocol.messages import (
     RequestOverview,
     RunApplication,
     SavepointCompleted,
+    SqlResult,
     StopCluster,
     SubmitJob,
     TriggerSavepoint,
 )
+from ..spark.flinksql.outcome import StatementJob, StatementOutcome, rows_as_arrow_ipc
 from .blobserver import BlobServer
 from .jobstore import JobStore
 from .runner import JobRunner
@@ -61,8 +64,10 @@ MAX_FINISHED_RECORDS_BYTES = 256 * 1024 * 1024
 #: The longest one AwaitJobResult request is held before it is answered "not done yet".
 MAX_AWAIT_SECONDS = 30.0
 
-#: Makes the runner of a submission (SubmitJob, ExecuteSql): ``(job_id, submission, on_done)``.
-RunnerFactory = Callable[[str, Message, Callable[[JobRunner], None]], JobRunner]
+#: Makes the runner of a submission (SubmitJob, ExecuteSql): ``(job_id, submission, on_done,
+#: statement)``; ``statement`` is a planned Flink SQL statement's job (None: plan it in the job).
+RunnerFactory = Callable[[str, Message, Callable[[JobRunner], None], "StatementJob | None"],
+                         JobRunner]
 
 
 @dataclass(slots=True)
@@ -84,6 +89,8 @@ class DispatcherServices:
     overview: Callable[[list[JobSummary], int], ClusterOverview]
     #: stops the session (after the reply left)
     shutdown: Callable[[], None]
+    #: plans one Flink SQL statement (called in a worker thread; raises FlinkSqlError)
+    plan_statement: Callable[[ExecuteSql], StatementOutcome] | None = None
     #: the session's cached streams, with their sizes
     cached_streams: Callable[[], list[CachedStreamInfo]] = list
     #: release a cached stream; False when there is none of that id
@@ -199,8 +206,9 @@ class Dispatcher:
         self.reply(ident, ErrorReply("the session cluster is still starting", "not_ready"))
         return True
 
-    def _start(self, job_id: str, submission: Message) -> JobRunner:
-        job = self.services.new_runner(job_id, submission, self._job_done)
+    def _start(self, job_id: str, submission: Message,
+               statement: StatementJob | None = None) -> JobRunner:
+        job = self.services.new_runner(job_id, submission, self._job_done, statement)
         self.jobs[job_id] = job
         return job
 
@@ -358,18 +366,47 @@ class Dispatcher:
             return
         known = self._lookup(job_id)
         if known is not None:  # sent again (to a new leader): the reply is the same job's
-            job = known
+            self.background.start(self._reply_at_end(ident, known))
+        elif msg.dialect == "flink":
+            self.background.start(self._flink_statement(ident, replace(msg, job_id=job_id)))
+        elif msg.dialect != "spark":
+            self.reply(ident, ErrorReply(f"unknown SQL dialect {msg.dialect!r}: 'flink' or "
+                                         "'spark'", "bad_request"))
         else:
-            if not self._persisted(ident, job_id, ExecuteSql(msg.query, job_id)):
-                return
-            job = self._start(job_id, msg)
-            job.start()
+            self._start_sql_job(ident, replace(msg, job_id=job_id), None)
 
-        async def reply_at_end(job: JobRunner) -> None:
-            await job.done.wait()
-            self.reply(ident, self._final(job, job.final_reply()))
+    def _start_sql_job(self, ident: list[bytes], msg: ExecuteSql,
+                       statement: StatementJob | None) -> None:
+        if not self._persisted(ident, msg.job_id, msg):
+            return
+        job = self._start(msg.job_id, msg, statement)
+        job.start()
+        self.background.start(self._reply_at_end(ident, job))
 
-        self.background.start(reply_at_end(job))
+    async def _reply_at_end(self, ident: list[bytes], job: JobRunner) -> None:
+        await job.done.wait()
+        self.reply(ident, self._final(job, job.final_reply()))
+
+    async def _flink_statement(self, ident: list[bytes], msg: ExecuteSql) -> None:
+        """Plan a Flink SQL statement (in a thread: it reads Spark's catalog); a DDL or utility
+        statement is answered at once, a query or INSERT runs as a job."""
+        plan = self.services.plan_statement
+        if plan is None:
+            self.reply(ident, ErrorReply("this JobManager cannot plan Flink SQL", "bad_request"))
+            return
+        try:
+            outcome = await asyncio.to_thread(plan, msg)
+        except Exception as exc:  # noqa: BLE001 - a bad statement is the client's error
+            self.reply(ident, SqlResult(msg.job_id, b"", 0, JobStatus.FAILED, str(exc) or
+                                        type(exc).__name__))
+            return
+        if outcome.job is not None:
+            self._start_sql_job(ident, msg, outcome.job)
+            return
+        arrow = rows_as_arrow_ipc(outcome.columns, outcome.rows)
+        self.reply(ident, SqlResult("", arrow, len(outcome.rows), JobStatus.FINISHED,
+                                    result_kind=outcome.result_kind,
+                                    column_types=outcome.column_types))
 
     def on_create_temporary_view(self, ident: list[bytes], msg: CreateTemporaryView) -> None:
         """Register Arrow rows as a temporary view (in a thread); :class:`Ack` when done."""

@@ -65,6 +65,8 @@ from ..spark.events import (
     TaskEnded,
     TaskStarted,
 )
+from ..spark.flinksql.executor import FlinkSqlPlanner
+from ..spark.flinksql.outcome import StatementJob, StatementOutcome
 from ..spark.sql import create_temporary_view_in_thread
 from ..spark.streaming import warm_up as warm_up_streaming
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
@@ -76,7 +78,7 @@ from .jobstore import JobStore
 from .resourcemanager import ResourceManager
 from .rest import RestServer, RestServices, cluster_configuration
 from .runner import JobRunner, kill_executor
-from .sqljob import SqlJob
+from .sqljob import SqlJob, sql_job_name
 from .streamingjob import StreamingJob
 
 log = logging.getLogger("sessioncluster.jobmanager")
@@ -115,6 +117,8 @@ class JobManager:
         self.own_path = (ha_dir(name) / f"jobmanager-{self.pid}.json" if self.ha is not None
                          else connection_path(name))
         self.spark: Any = None
+        #: the session's Flink SQL catalog and planner, made at the first Flink SQL statement
+        self.flink_sql: FlinkSqlPlanner | None = None
         self.blobs = BlobServer(self.dir / "blobs")
         self.caches = CacheRegistry()
         self.loop = asyncio.get_event_loop()
@@ -134,6 +138,7 @@ class JobManager:
             create_view=lambda view, arrow, done: create_temporary_view_in_thread(
                 self.spark, view, arrow, self.loop, done),
             overview=self._overview, shutdown=self._stop_session_soon,
+            plan_statement=self._plan_statement,
             cached_streams=self._cached_streams, invalidate_cache=self.caches.invalidate,
             python_dependencies=self._session_dependencies(settings),
             is_leader=self.is_leader, persist=self._persist, has_result=self._has_result,
@@ -282,8 +287,8 @@ class JobManager:
             self.blobs.put(dep.key, data)
         return [dep for dep, _ in packed]
 
-    def _new_runner(self, job_id: str, submission: Message,
-                    on_done: Callable[[JobRunner], None]) -> JobRunner:
+    def _new_runner(self, job_id: str, submission: Message, on_done: Callable[[JobRunner], None],
+                    statement: StatementJob | None = None) -> JobRunner:
         """The runner factory: a JobMaster for a JobGraph, a StreamingJob for one in STREAMING
         mode, a SqlJob for a query."""
 
@@ -299,9 +304,27 @@ class JobManager:
             return JobMaster(job_id, submission.job_graph, self.spark.sparkContext, self.rm,
                              self.loop, self.publish, done, self.caches)
         if isinstance(submission, ExecuteSql):
+            if statement is None and submission.dialect == "flink":  # recovered (HA)
+                statement = self._plan_job(submission)
             return SqlJob(job_id, submission.query, self.spark, self.rm, self.loop, self.publish,
-                          done, max_result_bytes=self.settings.max_result_mb * 1024 * 1024)
+                          done, max_result_bytes=self.settings.max_result_mb * 1024 * 1024,
+                          statement=statement)
         raise TypeError(f"no runner for {submission.type!r}")
+
+    def _plan_statement(self, msg: ExecuteSql) -> StatementOutcome:
+        """Plan a Flink SQL statement against the session's catalog (in a worker thread)."""
+        if self.flink_sql is None:
+            raise RuntimeError("the session's SparkSession is not up yet")
+        return self.flink_sql.plan(msg.query, msg.runtime_mode, msg.configuration)
+
+    def _plan_job(self, msg: ExecuteSql) -> StatementJob:
+        """A recovered Flink SQL job's work, planned when the job runs."""
+        def run() -> Any:
+            job = self._plan_statement(msg).job
+            if job is None:
+                raise ValueError(f"{msg.query!r} is not a query or an INSERT")
+            return job.run()
+        return StatementJob(sql_job_name(msg.query), run)
 
     def _job(self, job_id: str) -> JobRunner | None:
         """A job in memory or in the job store."""
@@ -433,6 +456,7 @@ class JobManager:
     async def _start_cluster(self, path: Path) -> None:
         t0 = time.monotonic()
         self.spark = await self.loop.run_in_executor(None, start_spark, self.settings, str(path))
+        self.flink_sql = FlinkSqlPlanner(self.spark)
         sc = self.spark.sparkContext
         bridge = SparkListenerBridge(self._spark_event_from_thread)
         await self.loop.run_in_executor(None, add_listener, sc, bridge)

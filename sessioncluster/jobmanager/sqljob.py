@@ -23,6 +23,7 @@ from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
 from ..protocol.messages import JobDetails, SqlResult, TaskError, VertexInfo
 from ..spark.events import StageSubmitted, TaskEnded, TaskStarted
+from ..spark.flinksql.outcome import StatementJob
 from ..spark.sql import MAX_RESULT_BYTES, collect_arrow_ipc, spark_error_text, submitted_stages
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, SparkJobRunner, cancel_job_group, execution_infos
@@ -51,12 +52,15 @@ class SqlJob(SparkJobRunner):
     def __init__(self, job_id: str, query: str, spark: Any, rm: ResourceManager,
                  loop: asyncio.AbstractEventLoop, publish: Publish,
                  on_done: Callable[[JobRunner], None],
-                 max_result_bytes: int = MAX_RESULT_BYTES) -> None:
-        name = sql_job_name(query)
+                 max_result_bytes: int = MAX_RESULT_BYTES,
+                 statement: StatementJob | None = None) -> None:
+        name = sql_job_name(query) if statement is None else statement.name
         super().__init__(job_id, name, JobGraph(name, []), spark.sparkContext, rm, loop, publish,
                          on_done)
         self.query = query
         self.spark = spark
+        #: a planned Flink SQL statement's work; None for a Spark SQL query
+        self.statement = statement
         self.max_result_bytes = max_result_bytes
         #: Spark stage id -> JobVertex id
         self.stage_vertices: dict[int, str] = {}
@@ -69,11 +73,12 @@ class SqlJob(SparkJobRunner):
         """The reply to the client's :class:`ExecuteSql`; the rows are handed over only once."""
         arrow, self._arrow = self._arrow, None
         status = self.status
+        types = self.statement.column_types if self.statement is not None else []
         if status is JobStatus.FINISHED and arrow is not None:
-            return SqlResult(self.job_id, arrow, self._rows, status)
+            return SqlResult(self.job_id, arrow, self._rows, status, column_types=types)
         text = self.error_text or ("the job was cancelled" if status is JobStatus.CANCELED
                                    else f"the job is {status}")
-        return SqlResult(self.job_id, b"", 0, status, text)
+        return SqlResult(self.job_id, b"", 0, status, text, column_types=types)
 
     # -- the query's thread ---------------------------------------------------------------
     def run_on_spark(self) -> None:
@@ -85,7 +90,8 @@ class SqlJob(SparkJobRunner):
             sc._jsc.setCallSite(self.name)  # Spark names the query's stages after it
             if self.cancel_requested:
                 raise InterruptedError("cancelled before it started")
-            arrow, rows = collect_arrow_ipc(self.spark.sql(self.query), self.max_result_bytes,
+            frame = self.spark.sql(self.query) if self.statement is None else self.statement.run()
+            arrow, rows = collect_arrow_ipc(frame, self.max_result_bytes,
                                             stop=lambda: cancel_job_group(sc, self.spark_group))
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
             error = spark_error_text(exc)

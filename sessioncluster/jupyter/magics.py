@@ -16,6 +16,7 @@ from IPython.display import display
 from ..client.gateway import DispatcherError, JobManagerGoneError
 from ..client.session import SessionStartError, connect, start, start_standby
 from ..cluster.connection import pid_alive
+from ..common.sqlscript import split_statements
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
 
@@ -176,31 +177,41 @@ class SessionClusterMagics(Magics):
     @magic_arguments.magic_arguments()
     @magic_arguments.argument("-o", "--out", default=None, metavar="VAR",
                               help="also store the DataFrame in this variable")
+    @magic_arguments.argument("--dialect", default="flink", choices=["flink", "spark"],
+                              help="Flink SQL (the default) or Spark SQL as Spark runs it")
     @session_args
     @cell_magic
     def flink_sql(self, line: str, cell: str) -> Any:
-        """Run the cell as Spark SQL on the session cluster; returns a pandas DataFrame.
+        """Run the cell's SQL statements on the session cluster, in turn, as Flink's SQL client
+        does; the last query's rows are returned as a pandas DataFrame.
 
-        The job widget of each job that starts while the query runs is shown above the result.
+        The job widget of each job that starts meanwhile is shown above the result.
 
         Examples::
 
             %%flink_sql
-            SELECT id, id * id AS square FROM range(10)
+            CREATE TABLE bids (item STRING, price DOUBLE, ts TIMESTAMP(3))
+              WITH ('connector' = 'filesystem', 'path' = 'bids.csv', 'format' = 'csv');
+            SELECT item, SUM(price) AS total FROM bids GROUP BY item
 
-            %%flink_sql --out squares --name dev
+            %%flink_sql --dialect spark --out squares
             SELECT id * id AS square FROM range(10)
         """
         args = magic_arguments.parse_argstring(self.flink_sql, line)
         session = self._session(args.name)
-        if not hasattr(session, "sql"):
-            raise UsageError("this version of sessioncluster has no Session.sql")
-        query = cell.strip()
-        if not query:
-            raise UsageError("%%flink_sql needs a query in the cell")
+        statements = split_statements(cell) if args.dialect == "flink" else [cell.strip()]
+        if not statements or not statements[0]:
+            raise UsageError("%%flink_sql needs a statement in the cell")
         unsubscribe = self._show_jobs_started(session) if _in_kernel(self.shell) else None
+        result: Any = None
         try:
-            result = session.sql(query)
+            for statement in statements:
+                outcome = session.execute_sql(statement, dialect=args.dialect)
+                if outcome.result_kind == "SUCCESS":
+                    print("[INFO] Execute statement succeeded.")
+                    result = None
+                else:
+                    result = outcome.table.to_pandas()
         except (JobManagerGoneError, DispatcherError) as exc:
             raise UsageError(f"%%flink_sql: {exc}") from exc
         finally:

@@ -518,13 +518,21 @@ class TaskManagerChanged(Message):
 
 @dataclass(slots=True)
 class ExecuteSql(Message):
-    """Run a Spark SQL query as a job; answered by :class:`SqlResult` when the job ends."""
+    """Run one SQL statement; answered by :class:`SqlResult` when it ends. A Spark SQL query and a
+    Flink SQL query or ``INSERT`` run as a job; a Flink DDL or utility statement (``CREATE
+    TABLE``, ``SHOW``, ``SET``, ...) is answered at once, as Flink's TableEnvironment does."""
 
     type: ClassVar[str] = "execute_sql"
     query: str
     #: the job's id, chosen by the client as Flink's client chooses a JobID (32 hex digits),
     #: so that an interrupted client can still cancel it; "" lets the Dispatcher choose
     job_id: str = ""
+    #: ``flink`` (Flink SQL, planned on Spark) or ``spark`` (Spark SQL as it is)
+    dialect: str = "spark"
+    #: the TableEnvironment's ``execution.runtime-mode``: BATCH or STREAMING
+    runtime_mode: str = "BATCH"
+    #: the TableEnvironment's configuration (``TableConfig``), sent with each statement
+    configuration: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -539,6 +547,12 @@ class SqlResult(Message):
     status: JobStatus = JobStatus.FINISHED
     #: Spark's reason for a FAILED job (no JVM stack), or why it was CANCELED
     error_text: str | None = None
+    #: Flink's ResultKind: SUCCESS (a DDL statement) or SUCCESS_WITH_CONTENT (rows)
+    result_kind: str = "SUCCESS_WITH_CONTENT"
+    #: the columns' Flink SQL types (``BIGINT``, ``TIMESTAMP(3)``); empty for Spark SQL
+    column_types: list[str] = field(default_factory=list)
+    #: one RowKind byte per row (0 +I, 1 -U, 2 +U, 3 -D); empty when every row is +I
+    row_kinds: bytes = b""
 
 
 @dataclass(slots=True)

@@ -33,7 +33,7 @@ def sql_job(session: sessioncluster.Session, query_start: str):
 
 
 def test_sql_returns_pandas(session) -> None:
-    df = session.sql("SELECT sum(id) AS s FROM range(1000)")
+    df = session.sql("SELECT sum(id) AS s FROM range(1000)", dialect="spark")
     assert isinstance(df, pd.DataFrame)
     assert list(df.columns) == ["s"]
     assert df["s"].tolist() == [499500]
@@ -77,7 +77,7 @@ def test_group_by_over_a_pandas_view_matches_pandas(session) -> None:
 
 def test_bad_query_raises_spark_reason_and_session_goes_on(session) -> None:
     with pytest.raises(SqlExecutionException) as info:
-        session.sql("SELECT * FROM no_such_table_xyz")
+        session.sql("SELECT * FROM no_such_table_xyz", dialect="spark")
     text = str(info.value)
     assert "TABLE_OR_VIEW_NOT_FOUND" in text and "no_such_table_xyz" in text
     assert "\tat " not in text and "org.apache.spark.sql.catalyst" not in text  # no JVM stack
@@ -85,14 +85,14 @@ def test_bad_query_raises_spark_reason_and_session_goes_on(session) -> None:
     assert session.job(info.value.job_id).get_job_status() is JobStatus.FAILED
 
     with pytest.raises(SqlExecutionException, match="PARSE_SYNTAX_ERROR"):
-        session.sql("SELEC 1")
+        session.sql("SELEC 1", dialect="spark")
 
-    assert session.sql("SELECT 40 + 2 AS answer")["answer"].tolist() == [42]
+    assert session.sql("SELECT 40 + 2 AS answer", dialect="spark")["answer"].tolist() == [42]
 
 
 def test_failing_task_fails_the_job_with_the_reason(session) -> None:
     with pytest.raises(SqlExecutionException, match="USER_RAISED_EXCEPTION") as info:
-        session.sql("SELECT assert_true(id < 50) FROM range(100)")
+        session.sql("SELECT assert_true(id < 50) FROM range(100)", dialect="spark")
     details = session.job(info.value.job_id).details()
     assert details.summary.status is JobStatus.FAILED
     failed = [ex for ex in details.executions if ex.state is ExecutionState.FAILED]
@@ -105,7 +105,7 @@ def test_create_temporary_view_takes_only_pandas(session) -> None:
 
 
 def test_empty_result_keeps_its_columns(session) -> None:
-    df = session.sql("SELECT id, CAST(id AS STRING) AS s FROM range(10) WHERE id < 0")
+    df = session.sql("SELECT id, CAST(id AS STRING) AS s FROM range(10) WHERE id < 0", dialect="spark")
     assert list(df.columns) == ["id", "s"] and len(df) == 0
 
 
@@ -117,7 +117,7 @@ def test_cancel_stops_a_long_query_and_the_session_goes_on(session) -> None:
 
     def run() -> None:
         try:
-            outcome["df"] = session.sql(query)
+            outcome["df"] = session.sql(query, dialect="spark")
         except Exception as exc:  # noqa: BLE001 - checked below
             outcome["error"] = exc
 
@@ -139,7 +139,7 @@ def test_cancel_stops_a_long_query_and_the_session_goes_on(session) -> None:
     assert details.summary.status is JobStatus.CANCELED
     assert {ex.state for ex in details.executions} <= {ExecutionState.CANCELED,
                                                        ExecutionState.FINISHED}
-    assert session.sql("SELECT 7 AS seven")["seven"].tolist() == [7]
+    assert session.sql("SELECT 7 AS seven", dialect="spark")["seven"].tolist() == [7]
 
 
 # -- without a cluster: the JobGraph from Spark's stage events, the error texts ----------------

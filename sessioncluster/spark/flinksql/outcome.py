@@ -1,0 +1,47 @@
+"""What planning one Flink SQL statement gives the JobManager: rows to answer with at once (DDL,
+``SHOW``, ``DESCRIBE``, ``SET``, ``EXPLAIN``), or a job to run (a query, an ``INSERT``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass(slots=True)
+class StatementJob:
+    """The Spark work of a query or an ``INSERT``, run as a job of the session."""
+
+    #: the job's name, as Flink names it (``collect``, ``insert-into_default_catalog...``)
+    name: str
+    #: runs the work (in the job's thread, in its Spark job group) and gives the result's
+    #: DataFrame, which the job collects
+    run: Callable[[], Any]
+    #: the result columns' Flink SQL types
+    column_types: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StatementOutcome:
+    """A planned statement: ``rows`` now (with ``columns``), or a ``job``."""
+
+    result_kind: str = "SUCCESS"
+    columns: list[str] = field(default_factory=list)
+    column_types: list[str] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    job: StatementJob | None = None
+
+    @classmethod
+    def ok(cls) -> "StatementOutcome":
+        """Flink's answer to a DDL statement: one row ``OK`` in a column ``result``."""
+        return cls("SUCCESS", ["result"], ["STRING"], [("OK",)])
+
+
+def rows_as_arrow_ipc(columns: list[str], rows: list[tuple[Any, ...]]) -> bytes:
+    """Rows computed while planning (``SHOW TABLES``, ``DESCRIBE``) as Arrow IPC stream bytes."""
+    import pyarrow as pa
+
+    table = pa.table({name: [row[i] for row in rows] for i, name in enumerate(columns)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
