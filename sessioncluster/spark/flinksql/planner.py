@@ -238,8 +238,9 @@ def _window_aux(node: exp.Expression, name: str, n: int) -> exp.Expression:
 def _rewrite_node(node: exp.Expression) -> exp.Expression:
     if isinstance(node, FlinkCast):
         to = exp.DataType.build(spark_type(node.args["to"].this), dialect="spark")
-        cls = exp.TryCast if node.args.get("safe") else exp.Cast
-        return cls(this=node.this, to=to)
+        if node.args.get("safe"):
+            return exp.TryCast(this=node.this, to=to, safe=True)
+        return exp.Cast(this=node.this, to=to)
     if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIMESTAMPTZ) \
             and isinstance(node.this, exp.Literal):
         return exp.Cast(this=node.this, to=exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
