@@ -9,8 +9,21 @@ from sessioncluster.api.table.types import DataTypes
 from sessioncluster.spark.flinksql.datatypes import data_type
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import (
-    CreateFunction, CreateTable, CreateView, Describe, Drop, Explain, Insert, Query, Reset, Set,
-    Show, StatementSet, StopJob, parse_statement, parse_statements,
+    CreateFunction,
+    CreateTable,
+    CreateView,
+    Describe,
+    Drop,
+    Explain,
+    Insert,
+    Query,
+    Reset,
+    Set,
+    Show,
+    StatementSet,
+    StopJob,
+    parse_statement,
+    parse_statements,
 )
 
 ORDERS_DDL = """

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -100,7 +102,8 @@ class _TypeReader:
         if name in _SIMPLE:
             if name == "DOUBLE":
                 self.take("PRECISION")
-            return _SIMPLE[name]()
+            simple: Any = _SIMPLE[name]
+            return simple()
         if name in _SIZED:
             args = self.integers()
             return _SIZED[name](args[0] if args else 1)

@@ -123,12 +123,16 @@ class FlinkParser(SparkParser):
         return super()._parse_lambda(alias)
 
     def _parse_types(
-        self, check_func: bool = False, schema: bool = False, allow_identifiers: bool = True
+        self,
+        check_func: bool = False,
+        schema: bool = False,
+        allow_identifiers: bool = True,
+        with_collation: bool = False,
     ) -> exp.Expr | None:
         # a schema's types are read by Flink's grammar (CAST's too, in _parse_flink_cast)
         if schema and self._curr and self._curr.text.upper() in TYPE_NAMES:
             return self._parse_flink_type()
-        return super()._parse_types(check_func, schema, allow_identifiers)
+        return super()._parse_types(check_func, schema, allow_identifiers, with_collation)
 
     def _parse_flink_type(self) -> exp.Expr:
         first = self._curr
@@ -161,7 +165,7 @@ class FlinkParser(SparkParser):
             if self._match(TokenType.L_PAREN, advance=False):
                 partition_by = self._parse_wrapped_csv(self._parse_column)
             else:
-                partition_by = [self._parse_column()]
+                partition_by = [c for c in [self._parse_column()] if c is not None]
         return self.expression(TableArgument(this=table, partition_by=partition_by))
 
 
@@ -176,11 +180,11 @@ def _cast_sql(gen: Any, node: FlinkCast) -> str:
     return f"{name}({gen.sql(node, 'this')} AS {node.args['to'].this})"
 
 
-class _FlinkGenerator(Spark.Generator):  # type: ignore[name-defined,misc]
+class _FlinkGenerator(Spark.Generator):  # type: ignore[valid-type,misc]
     """Writes Flink SQL back (computed columns and watermarks are kept as Flink SQL text)."""
 
     TRANSFORMS = {
-        **Spark.Generator.TRANSFORMS,  # type: ignore[attr-defined]
+        **Spark.Generator.TRANSFORMS,
         FlinkType: lambda gen, node: node.this,
         FlinkCast: _cast_sql,
         TableArgument: _table_argument_sql,
@@ -197,7 +201,7 @@ class Flink(Spark):
         KEYWORDS.pop("SESSION", None)
         # the SQL client's statements are read from their tokens (statements.py), not swallowed
         # whole as sqlglot's opaque commands
-        COMMANDS: set[TokenType] = set()
+        COMMANDS: set[TokenType] = set()  # type: ignore[misc]
 
     Parser = FlinkParser
     Generator = _FlinkGenerator

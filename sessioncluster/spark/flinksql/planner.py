@@ -33,7 +33,7 @@ _WINDOW_AUX = {"START", "END", "ROWTIME", "PROCTIME"}
 _MS = "INTERVAL '0.001' SECOND"
 
 
-def to_spark_sql(query: exp.Expression, tables: Mapping[str, CatalogTable]) -> str:
+def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable]) -> str:
     """Spark SQL text for a Flink query; FlinkSqlError for what Spark cannot run as Flink does."""
     tree = query.copy()
     names = count()
@@ -112,8 +112,7 @@ def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTab
         inner = _fixed_window_sql(name, args, source, ts, n)
     sql = (f"SELECT {columns}, __s{n} AS window_start, __e{n} AS window_end, "
            f"__e{n} - {_MS} AS window_time FROM ({inner}) AS __w{n}")
-    subquery = sqlglot.parse_one(sql, read="spark").subquery(alias or f"__tvf{n}")
-    return subquery
+    return _subquery(sql, alias or f"__tvf{n}")
 
 
 def _fixed_window_sql(name: str, args: dict[str, exp.Expression], source: str, ts: str,
@@ -200,12 +199,18 @@ def _rewrite_group_window(select: exp.Select, names: count) -> None:
                 column.set("table", None)
     for column in (c for g in others for c in g.find_all(exp.Column)):
         column.set("table", None)
-    select.set("from_", exp.From(this=sqlglot.parse_one(inner, read="spark").subquery(f"__g{n}")))
+    select.set("from_", exp.From(this=_subquery(inner, f"__g{n}")))
     select.set("joins", None)
     select.set("where", None)
     window_ends = [exp.column(f"__s{n}"), exp.column(f"__e{n}")]
     select.set("group", exp.Group(expressions=[*window_ends, *others]))
     select.transform(lambda node: _window_aux(node, name, n), copy=False)
+
+
+def _subquery(sql: str, alias: str) -> exp.Expression:
+    query = sqlglot.parse_one(sql, read="spark")
+    assert isinstance(query, exp.Select)
+    return query.subquery(alias)
 
 
 def _arg(args: list[exp.Expression], i: int, name: str) -> exp.Expression:
@@ -231,7 +236,8 @@ def _window_aux(node: exp.Expression, name: str, n: int) -> exp.Expression:
         if which == "END":
             return exp.column(f"__e{n}")
         if which in _WINDOW_AUX:
-            return sqlglot.parse_one(f"__e{n} - {_MS}", read="spark")
+            return exp.Sub(this=exp.column(f"__e{n}"), expression=exp.Interval(
+                this=exp.Literal.string("0.001"), unit=exp.Var(this="SECOND")))
     return node
 
 

@@ -32,7 +32,7 @@ class CreateView:
     """``CREATE [TEMPORARY] VIEW [IF NOT EXISTS] v [(cols)] AS query``."""
 
     name: str
-    query: exp.Expression
+    query: exp.Expr
     columns: list[str] = field(default_factory=list)
     temporary: bool = False
     if_not_exists: bool = False
@@ -105,7 +105,7 @@ class Insert:
     """``INSERT INTO|OVERWRITE t [PARTITION (...)] [(cols)] query``."""
 
     target: str
-    query: exp.Expression
+    query: exp.Expr
     overwrite: bool = False
     columns: list[str] = field(default_factory=list)
     partition: dict[str, str] = field(default_factory=dict)
@@ -123,7 +123,7 @@ class StatementSet:
 class Query:
     """A query (``SELECT``, ``WITH``, ``VALUES``, set operations): its sqlglot AST."""
 
-    ast: exp.Expression
+    ast: exp.Expr
 
 
 @dataclass(slots=True)
@@ -341,7 +341,7 @@ class _Script:
         body = tokens[4:-1]
         inserts: list[Insert] = []
         current: list[Token] = []
-        for token in body + [None]:  # type: ignore[list-item]
+        for token in [*body, None]:
             if token is None or token.token_type == TokenType.SEMICOLON:
                 if current:
                     statement = self.statement(current)
@@ -410,7 +410,7 @@ class _Script:
         return self.error(None if not tokens else tokens[-1] if line is None else None)
 
 
-def _statement_of(tree: exp.Expression, script: _Script, tokens: list[Token]) -> Statement:
+def _statement_of(tree: exp.Expr, script: _Script, tokens: list[Token]) -> Statement:
     if isinstance(tree, exp.Create):
         kind = str(tree.args.get("kind", "")).upper()
         if kind == "TABLE":
