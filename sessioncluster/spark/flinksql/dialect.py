@@ -1,0 +1,207 @@
+"""The ``Flink`` sqlglot dialect: Flink SQL's grammar on top of sqlglot's Spark dialect.
+
+What Spark's grammar lacks and Flink SQL has: ``WATERMARK FOR ts AS expr`` and
+``PRIMARY KEY (..) NOT ENFORCED`` in a table's schema, table arguments (``TABLE t [PARTITION BY
+k]``) and ``DESCRIPTOR(col)`` in the calls of window table-valued functions, named arguments
+(``DATA => TABLE t``), and ``SESSION`` as a function name. Statements Spark has no grammar for
+(``SET 'k' = 'v'``, ``STOP JOB``, ``SHOW JOBS``, ...) are recognized in ``statements.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.parsers.spark import SparkParser
+from sqlglot.tokens import TokenType
+
+
+class TableArgument(exp.Expression):
+    """``TABLE t [PARTITION BY k, ...]``: a table passed to a table-valued function."""
+
+    arg_types = {"this": True, "partition_by": False}
+
+
+class Descriptor(exp.Expression):
+    """``DESCRIPTOR(col, ...)``: the columns a window function reads its time from."""
+
+    arg_types = {"expressions": True}
+
+
+def _parse_watermark(parser: Any) -> exp.Expr:
+    if not parser._match(TokenType.FOR):
+        parser.raise_error("Expecting FOR after WATERMARK")
+    rowtime = parser._parse_column()
+    if not parser._match(TokenType.ALIAS):
+        parser.raise_error("Expecting AS after WATERMARK FOR <column>")
+    return parser.expression(
+        exp.WatermarkColumnConstraint(this=rowtime, expression=parser._parse_disjunction())
+    )
+
+
+def _parse_descriptor(parser: Any) -> exp.Expr:
+    return parser.expression(Descriptor(expressions=parser._parse_csv(parser._parse_column)))
+
+
+class FlinkType(exp.Expression):
+    """A Flink SQL type as written (``TIMESTAMP(3)``, ``ROW<a INT, b STRING>``), kept as text:
+    ``datatypes.data_type`` reads it, the planner turns it into Spark's type."""
+
+    arg_types = {"this": True}
+
+
+#: the words a Flink SQL type starts with
+TYPE_NAMES = frozenset(
+    "CHAR VARCHAR STRING BOOLEAN BINARY VARBINARY BYTES DECIMAL DEC NUMERIC TINYINT SMALLINT INT "
+    "INTEGER BIGINT FLOAT REAL DOUBLE DATE TIME TIMESTAMP TIMESTAMP_LTZ ARRAY MULTISET MAP ROW "
+    "RAW NULL VARIANT".split()
+)
+_OPEN = {TokenType.LT: 1, TokenType.L_PAREN: 1}
+_CLOSE = {TokenType.GT: 1, TokenType.R_PAREN: 1}
+
+
+class FlinkCast(exp.Expression):
+    """``CAST(x AS <Flink type>)`` (``safe``: ``TRY_CAST``)."""
+
+    arg_types = {"this": True, "to": True, "safe": False}
+
+
+def _cast_parser(safe: bool) -> Any:
+    def parse(parser: Any) -> exp.Expr:
+        this = parser._parse_disjunction()
+        if not parser._match(TokenType.ALIAS):
+            parser.raise_error("Expecting AS in CAST")
+        if not (parser._curr and parser._curr.text.upper() in TYPE_NAMES):
+            parser.raise_error("Expecting a data type")
+        return parser.expression(FlinkCast(this=this, to=parser._parse_flink_type(), safe=safe))
+
+    return parse
+
+
+def _raw_function(name: str) -> Any:
+    """Keeps a call as written: its Flink semantics differ from what sqlglot would read."""
+    return lambda args: exp.Anonymous(this=name, expressions=args)
+
+
+#: functions the planner maps itself (their meaning differs between Flink and Spark)
+RAW_FUNCTIONS = (
+    "TO_TIMESTAMP", "TO_DATE", "DATE_FORMAT", "REGEXP_EXTRACT", "TIMESTAMPADD", "TIMESTAMPDIFF",
+    "CHAR_LENGTH", "NOW", "LOCALTIMESTAMP", "PROCTIME", "CURRENT_WATERMARK",
+    "TUMBLE", "HOP", "SESSION", "CUMULATE",
+)
+
+
+class FlinkParser(SparkParser):
+    """Spark's parser taught Flink SQL's DDL additions and table-function arguments."""
+
+    CONSTRAINT_PARSERS = {
+        **SparkParser.CONSTRAINT_PARSERS,
+        "WATERMARK": _parse_watermark,
+    }
+    SCHEMA_UNNAMED_CONSTRAINTS = {*SparkParser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
+    FUNCTION_PARSERS = {
+        **SparkParser.FUNCTION_PARSERS,
+        "DESCRIPTOR": _parse_descriptor,
+        "CAST": _cast_parser(False),
+        "TRY_CAST": _cast_parser(True),
+    }
+    FUNCTIONS = {**SparkParser.FUNCTIONS, **{n: _raw_function(n) for n in RAW_FUNCTIONS}}
+
+    def _parse_lambda(self, alias: bool = False) -> exp.Expr | None:
+        if self._curr and self._curr.token_type == TokenType.TABLE:
+            return self._parse_table_argument()
+        if (
+            self._next
+            and self._next.token_type == TokenType.FARROW
+            and self._index + 2 < len(self._tokens)
+            and self._tokens[self._index + 2].token_type == TokenType.TABLE
+        ):
+            name = self._parse_id_var()
+            self._match(TokenType.FARROW)
+            return self.expression(exp.Kwarg(this=name, expression=self._parse_table_argument()))
+        return super()._parse_lambda(alias)
+
+    def _parse_types(
+        self,
+        check_func: bool = False,
+        schema: bool = False,
+        allow_identifiers: bool = True,
+        with_collation: bool = False,
+    ) -> exp.Expr | None:
+        # a schema's types are read by Flink's grammar (CAST's too, in _parse_flink_cast)
+        if schema and self._curr and self._curr.text.upper() in TYPE_NAMES:
+            return self._parse_flink_type()
+        return super()._parse_types(check_func, schema, allow_identifiers, with_collation)
+
+    def _parse_flink_type(self) -> exp.Expr:
+        first = self._curr
+        last = first
+        self._advance()
+        depth = 0
+        while self._curr is not None:
+            kind = self._curr.token_type
+            if depth == 0 and kind not in _OPEN:
+                break
+            depth += _OPEN.get(kind, 0) - _CLOSE.get(kind, 0)
+            last = self._curr
+            self._advance()
+            if depth <= 0:
+                break
+        if first.text.upper() == "DOUBLE" and self._match_text_seq("PRECISION"):
+            last = self._prev
+        for words in (("WITH", "LOCAL", "TIME", "ZONE"), ("WITH", "TIME", "ZONE"),
+                      ("WITHOUT", "TIME", "ZONE")):
+            if self._match_text_seq(*words):
+                last = self._prev
+                break
+        return self.expression(FlinkType(this=self.sql[first.start : last.end + 1]))
+
+    def _parse_table_argument(self) -> exp.Expr:
+        self._match(TokenType.TABLE)
+        table = self._parse_table_parts()
+        partition_by = None
+        if self._match(TokenType.PARTITION_BY) or self._match_text_seq("PARTITION", "BY"):
+            if self._match(TokenType.L_PAREN, advance=False):
+                partition_by = self._parse_wrapped_csv(self._parse_column)
+            else:
+                partition_by = [c for c in [self._parse_column()] if c is not None]
+        return self.expression(TableArgument(this=table, partition_by=partition_by))
+
+
+def _table_argument_sql(gen: Any, node: TableArgument) -> str:
+    keys = node.args.get("partition_by")
+    partition = f" PARTITION BY ({gen.expressions(node, key='partition_by', flat=True)})"
+    return f"TABLE {gen.sql(node, 'this')}" + (partition if keys else "")
+
+
+def _cast_sql(gen: Any, node: FlinkCast) -> str:
+    name = "TRY_CAST" if node.args.get("safe") else "CAST"
+    return f"{name}({gen.sql(node, 'this')} AS {node.args['to'].this})"
+
+
+class _FlinkGenerator(Spark.Generator):  # type: ignore[valid-type,misc]
+    """Writes Flink SQL back (computed columns and watermarks are kept as Flink SQL text)."""
+
+    TRANSFORMS = {
+        **Spark.Generator.TRANSFORMS,
+        FlinkType: lambda gen, node: node.this,
+        FlinkCast: _cast_sql,
+        TableArgument: _table_argument_sql,
+        Descriptor: lambda gen, node: f"DESCRIPTOR({gen.expressions(node, flat=True)})",
+    }
+
+
+class Flink(Spark):
+    """Flink SQL as sqlglot reads it (``read="flink"`` once this module is imported)."""
+
+    class Tokenizer(Spark.Tokenizer):
+        KEYWORDS = {**Spark.Tokenizer.KEYWORDS}
+        # SESSION is a window function name in Flink, not a keyword
+        KEYWORDS.pop("SESSION", None)
+        # the SQL client's statements are read from their tokens (statements.py), not swallowed
+        # whole as sqlglot's opaque commands
+        COMMANDS: set[TokenType] = set()  # type: ignore[misc]
+
+    Parser = FlinkParser
+    Generator = _FlinkGenerator

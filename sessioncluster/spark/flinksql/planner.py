@@ -1,0 +1,294 @@
+"""A Flink SQL query (sqlglot AST in the ``Flink`` dialect) to Spark SQL text, for BATCH.
+
+Every catalog table and view is a Spark temporary view of the same name whose columns are the
+table's (computed ones included, the rowtime a TIMESTAMP). Rewritten: window table-valued
+functions (``TUMBLE``/``HOP``/``CUMULATE``/``SESSION``) into subqueries exposing Flink's
+``window_start``, ``window_end`` and ``window_time``; the legacy ``GROUP BY TUMBLE(...)`` with its
+``TUMBLE_START``/``_END``/``_ROWTIME``; Flink's functions whose Spark form differs; Flink's types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import count
+
+import sqlglot
+from sqlglot import exp
+
+from sessioncluster.spark.flinksql.datatypes import spark_type
+from sessioncluster.spark.flinksql.dialect import Descriptor, FlinkCast, TableArgument
+from sessioncluster.spark.flinksql.model import CatalogTable, FlinkSqlError
+
+_UNITS_MS = {
+    "MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000,
+}
+_WINDOW_PARAMS = {
+    "TUMBLE": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
+    "HOP": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
+    "CUMULATE": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"),
+    "SESSION": ("DATA", "TIMECOL", "GAP"),
+}
+_GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
+_WINDOW_AUX = {"START", "END", "ROWTIME", "PROCTIME"}
+_MS = "INTERVAL '0.001' SECOND"
+
+
+def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable]) -> str:
+    """Spark SQL text for a Flink query; FlinkSqlError for what Spark cannot run as Flink does."""
+    tree = query.copy()
+    names = count()
+    for select in list(tree.find_all(exp.Select)):
+        _rewrite_group_window(select, names)
+    for table in list(tree.find_all(exp.Table)):
+        call = table.this
+        if isinstance(call, exp.Anonymous) and call.name.upper() == "TABLE":
+            table.replace(_window_tvf(call, table.alias, tables, names))
+    tree = tree.transform(_rewrite_node)
+    return tree.sql(dialect="spark")
+
+
+def interval_ms(node: exp.Expression) -> int:
+    """Milliseconds of ``INTERVAL '10' MINUTES`` (FlinkSqlError for other expressions)."""
+    if isinstance(node, exp.Interval) and node.this is not None:
+        unit = (node.text("unit") or "SECOND").upper().rstrip("S")
+        value = node.this.this if isinstance(node.this, exp.Literal) else None
+        if unit in _UNITS_MS and value is not None:
+            try:
+                return round(float(value) * _UNITS_MS[unit])
+            except ValueError:
+                pass
+    raise FlinkSqlError(f"Expected a duration like INTERVAL '10' MINUTES, got "
+                        f"{node.sql(dialect='spark')}")
+
+
+def _duration(ms: int) -> str:
+    return f"'{ms} milliseconds'"
+
+
+def _interval(ms: int) -> str:
+    return f"INTERVAL '{ms / 1000:.3f}' SECOND"
+
+
+def _window_args(call: exp.Anonymous) -> tuple[str, dict[str, exp.Expression]]:
+    """A window TVF's name and its arguments by Flink's parameter names."""
+    if len(call.expressions) != 1 or not isinstance(call.expressions[0], exp.Anonymous):
+        raise FlinkSqlError("TABLE(...) in FROM takes a window table-valued function: TUMBLE, "
+                            "HOP, CUMULATE or SESSION")
+    inner = call.expressions[0]
+    name = inner.name.upper()
+    params = _WINDOW_PARAMS.get(name)
+    if params is None:
+        raise FlinkSqlError(f"Table function {name} is not supported by sessioncluster "
+                            "(Flink docs: Queries / Windowing TVF)")
+    args: dict[str, exp.Expression] = {}
+    for position, arg in enumerate(inner.expressions):
+        if isinstance(arg, exp.Kwarg):
+            args[arg.this.name.upper()] = arg.expression
+        elif position < len(params):
+            args[params[position]] = arg
+    missing = [p for p in params[:3] if p not in args]
+    if missing:
+        raise FlinkSqlError(f"{name} misses its {', '.join(missing)} argument")
+    return name, args
+
+
+def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTable],
+                names: count) -> exp.Expression:
+    name, args = _window_args(call)
+    data, timecol = args["DATA"], args["TIMECOL"]
+    if not isinstance(data, TableArgument) or not isinstance(timecol, Descriptor):
+        raise FlinkSqlError(f"{name} takes TABLE t and DESCRIPTOR(column) as its first arguments")
+    source = ".".join(p.name for p in data.this.parts)
+    table = tables.get(source)
+    if table is None:
+        raise FlinkSqlError(f"Object '{source}' not found")
+    columns = ", ".join(f"`{c.name}`" for c in table.columns)
+    ts = f"`{timecol.expressions[0].name}`"
+    n = next(names)
+    keys = [f"`{k.name}`" for k in data.args.get("partition_by") or []]
+    if name == "SESSION":
+        inner = _session_sql(source, ts, interval_ms(args["GAP"]), keys, n)
+    else:
+        inner = _fixed_window_sql(name, args, source, ts, n)
+    sql = (f"SELECT {columns}, __s{n} AS window_start, __e{n} AS window_end, "
+           f"__e{n} - {_MS} AS window_time FROM ({inner}) AS __w{n}")
+    return _subquery(sql, alias or f"__tvf{n}")
+
+
+def _fixed_window_sql(name: str, args: dict[str, exp.Expression], source: str, ts: str,
+                      n: int) -> str:
+    size = interval_ms(args["SIZE"])
+    offset = interval_ms(args["OFFSET"]) if "OFFSET" in args else 0
+    if name == "TUMBLE":
+        window = f"window({ts}, {_duration(size)}, {_duration(size)}, {_duration(offset)})"
+    elif name == "HOP":
+        slide = interval_ms(args["SLIDE"])
+        window = f"window({ts}, {_duration(size)}, {_duration(slide)}, {_duration(offset)})"
+    else:  # CUMULATE: the tumbling window of the max size, one row per step end after ts
+        step = interval_ms(args["STEP"])
+        if size % step:
+            raise FlinkSqlError("CUMULATE's size must be an integral multiple of its step")
+        window = f"window({ts}, {_duration(size)}, {_duration(size)}, {_duration(offset)})"
+        ends = (f"explode(sequence(__w.start + {_interval(step)}, __w.end, "
+                f"{_interval(step)}))")
+        return (f"SELECT * FROM (SELECT *, __w.start AS __s{n}, {ends} AS __e{n} FROM "
+                f"(SELECT *, {window} AS __w FROM {source})) WHERE __e{n} > {ts}")
+    return f"SELECT *, __w.start AS __s{n}, __w.end AS __e{n} FROM " \
+           f"(SELECT *, {window} AS __w FROM {source})"
+
+
+def _session_sql(source: str, ts: str, gap: int, keys: list[str], n: int) -> str:
+    """Session windows by window functions: a row opens a session when the previous row of its
+    partition is at least ``gap`` before it; a session spans its rows' times plus the gap."""
+    part = f"PARTITION BY {', '.join(keys)} " if keys else ""
+    order = f"({part}ORDER BY {ts})"
+    session = f"(PARTITION BY {', '.join(keys + [f'__id{n}'])})"
+    new = (f"CASE WHEN LAG({ts}) OVER {order} IS NULL OR {ts} >= LAG({ts}) OVER {order} + "
+           f"{_interval(gap)} THEN 1 ELSE 0 END")
+    ids = f"SUM(__new) OVER ({part}ORDER BY {ts} ROWS UNBOUNDED PRECEDING)"
+    return (f"SELECT *, MIN({ts}) OVER {session} AS __s{n}, MAX({ts}) OVER {session} + "
+            f"{_interval(gap)} AS __e{n} FROM (SELECT *, {ids} AS __id{n} FROM "
+            f"(SELECT *, {new} AS __new FROM {source}))")
+
+
+def _group_window(select: exp.Select) -> tuple[exp.Anonymous | None, list[exp.Expression]]:
+    group = select.args.get("group")
+    if group is None:
+        return None, []
+    windows = [g for g in group.expressions
+               if isinstance(g, exp.Anonymous) and g.name.upper() in _GROUP_WINDOWS]
+    if len(windows) > 1:
+        raise FlinkSqlError("Only one group window is allowed in GROUP BY")
+    others = [g for g in group.expressions if not windows or g is not windows[0]]
+    return (windows[0] if windows else None), others
+
+
+def _rewrite_group_window(select: exp.Select, names: count) -> None:
+    """``GROUP BY TUMBLE(ts, size)`` (HOP, SESSION), the deprecated group window aggregation."""
+    window, others = _group_window(select)
+    if window is None:
+        return
+    name = window.name.upper()
+    args = window.expressions
+    if not args or not isinstance(args[0], exp.Column):
+        raise FlinkSqlError(f"{name}'s first argument must be a time attribute column")
+    ts = f"`{args[0].name}`"
+    n = next(names)
+    from_ = select.args.get("from_")
+    if from_ is None:
+        raise FlinkSqlError(f"GROUP BY {name}(...) needs a FROM clause")
+    source = exp.select("*").from_(from_.this.copy())
+    for join in select.args.get("joins") or []:
+        source = source.join(join.copy())
+    where = select.args.get("where")
+    if where is not None:
+        source = source.where(where.this.copy())
+    if name == "SESSION":
+        keys = [f"`{k.name}`" for k in others if isinstance(k, exp.Column)]
+        if len(keys) != len(others):
+            raise FlinkSqlError("SESSION group windows take column keys only")
+        inner = _session_sql(f"({source.sql(dialect='spark')})", ts,
+                             interval_ms(_arg(args, 1, name)), keys, n)
+    else:
+        inner = _fixed_window_sql("TUMBLE" if name == "TUMBLE" else "HOP",
+                                  _legacy_args(name, args), f"({source.sql(dialect='spark')})",
+                                  ts, n)
+    for part in ("expressions", "having", "order", "qualify"):
+        for item in select.args.get(part) or []:
+            for column in item.find_all(exp.Column) if isinstance(item, exp.Expression) else []:
+                column.set("table", None)
+    for column in (c for g in others for c in g.find_all(exp.Column)):
+        column.set("table", None)
+    select.set("from_", exp.From(this=_subquery(inner, f"__g{n}")))
+    select.set("joins", None)
+    select.set("where", None)
+    window_ends = [exp.column(f"__s{n}"), exp.column(f"__e{n}")]
+    select.set("group", exp.Group(expressions=[*window_ends, *others]))
+    select.transform(lambda node: _window_aux(node, name, n), copy=False)
+
+
+def _subquery(sql: str, alias: str) -> exp.Expression:
+    query = sqlglot.parse_one(sql, read="spark")
+    assert isinstance(query, exp.Select)
+    return query.subquery(alias)
+
+
+def _arg(args: list[exp.Expression], i: int, name: str) -> exp.Expression:
+    if i >= len(args):
+        raise FlinkSqlError(f"{name} misses an argument")
+    return args[i]
+
+
+def _legacy_args(name: str, args: list[exp.Expression]) -> dict[str, exp.Expression]:
+    if name == "TUMBLE":
+        result = {"SIZE": _arg(args, 1, name)}
+        if len(args) > 2:
+            result["OFFSET"] = args[2]
+        return result
+    return {"SLIDE": _arg(args, 1, name), "SIZE": _arg(args, 2, name)}
+
+
+def _window_aux(node: exp.Expression, name: str, n: int) -> exp.Expression:
+    if isinstance(node, exp.Anonymous) and node.name.upper().startswith(name + "_"):
+        which = node.name.upper()[len(name) + 1:]
+        if which == "START":
+            return exp.column(f"__s{n}")
+        if which == "END":
+            return exp.column(f"__e{n}")
+        if which in _WINDOW_AUX:
+            return exp.Sub(this=exp.column(f"__e{n}"), expression=exp.Interval(
+                this=exp.Literal.string("0.001"), unit=exp.Var(this="SECOND")))
+    return node
+
+
+def _rewrite_node(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, FlinkCast):
+        to = exp.DataType.build(spark_type(node.args["to"].this), dialect="spark")
+        if node.args.get("safe"):
+            return exp.TryCast(this=node.this, to=to, safe=True)
+        return exp.Cast(this=node.this, to=to)
+    if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIMESTAMPTZ) \
+            and isinstance(node.this, exp.Literal):
+        return exp.Cast(this=node.this, to=exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
+    if isinstance(node, exp.Column) and not node.table and node.name.upper() == "LOCALTIMESTAMP":
+        return exp.Anonymous(this="localtimestamp", expressions=[])
+    if isinstance(node, exp.Version):
+        raise FlinkSqlError("FOR SYSTEM_TIME AS OF is not supported by sessioncluster in BATCH "
+                            "mode (Flink docs: Queries / Joins / Temporal Joins)")
+    if isinstance(node, (TableArgument, Descriptor)):
+        raise FlinkSqlError("TABLE and DESCRIPTOR arguments are only allowed in a window "
+                            "table-valued function in FROM (Flink docs: Windowing TVF)")
+    if isinstance(node, exp.Anonymous):
+        return _function(node)
+    return node
+
+
+def _function(node: exp.Anonymous) -> exp.Expression:
+    name = node.name.upper()
+    args = node.expressions
+    if name == "CURRENT_WATERMARK":
+        raise FlinkSqlError("CURRENT_WATERMARK is not supported in BATCH mode: a bounded table "
+                            "has no watermark (Flink docs: System Functions / CURRENT_WATERMARK)")
+    if name in _GROUP_WINDOWS or name == "CUMULATE" or name.split("_")[0] in _GROUP_WINDOWS \
+            and name.split("_", 1)[-1] in _WINDOW_AUX:
+        raise FlinkSqlError(f"{name} is only allowed in GROUP BY TUMBLE/HOP/SESSION(...) and in "
+                            "FROM TABLE(...) (Flink docs: Queries / Window Aggregation)")
+    if name in ("NOW", "PROCTIME"):
+        return exp.Anonymous(this="current_timestamp", expressions=[])
+    if name == "LOCALTIMESTAMP":
+        return exp.Anonymous(this="localtimestamp", expressions=[])
+    if name == "TO_TIMESTAMP":
+        fmt = args[1] if len(args) > 1 else exp.Literal.string("yyyy-MM-dd HH:mm:ss")
+        parsed = exp.Anonymous(this="try_to_timestamp", expressions=[args[0], fmt])
+        return exp.Cast(this=parsed, to=exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
+    if name == "REGEXP_EXTRACT":
+        group = args[2] if len(args) > 2 else exp.Literal.number(0)
+        extract = exp.Anonymous(this="regexp_extract", expressions=[args[0], args[1], group])
+        matches = exp.RegexpLike(this=args[0].copy(), expression=args[1].copy())
+        return exp.Case(ifs=[exp.If(this=matches, true=extract)])
+    return exp.Anonymous(this=node.name.lower() if name in _SAME_IN_SPARK else node.this,
+                         expressions=args)
+
+
+#: Flink functions Spark has under the same name and meaning
+_SAME_IN_SPARK = {"TIMESTAMPADD", "TIMESTAMPDIFF", "CHAR_LENGTH", "DATE_FORMAT", "TO_DATE"}

@@ -1,0 +1,528 @@
+"""Flink SQL scripts split into statements, each read into a typed statement.
+
+``parse_statements(text)`` tokenizes the script once with the ``Flink`` dialect's tokenizer, splits
+it at semicolons (not inside strings, comments or ``EXECUTE STATEMENT SET BEGIN ... END``), and
+reads each statement: DDL, DML and queries with sqlglot's parser in the ``Flink`` dialect, the
+SQL client's own statements (``SET``, ``SHOW``, ``STOP JOB``, ...) from their tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
+
+from sessioncluster.spark.flinksql.dialect import Flink, FlinkType
+from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
+
+
+@dataclass(slots=True)
+class CreateTable:
+    """``CREATE [TEMPORARY] TABLE [IF NOT EXISTS] t (...) WITH (...)``."""
+
+    table: CatalogTable
+    if_not_exists: bool = False
+
+
+@dataclass(slots=True)
+class CreateView:
+    """``CREATE [TEMPORARY] VIEW [IF NOT EXISTS] v [(cols)] AS query``."""
+
+    name: str
+    query: exp.Expr
+    columns: list[str] = field(default_factory=list)
+    temporary: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(slots=True)
+class CreateFunction:
+    """``CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] f AS 'module.name' [LANGUAGE l]``."""
+
+    name: str
+    class_name: str
+    language: str = "JAVA"
+    temporary: bool = False
+    system: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(slots=True)
+class Drop:
+    """``DROP [TEMPORARY [SYSTEM]] TABLE|VIEW|FUNCTION [IF EXISTS] name``."""
+
+    kind: str
+    name: str
+    if_exists: bool = False
+    temporary: bool = False
+
+
+@dataclass(slots=True)
+class Show:
+    """``SHOW TABLES|VIEWS|FUNCTIONS|JOBS|CATALOGS|DATABASES|...``; ``kind`` upper case, e.g.
+    ``TABLES`` or ``CREATE TABLE`` (then ``name`` is the table)."""
+
+    kind: str
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class Describe:
+    """``DESCRIBE|DESC [EXTENDED] t``."""
+
+    name: str
+
+
+@dataclass(slots=True)
+class Set:
+    """``SET 'k' = 'v'``; ``SET`` alone (key None) lists the configuration."""
+
+    key: str | None = None
+    value: str | None = None
+
+
+@dataclass(slots=True)
+class Reset:
+    """``RESET ['k']``; key None resets every key."""
+
+    key: str | None = None
+
+
+@dataclass(slots=True)
+class StopJob:
+    """``STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN]``."""
+
+    job_id: str
+    with_savepoint: bool = False
+    with_drain: bool = False
+
+
+@dataclass(slots=True)
+class Insert:
+    """``INSERT INTO|OVERWRITE t [PARTITION (...)] [(cols)] query``."""
+
+    target: str
+    query: exp.Expr
+    overwrite: bool = False
+    columns: list[str] = field(default_factory=list)
+    partition: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class StatementSet:
+    """``EXECUTE STATEMENT SET BEGIN ...; END`` or ``BEGIN STATEMENT SET; ...; END;``: inserts
+    run as one job."""
+
+    inserts: list[Insert]
+
+
+@dataclass(slots=True)
+class Query:
+    """A query (``SELECT``, ``WITH``, ``VALUES``, set operations): its sqlglot AST."""
+
+    ast: exp.Expr
+
+
+@dataclass(slots=True)
+class Explain:
+    """``EXPLAIN [PLAN FOR] statement``."""
+
+    statement: "Statement"
+
+
+Statement = Union[
+    CreateTable, CreateView, CreateFunction, Drop, Show, Describe, Explain, Set, Reset, StopJob,
+    Insert, StatementSet, Query,
+]
+
+_UNSUPPORTED_WORDS = {
+    "MATCH_RECOGNIZE": "Pattern Recognition",
+}
+
+
+def parse_statements(text: str) -> list[Statement]:
+    """The statements of a Flink SQL script, in order; FlinkSqlError at the first bad one."""
+    script = _Script(text)
+    statements: list[Statement] = []
+    open_set: list[Insert] | None = None
+    for tokens in script.split():
+        words = [t.text.upper() for t in tokens[:3]]
+        if words == ["BEGIN", "STATEMENT", "SET"] and len(tokens) == 3:
+            open_set = []
+            continue
+        if open_set is not None and len(tokens) == 1 and words == ["END"]:
+            statements.append(StatementSet(open_set))
+            open_set = None
+            continue
+        statement = script.statement(tokens)
+        if open_set is None:
+            statements.append(statement)
+        elif isinstance(statement, Insert):
+            open_set.append(statement)
+        else:
+            raise script.error(tokens[0], "Only INSERT statements are allowed in a STATEMENT SET")
+    if open_set is not None:
+        raise FlinkSqlError("SQL parse failed. BEGIN STATEMENT SET without its END.")
+    return statements
+
+
+def parse_statement(text: str) -> Statement:
+    """The one statement of ``text`` (a trailing semicolon allowed)."""
+    statements = parse_statements(text)
+    if len(statements) != 1:
+        raise FlinkSqlError(f"Expected one statement, got {len(statements)}")
+    return statements[0]
+
+
+class _Script:
+    """A script's text and tokens; reads statements and words errors with their positions."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.dialect = Flink()
+        try:
+            self.tokens = self.dialect.tokenize(text)
+        except TokenError as e:
+            raise FlinkSqlError(f"SQL parse failed. {e}") from None
+        self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset."""
+        line = max(i for i, start in enumerate(self._line_starts) if start <= offset)
+        return line + 1, offset - self._line_starts[line] + 1
+
+    def error(self, token: Token | None, message: str | None = None) -> FlinkSqlError:
+        """Flink's parse error at ``token`` (None: the end of the script)."""
+        if token is None:
+            line, col = self.position(len(self.text.rstrip()))
+            return FlinkSqlError(f'SQL parse failed. Encountered "<EOF>" at line {line}, '
+                                 f"column {col}." + (f" {message}" if message else ""))
+        line, col = self.position(token.start)
+        return FlinkSqlError(f'SQL parse failed. Encountered "{token.text}" at line {line}, '
+                             f"column {col}." + (f" {message}" if message else ""))
+
+    def split(self) -> list[list[Token]]:
+        """The tokens of each statement (without the semicolons; empty statements dropped)."""
+        statements: list[list[Token]] = []
+        current: list[Token] = []
+        in_block = False
+        case_depth = 0
+        for token in self.tokens:
+            word = token.text.upper()
+            if token.token_type == TokenType.SEMICOLON and not in_block:
+                if current:
+                    statements.append(current)
+                current = []
+                continue
+            current.append(token)
+            if [t.text.upper() for t in current] == ["EXECUTE", "STATEMENT", "SET", "BEGIN"]:
+                in_block = True
+            elif in_block and token.token_type == TokenType.CASE:
+                case_depth += 1
+            elif in_block and word == "END":
+                if case_depth:
+                    case_depth -= 1
+                else:
+                    in_block = False
+        if in_block:
+            raise self.error(None, 'Was expecting "END".')
+        if current:
+            statements.append(current)
+        return statements
+
+    def statement(self, tokens: list[Token]) -> Statement:
+        """One statement from its tokens."""
+        for token in tokens:
+            doc = _UNSUPPORTED_WORDS.get(token.text.upper())
+            if doc:
+                raise FlinkSqlError(f"{token.text.upper()} is not supported by sessioncluster "
+                                    f"(Flink docs: {doc})")
+        words = [t.text.upper() for t in tokens]
+        first = words[0]
+        if first == "SET":
+            return self._set(tokens)
+        if first == "RESET":
+            return Reset(self._literal(tokens[1]) if len(tokens) > 1 else None)
+        if first == "SHOW":
+            return self._show(tokens)
+        if first in ("DESCRIBE", "DESC"):
+            rest = tokens[2:] if len(words) > 1 and words[1] in ("EXTENDED",) else tokens[1:]
+            return Describe(self._name(rest))
+        if first == "EXPLAIN":
+            return self._explain(tokens)
+        if words[:2] == ["STOP", "JOB"]:
+            return self._stop_job(tokens)
+        if words[:3] == ["EXECUTE", "STATEMENT", "SET"]:
+            return self._statement_set(tokens)
+        if first == "EXECUTE":
+            return self.statement(tokens[1:])
+        if first == "DROP":
+            return self._drop(tokens)
+        if first == "CREATE" and "FUNCTION" in words[:4]:
+            return self._create_function(tokens)
+        if first in ("USE", "ALTER", "ANALYZE", "LOAD", "UNLOAD", "TRUNCATE", "CALL", "UPDATE",
+                     "DELETE"):
+            raise FlinkSqlError(f"{first} is not supported by sessioncluster "
+                                f"(Flink docs: SQL / {first.capitalize()} Statements)")
+        return self._sqlglot_statement(tokens)
+
+    def _literal(self, token: Token) -> str:
+        if token.token_type == TokenType.STRING:
+            return token.text
+        return token.text
+
+    def _name(self, tokens: list[Token]) -> str:
+        if not tokens:
+            raise self.error(None)
+        return "".join(t.text if t.token_type != TokenType.DOT else "." for t in tokens)
+
+    def _set(self, tokens: list[Token]) -> Set:
+        if len(tokens) == 1:
+            return Set()
+        eq = next((i for i, t in enumerate(tokens) if t.token_type == TokenType.EQ), None)
+        if eq is None or eq == 1 or eq == len(tokens) - 1:
+            raise self.error(tokens[-1] if eq is None else tokens[eq],
+                             "Was expecting SET 'key' = 'value'.")
+        key = self._literal(tokens[1]) if eq == 2 else self._source(tokens[1:eq])
+        value = (self._literal(tokens[eq + 1]) if eq + 2 == len(tokens)
+                 else self._source(tokens[eq + 1:]))
+        return Set(key, value)
+
+    def _source(self, tokens: list[Token]) -> str:
+        return self.text[tokens[0].start : tokens[-1].end + 1]
+
+    def _show(self, tokens: list[Token]) -> Show:
+        words = [t.text.upper() for t in tokens[1:]]
+        if not words:
+            raise self.error(None, "Was expecting TABLES, VIEWS, FUNCTIONS, JOBS, ...")
+        if words[0] == "CREATE" and len(words) > 2:
+            return Show(f"CREATE {words[1]}", self._name(tokens[3:]))
+        if words[:2] in (["USER", "FUNCTIONS"], ["CURRENT", "CATALOG"], ["CURRENT", "DATABASE"]):
+            return Show(" ".join(words[:2]))
+        kinds = ("TABLES", "VIEWS", "FUNCTIONS", "JOBS", "CATALOGS", "DATABASES", "MODULES",
+                 "COLUMNS", "PARTITIONS", "JARS")
+        if words[0] not in kinds or len(words) > 1 and words[0] not in ("COLUMNS", "PARTITIONS"):
+            raise self.error(tokens[1] if words[0] not in kinds else tokens[2])
+        return Show(words[0], self._name(tokens[3:]) if len(words) > 2 else None)
+
+    def _explain(self, tokens: list[Token]) -> Explain:
+        rest = tokens[1:]
+        words = [t.text.upper() for t in rest]
+        if words[:2] == ["PLAN", "FOR"]:
+            rest = rest[2:]
+        else:
+            details = {"ESTIMATED_COST", "CHANGELOG_MODE", "JSON_EXECUTION_PLAN", "PLAN_ADVICE"}
+            while rest and (rest[0].text.upper() in details or rest[0].token_type ==
+                            TokenType.COMMA):
+                rest = rest[1:]
+        if not rest:
+            raise self.error(None)
+        return Explain(self.statement(rest))
+
+    def _stop_job(self, tokens: list[Token]) -> StopJob:
+        if len(tokens) < 3 or tokens[2].token_type != TokenType.STRING:
+            raise self.error(tokens[2] if len(tokens) > 2 else None, "Was expecting a job id.")
+        words = [t.text.upper() for t in tokens[3:]]
+        savepoint = drain = False
+        while words:
+            if words[:2] == ["WITH", "SAVEPOINT"]:
+                savepoint = True
+            elif words[:2] == ["WITH", "DRAIN"]:
+                drain = True
+            else:
+                raise self.error(tokens[len(tokens) - len(words)])
+            words = words[2:]
+        return StopJob(tokens[2].text, savepoint, drain)
+
+    def _statement_set(self, tokens: list[Token]) -> StatementSet:
+        body = tokens[4:-1]
+        inserts: list[Insert] = []
+        current: list[Token] = []
+        for token in [*body, None]:
+            if token is None or token.token_type == TokenType.SEMICOLON:
+                if current:
+                    statement = self.statement(current)
+                    if not isinstance(statement, Insert):
+                        raise self.error(current[0], "Only INSERT statements are allowed in a "
+                                         "STATEMENT SET")
+                    inserts.append(statement)
+                current = []
+            else:
+                current.append(token)
+        return StatementSet(inserts)
+
+    def _drop(self, tokens: list[Token]) -> Drop:
+        words = [t.text.upper() for t in tokens]
+        i = 1
+        temporary = False
+        while i < len(words) and words[i] in ("TEMPORARY", "SYSTEM"):
+            temporary, i = True, i + 1
+        if i >= len(words) or words[i] not in ("TABLE", "VIEW", "FUNCTION", "CATALOG", "DATABASE"):
+            raise self.error(tokens[i] if i < len(tokens) else None,
+                             "Was expecting TABLE, VIEW or FUNCTION.")
+        kind, i = words[i], i + 1
+        if_exists = words[i : i + 2] == ["IF", "EXISTS"]
+        return Drop(kind, self._name(tokens[i + 2 * if_exists :]), if_exists, temporary)
+
+    def _create_function(self, tokens: list[Token]) -> CreateFunction:
+        words = [t.text.upper() for t in tokens]
+        temporary = "TEMPORARY" in words[:3]
+        system = "SYSTEM" in words[:4]
+        i = words.index("FUNCTION") + 1
+        if_not_exists = words[i : i + 3] == ["IF", "NOT", "EXISTS"]
+        i += 3 * if_not_exists
+        try:
+            as_at = words.index("AS", i)
+        except ValueError:
+            raise self.error(None, 'Was expecting "AS".') from None
+        if as_at + 1 >= len(tokens) or tokens[as_at + 1].token_type != TokenType.STRING:
+            raise self.error(tokens[as_at + 1] if as_at + 1 < len(tokens) else None,
+                             "Was expecting the function's class name as a string.")
+        language = "JAVA"
+        rest = words[as_at + 2 :]
+        if rest[:1] == ["LANGUAGE"] and len(rest) > 1:
+            language, rest = rest[1], rest[2:]
+        if rest and rest[:2] != ["USING", "JAR"]:
+            raise self.error(tokens[len(tokens) - len(rest)])
+        return CreateFunction(self._name(tokens[i:as_at]), tokens[as_at + 1].text, language,
+                              temporary, system, if_not_exists)
+
+    def _sqlglot_statement(self, tokens: list[Token]) -> Statement:
+        parser = self.dialect.parser(error_level=ErrorLevel.IMMEDIATE)
+        try:
+            trees = parser.parse(tokens, self.text)
+        except ParseError as e:
+            raise self._parse_error(e, tokens) from None
+        tree = trees[0] if trees else None
+        if tree is None:
+            raise self.error(tokens[0])
+        return _statement_of(tree, self, tokens)
+
+    def _parse_error(self, error: ParseError, tokens: list[Token]) -> FlinkSqlError:
+        detail = error.errors[0] if error.errors else {}
+        line, col = detail.get("line"), detail.get("col")
+        for token in tokens:
+            if token.line == line and token.col == col:
+                return self.error(token)
+        return self.error(None if not tokens else tokens[-1] if line is None else None)
+
+
+def _statement_of(tree: exp.Expr, script: _Script, tokens: list[Token]) -> Statement:
+    if isinstance(tree, exp.Create):
+        kind = str(tree.args.get("kind", "")).upper()
+        if kind == "TABLE":
+            if tree.expression is not None:
+                raise FlinkSqlError("CREATE TABLE AS SELECT is not supported by sessioncluster "
+                                    "(Flink docs: SQL / CREATE Statements / AS select_statement)")
+            return CreateTable(catalog_table(tree), bool(tree.args.get("exists")))
+        if kind == "VIEW":
+            return _create_view(tree)
+        raise FlinkSqlError(f"CREATE {kind} is not supported by sessioncluster "
+                            "(Flink docs: SQL / CREATE Statements)")
+    if isinstance(tree, exp.Insert):
+        return _insert(tree)
+    if isinstance(tree, exp.Query):
+        return Query(tree)
+    if isinstance(tree, exp.Values):
+        return Query(tree)
+    raise script.error(tokens[0])
+
+
+def _create_view(tree: exp.Create) -> CreateView:
+    target = tree.this
+    columns: list[str] = []
+    if isinstance(target, exp.Schema):
+        columns = [c.name for c in target.expressions]
+        target = target.this
+    props = tree.args.get("properties")
+    temporary = bool(props and any(isinstance(p, exp.TemporaryProperty)
+                                   for p in props.expressions))
+    return CreateView(_table_name(target), tree.expression, columns, temporary,
+                      bool(tree.args.get("exists")))
+
+
+def _insert(tree: exp.Insert) -> Insert:
+    target = tree.this
+    columns: list[str] = []
+    if isinstance(target, exp.Schema):
+        columns = [c.name for c in target.expressions]
+        target = target.this
+    partition: dict[str, str] = {}
+    part = target.args.get("partition") if isinstance(target, exp.Table) else None
+    if part is not None:
+        for eq in part.expressions:
+            value = eq.expression
+            partition[eq.this.name] = value.this if isinstance(value, exp.Literal) else value.sql()
+        target = target.copy()
+        target.set("partition", None)
+    return Insert(_table_name(target), tree.expression, bool(tree.args.get("overwrite")),
+                  columns, partition)
+
+
+def _table_name(table: exp.Expression) -> str:
+    if isinstance(table, exp.Table):
+        return ".".join(p.name for p in table.parts)
+    return table.name
+
+
+def catalog_table(tree: exp.Create) -> CatalogTable:
+    """The catalog table a ``CREATE TABLE`` declares."""
+    schema = tree.this
+    if not isinstance(schema, exp.Schema):
+        raise FlinkSqlError("CREATE TABLE needs a schema: (column type, ...)")
+    table = CatalogTable(_table_name(schema.this), [])
+    for item in schema.expressions:
+        if isinstance(item, exp.ColumnDef):
+            table.columns.append(_column(item))
+        elif isinstance(item, exp.WatermarkColumnConstraint):
+            table.watermark = WatermarkSpec(item.this.name, _flink_sql(item.expression))
+        elif isinstance(item, exp.PrimaryKey):
+            table.primary_key = [e.name for e in item.expressions]
+        else:
+            raise FlinkSqlError(f"Unsupported table constraint: {_flink_sql(item)}")
+    for prop in (tree.args.get("properties") or exp.Properties(expressions=[])).expressions:
+        if isinstance(prop, exp.TemporaryProperty):
+            table.temporary = True
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            table.comment = prop.this.this
+        elif isinstance(prop, exp.PartitionedByProperty):
+            table.partition_keys = [e.name for e in prop.this.expressions]
+        elif isinstance(prop, exp.Property) and isinstance(prop.this, exp.Literal):
+            table.options[prop.this.this] = prop.args["value"].this
+        else:
+            raise FlinkSqlError(f"Unsupported table property: {_flink_sql(prop)}")
+    names = {c.name for c in table.columns}
+    for key in ([table.watermark.rowtime] if table.watermark else []) + table.primary_key:
+        if key not in names:
+            raise FlinkSqlError(f"Unknown column '{key}' in table '{table.name}'")
+    return table
+
+
+def _column(item: exp.ColumnDef) -> Column:
+    kind = item.args.get("kind")
+    type_text = kind.this if isinstance(kind, FlinkType) else None
+    expression = comment = None
+    for constraint in item.args.get("constraints") or []:
+        c = constraint.args.get("kind")
+        if isinstance(c, exp.ComputedColumnConstraint):
+            expression = _flink_sql(c.this)
+        elif isinstance(c, exp.CommentColumnConstraint):
+            comment = c.this.this
+        elif isinstance(c, exp.NotNullColumnConstraint) and type_text:
+            type_text += " NOT NULL"
+        elif isinstance(c, exp.PrimaryKeyColumnConstraint):
+            continue
+        else:
+            raise FlinkSqlError(f"Unsupported column constraint on '{item.name}': "
+                                f"{_flink_sql(c)}")
+    if type_text is None and expression is None:
+        raise FlinkSqlError(f"Column '{item.name}' has neither a type nor an expression")
+    return Column(item.name, type_text, expression, comment)
+
+
+def _flink_sql(node: exp.Expression) -> str:
+    """Flink SQL text of an expression (types as written)."""
+    return node.sql(dialect=Flink)
