@@ -1,5 +1,6 @@
 """A SQL script split into its statements, as Flink's SQL client splits one: at each ``;``
-outside quotes, backticks, comments and an ``EXECUTE STATEMENT SET BEGIN ... END`` block.
+outside quotes, backticks, comments and an ``EXECUTE STATEMENT SET BEGIN ... END`` block
+(``BEGIN STATEMENT SET;`` ... ``END;`` are statements of their own, as in Flink's SQL client).
 
 Lexing only (no parsing), so that the client can split a ``%%flink_sql`` cell without the planner.
 """
@@ -17,27 +18,60 @@ _TOKEN = re.compile(r"""
 """, re.S | re.X)
 
 
-def split_statements(script: str) -> list[str]:
-    """The statements of ``script``, without their ``;`` and surrounding blanks; comments stay in
-    the statement they are in. An unclosed quote or comment leaves the rest as one statement."""
-    statements: list[str] = []
-    start, depth = 0, 0
-    words: list[str] = []  # the current statement's words so far (the first three count)
+class UnclosedBlockError(ValueError):
+    """A script's ``EXECUTE STATEMENT SET BEGIN`` has no ``END``."""
+
+
+def statement_spans(script: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` offsets of each statement of ``script`` (its ``;`` excluded; empty
+    statements and ones of comments only left out); raises :class:`UnclosedBlockError`."""
+    spans: list[tuple[int, int]] = []
+    start, in_block, case_depth = 0, False, 0
+    words: list[str] = []  # the statement's first words
     for m in _TOKEN.finditer(script):
         kind = m.lastgroup
         if kind == "word":
             word = m.group().upper()
-            # BEGIN opens a block at a statement's start or after EXECUTE STATEMENT SET
-            if word == "BEGIN" and (not words or words[:3] == ["EXECUTE", "STATEMENT", "SET"]):
-                depth += 1
-            elif word == "END" and depth:
-                depth -= 1
-            words.append(word)
-        elif kind == "semicolon" and depth == 0:
-            statements.append(script[start:m.start()])
+            if len(words) < 4:
+                words.append(word)
+            if words == ["EXECUTE", "STATEMENT", "SET", "BEGIN"] and not in_block:
+                in_block = True
+            elif in_block and word == "CASE":
+                case_depth += 1
+            elif in_block and word == "END":
+                if case_depth:
+                    case_depth -= 1
+                else:
+                    in_block = False
+        elif kind == "semicolon" and not in_block:
+            spans.append((start, m.start()))
             start, words = m.end(), []
-    statements.append(script[start:])
-    return [s.strip() for s in statements if _has_code(s)]
+    if in_block:
+        raise UnclosedBlockError("EXECUTE STATEMENT SET BEGIN without its END")
+    spans.append((start, len(script)))
+    return [(a, b) for a, b in spans if _has_code(script[a:b])]
+
+
+def split_statements(script: str) -> list[str]:
+    """The statements of ``script``, without their ``;`` and surrounding blanks; comments stay in
+    the statement they are in."""
+    statements: list[str] = []
+    open_set: list[str] | None = None  # BEGIN STATEMENT SET; ... END; travels as one text
+    for a, b in statement_spans(script):
+        text = script[a:b].strip()
+        words = text.upper().split()
+        if words == ["BEGIN", "STATEMENT", "SET"]:
+            open_set = [text]
+        elif open_set is not None:
+            open_set.append(text)
+            if words == ["END"]:
+                statements.append(";\n".join(open_set))
+                open_set = None
+        else:
+            statements.append(text)
+    if open_set is not None:
+        statements.append(";\n".join(open_set))  # the planner says what is missing
+    return statements
 
 
 def _has_code(statement: str) -> bool:

@@ -16,6 +16,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from sessioncluster.spark.flinksql.dialect import Flink, FlinkType
+from sessioncluster.common.sqlscript import UnclosedBlockError, statement_spans
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 
 
@@ -206,32 +207,12 @@ class _Script:
 
     def split(self) -> list[list[Token]]:
         """The tokens of each statement (without the semicolons; empty statements dropped)."""
-        statements: list[list[Token]] = []
-        current: list[Token] = []
-        in_block = False
-        case_depth = 0
-        for token in self.tokens:
-            word = token.text.upper()
-            if token.token_type == TokenType.SEMICOLON and not in_block:
-                if current:
-                    statements.append(current)
-                current = []
-                continue
-            current.append(token)
-            if [t.text.upper() for t in current] == ["EXECUTE", "STATEMENT", "SET", "BEGIN"]:
-                in_block = True
-            elif in_block and token.token_type == TokenType.CASE:
-                case_depth += 1
-            elif in_block and word == "END":
-                if case_depth:
-                    case_depth -= 1
-                else:
-                    in_block = False
-        if in_block:
-            raise self.error(None, 'Was expecting "END".')
-        if current:
-            statements.append(current)
-        return statements
+        try:
+            spans = statement_spans(self.text)
+        except UnclosedBlockError:
+            raise self.error(None, 'Was expecting "END".') from None
+        return [tokens for tokens in ([t for t in self.tokens if a <= t.start < b]
+                                      for a, b in spans) if tokens]
 
     def statement(self, tokens: list[Token]) -> Statement:
         """One statement from its tokens."""

@@ -1,0 +1,336 @@
+"""The session's Flink SQL planner: its catalog, and each statement planned on Spark.
+
+One :class:`FlinkSqlPlanner` per JobManager (per session), called from worker threads one
+statement at a time. A catalog table is a Spark temporary view of the same name, made again over
+its connector at each query that reads it (so that files added meanwhile are read); a view is a
+Spark temporary view of the planned query; every other name a query reads is one of the session's
+Spark temporary views (a DataStream or pandas DataFrame registered with ``create_temporary_view``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from sqlglot import exp
+
+from . import connectors
+from .model import CatalogTable, Column, FlinkSqlError
+from .outcome import StatementJob, StatementOutcome
+from .datatypes import spark_type
+from .planner import to_spark_sql
+from .statements import (
+    CreateTable,
+    CreateView,
+    Describe,
+    Drop,
+    Explain,
+    Insert,
+    Query,
+    Reset,
+    Set,
+    Show,
+    Statement,
+    StatementSet,
+    parse_statements,
+)
+
+#: Flink's names of its built-in catalog and database, in the names of an INSERT's result
+DEFAULT_PATH = "default_catalog.default_database"
+
+
+class FlinkSqlPlanner:
+    """Plans Flink SQL statements on one SparkSession, against the session's catalog."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.tables: dict[str, CatalogTable] = {}
+        #: view name -> its query, as the user wrote it
+        self.views: dict[str, str] = {}
+        #: ``SET`` options of the session (a TableEnvironment sends its own with each statement)
+        self.options: dict[str, str] = {}
+        self._lock = threading.RLock()
+
+    # -- the one entry point ----------------------------------------------------------------
+    def plan(self, text: str, runtime_mode: str = "BATCH",
+             configuration: dict[str, str] | None = None) -> StatementOutcome:
+        """Plan one statement: rows to answer with now, or the job that runs it."""
+        statements = parse_statements(text)
+        if len(statements) != 1:
+            raise FlinkSqlError(f"execute_sql takes one statement; this text has "
+                                f"{len(statements)}. Run them one at a time (the %%flink_sql "
+                                "magic runs a cell's statements in turn).")
+        mode = (configuration or {}).get("execution.runtime-mode", runtime_mode).upper()
+        if mode != "BATCH":
+            raise FlinkSqlError("Flink SQL in STREAMING mode is not supported by sessioncluster "
+                                "yet (issue 27); use EnvironmentSettings.in_batch_mode()")
+        with self._lock:
+            return self._plan(statements[0])
+
+    def _plan(self, statement: Statement) -> StatementOutcome:
+        if isinstance(statement, Query):
+            return self._query(statement)
+        if isinstance(statement, Insert):
+            return self._inserts([statement])
+        if isinstance(statement, StatementSet):
+            return self._inserts(list(statement.inserts))
+        if isinstance(statement, CreateTable):
+            return self._create_table(statement)
+        if isinstance(statement, CreateView):
+            return self._create_view(statement)
+        if isinstance(statement, Drop):
+            return self._drop(statement)
+        if isinstance(statement, Show):
+            return self._show(statement)
+        if isinstance(statement, Describe):
+            return self._describe(statement)
+        if isinstance(statement, Explain):
+            return self._explain(statement)
+        if isinstance(statement, (Set, Reset)):
+            return self._set(statement)
+        raise FlinkSqlError(f"{type(statement).__name__} statements are not supported by "
+                            "sessioncluster yet")
+
+    # -- queries ----------------------------------------------------------------------------
+    def _spark_sql(self, query: Any) -> str:
+        """The query as Spark SQL, with the views of the catalog tables it reads made anew."""
+        names = _table_names(query)
+        for name in names:
+            self._register(name)
+        return to_spark_sql(query, self._schemas(names))
+
+    def _schemas(self, names: set[str]) -> dict[str, CatalogTable]:
+        """The tables a query reads, by the names it reads them as: catalog tables, and the
+        session's Spark views as tables of their columns."""
+        schemas = {}
+        for name in names:
+            table = self.tables.get(name.lower())
+            if table is None and self.spark.catalog.tableExists(name):
+                fields = self.spark.table(name).schema.fields
+                table = CatalogTable(name, [Column(f.name, flink_type(f.dataType))
+                                            for f in fields])
+            if table is not None:
+                schemas[name] = table
+        return schemas
+
+    def _register(self, name: str) -> None:
+        """Make the Spark view of catalog table ``name`` (over its connector, computed columns
+        and all); other names are left to Spark's own temporary views."""
+        table = self.tables.get(name.lower())
+        if table is None:
+            return
+        frame = connectors.read_table(self.spark, table, streaming=False)
+        physical = f"`__physical_{table.name}`"
+        frame.createOrReplaceTempView(physical.strip("`"))
+        computed = [c for c in table.columns if not c.is_physical]
+        if not computed:
+            frame.createOrReplaceTempView(table.name)
+            return
+        select = ", ".join(f"`{c.name}`" if c.is_physical else f"{c.expression} AS `{c.name}`"
+                           for c in table.columns)
+        query = parse_statements(f"SELECT {select} FROM {physical}")[0]
+        assert isinstance(query, Query)
+        self.spark.sql(to_spark_sql(query.ast, {})).createOrReplaceTempView(table.name)
+
+    def _query(self, statement: Query) -> StatementOutcome:
+        sql = self._spark_sql(statement.ast)
+        frame = self.spark.sql(sql)  # analysed now: a wrong column fails the statement here
+        columns, types = list(frame.columns), flink_types(frame.schema)
+        return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
+                                job=StatementJob("collect", lambda: self.spark.sql(sql), types))
+
+    def _inserts(self, inserts: list[Insert]) -> StatementOutcome:
+        writes = []
+        for insert in inserts:
+            table = self._table(insert.target)
+            frame = self.spark.sql(self._spark_sql(insert.query))
+            writes.append((table, self._conform(frame, table, insert), insert.overwrite))
+        columns = [f"{DEFAULT_PATH}.{table.name}" for table, _, _ in writes]
+
+        def run() -> Any:
+            for table, frame, overwrite in writes:
+                connectors.write_table(frame, table, overwrite=overwrite)
+            return self.spark.createDataFrame([tuple(-1 for _ in columns)],
+                                              ", ".join(f"`{c}` BIGINT" for c in columns))
+
+        name = "insert-into_" + ",".join(columns)
+        return StatementOutcome("SUCCESS_WITH_CONTENT", columns, ["BIGINT"] * len(columns),
+                                job=StatementJob(name, run, ["BIGINT"] * len(columns)))
+
+    def _conform(self, frame: Any, table: CatalogTable, insert: Insert) -> Any:
+        """The query's columns cast to the sink's physical columns, by position (or by the
+        INSERT's column list), as Flink's implicit insert casts do."""
+        targets = table.physical_columns
+        names = list(insert.columns) if insert.columns else [c.name for c in targets]
+        if len(frame.columns) != len(names):
+            raise FlinkSqlError(
+                f"Column types of query result and sink for '{DEFAULT_PATH}.{table.name}' do "
+                f"not match. The query has {len(frame.columns)} columns, the sink "
+                f"{len(names)}: [{', '.join(names)}].")
+        by_name = {c.name: c for c in targets}
+        cast = []
+        for source, name in zip(frame.columns, names):
+            if name not in by_name:
+                raise FlinkSqlError(f"Unknown target column '{name}' of '{table.name}'")
+            ddl = spark_type(by_name[name].type or "STRING")
+            cast.append(f"CAST(`{source}` AS {ddl}) AS `{name}`")
+        missing = [c.name for c in targets if c.name not in names]
+        cast += [f"CAST(NULL AS {spark_type(by_name[n].type or 'STRING')}) AS `{n}`"
+                 for n in missing]
+        frame = frame.selectExpr(*cast)
+        return frame.select(*[f"`{c.name}`" for c in targets])
+
+    # -- DDL and utility statements ---------------------------------------------------------
+    def _table(self, name: str) -> CatalogTable:
+        table = self.tables.get(name.lower())
+        if table is None:
+            raise FlinkSqlError(f"Table '{DEFAULT_PATH}.{name}' was not found.")
+        return table
+
+    def _create_table(self, statement: CreateTable) -> StatementOutcome:
+        table = statement.table
+        key = table.name.lower()
+        if key in self.tables or key in self.views:
+            if statement.if_not_exists:
+                return StatementOutcome.ok()
+            raise FlinkSqlError(f"Could not execute CreateTable in path `default_catalog`."
+                                f"`default_database`.`{table.name}`: table already exists")
+        connectors.validate(table)
+        self.tables[key] = table
+        return StatementOutcome.ok()
+
+    def _create_view(self, statement: CreateView) -> StatementOutcome:
+        key = statement.name.lower()
+        if key in self.tables or (key in self.views and not statement.if_not_exists):
+            raise FlinkSqlError(f"Could not execute CreateView in path `default_catalog`."
+                                f"`default_database`.`{statement.name}`: view already exists")
+        if key in self.views:
+            return StatementOutcome.ok()
+        sql = self._spark_sql(statement.query)
+        self.spark.sql(sql).createOrReplaceTempView(statement.name)
+        self.views[key] = statement.query.sql()
+        return StatementOutcome.ok()
+
+    def _drop(self, statement: Drop) -> StatementOutcome:
+        key = statement.name.lower()
+        known = self.views if statement.kind == "VIEW" else self.tables
+        if key not in known:
+            if statement.if_exists:
+                return StatementOutcome.ok()
+            what = "View" if statement.kind == "VIEW" else "Table"
+            raise FlinkSqlError(f"{what} with identifier '{DEFAULT_PATH}.{statement.name}' "
+                                "does not exist.")
+        del known[key]
+        self.spark.catalog.dropTempView(statement.name)
+        return StatementOutcome.ok()
+
+    def _show(self, statement: Show) -> StatementOutcome:
+        what = statement.kind.upper()
+        if what == "TABLES":
+            names = sorted({t.name for t in self.tables.values()} | set(self._view_names()))
+            return _listing("table name", names)
+        if what == "VIEWS":
+            return _listing("view name", sorted(self._view_names()))
+        if what == "CATALOGS":
+            return _listing("catalog name", ["default_catalog"])
+        if what == "DATABASES":
+            return _listing("database name", ["default_database"])
+        if what == "CURRENT CATALOG":
+            return _listing("current catalog name", ["default_catalog"])
+        if what == "CURRENT DATABASE":
+            return _listing("current database name", ["default_database"])
+        raise FlinkSqlError(f"SHOW {what} is not supported by sessioncluster yet")
+
+    def _view_names(self) -> list[str]:
+        """The catalog's views, and the session's Spark temporary views (DataStreams and
+        DataFrames registered with create_temporary_view)."""
+        spark_views = [t.name for t in self.spark.catalog.listTables()
+                       if t.isTemporary and not t.name.startswith("__physical_")
+                       and t.name.lower() not in self.tables]
+        return sorted(set(spark_views) | set(self.views))
+
+    def _describe(self, statement: Describe) -> StatementOutcome:
+        table = self.tables.get(statement.name.lower())
+        columns = ["name", "type", "null", "key", "extras", "watermark"]
+        types = ["STRING", "STRING", "BOOLEAN", "STRING", "STRING", "STRING"]
+        if table is None:
+            frame = self.spark.table(statement.name)  # a view: Spark's schema of it
+            rows = [(n, t, True, None, None, None)
+                    for n, t in zip(frame.columns, flink_types(frame.schema))]
+            return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, rows)
+        pk = {c.lower() for c in table.primary_key}
+        rows = []
+        for c in table.columns:
+            watermark = (table.watermark.expression if table.watermark is not None
+                         and table.watermark.rowtime == c.name else None)
+            type_text = c.type or "?"
+            if table.watermark is not None and table.watermark.rowtime == c.name:
+                type_text += " *ROWTIME*"
+            key = f"PRI({', '.join(table.primary_key)})" if c.name.lower() in pk else None
+            extras = f"AS {c.expression}" if c.expression else None
+            rows.append((c.name, type_text, c.name.lower() not in pk, key, extras, watermark))
+        return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, rows)
+
+    def _explain(self, statement: Explain) -> StatementOutcome:
+        inner = statement.statement
+        if isinstance(inner, Query):
+            sql = self._spark_sql(inner.ast)
+        elif isinstance(inner, Insert):
+            sql = self._spark_sql(inner.query)
+        else:
+            raise FlinkSqlError("EXPLAIN takes a query or an INSERT statement")
+        plan = self.spark.sql(f"EXPLAIN EXTENDED {sql}").collect()[0][0]
+        return StatementOutcome("SUCCESS_WITH_CONTENT", ["result"], ["STRING"], [(plan,)])
+
+    def _set(self, statement: Set | Reset) -> StatementOutcome:
+        if isinstance(statement, Reset):
+            if statement.key is None:
+                self.options.clear()
+            else:
+                self.options.pop(statement.key, None)
+            return StatementOutcome.ok()
+        if statement.key is None:
+            rows = sorted(self.options.items())
+            return StatementOutcome("SUCCESS_WITH_CONTENT", ["key", "value"],
+                                    ["STRING", "STRING"], rows)
+        self.options[statement.key] = statement.value or ""
+        return StatementOutcome.ok()
+
+
+def _listing(column: str, names: list[str]) -> StatementOutcome:
+    return StatementOutcome("SUCCESS_WITH_CONTENT", [column], ["STRING"], [(n,) for n in names])
+
+
+def _table_names(query: Any) -> set[str]:
+    """The names of the tables a query's AST reads (CTE names included: they are no tables)."""
+    return {".".join(p.name for p in t.parts) for t in query.find_all(exp.Table)
+            if isinstance(t.this, exp.Identifier)}
+
+
+def flink_types(schema: Any) -> list[str]:
+    """The Flink SQL types of a Spark schema's fields."""
+    return [flink_type(field.dataType) for field in schema.fields]
+
+
+def flink_type(spark_type: Any) -> str:
+    """Flink SQL's name of a Spark data type (``BIGINT``, ``TIMESTAMP(6)``, ``ARRAY<INT>``)."""
+    from pyspark.sql import types as T
+
+    simple = {T.ByteType: "TINYINT", T.ShortType: "SMALLINT", T.IntegerType: "INT",
+              T.LongType: "BIGINT", T.FloatType: "FLOAT", T.DoubleType: "DOUBLE",
+              T.BooleanType: "BOOLEAN", T.StringType: "STRING", T.BinaryType: "BYTES",
+              T.DateType: "DATE", T.TimestampNTZType: "TIMESTAMP(6)",
+              T.TimestampType: "TIMESTAMP_LTZ(6)", T.NullType: "NULL"}
+    for kind, name in simple.items():
+        if isinstance(spark_type, kind):
+            return name
+    if isinstance(spark_type, T.DecimalType):
+        return f"DECIMAL({spark_type.precision}, {spark_type.scale})"
+    if isinstance(spark_type, T.ArrayType):
+        return f"ARRAY<{flink_type(spark_type.elementType)}>"
+    if isinstance(spark_type, T.MapType):
+        return f"MAP<{flink_type(spark_type.keyType)}, {flink_type(spark_type.valueType)}>"
+    if isinstance(spark_type, T.StructType):
+        fields = ", ".join(f"`{f.name}` {flink_type(f.dataType)}" for f in spark_type.fields)
+        return f"ROW<{fields}>"
+    return spark_type.simpleString().upper()

@@ -1,0 +1,120 @@
+"""Flink SQL on a real session, in BATCH: Flink's own documentation examples (the Bid table of
+the window TVF pages) with the filesystem connector, checked against the rows Flink's
+documentation gives; INSERT INTO, the catalog statements, and bad statements."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+import sessioncluster
+from sessioncluster.client.session import SqlExecutionException
+
+pytestmark = pytest.mark.integration
+
+# Flink's docs (dev/table/sql/queries/window-tvf.md): the Bid table's rows
+BIDS = [("2020-04-15 08:05:00", "4.00", "C"), ("2020-04-15 08:07:00", "2.00", "A"),
+        ("2020-04-15 08:09:00", "5.00", "D"), ("2020-04-15 08:11:00", "3.00", "B"),
+        ("2020-04-15 08:13:00", "1.00", "E"), ("2020-04-15 08:17:00", "6.00", "F")]
+
+
+def t(hhmm: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(f"2020-04-15 {hhmm}:00")
+
+
+@pytest.fixture(scope="module")
+def bids(session: sessioncluster.Session, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The Bid table of Flink's docs, as a CSV file behind the filesystem connector."""
+    path = tmp_path_factory.mktemp("bid") / "bids.csv"
+    path.write_text("".join(f"{ts},{price},{item}\n" for ts, price, item in BIDS))
+    session.execute_sql("DROP TABLE IF EXISTS Bid")
+    session.execute_sql(f"""
+        CREATE TABLE Bid (
+            bidtime TIMESTAMP(3),
+            price DECIMAL(10, 2),
+            item STRING,
+            WATERMARK FOR bidtime AS bidtime - INTERVAL '1' SECOND
+        ) WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'csv')""")
+    return "Bid"
+
+
+def rows(session: sessioncluster.Session, query: str) -> list[tuple]:
+    result = session.execute_sql(query)
+    assert result.result_kind == "SUCCESS_WITH_CONTENT"
+    return [tuple(r.values()) for r in result.table.to_pylist()]
+
+
+def test_a_ddl_statement_answers_ok_and_runs_no_job(session, bids) -> None:
+    before = {j.job_id for j in session.jobs()}
+    result = session.execute_sql("CREATE TABLE IF NOT EXISTS Bid (x INT) WITH ('connector' = "
+                                 "'blackhole')")
+    assert (result.result_kind, result.job_id) == ("SUCCESS", "")
+    assert result.table.to_pylist() == [{"result": "OK"}]
+    assert {j.job_id for j in session.jobs()} == before
+    assert ("Bid",) in rows(session, "SHOW TABLES")
+
+
+def test_describe_shows_the_rowtime_and_watermark(session, bids) -> None:
+    described = {r[0]: r for r in rows(session, "DESCRIBE Bid")}
+    assert described["bidtime"][1] == "TIMESTAMP(3) *ROWTIME*"
+    assert "INTERVAL '1' SECOND" in described["bidtime"][5]
+    assert described["price"][1] == "DECIMAL(10, 2)"
+
+
+def test_tumble_window_tvf_gives_flinks_documented_rows(session, bids) -> None:
+    got = rows(session, """
+        SELECT window_start, window_end, SUM(price) AS price
+        FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+        GROUP BY window_start, window_end""")
+    assert sorted(got) == [(t("08:00"), t("08:10"), Decimal("11.00")),
+                           (t("08:10"), t("08:20"), Decimal("10.00"))]
+    job = max((j for j in session.jobs() if j.name == "collect"), key=lambda j: j.start_time)
+    assert job.status.name == "FINISHED"
+
+
+def test_hop_window_tvf_gives_flinks_documented_rows(session, bids) -> None:
+    got = rows(session, """
+        SELECT window_start, window_end, SUM(price) AS price
+        FROM TABLE(HOP(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES, INTERVAL '10' MINUTES))
+        GROUP BY window_start, window_end""")
+    assert sorted(got) == [(t("08:00"), t("08:10"), Decimal("11.00")),
+                           (t("08:05"), t("08:15"), Decimal("15.00")),
+                           (t("08:10"), t("08:20"), Decimal("10.00")),
+                           (t("08:15"), t("08:25"), Decimal("6.00"))]
+
+
+def test_insert_into_a_filesystem_table_and_read_it_back(session, bids, tmp_path: Path) -> None:
+    out = tmp_path / "totals"
+    session.execute_sql("DROP TABLE IF EXISTS totals")
+    session.execute_sql(f"""
+        CREATE TABLE totals (item STRING, total DECIMAL(10, 2))
+        WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json')""")
+    result = session.execute_sql("INSERT INTO totals SELECT item, SUM(price) FROM Bid "
+                                 "GROUP BY item")
+    assert result.columns == ["default_catalog.default_database.totals"]
+    assert result.job_id and result.table.to_pylist() == [
+        {"default_catalog.default_database.totals": -1}]
+    assert sorted(rows(session, "SELECT item, total FROM totals")) == sorted(
+        (item, Decimal(price)) for _, price, item in BIDS)
+    assert not [p for p in out.rglob("*") if p.name.startswith(".")]  # nothing in progress
+
+
+def test_a_query_reads_the_sessions_views_too(session) -> None:
+    import pandas as pd
+
+    session.create_temporary_view("flink_sql_words", pd.DataFrame({"w": ["a", "b", "a"]}))
+    assert sorted(rows(session, "SELECT w, COUNT(*) AS n FROM flink_sql_words GROUP BY w")) == [
+        ("a", 2), ("b", 1)]
+
+
+def test_bad_statements_fail_clearly_and_the_session_goes_on(session, bids) -> None:
+    with pytest.raises(SqlExecutionException, match="SQL parse failed"):
+        session.execute_sql("SELECT * FROMM Bid")
+    with pytest.raises(SqlExecutionException, match="no_such_table"):
+        session.execute_sql("SELECT * FROM no_such_table")
+    with pytest.raises(SqlExecutionException, match="kafkaa"):
+        session.execute_sql("CREATE TABLE k (a INT) WITH ('connector' = 'kafkaa')")
+    assert rows(session, "SELECT COUNT(*) FROM Bid") == [(6,)]
