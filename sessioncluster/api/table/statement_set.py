@@ -1,0 +1,44 @@
+"""PyFlink's ``StatementSet``: several INSERTs run as one job (``EXECUTE STATEMENT SET``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .expressions import quote_path
+
+if TYPE_CHECKING:
+    from .environment import TableEnvironment
+    from .result import TableResult
+
+
+class StatementSet:
+    """INSERT statements added one by one, then executed (or explained) together."""
+
+    def __init__(self, t_env: "TableEnvironment") -> None:
+        self._t_env = t_env
+        self._statements: list[str] = []
+
+    def add_insert_sql(self, stmt: str) -> "StatementSet":
+        """Add an ``INSERT INTO ...`` statement."""
+        self._statements.append(stmt.strip().rstrip(";").strip())
+        return self
+
+    def add_insert(self, target_path: str, table: Any, overwrite: bool = False) -> "StatementSet":
+        """Add the insertion of ``table`` (a Table) into the table at ``target_path``."""
+        verb = "INSERT OVERWRITE" if overwrite else "INSERT INTO"
+        return self.add_insert_sql(f"{verb} {quote_path(target_path)} {table.query_sql}")
+
+    def statement_set_sql(self) -> str:
+        """``EXECUTE STATEMENT SET BEGIN <insert>; ... END``."""
+        if not self._statements:
+            raise ValueError("the statement set is empty: add_insert_sql() or add_insert() first")
+        body = "".join(f"{s};\n" for s in self._statements)
+        return f"EXECUTE STATEMENT SET\nBEGIN\n{body}END"
+
+    def execute(self) -> "TableResult":
+        """Run the INSERTs as one job."""
+        return self._t_env.execute_sql(self.statement_set_sql())
+
+    def explain(self, *extra_details: Any) -> str:
+        body = "".join(f"{s};\n" for s in self._statements)
+        return self._t_env.explain_sql(f"STATEMENT SET\nBEGIN\n{body}END", *extra_details)
