@@ -13,7 +13,7 @@ import datetime
 import decimal
 import sys
 from enum import Enum
-from typing import Any, Callable, Iterator, Sequence, TextIO
+from typing import Any, Callable, Iterator, Protocol, Sequence, TextIO
 
 from ...common.types import Row, RowKind
 
@@ -72,6 +72,19 @@ class TableSchema:
                 and self._types == other._types)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class StatementRunner(Protocol):
+    """What a Table and a StatementSet need of their TableEnvironment."""
+
+    def execute_sql(self, stmt: str) -> "TableResult":
+        """Run one Flink SQL statement."""
+
+    def query_schema(self, query: str) -> "TableSchema":
+        """The columns of a query and their Flink types."""
+
+    def explain_sql(self, stmt: str, *extra_details: Any) -> str:
+        """Flink's plan of a statement."""
 
 
 class CloseableIterator:

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Any
 from .expressions import quote_path
 
 if TYPE_CHECKING:
-    from .environment import TableEnvironment
-    from .result import TableResult
+    from .result import StatementRunner, TableResult
 
 
 class StatementSet:
     """INSERT statements added one by one, then executed (or explained) together."""
 
-    def __init__(self, t_env: "TableEnvironment") -> None:
+    def __init__(self, t_env: "StatementRunner") -> None:
         self._t_env = t_env
         self._statements: list[str] = []
 

@@ -9,7 +9,7 @@ columns and aliases, ``from_elements``); otherwise they are asked of the JobMana
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from .expressions import (
     Expression,
@@ -19,11 +19,8 @@ from .expressions import (
     quote_identifier,
     quote_path,
 )
-from .result import TableResult, TableSchema
+from .result import StatementRunner, TableResult, TableSchema
 from .window import GroupWindow, OverWindow
-
-if TYPE_CHECKING:
-    from .environment import TableEnvironment
 
 _UDF_ITEM = "needs Python UDFs (issue 27, item 5), not built yet"
 
@@ -66,7 +63,7 @@ def _named_select(exprs: Sequence[Any], ctx: RenderContext | None = None,
 class Table:
     """A relational query of the Table API (PyFlink's ``pyflink.table.Table``)."""
 
-    def __init__(self, query: str, t_env: "TableEnvironment", columns: Sequence[str] | None = None,
+    def __init__(self, query: str, t_env: "StatementRunner", columns: Sequence[str] | None = None,
                  types: Sequence[str] | None = None) -> None:
         self._query = query
         self._t_env = t_env
