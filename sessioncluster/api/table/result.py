@@ -86,6 +86,9 @@ class StatementRunner(Protocol):
     def explain_sql(self, stmt: str, *extra_details: Any) -> str:
         """Flink's plan of a statement."""
 
+    def create_temporary_view(self, view_path: str, table: Any, *fields: Any) -> None:
+        """Register a Table as a temporary view."""
+
 
 class CloseableIterator:
     """The rows of a result; ``with table_result.collect() as rows: ...`` as in PyFlink."""

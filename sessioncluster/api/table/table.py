@@ -9,12 +9,15 @@ columns and aliases, ``from_elements``); otherwise they are asked of the JobMana
 
 from __future__ import annotations
 
+import itertools
+import secrets
 from typing import Any, Sequence
 
 from .expressions import (
     Expression,
     RenderContext,
     as_expression,
+    col,
     expressions_sql,
     quote_identifier,
     quote_path,
@@ -23,6 +26,14 @@ from .result import StatementRunner, TableResult, TableSchema
 from .window import GroupWindow, OverWindow
 
 _UDF_ITEM = "needs Python UDFs (issue 27, item 5), not built yet"
+_UNNAMED_TOKEN = secrets.token_hex(3)
+_UNNAMED_COUNTER = itertools.count()
+
+
+def unnamed_view_name() -> str:
+    """A fresh name for a Table that str() registers (Flink's ``UnnamedTable$<n>``; here with a
+    process token, unique on a session several clients share)."""
+    return f"UnnamedTable_{_UNNAMED_TOKEN}_{next(_UNNAMED_COUNTER)}"
 
 
 def _select_items(exprs: Sequence[Any], ctx: RenderContext | None = None,
@@ -73,6 +84,8 @@ class Table:
         self._sort: tuple[str, str] | None = None
         self._offset: int | None = None
         self._fetch: int | None = None
+        #: the temporary view str() registered this table as
+        self._view_name: str | None = None
 
     # -- the query ------------------------------------------------------------------------------
     @property
@@ -81,10 +94,24 @@ class Table:
         return self._query
 
     def __str__(self) -> str:
-        return self._query
+        """The name of this table registered as a temporary view, for use in SQL text
+        (``t_env.execute_sql("SELECT * FROM %s" % table)``), as PyFlink's ``str(table)``."""
+        if self._view_name is None:
+            self._view_name = unnamed_view_name()
+            self._t_env.create_temporary_view(self._view_name, self)
+        return self._view_name
 
     def __repr__(self) -> str:
         return f"Table({self._query!r})"
+
+    def __getattr__(self, name: str) -> Expression:
+        """A column of this table (``orders.name``), as in PyFlink."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self.get_column_names():
+            raise AttributeError(f"the table has no column {name!r}; its columns are "
+                                 f"{self.get_column_names()}")
+        return col(name)
 
     def _derive(self, query: str, columns: Sequence[str] | None = None,
                 types: Sequence[str] | None = None) -> "Table":

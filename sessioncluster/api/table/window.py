@@ -207,7 +207,9 @@ class OverWindow:
     def _frame(self, preceding: Expression) -> str:
         unit = (preceding.interval or (None, "RANGE"))[1]
         rows = unit == "ROWS"
-        following = self.following_expr or (CURRENT_ROW if rows else CURRENT_RANGE)
+        following = self.following_expr
+        if following is None:
+            following = CURRENT_ROW if rows else CURRENT_RANGE
         start = preceding.to_sql()
         start = start if start == "CURRENT ROW" else f"{start} PRECEDING"
         end = following.to_sql()
