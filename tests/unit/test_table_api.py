@@ -304,7 +304,7 @@ def test_column_names_unknown_are_asked_of_the_jobmanager() -> None:
     assert str(t.get_schema()) == "(\n  `id` BIGINT,\n  `word` STRING\n)"
     assert t.word.to_sql() == "`word`"  # a column as an attribute, as in PyFlink
     with pytest.raises(AttributeError):
-        t.nope
+        _ = t.nope
 
 
 def test_udf_operations_name_their_issue_item(t_env: TableEnvironment) -> None:
@@ -465,6 +465,10 @@ def test_print_empty_ok_and_truncation() -> None:
     assert TableResult(_result(["a"], ["INT"], [])).tableau() == "Empty set\n"
     assert TableResult(_result([], [], [], kind="SUCCESS")).tableau() == (
         "+--------+\n| result |\n+--------+\n|     OK |\n+--------+\n1 row in set\n")
+    shown = TableResult(StatementResult("", "SUCCESS_WITH_CONTENT", ["table name"], ["STRING"],
+                                        pa.table({"t": ["orders"]})), streaming=True)
+    assert shown.tableau() == ("+------------+\n| table name |\n+------------+\n"
+                               "|     orders |\n+------------+\n1 row in set\n")
     long = "x" * 40
     text = TableResult(_result(["s"], ["STRING"], [(long,)])).tableau()
     assert "| " + "x" * 27 + "... |" in text
@@ -507,18 +511,13 @@ def test_pyflink_table_modules_resolve() -> None:
     from sessioncluster.client.run import pyflink_alias
 
     with pyflink_alias():
-        from pyflink.table import (  # type: ignore[import-not-found]
-            DataTypes as PyDataTypes,
-        )
-        from pyflink.table import (
-            EnvironmentSettings as PySettings,
-        )
-        from pyflink.table import (
-            StreamTableEnvironment,
-            TableEnvironment as PyTableEnvironment,
-        )
-        from pyflink.table.expressions import col as py_col  # type: ignore[import-not-found]
-        from pyflink.table.window import Tumble as PyTumble  # type: ignore[import-not-found]
+        import pyflink.table as py_table  # type: ignore[import-not-found]
+        import pyflink.table.expressions as py_expressions  # type: ignore[import-not-found]
+        import pyflink.table.window as py_window  # type: ignore[import-not-found]
+        PyDataTypes, PySettings = py_table.DataTypes, py_table.EnvironmentSettings
+        PyTableEnvironment = py_table.TableEnvironment
+        StreamTableEnvironment = py_table.StreamTableEnvironment
+        py_col, PyTumble = py_expressions.col, py_window.Tumble
     assert PyDataTypes is DataTypes and PySettings is EnvironmentSettings
     assert issubclass(PyTableEnvironment, TableEnvironment)
     assert issubclass(StreamTableEnvironment, PyTableEnvironment)

@@ -168,16 +168,20 @@ class TableResult:
         (file or sys.stdout).write(text)
 
     def tableau(self) -> str:
-        """The text :meth:`print` prints."""
-        if self.get_result_kind() is ResultKind.SUCCESS and not list(self.result.columns):
-            return format_tableau(["result"], ["STRING"], [["OK"]], None,
-                                  widths_from_data=True)
+        """The text :meth:`print` prints: a query's rows with widths from their types (and the
+        ``op`` column in STREAMING); what ran no job (DDL, SHOW, DESCRIBE...) with widths from
+        the data, as Flink's ``TableResultImpl`` for those statements."""
+        columns, types = list(self.result.columns), list(self.result.column_types)
         rows = arrow_rows(self.result.table)
+        if not columns:
+            return format_tableau(["result"], ["STRING"], [["OK"]], None, widths_from_data=True)
+        if not getattr(self.result, "job_id", ""):
+            return format_tableau(columns, types, rows, None, widths_from_data=True,
+                                  max_column_width=sys.maxsize)
         kinds = self.result.row_kinds if self.streaming else None
         if self.streaming and kinds is None:
             kinds = [RowKind.INSERT] * len(rows)
-        return format_tableau(list(self.result.columns), list(self.result.column_types), rows,
-                              kinds, max_column_width=self.max_column_width)
+        return format_tableau(columns, types, rows, kinds, max_column_width=self.max_column_width)
 
 
 # -- Arrow to Python ---------------------------------------------------------------------------
