@@ -537,3 +537,18 @@ def test_stream_table_environment_takes_the_mode_of_its_stream_environment(
     assert StreamTableEnvironment.create(env).runtime_mode() is RuntimeExecutionMode.STREAMING
     with pytest.raises(NotImplementedError, match="from_data_stream"):
         t_env.from_data_stream(None)
+
+
+def test_to_pandas_applies_a_changelog() -> None:
+    rows = [("a", 1), ("b", 1), ("a", 1), ("a", 2), ("b", 1)]
+    kinds = [RowKind.INSERT, RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER,
+             RowKind.DELETE]
+    gw = RecordingGateway(lambda stmt: _result(["word", "cnt"], ["STRING", "BIGINT"], rows, kinds))
+    t_env = TableEnvironment(gw, EnvironmentSettings.in_streaming_mode())
+    df = t_env.sql_query("SELECT word, COUNT(*) AS cnt FROM words GROUP BY word").to_pandas()
+    assert df.to_dict("records") == [{"word": "a", "cnt": 2}]
+    batch = TableEnvironment(RecordingGateway(lambda stmt: _result(["id", "data"], ["BIGINT", "STRING"],
+                                                                   [(1, "Hi"), (2, "Hello")])),
+                             EnvironmentSettings.in_batch_mode())
+    pdf = batch.from_path("t").to_pandas()
+    assert list(pdf.columns) == ["id", "data"] and str(pdf["id"].dtype) == "int64"

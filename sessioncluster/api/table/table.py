@@ -13,6 +13,7 @@ import itertools
 import secrets
 from typing import Any, Sequence
 
+from ...common.types import RowKind
 from .expressions import (
     Expression,
     RenderContext,
@@ -139,8 +140,8 @@ class Table:
 
     # -- relational operations -----------------------------------------------------------------
     def select(self, *fields: Any) -> "Table":
-        """``SELECT <fields> FROM (<this>)``."""
-        sql, names = _named_select(fields)
+        """``SELECT <fields> FROM (<this>)`` (with aggregates: a global aggregation)."""
+        sql, names = _named_select(fields, aggregating=True)
         return self._derive(f"SELECT {sql} {self._from()}", names)
 
     def where(self, predicate: Any) -> "Table":
@@ -341,11 +342,27 @@ class Table:
         return str(rows[0][0]) if rows else ""
 
     def to_pandas(self) -> Any:
-        """The rows as a pandas DataFrame."""
+        """The rows as a pandas DataFrame; a changelog (STREAMING) is applied first, as PyFlink
+        does: ``-U``/``-D`` retract an earlier equal row, ``+I``/``+U`` add one."""
         result = self.execute().result
-        df = result.table.to_pandas()
+        table = result.table
+        if result.row_kinds is not None:
+            table = table.take(materialized_indices(table.to_pylist(), result.row_kinds))
+        df = table.to_pandas()
         df.columns = list(result.columns)
         return df
+
+
+def materialized_indices(rows: Sequence[Any], kinds: Sequence[RowKind]) -> list[int]:
+    """The positions of the rows left once the changelog ``kinds`` is applied."""
+    alive: dict[Any, list[int]] = {}
+    for i, (r, kind) in enumerate(zip(rows, kinds)):
+        key = repr(r)
+        if kind in (RowKind.INSERT, RowKind.UPDATE_AFTER):
+            alive.setdefault(key, []).append(i)
+        elif alive.get(key):
+            alive[key].pop(0)
+    return sorted(i for positions in alive.values() for i in positions)
 
 
 class GroupedTable:
