@@ -174,11 +174,14 @@ def test_select_where_filter(orders: Any) -> None:
 def test_group_by_select_names_aggregates_as_flink(orders: Any) -> None:
     t = orders.group_by(col("name")).select(col("name"), col("revenue").sum,
                                             col("revenue").count.alias("n"), col("revenue").max)
+    # Flink numbers every aggregate met, aliased or not: the last one is EXPR$2
+    assert t.get_column_names() == ["name", "EXPR$0", "n", "EXPR$2"]
     assert norm(t.query_sql) == (
         "SELECT `name`, SUM(`revenue`) AS `EXPR$0`, COUNT(`revenue`) AS `n`, "
-        "MAX(`revenue`) AS `EXPR$1` FROM (SELECT * FROM `orders`) GROUP BY `name`")
-    assert t.get_column_names() == ["name", "EXPR$0", "n", "EXPR$1"]
+        "MAX(`revenue`) AS `EXPR$2` FROM (SELECT * FROM `orders`) GROUP BY `name`")
     spark_parses(t.query_sql)
+    other = orders.select(col("revenue").cast(DataTypes.BIGINT()), col("revenue").sum + 1)
+    assert other.get_column_names() == ["revenue-BIGINT", "_c1"]
 
 
 def test_tumble_window_renders_a_window_tvf(orders: Any) -> None:

@@ -43,9 +43,14 @@ class RenderContext:
     window_alias: str | None = None
     #: the OVER clause of each over window, by alias
     over_windows: dict[str, str] = field(default_factory=dict)
+    #: aggregate calls and window properties in the order met, numbered as Flink's Table API
+    #: numbers them (an unaliased one is the column ``EXPR$<n>``)
+    named_calls: dict[str, int] = field(default_factory=dict)
 
-
-_PLAIN = RenderContext()
+    def note(self, text: str) -> str:
+        """Number the aggregate or window property ``text`` (once); give it back."""
+        self.named_calls.setdefault(text, len(self.named_calls))
+        return text
 
 
 class TimeIntervalUnit(Enum):
@@ -104,11 +109,14 @@ class Expression:
         #: the Python value of a literal
         self.value: Any = None
         self.alias_of: str | None = None
+        #: the column name Flink's Table API derives for this expression unaliased
+        #: (``col('a').cast(BIGINT)`` -> ``a-BIGINT``), if any
+        self.derived_name: str | None = None
 
     # -- rendering -----------------------------------------------------------------------------
     def to_sql(self, ctx: RenderContext | None = None) -> str:
         """This expression as Flink SQL text."""
-        return self._render(ctx or _PLAIN)
+        return self._render(ctx if ctx is not None else RenderContext())
 
     def __str__(self) -> str:
         return self.to_sql()
@@ -295,7 +303,10 @@ class Expression:
     # -- types -----------------------------------------------------------------------------------
     def cast(self, data_type: DataType) -> "Expression":
         """``CAST(self AS <type>)``."""
-        return Expression(lambda c: f"CAST({self.to_sql(c)} AS {data_type})")
+        e = Expression(lambda c: f"CAST({self.to_sql(c)} AS {data_type})")
+        inner = self.name if self.kind == "column" else self.derived_name
+        e.derived_name = f"{inner}-{data_type}" if inner else None
+        return e
 
     def try_cast(self, data_type: DataType) -> "Expression":
         return Expression(lambda c: f"TRY_CAST({self.to_sql(c)} AS {data_type})")
@@ -303,7 +314,7 @@ class Expression:
     # -- aggregates ------------------------------------------------------------------------------
     def _agg(self, fn: str, *extra: Any) -> "Expression":
         args = (self, *(to_expr(e) for e in extra))
-        return Expression(lambda c: f"{fn}({', '.join(a.to_sql(c) for a in args)})",
+        return Expression(lambda c: c.note(f"{fn}({', '.join(a.to_sql(c) for a in args)})"),
                           aggregate=(fn, args))
 
     sum = property(lambda self: self._agg("SUM"))
@@ -330,7 +341,7 @@ class Expression:
             raise ValueError(f"distinct applies to an aggregate call, not to {self.to_sql()}")
         fn, args = self.aggregate
         return Expression(
-            lambda c: f"{fn}(DISTINCT {', '.join(a.to_sql(c) for a in args)})",
+            lambda c: c.note(f"{fn}(DISTINCT {', '.join(a.to_sql(c) for a in args)})"),
             aggregate=(fn + " DISTINCT", args))
 
     def over(self, alias: Any) -> "Expression":
@@ -347,7 +358,7 @@ class Expression:
     def _window_property(self, column: str, prop: str) -> "Expression":
         def render(c: RenderContext) -> str:
             if c.window_alias is not None and c.window_alias == self.name:
-                return column
+                return c.note(column)
             raise ValueError(f"{self.name}.{prop} is a property of a group window named "
                              f"{self.name!r}: use it in the select() of window(...).group_by(...)")
         return Expression(render, kind="window_property")
@@ -517,8 +528,8 @@ def DataTypes_TIMESTAMP() -> DataType:  # noqa: N802
 
 
 def _sum0(e: Expression) -> Expression:
-    inner = e._agg("SUM")
-    return Expression(lambda c: f"COALESCE({inner.to_sql(c)}, 0)", aggregate=inner.aggregate)
+    return Expression(lambda c: c.note(f"COALESCE(SUM({e.to_sql(c)}), 0)"),
+                      aggregate=("SUM0", (e,)))
 
 
 def _call(fn: str, *args: Any) -> Expression:

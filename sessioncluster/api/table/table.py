@@ -39,11 +39,11 @@ def unnamed_view_name() -> str:
 
 def _select_items(exprs: Sequence[Any], ctx: RenderContext | None = None,
                   aggregating: bool = False) -> list[tuple[str, str | None]]:
-    """(SQL, name) of each of ``exprs``, named as the Table API names it: a column by its name,
-    an alias by the alias, an aggregate ``EXPR$<k>``, any other expression ``_c<i>`` (``*``
-    has no name)."""
+    """(SQL, name) of each of ``exprs``, named as Flink's Table API names it: a column by its
+    name, an alias by the alias, a cast column ``<name>-<TYPE>``, an aggregate or window
+    property ``EXPR$<n>`` (numbered in the order met), anything else ``_c<i>`` (``*``: None)."""
+    ctx = ctx if ctx is not None else RenderContext()
     items: list[tuple[str, str | None]] = []
-    agg_index = 0
     for i, x in enumerate(exprs):
         e = as_expression(x)
         sql = e.to_sql(ctx)
@@ -51,15 +51,15 @@ def _select_items(exprs: Sequence[Any], ctx: RenderContext | None = None,
             items.append((sql, None))
             continue
         if e.name is not None:
-            name = e.name
-        elif aggregating and e.aggregate is not None:
-            name = f"EXPR${agg_index}"
-            agg_index += 1
-            sql = f"{sql} AS {quote_identifier(name)}"
+            items.append((sql, e.name))
+            continue
+        if e.derived_name is not None:
+            name = e.derived_name
+        elif aggregating and sql in ctx.named_calls:
+            name = f"EXPR${ctx.named_calls[sql]}"
         else:
             name = f"_c{i}"
-            sql = f"{sql} AS {quote_identifier(name)}"
-        items.append((sql, name))
+        items.append((f"{sql} AS {quote_identifier(name)}", name))
     return items
 
 
