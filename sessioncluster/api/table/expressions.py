@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Sequence
 
-from .types import DataType
+from .types import DataType, DataTypes
 
 
 def quote_identifier(name: str) -> str:
@@ -444,9 +444,9 @@ class Expression:
     sign = property(lambda self: _call("SIGN", self))
     cardinality = property(lambda self: _call("CARDINALITY", self))
     element = property(lambda self: _call("ELEMENT", self))
-    to_date = property(lambda self: self.cast(DataTypes_DATE()))
-    to_time = property(lambda self: self.cast(DataTypes_TIME()))
-    to_timestamp = property(lambda self: self.cast(DataTypes_TIMESTAMP()))
+    to_date = property(lambda self: self.cast(DataTypes.DATE()))
+    to_time = property(lambda self: self.cast(DataTypes.TIME()))
+    to_timestamp = property(lambda self: self.cast(DataTypes.TIMESTAMP(3)))
 
     @property
     def abs(self) -> "Expression":
@@ -510,21 +510,6 @@ class Expression:
     def at(self, index: Any) -> "Expression":
         i = to_expr(index)
         return Expression(lambda c: f"{self.to_sql(c)}[{i.to_sql(c)}]")
-
-
-def DataTypes_DATE() -> DataType:  # noqa: N802 - mirrors DataTypes.DATE
-    from .types import DataTypes
-    return DataTypes.DATE()
-
-
-def DataTypes_TIME() -> DataType:  # noqa: N802
-    from .types import DataTypes
-    return DataTypes.TIME()
-
-
-def DataTypes_TIMESTAMP() -> DataType:  # noqa: N802
-    from .types import DataTypes
-    return DataTypes.TIMESTAMP(3)
 
 
 def _sum0(e: Expression) -> Expression:
