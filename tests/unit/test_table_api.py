@@ -555,3 +555,42 @@ def test_to_pandas_applies_a_changelog() -> None:
                              EnvironmentSettings.in_batch_mode())
     pdf = batch.from_path("t").to_pandas()
     assert list(pdf.columns) == ["id", "data"] and str(pdf["id"].dtype) == "int64"
+
+
+def test_table_descriptors_render_create_table(t_env: TableEnvironment,
+                                               gateway: RecordingGateway) -> None:
+    from sessioncluster.api.table.descriptor import FormatDescriptor, Schema, TableDescriptor
+
+    schema = (Schema.new_builder()
+              .column("id", DataTypes.BIGINT())
+              .column("data", DataTypes.STRING())
+              .column("ts", DataTypes.TIMESTAMP(3))
+              .column_by_expression("pt", "PROCTIME()")
+              .watermark("ts", "ts - INTERVAL '5' SECOND")
+              .primary_key("id")
+              .build())
+    descriptor = (TableDescriptor.for_connector("filesystem")
+                  .schema(schema)
+                  .option("path", "/tmp/in")
+                  .format(FormatDescriptor.for_format("csv").option("field-delimiter", "|").build())
+                  .partitioned_by("data")
+                  .comment("orders")
+                  .build())
+    t_env.create_temporary_table("src", descriptor)
+    assert gateway.last == (
+        "CREATE TEMPORARY TABLE `src` (\n  `id` BIGINT,\n  `data` STRING,\n  `ts` TIMESTAMP(3),\n"
+        "  `pt` AS PROCTIME(),\n  WATERMARK FOR `ts` AS ts - INTERVAL '5' SECOND,\n"
+        "  PRIMARY KEY (`id`) NOT ENFORCED\n) COMMENT 'orders' PARTITIONED BY (`data`) WITH (\n"
+        "  'connector' = 'filesystem',\n  'path' = '/tmp/in',\n  'format' = 'csv',\n"
+        "  'csv.field-delimiter' = '|'\n)")
+    sink = (TableDescriptor.for_connector("print")
+            .schema(Schema.new_builder().column("id", DataTypes.BIGINT()).build()).build())
+    t_env.from_path("src").select(col("id")).execute_insert(sink)
+    create, insert = [s for s, _, _ in gateway.statements[-2:]]
+    name = create.split("`")[1]
+    assert create.startswith(f"CREATE TEMPORARY TABLE `{name}` (\n  `id` BIGINT\n) WITH (")
+    assert insert == f"INSERT INTO `{name}` SELECT `id` FROM (SELECT * FROM `src`)"
+    from_descriptor = t_env.from_descriptor(sink)
+    assert from_descriptor.query_sql.startswith("SELECT * FROM `UnnamedTable_")
+    with pytest.raises(ValueError, match="schema"):
+        TableDescriptor.for_connector("datagen").build().create_table_sql("x")

@@ -16,10 +16,11 @@ from typing import Any, Iterable, Protocol, Sequence
 from ...common.configuration import Configuration
 from ...common.execution_mode import RuntimeExecutionMode
 from ...common.types import Row
+from .descriptor import TableDescriptor
 from .expressions import quote_identifier, quote_path
 from .result import DEFAULT_MAX_COLUMN_WIDTH, TableResult, TableSchema
 from .statement_set import StatementSet
-from .table import Table
+from .table import Table, unnamed_view_name
 from .types import DataType, RowType
 
 #: Flink's option naming the runtime mode
@@ -204,6 +205,22 @@ class TableEnvironment:
         return StatementSet(self)
 
     # -- tables and views ------------------------------------------------------------------------
+    def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
+        """``CREATE TEMPORARY TABLE <path>`` of a TableDescriptor."""
+        self.execute_sql(descriptor.create_table_sql(path, temporary=True))
+
+    def create_table(self, path: str, descriptor: TableDescriptor,
+                     ignore_if_exists: bool = False) -> bool:
+        """``CREATE TABLE <path>`` of a TableDescriptor in the session's catalog."""
+        self.execute_sql(descriptor.create_table_sql(path, if_not_exists=ignore_if_exists))
+        return True
+
+    def from_descriptor(self, descriptor: TableDescriptor) -> Table:
+        """A Table reading an anonymous temporary table of the descriptor."""
+        name = unnamed_view_name()
+        self.create_temporary_table(name, descriptor)
+        return self.from_path(name)
+
     def from_path(self, path: str) -> Table:
         """The table or view registered at ``path``."""
         return Table(f"SELECT * FROM {quote_path(path)}", self)

@@ -89,6 +89,9 @@ class StatementRunner(Protocol):
     def create_temporary_view(self, view_path: str, table: Any, *fields: Any) -> None:
         """Register a Table as a temporary view."""
 
+    def create_temporary_table(self, path: str, descriptor: Any) -> None:
+        """Create a temporary table of a TableDescriptor."""
+
 
 class CloseableIterator:
     """The rows of a result; ``with table_result.collect() as rows: ...`` as in PyFlink."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .expressions import quote_path
-
 if TYPE_CHECKING:
     from .result import StatementRunner, TableResult
 
@@ -22,10 +20,11 @@ class StatementSet:
         self._statements.append(stmt.strip().rstrip(";").strip())
         return self
 
-    def add_insert(self, target_path: str, table: Any, overwrite: bool = False) -> "StatementSet":
-        """Add the insertion of ``table`` (a Table) into the table at ``target_path``."""
-        verb = "INSERT OVERWRITE" if overwrite else "INSERT INTO"
-        return self.add_insert_sql(f"{verb} {quote_path(target_path)} {table.query_sql}")
+    def add_insert(self, target_path_or_descriptor: Any, table: Any,
+                   overwrite: bool = False) -> "StatementSet":
+        """Add the insertion of ``table`` (a Table) into the table at a path (or of a
+        TableDescriptor)."""
+        return self.add_insert_sql(table.insert_sql(target_path_or_descriptor, overwrite))
 
     def statement_set_sql(self) -> str:
         """``EXECUTE STATEMENT SET BEGIN <insert>; ... END``."""

@@ -328,10 +328,20 @@ class Table:
         """Run the query; its rows in the TableResult (``collect()``, ``print()``)."""
         return self._t_env.execute_sql(self._query)
 
-    def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
-        """``INSERT INTO|OVERWRITE <table_path> <this query>``."""
+    def execute_insert(self, table_path_or_descriptor: Any, overwrite: bool = False
+                       ) -> TableResult:
+        """``INSERT INTO|OVERWRITE <table> <this query>``; the table is a path or a
+        TableDescriptor (created as an anonymous temporary table first)."""
+        return self._t_env.execute_sql(self.insert_sql(table_path_or_descriptor, overwrite))
+
+    def insert_sql(self, table_path_or_descriptor: Any, overwrite: bool = False) -> str:
+        """The INSERT statement of :meth:`execute_insert`."""
+        path = table_path_or_descriptor
+        if not isinstance(path, str):
+            path = unnamed_view_name()
+            self._t_env.create_temporary_table(path, table_path_or_descriptor)
         verb = "INSERT OVERWRITE" if overwrite else "INSERT INTO"
-        return self._t_env.execute_sql(f"{verb} {quote_path(table_path)} {self._query}")
+        return f"{verb} {quote_path(path)} {self._query}"
 
     def explain(self, *extra_details: Any) -> str:
         """Flink's plan of this query (``EXPLAIN``), as text."""

@@ -3,9 +3,10 @@
 A group window renders as a Flink SQL window table-valued function (``TUMBLE``, ``HOP``,
 ``SESSION``) over a named input; an over window renders as the text of an ``OVER (...)`` clause.
 
+>>> from sessioncluster.api.table.expressions import col
 >>> w = Tumble.over(lit(10).minutes).on(col('ts')).alias('w')
->>> w.tvf_sql('t')
-'TUMBLE(TABLE t, DESCRIPTOR(`ts`), INTERVAL \\'10\\' MINUTE)'
+>>> print(w.tvf_sql('t'))
+TUMBLE(TABLE t, DESCRIPTOR(`ts`), INTERVAL '10' MINUTE)
 """
 
 from __future__ import annotations
