@@ -52,6 +52,10 @@ class StreamTableEnvironment(TableEnvironment):
         env = StreamTableEnvironment(_gateway(stream_execution_environment.session),
                                      _settings(environment_settings))
         env.stream_execution_environment = stream_execution_environment
+        parallelism = getattr(stream_execution_environment, "get_parallelism", lambda: None)()
+        if isinstance(parallelism, int) and parallelism > 0:
+            # the stream environment's parallelism is the table jobs' default, as in Flink
+            env.get_config().set("parallelism.default", str(parallelism))
         return env
 
     def from_data_stream(self, data_stream: Any, *fields_or_schema: Any) -> Any:

@@ -167,6 +167,8 @@ def test_select_where_filter(orders: Any) -> None:
         "SELECT * FROM (SELECT `name`, (`revenue` * 2) AS `_c1` FROM (SELECT * FROM `orders`)) "
         "WHERE (`revenue` > 10)")
     assert t.filter(col("name") == "Jack").query_sql.endswith("WHERE (`name` = 'Jack')")
+    with pytest.raises(TypeError, match="call_sql"):
+        t.where("revenue > 10")
     assert t.get_column_names() == ["name", "_c1"]
     spark_parses(t.query_sql)
 
@@ -269,6 +271,7 @@ def test_order_by_offset_fetch_limit(orders: Any) -> None:
                              "`name` LIMIT 3 OFFSET 2")
     assert sorted_.limit(5).query_sql.endswith("ORDER BY `revenue` DESC, `name` LIMIT 5")
     assert orders.limit(4, 1).query_sql == "SELECT * FROM (SELECT * FROM `orders`) LIMIT 4 OFFSET 1"
+    assert orders.offset(1).fetch(4).query_sql == orders.limit(4, 1).query_sql
     for t in (sorted_, top, orders.limit(4, 1)):
         spark_parses(t.query_sql)
 
@@ -534,8 +537,10 @@ def test_stream_table_environment_takes_the_mode_of_its_stream_environment(
 
     env = StreamExecutionEnvironment(gateway)  # type: ignore[arg-type]
     env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    env.set_parallelism(3)
     t_env = StreamTableEnvironment.create(env)
     assert t_env.runtime_mode() is RuntimeExecutionMode.BATCH
+    assert t_env.get_config().get("parallelism.default") == "3"
     env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
     assert StreamTableEnvironment.create(env).runtime_mode() is RuntimeExecutionMode.STREAMING
     with pytest.raises(NotImplementedError, match="from_data_stream"):

@@ -81,8 +81,9 @@ class Table:
         self._t_env = t_env
         self._columns = list(columns) if columns is not None else None
         self._types = list(types) if types is not None else None
-        #: (the query sorted, its ORDER BY list) when this table is order_by's, else None
-        self._sort: tuple[str, str] | None = None
+        #: (the query sorted or limited, its ORDER BY list or None) when this table is
+        #: order_by's, offset's or fetch's, else None
+        self._sort: tuple[str, str | None] | None = None
         self._offset: int | None = None
         self._fetch: int | None = None
         #: the temporary view str() registered this table as
@@ -146,6 +147,9 @@ class Table:
 
     def where(self, predicate: Any) -> "Table":
         """``SELECT * FROM (<this>) WHERE <predicate>``."""
+        if isinstance(predicate, str):
+            raise TypeError(f"where() takes an Expression (col('a') > 1), not the string "
+                            f"{predicate!r}; call_sql({predicate!r}) inlines Flink SQL text")
         return self._derive(f"SELECT * {self._from()} WHERE {as_expression(predicate).to_sql()}",
                             self._columns, self._types)
 
@@ -249,7 +253,7 @@ class Table:
         if offset:
             sql += f" OFFSET {int(offset)}"
         t = self._derive(sql, self._columns, self._types)
-        t._sort, t._offset, t._fetch = self._sort, offset, fetch
+        t._sort, t._offset, t._fetch = (base, order), offset, fetch
         return t
 
     def offset(self, offset: int) -> "Table":
