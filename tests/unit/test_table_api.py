@@ -425,6 +425,9 @@ def test_from_pandas(t_env: TableEnvironment, gateway: RecordingGateway) -> None
     assert arrow.schema.names == ["f0", "f1"] and arrow.schema.types == [pa.int32(), pa.string()]
     t2 = t_env.from_pandas(pdf, ["x", "y"])
     assert t2.get_column_names() == ["x", "y"]
+    t3 = t_env.from_pandas(pdf, [DataTypes.SMALLINT(), DataTypes.STRING()])
+    arrow = _registered(gateway, t3.query_sql.split("`")[1])
+    assert arrow.schema.names == ["a", "b"] and arrow.schema.types == [pa.int16(), pa.string()]
 
 
 # -- results ------------------------------------------------------------------------------------

@@ -302,7 +302,8 @@ class TableEnvironment:
         return self._register(pa.Table.from_arrays(arrays, names=names), types)
 
     def from_pandas(self, pdf: Any, schema: Any = None, splits_num: int = 1) -> Table:
-        """A Table of a pandas DataFrame (``schema``: a ROW type or a list of column names)."""
+        """A Table of a pandas DataFrame (``schema``: a ROW type, a list of column names or a
+        list of DataTypes)."""
         import pyarrow as pa
 
         table = pa.Table.from_pandas(pdf, preserve_index=False)
@@ -310,6 +311,10 @@ class TableEnvironment:
         if isinstance(schema, RowType):
             table = table.rename_columns(schema.field_names()).cast(schema.arrow_schema())
             types = [str(t) for t in schema.field_types()]
+        elif isinstance(schema, (list, tuple)) and all(isinstance(t, DataType) for t in schema):
+            table = table.cast(pa.schema([pa.field(n, t.to_arrow()) for n, t in
+                                          zip(table.column_names, schema)]))
+            types = [str(t) for t in schema]
         elif isinstance(schema, (list, tuple)):
             table = table.rename_columns([str(n) for n in schema])
         return self._register(table, types)
