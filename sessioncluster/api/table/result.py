@@ -53,6 +53,16 @@ class TableSchema:
     def get_field_count(self) -> int:
         return len(self._names)
 
+    # PyFlink's ResolvedSchema names the same things
+    def get_column_names(self) -> list[str]:
+        return self.get_field_names()
+
+    def get_column_count(self) -> int:
+        return self.get_field_count()
+
+    def get_column_data_types(self) -> list[str]:
+        return self.get_field_data_types()
+
     def get_field_data_types(self) -> list[str]:
         """The Flink SQL type text of each column (``BIGINT``, ``STRING``, ``TIMESTAMP(3)``)."""
         return list(self._types)
@@ -143,6 +153,9 @@ class TableResult:
 
     def get_table_schema(self) -> TableSchema:
         return TableSchema(self.result.columns, self.result.column_types)
+
+    def get_resolved_schema(self) -> TableSchema:
+        return self.get_table_schema()
 
     def get_result_kind(self) -> ResultKind:
         return ResultKind[self.result.result_kind]

@@ -136,6 +136,10 @@ class Table:
             self._columns, self._types = schema.get_field_names(), schema.get_field_data_types()
         return TableSchema(self._columns, self._types)
 
+    def get_resolved_schema(self) -> TableSchema:
+        """As :meth:`get_schema` (PyFlink's newer name)."""
+        return self.get_schema()
+
     def print_schema(self) -> None:
         print(self.get_schema())
 
