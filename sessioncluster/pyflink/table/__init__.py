@@ -4,8 +4,25 @@ from .._exports import lazy_exports
 
 _NAMES = {
     'DataTypes': 'sessioncluster.api.table.types',
+    'EnvironmentSettings': 'sessioncluster.api.table.environment',
+    'ExplainDetail': 'sessioncluster.api.table.result',
+    'FormatDescriptor': 'sessioncluster.api.table.descriptor',
+    'GroupWindowedTable': 'sessioncluster.api.table.table',
+    'GroupedTable': 'sessioncluster.api.table.table',
+    'OverWindowedTable': 'sessioncluster.api.table.table',
+    'ResultKind': 'sessioncluster.api.table.result',
     'Row': 'sessioncluster.common.types',
     'RowKind': 'sessioncluster.common.types',
+    'Schema': 'sessioncluster.api.table.descriptor',
+    'StatementSet': 'sessioncluster.api.table.statement_set',
+    'StreamTableEnvironment': 'sessioncluster.client.table_environment',
+    'Table': 'sessioncluster.api.table.table',
+    'TableConfig': 'sessioncluster.api.table.environment',
+    'TableDescriptor': 'sessioncluster.api.table.descriptor',
+    'TableEnvironment': 'sessioncluster.client.table_environment',
+    'TableResult': 'sessioncluster.api.table.result',
+    'TableSchema': 'sessioncluster.api.table.result',
+    'WindowGroupedTable': 'sessioncluster.api.table.table',
 }
 
 __all__ = sorted(_NAMES)

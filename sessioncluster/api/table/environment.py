@@ -1,0 +1,383 @@
+"""PyFlink's ``TableEnvironment``, ``EnvironmentSettings`` and ``TableConfig``.
+
+The TableEnvironment builds Flink SQL text (it never parses SQL) and sends each statement to the
+JobManager through a :class:`FlinkSqlGateway` (the session: ``Session.execute_flink_sql``), with
+the runtime mode of its settings and its TableConfig's options. Local data (``from_elements``,
+``from_pandas``) becomes a temporary view of the session. ``client/table_environment.py`` binds
+``TableEnvironment.create(...)`` to the current session.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from typing import Any, Iterable, Protocol, Sequence
+
+from ...common.configuration import Configuration
+from ...common.execution_mode import RuntimeExecutionMode
+from ...common.types import Row
+from .descriptor import TableDescriptor
+from .expressions import quote_identifier, quote_path
+from .result import DEFAULT_MAX_COLUMN_WIDTH, TableResult, TableSchema
+from .statement_set import StatementSet
+from .table import Table, unnamed_view_name
+from .types import DataType, RowType
+
+#: Flink's option naming the runtime mode
+RUNTIME_MODE = "execution.runtime-mode"
+#: Flink's option of the printed column width
+MAX_COLUMN_WIDTH = "table.display.max-column-width"
+
+
+class FlinkSqlGateway(Protocol):
+    """What a TableEnvironment needs of the session (``client/session.py``'s ``Session``)."""
+
+    def execute_flink_sql(self, statement: str, runtime_mode: RuntimeExecutionMode,
+                          configuration: dict[str, str]) -> Any:
+        """Run one Flink SQL statement; a ``SqlStatementResult`` (job_id, result_kind,
+        columns, column_types, table (pyarrow), row_kinds)."""
+
+    def create_temporary_view(self, name: str, df: Any) -> None:
+        """Register a pandas DataFrame as the temporary view ``name``."""
+
+    def job(self, job_id: str) -> Any:
+        """The JobClient of a job of the session."""
+
+
+class EnvironmentSettings:
+    """The runtime mode (and built-in catalog names) a TableEnvironment is created with."""
+
+    class Builder:
+        """``EnvironmentSettings.new_instance().in_batch_mode().build()``."""
+
+        def __init__(self) -> None:
+            self._configuration = Configuration()
+            self._configuration.set_string(RUNTIME_MODE, "streaming")
+
+        def in_batch_mode(self) -> "EnvironmentSettings.Builder":
+            self._configuration.set_string(RUNTIME_MODE, "batch")
+            return self
+
+        def in_streaming_mode(self) -> "EnvironmentSettings.Builder":
+            self._configuration.set_string(RUNTIME_MODE, "streaming")
+            return self
+
+        def with_configuration(self, config: Configuration) -> "EnvironmentSettings.Builder":
+            self._configuration.add_all(config)
+            return self
+
+        def with_built_in_catalog_name(self, name: str) -> "EnvironmentSettings.Builder":
+            self._configuration.set_string("table.builtin-catalog-name", name)
+            return self
+
+        def with_built_in_database_name(self, name: str) -> "EnvironmentSettings.Builder":
+            self._configuration.set_string("table.builtin-database-name", name)
+            return self
+
+        def build(self) -> "EnvironmentSettings":
+            return EnvironmentSettings(self._configuration)
+
+    def __init__(self, configuration: Configuration | None = None) -> None:
+        self._configuration = Configuration(configuration)
+        if not self._configuration.contains_key(RUNTIME_MODE):
+            self._configuration.set_string(RUNTIME_MODE, "streaming")
+
+    @staticmethod
+    def new_instance() -> "EnvironmentSettings.Builder":
+        return EnvironmentSettings.Builder()
+
+    @staticmethod
+    def in_batch_mode() -> "EnvironmentSettings":
+        return EnvironmentSettings.new_instance().in_batch_mode().build()
+
+    @staticmethod
+    def in_streaming_mode() -> "EnvironmentSettings":
+        return EnvironmentSettings.new_instance().in_streaming_mode().build()
+
+    @staticmethod
+    def from_configuration(config: Configuration) -> "EnvironmentSettings":
+        return EnvironmentSettings(config)
+
+    def is_streaming_mode(self) -> bool:
+        return self.runtime_mode() is not RuntimeExecutionMode.BATCH
+
+    def runtime_mode(self) -> RuntimeExecutionMode:
+        """BATCH or STREAMING (AUTOMATIC runs as STREAMING, as a Table program does in Flink)."""
+        mode = RuntimeExecutionMode.parse(self._configuration.get_string(RUNTIME_MODE,
+                                                                         "streaming"))
+        return RuntimeExecutionMode.STREAMING if mode is RuntimeExecutionMode.AUTOMATIC else mode
+
+    def get_built_in_catalog_name(self) -> str:
+        return self._configuration.get_string("table.builtin-catalog-name", "default_catalog")
+
+    def get_built_in_database_name(self) -> str:
+        return self._configuration.get_string("table.builtin-database-name", "default_database")
+
+    def get_configuration(self) -> Configuration:
+        return self._configuration
+
+    def to_configuration(self) -> Configuration:
+        return Configuration(self._configuration)
+
+
+class TableConfig:
+    """The options of a TableEnvironment, sent with every statement."""
+
+    def __init__(self, configuration: Configuration | None = None) -> None:
+        self._configuration = Configuration(configuration)
+
+    def get_configuration(self) -> Configuration:
+        return self._configuration
+
+    def add_configuration(self, configuration: Configuration) -> None:
+        self._configuration.add_all(configuration)
+
+    def set(self, key: str, value: str) -> "TableConfig":
+        """Set the option ``key`` (``get_config().set("parallelism.default", "4")``)."""
+        self._configuration.set_string(key, str(value))
+        return self
+
+    def get(self, key: str, default_value: str | None = None) -> str | None:
+        if not self._configuration.contains_key(key):
+            return default_value
+        return self._configuration.get_string(key, "")
+
+    def get_local_timezone(self) -> str:
+        return self.get("table.local-time-zone", "default") or "default"
+
+    def set_local_timezone(self, timezone_id: str) -> None:
+        self.set("table.local-time-zone", timezone_id)
+
+    def to_dict(self) -> dict[str, str]:
+        return self._configuration.to_dict()
+
+
+_TMP_TOKEN = secrets.token_hex(3)
+_TMP_COUNTER = itertools.count(1)
+
+
+def temporary_table_name() -> str:
+    """A fresh view name for local data (``_tmp_table_<process token>_<n>``: unique on a session
+    that several clients share)."""
+    return f"_tmp_table_{_TMP_TOKEN}_{next(_TMP_COUNTER)}"
+
+
+class TableEnvironment:
+    """Builds Table API programs and runs Flink SQL on a session (``pyflink.table``'s)."""
+
+    def __init__(self, gateway: FlinkSqlGateway, environment_settings: EnvironmentSettings
+                 | None = None) -> None:
+        self.gateway = gateway
+        self.settings = environment_settings or EnvironmentSettings.in_streaming_mode()
+        self._config = TableConfig(self.settings.get_configuration())
+
+    # -- configuration ---------------------------------------------------------------------------
+    def get_config(self) -> TableConfig:
+        return self._config
+
+    def runtime_mode(self) -> RuntimeExecutionMode:
+        return self.settings.runtime_mode()
+
+    # -- statements ------------------------------------------------------------------------------
+    def execute_sql(self, stmt: str) -> TableResult:
+        """Run one Flink SQL statement (DDL, DML, a query, SHOW, SET...)."""
+        mode = self.runtime_mode()
+        result = self.gateway.execute_flink_sql(stmt, mode, self._config.to_dict())
+        width = int(self._config.get(MAX_COLUMN_WIDTH, str(DEFAULT_MAX_COLUMN_WIDTH)) or
+                    DEFAULT_MAX_COLUMN_WIDTH)
+        return TableResult(result, streaming=mode is RuntimeExecutionMode.STREAMING,
+                           job_client=self.gateway.job, max_column_width=width)
+
+    def sql_query(self, query: str) -> Table:
+        """A Table of a Flink SQL query (not run until the Table is executed)."""
+        return Table(query, self)
+
+    def explain_sql(self, stmt: str, *extra_details: Any) -> str:
+        details = ", ".join(getattr(d, "name", str(d)) for d in extra_details)
+        rows = self.execute_sql(f"EXPLAIN {details + ' ' if details else ''}{stmt}").rows()
+        return str(rows[0][0]) if rows else ""
+
+    def query_schema(self, query: str) -> TableSchema:
+        """The columns of ``query`` and their types, as the JobManager's planner sees them."""
+        return self.execute_sql(f"SELECT * FROM ({query}) LIMIT 0").get_table_schema()
+
+    def create_statement_set(self) -> StatementSet:
+        return StatementSet(self)
+
+    # -- tables and views ------------------------------------------------------------------------
+    def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
+        """``CREATE TEMPORARY TABLE <path>`` of a TableDescriptor."""
+        self.execute_sql(descriptor.create_table_sql(path, temporary=True))
+
+    def create_table(self, path: str, descriptor: TableDescriptor,
+                     ignore_if_exists: bool = False) -> bool:
+        """``CREATE TABLE <path>`` of a TableDescriptor in the session's catalog."""
+        self.execute_sql(descriptor.create_table_sql(path, if_not_exists=ignore_if_exists))
+        return True
+
+    def from_descriptor(self, descriptor: TableDescriptor) -> Table:
+        """A Table reading an anonymous temporary table of the descriptor."""
+        name = unnamed_view_name()
+        self.create_temporary_table(name, descriptor)
+        return self.from_path(name)
+
+    def from_path(self, path: str) -> Table:
+        """The table or view registered at ``path``."""
+        return Table(f"SELECT * FROM {quote_path(path)}", self)
+
+    def create_temporary_view(self, view_path: str, table: Any, *fields: Any) -> None:
+        """Register ``table`` as the temporary view ``view_path``."""
+        if not isinstance(table, Table):
+            raise NotImplementedError("create_temporary_view() of a DataStream needs "
+                                      "from_data_stream (issue 27, item 1), not built yet")
+        if fields:
+            table = table.alias(*[getattr(f, "name", f) for f in fields])
+        self.execute_sql(f"CREATE TEMPORARY VIEW {quote_path(view_path)} AS {table.query_sql}")
+
+    def drop_temporary_view(self, view_path: str) -> bool:
+        """Drop the temporary view; False if there was none."""
+        if view_path.split(".")[-1] not in self.list_temporary_views():
+            return False
+        self.execute_sql(f"DROP TEMPORARY VIEW {quote_path(view_path)}")
+        return True
+
+    def drop_temporary_table(self, table_path: str) -> bool:
+        if table_path.split(".")[-1] not in self.list_temporary_tables():
+            return False
+        self.execute_sql(f"DROP TEMPORARY TABLE {quote_path(table_path)}")
+        return True
+
+    def _names(self, statement: str) -> list[str]:
+        return [str(r[0]) for r in self.execute_sql(statement).rows()]
+
+    def list_tables(self) -> list[str]:
+        return self._names("SHOW TABLES")
+
+    def list_views(self) -> list[str]:
+        return self._names("SHOW VIEWS")
+
+    def list_temporary_tables(self) -> list[str]:
+        return self._names("SHOW TABLES")
+
+    def list_temporary_views(self) -> list[str]:
+        return self._names("SHOW VIEWS")
+
+    def list_catalogs(self) -> list[str]:
+        return self._names("SHOW CATALOGS")
+
+    def list_databases(self) -> list[str]:
+        return self._names("SHOW DATABASES")
+
+    def list_functions(self) -> list[str]:
+        return self._names("SHOW FUNCTIONS")
+
+    def use_catalog(self, catalog_name: str) -> None:
+        self.execute_sql(f"USE CATALOG {quote_identifier(catalog_name)}")
+
+    def use_database(self, database_name: str) -> None:
+        self.execute_sql(f"USE {quote_identifier(database_name)}")
+
+    # -- functions -------------------------------------------------------------------------------
+    def create_temporary_system_function(self, name: str, function: Any) -> None:
+        raise NotImplementedError(f"create_temporary_system_function({name!r}, ...): Python UDFs "
+                                  "are issue 27, item 5, not built yet")
+
+    def create_temporary_function(self, path: str, function: Any) -> None:
+        raise NotImplementedError(f"create_temporary_function({path!r}, ...): Python UDFs are "
+                                  "issue 27, item 5, not built yet")
+
+    # -- local data ------------------------------------------------------------------------------
+    def from_elements(self, elements: Iterable[Any], schema: Any = None,
+                      verify_schema: bool = True) -> Table:
+        """A Table of Python values: tuples, lists, Rows, dicts or atomic values; ``schema`` is
+        a ``DataTypes.ROW([...])``, an atomic DataType, a list of column names, or None
+        (columns ``_1``, ``_2``...)."""
+        rows = list(elements)
+        names, types, arrow_types = _element_schema(rows, schema)
+        columns = _element_columns(rows, names)
+        import pyarrow as pa
+
+        arrays = [pa.array(c, type=t) if t is not None else pa.array(c)
+                  for c, t in zip(columns, arrow_types)]
+        return self._register(pa.Table.from_arrays(arrays, names=names), types)
+
+    def from_pandas(self, pdf: Any, schema: Any = None, splits_num: int = 1) -> Table:
+        """A Table of a pandas DataFrame (``schema``: a ROW type, a list of column names or a
+        list of DataTypes)."""
+        import pyarrow as pa
+
+        table = pa.Table.from_pandas(pdf, preserve_index=False)
+        types = None
+        if isinstance(schema, RowType):
+            table = table.rename_columns(schema.field_names()).cast(schema.arrow_schema())
+            types = [str(t) for t in schema.field_types()]
+        elif isinstance(schema, (list, tuple)) and all(isinstance(t, DataType) for t in schema):
+            table = table.cast(pa.schema([pa.field(n, t.to_arrow()) for n, t in
+                                          zip(table.column_names, schema)]))
+            types = [str(t) for t in schema]
+        elif isinstance(schema, (list, tuple)):
+            table = table.rename_columns([str(n) for n in schema])
+        return self._register(table, types)
+
+    def _register(self, table: Any, types: Sequence[str] | None) -> Table:
+        import pandas as pd
+
+        name = temporary_table_name()
+        # Arrow-backed columns keep their exact types (nullable INT, nested ROWs) on the way
+        self.gateway.create_temporary_view(name, table.to_pandas(types_mapper=pd.ArrowDtype))
+        return Table(f"SELECT * FROM {quote_identifier(name)}", self, table.column_names, types)
+
+
+def _element_schema(rows: list[Any], schema: Any) -> tuple[list[str], list[str] | None, list[Any]]:
+    """Column names, Flink types (if known) and Arrow types (None: inferred) of elements."""
+    if isinstance(schema, RowType):
+        return (schema.field_names(), [str(t) for t in schema.field_types()],
+                [t.to_arrow() for t in schema.field_types()])
+    if isinstance(schema, DataType):
+        return ["f0"], [str(schema)], [schema.to_arrow()]
+    if isinstance(schema, (list, tuple)):
+        return [str(n) for n in schema], None, [None] * len(schema)
+    if schema is not None:
+        raise TypeError(f"from_elements: schema is a DataTypes.ROW, a DataType, a list of names "
+                        f"or None, not {schema!r}")
+    first = rows[0] if rows else None
+    if isinstance(first, Row):
+        try:
+            names = list(first.as_dict())
+        except TypeError:
+            names = [f"_{i + 1}" for i in range(len(first))]
+    elif isinstance(first, dict):
+        names = list(first)
+    elif isinstance(first, (tuple, list)):
+        names = [f"_{i + 1}" for i in range(len(first))]
+    elif first is None:
+        raise ValueError("from_elements of no elements needs a schema")
+    else:
+        names = ["f0"]
+    return names, None, [None] * len(names)
+
+
+def _element_columns(rows: list[Any], names: list[str]) -> list[list[Any]]:
+    """The columns of the elements, values converted for Arrow (nested Rows as tuples)."""
+    columns: list[list[Any]] = [[] for _ in names]
+    for r in rows:
+        if isinstance(r, dict):
+            values = [r.get(n) for n in names]
+        elif isinstance(r, (Row, tuple, list)):
+            values = list(r)
+        else:
+            values = [r]
+        if len(values) != len(names):
+            raise ValueError(f"from_elements: the element {r!r} has {len(values)} fields; the "
+                             f"schema has {len(names)}: {names}")
+        for column, v in zip(columns, values):
+            column.append(_arrow_value(v))
+    return columns
+
+
+def _arrow_value(v: Any) -> Any:
+    if isinstance(v, Row):
+        return tuple(_arrow_value(x) for x in v)
+    if isinstance(v, list):
+        return [_arrow_value(x) for x in v]
+    return v

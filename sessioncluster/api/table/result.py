@@ -1,0 +1,376 @@
+"""PyFlink's ``TableResult`` and ``ResultKind``, and Flink's tableau printing.
+
+A TableResult wraps what the JobManager answered for one statement (a ``SqlStatementResult``:
+job id, result kind, column names and Flink types, the rows as Arrow, their row kinds).
+``print()`` draws Flink's tableau layout as ``TableEnvironmentImpl`` does: column widths from the
+column types (``table.display.max-column-width``, 30 by default), every cell right-aligned, an
+``op`` column of row kinds in STREAMING mode, then ``N rows in set`` (or ``Empty set``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import sys
+from enum import Enum
+from typing import Any, Callable, Iterator, Protocol, Sequence, TextIO
+
+from ...common.types import Row, RowKind
+
+#: how Flink prints a null cell
+NULL_VALUE = "<NULL>"
+#: Flink's ``table.display.max-column-width`` default
+DEFAULT_MAX_COLUMN_WIDTH = 30
+_TRUNCATED = "..."
+
+
+class ResultKind(Enum):
+    """What a statement returned: nothing but success (DDL), or content (a query, SHOW...)."""
+
+    SUCCESS = 0
+    SUCCESS_WITH_CONTENT = 1
+
+
+class ExplainDetail(Enum):
+    """Extra details of an EXPLAIN (Flink's names)."""
+
+    ESTIMATED_COST = 0
+    CHANGELOG_MODE = 1
+    JSON_EXECUTION_PLAN = 2
+    PLAN_ADVICE = 3
+
+
+class TableSchema:
+    """Column names and their Flink SQL types (PyFlink's ``TableSchema``)."""
+
+    def __init__(self, field_names: Sequence[str], data_types: Sequence[str]) -> None:
+        self._names = list(field_names)
+        self._types = list(data_types)
+
+    def get_field_names(self) -> list[str]:
+        return list(self._names)
+
+    def get_field_count(self) -> int:
+        return len(self._names)
+
+    # PyFlink's ResolvedSchema names the same things
+    def get_column_names(self) -> list[str]:
+        return self.get_field_names()
+
+    def get_column_count(self) -> int:
+        return self.get_field_count()
+
+    def get_column_data_types(self) -> list[str]:
+        return self.get_field_data_types()
+
+    def get_field_data_types(self) -> list[str]:
+        """The Flink SQL type text of each column (``BIGINT``, ``STRING``, ``TIMESTAMP(3)``)."""
+        return list(self._types)
+
+    def get_field_data_type(self, field: int | str) -> str | None:
+        index = field if isinstance(field, int) else self._names.index(field)
+        return self._types[index] if 0 <= index < len(self._types) else None
+
+    def __str__(self) -> str:
+        lines = [f"  `{n}` {t}" for n, t in zip(self._names, self._types)]
+        return "(\n" + ",\n".join(lines) + "\n)"
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, TableSchema) and self._names == other._names
+                and self._types == other._types)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class StatementRunner(Protocol):
+    """What a Table and a StatementSet need of their TableEnvironment."""
+
+    def execute_sql(self, stmt: str) -> "TableResult":
+        """Run one Flink SQL statement."""
+
+    def query_schema(self, query: str) -> "TableSchema":
+        """The columns of a query and their Flink types."""
+
+    def explain_sql(self, stmt: str, *extra_details: Any) -> str:
+        """Flink's plan of a statement."""
+
+    def create_temporary_view(self, view_path: str, table: Any, *fields: Any) -> None:
+        """Register a Table as a temporary view."""
+
+    def create_temporary_table(self, path: str, descriptor: Any) -> None:
+        """Create a temporary table of a TableDescriptor."""
+
+
+class CloseableIterator:
+    """The rows of a result; ``with table_result.collect() as rows: ...`` as in PyFlink."""
+
+    def __init__(self, rows: Iterator[Row]) -> None:
+        self._rows = rows
+
+    def __iter__(self) -> "CloseableIterator":
+        return self
+
+    def __next__(self) -> Row:
+        return next(self._rows)
+
+    def close(self) -> None:
+        self._rows = iter(())
+
+    def __enter__(self) -> "CloseableIterator":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class TableResult:
+    """The result of ``execute_sql``, ``Table.execute``, ``execute_insert`` or a statement set."""
+
+    def __init__(self, result: Any, *, streaming: bool = False,
+                 job_client: Callable[[str], Any] | None = None,
+                 max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH) -> None:
+        #: the JobManager's answer (``SqlStatementResult``)
+        self.result = result
+        self.streaming = streaming
+        self._job_client_of = job_client
+        self.max_column_width = max_column_width
+
+    # -- PyFlink's API -------------------------------------------------------------------------
+    def get_job_client(self) -> Any:
+        """The JobClient of the job the statement ran as, or None (DDL, SHOW...)."""
+        job_id = getattr(self.result, "job_id", "") or ""
+        if not job_id or self._job_client_of is None:
+            return None
+        return self._job_client_of(job_id)
+
+    def wait(self, timeout_ms: int | None = None) -> None:
+        """Wait until the statement's job, if any, has finished."""
+        client = self.get_job_client()
+        if client is not None:
+            client.wait(None if timeout_ms is None else timeout_ms / 1000)
+
+    def get_table_schema(self) -> TableSchema:
+        return TableSchema(self.result.columns, self.result.column_types)
+
+    def get_resolved_schema(self) -> TableSchema:
+        return self.get_table_schema()
+
+    def get_result_kind(self) -> ResultKind:
+        return ResultKind[self.result.result_kind]
+
+    def collect(self) -> CloseableIterator:
+        """The rows, each a named ``Row`` with its ``RowKind`` (``+I`` unless the statement
+        produced a changelog)."""
+        return CloseableIterator(iter(self.rows()))
+
+    def rows(self) -> list[Row]:
+        """The rows, as :meth:`collect` gives them, in a list."""
+        names = list(self.result.columns)
+        values = arrow_rows(self.result.table)
+        kinds = self.result.row_kinds or [RowKind.INSERT] * len(values)
+        out = []
+        for vals, kind in zip(values, kinds):
+            r = Row(*vals)
+            r.set_field_names(names)
+            r.set_row_kind(kind)
+            out.append(r)
+        return out
+
+    def print(self, file: TextIO | None = None) -> None:
+        """Print the result in Flink's tableau layout (to stdout)."""
+        text = self.tableau()
+        (file or sys.stdout).write(text)
+
+    def tableau(self) -> str:
+        """The text :meth:`print` prints: a query's rows with widths from their types (and the
+        ``op`` column in STREAMING); what ran no job (DDL, SHOW, DESCRIBE...) with widths from
+        the data, as Flink's ``TableResultImpl`` for those statements."""
+        columns, types = list(self.result.columns), list(self.result.column_types)
+        rows = arrow_rows(self.result.table)
+        if not columns:
+            return format_tableau(["result"], ["STRING"], [["OK"]], None, widths_from_data=True)
+        if not getattr(self.result, "job_id", ""):
+            return format_tableau(columns, types, rows, None, widths_from_data=True,
+                                  max_column_width=sys.maxsize)
+        kinds = self.result.row_kinds if self.streaming else None
+        if self.streaming and kinds is None:
+            kinds = [RowKind.INSERT] * len(rows)
+        return format_tableau(columns, types, rows, kinds, max_column_width=self.max_column_width)
+
+
+# -- Arrow to Python ---------------------------------------------------------------------------
+def arrow_rows(table: Any) -> list[list[Any]]:
+    """The rows of a pyarrow Table as lists of PyFlink values (structs become Rows)."""
+    columns = [[_pyflink_value(v) for v in c.to_pylist()] for c in table.columns]
+    return [list(r) for r in zip(*columns)] if columns else []
+
+
+def _pyflink_value(v: Any) -> Any:
+    if isinstance(v, dict):
+        r = Row(*(_pyflink_value(x) for x in v.values()))
+        r.set_field_names(list(v))
+        return r
+    if isinstance(v, list):
+        if v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+            return {k: _pyflink_value(x) for k, x in v}  # a MAP comes from Arrow as pairs
+        return [_pyflink_value(x) for x in v]
+    return v
+
+
+# -- Flink's tableau layout --------------------------------------------------------------------
+def format_tableau(names: Sequence[str], types: Sequence[str], rows: Sequence[Sequence[Any]],
+                   row_kinds: Sequence[RowKind] | None, *,
+                   max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH,
+                   widths_from_data: bool = False) -> str:
+    """Rows in Flink's tableau layout; with ``row_kinds`` an ``op`` column leads."""
+    if not rows:
+        return "Empty set\n"
+    cells = [[cell_string(v, t) for v, t in zip(r, types)] for r in rows]
+    header = list(names)
+    if row_kinds is not None:
+        header = ["op", *header]
+        cells = [[k.short_string(), *c] for k, c in zip(row_kinds, cells)]
+    if widths_from_data:
+        widths = [min(max([display_width(h)] + [display_width(c[i]) for c in cells]),
+                      max_column_width) for i, h in enumerate(header)]
+    else:
+        widths = [len(n) if i == 0 and row_kinds is not None else 0 for i, n in enumerate(header)]
+        offset = 1 if row_kinds is not None else 0
+        for i, (n, t) in enumerate(zip(names, types)):
+            widths[i + offset] = max(len(n), _type_width(t, max_column_width), len(NULL_VALUE))
+    border = "+" + "".join("-" * (w + 2) + "+" for w in widths)
+    lines = [border, _tableau_row(header, widths), border]
+    lines += [_tableau_row(c, widths) for c in cells]
+    lines.append(border)
+    lines.append(f"{len(cells)} {'rows' if len(cells) > 1 else 'row'} in set")
+    return "\n".join(lines) + "\n"
+
+
+def _tableau_row(cols: Sequence[str], widths: Sequence[int]) -> str:
+    out = "|"
+    for col, width in zip(cols, widths):
+        w = display_width(col)
+        if w <= width:
+            out += " " + " " * (width - w) + col + " |"
+        else:
+            out += " " + _truncate(col, width - len(_TRUNCATED)) + _TRUNCATED + " |"
+    return out
+
+
+def _truncate(text: str, target: int) -> str:
+    passed, i = 0, 0
+    for i, ch in enumerate(text):
+        passed += 2 if _full_width(ch) else 1
+        if passed > target:
+            break
+    else:
+        i = len(text)
+    sub = text[:i]
+    return " " * max(target - display_width(sub), 0) + sub
+
+
+def _full_width(ch: str) -> bool:
+    import unicodedata
+    return unicodedata.east_asian_width(ch) in ("F", "W")
+
+
+def display_width(text: str) -> int:
+    """The width of ``text`` on a terminal (full-width characters count twice), as Flink's."""
+    return len(text) + sum(1 for ch in text if _full_width(ch))
+
+
+def _type_root(type_text: str) -> tuple[str, int | None]:
+    """The root of a Flink type text and its first parameter: ``DECIMAL(10, 2)`` -> (DECIMAL, 10)."""
+    text = type_text.strip().upper().replace(" NOT NULL", "")
+    root, _, rest = text.partition("(")
+    root = root.split(" ")[0].strip()
+    param = None
+    if rest:
+        first = rest.split(",")[0].split(")")[0].strip()
+        param = int(first) if first.isdigit() else None
+    return root, param
+
+
+def _timestamp_width(precision: int) -> int:
+    base = 19
+    if precision == 0:
+        return base
+    return base + (4 if precision <= 3 else 7 if precision <= 6 else 10)
+
+
+def _type_width(type_text: str, max_width: int) -> int:
+    """Flink's ``columnWidthsByType``: the width a value of the type needs at most."""
+    root, p = _type_root(type_text)
+    fixed = {"TINYINT": 4, "SMALLINT": 6, "INT": 11, "INTEGER": 11, "BIGINT": 20,
+             "BOOLEAN": 5, "DATE": 10}
+    if root in fixed:
+        return fixed[root]
+    if root == "DECIMAL":
+        return (10 if p is None else p) + 2
+    if root == "TIME":
+        precision = 0 if p is None else p
+        return 8 if precision == 0 else precision + 9
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return _timestamp_width(6 if p is None else p)
+    return max_width
+
+
+def _java_double(v: float, single: bool = False) -> str:
+    """A float as Java's ``Double.toString`` (``Float.toString`` when ``single``) writes it."""
+    if v != v:
+        return "NaN"
+    if v in (float("inf"), float("-inf")):
+        return "Infinity" if v > 0 else "-Infinity"
+    if single:
+        import numpy as np
+        text = repr(float(str(np.float32(v))))
+    else:
+        text = repr(v)
+    if v != 0 and not 1e-3 <= abs(v) < 1e7:
+        sign, digits, exp = decimal.Decimal(text).as_tuple()
+        ds = "".join(map(str, digits)).rstrip("0") or "0"
+        exponent = len(digits) + int(exp) - 1
+        return f"{'-' if sign else ''}{ds[0]}.{ds[1:] or '0'}E{exponent}"
+    return text
+
+
+def cell_string(v: Any, type_text: str = "") -> str:
+    """A value as Flink's ``CAST(v AS STRING)`` writes it in a printed cell."""
+    if v is None:
+        return NULL_VALUE
+    root, p = _type_root(type_text) if type_text else ("", None)
+    return _to_string(v, root, p)
+
+
+def _to_string(v: Any, root: str = "", p: int | None = None) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, float):
+        return _java_double(v, single=root == "FLOAT")
+    if isinstance(v, decimal.Decimal):
+        return f"{v:f}"
+    if isinstance(v, datetime.datetime):
+        precision = 6 if p is None else p
+        text = v.strftime("%Y-%m-%d %H:%M:%S")
+        fraction = f"{v.microsecond:06d}000"[:9].rstrip("0")
+        fraction = fraction.ljust(min(precision, 9), "0")
+        return text + ("." + fraction if fraction else "")
+    if isinstance(v, datetime.time):
+        text = v.strftime("%H:%M:%S")
+        fraction = f"{v.microsecond:06d}".rstrip("0").ljust(p or 0, "0")
+        return text + ("." + fraction if fraction else "")
+    if isinstance(v, datetime.date):
+        return v.isoformat()
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8", errors="replace")
+    if isinstance(v, Row):
+        return "(" + ", ".join(_to_string(x) for x in v) + ")"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_to_string(k)}={_to_string(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_to_string(x) for x in v) + "]"
+    return str(v)

@@ -1,0 +1,10 @@
+"""``pyflink.table.explain_detail``."""
+
+from .._exports import lazy_exports
+
+_NAMES = {
+    'ExplainDetail': 'sessioncluster.api.table.result',
+}
+
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _NAMES)

@@ -1,0 +1,12 @@
+"""``pyflink.table.expression``."""
+
+from .._exports import lazy_exports
+
+_NAMES = {
+    'Expression': 'sessioncluster.api.table.expressions',
+    'TimeIntervalUnit': 'sessioncluster.api.table.expressions',
+    'TimePointUnit': 'sessioncluster.api.table.expressions',
+}
+
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _NAMES)

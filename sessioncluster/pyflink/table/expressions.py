@@ -1,0 +1,53 @@
+"""``pyflink.table.expressions``."""
+
+from .._exports import lazy_exports
+
+_NAMES = {
+    'CURRENT_RANGE': 'sessioncluster.api.table.expressions',
+    'CURRENT_ROW': 'sessioncluster.api.table.expressions',
+    'UNBOUNDED_RANGE': 'sessioncluster.api.table.expressions',
+    'UNBOUNDED_ROW': 'sessioncluster.api.table.expressions',
+    'and_': 'sessioncluster.api.table.expressions',
+    'array': 'sessioncluster.api.table.expressions',
+    'atan2': 'sessioncluster.api.table.expressions',
+    'call': 'sessioncluster.api.table.expressions',
+    'call_sql': 'sessioncluster.api.table.expressions',
+    'coalesce': 'sessioncluster.api.table.expressions',
+    'col': 'sessioncluster.api.table.expressions',
+    'concat': 'sessioncluster.api.table.expressions',
+    'concat_ws': 'sessioncluster.api.table.expressions',
+    'convert_tz': 'sessioncluster.api.table.expressions',
+    'current_date': 'sessioncluster.api.table.expressions',
+    'current_time': 'sessioncluster.api.table.expressions',
+    'current_timestamp': 'sessioncluster.api.table.expressions',
+    'current_watermark': 'sessioncluster.api.table.expressions',
+    'date_format': 'sessioncluster.api.table.expressions',
+    'e': 'sessioncluster.api.table.expressions',
+    'from_unixtime': 'sessioncluster.api.table.expressions',
+    'if_then_else': 'sessioncluster.api.table.expressions',
+    'lit': 'sessioncluster.api.table.expressions',
+    'local_time': 'sessioncluster.api.table.expressions',
+    'local_timestamp': 'sessioncluster.api.table.expressions',
+    'log': 'sessioncluster.api.table.expressions',
+    'map_': 'sessioncluster.api.table.expressions',
+    'negative': 'sessioncluster.api.table.expressions',
+    'not_': 'sessioncluster.api.table.expressions',
+    'null_of': 'sessioncluster.api.table.expressions',
+    'or_': 'sessioncluster.api.table.expressions',
+    'pi': 'sessioncluster.api.table.expressions',
+    'rand': 'sessioncluster.api.table.expressions',
+    'rand_integer': 'sessioncluster.api.table.expressions',
+    'row': 'sessioncluster.api.table.expressions',
+    'row_interval': 'sessioncluster.api.table.expressions',
+    'timestamp_diff': 'sessioncluster.api.table.expressions',
+    'to_date': 'sessioncluster.api.table.expressions',
+    'to_timestamp': 'sessioncluster.api.table.expressions',
+    'to_timestamp_ltz': 'sessioncluster.api.table.expressions',
+    'unix_timestamp': 'sessioncluster.api.table.expressions',
+    'uuid': 'sessioncluster.api.table.expressions',
+    'with_columns': 'sessioncluster.api.table.expressions',
+    'without_columns': 'sessioncluster.api.table.expressions',
+}
+
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _NAMES)
