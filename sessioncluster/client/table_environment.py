@@ -8,12 +8,13 @@ session cluster: the Table API of ``api/table`` bound to the current session (as
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from ..api.table import environment as table_env
 from ..common.configuration import Configuration
 from ..common.execution_mode import RuntimeExecutionMode
 from .current import current_or_connect
+from .session import Session
 
 
 class TableEnvironment(table_env.TableEnvironment):
@@ -76,9 +77,9 @@ class StreamTableEnvironment(TableEnvironment):
         raise NotImplementedError("to_retract_stream() (issue 27 item 1) is not built yet")
 
 
-def _gateway(session: Any) -> table_env.FlinkSqlGateway:
+def _gateway(session: Session) -> table_env.FlinkSqlGateway:
     """The session as the TableEnvironment's gateway (``Session.execute_flink_sql``)."""
-    return cast(table_env.FlinkSqlGateway, session)
+    return session
 
 
 def _settings(settings: Any) -> table_env.EnvironmentSettings:

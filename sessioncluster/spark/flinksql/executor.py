@@ -259,7 +259,7 @@ class FlinkSqlPlanner:
                     for n, t in zip(frame.columns, flink_types(frame.schema))]
             return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, rows)
         pk = {c.lower() for c in table.primary_key}
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for c in table.columns:
             watermark = (table.watermark.expression if table.watermark is not None
                          and table.watermark.rowtime == c.name else None)
