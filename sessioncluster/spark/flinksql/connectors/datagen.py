@@ -90,7 +90,10 @@ def _random(name: str, t: DataType, options: dict[str, str]) -> str:
     if isinstance(t, IntegralType):
         bits = _INT_RANGE[t.sql_name]
         low, high = int(opt("min", -(2**bits))), int(opt("max", 2**bits - 1))
-        spread = f"CAST(floor(rand() * {float(high - low + 1)!r}) AS DECIMAL(38, 0))"
+        width = float(high - low + 1)
+        # floor() is a BIGINT: beyond its range the (rounded) decimal, clamped below
+        spread = (f"CAST(floor(rand() * {width!r}) AS DECIMAL(38, 0))" if width <= 2.0**62
+                  else f"CAST(rand() * {width!r} AS DECIMAL(38, 0))")
         return f"CAST(least({low} + {spread}, {high}) AS {t.spark_ddl()})"
     if isinstance(t, (FloatType, DoubleType, DecimalType)):
         if isinstance(t, DecimalType):
