@@ -23,7 +23,7 @@ from ....runtime.filesink import PendingFile, commit, delete_in_progress, in_pro
 from ...files import file_stream
 from ..model import CatalogTable, FlinkSqlError
 from ..types import parse_type
-from .formats import file_reader, file_row_type, writer_factory
+from .formats import arrow_reader, file_reader, file_row_type, plain_row_type, writer_factory
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 #: rows per Arrow batch handed to Spark
@@ -85,13 +85,22 @@ def _spark_value(value: Any, t: DataType) -> Any:
 
 
 def _file_batches(spec: dict[str, Any], path: str) -> Iterator[Any]:
+    """A file's rows as Arrow batches of Spark's types, its partition values appended."""
     import pyarrow as pa
 
     row_type: RowType = spec["row_type"]
     parts = _partition_values(path, spec["keys"], spec["default_name"])
+    schema = spec["arrow_schema"]
+    fast = arrow_reader(spec["format"], row_type, spec["options"])
+    table = fast(path) if fast is not None else None
+    if table is not None:
+        for piece in table.to_batches(max_chunksize=_BATCH_ROWS):
+            columns = [c.cast(schema.field(i).type, safe=False) for i, c in enumerate(piece.columns)]
+            columns += [pa.array([v] * piece.num_rows, pa.string()) for v in parts]
+            yield pa.RecordBatch.from_arrays(columns, schema=schema)
+        return
     read = file_reader(spec["format"], row_type, spec["options"])
     types = row_type.field_types()
-    schema = spec["arrow_schema"]
 
     def batch(rows: list[Any]) -> Any:
         columns = [pa.array([_spark_value(r[i], t) for r in rows], schema.field(i).type)
@@ -220,21 +229,40 @@ def _directory(spec: dict[str, Any], values: list[Any]) -> str:
     return os.path.join(*parts)
 
 
+def _groups(spec: dict[str, Any], batch: Any) -> dict[str, Any]:
+    """The rows of a batch by partition directory (their indices; None: all of them)."""
+    if not spec["keys"]:
+        return {spec["base"]: None}
+    keys = [batch.column(i).to_pylist() for i in spec["key_positions"]]
+    groups: dict[str, list[int]] = {}
+    for index, values in enumerate(zip(*keys)):
+        groups.setdefault(_directory(spec, list(values)), []).append(index)
+    return groups
+
+
 def _write_partition(spec: dict[str, Any], batches: Iterator[Any]) -> Iterator[Any]:
     import pyarrow as pa
     from pyspark import TaskContext
 
     context = TaskContext.get()
     writers = _PartitionWriters(spec, context.partitionId() if context else 0)
-    file_positions, key_positions = spec["file_positions"], spec["key_positions"]
+    file_positions = spec["file_positions"]
     types = [t for _, t in spec["physical"]]
+    names = spec["row_type"].field_names()
     try:
         for batch in batches:
-            columns = [c.to_pylist() for c in batch.columns]
-            for row in zip(*columns):
-                writer, pending = writers.writer(_directory(spec, [row[i] for i in key_positions]))
-                writer.add_element([_python_value(row[i], types[i]) for i in file_positions])
-                pending.records += 1
+            for directory, indices in _groups(spec, batch).items():
+                part = batch if indices is None else batch.take(pa.array(indices))
+                writer, pending = writers.writer(directory)
+                pending.records += part.num_rows
+                if spec["fast"] and hasattr(writer, "add_batch"):
+                    writer.add_batch(pa.RecordBatch.from_arrays(
+                        [part.column(i) for i in file_positions], names=names))
+                    continue
+                columns = [part.column(i).to_pylist() for i in file_positions]
+                for row in zip(*columns):
+                    writer.add_element([_python_value(v, types[i])
+                                        for v, i in zip(row, file_positions)])
         done = writers.finish()
     except BaseException:
         writers.abort()
@@ -270,7 +298,8 @@ def write_filesystem(df: Any, table: CatalogTable, overwrite: bool) -> int:
                      for c, (n, t) in zip(df.columns, physical)])
     token = uuid.uuid4().hex
     base = local_path(options["path"])
-    spec = {"format": options["format"], "row_type": file_row_type(_file_fields(table)),
+    row_type = file_row_type(_file_fields(table))
+    spec = {"format": options["format"], "row_type": row_type, "fast": plain_row_type(row_type),
             "options": options, "keys": list(table.partition_keys), "base": base,
             "default_name": options.get("partition.default-name", DEFAULT_PARTITION_NAME),
             "uid": str(uuid.uuid4()), "token": token, "physical": physical,
