@@ -80,8 +80,12 @@ def normal(rows: list[Any]) -> list[str]:
 
 # -- Flink's own files --------------------------------------------------------------------------------
 
-def test_reads_flinks_partitioned_json_table(spark: Any) -> None:
-    df = read_table(spark, fs(FLINK / "json_table", "json", FIXTURE_COLUMNS, ["dt"]), False)
+@pytest.mark.parametrize("line_by_line", [False, True])
+def test_reads_flinks_partitioned_json_table(spark: Any, line_by_line: bool) -> None:
+    # fail-on-missing-field takes the line-by-line path instead of pyarrow's whole-file one
+    options = {"json.fail-on-missing-field": "true"} if line_by_line else {}
+    df = read_table(spark, fs(FLINK / "json_table", "json", FIXTURE_COLUMNS, ["dt"], **options),
+                    False)
     assert df.columns == [n for n, _ in FIXTURE_COLUMNS]
     assert dict(df.dtypes)["ts"] == "timestamp_ntz" and dict(df.dtypes)["amount"] == "decimal(10,2)"
     assert normal([tuple(r) for r in df.collect()]) == normal(expected_rows())
@@ -280,10 +284,14 @@ def test_datagen_bounded_sequence_and_random_bounds(spark: Any) -> None:
 
 
 def test_datagen_number_of_rows_and_unbounded(spark: Any) -> None:
-    t = table([("b", "BIGINT"), ("bin", "BYTES")], connector="datagen", number_of_rows="123",
-              **{"fields.bin.length": "4"})
+    t = table([("b", "BIGINT"), ("bin", "BYTES"), ("c", "CHAR(5)"), ("v", "VARCHAR(8)"),
+               ("arr", "ARRAY<INT>"), ("m", "MAP<STRING, DOUBLE>"),
+               ("r", "ROW<x INT, y STRING>")], connector="datagen", number_of_rows="123",
+              **{"fields.bin.length": "4", "fields.arr.length": "2"})
     rows = read_table(spark, t, False).collect()
     assert len(rows) == 123 and all(len(r.bin) == 4 for r in rows)
+    assert all(len(r.c) == 5 and len(r.v) == 8 and len(r.arr) == 2 and len(r.m) == 3
+               and len(r.r.y) == 100 for r in rows)
     assert len({r.b for r in rows}) > 100  # random over the whole BIGINT range
     unbounded = table([("b", "BIGINT")], connector="datagen")
     assert not is_bounded(unbounded)

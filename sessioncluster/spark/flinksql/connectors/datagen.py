@@ -29,6 +29,7 @@ from ....api.table.types import (
 from ..model import CatalogTable, FlinkSqlError
 from ..types import parse_type
 
+#: Flink's RandomGeneratorVisitor: 100 characters or bytes, 3 elements of a collection
 _INT_RANGE = {"TINYINT": 7, "SMALLINT": 15, "INT": 31, "BIGINT": 63}
 _FLOAT_MAX = {"FLOAT": 3.4028234663852886e38, "DOUBLE": 1.7976931348623157e308}
 
@@ -106,7 +107,9 @@ def _random(name: str, t: DataType, options: dict[str, str]) -> str:
         value = f"least(greatest({mid!r} + (rand() - 0.5) * 2 * {half!r}, {low_f!r}), {high_f!r})"
         return f"CAST({value} AS {t.spark_ddl()})"
     if isinstance(t, (CharType, BinaryType)):
-        length = int(opt("length", 100))
+        # a CHAR(n)/BINARY(n) has n characters; a VARCHAR(n) up to 100, at most n
+        fixed = t.sql_name in ("CHAR", "BINARY")
+        length = t.length if fixed else int(opt("length", min(100, t.length)))
         size = f"CAST(1 + floor(rand() * {length}) AS INT)" if opt("var-len", "false") == "true" \
             else str(length)
         if isinstance(t, CharType):
@@ -125,8 +128,14 @@ def _random(name: str, t: DataType, options: dict[str, str]) -> str:
         inner = ", ".join(f"'{f.name}', {_random(f'{name}.{f.name}', f.data_type, options)}"
                           for f in t.fields)
         return f"CAST(named_struct({inner}) AS {t.spark_ddl()})"
-    if isinstance(t, (ArrayType, MapType)):
-        raise FlinkSqlError(f"The datagen connector here cannot generate {t} (field '{name}')")
+    if isinstance(t, ArrayType):
+        element = _random(f"{name}.element", t.element_type, options)
+        return f"transform(sequence(1, {int(opt('length', 3))}), i -> {element})"
+    if isinstance(t, MapType):
+        key = _random(f"{name}.key", t.key_type, options)
+        value = _random(f"{name}.value", t.value_type, options)
+        keys = f"array_distinct(transform(sequence(1, {int(opt('length', 3))}), i -> {key}))"
+        return f"map_from_arrays({keys}, transform({keys}, k -> {value}))"
     raise FlinkSqlError(f"Unsupported type: {t} (field '{name}' of a datagen table)")
 
 
