@@ -228,6 +228,18 @@ def test_insert_overwrite_replaces_only_written_partitions(spark: Any, tmp_path:
     assert [tuple(r) for r in read_table(spark, plain, False).collect()] == [(9,)]
 
 
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_rolling_file_size_and_sink_parallelism(spark: Any, tmp_path: Path, fmt: str) -> None:
+    t = fs(tmp_path / "r", fmt, [("v", "BIGINT"), ("s", "STRING")], **{
+        "sink.rolling-policy.file-size": "2kb", "sink.parallelism": "2"})
+    df = spark.range(0, 30000, 1, 1).selectExpr("id AS v", "CAST(id AS STRING) AS s")
+    assert write_table(df, t, False) == 30000
+    files = sorted(os.listdir(tmp_path / "r"))
+    tasks = {f.split("-task-")[1].split("-file-")[0] for f in files}
+    assert len(files) > 2 and tasks == {"0", "1"}
+    assert sorted(r.v for r in read_table(spark, t, False).collect()) == list(range(30000))
+
+
 def test_nothing_visible_is_left_by_a_failed_insert(spark: Any, tmp_path: Path) -> None:
     from pyspark.sql import functions as F
 

@@ -28,6 +28,8 @@ from .formats import arrow_reader, file_reader, file_row_type, plain_row_type, w
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 #: rows per Arrow batch handed to Spark
 _BATCH_ROWS = 8192
+#: rows written between two checks of a part file's size (the rolling policy)
+_ROLL_CHECK_ROWS = 256
 #: Hive's (and Flink's PartitionPathUtils') characters escaped in a partition directory name
 _ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(1, 32)}
 
@@ -185,18 +187,38 @@ def _python_value(value: Any, t: DataType) -> Any:
     return value
 
 
+def memory_size(text: str) -> int:
+    """Flink's MemorySize text (``128MB``, ``64 kb``, ``1g``, ``100``: bytes) in bytes."""
+    units = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
+             "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
+             "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
+    stripped = text.strip().lower()
+    number = stripped.rstrip("abcdefghijklmnopqrstuvwxyz ")
+    unit = stripped[len(number):].strip()
+    if not number.isdigit() or unit not in units:
+        raise FlinkSqlError(f"Could not parse value '{text}' as a memory size")
+    return int(number) * units[unit]
+
+
 class _PartitionWriters:
-    """One subtask's open part files, one per partition directory."""
+    """One subtask's open part files, one per partition directory; a file reaching
+    ``sink.rolling-policy.file-size`` is closed and the next rows go to a new one."""
 
     def __init__(self, spec: dict[str, Any], subtask: int) -> None:
         self.spec = spec
         self.subtask = subtask
         self.factory = writer_factory(spec["format"], spec["row_type"], spec["options"])
         self.open: dict[str, tuple[Any, Any, PendingFile]] = {}
+        self.done: list[PendingFile] = []
+        self.counter = 0
+        # csv and parquet part files are written by ArrowBulkWriters: Spark's batches as they are
+        self.takes_batches = spec["format"] in ("csv", "parquet")
+        self.roll_size = memory_size(spec["options"].get("sink.rolling-policy.file-size", "128MB"))
 
     def writer(self, directory: str) -> tuple[Any, PendingFile]:
         if directory not in self.open:
-            name = f"part-{self.spec['uid']}-task-{self.subtask}-file-{len(self.open)}"
+            name = f"part-{self.spec['uid']}-task-{self.subtask}-file-{self.counter}"
+            self.counter += 1
             os.makedirs(directory, exist_ok=True)
             hidden = os.path.join(directory, in_progress_name(name, self.spec["token"]))
             stream = open(hidden, "wb")
@@ -205,19 +227,31 @@ class _PartitionWriters:
         stream, writer, pending = self.open[directory]
         return writer, pending
 
+    def roll_if_full(self, directory: str) -> None:
+        stream, writer, pending = self.open[directory]
+        if stream.tell() >= self.roll_size:
+            self._close(stream, writer, pending)
+            del self.open[directory]
+
+    def _close(self, stream: Any, writer: Any, pending: PendingFile) -> None:
+        writer.finish()
+        stream.close()
+        pending.size = os.path.getsize(pending.in_progress)
+        self.done.append(pending)
+
     def finish(self) -> list[PendingFile]:
-        done = []
         for stream, writer, pending in self.open.values():
-            writer.finish()
-            stream.close()
-            pending.size = os.path.getsize(pending.in_progress)
-            done.append(pending)
-        return done
+            self._close(stream, writer, pending)
+        self.open.clear()
+        return self.done
 
     def abort(self) -> None:
         for stream, _, pending in self.open.values():
             stream.close()
-            os.unlink(pending.in_progress)
+            self.done.append(pending)
+        for pending in self.done:
+            if os.path.exists(pending.in_progress):
+                os.unlink(pending.in_progress)
 
 
 def _directory(spec: dict[str, Any], values: list[Any]) -> str:
@@ -253,16 +287,21 @@ def _write_partition(spec: dict[str, Any], batches: Iterator[Any]) -> Iterator[A
         for batch in batches:
             for directory, indices in _groups(spec, batch).items():
                 part = batch if indices is None else batch.take(pa.array(indices))
-                writer, pending = writers.writer(directory)
-                pending.records += part.num_rows
-                if spec["fast"] and hasattr(writer, "add_batch"):
+                if spec["fast"] and writers.takes_batches:
+                    writer, pending = writers.writer(directory)
                     writer.add_batch(pa.RecordBatch.from_arrays(
                         [part.column(i) for i in file_positions], names=names))
+                    pending.records += part.num_rows
+                    writers.roll_if_full(directory)
                     continue
                 columns = [part.column(i).to_pylist() for i in file_positions]
                 for row in zip(*columns):
+                    writer, pending = writers.writer(directory)
                     writer.add_element([_python_value(v, types[i])
                                         for v, i in zip(row, file_positions)])
+                    pending.records += 1
+                    if pending.records % _ROLL_CHECK_ROWS == 0:
+                        writers.roll_if_full(directory)
         done = writers.finish()
     except BaseException:
         writers.abort()
@@ -296,6 +335,10 @@ def write_filesystem(df: Any, table: CatalogTable, overwrite: bool) -> int:
     names = [n for n, _ in physical]
     df = df.select(*[F.col(f"`{c}`").cast(t.spark_ddl()).alias(n)
                      for c, (n, t) in zip(df.columns, physical)])
+    if "sink.parallelism" in options:
+        df = df.repartition(int(options["sink.parallelism"]))
+    if table.partition_keys and options.get("sink.shuffle-by-partition.enable", "") == "true":
+        df = df.repartition(*[F.col(f"`{k}`") for k in table.partition_keys])
     token = uuid.uuid4().hex
     base = local_path(options["path"])
     row_type = file_row_type(_file_fields(table))

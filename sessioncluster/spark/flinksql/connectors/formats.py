@@ -298,7 +298,7 @@ class _LineWriter(BulkWriter):
 
     def add_element(self, element: Any) -> None:
         self.buffer.append(self.encode(element))
-        if len(self.buffer) >= 4096:
+        if len(self.buffer) >= 256:
             self.flush()
 
     def flush(self) -> None:
