@@ -72,10 +72,17 @@ def strings_not_null(row: tuple[Any, ...], strings: tuple[int, ...]) -> tuple[An
     return tuple("" if v is None and i in strings else v for i, v in enumerate(row))
 
 
+def text(v: Any) -> Any:
+    if isinstance(v, Decimal):
+        return format(v.normalize(), "f")
+    if isinstance(v, datetime.datetime) and v.tzinfo is not None:
+        return str(v.astimezone().replace(tzinfo=None))  # Spark gives an instant as local time
+    return None if v is None else str(v)
+
+
 def normal(rows: list[Any]) -> list[str]:
-    """Rows comparable whatever their order and the decimals' scale."""
-    return sorted(json.dumps([format(v.normalize(), "f") if isinstance(v, Decimal) else str(v)
-                              if v is not None else None for v in r]) for r in rows)
+    """Rows comparable whatever their order, the decimals' scale and the instants' zone."""
+    return sorted(json.dumps([text(v) for v in r]) for r in rows)
 
 
 # -- Flink's own files --------------------------------------------------------------------------------
@@ -115,12 +122,14 @@ def test_partition_key_not_last_and_typed(spark: Any, tmp_path: Path) -> None:
 # -- each format written and read back ----------------------------------------------------------------
 
 ALL_TYPES = [("s", "STRING"), ("i", "INT"), ("b", "BIGINT"), ("d", "DOUBLE"), ("ok", "BOOLEAN"),
-             ("ts", "TIMESTAMP(3)"), ("m", "DECIMAL(10, 2)"), ("day", "DATE")]
+             ("ts", "TIMESTAMP(3)"), ("m", "DECIMAL(10, 2)"), ("day", "DATE"),
+             ("lt", "TIMESTAMP_LTZ(3)")]
+UTC = datetime.timezone.utc
 ROWS = [("x, \"y\"", 1, 10**12, 1.5, True, datetime.datetime(2026, 11, 24, 8, 0, 0, 123000),
-         Decimal("12.30"), datetime.date(2026, 11, 24)),
-        (None, None, None, None, None, None, None, None),
+         Decimal("12.30"), datetime.date(2026, 11, 24), datetime.datetime(2026, 1, 2, 3, tzinfo=UTC)),
+        (None, None, None, None, None, None, None, None, None),
         ("ünï\nline", -2, -3, 1e20, False, datetime.datetime(2026, 1, 1), Decimal("100.00"),
-         datetime.date(1999, 12, 31))]
+         datetime.date(1999, 12, 31), datetime.datetime(1999, 1, 2, 3, 4, 5, 6000, tzinfo=UTC))]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "parquet", "avro"])

@@ -255,8 +255,10 @@ def _avro_type(t: DataType, name: str) -> Any:
     elif isinstance(t, TimeType):
         avro = {"type": "int", "logicalType": "time-millis"}
     elif isinstance(t, (TimestampType, LocalZonedTimestampType)):
+        # Flink's legacy mapping (its default, 'avro.timestamp_mapping.legacy'): a TIMESTAMP is a
+        # timestamp-millis, a TIMESTAMP_LTZ a local-timestamp-millis
         unit = "millis" if (t.precision or 0) <= 3 else "micros"
-        local = "local-" if isinstance(t, TimestampType) else ""
+        local = "local-" if isinstance(t, LocalZonedTimestampType) else ""
         avro = {"type": "long", "logicalType": f"{local}timestamp-{unit}"}
     elif isinstance(t, ArrayType):
         avro = {"type": "array", "items": _avro_type(t.element_type, name)}
@@ -273,7 +275,7 @@ def _avro_type(t: DataType, name: str) -> Any:
 
 def avro_schema(row_type: RowType) -> AvroSchema:
     """The Avro record schema Flink derives from a table's file columns."""
-    return AvroSchema(_avro_type(row_type.not_null(), "record"))
+    return AvroSchema(_avro_type(row_type.not_null(), "org.apache.flink.avro.generated.record"))
 
 
 # -- raw ---------------------------------------------------------------------------------------------
