@@ -171,6 +171,24 @@ def test_csv_written_as_flink_writes_it(spark: Any, tmp_path: Path) -> None:
                 == (FLINK / "csv_table" / partition / theirs).read_bytes())
 
 
+def test_partition_values_escaped_and_default_name(spark: Any, tmp_path: Path) -> None:
+    t = fs(tmp_path / "e", "json", [("v", "INT"), ("p", "STRING")], ["p"],
+           **{"partition.default-name": "none"})
+    rows = [(1, "a/b=c"), (2, "50%"), (3, None), (4, "")]
+    write_table(spark.createDataFrame(rows, "v INT, p STRING"), t, False)
+    assert sorted(os.listdir(tmp_path / "e")) == ["p=50%25", "p=a%2Fb%3Dc", "p=none"]
+    assert sorted(map(tuple, read_table(spark, t, False).collect()), key=str) == [
+        (1, "a/b=c"), (2, "50%"), (3, None), (4, None)]
+
+
+def test_source_path_regex_pattern(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "a.csv").write_text("1\n")
+    (tmp_path / "x" / "b.txt").write_text("2\n")
+    t = fs(tmp_path / "x", "csv", [("v", "INT")], **{"source.path.regex-pattern": r".*\.csv"})
+    assert [r.v for r in read_table(spark, t, False).collect()] == [1]
+
+
 def test_raw_format_lines(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "raw").mkdir()
     (tmp_path / "raw" / "a.txt").write_text("one\ntwo, three\n")

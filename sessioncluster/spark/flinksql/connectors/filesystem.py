@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import functools
 import os
+import re
 import uuid
 from typing import Any, Iterator
 from urllib.parse import unquote
@@ -53,10 +54,14 @@ def _file_fields(table: CatalogTable) -> list[tuple[str, DataType]]:
 
 # -- reading -----------------------------------------------------------------------------------------
 
-def list_files(path: str) -> list[str]:
+def list_files(path: str, regex: str | None = None) -> list[str]:
     """The files of a table's path (a file, or a directory read recursively), hidden ones
-    (``.``/``_``) skipped, in name order."""
+    (``.``/``_``) skipped, in name order; with ``source.path.regex-pattern`` only the files
+    whose whole path matches it."""
     root = local_path(path)
+    if regex is not None:
+        pattern = re.compile(regex)
+        return [f for f in list_files(path) if pattern.fullmatch(f)]
     if os.path.isfile(root):
         return [root]
     if not os.path.isdir(root):
@@ -163,7 +168,7 @@ def read_filesystem(spark: Any, table: CatalogTable, streaming: bool) -> Any:
     if streaming and "source.monitor-interval" in options:
         paths = file_stream(spark, [local_path(options["path"])])
     else:
-        files = list_files(options["path"])
+        files = list_files(options["path"], options.get("source.path.regex-pattern"))
         if not files:
             paths = spark.createDataFrame([], "path STRING")
         else:
