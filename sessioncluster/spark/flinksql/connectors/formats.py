@@ -93,6 +93,37 @@ def csv_schema(row_type: RowType, options: dict[str, str]) -> CsvSchema:
     return builder.build()
 
 
+def _text_value(text: str, t: DataType, separator: str) -> Any:
+    """A CSV field's text as a value of ``t`` (an empty field of a non-string type is null)."""
+    if isinstance(t, CharType):
+        return text
+    if text == "":
+        return None
+    if isinstance(t, ArrayType):
+        return [_text_value(x, t.element_type, separator) for x in text.split(separator)]
+    if isinstance(t, BinaryType):
+        import base64
+        return base64.b64decode(text, validate=True)
+    return _json_value(text.strip(), t)
+
+
+def _csv_rows_lenient(path: str, row_type: RowType, options: dict[str, str]) -> Iterator[Any]:
+    """``csv.ignore-parse-errors`` as Flink's table format: a field that does not parse is null,
+    a line that does not split into the columns is skipped."""
+    text_type = DataTypes.ROW([DataTypes.FIELD(f.name, DataTypes.STRING()) for f in row_type.fields])
+    lines = CsvReaderFormat.for_schema(csv_schema(text_type, options)).read_file(path)
+    separator = options.get("csv.array-element-delimiter", ";")
+    factory = Row(*row_type.field_names())
+    for line in lines:
+        values = []
+        for text, f in zip(line, row_type.fields):
+            try:
+                values.append(None if text is None else _text_value(text, f.data_type, separator))
+            except (ValueError, KeyError, TypeError, ArithmeticError):
+                values.append(None)
+        yield factory(*values)
+
+
 # -- json --------------------------------------------------------------------------------------------
 
 def _timestamp_text(value: datetime.datetime, iso: bool, zoned: bool) -> str:
@@ -341,6 +372,8 @@ def file_reader(fmt: str, row_type: RowType, options: dict[str, str]
                 ) -> Callable[[str], Iterator[Any]]:
     """How the rows (of ``row_type``'s fields) of one file of format ``fmt`` are read."""
     if fmt == "csv":
+        if _flag(options, "csv.ignore-parse-errors"):
+            return lambda path: _csv_rows_lenient(path, row_type, options)
         return CsvReaderFormat.for_schema(csv_schema(row_type, options)).read_file
     if fmt == "json":
         return lambda path: _json_rows(path, row_type, options)
