@@ -408,3 +408,33 @@ def test_flink_type_text() -> None:
     assert parse_type("INT ARRAY").spark_ddl() == "ARRAY<INT>"
     with pytest.raises(FlinkSqlError, match="WIBBLE"):
         parse_type("WIBBLE")
+
+
+def test_json_written_a_column_at_a_time_as_a_row_at_a_time() -> None:
+    import io
+
+    from sessioncluster.spark.flinksql.connectors.formats import (
+        file_row_type,
+        json_row_encoder,
+        writer_factory,
+    )
+
+    row_type = file_row_type([(n, parse_type(t)) for n, t in [
+        ("s", "STRING"), ("d", "DOUBLE"), ("m", "DECIMAL(10, 2)"), ("ts", "TIMESTAMP(3)"),
+        ("lt", "TIMESTAMP_LTZ(3)"), ("day", "DATE"), ("b", "BOOLEAN"), ("i", "INT")]])
+    rows = [("a\"b\\c\nd\te\x01\x7f\x1fü", 1e20, Decimal("12.30"),
+             datetime.datetime(2026, 1, 2, 3, 4, 5, 600000), datetime.datetime(2026, 1, 2, tzinfo=UTC),
+             datetime.date(2026, 1, 2), True, 5),
+            (None,) * 8,
+            ("", 1e-4, Decimal("100.00"), datetime.datetime(2026, 1, 2, 0, 0, 0, 1000), None,
+             datetime.date(1, 1, 1), False, -1)]
+    out = io.BytesIO()
+    writer = writer_factory("json", row_type, {}).create(out)
+    for row in rows:
+        writer.add_element(row)
+    writer.finish()
+    encode = json_row_encoder(row_type, {})
+    assert out.getvalue().decode("utf-8") == "".join(encode(r) + "\n" for r in rows)
+    assert out.getvalue().decode("utf-8").splitlines()[2] == (
+        '{"s":"","d":1.0E-4,"m":1E+2,"ts":"2026-01-02 00:00:00.001","lt":null,'
+        '"day":"0001-01-01","b":false,"i":-1}')

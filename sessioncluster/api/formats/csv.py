@@ -500,6 +500,12 @@ def _column_text(column: Any, t: DataType, opts: dict[str, Any]) -> Any:
     return _jackson_quoted(column.cast(pa.string()), opts)
 
 
+def number_text(column: Any, t: DataType) -> Any:
+    """A column of numbers or booleans as Jackson writes them (``1.0E20``, ``12.3``, ``1E+2``,
+    ``true``): shared with the table ``json`` format, which writes them the same."""
+    return _column_text(column, t, {})
+
+
 def _python_where(mask: Any, values: Any, text: Any, render: Callable[[Any], str]) -> Any:
     """``text``, with ``render(value)`` where ``mask`` holds (a few values: done in Python)."""
     import pyarrow as pa

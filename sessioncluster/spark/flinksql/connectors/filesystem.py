@@ -24,7 +24,13 @@ from ....runtime.filesink import PendingFile, commit, delete_in_progress, in_pro
 from ...files import file_stream
 from ..model import CatalogTable, FlinkSqlError
 from ..types import parse_type
-from .formats import arrow_reader, file_reader, file_row_type, plain_row_type, writer_factory
+from .formats import (
+    arrow_reader,
+    file_reader,
+    file_row_type,
+    takes_batches,
+    writer_factory,
+)
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 #: rows per Arrow batch handed to Spark
@@ -216,8 +222,7 @@ class _PartitionWriters:
         self.open: dict[str, tuple[Any, Any, PendingFile]] = {}
         self.done: list[PendingFile] = []
         self.counter = 0
-        # csv and parquet part files are written by ArrowBulkWriters: Spark's batches as they are
-        self.takes_batches = spec["format"] in ("csv", "parquet")
+        self.takes_batches = takes_batches(spec["format"], spec["row_type"], spec["options"])
         self.roll_size = memory_size(spec["options"].get("sink.rolling-policy.file-size", "128MB"))
 
     def writer(self, directory: str) -> tuple[Any, PendingFile]:
@@ -292,7 +297,7 @@ def _write_partition(spec: dict[str, Any], batches: Iterator[Any]) -> Iterator[A
         for batch in batches:
             for directory, indices in _groups(spec, batch).items():
                 part = batch if indices is None else batch.take(pa.array(indices))
-                if spec["fast"] and writers.takes_batches:
+                if writers.takes_batches:
                     writer, pending = writers.writer(directory)
                     writer.add_batch(pa.RecordBatch.from_arrays(
                         [part.column(i) for i in file_positions], names=names))
@@ -347,7 +352,7 @@ def write_filesystem(df: Any, table: CatalogTable, overwrite: bool) -> int:
     token = uuid.uuid4().hex
     base = local_path(options["path"])
     row_type = file_row_type(_file_fields(table))
-    spec = {"format": options["format"], "row_type": row_type, "fast": plain_row_type(row_type),
+    spec = {"format": options["format"], "row_type": row_type,
             "options": options, "keys": list(table.partition_keys), "base": base,
             "default_name": options.get("partition.default-name", DEFAULT_PARTITION_NAME),
             "uid": str(uuid.uuid4()), "token": token, "physical": physical,

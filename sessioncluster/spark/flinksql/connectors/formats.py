@@ -14,8 +14,14 @@ from decimal import Decimal
 from typing import Any, BinaryIO, Callable, Iterator
 
 from ....api.formats.avro import AvroInputFormat, AvroSchema, AvroWriters
-from ....api.formats.base import FileFormatError, java_decimal, local_path, open_decompressed
-from ....api.formats.csv import CsvBulkWriters, CsvReaderFormat, CsvSchema
+from ....api.formats.base import (
+    ArrowBulkWriter,
+    FileFormatError,
+    java_decimal,
+    local_path,
+    open_decompressed,
+)
+from ....api.formats.csv import CsvBulkWriters, CsvReaderFormat, CsvSchema, number_text
 from ....api.formats.json import jackson_text
 from ....api.formats.parquet import (
     ParquetBulkWriters,
@@ -178,6 +184,83 @@ class _JsonEncoder:
             encoded = self.value(v, f.data_type)
             parts.append(f"{name}:{encoded.text if isinstance(encoded, _Raw) else jackson_text(encoded)}")
         return "{" + ",".join(parts) + "}"
+
+
+_SHORT_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"),
+                  ("\t", "\\t"), ("\b", "\\b"), ("\f", "\\f"))
+
+
+def _json_strings(column: Any) -> Any:
+    """A string column as JSON string literals, escaped as Jackson escapes them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = column.cast(pa.string())
+    for char, escaped in _SHORT_ESCAPES:
+        text = pc.replace_substring(text, char, escaped)
+    text = pc.binary_join_element_wise('"', text, '"', "")
+    others = pc.fill_null(pc.match_substring_regex(column.cast(pa.string()),
+                                                   r"[\x00-\x07\x0b\x0e-\x1f]"), False)
+    if pc.any(others).as_py():  # the rare other control characters: \u00XX, in Python
+        values, flags = column.to_pylist(), others.to_pylist()
+        text = pa.array([jackson_text(v) if f else x
+                         for v, f, x in zip(values, flags, text.to_pylist())], pa.string())
+    return text
+
+
+def _json_timestamps(column: Any, t: DataType, iso: bool) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    zoned = isinstance(t, LocalZonedTimestampType)
+    if zoned:
+        column = column.cast(pa.timestamp(column.type.unit, "UTC"))
+    text = pc.strftime(column, "%Y-%m-%dT%H:%M:%S" if iso else "%Y-%m-%d %H:%M:%S")
+    text = pc.replace_substring_regex(text, r"(\.\d*?)0+$", r"\1")
+    text = pc.replace_substring_regex(text, r"\.$", "")
+    return pc.binary_join_element_wise('"', text, 'Z"' if zoned else '"', "")
+
+
+def json_batch_text(encoder: "_JsonEncoder", batch: Any) -> bytes:
+    """A batch of atomic columns as lines of the ``json`` format, built a column at a time."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not batch.num_rows:
+        return b""
+    parts: list[Any] = ["{"]
+    for i, (name, f) in enumerate(zip(encoder.names, encoder.row_type.fields)):
+        column, t = batch.column(i), f.data_type
+        if isinstance(t, CharType):
+            text = _json_strings(column)
+        elif isinstance(t, (TimestampType, LocalZonedTimestampType)):
+            text = _json_timestamps(column, t, encoder.iso)
+        elif isinstance(t, DateType):
+            text = pc.binary_join_element_wise('"', column.cast(pa.string()), '"', "")
+        else:
+            text = number_text(column, t)
+        parts += ["," if i else "", f"{name}:", pc.fill_null(text, "null")]
+    lines = pc.binary_join_element_wise(*parts, "}\n", "")
+    _, offsets, values = lines.buffers()
+    bounds = np.frombuffer(offsets, dtype=np.int32)[[lines.offset, lines.offset + len(lines)]]
+    return values.to_pybytes()[bounds[0]:bounds[1]]
+
+
+class _JsonBatchWriterFactory(BulkWriterFactory):
+    def __init__(self, encoder: "_JsonEncoder") -> None:
+        self.encoder = encoder
+
+    def create(self, stream: BinaryIO) -> BulkWriter:
+        def write(batch: Any) -> None:
+            stream.write(json_batch_text(self.encoder, batch))
+
+        return ArrowBulkWriter(self.encoder.row_type, write)
+
+
+def json_row_encoder(row_type: RowType, options: dict[str, str]) -> Callable[[Any], str]:
+    """A row as its line of the ``json`` format (without the line break), a row at a time."""
+    return _JsonEncoder(row_type, options).line
 
 
 class _Raw:
@@ -439,12 +522,25 @@ def arrow_reader(fmt: str, row_type: RowType, options: dict[str, str]
     return None
 
 
+def takes_batches(fmt: str, row_type: RowType, options: dict[str, str]) -> bool:
+    """True when ``writer_factory`` gives ArrowBulkWriters that write Arrow batches of atomic
+    columns as they are (``add_batch``)."""
+    if not plain_row_type(row_type):
+        return False
+    if fmt == "json":
+        return not (_flag(options, "json.encode.decimal-as-plain-number")
+                    or _flag(options, "json.encode.ignore-null-fields"))
+    return fmt in ("csv", "parquet")
+
+
 def writer_factory(fmt: str, row_type: RowType, options: dict[str, str]) -> BulkWriterFactory:
     """The writer of a part file of format ``fmt`` for rows of ``row_type``."""
     if fmt == "csv":
         return CsvBulkWriters.for_schema(csv_schema(row_type, options))
     if fmt == "json":
         encoder = _JsonEncoder(row_type, options)
+        if takes_batches(fmt, row_type, options):
+            return _JsonBatchWriterFactory(encoder)
         return _LineWriterFactory(lambda row: encoder.line(row).encode("utf-8"))
     if fmt == "parquet":
         return ParquetBulkWriters.for_row_type(row_type)
