@@ -41,6 +41,20 @@ class ArrowBulkWriter(BulkWriter):
         if len(self._rows) >= WRITE_BATCH_ROWS:
             self._write_buffered()
 
+    def add_batch(self, batch: Any) -> None:
+        """Write an Arrow record batch (or table) of the row type's columns as it is, after the
+        rows added before it (the table connectors hand over Spark's batches so); timestamps
+        are truncated to the type's precision."""
+        if self._finished:
+            raise RuntimeError("this BulkWriter is finished")
+        self._write_buffered()
+        import pyarrow as pa
+
+        schema = self.row_type.arrow_schema()
+        table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+        for piece in table.cast(schema, safe=False).to_batches():
+            self._write(piece)
+
     def _write_buffered(self) -> None:
         if self._rows:
             batch = to_arrow_batch(self._rows, self.row_type)

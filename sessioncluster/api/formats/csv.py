@@ -283,6 +283,22 @@ class CsvReaderFormat(StreamFormat):
         # a file pyarrow rejects (or with comments): line by line, naming a bad line
         yield from self._rows_by_line(path)
 
+    def read_arrow(self, path: str) -> Any:
+        """The file as an Arrow table of the schema's columns, read by pyarrow in one go; None
+        when only the line-by-line path reads it (comments, array/time/binary columns, a line
+        pyarrow rejects: that path names the line, or skips it)."""
+        if self.schema.options["allow_comments"] or any(
+                isinstance(f.data_type, (ArrayType, TimeType, BinaryType))
+                for f in self.schema.row_type.fields):
+            return None
+        try:
+            with open_decompressed(path) as raw:
+                return self._arrow_table(raw)
+        except Exception as exc:  # noqa: BLE001 - pyarrow's parse and conversion errors
+            if not type(exc).__module__.startswith("pyarrow") and not isinstance(exc, ValueError):
+                raise
+            return None
+
     def _arrow_table(self, raw: BinaryIO) -> Any:
         import pyarrow as pa
         import pyarrow.csv as pacsv
@@ -482,6 +498,12 @@ def _column_text(column: Any, t: DataType, opts: dict[str, Any]) -> Any:
     if isinstance(t, (IntegralType, FractionalType)):
         return column.cast(pa.string())
     return _jackson_quoted(column.cast(pa.string()), opts)
+
+
+def number_text(column: Any, t: DataType) -> Any:
+    """A column of numbers or booleans as Jackson writes them (``1.0E20``, ``12.3``, ``1E+2``,
+    ``true``): shared with the table ``json`` format, which writes them the same."""
+    return _column_text(column, t, {})
 
 
 def _python_where(mask: Any, values: Any, text: Any, render: Callable[[Any], str]) -> Any:

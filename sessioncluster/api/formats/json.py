@@ -97,6 +97,12 @@ def _dump(value: Any) -> str:
 
 
 
+def jackson_text(value: Any) -> str:
+    """A JSON value (None, bool, str, int, float, Decimal, dict, list) as Jackson writes it
+    (shared with the Flink SQL ``json`` format)."""
+    return _dump(value)
+
+
 def _from_json(value: Any, t: DataType, fail_on_missing: bool) -> Any:
     if value is None:
         return None
