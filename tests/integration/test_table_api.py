@@ -1,19 +1,35 @@
-"""The Table API's local data on a real session: ``from_elements``/``from_pandas`` register a
-temporary view of the session's SparkSession with the declared types (read back here with Spark
-SQL; running Flink SQL is the JobManager's ``execute_flink_sql``, tested with it)."""
+"""PyFlink's Table API on a real session, in BATCH: local data with its declared types, the
+relational operations and a group window planned as Flink SQL on the JobManager, results
+collected and printed as PyFlink does, an INSERT into a filesystem table; compared with plain
+Python."""
 
 from __future__ import annotations
 
+import datetime as dt
+from collections import Counter
+from pathlib import Path
+
 import pandas as pd
+import pytest
 
 from sessioncluster.api.table.types import DataTypes
 from sessioncluster.client.table_environment import TableEnvironment
-from sessioncluster.common.types import Row
+from sessioncluster.common.types import Row, RowKind
 from sessioncluster.pyflink.table import EnvironmentSettings
+from sessioncluster.pyflink.table.expressions import col, lit
+from sessioncluster.pyflink.table.window import Tumble
+
+pytestmark = pytest.mark.integration
+
+WORDS = "to be or not to be that is the question to be".split()
 
 
-def test_from_elements_and_from_pandas_register_typed_views(session) -> None:
-    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+@pytest.fixture
+def t_env(session) -> TableEnvironment:
+    return TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+
+
+def test_local_data_keeps_its_declared_types(t_env) -> None:
     schema = DataTypes.ROW([
         DataTypes.FIELD("id", DataTypes.TINYINT()),
         DataTypes.FIELD("n", DataTypes.INT()),
@@ -23,21 +39,65 @@ def test_from_elements_and_from_pandas_register_typed_views(session) -> None:
     ])
     t = t_env.from_elements([(1, None, Row(x=1, y="a"), [1, 2]), (2, 7, Row(x=2, y="b"), [])],
                             schema)
-    # Spark SQL reads the same text here (a SELECT * FROM `<view>`)
-    types = session.sql(f"DESCRIBE {t.query_sql.split(' FROM ')[1]}")
-    assert dict(zip(types["col_name"], types["data_type"])) == {
-        "id": "tinyint", "n": "int", "r": "struct<x:int,y:string>", "a": "array<bigint>"}
-    rows = session.sql(t.query_sql + " ORDER BY id")
-    assert rows["id"].tolist() == [1, 2]
-    assert pd.isna(rows["n"][0]) and rows["n"][1] == 7
-    assert [r["y"] for r in rows["r"]] == ["a", "b"]
-    assert [list(a) for a in rows["a"]] == [[1, 2], []]
+    rows = list(t.order_by(col("id")).execute().collect())
+    assert [r.get_row_kind() for r in rows] == [RowKind.INSERT, RowKind.INSERT]
+    assert [(r[0], r[1], r[3]) for r in rows] == [(1, None, [1, 2]), (2, 7, [])]
+    assert [r[2][1] for r in rows] == ["a", "b"]
 
     untyped = t_env.from_elements([(1, "Hi"), (2, "Hello")], ["id", "data"])
-    back = session.sql(untyped.query_sql + " ORDER BY id")
-    assert back.to_dict("records") == [{"id": 1, "data": "Hi"}, {"id": 2, "data": "Hello"}]
-    assert str(back["id"].dtype) == "int64"  # PyFlink's default for a Python int: BIGINT
+    result = untyped.execute()
+    assert result.get_table_schema().get_field_data_types()[0] == DataTypes.BIGINT()
+    assert sorted(tuple(r) for r in result.collect()) == [(1, "Hi"), (2, "Hello")]
 
-    pdf = t_env.from_pandas(pd.DataFrame({"w": ["x", "y"], "c": [1.5, 2.5]}), ["word", "score"])
-    assert session.sql(pdf.query_sql + " ORDER BY word").to_dict("records") == [
-        {"word": "x", "score": 1.5}, {"word": "y", "score": 2.5}]
+
+def test_word_count_as_pyflinks_table_api_writes_it(t_env) -> None:
+    words = t_env.from_elements([(w,) for w in WORDS], ["word"])
+    counts = (words.group_by(col("word"))
+              .select(col("word"), lit(1).count.alias("n"))
+              .where(col("n") > 1))
+    got = {r[0]: r[1] for r in counts.execute().collect()}
+    assert got == {w: n for w, n in Counter(WORDS).items() if n > 1}
+    frame = counts.to_pandas()
+    assert sorted(frame.itertuples(index=False, name=None)) == sorted(got.items())
+
+
+def test_print_is_flinks_tableau_layout(t_env, capsys) -> None:
+    t_env.from_elements([(1, "Hi"), (2, "Hello")], ["id", "data"]).order_by(col("id")) \
+        .execute().print()
+    assert capsys.readouterr().out.splitlines() == [
+        "+----------------------+--------------------------------+",
+        "|                   id |                           data |",
+        "+----------------------+--------------------------------+",
+        "|                    1 |                             Hi |",
+        "|                    2 |                          Hello |",
+        "+----------------------+--------------------------------+",
+        "2 rows in set",
+    ]
+
+
+def test_tumble_group_window_and_sql_query_over_a_view(t_env) -> None:
+    base = dt.datetime(2020, 4, 15, 8, 0)
+    bids = pd.DataFrame({"ts": [base + dt.timedelta(minutes=m) for m in (5, 7, 9, 11, 13, 17)],
+                         "price": [4.0, 2.0, 5.0, 3.0, 1.0, 6.0]})
+    t = t_env.from_pandas(bids)
+    windowed = (t.window(Tumble.over(lit(10).minutes).on(col("ts")).alias("w"))
+                .group_by(col("w"))
+                .select(col("w").start.alias("start"), col("price").sum.alias("total")))
+    assert sorted(tuple(r) for r in windowed.execute().collect()) == [
+        (base, 11.0), (base + dt.timedelta(minutes=10), 10.0)]
+    t_env.create_temporary_view("bids_view", t)
+    top = t_env.sql_query("SELECT price FROM bids_view ORDER BY price DESC LIMIT 2")
+    assert [r[0] for r in top.execute().collect()] == [6.0, 5.0]
+
+
+def test_execute_insert_into_a_filesystem_table(t_env, tmp_path: Path) -> None:
+    out = tmp_path / "words"
+    t_env.execute_sql(f"""
+        CREATE TEMPORARY TABLE word_sink (word STRING, n BIGINT)
+        WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv')""")
+    counts = (t_env.from_elements([(w,) for w in WORDS], ["word"])
+              .group_by(col("word")).select(col("word"), lit(1).count))
+    counts.execute_insert("word_sink").wait()
+    lines = [line for f in out.rglob("*") if f.is_file() for line in f.read_text().splitlines()]
+    assert sorted(lines) == sorted(f"{w},{n}" for w, n in Counter(WORDS).items())
+    t_env.execute_sql("DROP TEMPORARY TABLE word_sink")

@@ -97,7 +97,9 @@ class FlinkSqlPlanner:
         names = _table_names(query)
         for name in names:
             self._register(name)
-        return to_spark_sql(query, self._schemas(names))
+        schemas = self._schemas(names)
+        self._with_cte_schemas(query, schemas)
+        return to_spark_sql(query, schemas)
 
     def _schemas(self, names: set[str]) -> dict[str, CatalogTable]:
         """The tables a query reads, by the names it reads them as: catalog tables, and the
@@ -112,6 +114,19 @@ class FlinkSqlPlanner:
             if table is not None:
                 schemas[name] = table
         return schemas
+
+    def _with_cte_schemas(self, query: Any, schemas: dict[str, CatalogTable]) -> None:
+        """Add the schema of each of the query's common table expressions (which a window
+        function's ``TABLE <cte>`` reads), analysed by Spark in order."""
+        for with_ in query.find_all(exp.With):
+            ctes = list(with_.expressions)
+            for i, cte in enumerate(ctes):
+                probe = exp.select("*").from_(exp.to_identifier(cte.alias)).limit(0)
+                for earlier in ctes[: i + 1]:
+                    probe = probe.with_(exp.to_identifier(earlier.alias), as_=earlier.this.copy())
+                fields = self.spark.sql(to_spark_sql(probe, schemas)).schema.fields
+                schemas[cte.alias] = CatalogTable(cte.alias, [Column(f.name, flink_type(f.dataType))
+                                                              for f in fields])
 
     def _register(self, name: str) -> None:
         """Make the Spark view of catalog table ``name`` (over its connector, computed columns
@@ -255,11 +270,12 @@ class FlinkSqlPlanner:
         types = ["STRING", "STRING", "BOOLEAN", "STRING", "STRING", "STRING"]
         if table is None:
             frame = self.spark.table(statement.name)  # a view: Spark's schema of it
-            rows = [(n, t, True, None, None, None)
-                    for n, t in zip(frame.columns, flink_types(frame.schema))]
-            return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, rows)
+            described: list[tuple[Any, ...]] = [
+                (n, t, True, None, None, None)
+                for n, t in zip(frame.columns, flink_types(frame.schema))]
+            return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, described)
         pk = {c.lower() for c in table.primary_key}
-        rows: list[tuple[Any, ...]] = []
+        rows = []
         for c in table.columns:
             watermark = (table.watermark.expression if table.watermark is not None
                          and table.watermark.rowtime == c.name else None)

@@ -179,7 +179,9 @@ def read_filesystem(spark: Any, table: CatalogTable, streaming: bool) -> Any:
             paths = spark.createDataFrame([], "path STRING")
         else:
             slices = max(1, min(len(files), spark.sparkContext.defaultParallelism))
-            paths = spark.sparkContext.parallelize([(f,) for f in files], slices).toDF("path STRING")
+            # spark's own createDataFrame: an RDD's toDF would use the thread's active session
+            paths = spark.createDataFrame(
+                spark.sparkContext.parallelize([(f,) for f in files], slices), "path STRING")
     rows = paths.mapInArrow(functools.partial(_read_partition, spec), schema)
     types = dict(_physical(table))
     return rows.select(*[F.col(f"`{n}`").cast(types[n].spark_ddl()).alias(n) if n in keys
