@@ -509,6 +509,14 @@ def _parquet_arrow(path: str, row_type: RowType) -> Any:
         return conformed(pf.read(columns=columns, use_threads=False), columns, row_type)
 
 
+def _avro_arrow(path: str, row_type: RowType) -> Any:
+    """An Avro file's records (resolved to the table's schema) as an Arrow table."""
+    import pyarrow as pa
+
+    records = list(AvroInputFormat(None, avro_schema(row_type)).read_file(path))
+    return pa.Table.from_pylist(records, schema=row_type.arrow_schema())
+
+
 def arrow_reader(fmt: str, row_type: RowType, options: dict[str, str]
                  ) -> Callable[[str], Any] | None:
     """A faster way to read a whole file of format ``fmt`` as an Arrow table of ``row_type``'s
@@ -519,6 +527,8 @@ def arrow_reader(fmt: str, row_type: RowType, options: dict[str, str]
         return lambda path: _json_arrow(path, row_type)
     if fmt == "parquet":
         return lambda path: _parquet_arrow(path, row_type)
+    if fmt == "avro" and plain_row_type(row_type):
+        return lambda path: _avro_arrow(path, row_type)
     return None
 
 
