@@ -145,6 +145,14 @@ def test_each_format_round_trips(spark: Any, tmp_path: Path, fmt: str) -> None:
     assert normal(back) == normal(expected)
 
 
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet", "avro"])
+def test_time_columns_are_their_text_in_spark(spark: Any, tmp_path: Path, fmt: str) -> None:
+    t = fs(tmp_path / fmt, fmt, [("t", "TIME(3)"), ("n", "INT")])
+    write_table(spark.createDataFrame([("01:02:03.400", 1), (None, 2)], "t STRING, n INT"), t, False)
+    assert sorted(map(tuple, read_table(spark, t, False).collect()), key=str) == [
+        ("01:02:03.400", 1), (None, 2)]
+
+
 def test_json_written_as_flink_writes_it(spark: Any, tmp_path: Path) -> None:
     columns = FIXTURE_COLUMNS[:-1]
     rows = [r[:-1] for r in expected_rows()]
