@@ -145,6 +145,14 @@ def test_each_format_round_trips(spark: Any, tmp_path: Path, fmt: str) -> None:
     assert normal(back) == normal(expected)
 
 
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet", "avro"])
+def test_time_columns_are_their_text_in_spark(spark: Any, tmp_path: Path, fmt: str) -> None:
+    t = fs(tmp_path / fmt, fmt, [("t", "TIME(3)"), ("n", "INT")])
+    write_table(spark.createDataFrame([("01:02:03.400", 1), (None, 2)], "t STRING, n INT"), t, False)
+    assert sorted(map(tuple, read_table(spark, t, False).collect()), key=str) == [
+        ("01:02:03.400", 1), (None, 2)]
+
+
 def test_json_written_as_flink_writes_it(spark: Any, tmp_path: Path) -> None:
     columns = FIXTURE_COLUMNS[:-1]
     rows = [r[:-1] for r in expected_rows()]
@@ -187,6 +195,33 @@ def test_source_path_regex_pattern(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "x" / "b.txt").write_text("2\n")
     t = fs(tmp_path / "x", "csv", [("v", "INT")], **{"source.path.regex-pattern": r".*\.csv"})
     assert [r.v for r in read_table(spark, t, False).collect()] == [1]
+
+
+def test_reads_files_of_the_datastream_writers(spark: Any, tmp_path: Path) -> None:
+    from sessioncluster.api.formats.avro import AvroSchema, AvroWriters
+    from sessioncluster.api.formats.parquet import ParquetBulkWriters
+    from sessioncluster.api.table.types import DataTypes
+
+    (tmp_path / "pq").mkdir()
+    row_type = DataTypes.ROW([DataTypes.FIELD("a", DataTypes.BIGINT()),
+                              DataTypes.FIELD("b", DataTypes.STRING())])
+    with open(tmp_path / "pq" / "f.parquet", "wb") as out:
+        writer = ParquetBulkWriters.for_row_type(row_type).create(out)
+        writer.add_element((1, "x"))
+        writer.finish()
+    (tmp_path / "avro").mkdir()
+    schema = AvroSchema.parse_string(json.dumps({
+        "type": "record", "name": "User", "namespace": "example", "fields": [
+            {"name": "b", "type": "string"}, {"name": "a", "type": "long"},
+            {"name": "extra", "type": "int"}]}))
+    with open(tmp_path / "avro" / "f.avro", "wb") as out:
+        writer = AvroWriters.for_generic_record(schema).create(out)
+        writer.add_element({"b": "y", "a": 2, "extra": 0})
+        writer.finish()
+    columns = [("a", "BIGINT"), ("b", "STRING")]
+    for fmt, expected in (("pq", (1, "x")), ("avro", (2, "y"))):
+        t = fs(tmp_path / fmt, "parquet" if fmt == "pq" else "avro", columns)
+        assert [tuple(r) for r in read_table(spark, t, False).collect()] == [expected]
 
 
 def test_raw_format_lines(spark: Any, tmp_path: Path) -> None:

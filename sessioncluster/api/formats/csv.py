@@ -331,7 +331,10 @@ class CsvReaderFormat(StreamFormat):
             values = table.column(i).to_pylist()
             if isinstance(f.data_type, (ArrayType, TimeType, BinaryType)):
                 convert = self._field_parser(i)
-                values = [None if v is None else convert(v) for v in values]
+                # an empty TIME field is null (as a null is written), as on the line-by-line path
+                empty_is_null = isinstance(f.data_type, TimeType)
+                values = [None if v is None or (empty_is_null and v == "") else convert(v)
+                          for v in values]
             columns.append(values)
         factory = Row(*row_type.field_names())
         return (factory(*vs) for vs in zip(*columns))

@@ -91,12 +91,6 @@ def _partition_values(path: str, keys: list[str], default_name: str) -> list[str
     return [None if found.get(k, default_name) == default_name else found[k] for k in keys]
 
 
-def _spark_value(value: Any, t: DataType) -> Any:
-    if value is not None and isinstance(t, TimeType):
-        return value.isoformat()  # Spark has no TIME: its text
-    return value
-
-
 def _file_batches(spec: dict[str, Any], path: str) -> Iterator[Any]:
     """A file's rows as Arrow batches of Spark's types, its partition values appended."""
     import pyarrow as pa
@@ -116,7 +110,8 @@ def _file_batches(spec: dict[str, Any], path: str) -> Iterator[Any]:
     types = row_type.field_types()
 
     def batch(rows: list[Any]) -> Any:
-        columns = [pa.array([_spark_value(r[i], t) for r in rows], schema.field(i).type)
+        # Spark has no TIME: its text, as Arrow writes it (as the whole-file readers give it)
+        columns = [pa.array([r[i] for r in rows], t.to_arrow()).cast(schema.field(i).type)
                    if isinstance(t, TimeType) else None for i, t in enumerate(types)]
         base = _arrow_columns(rows, row_type, schema, columns)
         base += [pa.array([v] * len(rows), pa.string()) for v in parts]

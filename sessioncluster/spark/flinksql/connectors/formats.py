@@ -463,9 +463,8 @@ def file_reader(fmt: str, row_type: RowType, options: dict[str, str]
     if fmt == "parquet":
         return ParquetColumnarRowInputFormat(row_type).read_file
     if fmt == "avro":
-        reader = AvroInputFormat(None, avro_schema(row_type)).read_file
         names = row_type.field_names()
-        return lambda path: ([r.get(n) for n in names] for r in reader(path))
+        return lambda path: ([r.get(n) for n in names] for r in _avro_records(path, row_type))
     if fmt == "raw":
         check_raw(row_type)
         return lambda path: _raw_rows(path, row_type, options)
@@ -509,6 +508,30 @@ def _parquet_arrow(path: str, row_type: RowType) -> Any:
         return conformed(pf.read(columns=columns, use_threads=False), columns, row_type)
 
 
+def _avro_records(path: str, row_type: RowType) -> Iterator[dict[str, Any]]:
+    """An Avro file's records resolved to the table's schema by field name (as Avro's Java
+    reader Flink uses does, whatever the writer named its record)."""
+    import fastavro
+
+    from ....api.formats.base import open_file
+
+    with open_file(path) as raw:
+        try:
+            written = fastavro.reader(raw).writer_schema
+        except ValueError as exc:
+            raise FileFormatError(f"{local_path(path)} is not an Avro file: {exc}") from exc
+    name = written.get("name") if isinstance(written, dict) else None
+    schema = _avro_type(row_type.not_null(), name or "org.apache.flink.avro.generated.record")
+    return AvroInputFormat(None, AvroSchema(schema)).read_file(path)
+
+
+def _avro_arrow(path: str, row_type: RowType) -> Any:
+    """An Avro file's records (resolved to the table's schema) as an Arrow table."""
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(list(_avro_records(path, row_type)), schema=row_type.arrow_schema())
+
+
 def arrow_reader(fmt: str, row_type: RowType, options: dict[str, str]
                  ) -> Callable[[str], Any] | None:
     """A faster way to read a whole file of format ``fmt`` as an Arrow table of ``row_type``'s
@@ -519,6 +542,8 @@ def arrow_reader(fmt: str, row_type: RowType, options: dict[str, str]
         return lambda path: _json_arrow(path, row_type)
     if fmt == "parquet":
         return lambda path: _parquet_arrow(path, row_type)
+    if fmt == "avro" and plain_row_type(row_type):
+        return lambda path: _avro_arrow(path, row_type)
     return None
 
 
