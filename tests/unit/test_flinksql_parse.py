@@ -6,7 +6,7 @@ import pytest
 from sqlglot import exp
 
 from sessioncluster.api.table.types import DataTypes
-from sessioncluster.spark.flinksql.datatypes import data_type
+from sessioncluster.api.table.typeparser import parse_type as data_type
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import (
     CreateFunction,
@@ -82,7 +82,7 @@ def test_data_type_reads_flink_type_text() -> None:
     assert data_type("ARRAY<ROW<a INT, b STRING>>") == DataTypes.ARRAY(DataTypes.ROW(
         [DataTypes.FIELD("a", DataTypes.INT()), DataTypes.FIELD("b", DataTypes.STRING())]))
     assert data_type("TIMESTAMP(3)").spark_ddl() == "TIMESTAMP_NTZ"
-    with pytest.raises(FlinkSqlError, match="Invalid data type 'INTX'"):
+    with pytest.raises(ValueError, match="The type INTX is not supported"):
         data_type("INTX")
 
 

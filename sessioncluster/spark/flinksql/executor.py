@@ -14,10 +14,10 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...api.table.typeparser import spark_type
 from . import connectors
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
-from .datatypes import spark_type
 from .planner import to_spark_sql
 from .statements import (
     CreateTable,

@@ -15,7 +15,7 @@ from itertools import count
 import sqlglot
 from sqlglot import exp
 
-from sessioncluster.spark.flinksql.datatypes import spark_type
+from sessioncluster.api.table.typeparser import spark_type
 from sessioncluster.spark.flinksql.dialect import Descriptor, FlinkCast, TableArgument
 from sessioncluster.spark.flinksql.model import CatalogTable, FlinkSqlError
 

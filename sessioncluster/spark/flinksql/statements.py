@@ -15,8 +15,8 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from sessioncluster.spark.flinksql.dialect import Flink, FlinkType
 from sessioncluster.common.sqlscript import UnclosedBlockError, statement_spans
+from sessioncluster.spark.flinksql.dialect import Flink, FlinkType
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 
 

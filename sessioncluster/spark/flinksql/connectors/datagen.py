@@ -9,6 +9,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from ....api.table.typeparser import parse_type
 from ....api.table.types import (
     ArrayType,
     BinaryType,
@@ -27,7 +28,6 @@ from ....api.table.types import (
     TimeType,
 )
 from ..model import CatalogTable, FlinkSqlError
-from ..types import parse_type
 
 #: Flink's RandomGeneratorVisitor: 100 characters or bytes, 3 elements of a collection
 _INT_RANGE = {"TINYINT": 7, "SMALLINT": 15, "INT": 31, "BIGINT": 63}

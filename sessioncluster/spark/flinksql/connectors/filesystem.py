@@ -19,11 +19,11 @@ from typing import Any, Iterator
 from urllib.parse import unquote
 
 from ....api.formats.base import local_path
+from ....api.table.typeparser import parse_type
 from ....api.table.types import DataType, LocalZonedTimestampType, RowType, TimeType
 from ....runtime.filesink import PendingFile, commit, delete_in_progress, in_progress_name
 from ...files import file_stream
 from ..model import CatalogTable, FlinkSqlError
-from ..types import parse_type
 from .formats import (
     arrow_reader,
     file_reader,

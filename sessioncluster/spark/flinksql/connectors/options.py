@@ -3,8 +3,8 @@ messages: an unknown connector or format, a missing required option, an unsuppor
 
 from __future__ import annotations
 
+from ....api.table.typeparser import parse_type
 from ..model import CatalogTable, FlinkSqlError
-from ..types import parse_type
 from .formats import FORMATS, check_raw, file_row_type
 
 CONNECTORS = ("blackhole", "datagen", "filesystem", "print")

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ...api.table.types import DataType, DataTypes, RowField
-from .model import FlinkSqlError
+from .types import DataType, DataTypes, RowField
 
 _TOKEN = re.compile(r"\s*(?:(`(?:[^`]|``)*`)|('(?:[^']|'')*')|([A-Za-z_][A-Za-z0-9_$]*)|(\d+)|(\S))")
 
@@ -58,8 +57,8 @@ class _Tokens:
         if not self.accept(word):
             raise self.error(f"'{word}' expected")
 
-    def error(self, what: str) -> FlinkSqlError:
-        return FlinkSqlError(f"Could not parse type at position {self.i} ({what}): {self.text!r}")
+    def error(self, what: str) -> ValueError:
+        return ValueError(f"Could not parse type at position {self.i} ({what}): {self.text!r}")
 
     def integer(self) -> int:
         kind, value = self.take()
@@ -69,7 +68,7 @@ class _Tokens:
 
 
 def parse_type(text: str) -> DataType:
-    """The DataType of Flink SQL type text; a type Flink does not know raises FlinkSqlError."""
+    """The DataType of Flink SQL type text; a type Flink does not know raises ValueError."""
     tokens = _Tokens(text)
     t = _type(tokens)
     if tokens.i != len(tokens.items):
@@ -92,7 +91,7 @@ def _type(tokens: _Tokens) -> DataType:
     t = _base_type(tokens)
     while tokens.peek() in ("ARRAY", "MULTISET") and tokens.peek(1) != "<":
         if tokens.take()[1].upper() == "MULTISET":
-            raise FlinkSqlError("The type MULTISET has no Spark equivalent")
+            raise ValueError("The type MULTISET has no Spark equivalent")
         t = DataTypes.ARRAY(t)
     if tokens.accept("NOT", "NULL"):
         return t.not_null()
@@ -133,7 +132,7 @@ def _base_type(tokens: _Tokens) -> DataType:
         return _timestamp(tokens, name)
     if name in ("ARRAY", "MULTISET"):
         if name == "MULTISET":
-            raise FlinkSqlError("The type MULTISET has no Spark equivalent")
+            raise ValueError("The type MULTISET has no Spark equivalent")
         tokens.expect("<")
         element = _type(tokens)
         tokens.expect(">")
@@ -147,7 +146,7 @@ def _base_type(tokens: _Tokens) -> DataType:
         return DataTypes.MAP(key, value)
     if name == "ROW":
         return _row(tokens)
-    raise FlinkSqlError(f"The type {word} is not supported here (Flink's data types: "
+    raise ValueError(f"The type {word} is not supported here (Flink's data types: "
                         f"https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/types/)")
 
 
@@ -156,7 +155,7 @@ def _timestamp(tokens: _Tokens, name: str) -> DataType:
     if name == "TIMESTAMP_LTZ" or tokens.accept("WITH", "LOCAL", "TIME", "ZONE"):
         return DataTypes.TIMESTAMP_LTZ(precision)
     if tokens.accept("WITH", "TIME", "ZONE"):
-        raise FlinkSqlError("TIMESTAMP WITH TIME ZONE is not supported by Flink's planner")
+        raise ValueError("TIMESTAMP WITH TIME ZONE is not supported by Flink's planner")
     tokens.accept("WITHOUT", "TIME", "ZONE")
     return DataTypes.TIMESTAMP(precision)
 
@@ -177,3 +176,8 @@ def _row(tokens: _Tokens) -> DataType:
             description = tokens.take()[1][1:-1].replace("''", "'")
         fields.append(DataTypes.FIELD(name, field_type, description))
     return DataTypes.ROW(fields)
+
+
+def spark_type(text: str) -> str:
+    """Spark SQL's type for Flink SQL type text (``TIMESTAMP(3)`` -> ``TIMESTAMP_NTZ``)."""
+    return parse_type(text).spark_ddl()
