@@ -396,7 +396,8 @@ def test_from_elements_registers_a_view_of_the_declared_types(t_env: TableEnviro
     assert arrow.schema.types == [pa.int8(), pa.string(), pa.int32()]
     assert arrow.to_pylist() == [{"id": 1, "data": "Hi", "n": None},
                                  {"id": 2, "data": "Hello", "n": 7}]
-    assert t.get_schema().get_field_data_types() == ["TINYINT", "STRING", "INT"]
+    assert t.get_schema().get_field_data_types() == [DataTypes.TINYINT(), DataTypes.STRING(),
+                                                     DataTypes.INT()]
 
 
 def test_from_elements_without_schema_names_columns_as_pyflink(t_env: TableEnvironment,

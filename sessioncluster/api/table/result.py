@@ -16,6 +16,8 @@ from enum import Enum
 from typing import Any, Callable, Iterator, Protocol, Sequence, TextIO
 
 from ...common.types import Row, RowKind
+from .typeparser import parse_type
+from .types import DataType
 
 #: how Flink prints a null cell
 NULL_VALUE = "<NULL>"
@@ -60,16 +62,21 @@ class TableSchema:
     def get_column_count(self) -> int:
         return self.get_field_count()
 
-    def get_column_data_types(self) -> list[str]:
+    def get_column_data_types(self) -> list[DataType]:
         return self.get_field_data_types()
 
-    def get_field_data_types(self) -> list[str]:
-        """The Flink SQL type text of each column (``BIGINT``, ``STRING``, ``TIMESTAMP(3)``)."""
-        return list(self._types)
+    def get_field_data_types(self) -> list[DataType]:
+        """The DataType of each column (``DataTypes.BIGINT()``, ...)."""
+        return [parse_type(t) for t in self._types]
 
-    def get_field_data_type(self, field: int | str) -> str | None:
+    def get_field_data_type(self, field: int | str) -> DataType | None:
+        """The DataType of a column given by position or name (None if there is none)."""
         index = field if isinstance(field, int) else self._names.index(field)
-        return self._types[index] if 0 <= index < len(self._types) else None
+        return parse_type(self._types[index]) if 0 <= index < len(self._types) else None
+
+    def get_field_type_texts(self) -> list[str]:
+        """The Flink SQL type text of each column (``BIGINT``, ``TIMESTAMP(3)``)."""
+        return list(self._types)
 
     def __str__(self) -> str:
         lines = [f"  `{n}` {t}" for n, t in zip(self._names, self._types)]

@@ -126,14 +126,14 @@ class Table:
         """The column names, asked of the JobManager if the operations did not say them."""
         if self._columns is None:
             schema = self._t_env.query_schema(self._query)
-            self._columns, self._types = schema.get_field_names(), schema.get_field_data_types()
+            self._columns, self._types = schema.get_field_names(), schema.get_field_type_texts()
         return list(self._columns)
 
     def get_schema(self) -> TableSchema:
         """The columns and their Flink SQL types (asked of the JobManager when not known)."""
         if self._columns is None or self._types is None:
             schema = self._t_env.query_schema(self._query)
-            self._columns, self._types = schema.get_field_names(), schema.get_field_data_types()
+            self._columns, self._types = schema.get_field_names(), schema.get_field_type_texts()
         return TableSchema(self._columns, self._types)
 
     def get_resolved_schema(self) -> TableSchema:
