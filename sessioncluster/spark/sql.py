@@ -203,9 +203,12 @@ def create_temporary_view(spark: Any, name: str, data: bytes | Any, schema: Any 
     ``schema`` Spark infers one from the first record."""
     if isinstance(data, bytes):
         import pyarrow as pa
+        from pyspark.sql.pandas.types import from_arrow_schema
 
         table = pa.ipc.open_stream(data).read_all()
-        df, rows = spark.createDataFrame(table), table.num_rows
+        # a naive timestamp (pandas' datetime64, Flink's TIMESTAMP) stays one: TIMESTAMP_NTZ
+        schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+        df, rows = spark.createDataFrame(table, schema=schema), table.num_rows
     else:
         df = spark.createDataFrame(data, schema=schema).cache()
         rows = df.count()

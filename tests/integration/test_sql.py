@@ -48,16 +48,17 @@ def test_group_by_over_a_pandas_view_matches_pandas(session) -> None:
         "x": [i / 4 for i in range(300)],
     })
     session.create_temporary_view("words", pdf)
-    out = session.sql("SELECT word, count(*) AS c, sum(n) AS total, avg(x) AS mean "
-                      "FROM words GROUP BY word ORDER BY word")
+    result = session.execute_sql("SELECT word, count(*) AS c, sum(n) AS total, avg(x) AS mean "
+                                 "FROM words GROUP BY word ORDER BY word")
+    out = result.table.to_pandas()
     expected = (pdf.groupby("word").agg(c=("n", "size"), total=("n", "sum"), mean=("x", "mean"))
                 .reset_index().sort_values("word").reset_index(drop=True))
     pd.testing.assert_frame_equal(out, expected, check_dtype=False)
 
-    # the query is a job: FINISHED, with one JobVertex per Spark stage (a shuffle: >= 2)
-    job = sql_job(session, "SELECT word, count(*) AS c")
-    assert job.status is JobStatus.FINISHED
-    details = session.job(job.job_id).details()
+    # the query (Flink SQL) is a job named as Flink names it: FINISHED, with one JobVertex per
+    # Spark stage (a shuffle: >= 2)
+    details = session.job(result.job_id).details()
+    assert details.summary.name == "collect"
     assert details.summary.status is JobStatus.FINISHED
     assert len(details.job_graph.vertices) >= 2
     assert details.job_graph.edges, "a stage reading a shuffle has an input edge"
