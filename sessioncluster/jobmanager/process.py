@@ -117,8 +117,7 @@ class JobManager:
         self.own_path = (ha_dir(name) / f"jobmanager-{self.pid}.json" if self.ha is not None
                          else connection_path(name))
         self.spark: Any = None
-        #: the session's Flink SQL catalog and planner, made at the first Flink SQL statement
-        self.flink_sql: FlinkSqlPlanner | None = None
+        self.flink_sql: FlinkSqlPlanner | None = None  # the catalog, made with the SparkSession
         self.blobs = BlobServer(self.dir / "blobs")
         self.caches = CacheRegistry()
         self.loop = asyncio.get_event_loop()

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Callable
 
+import pyarrow as pa
 import pytest
 
 from sessioncluster.graph.jobgraph import JobGraph, JobVertex, OperatorSpec
@@ -37,6 +38,7 @@ from sessioncluster.protocol.messages import (
     StopCluster,
     SubmitJob,
 )
+from sessioncluster.spark.flinksql.outcome import StatementJob, StatementOutcome
 
 IDENT = [b"client-1"]
 
@@ -104,8 +106,10 @@ class Harness:
         self.views: list[tuple[str, bytes]] = []
         self.blobs = BlobServer(tmp_path / "blobs")
 
-        def new_runner(job_id: str, submission: Message, on_done: Any) -> JobRunner:
+        def new_runner(job_id: str, submission: Message, on_done: Any,
+                       statement: Any = None) -> JobRunner:
             runner = FakeRunner(job_id, submission, on_done)
+            runner.statement = statement
             self.runners.append(runner)
             return runner
 
@@ -233,7 +237,37 @@ def test_sql_is_answered_with_its_rows_when_it_ends(h: Harness, loop) -> None:
     assert isinstance(reply, SqlResult) and reply.arrow == b"rows"
 
 
+def test_a_flink_ddl_statement_is_answered_at_once_and_a_query_runs_as_a_job(h: Harness,
+                                                                              loop) -> None:
+    def plan(msg: ExecuteSql) -> StatementOutcome:
+        if msg.query.startswith("CREATE"):
+            return StatementOutcome.ok()
+        if "FROMM" not in msg.query:
+            return StatementOutcome("SUCCESS_WITH_CONTENT", ["n"], ["INT"],
+                                    job=StatementJob("collect", lambda: None, ["INT"]))
+        raise ValueError("SQL parse failed. Encountered \"FROMM\" at line 1, column 10.")
+
+    h.dispatcher.services.plan_statement = plan
+    h.dispatcher.handle(IDENT, ExecuteSql("CREATE TABLE t (n INT)", "b" * 32, "flink"))
+    loop.run_until_complete(asyncio.sleep(0.1))
+    reply = h.replies[-1][1]
+    assert isinstance(reply, SqlResult) and (reply.job_id, reply.result_kind) == ("", "SUCCESS")
+    assert pa.ipc.open_stream(reply.arrow).read_all().to_pylist() == [{"result": "OK"}]
+    assert not h.runners  # no job
+
+    h.dispatcher.handle(IDENT, ExecuteSql("SELECT n FROMM t", "c" * 32, "flink"))
+    loop.run_until_complete(asyncio.sleep(0.1))
+    reply = h.replies[-1][1]
+    assert reply.status is JobStatus.FAILED and "FROMM" in reply.error_text and not h.runners
+
+    h.dispatcher.handle(IDENT, ExecuteSql("SELECT n FROM t", "d" * 32, "flink"))
+    loop.run_until_complete(asyncio.sleep(0.1))
+    (runner,) = h.runners
+    assert runner.job_id == "d" * 32 and runner.statement.name == "collect"
+
+
 @pytest.mark.parametrize("msg", [ExecuteSql("  "), ExecuteSql("SELECT 1", "not-an-id"),
+                                 ExecuteSql("SELECT 1", "e" * 32, "oracle"),
                                  CreateTemporaryView("", b"x")])
 def test_bad_sql_requests(h: Harness, msg: Message) -> None:
     reply = h.ask(msg)
