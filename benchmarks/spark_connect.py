@@ -398,7 +398,7 @@ def measure(session: Any, spark: Any, url: str, cfg: argparse.Namespace,
 
     # 2. tiny SQL
     def ours_sql() -> int:
-        return int(session.sql(SQL).iloc[0, 0])
+        return int(session.sql(SQL, dialect="spark").iloc[0, 0])
 
     def connect_sql() -> int:
         return int(spark.sql(SQL).toPandas().iloc[0, 0])
