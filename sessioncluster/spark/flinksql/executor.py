@@ -60,12 +60,16 @@ class FlinkSqlPlanner:
             raise FlinkSqlError(f"execute_sql takes one statement; this text has "
                                 f"{len(statements)}. Run them one at a time (the %%flink_sql "
                                 "magic runs a cell's statements in turn).")
-        mode = (configuration or {}).get("execution.runtime-mode", runtime_mode).upper()
-        if mode != "BATCH":
-            raise FlinkSqlError("Flink SQL in STREAMING mode is not supported by sessioncluster "
-                                "yet (issue 27); use EnvironmentSettings.in_batch_mode()")
+        key = "execution.runtime-mode"  # a SET in the session wins over the client's default
+        mode = (self.options.get(key) or (configuration or {}).get(key) or runtime_mode).upper()
+        statement = statements[0]
+        if mode != "BATCH" and isinstance(statement, (Query, Insert, StatementSet, Explain)):
+            raise FlinkSqlError("Queries and INSERTs in STREAMING mode are not supported by "
+                                "sessioncluster yet (issue 27); run them in BATCH mode: "
+                                "EnvironmentSettings.in_batch_mode(), or SET "
+                                "'execution.runtime-mode' = 'batch'")
         with self._lock:
-            return self._plan(statements[0])
+            return self._plan(statement)
 
     def _plan(self, statement: Statement) -> StatementOutcome:
         if isinstance(statement, Query):
@@ -275,11 +279,16 @@ class FlinkSqlPlanner:
                 for n, t in zip(frame.columns, flink_types(frame.schema))]
             return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, described)
         pk = {c.lower() for c in table.primary_key}
+        computed: dict[str, str] = {}
+        if any(not c.is_physical for c in table.columns):  # their types are Spark's answer
+            self._register(table.name)
+            schema = self.spark.table(table.name).schema
+            computed = dict(zip(schema.names, flink_types(schema)))
         rows = []
         for c in table.columns:
             watermark = (table.watermark.expression if table.watermark is not None
                          and table.watermark.rowtime == c.name else None)
-            type_text = c.type or "?"
+            type_text = c.type or computed.get(c.name, "?")
             if table.watermark is not None and table.watermark.rowtime == c.name:
                 type_text += " *ROWTIME*"
             key = f"PRI({', '.join(table.primary_key)})" if c.name.lower() in pk else None

@@ -1,0 +1,105 @@
+"""The session's Flink SQL planner on a local SparkSession (no cluster): the catalog, DDL and
+utility statements answered at once, queries and INSERTs planned as jobs, and its errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.model import FlinkSqlError
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    yield (SparkSession.builder.master("local[1]").appName("flinksql-executor")
+           .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
+           .getOrCreate())
+
+
+@pytest.fixture
+def planner(spark: Any, tmp_path: Path) -> FlinkSqlPlanner:
+    (tmp_path / "orders.csv").write_text("1,apple,3,2.5\n2,pear,1,4.0\n3,apple,2,2.5\n")
+    p = FlinkSqlPlanner(spark)
+    p.plan(f"""CREATE TABLE orders (id BIGINT, product STRING, qty INT, price DOUBLE,
+                 total AS qty * price, PRIMARY KEY (id) NOT ENFORCED)
+               WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "orders.csv"}',
+                     'format' = 'csv')""")
+    return p
+
+
+def rows(planner: FlinkSqlPlanner, statement: str) -> list[tuple[Any, ...]]:
+    outcome = planner.plan(statement)
+    if outcome.job is None:
+        return outcome.rows
+    return [tuple(r) for r in outcome.job.run().collect()]
+
+
+def test_computed_columns_are_read_as_the_table_declares_them(planner) -> None:
+    assert sorted(rows(planner, "SELECT id, total FROM orders")) == [(1, 7.5), (2, 4.0), (3, 5.0)]
+    described = {r[0]: r for r in rows(planner, "DESCRIBE orders")}
+    assert described["total"][1::3] == ("DOUBLE", "AS qty * price")
+    assert described["id"][2:4] == (False, "PRI(id)")
+
+
+def test_ddl_is_answered_at_once_and_a_query_is_a_job(planner) -> None:
+    outcome = planner.plan("CREATE VIEW apples AS SELECT * FROM orders WHERE product = 'apple'")
+    assert (outcome.result_kind, outcome.job, outcome.rows) == ("SUCCESS", None, [("OK",)])
+    query = planner.plan("SELECT COUNT(*) AS n FROM apples")
+    assert query.job is not None and query.job.name == "collect"
+    assert (query.columns, query.column_types) == (["n"], ["BIGINT"])
+    assert rows(planner, "SELECT COUNT(*) AS n FROM apples") == [(2,)]
+    assert ("apples",) in rows(planner, "SHOW VIEWS")
+    assert {"orders", "apples"} <= {r[0] for r in rows(planner, "SHOW TABLES")}
+    planner.plan("DROP VIEW apples")
+    assert ("apples",) not in rows(planner, "SHOW VIEWS")
+
+
+def test_insert_into_a_table_and_a_statement_set(planner, tmp_path: Path) -> None:
+    for name in ("totals", "counts"):
+        planner.plan(f"""CREATE TABLE {name} (product STRING, v DOUBLE)
+                         WITH ('connector' = 'filesystem', 'path' = '{tmp_path / name}',
+                               'format' = 'json')""")
+    insert = planner.plan("INSERT INTO totals SELECT product, SUM(total) FROM orders "
+                          "GROUP BY product")
+    assert insert.job is not None
+    assert insert.job.name == "insert-into_default_catalog.default_database.totals"
+    assert [tuple(r) for r in insert.job.run().collect()] == [(-1,)]
+    assert sorted(rows(planner, "SELECT * FROM totals")) == [("apple", 12.5), ("pear", 4.0)]
+    both = planner.plan("""EXECUTE STATEMENT SET BEGIN
+        INSERT INTO counts SELECT product, CAST(COUNT(*) AS DOUBLE) FROM orders GROUP BY product;
+        INSERT OVERWRITE totals SELECT product, MAX(price) FROM orders GROUP BY product;
+        END""")
+    assert both.columns == ["default_catalog.default_database.counts",
+                            "default_catalog.default_database.totals"]
+    both.job.run()
+    assert sorted(rows(planner, "SELECT * FROM counts")) == [("apple", 2.0), ("pear", 1.0)]
+    assert sorted(rows(planner, "SELECT * FROM totals")) == [("apple", 2.5), ("pear", 4.0)]
+
+
+def test_errors_name_what_is_wrong(planner) -> None:
+    with pytest.raises(FlinkSqlError, match="already exists"):
+        planner.plan("CREATE TABLE orders (a INT) WITH ('connector' = 'blackhole')")
+    with pytest.raises(FlinkSqlError, match="nope.*not found"):
+        planner.plan("INSERT INTO nope SELECT 1")
+    planner.plan("CREATE TABLE sink1 (a INT) WITH ('connector' = 'blackhole')")
+    with pytest.raises(FlinkSqlError, match="query has 2 columns, the sink 1"):
+        planner.plan("INSERT INTO sink1 SELECT 1, 2")
+    with pytest.raises(FlinkSqlError, match="one statement"):
+        planner.plan("SELECT 1; SELECT 2")
+    with pytest.raises(FlinkSqlError, match="STREAMING mode"):
+        planner.plan("SELECT 1", "STREAMING")
+    assert planner.plan("SHOW TABLES", "STREAMING").rows  # DDL and SHOW work in either mode
+
+
+def test_set_reset_and_the_runtime_mode(planner) -> None:
+    planner.plan("SET 'execution.runtime-mode' = 'batch'")
+    assert ("execution.runtime-mode", "batch") in rows(planner, "SET")
+    outcome = planner.plan("SELECT 1 AS x", "STREAMING")  # the session's SET wins
+    assert outcome.job is not None and [tuple(r) for r in outcome.job.run().collect()] == [(1,)]
+    planner.plan("RESET 'execution.runtime-mode'")
+    assert rows(planner, "SET") == []
