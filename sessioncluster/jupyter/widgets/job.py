@@ -57,7 +57,7 @@ LATEST_RESULTS = 10
 _shown: "weakref.WeakSet[JobWidget]" = weakref.WeakSet()
 
 
-class _BokehModel(BokehModel):  # type: ignore[misc]
+class _BokehModel(BokehModel):
     """A BokehModel that can be closed twice: jupyter_bokeh's close() is not idempotent, and
     ipywidgets' ``__del__`` closes a widget again, so a replaced (closed) DAG view printed a
     KeyError on stderr, into whichever notebook cell ran when it was collected."""
