@@ -56,6 +56,17 @@ LATEST_RESULTS = 10
 #: the job widgets that were displayed (``shown_widgets``)
 _shown: "weakref.WeakSet[JobWidget]" = weakref.WeakSet()
 
+
+class _BokehModel(BokehModel):
+    """A BokehModel that can be closed twice: jupyter_bokeh's close() is not idempotent, and
+    ipywidgets' ``__del__`` closes a widget again, so a replaced (closed) DAG view printed a
+    KeyError on stderr, into whichever notebook cell ran when it was collected."""
+
+    def close(self) -> None:
+        if self.comm is None:  # closed already
+            return
+        super().close()
+
 _BAR_STYLE = {JobStatus.FINISHED: "success", JobStatus.FAILED: "danger",
               JobStatus.FAILING: "danger", JobStatus.CANCELED: "warning",
               JobStatus.CANCELLING: "warning"}
@@ -306,7 +317,7 @@ class JobWidget(widgets.VBox):
                 self._dag, self._dag_shape = DagFigure(view.job_graph), shape
                 self._dag.update(view)
                 old = self.dag_box.children
-                self.dag_box.children = [BokehModel(self._dag.figure)]
+                self.dag_box.children = [_BokehModel(self._dag.figure)]
                 for child in old:
                     child.close()
             else:
@@ -328,7 +339,7 @@ class JobWidget(widgets.VBox):
                 new_figures = True
             fig.update(value)
         if new_figures:
-            self.histograms.children = [BokehModel(f.figure)
+            self.histograms.children = [_BokehModel(f.figure)
                                         for f in self._histogram_figures.values()]
 
         if view.error_text:
