@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from sessioncluster.api.table.typeparser import parse_type
 from sessioncluster.spark.flinksql.connectors import (
     format_row,
     is_bounded,
@@ -22,7 +23,6 @@ from sessioncluster.spark.flinksql.connectors import (
     write_table,
 )
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError
-from sessioncluster.api.table.typeparser import parse_type
 
 FLINK = Path(__file__).parents[1] / "data" / "flink"
 EXPECTED = json.loads((FLINK / "expected.json").read_text())
