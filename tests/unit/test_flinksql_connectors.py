@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from sessioncluster.api.table.typeparser import parse_type
 from sessioncluster.spark.flinksql.connectors import (
     format_row,
     is_bounded,
@@ -22,7 +23,6 @@ from sessioncluster.spark.flinksql.connectors import (
     write_table,
 )
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError
-from sessioncluster.api.table.typeparser import parse_type
 
 FLINK = Path(__file__).parents[1] / "data" / "flink"
 EXPECTED = json.loads((FLINK / "expected.json").read_text())
@@ -222,6 +222,33 @@ def test_reads_files_of_the_datastream_writers(spark: Any, tmp_path: Path) -> No
     for fmt, expected in (("pq", (1, "x")), ("avro", (2, "y"))):
         t = fs(tmp_path / fmt, "parquet" if fmt == "pq" else "avro", columns)
         assert [tuple(r) for r in read_table(spark, t, False).collect()] == [expected]
+
+
+def test_parquet_read_by_sparks_reader_only_when_it_gives_flinks_rows(spark: Any,
+                                                                       tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "pq").mkdir()
+    ts = datetime.datetime(2020, 4, 15, 8, 5, 1, 250000)
+    pq.write_table(pa.table({"i": pa.array([1, None], pa.int32()), "s": ["x", "y"],
+                             "ts": pa.array([ts, None], pa.timestamp("ms")),
+                             "d": pa.array([Decimal("1.50"), None], pa.decimal128(10, 2)),
+                             "Upper": [1.0, 2.0], "extra": [0, 0]}),
+                   tmp_path / "pq" / "f.parquet")
+    exact = [("i", "INT"), ("s", "STRING"), ("ts", "TIMESTAMP(3)"), ("d", "DECIMAL(10, 2)"),
+             ("Upper", "DOUBLE")]
+    expected = [(1, "x", ts, Decimal("1.50"), 1.0), (None, "y", None, None, 2.0)]
+    native = read_table(spark, fs(tmp_path / "pq", "parquet", exact), False)
+    assert len(native.inputFiles()) == 1  # Spark's own file scan
+    assert sorted(map(tuple, native.collect()), key=str) == sorted(expected, key=str)
+    # a widened type, a name in another case (Flink's reader is case sensitive: null), a
+    # missing column: the connector's own reader, and Flink's rows
+    other = [("i", "BIGINT"), ("upper", "DOUBLE"), ("gone", "STRING")]
+    converted = read_table(spark, fs(tmp_path / "pq", "parquet", other), False)
+    assert converted.inputFiles() == []
+    assert sorted(map(tuple, converted.collect()), key=str) == sorted(
+        [(1, None, None), (None, None, None)], key=str)
 
 
 def test_raw_format_lines(spark: Any, tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from .formats import (
     arrow_reader,
     file_reader,
     file_row_type,
+    plain_row_type,
     takes_batches,
     writer_factory,
 )
@@ -149,6 +150,37 @@ def _read_partition(spec: dict[str, Any], batches: Iterator[Any]) -> Iterator[An
             yield from _file_batches(spec, path)
 
 
+def _native_parquet(spark: Any, table: CatalogTable, files: list[str], schema: Any) -> Any:
+    """The Parquet ``files`` read by Spark's own (JVM, vectorized) reader, when it gives what
+    Flink's reader gives for the declared columns: an unpartitioned table of atomic columns
+    each found in every file under its exact name (and no other of that name in another case,
+    as Spark's matching ignores case) with the very Arrow type the column declares (no cast,
+    no nanosecond timestamps, which Spark cannot read). Else None: the files go through
+    :func:`_file_batches`, which casts, fills missing columns with nulls and names a bad file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if table.options["format"] != "parquet" or table.partition_keys or not files:
+        return None
+    row_type = file_row_type(_file_fields(table))
+    if not plain_row_type(row_type):
+        return None
+    wanted = [(f.name, f.data_type.to_arrow()) for f in row_type.fields]
+    if any(pa.types.is_timestamp(t) and t.unit == "ns" for _, t in wanted):
+        return None
+    for path in files:
+        try:
+            found = pq.read_schema(path)
+        except (OSError, pa.ArrowException):
+            return None  # the mapInArrow path names the file that is not Parquet
+        lowered = [n.lower() for n in found.names]
+        for name, arrow_type in wanted:
+            if lowered.count(name.lower()) != 1 or found.names.count(name) != 1 \
+                    or not found.field(name).type.equals(arrow_type):
+                return None
+    return spark.read.schema(schema).parquet(*files)
+
+
 def read_filesystem(spark: Any, table: CatalogTable, streaming: bool) -> Any:
     """The table's rows: a DataFrame, or a streaming one (Spark's file stream, each file read
     once) when ``streaming`` and the table has ``source.monitor-interval``."""
@@ -170,6 +202,9 @@ def read_filesystem(spark: Any, table: CatalogTable, streaming: bool) -> Any:
         paths = file_stream(spark, [local_path(options["path"])])
     else:
         files = list_files(options["path"], options.get("source.path.regex-pattern"))
+        native = _native_parquet(spark, table, files, schema)
+        if native is not None:
+            return native
         if not files:
             paths = spark.createDataFrame([], "path STRING")
         else:
