@@ -263,9 +263,10 @@ class FlinkSqlPlanner:
     def _view_names(self) -> list[str]:
         """The catalog's views, and the session's Spark temporary views (DataStreams and
         DataFrames registered with create_temporary_view)."""
-        spark_views = [t.name for t in self.spark.catalog.listTables()
-                       if t.isTemporary and not t.name.startswith("__physical_")
-                       and t.name.lower() not in self.tables]
+        # SHOW VIEWS, not catalog.listTables(): that one costs ~270 ms (it describes every table)
+        spark_views = [r.viewName for r in self.spark.sql("SHOW VIEWS").collect()
+                       if r.isTemporary and not r.viewName.startswith("__physical_")
+                       and r.viewName.lower() not in self.tables]
         return sorted(set(spark_views) | set(self.views))
 
     def _describe(self, statement: Describe) -> StatementOutcome:
