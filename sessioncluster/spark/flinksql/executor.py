@@ -139,12 +139,11 @@ class FlinkSqlPlanner:
         if table is None:
             return
         frame = connectors.read_table(self.spark, table, streaming=False)
-        physical = f"`__physical_{table.name}`"
-        frame.createOrReplaceTempView(physical.strip("`"))
-        computed = [c for c in table.columns if not c.is_physical]
-        if not computed:
+        if all(c.is_physical for c in table.columns):
             frame.createOrReplaceTempView(table.name)
             return
+        physical = f"`__physical_{table.name}`"
+        frame.createOrReplaceTempView(physical.strip("`"))
         select = ", ".join(f"`{c.name}`" if c.is_physical else f"{c.expression} AS `{c.name}`"
                            for c in table.columns)
         query = parse_statements(f"SELECT {select} FROM {physical}")[0]
@@ -156,7 +155,7 @@ class FlinkSqlPlanner:
         frame = self.spark.sql(sql)  # analysed now: a wrong column fails the statement here
         columns, types = list(frame.columns), flink_types(frame.schema)
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
-                                job=StatementJob("collect", lambda: self.spark.sql(sql), types))
+                                job=StatementJob("collect", lambda: frame, types))
 
     def _inserts(self, inserts: list[Insert]) -> StatementOutcome:
         writes = []
