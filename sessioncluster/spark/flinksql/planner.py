@@ -288,7 +288,8 @@ def _function(node: exp.Anonymous) -> exp.Expression:
         raise FlinkSqlError(f"{name} is only allowed in GROUP BY TUMBLE/HOP/SESSION(...) and in "
                             "FROM TABLE(...) (Flink docs: Queries / Window Aggregation)")
     if name == "ROW":  # a row constructor (a Python function's argument of all columns)
-        return exp.Anonymous(this="struct", expressions=args)
+        node.set("this", "struct")  # in place: sqlglot's transform skips a new node's children
+        return node
     if name in ("NOW", "PROCTIME"):
         return exp.Anonymous(this="current_timestamp", expressions=[])
     if name == "LOCALTIMESTAMP":
@@ -302,8 +303,9 @@ def _function(node: exp.Anonymous) -> exp.Expression:
         extract = exp.Anonymous(this="regexp_extract", expressions=[args[0], args[1], group])
         matches = exp.RegexpLike(this=args[0].copy(), expression=args[1].copy())
         return exp.Case(ifs=[exp.If(this=matches, true=extract)])
-    return exp.Anonymous(this=node.name.lower() if name in _SAME_IN_SPARK else node.this,
-                         expressions=args)
+    if name in _SAME_IN_SPARK:
+        node.set("this", node.name.lower())
+    return node  # the same node: its arguments are rewritten too (a new one's would not be)
 
 
 #: Flink functions Spark has under the same name and meaning
