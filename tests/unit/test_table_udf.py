@@ -273,3 +273,12 @@ def test_table_and_aggregate_runners() -> None:
     agg = AggregateRunner(Sum(), "token-sum", "Sum", {})
     assert agg(pd.Series([1.0, None, 2.5])) == 3.5
     assert agg(pd.Series([], dtype=float)) == 0.0
+
+
+def test_flinks_lateral_table_and_a_user_split_in_spark_sql() -> None:
+    assert spark_sql("SELECT id, w FROM t, LATERAL TABLE(split(s)) AS T(w, n)") == \
+        "SELECT id, w FROM t CROSS JOIN LATERAL SPLIT(s) AS T(w, n)"
+    assert spark_sql("SELECT id, w FROM t LEFT JOIN LATERAL TABLE(split(s)) AS T(w, n) "
+                     "ON TRUE").endswith("LEFT JOIN LATERAL SPLIT(s) AS T(w, n) ON TRUE")
+    assert spark_sql("SELECT f(TO_TIMESTAMP(s)) FROM t") == \
+        "SELECT F(CAST(TRY_TO_TIMESTAMP(s, 'yyyy-MM-dd HH:mm:ss') AS TIMESTAMP_NTZ)) FROM t"
