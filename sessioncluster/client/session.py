@@ -53,6 +53,7 @@ from .current import clear_current, set_connect, set_current
 from .events import EventSubscriber
 from .gateway import DispatcherError, DispatcherGateway, JobManagerGoneError
 from .jobclient import JobExecutionException
+from .shipping import dumps_user_code
 
 START_TIMEOUT = 240.0
 #: How long :meth:`Session.sql` waits for a query by default (the JobManager's liveness is
@@ -223,14 +224,19 @@ class Session:
 
     def execute_flink_sql(self, statement: str, runtime_mode: RuntimeExecutionMode,
                           configuration: dict[str, str],
-                          timeout: float = SQL_TIMEOUT) -> SqlStatementResult:
-        """Run one Flink SQL statement as a TableEnvironment of ``runtime_mode`` does."""
-        return self.execute_sql(statement, "flink", runtime_mode, configuration, timeout)
+                          timeout: float = SQL_TIMEOUT, function: Any = None
+                          ) -> SqlStatementResult:
+        """Run one Flink SQL statement as a TableEnvironment of ``runtime_mode`` does;
+        ``function``: the Python function (a udf/udtf/udaf wrapper) a ``CREATE FUNCTION``
+        statement registers, shipped as user code."""
+        payload = b"" if function is None else dumps_user_code(function)
+        return self.execute_sql(statement, "flink", runtime_mode, configuration, timeout,
+                                payload)
 
     def execute_sql(self, statement: str, dialect: str = "flink",
                     runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.BATCH,
                     configuration: dict[str, str] | None = None,
-                    timeout: float = SQL_TIMEOUT) -> SqlStatementResult:
+                    timeout: float = SQL_TIMEOUT, function: bytes = b"") -> SqlStatementResult:
         """Run one SQL statement of ``dialect`` (``flink`` or ``spark``); its result."""
         import pyarrow as pa
 
@@ -239,7 +245,8 @@ class Session:
         if dialect not in ("flink", "spark"):
             raise ValueError(f"unknown SQL dialect {dialect!r}: 'flink' or 'spark'")
         job_id = uuid.uuid4().hex
-        msg = ExecuteSql(statement, job_id, dialect, runtime_mode.name, dict(configuration or {}))
+        msg = ExecuteSql(statement, job_id, dialect, runtime_mode.name, dict(configuration or {}),
+                         function)
         reply = self._execute_sql(msg, timeout)
         if reply.status is not JobStatus.FINISHED:
             verb = "was cancelled" if reply.status is JobStatus.CANCELED else "failed"

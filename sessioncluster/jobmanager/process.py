@@ -314,7 +314,7 @@ class JobManager:
         """Plan a Flink SQL statement against the session's catalog (in a worker thread)."""
         if self.flink_sql is None:
             raise RuntimeError("the session's SparkSession is not up yet")
-        return self.flink_sql.plan(msg.query, msg.runtime_mode, msg.configuration)
+        return self.flink_sql.plan(msg.query, msg.runtime_mode, msg.configuration, msg.function)
 
     def _plan_job(self, msg: ExecuteSql) -> StatementJob:
         """A recovered Flink SQL job's work, planned when the job runs."""

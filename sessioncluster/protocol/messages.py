@@ -533,6 +533,11 @@ class ExecuteSql(Message):
     runtime_mode: str = "BATCH"
     #: the TableEnvironment's configuration (``TableConfig``), sent with each statement
     configuration: dict[str, str] = field(default_factory=dict)
+    #: with a Flink ``CREATE TEMPORARY [SYSTEM] FUNCTION <name> AS '<module.fn>' LANGUAGE
+    #: PYTHON`` (what ``create_temporary_system_function`` sends): the Python function, a
+    #: ``udf``/``udtf``/``udaf`` wrapper cloudpickled by the client's UserCodePickler (the user's
+    #: code by value), registered instead of importing ``module.fn``; empty otherwise
+    function: bytes = b""
 
 
 @dataclass(slots=True)

@@ -313,13 +313,15 @@ def test_column_names_unknown_are_asked_of_the_jobmanager() -> None:
         _ = t.nope
 
 
-def test_udf_operations_name_their_issue_item(t_env: TableEnvironment) -> None:
+def test_udf_operations_take_python_functions_only(t_env: TableEnvironment) -> None:
     t = t_env.from_path("t")
     for op in (lambda: t.map(None), lambda: t.flat_map(None), lambda: t.aggregate(None),
                lambda: t.join_lateral(None), lambda: t.group_by(col("a")).aggregate(None),
                lambda: t_env.create_temporary_system_function("f", None)):
-        with pytest.raises(NotImplementedError, match="item 5"):
+        with pytest.raises(TypeError, match=r"udf\(\)|udtf\(\)|udaf\(\)"):
             op()
+    with pytest.raises(NotImplementedError, match="item 5"):
+        t.flat_aggregate(None)
 
 
 # -- statements sent ----------------------------------------------------------------------------

@@ -17,11 +17,12 @@ from ...common.configuration import Configuration
 from ...common.execution_mode import RuntimeExecutionMode
 from ...common.types import Row
 from .descriptor import TableDescriptor
-from .expressions import quote_identifier, quote_path
+from .expressions import quote_identifier, quote_path, quote_string
 from .result import DEFAULT_MAX_COLUMN_WIDTH, TableResult, TableSchema
 from .statement_set import StatementSet
 from .table import Table, unnamed_view_name
 from .types import DataType, RowType
+from .udf import UserDefinedFunctionWrapper, unregistered_in
 
 #: Flink's option naming the runtime mode
 RUNTIME_MODE = "execution.runtime-mode"
@@ -33,9 +34,10 @@ class FlinkSqlGateway(Protocol):
     """What a TableEnvironment needs of the session (``client/session.py``'s ``Session``)."""
 
     def execute_flink_sql(self, statement: str, runtime_mode: RuntimeExecutionMode,
-                          configuration: dict[str, str]) -> Any:
+                          configuration: dict[str, str], *, function: Any = None) -> Any:
         """Run one Flink SQL statement; a ``SqlStatementResult`` (job_id, result_kind,
-        columns, column_types, table (pyarrow), row_kinds)."""
+        columns, column_types, table (pyarrow), row_kinds). ``function``: the Python function
+        (a udf/udtf/udaf wrapper) a ``CREATE FUNCTION`` registers, shipped as user code."""
 
     def create_temporary_view(self, name: str, df: Any) -> None:
         """Register a pandas DataFrame as the temporary view ``name``."""
@@ -170,6 +172,8 @@ class TableEnvironment:
         self.gateway = gateway
         self.settings = environment_settings or EnvironmentSettings.in_streaming_mode()
         self._config = TableConfig(self.settings.get_configuration())
+        #: the generated names of the Python functions this environment registered
+        self._registered_functions: set[str] = set()
 
     # -- configuration ---------------------------------------------------------------------------
     def get_config(self) -> TableConfig:
@@ -181,6 +185,11 @@ class TableEnvironment:
     # -- statements ------------------------------------------------------------------------------
     def execute_sql(self, stmt: str) -> TableResult:
         """Run one Flink SQL statement (DDL, DML, a query, SHOW, SET...)."""
+        for wrapper in unregistered_in(stmt):  # a Python function called in the Table API
+            name = wrapper.sql_name()
+            if name not in self._registered_functions:
+                self._create_function("TEMPORARY SYSTEM", name, wrapper)
+                self._registered_functions.add(name)
         mode = self.runtime_mode()
         result = self.gateway.execute_flink_sql(stmt, mode, self._config.to_dict())
         width = int(self._config.get(MAX_COLUMN_WIDTH, str(DEFAULT_MAX_COLUMN_WIDTH)) or
@@ -279,12 +288,49 @@ class TableEnvironment:
 
     # -- functions -------------------------------------------------------------------------------
     def create_temporary_system_function(self, name: str, function: Any) -> None:
-        raise NotImplementedError(f"create_temporary_system_function({name!r}, ...): Python UDFs "
-                                  "are issue 27, item 5, not built yet")
+        """Register a Python function (``udf``/``udtf``/``udaf``'s) as a temporary system
+        function ``name``, callable in SQL and (by the wrapper) in the Table API."""
+        self._create_function("TEMPORARY SYSTEM", name, function)
 
     def create_temporary_function(self, path: str, function: Any) -> None:
-        raise NotImplementedError(f"create_temporary_function({path!r}, ...): Python UDFs are "
-                                  "issue 27, item 5, not built yet")
+        """Register a Python function as the temporary catalog function ``path``."""
+        self._create_function("TEMPORARY", path, function)
+
+    def register_function(self, name: str, function: Any) -> None:
+        """Deprecated in PyFlink: :meth:`create_temporary_system_function`."""
+        self.create_temporary_system_function(name, function)
+
+    def drop_temporary_system_function(self, name: str) -> bool:
+        """Drop the temporary system function ``name``; False if there was none."""
+        if name not in self.list_user_defined_functions():
+            return False
+        self.execute_sql(f"DROP TEMPORARY SYSTEM FUNCTION {quote_identifier(name)}")
+        return True
+
+    def drop_temporary_function(self, path: str) -> bool:
+        """Drop the temporary function ``path``; False if there was none."""
+        if path.split(".")[-1] not in self.list_user_defined_functions():
+            return False
+        self.execute_sql(f"DROP TEMPORARY FUNCTION {quote_path(path)}")
+        return True
+
+    def list_user_defined_functions(self) -> list[str]:
+        return self._names("SHOW USER FUNCTIONS")
+
+    def _create_function(self, kind: str, path: str, function: Any) -> None:
+        if not isinstance(function, UserDefinedFunctionWrapper):
+            raise TypeError(f"a Python function to register is made by udf(), udtf() or "
+                            f"udaf() (with its result type), not {function!r}")
+        target = quote_identifier(path) if "SYSTEM" in kind else quote_path(path)
+        fn = function.function
+        inner = getattr(fn, "func", fn)
+        where = f"{getattr(inner, '__module__', '')}.{getattr(inner, '__qualname__', function.name)}"
+        statement = (f"CREATE {kind} FUNCTION {target} AS {quote_string(where)} "
+                     "LANGUAGE PYTHON")
+        self.gateway.execute_flink_sql(statement, self.runtime_mode(), self._config.to_dict(),
+                                       function=function)
+        if function.catalog_name is None:
+            function.catalog_name = path.split(".")[-1]
 
     # -- local data ------------------------------------------------------------------------------
     def from_elements(self, elements: Iterable[Any], schema: Any = None,

@@ -112,6 +112,11 @@ class Expression:
         #: the column name Flink's Table API derives for this expression unaliased
         #: (``col('a').cast(BIGINT)`` -> ``a-BIGINT``), if any
         self.derived_name: str | None = None
+        #: the Python function wrapper (``udf``/``udtf``/``udaf``'s) this expression calls
+        self.udf: Any = None
+        #: the expression an alias names, and the names (several: a function's result columns)
+        self.aliased: Expression | None = None
+        self.aliases: list[str] | None = None
 
     # -- rendering -----------------------------------------------------------------------------
     def to_sql(self, ctx: RenderContext | None = None) -> str:
@@ -216,11 +221,13 @@ class Expression:
     # -- naming and ordering -------------------------------------------------------------------
     def alias(self, name: str, *extra_names: str) -> "Expression":
         """This expression named ``name`` (``AS `name```)."""
-        if extra_names:
-            raise NotImplementedError("alias() with several names (of a table function's "
-                                      "columns) needs Python UDFs: issue 27, item 5")
+        if extra_names:  # the columns of a Python function's result (map, flat_map...)
+            e = Expression(self._render, kind="aliases", aggregate=self.aggregate)
+            e.udf, e.aliased, e.aliases = self.udf, self, [name, *extra_names]
+            return e
         e = Expression(lambda c: f"{self.to_sql(c)} AS {quote_identifier(name)}", name,
                        kind="alias")
+        e.udf, e.aliased, e.aliases = self.udf, self, [name]
         #: the column renamed, when this aliases a plain column (for ``rename_columns``)
         e.alias_of = self.name if self.kind == "column" else None
         return e
@@ -581,8 +588,10 @@ def lit(v: Any, data_type: DataType | None = None) -> Expression:
 def call(f: Any, *args: Any) -> Expression:
     """A call of the function named ``f`` (a system or catalog function) on ``args``."""
     if not isinstance(f, str):
-        raise NotImplementedError("call() of a Python UDF object needs Python UDFs: issue 27, "
-                                  "item 5; register it and call it by name later")
+        if callable(f) and hasattr(f, "sql_name"):  # a udf/udtf/udaf wrapper
+            return f(*args)
+        raise TypeError(f"call() takes a function name or a Python function made by udf(), "
+                        f"udtf() or udaf(), not {f!r}")
     return _call(f, *args)
 
 

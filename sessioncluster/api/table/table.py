@@ -18,12 +18,14 @@ from .expressions import (
     Expression,
     RenderContext,
     as_expression,
+    call_sql,
     col,
     expressions_sql,
     quote_identifier,
     quote_path,
 )
 from .result import StatementRunner, TableResult, TableSchema
+from .types import RowType
 from .window import GroupWindow, OverWindow
 
 _UDF_ITEM = "needs Python UDFs (issue 27, item 5), not built yet"
@@ -209,13 +211,6 @@ class Table:
     def full_outer_join(self, right: "Table", join_predicate: Any) -> "Table":
         return self._join("FULL OUTER JOIN", right, join_predicate)
 
-    def join_lateral(self, table_function_call: Any, join_predicate: Any = None) -> "Table":
-        raise NotImplementedError(f"join_lateral() {_UDF_ITEM}")
-
-    def left_outer_join_lateral(self, table_function_call: Any,
-                                join_predicate: Any = None) -> "Table":
-        raise NotImplementedError(f"left_outer_join_lateral() {_UDF_ITEM}")
-
     # -- set operations --------------------------------------------------------------------------
     def _set_op(self, op: str, right: "Table") -> "Table":
         return self._derive(f"SELECT * FROM ({self._query}) {op} SELECT * FROM ({right._query})",
@@ -319,14 +314,59 @@ class Table:
         return self._derive(f"SELECT {sql} {self._from()}", keep, types)
 
     # -- row-based operations (UDFs) ---------------------------------------------------------------
+    def _function_call(self, func: Any, kind: str, operation: str) -> tuple[Any, str, list[str]]:
+        """The wrapper, call SQL and result column names of ``func``: a call of a Python
+        function (aliased or not), or the function itself (called on a ROW of all columns)."""
+        if not isinstance(func, Expression):
+            if getattr(func, "kind", None) != kind:
+                raise TypeError(f"{operation}() takes a Python {kind} function (made by "
+                                f"{_MAKERS[kind]}) or a call of one, not {func!r}")
+            row = ", ".join(quote_identifier(n) for n in self.get_column_names())
+            func = func(call_sql(f"ROW({row})"))
+        wrapper = func.udf
+        if wrapper is None or wrapper.kind != kind:
+            raise TypeError(f"{operation}() takes a call of a Python {kind} function (made by "
+                            f"{_MAKERS[kind]}), not {func.to_sql()}")
+        names = wrapper.result_names()
+        if func.aliases is not None:
+            if len(func.aliases) != len(names):
+                raise ValueError(f"{operation}(): {len(func.aliases)} aliases for the "
+                                 f"{len(names)} result columns {names}")
+            names, func = list(func.aliases), func.aliased
+        return wrapper, func.to_sql(), names
+
     def map(self, func: Any) -> "Table":
-        raise NotImplementedError(f"map() {_UDF_ITEM}")
+        """A Python scalar function applied to each row; a ROW result becomes columns."""
+        wrapper, call, names = self._function_call(func, "scalar", "map")
+        return self._derive(_expanded(wrapper, call, names, self._from()), names)
 
     def flat_map(self, func: Any) -> "Table":
-        raise NotImplementedError(f"flat_map() {_UDF_ITEM}")
+        """A Python table function applied to each row: its rows."""
+        _, call, names = self._function_call(func, "table", "flat_map")
+        columns = ", ".join(quote_identifier(n) for n in names)
+        return self._derive(f"SELECT {columns} FROM ({self._query}) AS `_l`, LATERAL "
+                            f"TABLE({call}) AS `_t`({columns})", names)
 
-    def aggregate(self, func: Any) -> "Any":
-        raise NotImplementedError(f"aggregate() {_UDF_ITEM}")
+    def aggregate(self, func: Any) -> "AggregatedTable":
+        """A Python aggregate function over all rows: ``aggregate(f).select(...)``."""
+        return GroupedTable(self, []).aggregate(func)
+
+    def join_lateral(self, table_function_call: Any, join_predicate: Any = None) -> "Table":
+        """Each row joined with the rows a Python table function gives for it."""
+        return self._lateral("INNER JOIN", table_function_call, join_predicate)
+
+    def left_outer_join_lateral(self, table_function_call: Any,
+                                join_predicate: Any = None) -> "Table":
+        """As join_lateral, a row the function gives no rows for kept with nulls."""
+        return self._lateral("LEFT JOIN", table_function_call, join_predicate)
+
+    def _lateral(self, kind: str, func: Any, predicate: Any) -> "Table":
+        _, call, names = self._function_call(func, "table", "join_lateral")
+        columns = ", ".join(quote_identifier(n) for n in names)
+        on = "TRUE" if predicate is None else as_expression(predicate).to_sql()
+        cols = None if self._columns is None else self._columns + names
+        return self._derive(f"SELECT * FROM ({self._query}) AS `_l` {kind} LATERAL "
+                            f"TABLE({call}) AS `_t`({columns}) ON {on}", cols)
 
     def flat_aggregate(self, func: Any) -> "Any":
         raise NotImplementedError(f"flat_aggregate() {_UDF_ITEM}")
@@ -398,11 +438,46 @@ class GroupedTable:
             query += f" GROUP BY {expressions_sql(self.keys)}"
         return Table(query, self.table._t_env, names)
 
-    def aggregate(self, func: Any) -> Any:
-        raise NotImplementedError(f"aggregate() {_UDF_ITEM}")
+    def aggregate(self, func: Any) -> "AggregatedTable":
+        """A Python aggregate function per group: ``aggregate(f).select(...)``."""
+        wrapper, call, names = self.table._function_call(func, "aggregate", "aggregate")
+        keys = [k.name for k in self.keys]
+        if None in keys:
+            raise ValueError("group_by(...).aggregate() groups by columns: col('a'), ...")
+        key_sql = ", ".join(quote_identifier(k) for k in keys if k is not None)
+        source = f"FROM ({self.table.query_sql})" + (f" GROUP BY {key_sql}" if keys else "")
+        query = _expanded(wrapper, call, names, source, key_sql)
+        return AggregatedTable(Table(query, self.table._t_env,
+                                     [k for k in keys if k is not None] + names))
 
     def flat_aggregate(self, func: Any) -> Any:
         raise NotImplementedError(f"flat_aggregate() {_UDF_ITEM}")
+
+
+class AggregatedTable:
+    """The result of ``aggregate(f)``: the group keys and the function's columns."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def select(self, *fields: Any) -> Table:
+        return self.table.select(*fields)
+
+
+def _expanded(wrapper: Any, call: str, names: list[str], source: str, keys: str = "") -> str:
+    """``SELECT [keys,] <call> AS <name> <source>``; a ROW result expanded into columns."""
+    lead = f"{keys}, " if keys else ""
+    types = wrapper.result_data_types()
+    if len(types) == 1 and isinstance(types[0], RowType):
+        fields = types[0].field_names()
+        expanded = ", ".join(f"`_r`.{quote_identifier(f)} AS {quote_identifier(n)}"
+                             for f, n in zip(fields, names))
+        outer = f"{keys}, " if keys else ""
+        return f"SELECT {outer}{expanded} FROM (SELECT {lead}{call} AS `_r` {source})"
+    return f"SELECT {lead}{call} AS {quote_identifier(names[0])} {source}"
+
+
+_MAKERS = {"scalar": "udf()", "table": "udtf()", "aggregate": "udaf()"}
 
 
 class GroupWindowedTable:

@@ -90,6 +90,9 @@ RAW_FUNCTIONS = (
     "CHAR_LENGTH", "NOW", "LOCALTIMESTAMP", "PROCTIME", "CURRENT_WATERMARK",
     "TUMBLE", "HOP", "SESSION", "CUMULATE",
 )
+#: names Flink has no built-in function of, which sqlglot would read as Spark's (and reject
+#: the arguments of): free for the user's own functions, as PyFlink's examples' ``split``
+USER_FUNCTION_NAMES = ("SPLIT",)
 
 
 class FlinkParser(SparkParser):
@@ -106,7 +109,8 @@ class FlinkParser(SparkParser):
         "CAST": _cast_parser(False),
         "TRY_CAST": _cast_parser(True),
     }
-    FUNCTIONS = {**SparkParser.FUNCTIONS, **{n: _raw_function(n) for n in RAW_FUNCTIONS}}
+    FUNCTIONS = {**SparkParser.FUNCTIONS,
+                 **{n: _raw_function(n) for n in RAW_FUNCTIONS + USER_FUNCTION_NAMES}}
 
     def _parse_lambda(self, alias: bool = False) -> exp.Expr | None:
         if self._curr and self._curr.token_type == TokenType.TABLE:

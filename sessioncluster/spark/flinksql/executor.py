@@ -16,10 +16,12 @@ from sqlglot import exp
 
 from ...api.table.typeparser import spark_type
 from . import connectors
+from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
 from .planner import to_spark_sql
 from .statements import (
+    CreateFunction,
     CreateTable,
     CreateView,
     Describe,
@@ -49,12 +51,17 @@ class FlinkSqlPlanner:
         self.views: dict[str, str] = {}
         #: ``SET`` options of the session (a TableEnvironment sends its own with each statement)
         self.options: dict[str, str] = {}
+        #: the session's Python user-defined functions
+        self.functions = FunctionCatalog(spark)
         self._lock = threading.RLock()
 
     # -- the one entry point ----------------------------------------------------------------
     def plan(self, text: str, runtime_mode: str = "BATCH",
-             configuration: dict[str, str] | None = None) -> StatementOutcome:
-        """Plan one statement: rows to answer with now, or the job that runs it."""
+             configuration: dict[str, str] | None = None,
+             function: bytes = b"") -> StatementOutcome:
+        """Plan one statement: rows to answer with now, or the job that runs it;
+        ``function`` is the pickled Python function of a ``CREATE FUNCTION`` sent by
+        ``create_temporary_system_function``."""
         statements = parse_statements(text)
         if len(statements) != 1:
             raise FlinkSqlError(f"execute_sql takes one statement; this text has "
@@ -69,6 +76,10 @@ class FlinkSqlPlanner:
                                 "EnvironmentSettings.in_batch_mode(), or SET "
                                 "'execution.runtime-mode' = 'batch'")
         with self._lock:
+            if isinstance(statement, CreateFunction):
+                self.functions.create(statement, function, {**(configuration or {}),
+                                                            **self.options})
+                return StatementOutcome.ok()
             return self._plan(statement)
 
     def _plan(self, statement: Statement) -> StatementOutcome:
@@ -102,6 +113,7 @@ class FlinkSqlPlanner:
         for name in names:
             self._register(name)
         schemas = self._schemas(names)
+        query = self.functions.rename_calls(query)
         self._with_cte_schemas(query, schemas)
         return to_spark_sql(query, schemas)
 
@@ -230,6 +242,9 @@ class FlinkSqlPlanner:
         return StatementOutcome.ok()
 
     def _drop(self, statement: Drop) -> StatementOutcome:
+        if statement.kind == "FUNCTION":
+            self.functions.drop(statement.name, statement.if_exists)
+            return StatementOutcome.ok()
         key = statement.name.lower()
         known = self.views if statement.kind == "VIEW" else self.tables
         if key not in known:
@@ -249,6 +264,8 @@ class FlinkSqlPlanner:
             return _listing("table name", names)
         if what == "VIEWS":
             return _listing("view name", sorted(self._view_names()))
+        if what in ("FUNCTIONS", "USER FUNCTIONS"):  # Python functions only: Flink's built-in
+            return _listing("function name", self.functions.names())  # ones are not Spark's
         if what == "CATALOGS":
             return _listing("catalog name", ["default_catalog"])
         if what == "DATABASES":

@@ -258,8 +258,22 @@ def _rewrite_node(node: exp.Expression) -> exp.Expression:
     if isinstance(node, (TableArgument, Descriptor)):
         raise FlinkSqlError("TABLE and DESCRIPTOR arguments are only allowed in a window "
                             "table-valued function in FROM (Flink docs: Windowing TVF)")
+    if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Anonymous) \
+            and node.this.name.upper() == "TABLE":
+        return _lateral_table(node)
     if isinstance(node, exp.Anonymous):
         return _function(node)
+    return node
+
+
+def _lateral_table(node: exp.Lateral) -> exp.Lateral:
+    """Flink's ``LATERAL TABLE(f(x)) [AS T(a, b)]`` as Spark's ``LATERAL f(x) [AS T(a, b)]``
+    (a table function: a Python UDTF of the session)."""
+    call = node.this
+    if len(call.expressions) != 1 or not isinstance(call.expressions[0], exp.Func):
+        raise FlinkSqlError("LATERAL TABLE(...) takes a call of a table function: LATERAL "
+                            "TABLE(split(s)) (Flink docs: Queries / Joins / Table Function)")
+    node.set("this", call.expressions[0])
     return node
 
 
@@ -273,6 +287,9 @@ def _function(node: exp.Anonymous) -> exp.Expression:
             and name.split("_", 1)[-1] in _WINDOW_AUX:
         raise FlinkSqlError(f"{name} is only allowed in GROUP BY TUMBLE/HOP/SESSION(...) and in "
                             "FROM TABLE(...) (Flink docs: Queries / Window Aggregation)")
+    if name == "ROW":  # a row constructor (a Python function's argument of all columns)
+        node.set("this", "struct")  # in place: sqlglot's transform skips a new node's children
+        return node
     if name in ("NOW", "PROCTIME"):
         return exp.Anonymous(this="current_timestamp", expressions=[])
     if name == "LOCALTIMESTAMP":
@@ -286,8 +303,9 @@ def _function(node: exp.Anonymous) -> exp.Expression:
         extract = exp.Anonymous(this="regexp_extract", expressions=[args[0], args[1], group])
         matches = exp.RegexpLike(this=args[0].copy(), expression=args[1].copy())
         return exp.Case(ifs=[exp.If(this=matches, true=extract)])
-    return exp.Anonymous(this=node.name.lower() if name in _SAME_IN_SPARK else node.this,
-                         expressions=args)
+    if name in _SAME_IN_SPARK:
+        node.set("this", node.name.lower())
+    return node  # the same node: its arguments are rewritten too (a new one's would not be)
 
 
 #: Flink functions Spark has under the same name and meaning

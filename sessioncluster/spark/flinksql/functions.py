@@ -1,0 +1,188 @@
+"""The session's catalog of Python user-defined functions, registered on the SparkSession.
+
+A function comes as a ``udf``/``udtf``/``udaf`` wrapper pickled by the client
+(``create_temporary_system_function``: an ``ExecuteSql`` with the ``function`` payload), or is
+imported on the JobManager (``CREATE TEMPORARY FUNCTION f AS 'module.fn' LANGUAGE PYTHON``). It
+is registered on Spark as Spark runs Python:
+
+- a general scalar function: an Arrow-batched Python UDF (``udf(..., useArrow=True)``);
+- a ``func_type='pandas'`` scalar function: a scalar ``pandas_udf``;
+- a table function: a Python UDTF (``pyspark.sql.functions.udtf``), called by Flink's
+  ``LATERAL TABLE(f(x))`` (rewritten by the planner to Spark's ``LATERAL f(x)``);
+- a general aggregate function: a grouped-aggregate ``pandas_udf`` running the function's
+  ``create_accumulator``/``accumulate``/``get_value`` over each group's rows;
+- a ``func_type='pandas'`` aggregate function: a grouped-aggregate ``pandas_udf``.
+
+A name Spark has a built-in function of is registered under ``__flink_udf_<name>``, and calls
+of it are renamed in the query (Flink lets a temporary system function shadow a built-in one).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import secrets
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from ...api.table.typeparser import spark_type
+from ...api.table.types import RowType
+from ...api.table.udf import PANDAS, UserDefinedFunctionWrapper
+from .model import FlinkSqlError
+from .statements import CreateFunction
+from .udf_runners import (
+    AggregateRunner,
+    PandasAggregateRunner,
+    PandasScalarRunner,
+    ScalarRunner,
+    TableRunner,
+    table_function_class,
+)
+
+#: Flink's option of the global job parameters (``k1:v1,k2:v2``) a FunctionContext gives
+GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"
+
+
+@dataclass(slots=True)
+class CatalogFunction:
+    """A Python function of the session's catalog."""
+
+    name: str
+    wrapper: UserDefinedFunctionWrapper
+    #: the name it is registered under on the SparkSession
+    spark_name: str
+    #: ``module.fn`` when created by ``CREATE FUNCTION ... AS``, else None
+    class_name: str | None = None
+
+
+def job_parameters(options: dict[str, str]) -> dict[str, str]:
+    """The job parameters a FunctionContext gives: the options, and the entries of
+    ``pipeline.global-job-parameters``."""
+    parameters = dict(options)
+    for item in options.get(GLOBAL_JOB_PARAMETERS, "").split(","):
+        key, sep, value = item.partition(":")
+        if sep:
+            parameters[key.strip()] = value.strip()
+    return parameters
+
+
+def load_wrapper(statement: CreateFunction, payload: bytes) -> UserDefinedFunctionWrapper:
+    """The wrapper of a CREATE FUNCTION: shipped by the client, or imported as ``module.fn``."""
+    if statement.language.upper() != "PYTHON":
+        raise FlinkSqlError(f"CREATE FUNCTION {statement.name} ... LANGUAGE "
+                            f"{statement.language}: sessioncluster runs Python functions only "
+                            "(LANGUAGE PYTHON)")
+    if payload:
+        obj = pickle.loads(payload)  # noqa: S301 - the payload of a signed message
+    else:
+        module_name, _, attribute = statement.class_name.rpartition(".")
+        try:
+            obj = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise FlinkSqlError(f"Cannot import the Python function "
+                                f"'{statement.class_name}' of {statement.name}: "
+                                f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(obj, UserDefinedFunctionWrapper):
+        raise FlinkSqlError(f"'{statement.class_name}' is {type(obj).__name__}, not a Python "
+                            "user-defined function: wrap it with udf(...), udtf(...) or "
+                            "udaf(...) and its result type")
+    return obj
+
+
+class FunctionCatalog:
+    """The session's Python functions, by lower-case name."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.functions: dict[str, CatalogFunction] = {}
+
+    def create(self, statement: CreateFunction, payload: bytes,
+               options: dict[str, str]) -> None:
+        """Register the function of ``statement`` (replacing one of the same name)."""
+        key = statement.name.lower()
+        if key in self.functions and statement.if_not_exists:
+            return
+        wrapper = load_wrapper(statement, payload)
+        spark_name = self.functions[key].spark_name if key in self.functions else \
+            self._spark_name(statement.name)
+        register(self.spark, spark_name, wrapper, job_parameters(options))
+        self.functions[key] = CatalogFunction(statement.name, wrapper, spark_name,
+                                              None if payload else statement.class_name)
+
+    def _spark_name(self, name: str) -> str:
+        if self.spark.catalog.functionExists(name):  # a built-in one of Spark's
+            return f"__flink_udf_{name}"
+        return name
+
+    def drop(self, name: str, if_exists: bool) -> bool:
+        """Drop the function ``name``; False if there was none (and ``if_exists``)."""
+        function = self.functions.pop(name.lower(), None)
+        if function is None:
+            if if_exists:
+                return False
+            raise FlinkSqlError(f"Temporary system function {name} doesn't exist")
+        self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}`")
+        return True
+
+    def names(self) -> list[str]:
+        return sorted(f.name for f in self.functions.values())
+
+    def rename_calls(self, query: exp.Expr) -> exp.Expr:
+        """``query`` with calls of functions registered under another name renamed."""
+        renamed = {k: f.spark_name for k, f in self.functions.items() if f.spark_name != f.name}
+        if not renamed:
+            return query
+
+        def rename(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Anonymous) and node.name.lower() in renamed:
+                return exp.Anonymous(this=renamed[node.name.lower()],
+                                     expressions=node.expressions)
+            return node
+
+        return query.transform(rename)
+
+
+def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
+             parameters: dict[str, str]) -> None:
+    """Register ``wrapper`` on ``spark`` as ``spark_name`` (see the module's docstring)."""
+    from pyspark.sql.functions import udtf
+
+    token = secrets.token_hex(8)
+    function = wrapper.function
+    types = wrapper.result_data_types()
+    if wrapper.kind == "table":
+        names = wrapper.result_names()
+        fields = (types[0].field_types() if len(types) == 1 and isinstance(types[0], RowType)
+                  else types)
+        schema = ", ".join(f"`{n}` {spark_type(str(t))}" for n, t in zip(names, fields))
+        runner = TableRunner(function, token, wrapper.name, parameters, len(names))
+        spark.udtf.register(spark_name, udtf(table_function_class(runner), returnType=schema))
+        return
+    ddl = spark_type(str(types[0]))
+    with warnings.catch_warnings():  # PandasUDFType's deprecation: our runners have no hints
+        warnings.simplefilter("ignore", UserWarning)
+        spark_function = _spark_function(wrapper, ddl, token, parameters)
+    if not wrapper.is_deterministic():
+        spark_function = spark_function.asNondeterministic()
+    spark.udf.register(spark_name, spark_function)
+
+
+def _spark_function(wrapper: UserDefinedFunctionWrapper, ddl: str, token: str,
+                    parameters: dict[str, str]) -> Any:
+    from pyspark.sql.functions import PandasUDFType, pandas_udf, udf
+
+    function = wrapper.function
+    if wrapper.kind == "aggregate":
+        make = PandasAggregateRunner if wrapper.func_type == PANDAS else AggregateRunner
+        spark_function = pandas_udf(make(function, token, wrapper.name, parameters), ddl,
+                                    PandasUDFType.GROUPED_AGG)
+    elif wrapper.func_type == PANDAS:
+        spark_function = pandas_udf(PandasScalarRunner(function, token, wrapper.name,
+                                                       parameters), ddl, PandasUDFType.SCALAR)
+    else:
+        spark_function = udf(ScalarRunner(function, token, wrapper.name, parameters,
+                                          str(wrapper.result_data_types()[0])), ddl, useArrow=True)
+    return spark_function

@@ -1,0 +1,173 @@
+"""What runs a Python user-defined function inside Spark's Python workers (the executors).
+
+Each runner is pickled by Spark together with the user's function (which travels by value); it
+calls ``open(FunctionContext)`` once per Python worker before the first call (the opened
+function is kept per worker under the registration's token), converts Flink's values (``Row``)
+to Spark's and checks a scalar function's results against its declared ``result_type``. Kept
+light: a worker imports this module, not the planner.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime
+import decimal
+from typing import Any, Iterator
+
+from ...api.table.udf import AggregateFunction, FunctionContext, UserDefinedFunction
+from ...common.types import Row
+
+#: the opened function of each registration, per Python worker (token -> function)
+_OPENED: dict[str, UserDefinedFunction] = {}
+
+#: the Python values Spark accepts for a Flink type's name (checked on a scalar result)
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "TINYINT": (int,), "SMALLINT": (int,), "INT": (int,), "INTEGER": (int,), "BIGINT": (int,),
+    "FLOAT": (float, int), "DOUBLE": (float, int), "BOOLEAN": (bool,),
+    "STRING": (str,), "VARCHAR": (str,), "CHAR": (str,), "BYTES": (bytes, bytearray),
+    "DECIMAL": (decimal.Decimal, int, float), "DATE": (datetime.date,),
+    "TIMESTAMP": (datetime.datetime,), "TIMESTAMP_LTZ": (datetime.datetime,),
+}
+
+
+def python_types(type_text: str) -> tuple[type, ...] | None:
+    """The Python types a result of Flink type ``type_text`` may have (None: not checked)."""
+    base = type_text.split("(")[0].split("<")[0].strip().upper()
+    return _PY_TYPES.get(base)
+
+
+def _close_all() -> None:
+    for function in _OPENED.values():
+        try:
+            function.close()
+        except Exception:  # noqa: BLE001, S110 - a failing close() must not hide the exit
+            pass
+
+
+atexit.register(_close_all)
+
+
+class _Runner:
+    """Opens the user's function once per worker."""
+
+    def __init__(self, function: UserDefinedFunction, token: str, name: str,
+                 job_parameters: dict[str, str]) -> None:
+        self.function = function
+        self.token = token
+        self.name = name
+        self.job_parameters = job_parameters
+
+    def opened(self) -> Any:
+        function = _OPENED.get(self.token)
+        if function is None:
+            function = self.function
+            function.open(FunctionContext(self.job_parameters))
+            _OPENED[self.token] = function
+        return function
+
+
+def to_spark(value: Any) -> Any:
+    """A Flink value as Spark takes it: a ``Row`` as a tuple (nested ones too)."""
+    if isinstance(value, Row):
+        return tuple(to_spark(v) for v in value)
+    if isinstance(value, list):
+        return [to_spark(v) for v in value]
+    return value
+
+
+def from_spark(value: Any) -> Any:
+    """A Spark value as Flink gives it to a function: a struct as a ``Row`` with its names."""
+    from pyspark.sql import Row as SparkRow
+
+    if isinstance(value, SparkRow):
+        fields = getattr(value, "__fields__", None)
+        values = [from_spark(v) for v in value]
+        return Row(**dict(zip(fields, values))) if fields else Row(*values)
+    return value
+
+
+class ScalarRunner(_Runner):
+    """A general scalar function, row by row (Spark calls it on Arrow batches)."""
+
+    def __init__(self, function: UserDefinedFunction, token: str, name: str,
+                 job_parameters: dict[str, str], result_type: str) -> None:
+        super().__init__(function, token, name, job_parameters)
+        self.result_type = result_type
+        self.accepted = python_types(result_type)
+
+    def __call__(self, *args: Any) -> Any:
+        result = self.opened().eval(*[from_spark(a) for a in args])
+        if result is not None and self.accepted is not None \
+                and not isinstance(result, self.accepted):
+            raise TypeError(f"the Python function {self.name!r} returned {result!r} "
+                            f"({type(result).__name__}), but its result_type is "
+                            f"{self.result_type}")
+        return to_spark(result)
+
+
+class PandasScalarRunner(_Runner):
+    """A vectorized (``func_type='pandas'``) scalar function: pandas Series in and out."""
+
+    def __call__(self, *series: Any) -> Any:
+        return self.opened().eval(*series)
+
+
+class TableRunner(_Runner):
+    """A table function: each row's ``eval`` results as Spark's UDTF rows."""
+
+    def __init__(self, function: UserDefinedFunction, token: str, name: str,
+                 job_parameters: dict[str, str], width: int) -> None:
+        super().__init__(function, token, name, job_parameters)
+        self.width = width
+
+    def rows(self, *args: Any) -> Iterator[tuple[Any, ...]]:
+        results = self.opened().eval(*[from_spark(a) for a in args])
+        if results is None:
+            return
+        for r in results:
+            if isinstance(r, Row):
+                yield tuple(to_spark(v) for v in r)
+            elif isinstance(r, (tuple, list)) and self.width > 1:
+                yield tuple(to_spark(v) for v in r)
+            else:
+                yield (to_spark(r),)
+
+
+def table_function_class(runner: TableRunner) -> type:
+    """The class Spark's ``udtf`` takes (instantiated by Spark without arguments)."""
+
+    class FlinkTableFunction:
+        def eval(self, *args: Any) -> Iterator[tuple[Any, ...]]:
+            yield from runner.rows(*args)
+
+    FlinkTableFunction.__name__ = FlinkTableFunction.__qualname__ = runner.name
+    return FlinkTableFunction
+
+
+def _values(series: Any) -> list[Any]:
+    """A pandas Series as Python values, nulls as None."""
+    import pandas as pd
+
+    return [None if v is None or v is pd.NA or isinstance(v, float) and v != v else v
+            for v in series.astype(object).tolist()]
+
+
+class AggregateRunner(_Runner):
+    """A general aggregate function as a grouped-aggregate pandas function: each group's rows
+    accumulated one by one into a new accumulator, then ``get_value``."""
+
+    def __call__(self, *series: Any) -> Any:
+        function = self.opened()
+        assert isinstance(function, AggregateFunction)
+        accumulator = function.create_accumulator()
+        columns = [_values(s) for s in series]
+        for row in zip(*columns):
+            function.accumulate(accumulator, *[from_spark(v) for v in row])
+        return to_spark(function.get_value(accumulator))
+
+
+class PandasAggregateRunner(_Runner):
+    """A vectorized aggregate function: each group's pandas Series to one value."""
+
+    def __call__(self, *series: Any) -> Any:
+        return self.opened().eval(*series)

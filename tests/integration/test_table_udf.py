@@ -1,0 +1,175 @@
+"""Python UDFs on a real session, in BATCH: scalar (general and pandas), table and aggregate
+(general and pandas) functions defined in this module (shipped by value), called from the Table
+API and from Flink SQL, ``open()`` run with the job's parameters, a raising function's traceback
+in the error and the session usable after it; results compared with plain Python."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterator
+
+import pandas as pd
+import pytest
+
+from sessioncluster.api.table.types import DataTypes
+from sessioncluster.client.table_environment import TableEnvironment
+from sessioncluster.common.types import Row
+from sessioncluster.pyflink.table import EnvironmentSettings
+from sessioncluster.pyflink.table.expressions import col
+from sessioncluster.pyflink.table.udf import (
+    AggregateFunction,
+    FunctionContext,
+    ScalarFunction,
+    udaf,
+    udf,
+    udtf,
+)
+
+pytestmark = pytest.mark.integration
+
+ROWS = [(1, "a", "to be or", 2.0), (2, "b", "", 3.5), (3, "a", "not to be", 1.0),
+        (4, "c", "that is", 4.0), (5, "a", "the", -2.0)]
+
+
+class Scale(ScalarFunction):
+    """Multiplies by the job parameter ``factor``, read in open()."""
+
+    def open(self, function_context: FunctionContext) -> None:
+        self.factor = int(function_context.get_job_parameter("factor", "1"))
+
+    def eval(self, i: int) -> int:
+        return i * self.factor
+
+
+class WeightedSum(AggregateFunction):
+    def create_accumulator(self) -> list[float]:
+        return [0.0]
+
+    def accumulate(self, accumulator: list[float], v: float, w: int) -> None:
+        accumulator[0] += v * w
+
+    def get_value(self, accumulator: list[float]) -> float:
+        return accumulator[0]
+
+
+@udtf(result_types=[DataTypes.STRING(), DataTypes.INT()])
+def split(line: str) -> Iterator[tuple[str, int]]:
+    for word in line.split():
+        yield word, len(word)
+
+
+@udf(result_type=DataTypes.DOUBLE(), func_type="pandas")
+def pandas_product(a: pd.Series, b: pd.Series) -> pd.Series:
+    return a * b
+
+
+mean = udaf(lambda v: v.mean(), result_type=DataTypes.DOUBLE(), func_type="pandas")
+weighted_sum = udaf(WeightedSum(), result_type="DOUBLE", accumulator_type="ARRAY<DOUBLE>")
+
+
+@pytest.fixture
+def t_env(session) -> TableEnvironment:
+    env = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+    env.get_config().set("pipeline.global-job-parameters", "factor:3")
+    return env
+
+
+@pytest.fixture
+def table(t_env) -> Any:
+    return t_env.from_elements(ROWS, DataTypes.ROW([
+        DataTypes.FIELD("id", DataTypes.BIGINT()), DataTypes.FIELD("k", DataTypes.STRING()),
+        DataTypes.FIELD("line", DataTypes.STRING()), DataTypes.FIELD("v", DataTypes.DOUBLE())]))
+
+
+def test_scalar_functions_in_the_table_api(t_env, table) -> None:
+    add_one = udf(lambda i: i + 1, result_type=DataTypes.BIGINT())
+    scale = udf(Scale(), result_type="BIGINT")
+    got = table.select(col("id"), add_one(col("id")), scale(col("id")),
+                       pandas_product(col("v"), col("v")).alias("sq")).execute().collect()
+    assert sorted(tuple(r) for r in got) == [(i, i + 1, i * 3, v * v) for i, _, _, v in ROWS]
+
+
+def test_scalar_functions_in_sql(t_env, table) -> None:
+    t_env.create_temporary_view("udf_rows", table)
+    t_env.create_temporary_system_function("scale", udf(Scale(), result_type="BIGINT"))
+    t_env.create_temporary_system_function("product", pandas_product)
+    assert {"scale", "product"} <= set(t_env.list_user_defined_functions())
+    got = t_env.execute_sql("SELECT id, scale(id), product(v, v) FROM udf_rows").collect()
+    assert sorted(tuple(r) for r in got) == [(i, i * 3, v * v) for i, _, _, v in ROWS]
+    t_env.execute_sql("DROP TEMPORARY SYSTEM FUNCTION scale")
+    assert "scale" not in t_env.list_user_defined_functions()
+
+
+def test_table_function_with_lateral_table(t_env, table) -> None:
+    t_env.create_temporary_view("lines", table)
+    t_env.create_temporary_system_function("split", split)
+    expected = sorted((i, w, len(w)) for i, _, line, _ in ROWS for w in line.split())
+    inner = t_env.execute_sql("SELECT id, word, n FROM lines, LATERAL TABLE(split(line)) "
+                              "AS T(word, n)").collect()
+    assert sorted(tuple(r) for r in inner) == expected
+    outer = t_env.execute_sql("SELECT id, word FROM lines LEFT JOIN LATERAL TABLE(split(line)) "
+                              "AS T(word, n) ON TRUE").collect()
+    assert sorted(tuple(r) for r in outer if r[1] is None) == [(2, None)]
+    flat = table.flat_map(split(col("line")).alias("word", "n")).execute().collect()
+    assert sorted(tuple(r) for r in flat) == sorted((w, n) for _, w, n in expected)
+
+
+def test_aggregate_functions_with_group_by(t_env, table) -> None:
+    groups: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for i, k, _, v in ROWS:
+        groups[k].append((v, i))
+    t_env.create_temporary_view("udaf_rows", table)
+    t_env.create_temporary_system_function("weighted_sum", weighted_sum)
+    t_env.create_temporary_system_function("mean_of", mean)
+    got = t_env.execute_sql("SELECT k, weighted_sum(v, id), mean_of(v) FROM udaf_rows "
+                            "GROUP BY k").collect()
+    expected = {k: (sum(v * i for v, i in g), sum(v for v, _ in g) / len(g))
+                for k, g in groups.items()}
+    assert {r[0]: (r[1], r[2]) for r in got} == pytest.approx(expected)
+    by_api = table.group_by(col("k")).select(col("k"), mean(col("v")).alias("m")).execute()
+    assert {r[0]: r[1] for r in by_api.collect()} == pytest.approx(
+        {k: e[1] for k, e in expected.items()})
+    aggregated = (table.group_by(col("k")).aggregate(weighted_sum(col("v"), col("id")).alias("s"))
+                  .select(col("k"), col("s")))
+    assert {r[0]: r[1] for r in aggregated.execute().collect()} == pytest.approx(
+        {k: e[0] for k, e in expected.items()})
+
+
+def test_map_with_a_row_result(t_env, table) -> None:
+    @udf(result_type=DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()),
+                                    DataTypes.FIELD("label", DataTypes.STRING())]))
+    def label(r: Row) -> Row:
+        return Row(r.id * 10, f"{r.k}:{r.id}")
+
+    got = table.select(col("id"), col("k")).map(label).execute()
+    assert got.get_table_schema().get_field_names() == ["id", "label"]
+    assert sorted(tuple(r) for r in got.collect()) == [(i * 10, f"{k}:{i}")
+                                                       for i, k, _, _ in ROWS]
+
+
+def test_a_function_imported_by_create_function(t_env, table) -> None:
+    t_env.create_temporary_view("plus_rows", table)
+    t_env.execute_sql("CREATE TEMPORARY SYSTEM FUNCTION plus_two AS "
+                      "'tests.integration.udf_module.plus_two' LANGUAGE PYTHON")
+    got = t_env.execute_sql("SELECT id, plus_two(id) FROM plus_rows").collect()
+    assert sorted(tuple(r) for r in got) == [(i, i + 2) for i, _, _, _ in ROWS]
+    assert "plus_two" in [r[0] for r in t_env.execute_sql("SHOW FUNCTIONS").collect()]
+
+
+def test_a_raising_function_fails_the_job_with_its_traceback(t_env, table) -> None:
+    def boom(i: int) -> int:
+        if i == 3:
+            raise ValueError(f"no threes here: {i}")
+        return i
+
+    with pytest.raises(Exception) as failure:
+        table.select(udf(boom, result_type="BIGINT")(col("id"))).execute().collect()
+    text = str(failure.value)
+    assert "ValueError: no threes here: 3" in text
+    assert "in boom" in text and "test_table_udf.py" in text  # the user's own frame
+
+    wrong = udf(lambda i: f"#{i}", result_type=DataTypes.BIGINT(), name="wrong")
+    with pytest.raises(Exception, match="returned '#1' .str., but its result_type is BIGINT"):
+        table.where(col("id") == 1).select(wrong(col("id"))).execute().collect()
+
+    assert sorted(r[0] for r in table.select(col("id")).execute().collect()) == [1, 2, 3, 4, 5]
