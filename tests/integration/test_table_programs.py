@@ -27,12 +27,18 @@ TABLE_PROGRAMS = [
     "sql_word_count_csv",
     "sql_tumble_window",
     "sql_hop_window",
-    "sql_session_window",
     "sql_over_window",
     "sql_join",
     "sql_top_n",
     "table_api_window",
 ]
+
+#: programs with Flink's rows that do not run here yet, and why
+NOT_YET = {
+    # Flink 2.3 runs no session window in BATCH mode, and Flink SQL queries in STREAMING mode
+    # are refused here until issue 27 item 4 is built
+    "sql_session_window": "a query in STREAMING mode",
+}
 
 Rows = collections.Counter[tuple[str, ...]]
 
@@ -89,7 +95,8 @@ def test_tableau_parsing() -> None:
 
 
 def test_every_table_program_has_its_expected_rows() -> None:
-    for name in TABLE_PROGRAMS:
+    assert not set(TABLE_PROGRAMS) & set(NOT_YET)
+    for name in [*TABLE_PROGRAMS, *NOT_YET]:
         assert (PROGRAMS / f"{name}.py").is_file() and (PROGRAMS / f"{name}.expected").is_file()
         assert expected_tables(name)[1], name
 

@@ -9,6 +9,7 @@ Spark temporary views (a DataStream or pandas DataFrame registered with ``create
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -367,8 +368,9 @@ def with_flink_types(frame: Any, table: CatalogTable) -> Any:
 
 
 def window_bound_types(query: Any, types: list[str]) -> list[str]:
-    """``types`` of a query's columns with its window bounds (``window_start``, ``w.start``,
-    ``TUMBLE_END(...)``, however aliased) as Flink's ``TIMESTAMP(3)``."""
+    """``types`` of a query's columns as Flink types them where Spark's differ: its window
+    bounds (``window_start``, ``w.start``, ``TUMBLE_END(...)``, however aliased) are
+    ``TIMESTAMP(3)``, a SUM of a DECIMAL(p, s) is DECIMAL(38, s)."""
     if not isinstance(query, exp.Select) or any(isinstance(p, exp.Star) or p.is_star
                                                 for p in query.selects):
         return types
@@ -380,6 +382,10 @@ def window_bound_types(query: Any, types: list[str]) -> list[str]:
             if isinstance(inner, exp.Func) else ""
         if out[i] == "TIMESTAMP(6)" and (name in _WINDOW_BOUNDS or func in _GROUP_WINDOW_BOUNDS):
             out[i] = "TIMESTAMP(3)"
+        aggregate = inner.this if isinstance(inner, exp.Window) else inner
+        scale = re.fullmatch(r"DECIMAL\(\d+, (\d+)\)", out[i])
+        if isinstance(aggregate, exp.Sum) and scale:
+            out[i] = f"DECIMAL(38, {scale.group(1)})"
     return out
 
 
