@@ -42,6 +42,8 @@ class _CurrentHolder:
         self.factory: EnvironmentFactory | None = None
         #: connects to a running session by name (``session.connect``)
         self.connect: Callable[[str], "Session"] | None = None
+        #: each TableEnvironment gets a catalog of its own (a program under ``sessioncluster run``)
+        self.own_catalogs = False
 
 
 _holder = _CurrentHolder()
@@ -113,6 +115,19 @@ def environment_factory() -> EnvironmentFactory | None:
     """The factory installed by :func:`set_environment_factory`, if any."""
     with _holder.lock:
         return _holder.factory
+
+
+def set_own_catalogs(own: bool) -> None:
+    """Whether each TableEnvironment made from now on has a catalog of its own, as in a Flink
+    program (``sessioncluster run`` turns this on), or uses the session's shared catalog."""
+    with _holder.lock:
+        _holder.own_catalogs = own
+
+
+def own_catalogs() -> bool:
+    """See :func:`set_own_catalogs`."""
+    with _holder.lock:
+        return _holder.own_catalogs
 
 
 def set_connect(connect: Callable[[str], "Session"]) -> None:

@@ -32,7 +32,15 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 from ..cluster.connection import check_name, pid_alive, session_dir
 from ..cluster.leader import running_jobmanager
 from ..options import StartOptions, names
-from .current import SESSION_ENV, clear_current, current, set_current, set_environment_factory
+from .current import (
+    SESSION_ENV,
+    clear_current,
+    current,
+    own_catalogs,
+    set_current,
+    set_environment_factory,
+    set_own_catalogs,
+)
 from .environment import ContextStreamExecutionEnvironment
 
 if TYPE_CHECKING:
@@ -223,9 +231,10 @@ def run_program(program: str, args: Sequence[str] = (), session_name: str | None
     path = check_program(program)
     if session is None:
         session = _session(session_name)
-    previous = current()
+    previous, previous_own_catalogs = current(), own_catalogs()
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     set_current(session)
+    set_own_catalogs(True)  # the program's TableEnvironments: a catalog each, as in Flink
     set_environment_factory(lambda s: RunStreamExecutionEnvironment(
         s, detached, savepoint_path, allow_non_restored_state, properties))
     sys.argv = [program, *args]
@@ -247,6 +256,7 @@ def run_program(program: str, args: Sequence[str] = (), session_name: str | None
         sys.stdout.flush()
         sys.argv, sys.path[:] = saved_argv, saved_path
         set_environment_factory(None)
+        set_own_catalogs(previous_own_catalogs)
         clear_current(session)
         if previous is not None:
             set_current(previous)

@@ -8,12 +8,13 @@ session cluster: the Table API of ``api/table`` bound to the current session (as
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from ..api.table import environment as table_env
 from ..common.configuration import Configuration
 from ..common.execution_mode import RuntimeExecutionMode
-from .current import current_or_connect
+from .current import current_or_connect, own_catalogs
 from .session import Session
 
 
@@ -26,8 +27,10 @@ class TableEnvironment(table_env.TableEnvironment):
         of ``environment_settings`` (EnvironmentSettings or a Configuration; STREAMING by
         default, as Flink's)."""
         settings = _settings(environment_settings)
-        return TableEnvironment(_gateway(session if session is not None else current_or_connect()),
-                                settings)
+        env = TableEnvironment(_gateway(session if session is not None else current_or_connect()),
+                               settings)
+        _own_catalog(env)
+        return env
 
 
 class StreamTableEnvironment(TableEnvironment):
@@ -53,6 +56,7 @@ class StreamTableEnvironment(TableEnvironment):
         env = StreamTableEnvironment(_gateway(stream_execution_environment.session),
                                      _settings(environment_settings))
         env.stream_execution_environment = stream_execution_environment
+        _own_catalog(env)
         parallelism = getattr(stream_execution_environment, "get_parallelism", lambda: None)()
         if isinstance(parallelism, int) and parallelism > 0:
             # the stream environment's parallelism is the table jobs' default, as in Flink
@@ -75,6 +79,13 @@ class StreamTableEnvironment(TableEnvironment):
 
     def to_retract_stream(self, table: Any, type_info: Any) -> Any:
         raise NotImplementedError("to_retract_stream() (issue 27 item 1) is not built yet")
+
+
+def _own_catalog(env: table_env.TableEnvironment) -> None:
+    """Under ``sessioncluster run``, a catalog of the environment's own (as each Flink
+    TableEnvironment has); else the session's shared one."""
+    if own_catalogs():
+        env.get_config().set(table_env.CATALOG_SCOPE, uuid.uuid4().hex)
 
 
 def _gateway(session: Session) -> table_env.FlinkSqlGateway:

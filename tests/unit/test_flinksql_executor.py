@@ -103,3 +103,45 @@ def test_set_reset_and_the_runtime_mode(planner) -> None:
     assert outcome.job is not None and [tuple(r) for r in outcome.job.run().collect()] == [(1,)]
     planner.plan("RESET 'execution.runtime-mode'")
     assert rows(planner, "SET") == []
+
+
+def test_timestamps_have_flinks_precision(planner, tmp_path: Path) -> None:
+    """A declared TIMESTAMP(3) and the window bounds, however aliased, answer TIMESTAMP(3) (Flink
+    prints three fractional digits); a TIMESTAMP declared without precision is TIMESTAMP(6)."""
+    (tmp_path / "bids.csv").write_text("2020-04-15 08:05:00,4.00,2020-04-15 08:05:00\n"
+                                       "2020-04-15 08:11:00,3.00,2020-04-15 08:11:00\n")
+    planner.plan(f"""CREATE TABLE bids (bidtime TIMESTAMP(3), price DECIMAL(10, 2), t6 TIMESTAMP,
+                       WATERMARK FOR bidtime AS bidtime - INTERVAL '1' SECOND)
+                     WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "bids.csv"}',
+                           'format' = 'csv')""")
+    plain = planner.plan("SELECT bidtime, t6, price FROM bids")
+    assert plain.column_types == ["TIMESTAMP(3)", "TIMESTAMP(6)", "DECIMAL(10, 2)"]
+    tvf = planner.plan("""SELECT window_start AS ws, window_end, window_time, SUM(price) AS p
+                          FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+                          GROUP BY window_start, window_end, window_time""")
+    assert tvf.column_types == ["TIMESTAMP(3)"] * 3 + ["DECIMAL(38, 2)"]
+    legacy = planner.plan("""SELECT TUMBLE_START(bidtime, INTERVAL '10' MINUTE) AS s,
+                               TUMBLE_END(bidtime, INTERVAL '10' MINUTE) AS e, COUNT(*) AS n
+                             FROM bids GROUP BY TUMBLE(bidtime, INTERVAL '10' MINUTE)""")
+    assert legacy.column_types == ["TIMESTAMP(3)", "TIMESTAMP(3)", "BIGINT"]
+    cast = planner.plan("SELECT CAST(bidtime AS TIMESTAMP(6)) AS c FROM bids")
+    assert cast.column_types == ["TIMESTAMP(6)"]
+
+
+def test_a_catalog_scope_has_tables_of_its_own(planner) -> None:
+    """Statements with a catalog scope (a program's TableEnvironment) see its own tables only;
+    two scopes and the shared catalog may each hold a table of the same name."""
+    datagen = "(a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '{n}')"
+    for scope, n in (("p1", 2), ("p2", 5)):
+        conf = {"sessioncluster.catalog-scope": scope}
+        planner.plan(f"CREATE TABLE t {datagen.format(n=n)}", configuration=conf)
+        with pytest.raises(FlinkSqlError, match="orders"):
+            planner.plan("SELECT * FROM orders", configuration=conf)
+    planner.plan(f"CREATE TABLE t {datagen.format(n=1)}")
+    for scope, n in (("p1", 2), ("p2", 5), (None, 1)):
+        conf = {"sessioncluster.catalog-scope": scope} if scope else None
+        outcome = planner.plan("SELECT COUNT(*) FROM t", configuration=conf)
+        assert outcome.job is not None and outcome.job.run().collect()[0][0] == n
+    shared = {r[0] for r in rows(planner, "SHOW TABLES")}
+    assert "orders" in shared
+    assert "t" in shared

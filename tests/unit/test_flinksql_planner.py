@@ -117,6 +117,32 @@ def test_session_tvf_with_and_without_partition(spark: Any) -> None:
                      for hm, _, i in sorted(BIDS, key=lambda b: b[2])]
 
 
+def test_session_windows_that_touch_merge(spark: Any) -> None:
+    """Bids exactly the gap apart are one session, as in Flink (its windows [t, t + gap) merge
+    when they touch); Flink 2.3 prints [08:05, 08:15) and [08:17, 08:19) for a 2-minute gap."""
+    for query in ("SELECT window_start, window_end, SUM(price) FROM TABLE(SESSION(TABLE Bid, "
+                  "DESCRIPTOR(bidtime), INTERVAL '2' MINUTES)) GROUP BY window_start, window_end "
+                  "ORDER BY 1",
+                  "SELECT SESSION_START(bidtime, INTERVAL '2' MINUTE), SESSION_END(bidtime, "
+                  "INTERVAL '2' MINUTE), SUM(price) FROM Bid GROUP BY SESSION(bidtime, "
+                  "INTERVAL '2' MINUTE) ORDER BY 1"):
+        assert run(spark, query) == [(t("08:05"), t("08:15"), Decimal("15.00")),
+                                     (t("08:17"), t("08:19"), Decimal("6.00"))]
+
+
+def test_ranking_functions_are_bigint(spark: Any) -> None:
+    """ROW_NUMBER(), RANK() and DENSE_RANK() are BIGINT in Flink (Spark's are INT): Top-N's
+    row_num prints as Flink's does."""
+    (statement,) = parse_statements(
+        "SELECT * FROM (SELECT item, ROW_NUMBER() OVER (ORDER BY price DESC) AS rn, "
+        "RANK() OVER (ORDER BY price) AS r, DENSE_RANK() OVER (ORDER BY price) AS d FROM Bid) "
+        "WHERE rn <= 2")
+    assert isinstance(statement, Query)
+    frame = spark.sql(to_spark_sql(statement.ast, TABLES))
+    assert [f.dataType.simpleString() for f in frame.schema.fields] == ["string"] + ["bigint"] * 3
+    assert sorted(tuple(r) for r in frame.collect()) == [("D", 2, 5, 5), ("F", 1, 6, 6)]
+
+
 def test_legacy_group_windows(spark: Any) -> None:
     rows = run(spark, "SELECT TUMBLE_START(bidtime, INTERVAL '10' MINUTE), TUMBLE_END(bidtime, "
                       "INTERVAL '10' MINUTE), TUMBLE_ROWTIME(bidtime, INTERVAL '10' MINUTE), "

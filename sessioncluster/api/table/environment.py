@@ -154,6 +154,12 @@ class TableConfig:
         return self._configuration.to_dict()
 
 
+#: a statement's configuration key naming the catalog it runs against: under
+#: ``sessioncluster run`` each TableEnvironment has a catalog of its own, as each Flink
+#: TableEnvironment has; without it, the session's shared catalog (the ``%%flink_sql`` magic,
+#: ``Session.sql`` and a notebook's TableEnvironments share one, as Zeppelin's do)
+CATALOG_SCOPE = "sessioncluster.catalog-scope"
+
 _TMP_TOKEN = secrets.token_hex(3)
 _TMP_COUNTER = itertools.count(1)
 

@@ -9,11 +9,13 @@ Spark temporary views (a DataStream or pandas DataFrame registered with ``create
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
 from sqlglot import exp
 
+from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from . import connectors
 from .functions import FunctionCatalog
@@ -53,6 +55,8 @@ class FlinkSqlPlanner:
         self.options: dict[str, str] = {}
         #: the session's Python user-defined functions
         self.functions = FunctionCatalog(spark)
+        #: catalog scope -> its (tables, views); "" is the session's shared catalog
+        self._catalogs = {"": (self.tables, self.views)}
         self._lock = threading.RLock()
 
     # -- the one entry point ----------------------------------------------------------------
@@ -75,7 +79,9 @@ class FlinkSqlPlanner:
                                 "sessioncluster yet (issue 27); run them in BATCH mode: "
                                 "EnvironmentSettings.in_batch_mode(), or SET "
                                 "'execution.runtime-mode' = 'batch'")
+        scope = (configuration or {}).get(CATALOG_SCOPE, "")
         with self._lock:
+            self.tables, self.views = self._catalogs.setdefault(scope, ({}, {}))
             if isinstance(statement, CreateFunction):
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
@@ -111,11 +117,19 @@ class FlinkSqlPlanner:
         """The query as Spark SQL, with the views of the catalog tables it reads made anew."""
         names = _table_names(query)
         for name in names:
+            if name.lower() not in self.tables and self._other_catalogs_table(name):
+                raise FlinkSqlError(f"Object '{name}' not found")
             self._register(name)
         schemas = self._schemas(names)
         query = self.functions.rename_calls(query)
         self._with_cte_schemas(query, schemas)
         return to_spark_sql(query, schemas)
+
+    def _other_catalogs_table(self, name: str) -> bool:
+        """Whether ``name`` is a table of another catalog scope only (its Spark view is no table
+        of this catalog)."""
+        return any(name.lower() in tables for tables, _ in self._catalogs.values()
+                   if tables is not self.tables)
 
     def _schemas(self, names: set[str]) -> dict[str, CatalogTable]:
         """The tables a query reads, by the names it reads them as: catalog tables, and the
@@ -150,7 +164,7 @@ class FlinkSqlPlanner:
         table = self.tables.get(name.lower())
         if table is None:
             return
-        frame = connectors.read_table(self.spark, table, streaming=False)
+        frame = with_flink_types(connectors.read_table(self.spark, table, streaming=False), table)
         if all(c.is_physical for c in table.columns):
             frame.createOrReplaceTempView(table.name)
             return
@@ -165,7 +179,8 @@ class FlinkSqlPlanner:
     def _query(self, statement: Query) -> StatementOutcome:
         sql = self._spark_sql(statement.ast)
         frame = self.spark.sql(sql)  # analysed now: a wrong column fails the statement here
-        columns, types = list(frame.columns), flink_types(frame.schema)
+        columns = list(frame.columns)
+        types = window_bound_types(statement.ast, flink_types(frame.schema))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 job=StatementJob("collect", lambda: frame, types))
 
@@ -280,9 +295,10 @@ class FlinkSqlPlanner:
         """The catalog's views, and the session's Spark temporary views (DataStreams and
         DataFrames registered with create_temporary_view)."""
         # SHOW VIEWS, not catalog.listTables(): that one costs ~270 ms (it describes every table)
+        tables = {name for scoped, _ in self._catalogs.values() for name in scoped}
         spark_views = [r.viewName for r in self.spark.sql("SHOW VIEWS").collect()
                        if r.isTemporary and not r.viewName.startswith("__physical_")
-                       and r.viewName.lower() not in self.tables]
+                       and r.viewName.lower() not in tables]
         return sorted(set(spark_views) | set(self.views))
 
     def _describe(self, statement: Describe) -> StatementOutcome:
@@ -349,9 +365,52 @@ def _table_names(query: Any) -> set[str]:
             if isinstance(t.this, exp.Identifier)}
 
 
+#: Spark column metadata holding a column's declared Flink SQL type where Spark's type loses
+#: what Flink prints (a timestamp's precision); Spark keeps it through column references
+FLINK_TYPE = "flink.type"
+#: Flink's window bounds and the legacy group window functions, all TIMESTAMP(3)
+_WINDOW_BOUNDS = {"window_start", "window_end", "window_time"}
+_GROUP_WINDOW_BOUNDS = {f"{w}_{p}" for w in ("tumble", "hop", "session")
+                        for p in ("start", "end", "rowtime")}
+
+
+def with_flink_types(frame: Any, table: CatalogTable) -> Any:
+    """``frame`` (a table's physical columns) with each declared timestamp type in the column's
+    metadata, so that a query reading it answers ``TIMESTAMP(3)`` as Flink does, not Spark's
+    microsecond ``TIMESTAMP(6)``."""
+    for c in table.physical_columns:
+        if c.type and c.type.upper().startswith("TIMESTAMP") and "(" in c.type:
+            frame = frame.withMetadata(c.name, {FLINK_TYPE: c.type.upper()})
+    return frame
+
+
+def window_bound_types(query: Any, types: list[str]) -> list[str]:
+    """``types`` of a query's columns as Flink types them where Spark's differ: its window
+    bounds (``window_start``, ``w.start``, ``TUMBLE_END(...)``, however aliased) are
+    ``TIMESTAMP(3)``, a SUM of a DECIMAL(p, s) is DECIMAL(38, s)."""
+    if not isinstance(query, exp.Select) or any(isinstance(p, exp.Star) or p.is_star
+                                                for p in query.selects):
+        return types
+    out = list(types)
+    for i, projection in enumerate(query.selects[: len(out)]):
+        inner = projection.unalias()
+        name = inner.name.lower() if isinstance(inner, exp.Column) else ""
+        func = (inner.name if isinstance(inner, exp.Anonymous) else inner.key).lower() \
+            if isinstance(inner, exp.Func) else ""
+        if out[i] == "TIMESTAMP(6)" and (name in _WINDOW_BOUNDS or func in _GROUP_WINDOW_BOUNDS):
+            out[i] = "TIMESTAMP(3)"
+        aggregate = inner.this if isinstance(inner, exp.Window) else inner
+        scale = re.fullmatch(r"DECIMAL\(\d+, (\d+)\)", out[i])
+        if isinstance(aggregate, exp.Sum) and scale:
+            out[i] = f"DECIMAL(38, {scale.group(1)})"
+    return out
+
+
 def flink_types(schema: Any) -> list[str]:
-    """The Flink SQL types of a Spark schema's fields."""
-    return [flink_type(field.dataType) for field in schema.fields]
+    """The Flink SQL types of a Spark schema's fields (a declared type kept in a field's
+    metadata wins)."""
+    return [field.metadata.get(FLINK_TYPE) or flink_type(field.dataType)
+            for field in schema.fields]
 
 
 def flink_type(spark_type: Any) -> str:

@@ -31,6 +31,7 @@ _WINDOW_PARAMS = {
 _GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
 _WINDOW_AUX = {"START", "END", "ROWTIME", "PROCTIME"}
 _MS = "INTERVAL '0.001' SECOND"
+_BIGINT_RANKINGS = (exp.RowNumber, exp.Rank, exp.DenseRank)
 
 
 def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable]) -> str:
@@ -43,6 +44,9 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable]) -> str:
         call = table.this
         if isinstance(call, exp.Anonymous) and call.name.upper() == "TABLE":
             table.replace(_window_tvf(call, table.alias, tables, names))
+    for window in list(tree.find_all(exp.Window)):
+        if isinstance(window.this, _BIGINT_RANKINGS):  # Flink's are BIGINT, Spark's INT
+            window.replace(exp.Cast(this=window.copy(), to=exp.DataType.build("BIGINT")))
     tree = tree.transform(_rewrite_node)
     return tree.sql(dialect="spark")
 
@@ -139,11 +143,12 @@ def _fixed_window_sql(name: str, args: dict[str, exp.Expression], source: str, t
 
 def _session_sql(source: str, ts: str, gap: int, keys: list[str], n: int) -> str:
     """Session windows by window functions: a row opens a session when the previous row of its
-    partition is at least ``gap`` before it; a session spans its rows' times plus the gap."""
+    partition is more than ``gap`` before it (windows that touch merge, as Flink's
+    ``TimeWindow.intersects``); a session spans its rows' times plus the gap."""
     part = f"PARTITION BY {', '.join(keys)} " if keys else ""
     order = f"({part}ORDER BY {ts})"
     session = f"(PARTITION BY {', '.join(keys + [f'__id{n}'])})"
-    new = (f"CASE WHEN LAG({ts}) OVER {order} IS NULL OR {ts} >= LAG({ts}) OVER {order} + "
+    new = (f"CASE WHEN LAG({ts}) OVER {order} IS NULL OR {ts} > LAG({ts}) OVER {order} + "
            f"{_interval(gap)} THEN 1 ELSE 0 END")
     ids = f"SUM(__new) OVER ({part}ORDER BY {ts} ROWS UNBOUNDED PRECEDING)"
     return (f"SELECT *, MIN({ts}) OVER {session} AS __s{n}, MAX({ts}) OVER {session} + "

@@ -1,0 +1,55 @@
+# Tumbling window aggregation with the TUMBLE window TVF, as Flink's "Window Aggregation" page:
+# https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/window-agg/
+# On the Bid table of that page, written by the program as a CSV file into a temporary directory and
+# declared with the filesystem connector and a WATERMARK, in BATCH mode.
+import os
+import tempfile
+
+from pyflink.table import EnvironmentSettings, TableEnvironment
+
+BIDS = [
+    ("2020-04-15 08:05:00", "4.00", "C", "supplier1"),
+    ("2020-04-15 08:07:00", "2.00", "A", "supplier1"),
+    ("2020-04-15 08:09:00", "5.00", "D", "supplier2"),
+    ("2020-04-15 08:11:00", "3.00", "B", "supplier2"),
+    ("2020-04-15 08:13:00", "1.00", "E", "supplier1"),
+    ("2020-04-15 08:17:00", "6.00", "F", "supplier2"),
+]
+
+
+def create_bid_table(t_env, work_dir):
+    path = os.path.join(work_dir, "bids")
+    os.makedirs(path)
+    with open(os.path.join(path, "bids.csv"), "w") as f:
+        f.writelines(",".join(bid) + "\n" for bid in BIDS)
+    t_env.execute_sql(f"""
+        CREATE TABLE Bid (
+            bidtime TIMESTAMP(3),
+            price DECIMAL(10, 2),
+            item STRING,
+            supplier_id STRING,
+            WATERMARK FOR bidtime AS bidtime - INTERVAL '1' SECOND
+        ) WITH (
+            'connector' = 'filesystem',
+            'path' = '{path}',
+            'format' = 'csv'
+        )""")
+
+
+def main(work_dir):
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    t_env.get_config().set("parallelism.default", "1")
+    create_bid_table(t_env, work_dir)
+    t_env.execute_sql("""
+        SELECT window_start, window_end, SUM(price) AS total_price
+        FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+        GROUP BY window_start, window_end""").print()
+    t_env.execute_sql("""
+        SELECT window_start, window_end, supplier_id, COUNT(*) AS bids, MAX(price) AS top_price
+        FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+        GROUP BY window_start, window_end, supplier_id""").print()
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp:
+        main(tmp)
