@@ -381,6 +381,10 @@ class Dispatcher:
             return
         job = self._start(msg.job_id, msg, statement)
         job.start()
+        early = job.started_reply()
+        if early is not None:  # a streaming INSERT: answered once it runs, as Flink does
+            self.reply(ident, early)
+            return
         self.background.start(self._reply_at_end(ident, job))
 
     async def _reply_at_end(self, ident: list[bytes], job: JobRunner) -> None:
