@@ -8,6 +8,11 @@ source is bounded reads them once and FINISHES. Its JobGraph is the statement's 
 source vertex per table read, a vertex per INSERT's query and sink); the client gets its answer
 (the job id) as soon as the job runs, as Flink's ``execute_sql`` returns for an INSERT.
 
+Savepoints are the DataStream jobs' (:mod:`.savepoint`): the queries stopped between two
+micro-batches, their checkpoints (offsets, state store, and the changelog state of an updating
+query) copied with a manifest, one query per INSERT keyed ``insert-<i>``; the same statement
+run with ``execution.savepoint.path`` resumes from it.
+
 Threads: the job's thread starts the queries and watches them; the sinks run on Spark's stream
 threads; every change of the job's state goes to the loop with ``call_soon_threadsafe``.
 """
@@ -18,6 +23,7 @@ import asyncio
 import logging
 import sys
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,7 +34,8 @@ from ..protocol.messages import JobDetails, Message, SqlResult, VertexInfo
 from ..spark.flinksql.outcome import rows_as_arrow_ipc
 from ..spark.flinksql.streaming import StreamingInsert, StreamingStatementJob, write_batch
 from ..spark.sql import spark_error_text
-from ..spark.streaming import DEFAULT_TRIGGER_MS
+from ..spark.streaming import DEFAULT_TRIGGER_MS, StreamQuery
+from . import savepoint as savepoints
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
 
@@ -70,6 +77,8 @@ class StreamingSqlJob(SparkJobRunner):
         self.checkpoint_dir = Path(root.removeprefix("file://")) / job_id
         self.queries: list[Any] = []
         self._stop = threading.Event()
+        #: a savepoint asked for: (directory, stop the job after it, its future)
+        self._request: tuple[str, bool, Future[str]] | None = None
 
     def started_reply(self) -> Message | None:
         """Flink's answer to an INSERT: the job runs, one ``-1`` per sink."""
@@ -88,6 +97,7 @@ class StreamingSqlJob(SparkJobRunner):
                 self.loop.call_soon_threadsafe(self._ended, JobStatus.FINISHED, None)
                 return
             self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            self._restore_savepoint()
             self._start_queries()
             status, error = self._watch()
         except Exception as exc:  # noqa: BLE001 - the job fails, the JobManager goes on
@@ -120,9 +130,49 @@ class StreamingSqlJob(SparkJobRunner):
                      .trigger(processingTime=f"{interval} milliseconds"))
             self.queries.append(query.start())
 
+    def _stream_queries(self) -> list[StreamQuery]:
+        """The statement's queries as the savepoint format names them (one per INSERT)."""
+        return [StreamQuery(f"insert-{i}", [self.graph.job_vertices[f"sink-{i}"].job_vertex],
+                            insert.frame, [], [])
+                for i, insert in enumerate(self.statement.inserts)]
+
+    def _restore_savepoint(self) -> None:
+        """``execution.savepoint.path``: the savepoint's query checkpoints into this job's
+        checkpoint directory, unless the job has checkpoints of its own there."""
+        path = self.statement.configuration.get("execution.savepoint.path")
+        if not path or any(self.checkpoint_dir.glob("insert-*")):
+            return
+        ignore = str(self.statement.configuration.get(
+            "execution.savepoint.ignore-unclaimed-state", "false")).lower() == "true"
+        savepoints.restore(Path(path.removeprefix("file://")), self._stream_queries(),
+                           self.checkpoint_dir, ignore)
+
+    def _take_savepoint(self, path: str, stop: bool, future: Future[str]) -> None:
+        """Stop the queries between two micro-batches, copy their checkpoints, and start them
+        again unless the job stops here."""
+        self._stop_queries()
+        try:
+            batches = [q.lastProgress["batchId"] for q in self.queries if q.lastProgress]
+            location = savepoints.write(Path(path), self.job_id, self.job_graph,
+                                        self._stream_queries(), self.checkpoint_dir,
+                                        max(batches, default=0))
+            future.set_result(str(location))
+        except Exception as exc:  # noqa: BLE001 - the client gets the reason
+            future.set_exception(exc)
+        self.queries = []
+        if not stop:
+            self._start_queries()
+
     def _watch(self) -> tuple[JobStatus, str | None]:
-        """Until the job is cancelled or a query ends: the job's end and its error."""
+        """Until the job is cancelled, stopped with a savepoint, or a query ends: the job's
+        end and its error."""
         while not self._stop.wait(WATCH_SECONDS):
+            request, self._request = self._request, None
+            if request is not None:
+                self._take_savepoint(*request)
+                if request[1]:
+                    return JobStatus.FINISHED, None
+                continue
             for query in self.queries:
                 if not query.isActive:
                     error = query.exception()
@@ -168,6 +218,18 @@ class StreamingSqlJob(SparkJobRunner):
             return
         self._stop.set()
         super().cancel()  # CANCELLING, and the bounded statement's Spark jobs cancelled
+
+    def trigger_savepoint(self, path: str, stop: bool) -> "Future[str]":
+        future: Future[str] = Future()
+        if self.status is not JobStatus.RUNNING or self.statement.bounded:
+            future.set_exception(RuntimeError(
+                f"job {self.job_id} is {self.status.value}: a savepoint needs a RUNNING job "
+                "with an unbounded source"))
+        elif self._request is not None:
+            future.set_exception(RuntimeError(f"a savepoint of job {self.job_id} is in progress"))
+        else:
+            self._request = (path, stop, future)
+        return future
 
     def final_reply(self) -> Message:
         text = self.error_text or f"the job is {self.status.value}"

@@ -172,3 +172,40 @@ def test_bounded_datagen_insert_finishes_with_every_row(session, tmp_path: Path)
     assert status(session, result.job_id) is JobStatus.FINISHED
     ids = sorted(int(r[0]) for r in sink_rows(sink))
     assert ids == list(range(1, 1235))
+
+
+def test_stop_with_savepoint_then_the_same_insert_resumes_its_state(session, sc_home: Path,
+                                                                     tmp_path: Path) -> None:
+    source = tmp_path / "sp_words"
+    source.mkdir()
+    sql(session, "DROP TABLE IF EXISTS sp_words")
+    sql(session, "DROP TABLE IF EXISTS sp_counts")
+    sql(session, f"""CREATE TABLE sp_words (word STRING) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql(session, """CREATE TABLE sp_counts (word STRING, cnt BIGINT)
+        WITH ('connector' = 'print', 'print-identifier' = 'sp-changelog')""")
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+    insert = "INSERT INTO sp_counts SELECT word, COUNT(*) FROM sp_words GROUP BY word"
+
+    def printed() -> list[str]:
+        return [line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                if line.startswith("sp-changelog> ")]
+
+    first = sql(session, insert).job_id
+    (source / "a.csv").write_text("x\nx\n")
+    wait_for(lambda: printed() == ["+I[x, 2]"])
+    path = session.job(first).stop_with_savepoint(
+        savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
+    assert status(session, first) is JobStatus.FINISHED
+
+    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
+    try:
+        second = sql(session, insert).job_id
+    finally:
+        sql(session, "RESET 'execution.savepoint.path'")
+    (source / "b.csv").write_text("x\n")  # a.csv is not read again: its offsets were saved
+    wait_for(lambda: len(printed()) >= 3)
+    time.sleep(2)
+    assert printed() == ["+I[x, 2]", "-U[x, 2]", "+U[x, 3]"]
+    session.job(second).cancel()
+    wait_for(lambda: status(session, second) is JobStatus.CANCELED, 60)
