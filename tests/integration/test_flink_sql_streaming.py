@@ -207,5 +207,15 @@ def test_stop_with_savepoint_then_the_same_insert_resumes_its_state(session, sc_
     wait_for(lambda: len(printed()) >= 3)
     time.sleep(2)
     assert printed() == ["+I[x, 2]", "-U[x, 2]", "+U[x, 3]"]
-    session.job(second).cancel()
-    wait_for(lambda: status(session, second) is JobStatus.CANCELED, 60)
+
+    with pytest.raises(SqlExecutionException, match="state.savepoints.dir"):
+        sql(session, f"STOP JOB '{second}' WITH SAVEPOINT")
+    sql(session, f"SET 'state.savepoints.dir' = '{tmp_path / 'sql-savepoints'}'")
+    try:
+        stopped = sql(session, f"STOP JOB '{second}' WITH SAVEPOINT")
+    finally:
+        sql(session, "RESET 'state.savepoints.dir'")
+    assert stopped.columns == ["savepoint path"]
+    location = Path(stopped.table.to_pylist()[0]["savepoint path"])
+    assert location.parent == tmp_path / "sql-savepoints" and (location / "_metadata.json").exists()
+    assert status(session, second) is JobStatus.FINISHED

@@ -104,3 +104,15 @@ def test_streaming_session_windows_are_refused_by_name() -> None:
                     "INTERVAL '5' MINUTES)) GROUP BY window_start, window_end")
     with pytest.raises(FlinkSqlError, match="SESSION windows"):
         to_spark_sql(session, {"Bid": bids()}, streaming=True)
+
+
+def test_stop_job_goes_to_the_dispatcher_with_the_savepoint_directory() -> None:
+    from sessioncluster.spark.flinksql.statements import StopJob
+    from sessioncluster.spark.flinksql.streaming import stop_job
+
+    job = "0" * 32
+    assert stop_job(StopJob(job), {}).stop_job == (job, None)
+    assert stop_job(StopJob(job, with_savepoint=True), {"state.savepoints.dir": "/sp"}).stop_job \
+        == (job, "/sp")
+    with pytest.raises(FlinkSqlError, match="state.savepoints.dir"):
+        stop_job(StopJob(job, with_savepoint=True), {})

@@ -32,6 +32,7 @@ from .statements import (
     Show,
     Statement,
     StatementSet,
+    StopJob,
     parse_statements,
 )
 
@@ -95,6 +96,8 @@ class FlinkSqlPlanner:
             return self._explain(statement)
         if isinstance(statement, (Set, Reset)):
             return self._set(statement)
+        if isinstance(statement, StopJob):
+            return streaming.stop_job(statement, self.options)
         raise FlinkSqlError(f"{type(statement).__name__} statements are not supported by "
                             "sessioncluster yet")
 

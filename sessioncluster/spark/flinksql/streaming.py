@@ -41,9 +41,9 @@ from . import connectors
 from .connectors.printing import format_row, print_prefix
 from .dialect import Flink
 from .model import CatalogTable, FlinkSqlError
-from .outcome import StatementJob
+from .outcome import StatementJob, StatementOutcome
 from .planner import interval_ms, to_spark_sql
-from .statements import Insert
+from .statements import Insert, StopJob
 
 #: Flink's names of its built-in catalog and database
 DEFAULT_PATH = "default_catalog.default_database"
@@ -122,6 +122,20 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
     return StreamingStatementJob("insert-into_" + ",".join(columns), _not_a_batch_job,
                                  ["BIGINT"] * len(columns), planned, bounded,
                                  dict(configuration))
+
+
+def stop_job(statement: StopJob, options: dict[str, str]) -> StatementOutcome:
+    """``STOP JOB '<id>' [WITH SAVEPOINT]``: for the Dispatcher to do; the savepoint goes to
+    ``state.savepoints.dir`` (Flink's SQL client has no other)."""
+    directory = None
+    if statement.with_savepoint:
+        directory = options.get("state.savepoints.dir")
+        if not directory:
+            raise FlinkSqlError("No savepoint directory configured. You can either specify a "
+                                "directory when triggering a savepoint or configure a "
+                                "cluster-wide default via key 'state.savepoints.dir'.")
+    return StatementOutcome("SUCCESS", ["result"], ["STRING"], [("OK",)],
+                            stop_job=(statement.job_id, directory))
 
 
 def _not_a_batch_job() -> Any:
