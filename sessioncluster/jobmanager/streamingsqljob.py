@@ -27,6 +27,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
+from ..api.checkpoint_config import parse_duration_ms
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
@@ -72,7 +73,8 @@ class StreamingSqlJob(SparkJobRunner):
         for vertex, inputs in statement_vertices(statement):
             self.graph.add_job_vertex(vertex, inputs)
         config = statement.configuration
-        self.interval_ms = int(config.get("execution.checkpointing.interval") or 0)
+        # Flink's Duration text in SQL (SET 'execution.checkpointing.interval' = '10 s')
+        self.interval_ms = parse_duration_ms(config.get("execution.checkpointing.interval") or "0")
         root = config.get("state.checkpoints.dir") or str(session_dir / "checkpoints")
         self.checkpoint_dir = Path(root.removeprefix("file://")) / job_id
         self.queries: list[Any] = []

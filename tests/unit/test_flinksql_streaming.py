@@ -116,3 +116,17 @@ def test_stop_job_goes_to_the_dispatcher_with_the_savepoint_directory() -> None:
         == (job, "/sp")
     with pytest.raises(FlinkSqlError, match="state.savepoints.dir"):
         stop_job(StopJob(job, with_savepoint=True), {})
+
+
+def test_a_statement_sets_vertices_sources_then_one_per_insert() -> None:
+    from sessioncluster.jobmanager.streamingsqljob import statement_vertices
+    from sessioncluster.spark.flinksql.streaming import StreamingInsert, StreamingStatementJob
+
+    sink = CatalogTable("out", [Column("n", "BIGINT")], {"connector": "print"})
+    job = StreamingStatementJob("insert", lambda: None, [], [
+        StreamingInsert(sink, None, "append", [], ["a", "b"]),
+        StreamingInsert(sink, None, "update", [0], ["b"])])
+    shape = [(v.name, sorted(inputs)) for v, inputs in statement_vertices(job)]
+    assert shape == [("Source: a", []), ("Source: b", []),
+                     ("Calc -> Sink: out", ["source-a", "source-b"]),
+                     ("GroupAggregate -> Sink: out", ["source-b"])]
