@@ -64,8 +64,11 @@ class FlinkSqlPlanner:
         key = "execution.runtime-mode"  # a SET in the session wins over the client's default
         mode = (self.options.get(key) or (configuration or {}).get(key) or runtime_mode).upper()
         statement = statements[0]
-        if mode != "BATCH" and isinstance(statement, (Query, Explain)):
+        if mode != "BATCH" and isinstance(statement, Query):
             raise FlinkSqlError(streaming.STREAMING_SELECT)
+        if mode != "BATCH" and isinstance(statement, Explain):
+            raise FlinkSqlError("EXPLAIN in STREAMING mode is not supported by sessioncluster "
+                                "yet; EXPLAIN the statement in BATCH mode")
         with self._lock:
             if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
