@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import csv
 import datetime as dt
+import re
 import time
 from pathlib import Path
 from typing import Callable
@@ -219,3 +220,50 @@ def test_stop_with_savepoint_then_the_same_insert_resumes_its_state(session, sc_
     location = Path(stopped.table.to_pylist()[0]["savepoint path"])
     assert location.parent == tmp_path / "sql-savepoints" and (location / "_metadata.json").exists()
     assert status(session, second) is JobStatus.FINISHED
+
+
+def test_statement_set_of_a_legacy_tumble_and_a_hop_window(session, sc_home: Path,
+                                                           tmp_path: Path) -> None:
+    """One job, two INSERTs: GROUP BY TUMBLE(...) into files, a HOP window TVF into print;
+    the windows the watermark passed are emitted, the open ones are not."""
+    source, sink = tmp_path / "clicks", tmp_path / "tumbled"
+    source.mkdir()
+    for name in ("clicks", "tumbled", "hopped"):
+        sql(session, f"DROP TABLE IF EXISTS {name}")
+    sql(session, f"""
+        CREATE TABLE clicks (ts TIMESTAMP(3), user_name STRING,
+            WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+        WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv',
+              'source.monitor-interval' = '1s')""")
+    sql(session, f"""CREATE TABLE tumbled (w TIMESTAMP(3), cnt BIGINT) WITH (
+        'connector' = 'filesystem', 'path' = '{sink}', 'format' = 'csv')""")
+    sql(session, """CREATE TABLE hopped (window_start TIMESTAMP(3), cnt BIGINT)
+        WITH ('connector' = 'print', 'print-identifier' = 'hop-windows')""")
+    result = sql(session, """
+        EXECUTE STATEMENT SET BEGIN
+        INSERT INTO tumbled SELECT TUMBLE_START(ts, INTERVAL '10' SECOND), COUNT(*) FROM clicks
+            GROUP BY TUMBLE(ts, INTERVAL '10' SECOND);
+        INSERT INTO hopped SELECT window_start, COUNT(*) FROM TABLE(HOP(TABLE clicks,
+            DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+            GROUP BY window_start, window_end;
+        END""")
+    assert result.columns == ["default_catalog.default_database.tumbled",
+                              "default_catalog.default_database.hopped"]
+    seconds = [1, 3, 4, 8, 25]
+    (source / "c.csv").write_text("".join(
+        f"{T0 + dt.timedelta(seconds=s):%Y-%m-%d %H:%M:%S},u{s}\n" for s in seconds))
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+
+    def printed() -> list[str]:
+        # Flink's print prefix: "hop-windows:<subtask>> " when the sink has several subtasks
+        return [line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                if re.match(r"hop-windows(:\d+)?> ", line)]
+
+    wait_for(lambda: len(printed()) >= 3 and sink_rows(sink))
+    time.sleep(3)
+    assert sink_rows(sink) == [[f"{T0:%Y-%m-%d %H:%M:%S}", "4"]]
+    day = f"{T0:%Y-%m-%d}"
+    assert sorted(printed()) == [f"+I[{day}T07:59:55, 3]", f"+I[{day}T08:00, 4]",
+                                 f"+I[{day}T08:00:05, 1]"]
+    session.job(result.job_id).cancel()
+    wait_for(lambda: status(session, result.job_id) is JobStatus.CANCELED, 60)
