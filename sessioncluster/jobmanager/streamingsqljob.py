@@ -79,6 +79,8 @@ class StreamingSqlJob(SparkJobRunner):
         self.checkpoint_dir = Path(root.removeprefix("file://")) / job_id
         self.queries: list[Any] = []
         self._stop = threading.Event()
+        #: rows each INSERT wrote into its sink (its vertex's records in)
+        self.records = [0] * len(statement.inserts)
         #: a savepoint asked for: (directory, stop the job after it, its future)
         self._request: tuple[str, bool, Future[str]] | None = None
 
@@ -95,7 +97,8 @@ class StreamingSqlJob(SparkJobRunner):
         try:
             if self.statement.bounded:
                 for i, insert in enumerate(self.statement.inserts):
-                    write_batch(insert, insert.frame, 0, self._state_dir(i), self._printer(insert))
+                    self.records[i] += write_batch(insert, insert.frame, 0, self._state_dir(i),
+                                                   self._printer(insert))
                 self.loop.call_soon_threadsafe(self._ended, JobStatus.FINISHED, None)
                 return
             self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
@@ -122,9 +125,9 @@ class StreamingSqlJob(SparkJobRunner):
         for i, insert in enumerate(self.statement.inserts):
             state_dir, printer = self._state_dir(i), self._printer(insert)
 
-            def write(df: Any, batch_id: int, insert: StreamingInsert = insert,
+            def write(df: Any, batch_id: int, insert: StreamingInsert = insert, i: int = i,
                       state_dir: Path = state_dir, printer: Callable[[str], None] = printer) -> None:
-                write_batch(insert, df, batch_id, state_dir, printer)
+                self.records[i] += write_batch(insert, df, batch_id, state_dir, printer)
 
             query = (insert.frame.writeStream.outputMode(insert.output_mode).foreachBatch(write)
                      .option("checkpointLocation", str(self.checkpoint_dir / f"insert-{i}"))
@@ -238,8 +241,11 @@ class StreamingSqlJob(SparkJobRunner):
         return SqlResult(self.job_id, b"", 0, self.status, text)
 
     def details(self) -> JobDetails:
+        def records_in(vertex_id: str) -> int:
+            return self.records[int(vertex_id[5:])] if vertex_id.startswith("sink-") else 0
+
         vertices = [VertexInfo(vid, ejv.job_vertex.name, [], ejv.parallelism,
-                               ejv.aggregate_state, 0, 0)
+                               ejv.aggregate_state, records_in(vid), 0)
                     for vid, ejv in self.graph.job_vertices.items()]
         return JobDetails(self.summary(), self.job_graph, vertices, execution_infos(self.graph), {},
                           None, self.error_text, self.spark_jobs, dict(self.graph.status_times),

@@ -173,6 +173,8 @@ def test_bounded_datagen_insert_finishes_with_every_row(session, tmp_path: Path)
     assert status(session, result.job_id) is JobStatus.FINISHED
     ids = sorted(int(r[0]) for r in sink_rows(sink))
     assert ids == list(range(1, 1235))
+    sink_vertex = session.job(result.job_id).details().vertices[-1]
+    assert (sink_vertex.name, sink_vertex.records_in) == ("Calc -> Sink: gen_sink", 1234)
 
 
 def test_stop_with_savepoint_then_the_same_insert_resumes_its_state(session, sc_home: Path,
