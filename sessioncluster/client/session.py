@@ -248,7 +248,8 @@ class Session:
         msg = ExecuteSql(statement, job_id, dialect, runtime_mode.name, dict(configuration or {}),
                          function)
         reply = self._execute_sql(msg, timeout)
-        if reply.status is not JobStatus.FINISHED:
+        if reply.status not in (JobStatus.FINISHED, JobStatus.RUNNING):  # RUNNING: a streaming
+            # INSERT's job, answered once it runs
             verb = "was cancelled" if reply.status is JobStatus.CANCELED else "failed"
             what = f"SQL job {reply.job_id}" if reply.job_id else "SQL statement"
             raise SqlExecutionException(

@@ -381,6 +381,10 @@ class Dispatcher:
             return
         job = self._start(msg.job_id, msg, statement)
         job.start()
+        early = job.started_reply()
+        if early is not None:  # a streaming INSERT: answered once it runs, as Flink does
+            self.reply(ident, early)
+            return
         self.background.start(self._reply_at_end(ident, job))
 
     async def _reply_at_end(self, ident: list[bytes], job: JobRunner) -> None:
@@ -403,10 +407,37 @@ class Dispatcher:
         if outcome.job is not None:
             self._start_sql_job(ident, msg, outcome.job)
             return
+        if outcome.stop_job is not None:
+            await self._stop_job_statement(ident, *outcome.stop_job)
+            return
         arrow = rows_as_arrow_ipc(outcome.columns, outcome.rows)
         self.reply(ident, SqlResult("", arrow, len(outcome.rows), JobStatus.FINISHED,
                                     result_kind=outcome.result_kind,
                                     column_types=outcome.column_types))
+
+    async def _stop_job_statement(self, ident: list[bytes], job_id: str,
+                                  directory: str | None) -> None:
+        """``STOP JOB '<id>' [WITH SAVEPOINT]``: the job stopped (with a savepoint: its path in
+        Flink's ``savepoint path`` column; without: cancelled, ``OK``)."""
+        job = self.jobs.get(job_id)
+        if job is None or job.status.is_globally_terminal:
+            self.reply(ident, SqlResult("", b"", 0, JobStatus.FAILED,
+                                        f"Could not stop job {job_id}: no running job of that id"))
+            return
+        if directory is None:
+            job.cancel()
+            rows, columns = [("OK",)], ["result"]
+        else:
+            try:
+                location = await asyncio.wrap_future(job.trigger_savepoint(directory, True))
+            except Exception as exc:  # noqa: BLE001 - the client gets the reason
+                self.reply(ident, SqlResult("", b"", 0, JobStatus.FAILED,
+                                            f"Could not stop job {job_id}: {exc}"))
+                return
+            rows, columns = [(location,)], ["savepoint path"]
+        kind = "SUCCESS" if directory is None else "SUCCESS_WITH_CONTENT"
+        self.reply(ident, SqlResult("", rows_as_arrow_ipc(columns, rows), 1, JobStatus.FINISHED,
+                                    result_kind=kind, column_types=["STRING"]))
 
     def on_create_temporary_view(self, ident: list[bytes], msg: CreateTemporaryView) -> None:
         """Register Arrow rows as a temporary view (in a thread); :class:`Ack` when done."""

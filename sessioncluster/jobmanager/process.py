@@ -67,6 +67,7 @@ from ..spark.events import (
 )
 from ..spark.flinksql.executor import FlinkSqlPlanner
 from ..spark.flinksql.outcome import StatementJob, StatementOutcome
+from ..spark.flinksql.streaming import StreamingStatementJob
 from ..spark.sql import create_temporary_view_in_thread
 from ..spark.streaming import warm_up as warm_up_streaming
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
@@ -80,6 +81,7 @@ from .rest import RestServer, RestServices, cluster_configuration
 from .runner import JobRunner, kill_executor
 from .sqljob import SqlJob, sql_job_name
 from .streamingjob import StreamingJob
+from .streamingsqljob import StreamingSqlJob
 
 log = logging.getLogger("sessioncluster.jobmanager")
 
@@ -289,7 +291,7 @@ class JobManager:
     def _new_runner(self, job_id: str, submission: Message, on_done: Callable[[JobRunner], None],
                     statement: StatementJob | None = None) -> JobRunner:
         """The runner factory: a JobMaster for a JobGraph, a StreamingJob for one in STREAMING
-        mode, a SqlJob for a query."""
+        mode, a StreamingSqlJob for a streaming Flink SQL INSERT, a SqlJob for a query."""
 
         def done(job: JobRunner) -> None:
             self.stage_jobs = {s: j for s, j in self.stage_jobs.items() if j is not job}
@@ -302,6 +304,9 @@ class JobManager:
         if isinstance(submission, SubmitJob):
             return JobMaster(job_id, submission.job_graph, self.spark.sparkContext, self.rm,
                              self.loop, self.publish, done, self.caches)
+        if isinstance(submission, ExecuteSql) and isinstance(statement, StreamingStatementJob):
+            return StreamingSqlJob(job_id, statement, self.rm, self.loop, self.publish, done,
+                                   self.dir)
         if isinstance(submission, ExecuteSql):
             if statement is None and submission.dialect == "flink":  # recovered (HA)
                 statement = self._plan_job(submission)

@@ -115,6 +115,11 @@ class JobRunner(abc.ABC):
         """What the submitting client is sent when the job ends (a SQL query: its rows)."""
         return self.result()
 
+    def started_reply(self) -> Message | None:
+        """What the submitting client is sent as soon as the job runs, instead of
+        :meth:`final_reply` at its end (a streaming INSERT); None: the final reply."""
+        return None
+
     # -- events routed to the job (defaults: not interested) ----------------------------------
     def on_task_event(self, ev: TaskEvent) -> None:
         """A slot worker's report about one of the job's subtasks."""

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
-from . import connectors
+from . import connectors, streaming
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
@@ -36,6 +36,7 @@ from .statements import (
     Show,
     Statement,
     StatementSet,
+    StopJob,
     parse_statements,
 )
 
@@ -74,11 +75,11 @@ class FlinkSqlPlanner:
         key = "execution.runtime-mode"  # a SET in the session wins over the client's default
         mode = (self.options.get(key) or (configuration or {}).get(key) or runtime_mode).upper()
         statement = statements[0]
-        if mode != "BATCH" and isinstance(statement, (Query, Insert, StatementSet, Explain)):
-            raise FlinkSqlError("Queries and INSERTs in STREAMING mode are not supported by "
-                                "sessioncluster yet (issue 27); run them in BATCH mode: "
-                                "EnvironmentSettings.in_batch_mode(), or SET "
-                                "'execution.runtime-mode' = 'batch'")
+        if mode != "BATCH" and isinstance(statement, Query):
+            raise FlinkSqlError(streaming.STREAMING_SELECT)
+        if mode != "BATCH" and isinstance(statement, Explain):
+            raise FlinkSqlError("EXPLAIN in STREAMING mode is not supported by sessioncluster "
+                                "yet; EXPLAIN the statement in BATCH mode")
         scope = (configuration or {}).get(CATALOG_SCOPE, "")
         with self._lock:
             self.tables, self.views = self._catalogs.setdefault(scope, ({}, {}))
@@ -86,6 +87,12 @@ class FlinkSqlPlanner:
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
                 return StatementOutcome.ok()
+            if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
+                inserts = [statement] if isinstance(statement, Insert) else statement.inserts
+                job = streaming.plan_inserts(self.spark, self.tables, list(inserts), self.conform,
+                                             {**(configuration or {}), **self.options})
+                return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
+                                        job.column_types, job=job)
             return self._plan(statement)
 
     def _plan(self, statement: Statement) -> StatementOutcome:
@@ -109,6 +116,8 @@ class FlinkSqlPlanner:
             return self._explain(statement)
         if isinstance(statement, (Set, Reset)):
             return self._set(statement)
+        if isinstance(statement, StopJob):
+            return streaming.stop_job(statement, self.options)
         raise FlinkSqlError(f"{type(statement).__name__} statements are not supported by "
                             "sessioncluster yet")
 
@@ -189,7 +198,7 @@ class FlinkSqlPlanner:
         for insert in inserts:
             table = self._table(insert.target)
             frame = self.spark.sql(self._spark_sql(insert.query))
-            writes.append((table, self._conform(frame, table, insert), insert.overwrite))
+            writes.append((table, self.conform(frame, table, insert), insert.overwrite))
         columns = [f"{DEFAULT_PATH}.{table.name}" for table, _, _ in writes]
 
         def run() -> Any:
@@ -202,7 +211,7 @@ class FlinkSqlPlanner:
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, ["BIGINT"] * len(columns),
                                 job=StatementJob(name, run, ["BIGINT"] * len(columns)))
 
-    def _conform(self, frame: Any, table: CatalogTable, insert: Insert) -> Any:
+    def conform(self, frame: Any, table: CatalogTable, insert: Insert) -> Any:
         """The query's columns cast to the sink's physical columns, by position (or by the
         INSERT's column list), as Flink's implicit insert casts do."""
         targets = table.physical_columns

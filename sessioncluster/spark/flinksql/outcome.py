@@ -29,6 +29,9 @@ class StatementOutcome:
     column_types: list[str] = field(default_factory=list)
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     job: StatementJob | None = None
+    #: ``STOP JOB``: the job's id and the savepoint directory (None: no savepoint), for the
+    #: Dispatcher, which owns the jobs
+    stop_job: tuple[str, str | None] | None = None
 
     @classmethod
     def ok(cls) -> "StatementOutcome":

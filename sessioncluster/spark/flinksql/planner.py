@@ -32,23 +32,47 @@ _GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
 _WINDOW_AUX = {"START", "END", "ROWTIME", "PROCTIME"}
 _MS = "INTERVAL '0.001' SECOND"
 _BIGINT_RANKINGS = (exp.RowNumber, exp.Rank, exp.DenseRank)
+_STREAMING_SESSION = ("SESSION windows are not supported by sessioncluster in STREAMING mode yet "
+                      "(Flink docs: Queries / Windowing TVF / SESSION); TUMBLE, HOP and "
+                      "CUMULATE are")
 
 
-def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable]) -> str:
-    """Spark SQL text for a Flink query; FlinkSqlError for what Spark cannot run as Flink does."""
+def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
+                 streaming: bool = False) -> str:
+    """Spark SQL text for a Flink query; FlinkSqlError for what Spark cannot run as Flink does.
+
+    ``streaming``: a window aggregation also groups by Spark's window struct (``__window<n>``,
+    hidden in the TVF's rows): Structured Streaming emits a group in append mode only when a
+    grouping key carries the watermark, which ``window_start``/``window_end`` (fields taken
+    out of the struct) do not."""
     tree = query.copy()
     names = count()
     for select in list(tree.find_all(exp.Select)):
-        _rewrite_group_window(select, names)
+        _rewrite_group_window(select, names, streaming)
+    windows: dict[str, int] = {}
     for table in list(tree.find_all(exp.Table)):
         call = table.this
         if isinstance(call, exp.Anonymous) and call.name.upper() == "TABLE":
-            table.replace(_window_tvf(call, table.alias, tables, names))
+            table.replace(_window_tvf(call, table.alias, tables, names, windows, streaming))
+    for select in list(tree.find_all(exp.Select)) if streaming else []:
+        _group_by_window_struct(select, windows)
     for window in list(tree.find_all(exp.Window)):
         if isinstance(window.this, _BIGINT_RANKINGS):  # Flink's are BIGINT, Spark's INT
             window.replace(exp.Cast(this=window.copy(), to=exp.DataType.build("BIGINT")))
     tree = tree.transform(_rewrite_node)
     return tree.sql(dialect="spark")
+
+
+def _group_by_window_struct(select: exp.Select, windows: dict[str, int]) -> None:
+    """STREAMING: a GROUP BY window_start/window_end over a window TVF also groups by the
+    TVF's hidden window struct (which carries the watermark)."""
+    group, from_ = select.args.get("group"), select.args.get("from_")
+    if group is None or from_ is None or not isinstance(from_.this, exp.Subquery):
+        return
+    n = windows.get(from_.this.alias)
+    keys = {c.name.lower() for g in group.expressions for c in g.find_all(exp.Column)}
+    if n is not None and keys & {"window_start", "window_end"}:
+        group.append("expressions", exp.column(f"__window{n}"))
 
 
 def interval_ms(node: exp.Expression) -> int:
@@ -97,7 +121,8 @@ def _window_args(call: exp.Anonymous) -> tuple[str, dict[str, exp.Expression]]:
 
 
 def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTable],
-                names: count) -> exp.Expression:
+                names: count, windows: dict[str, int] | None = None,
+                streaming: bool = False) -> exp.Expression:
     name, args = _window_args(call)
     data, timecol = args["DATA"], args["TIMECOL"]
     if not isinstance(data, TableArgument) or not isinstance(timecol, Descriptor):
@@ -110,12 +135,17 @@ def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTab
     ts = f"`{timecol.expressions[0].name}`"
     n = next(names)
     keys = [f"`{k.name}`" for k in data.args.get("partition_by") or []]
+    if name == "SESSION" and streaming:
+        raise FlinkSqlError(_STREAMING_SESSION)
     if name == "SESSION":
         inner = _session_sql(source, ts, interval_ms(args["GAP"]), keys, n)
     else:
         inner = _fixed_window_sql(name, args, source, ts, n)
+    hidden = f", __w AS __window{n}" if streaming else ""
     sql = (f"SELECT {columns}, __s{n} AS window_start, __e{n} AS window_end, "
-           f"__e{n} - {_MS} AS window_time FROM ({inner}) AS __w{n}")
+           f"__e{n} - {_MS} AS window_time{hidden} FROM ({inner}) AS __w{n}")
+    if windows is not None:
+        windows[alias or f"__tvf{n}"] = n
     return _subquery(sql, alias or f"__tvf{n}")
 
 
@@ -168,12 +198,14 @@ def _group_window(select: exp.Select) -> tuple[exp.Anonymous | None, list[exp.Ex
     return (windows[0] if windows else None), others
 
 
-def _rewrite_group_window(select: exp.Select, names: count) -> None:
+def _rewrite_group_window(select: exp.Select, names: count, streaming: bool = False) -> None:
     """``GROUP BY TUMBLE(ts, size)`` (HOP, SESSION), the deprecated group window aggregation."""
     window, others = _group_window(select)
     if window is None:
         return
     name = window.name.upper()
+    if name == "SESSION" and streaming:
+        raise FlinkSqlError(_STREAMING_SESSION)
     args = window.expressions
     if not args or not isinstance(args[0], exp.Column):
         raise FlinkSqlError(f"{name}'s first argument must be a time attribute column")
@@ -208,6 +240,8 @@ def _rewrite_group_window(select: exp.Select, names: count) -> None:
     select.set("joins", None)
     select.set("where", None)
     window_ends = [exp.column(f"__s{n}"), exp.column(f"__e{n}")]
+    if streaming:  # the window struct carries the watermark (see to_spark_sql)
+        window_ends.append(exp.column("__w"))
     select.set("group", exp.Group(expressions=[*window_ends, *others]))
     select.transform(lambda node: _window_aux(node, name, n), copy=False)
 

@@ -1,0 +1,311 @@
+"""Flink SQL ``INSERT INTO`` (and ``EXECUTE STATEMENT SET``) in STREAMING mode, planned on
+Structured Streaming.
+
+Each catalog table an INSERT reads becomes a view of a SparkSession of the statement's own: a
+``filesystem`` table with ``source.monitor-interval`` is Spark's file stream over its directory
+(each file read once, new files by the next micro-batch), ``datagen`` Spark's ``rate`` source; a
+``WATERMARK FOR ts AS ts - INTERVAL ...`` is ``withWatermark`` (the rowtime as Spark's
+TIMESTAMP, the session in UTC, so that its value is unchanged). A statement whose every source
+is bounded (``filesystem`` without ``source.monitor-interval``, ``datagen`` with
+``number-of-rows``) reads them once and ends, as Flink's bounded streaming job does after its
+final watermark: it runs as one batch (every window fires).
+
+What Flink's planner calls an *updating* query (a non-windowed GROUP BY, ``DISTINCT``) is refused
+into an append-only sink (``filesystem``) with Flink's message. Into ``print`` (and
+``blackhole``) it runs in Spark's ``update`` output mode, which gives the new row of every key
+updated by a micro-batch; Flink's changelog (``+I`` for a new key, ``-U`` old then ``+U`` new per
+update) needs the row emitted before. :class:`ChangelogState` keeps the last emitted row per key
+on the JobManager (where the print sink's rows are collected anyway), written per batch id
+next to the query's checkpoint: a micro-batch Spark runs again after a failure finds the state
+of the batch before it and emits the same lines once. (transformWithStateInPandas after the
+aggregation would keep it in the state store, but Spark 4 refuses a stateful operator after an
+aggregation in ``update`` mode.) Several updates of one key within one micro-batch are one
+``-U``/``+U`` pair here; Flink emits each.
+
+Window aggregations (window TVFs, the legacy ``GROUP BY TUMBLE``) run in ``append`` mode and emit
+a window once the watermark passes its end.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import sqlglot
+from sqlglot import exp
+
+from . import connectors
+from .connectors.printing import format_row, print_prefix
+from .dialect import Flink
+from .model import CatalogTable, FlinkSqlError
+from .outcome import StatementJob, StatementOutcome
+from .planner import interval_ms, to_spark_sql
+from .statements import Insert, StopJob
+
+#: Flink's names of its built-in catalog and database
+DEFAULT_PATH = "default_catalog.default_database"
+STREAMING_SELECT = ("A query in STREAMING mode (its changing result collected by the client) is "
+                    "not supported by sessioncluster yet (issue 28); INSERT INTO a print, "
+                    "filesystem or blackhole table instead, or run it in BATCH mode")
+
+
+@dataclass(slots=True)
+class StreamingInsert:
+    """One ``INSERT INTO`` of a streaming statement: its sink, and the DataFrame (the sink's
+    physical columns) that feeds it."""
+
+    table: CatalogTable
+    frame: Any
+    #: ``append`` or ``update`` (Spark's output mode)
+    output_mode: str = "append"
+    #: an updating query's key columns (by position in ``frame``): its changelog's keys
+    key_positions: list[int] = field(default_factory=list)
+    #: the catalog tables it reads
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def sink_name(self) -> str:
+        return f"{DEFAULT_PATH}.{self.table.name}"
+
+
+@dataclass(slots=True)
+class StreamingStatementJob(StatementJob):
+    """A planned streaming INSERT (or statement set): run by the JobManager's streaming SQL
+    runner, not by ``run``."""
+
+    inserts: list[StreamingInsert] = field(default_factory=list)
+    #: every source ends: the statement is read once and the job FINISHES
+    bounded: bool = False
+    #: the statement's configuration (``execution.checkpointing.interval``, ...)
+    configuration: dict[str, str] = field(default_factory=dict)
+
+    def columns(self) -> list[str]:
+        """Flink's result columns of an INSERT: the sinks' full names."""
+        return [insert.sink_name for insert in self.inserts]
+
+
+# -- planning ---------------------------------------------------------------------------------
+def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Insert],
+                 conform: Callable[[Any, CatalogTable, Insert], Any],
+                 configuration: dict[str, str]) -> StreamingStatementJob:
+    """Plan a streaming INSERT / statement set: each query as a DataFrame of a new streaming
+    session, checked against its sink (an updating query into an append-only sink fails)."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    session.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))
+    read = [{name for name in _table_names(i.query) if name.lower() in tables} for i in inserts]
+    used = {name.lower(): tables[name.lower()] for names in read for name in names}
+    bounded = all(connectors.is_bounded(t) for t in used.values())
+    for name, table in used.items():
+        source_frame(session, table, streaming=not bounded).createOrReplaceTempView(table.name)
+    planned = []
+    for insert, names in zip(inserts, read):
+        sink = tables.get(insert.target.lower())
+        if sink is None:
+            raise FlinkSqlError(f"Table '{DEFAULT_PATH}.{insert.target}' was not found.")
+        node = updating_node(insert.query)
+        if node is not None and connectors.sink_is_append_only(sink):
+            raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
+                                f"consuming update changes which is produced by node {node}")
+        schemas = {n: used[n.lower()] for n in names}
+        frame = session.sql(to_spark_sql(insert.query, schemas, streaming=not bounded))
+        frame = frame.select(*[c for c in frame.columns if not c.startswith("__window")])
+        frame = conform(frame, sink, insert)
+        updating = node is not None and not bounded
+        planned.append(StreamingInsert(sink, frame, "update" if updating else "append",
+                                       key_positions(insert.query) if updating else [],
+                                       sorted(names)))
+    columns = [p.sink_name for p in planned]
+    return StreamingStatementJob("insert-into_" + ",".join(columns), _not_a_batch_job,
+                                 ["BIGINT"] * len(columns), planned, bounded,
+                                 dict(configuration))
+
+
+def stop_job(statement: StopJob, options: dict[str, str]) -> StatementOutcome:
+    """``STOP JOB '<id>' [WITH SAVEPOINT]``: for the Dispatcher to do; the savepoint goes to
+    ``state.savepoints.dir`` (Flink's SQL client has no other)."""
+    directory = None
+    if statement.with_savepoint:
+        directory = options.get("state.savepoints.dir")
+        if not directory:
+            raise FlinkSqlError("No savepoint directory configured. You can either specify a "
+                                "directory when triggering a savepoint or configure a "
+                                "cluster-wide default via key 'state.savepoints.dir'.")
+    return StatementOutcome("SUCCESS", ["result"], ["STRING"], [("OK",)],
+                            stop_job=(statement.job_id, directory))
+
+
+def _not_a_batch_job() -> Any:
+    raise TypeError("a streaming INSERT runs as a streaming SQL job")
+
+
+def _table_names(query: Any) -> set[str]:
+    return {".".join(p.name for p in t.parts) for t in query.find_all(exp.Table)
+            if isinstance(t.this, exp.Identifier)}
+
+
+def source_frame(spark: Any, table: CatalogTable, streaming: bool) -> Any:
+    """The table's rows (its computed columns too) as a DataFrame, a streaming one when
+    ``streaming`` and the source is unbounded; its watermark as ``withWatermark``."""
+    from pyspark.sql import functions as F
+
+    frame = connectors.read_table(spark, table, streaming=streaming)
+    if any(not c.is_physical for c in table.columns):
+        physical = f"__physical_{table.name}"
+        frame.createOrReplaceTempView(physical)
+        select = ", ".join(f"`{c.name}`" if c.is_physical else f"{c.expression} AS `{c.name}`"
+                           for c in table.columns)
+        tree = sqlglot.parse_one(f"SELECT {select} FROM `{physical}`", read=Flink)
+        frame = spark.sql(to_spark_sql(tree, {}))
+    delay = watermark_delay_ms(table)
+    if delay is not None and frame.isStreaming:
+        rowtime = table.watermark.rowtime  # type: ignore[union-attr]
+        # Spark's event time is a TIMESTAMP (Flink's TIMESTAMP(3) is Spark's TIMESTAMP_NTZ):
+        # the same wall-clock value in the session's UTC
+        frame = frame.withColumn(rowtime, F.col(f"`{rowtime}`").cast("timestamp"))
+        frame = frame.withWatermark(rowtime, f"{delay} milliseconds")
+    return frame
+
+
+def watermark_delay_ms(table: CatalogTable) -> int | None:
+    """The delay of the table's ``WATERMARK FOR ts AS ts [- INTERVAL ...]`` (ms); None
+    without a watermark. Another strategy fails, naming it."""
+    if table.watermark is None:
+        return None
+    rowtime, text = table.watermark.rowtime, table.watermark.expression
+    tree = sqlglot.parse_one(text, read=Flink)
+    if isinstance(tree, exp.Paren):
+        tree = tree.this
+    if isinstance(tree, exp.Column) and tree.name == rowtime:
+        return 0
+    if isinstance(tree, exp.Sub) and isinstance(tree.this, exp.Column) \
+            and tree.this.name == rowtime:
+        return interval_ms(tree.expression)
+    raise FlinkSqlError(f"WATERMARK FOR {rowtime} AS {text}: sessioncluster supports the bounded "
+                        f"out-of-orderness strategy only: {rowtime} - INTERVAL '...' unit "
+                        "(Flink docs: CREATE TABLE / WATERMARK)")
+
+
+# -- what Flink's planner calls an updating query -------------------------------------------------
+_WINDOW_FUNCTIONS = {"TUMBLE", "HOP", "SESSION"}
+
+
+def _is_window_aggregation(select: exp.Select) -> bool:
+    group = select.args.get("group")
+    if group is None:
+        return False
+    for key in group.expressions:
+        if isinstance(key, exp.Anonymous) and key.name.upper() in _WINDOW_FUNCTIONS:
+            return True
+    keys = {c.name.lower() for g in group.expressions for c in g.find_all(exp.Column)}
+    return {"window_start", "window_end"} <= keys
+
+
+def _is_aggregation(select: exp.Select) -> bool:
+    if select.args.get("group") is not None or select.args.get("distinct") is not None:
+        return True
+    return any(agg.find_ancestor(exp.Select) is select and not agg.find_ancestor(exp.Window)
+               for e in select.expressions for agg in e.find_all(exp.AggFunc))
+
+
+def updating_node(query: Any) -> str | None:
+    """Flink's name of the node that makes the query updating (``GroupAggregate(groupBy=[k],
+    select=[k, COUNT(*) AS cnt])``), or None for an append-only query (projections, filters,
+    window aggregations)."""
+    for select in query.find_all(exp.Select):
+        if not _is_aggregation(select) or _is_window_aggregation(select):
+            continue
+        group = select.args.get("group")
+        keys = [g.sql(dialect=Flink) for g in group.expressions] if group is not None else []
+        if not keys and select.args.get("distinct") is not None:
+            keys = [e.alias_or_name for e in select.expressions]
+        items = [e.sql(dialect=Flink) for e in select.expressions]
+        by = f"groupBy=[{', '.join(keys)}], " if keys else ""
+        return f"GroupAggregate({by}select=[{', '.join(items)}])"
+    return None
+
+
+def key_positions(query: Any) -> list[int]:
+    """The positions of an updating query's output columns that are its keys (no aggregate
+    function in them): its changelog's rows are matched by them."""
+    top = query if isinstance(query, exp.Select) else next(query.find_all(exp.Select))
+    return [i for i, e in enumerate(top.expressions) if not any(True for _ in e.find_all(exp.AggFunc))]
+
+
+# -- the changelog of an updating query ------------------------------------------------------------
+def changelog(previous: dict[tuple[Any, ...], tuple[Any, ...]], rows: list[tuple[Any, ...]],
+              keys: list[int]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Flink's changelog of a micro-batch's updated rows: ``+I`` for a new key, ``-U`` (the
+    row emitted before) and ``+U`` for an updated one, nothing for an unchanged one.
+    ``previous`` (key -> last emitted row) is brought up to date."""
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for row in rows:
+        key = tuple(row[i] for i in keys)
+        before = previous.get(key)
+        if before is None:
+            out.append(("+I", row))
+        elif before != row:
+            out += [("-U", before), ("+U", row)]
+        else:
+            continue
+        previous[key] = row
+    return out
+
+
+class ChangelogState:
+    """The last emitted row per key of one updating query, one snapshot per micro-batch id in
+    ``directory`` (the two latest kept): a batch run again finds the snapshot of the batch
+    before it."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _snapshots(self) -> list[int]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(int(n.split(".")[0]) for n in os.listdir(self.directory)
+                      if n.endswith(".state"))
+
+    def done(self, batch_id: int) -> bool:
+        """True when the batch's changelog was emitted already."""
+        return batch_id in self._snapshots()
+
+    def before(self, batch_id: int) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+        """The rows emitted up to the batch before ``batch_id``."""
+        earlier = [b for b in self._snapshots() if b < batch_id]
+        if not earlier:
+            return {}
+        with open(self.directory / f"{earlier[-1]}.state", "rb") as f:
+            return dict(pickle.load(f))
+
+    def save(self, batch_id: int, rows: dict[tuple[Any, ...], tuple[Any, ...]]) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.directory / f".{batch_id}.state.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(rows, f)
+        os.replace(tmp, self.directory / f"{batch_id}.state")
+        for old in self._snapshots()[:-2]:
+            (self.directory / f"{old}.state").unlink(missing_ok=True)
+
+
+# -- the sinks, per micro-batch -------------------------------------------------------------------
+def write_batch(insert: StreamingInsert, df: Any, batch_id: int, state_dir: Path,
+                out: Callable[[str], None] = print) -> int:
+    """Write one micro-batch (``df``, a batch DataFrame) into the insert's sink; the rows
+    written. An updating query's rows become Flink's changelog (``print``: its lines)."""
+    if insert.output_mode != "update":
+        return connectors.write_table(df, insert.table)
+    state = ChangelogState(state_dir)
+    if state.done(batch_id):
+        return 0  # emitted before the failure that runs this batch again
+    emitted = state.before(batch_id)
+    changes = changelog(emitted, [tuple(r) for r in df.collect()], insert.key_positions)
+    if insert.table.connector == "print":
+        prefix = print_prefix(insert.table.options.get("print-identifier", ""), 0, 1)
+        for kind, row in changes:
+            out(prefix + format_row(list(row), kind))
+    state.save(batch_id, emitted)
+    return len(changes)

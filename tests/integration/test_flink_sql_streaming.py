@@ -1,0 +1,271 @@
+"""Flink SQL in STREAMING mode on a real session: an INSERT runs as a streaming job of the
+session (RUNNING until cancelled, or FINISHED when its sources are bounded); a TUMBLE window
+count over CSV files dropped into a monitored directory, each window once after the watermark
+passed it; an updating GROUP BY refused into a filesystem sink and printed as Flink's changelog
+into a print sink."""
+
+from __future__ import annotations
+
+import collections
+import csv
+import datetime as dt
+import re
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import sessioncluster
+from sessioncluster.client.session import SqlExecutionException
+from sessioncluster.common import RuntimeExecutionMode
+from sessioncluster.graph.lifecycle import JobStatus
+
+pytestmark = pytest.mark.integration
+
+STREAMING = RuntimeExecutionMode.STREAMING
+T0 = dt.datetime(2026, 11, 26, 8, 0, 0)
+
+
+def sql(session: sessioncluster.Session, statement: str) -> sessioncluster.client.session.SqlStatementResult:
+    return session.execute_sql(statement, runtime_mode=STREAMING)
+
+
+def wait_for(what: Callable[[], object], timeout: float = 240.0) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = what()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"not reached within {timeout} s: {what}")
+
+
+def sink_rows(directory: Path) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith((".", "_")):
+            with open(path, newline="") as f:
+                rows += [r for r in csv.reader(f) if r]
+    return rows
+
+
+def status(session: sessioncluster.Session, job_id: str) -> JobStatus:
+    return session.job(job_id).get_job_status()
+
+
+def test_tumble_window_count_over_a_monitored_directory(session, tmp_path: Path) -> None:
+    source, sink = tmp_path / "events", tmp_path / "counts"
+    source.mkdir()
+    sink.mkdir()
+    sql(session, "DROP TABLE IF EXISTS events")
+    sql(session, "DROP TABLE IF EXISTS window_counts")
+    sql(session, f"""
+        CREATE TABLE events (ts TIMESTAMP(3), word STRING,
+            WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+        WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv',
+              'source.monitor-interval' = '1s')""")
+    sql(session, f"""
+        CREATE TABLE window_counts (window_start TIMESTAMP(3), window_end TIMESTAMP(3),
+            word STRING, cnt BIGINT)
+        WITH ('connector' = 'filesystem', 'path' = '{sink}', 'format' = 'csv')""")
+    result = sql(session, """
+        INSERT INTO window_counts
+        SELECT window_start, window_end, word, COUNT(*) AS cnt
+        FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECONDS))
+        GROUP BY window_start, window_end, word""")
+    job_id = result.job_id
+    assert result.columns == ["default_catalog.default_database.window_counts"]
+    assert status(session, job_id) is JobStatus.RUNNING
+    names = [v.name for v in session.job(job_id).details().vertices]
+    assert names == ["Source: events", "Calc -> Sink: window_counts"]
+
+    events: list[tuple[dt.datetime, str]] = []
+    for k in range(4):  # file k: events of window k (seconds 10k..10k+9); watermark in it
+        batch = [(T0 + dt.timedelta(seconds=10 * k + s), w)
+                 for s, w in ((1, "a"), (3, "b"), (4, "a"), (8, "a") if k % 2 else (9, "b"))]
+        events += batch
+        tmp = source / f".f{k}.csv"
+        tmp.write_text("".join(f"{t:%Y-%m-%d %H:%M:%S},{w}\n" for t, w in batch))
+        tmp.rename(source / f"f{k}.csv")
+        if k:  # window k-1 is emitted once the watermark (in window k) passed its end
+            wait_for(lambda k=k: {r[0] for r in sink_rows(sink)}
+                     >= {f"{T0 + dt.timedelta(seconds=10 * (k - 1)):%Y-%m-%d %H:%M:%S}"})
+
+    expected = collections.Counter()
+    for t, w in events:
+        start = T0 + dt.timedelta(seconds=(t - T0).seconds // 10 * 10)
+        if start < T0 + dt.timedelta(seconds=30):  # window 3 is still open
+            expected[(f"{start:%Y-%m-%d %H:%M:%S}",
+                      f"{start + dt.timedelta(seconds=10):%Y-%m-%d %H:%M:%S}", w)] += 1
+    time.sleep(3)  # later micro-batches emit nothing more
+    got = sink_rows(sink)
+    assert sorted((s, e, w, int(c)) for s, e, w, c in got) == \
+        sorted((*key, n) for key, n in expected.items())  # each window once
+
+    session.job(job_id).cancel()
+    wait_for(lambda: status(session, job_id) is JobStatus.CANCELED, 60)
+
+
+def test_updating_group_by_into_a_filesystem_sink_is_refused(session, tmp_path: Path) -> None:
+    sql(session, "DROP TABLE IF EXISTS words_src")
+    sql(session, "DROP TABLE IF EXISTS word_totals")
+    (tmp_path / "in").mkdir()
+    sql(session, f"""CREATE TABLE words_src (word STRING) WITH ('connector' = 'filesystem',
+        'path' = '{tmp_path / "in"}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql(session, f"""CREATE TABLE word_totals (word STRING, cnt BIGINT) WITH (
+        'connector' = 'filesystem', 'path' = '{tmp_path / "out"}', 'format' = 'csv')""")
+    with pytest.raises(SqlExecutionException) as failure:
+        sql(session, "INSERT INTO word_totals SELECT word, COUNT(*) AS cnt FROM words_src "
+                     "GROUP BY word")
+    assert ("Table sink 'default_catalog.default_database.word_totals' doesn't support "
+            "consuming update changes which is produced by node GroupAggregate(groupBy=[word]"
+            in str(failure.value))
+    with pytest.raises(SqlExecutionException, match="issue 28"):
+        sql(session, "SELECT word FROM words_src")
+
+
+def test_updating_group_by_into_print_emits_flinks_changelog(session, sc_home: Path,
+                                                             tmp_path: Path) -> None:
+    source = tmp_path / "words"
+    source.mkdir()
+    sql(session, "DROP TABLE IF EXISTS words")
+    sql(session, "DROP TABLE IF EXISTS printed_counts")
+    sql(session, f"""CREATE TABLE words (word STRING) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql(session, """CREATE TABLE printed_counts (word STRING, cnt BIGINT)
+        WITH ('connector' = 'print', 'print-identifier' = 'wc-changelog')""")
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+    job_id = sql(session, "INSERT INTO printed_counts SELECT word, COUNT(*) FROM words "
+                          "GROUP BY word").job_id
+
+    def printed() -> list[str]:
+        return [line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                if line.startswith("wc-changelog> ")]
+
+    (source / "a.csv").write_text("x\ny\n")
+    wait_for(lambda: len(printed()) >= 2)
+    (source / "b.csv").write_text("x\n")
+    wait_for(lambda: len(printed()) >= 4)
+    (source / "c.csv").write_text("x\nz\n")
+    wait_for(lambda: len(printed()) >= 7)
+    time.sleep(2)
+    got = printed()
+    assert sorted(got[:2]) == ["+I[x, 1]", "+I[y, 1]"]
+    assert got[2:4] == ["-U[x, 1]", "+U[x, 2]"]
+    assert sorted(got[4:]) == sorted(["-U[x, 2]", "+U[x, 3]", "+I[z, 1]"])
+    assert got[4:].index("-U[x, 2]") < got[4:].index("+U[x, 3]")
+    session.job(job_id).cancel()
+    wait_for(lambda: status(session, job_id) is JobStatus.CANCELED, 60)
+
+
+def test_bounded_datagen_insert_finishes_with_every_row(session, tmp_path: Path) -> None:
+    sink = tmp_path / "generated"
+    sql(session, "DROP TABLE IF EXISTS gen")
+    sql(session, "DROP TABLE IF EXISTS gen_sink")
+    sql(session, """CREATE TABLE gen (id BIGINT, v INT) WITH ('connector' = 'datagen',
+        'number-of-rows' = '1234', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1',
+        'fields.id.end' = '100000', 'fields.v.min' = '0', 'fields.v.max' = '9')""")
+    sql(session, f"""CREATE TABLE gen_sink (id BIGINT, v INT) WITH ('connector' =
+        'filesystem', 'path' = '{sink}', 'format' = 'csv')""")
+    result = sql(session, "INSERT INTO gen_sink SELECT id, v FROM gen WHERE v >= 0")
+    session.job(result.job_id).wait(240)
+    assert status(session, result.job_id) is JobStatus.FINISHED
+    ids = sorted(int(r[0]) for r in sink_rows(sink))
+    assert ids == list(range(1, 1235))
+    sink_vertex = session.job(result.job_id).details().vertices[-1]
+    assert (sink_vertex.name, sink_vertex.records_in) == ("Calc -> Sink: gen_sink", 1234)
+
+
+def test_stop_with_savepoint_then_the_same_insert_resumes_its_state(session, sc_home: Path,
+                                                                     tmp_path: Path) -> None:
+    source = tmp_path / "sp_words"
+    source.mkdir()
+    sql(session, "DROP TABLE IF EXISTS sp_words")
+    sql(session, "DROP TABLE IF EXISTS sp_counts")
+    sql(session, f"""CREATE TABLE sp_words (word STRING) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql(session, """CREATE TABLE sp_counts (word STRING, cnt BIGINT)
+        WITH ('connector' = 'print', 'print-identifier' = 'sp-changelog')""")
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+    insert = "INSERT INTO sp_counts SELECT word, COUNT(*) FROM sp_words GROUP BY word"
+
+    def printed() -> list[str]:
+        return [line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                if line.startswith("sp-changelog> ")]
+
+    first = sql(session, insert).job_id
+    (source / "a.csv").write_text("x\nx\n")
+    wait_for(lambda: printed() == ["+I[x, 2]"])
+    path = session.job(first).stop_with_savepoint(
+        savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
+    assert status(session, first) is JobStatus.FINISHED
+
+    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
+    try:
+        second = sql(session, insert).job_id
+    finally:
+        sql(session, "RESET 'execution.savepoint.path'")
+    (source / "b.csv").write_text("x\n")  # a.csv is not read again: its offsets were saved
+    wait_for(lambda: len(printed()) >= 3)
+    time.sleep(2)
+    assert printed() == ["+I[x, 2]", "-U[x, 2]", "+U[x, 3]"]
+
+    with pytest.raises(SqlExecutionException, match="state.savepoints.dir"):
+        sql(session, f"STOP JOB '{second}' WITH SAVEPOINT")
+    sql(session, f"SET 'state.savepoints.dir' = '{tmp_path / 'sql-savepoints'}'")
+    try:
+        stopped = sql(session, f"STOP JOB '{second}' WITH SAVEPOINT")
+    finally:
+        sql(session, "RESET 'state.savepoints.dir'")
+    assert stopped.columns == ["savepoint path"]
+    location = Path(stopped.table.to_pylist()[0]["savepoint path"])
+    assert location.parent == tmp_path / "sql-savepoints" and (location / "_metadata.json").exists()
+    assert status(session, second) is JobStatus.FINISHED
+
+
+def test_statement_set_of_a_legacy_tumble_and_a_hop_window(session, sc_home: Path,
+                                                           tmp_path: Path) -> None:
+    """One job, two INSERTs: GROUP BY TUMBLE(...) into files, a HOP window TVF into print;
+    the windows the watermark passed are emitted, the open ones are not."""
+    source, sink = tmp_path / "clicks", tmp_path / "tumbled"
+    source.mkdir()
+    for name in ("clicks", "tumbled", "hopped"):
+        sql(session, f"DROP TABLE IF EXISTS {name}")
+    sql(session, f"""
+        CREATE TABLE clicks (ts TIMESTAMP(3), user_name STRING,
+            WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+        WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv',
+              'source.monitor-interval' = '1s')""")
+    sql(session, f"""CREATE TABLE tumbled (w TIMESTAMP(3), cnt BIGINT) WITH (
+        'connector' = 'filesystem', 'path' = '{sink}', 'format' = 'csv')""")
+    sql(session, """CREATE TABLE hopped (window_start TIMESTAMP(3), cnt BIGINT)
+        WITH ('connector' = 'print', 'print-identifier' = 'hop-windows')""")
+    result = sql(session, """
+        EXECUTE STATEMENT SET BEGIN
+        INSERT INTO tumbled SELECT TUMBLE_START(ts, INTERVAL '10' SECOND), COUNT(*) FROM clicks
+            GROUP BY TUMBLE(ts, INTERVAL '10' SECOND);
+        INSERT INTO hopped SELECT window_start, COUNT(*) FROM TABLE(HOP(TABLE clicks,
+            DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+            GROUP BY window_start, window_end;
+        END""")
+    assert result.columns == ["default_catalog.default_database.tumbled",
+                              "default_catalog.default_database.hopped"]
+    seconds = [1, 3, 4, 8, 25]
+    (source / "c.csv").write_text("".join(
+        f"{T0 + dt.timedelta(seconds=s):%Y-%m-%d %H:%M:%S},u{s}\n" for s in seconds))
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+
+    def printed() -> list[str]:
+        # Flink's print prefix: "hop-windows:<subtask>> " when the sink has several subtasks
+        return [line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                if re.match(r"hop-windows(:\d+)?> ", line)]
+
+    wait_for(lambda: len(printed()) >= 3 and sink_rows(sink))
+    time.sleep(3)
+    assert sink_rows(sink) == [[f"{T0:%Y-%m-%d %H:%M:%S}", "4"]]
+    day = f"{T0:%Y-%m-%d}"
+    assert sorted(printed()) == [f"+I[{day}T07:59:55, 3]", f"+I[{day}T08:00, 4]",
+                                 f"+I[{day}T08:00:05, 1]"]
+    session.job(result.job_id).cancel()
+    wait_for(lambda: status(session, result.job_id) is JobStatus.CANCELED, 60)

@@ -1,0 +1,132 @@
+"""The pure parts of Flink SQL in STREAMING mode: watermark delays, which queries Flink calls
+updating (and the node it names), the changelog of an updating query and its per-batch state,
+and the window struct a streaming window aggregation groups by."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
+from sessioncluster.spark.flinksql.planner import to_spark_sql
+from sessioncluster.spark.flinksql.statements import Query, parse_statements
+from sessioncluster.spark.flinksql.streaming import (
+    ChangelogState,
+    changelog,
+    key_positions,
+    updating_node,
+    watermark_delay_ms,
+)
+
+
+def query(text: str):
+    statement = parse_statements(text)[0]
+    assert isinstance(statement, Query)
+    return statement.ast
+
+
+def bids(watermark: str | None = "ts - INTERVAL '5' SECOND") -> CatalogTable:
+    columns = [Column("ts", "TIMESTAMP(3)"), Column("item", "STRING"), Column("price", "INT")]
+    spec = WatermarkSpec("ts", watermark) if watermark is not None else None
+    return CatalogTable("Bid", columns, {"connector": "filesystem"}, spec)
+
+
+@pytest.mark.parametrize("expression, ms", [
+    ("ts - INTERVAL '5' SECOND", 5000), ("ts - INTERVAL '2' MINUTE", 120_000), ("ts", 0),
+    ("ts - INTERVAL '0.5' SECOND", 500)])
+def test_watermark_delay(expression: str, ms: int) -> None:
+    assert watermark_delay_ms(bids(expression)) == ms
+
+
+def test_no_watermark_and_an_unsupported_strategy() -> None:
+    assert watermark_delay_ms(bids(None)) is None
+    with pytest.raises(FlinkSqlError, match="bounded out-of-orderness"):
+        watermark_delay_ms(bids("ts + INTERVAL '5' SECOND"))
+
+
+@pytest.mark.parametrize("text", [
+    "SELECT item, price FROM Bid WHERE price > 2",
+    "SELECT window_start, window_end, COUNT(*) FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(ts), "
+    "INTERVAL '10' MINUTES)) GROUP BY window_start, window_end",
+    "SELECT TUMBLE_START(ts, INTERVAL '1' MINUTE), COUNT(*) FROM Bid "
+    "GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE)",
+    "SELECT item, SUM(price) OVER (PARTITION BY item ORDER BY ts) FROM Bid"])
+def test_append_only_queries(text: str) -> None:
+    assert updating_node(query(text)) is None
+
+
+def test_a_group_aggregate_is_updating_with_flinks_node_name() -> None:
+    assert updating_node(query("SELECT item, COUNT(*) AS cnt FROM Bid GROUP BY item")) == \
+        "GroupAggregate(groupBy=[item], select=[item, COUNT(*) AS cnt])"
+    assert updating_node(query("SELECT COUNT(*) FROM Bid")) == "GroupAggregate(select=[COUNT(*)])"
+    assert updating_node(query("SELECT DISTINCT item FROM Bid")) is not None
+
+
+def test_key_positions_are_the_columns_without_aggregates() -> None:
+    assert key_positions(query("SELECT item, COUNT(*), price FROM Bid GROUP BY item, price")) \
+        == [0, 2]
+
+
+def test_changelog_inserts_then_retracts_and_updates() -> None:
+    emitted: dict = {}
+    assert changelog(emitted, [("x", 1), ("y", 1)], [0]) == [("+I", ("x", 1)), ("+I", ("y", 1))]
+    assert changelog(emitted, [("x", 2), ("y", 1)], [0]) == [("-U", ("x", 1)), ("+U", ("x", 2))]
+    assert emitted == {("x",): ("x", 2), ("y",): ("y", 1)}
+
+
+def test_changelog_state_per_batch(tmp_path: Path) -> None:
+    state = ChangelogState(tmp_path / "changelog")
+    assert state.before(0) == {} and not state.done(0)
+    state.save(0, {("x",): ("x", 1)})
+    state.save(1, {("x",): ("x", 2)})
+    assert state.done(1)
+    assert state.before(1) == {("x",): ("x", 1)}  # batch 1 run again starts from batch 0's
+    state.save(2, {("x",): ("x", 3)})
+    state.save(3, {("x",): ("x", 4)})
+    assert sorted(p.name for p in (tmp_path / "changelog").iterdir()) == ["2.state", "3.state"]
+
+
+def test_streaming_window_aggregation_groups_by_the_window_struct() -> None:
+    tvf = query("SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(ts), "
+                "INTERVAL '10' MINUTES)) GROUP BY window_start, window_end")
+    streaming = to_spark_sql(tvf, {"Bid": bids()}, streaming=True)
+    assert "__w AS __window0" in streaming and "GROUP BY window_start, window_end, __window0" \
+        in streaming
+    assert "__window" not in to_spark_sql(tvf, {"Bid": bids()})
+    legacy = query("SELECT COUNT(*) FROM Bid GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE), item")
+    assert "GROUP BY __s0, __e0, __w, item" in to_spark_sql(legacy, {"Bid": bids()},
+                                                           streaming=True)
+
+
+def test_streaming_session_windows_are_refused_by_name() -> None:
+    session = query("SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE Bid, DESCRIPTOR(ts), "
+                    "INTERVAL '5' MINUTES)) GROUP BY window_start, window_end")
+    with pytest.raises(FlinkSqlError, match="SESSION windows"):
+        to_spark_sql(session, {"Bid": bids()}, streaming=True)
+
+
+def test_stop_job_goes_to_the_dispatcher_with_the_savepoint_directory() -> None:
+    from sessioncluster.spark.flinksql.statements import StopJob
+    from sessioncluster.spark.flinksql.streaming import stop_job
+
+    job = "0" * 32
+    assert stop_job(StopJob(job), {}).stop_job == (job, None)
+    assert stop_job(StopJob(job, with_savepoint=True), {"state.savepoints.dir": "/sp"}).stop_job \
+        == (job, "/sp")
+    with pytest.raises(FlinkSqlError, match="state.savepoints.dir"):
+        stop_job(StopJob(job, with_savepoint=True), {})
+
+
+def test_a_statement_sets_vertices_sources_then_one_per_insert() -> None:
+    from sessioncluster.jobmanager.streamingsqljob import statement_vertices
+    from sessioncluster.spark.flinksql.streaming import StreamingInsert, StreamingStatementJob
+
+    sink = CatalogTable("out", [Column("n", "BIGINT")], {"connector": "print"})
+    job = StreamingStatementJob("insert", lambda: None, [], [
+        StreamingInsert(sink, None, "append", [], ["a", "b"]),
+        StreamingInsert(sink, None, "update", [0], ["b"])])
+    shape = [(v.name, sorted(inputs)) for v, inputs in statement_vertices(job)]
+    assert shape == [("Source: a", []), ("Source: b", []),
+                     ("Calc -> Sink: out", ["source-a", "source-b"]),
+                     ("GroupAggregate -> Sink: out", ["source-b"])]
