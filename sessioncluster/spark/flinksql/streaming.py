@@ -18,9 +18,11 @@ update) needs the row emitted before. :class:`ChangelogState` keeps the last emi
 on the JobManager (where the print sink's rows are collected anyway), written per batch id
 next to the query's checkpoint: a micro-batch Spark runs again after a failure finds the state
 of the batch before it and emits the same lines once. (transformWithStateInPandas after the
-aggregation would keep it in the state store, but Spark 4 refuses a stateful operator after an
-aggregation in ``update`` mode.) Several updates of one key within one micro-batch are one
-``-U``/``+U`` pair here; Flink emits each.
+aggregation would keep it in the state store, but Spark chains stateful operators in ``append``
+mode only: its UnsupportedOperationChecker refuses one after a streaming aggregation in
+``update`` mode; apache/spark PR 55250 proposed lifting this and was closed.)
+Several updates of one key within one micro-batch are one ``-U``/``+U`` pair here; Flink emits
+each.
 
 Window aggregations (window TVFs, the legacy ``GROUP BY TUMBLE``) run in ``append`` mode and emit
 a window once the watermark passes its end.
