@@ -68,10 +68,12 @@ weighted_sum = udaf(WeightedSum(), result_type="DOUBLE", accumulator_type="ARRAY
 
 
 @pytest.fixture
-def t_env(session) -> TableEnvironment:
+def t_env(session) -> Iterator[TableEnvironment]:
     env = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
     env.get_config().set("pipeline.global-job-parameters", "factor:3")
-    return env
+    yield env
+    for name in env.list_user_defined_functions():  # the shared catalog: leave no `split` behind
+        env.drop_temporary_system_function(name)
 
 
 @pytest.fixture

@@ -58,6 +58,8 @@ class FlinkSqlPlanner:
         self.functions = FunctionCatalog(spark)
         #: catalog scope -> its (tables, views); "" is the session's shared catalog
         self._catalogs = {"": (self.tables, self.views)}
+        #: catalog scope -> its Python functions
+        self._function_catalogs = {"": self.functions}
         self._lock = threading.RLock()
 
     # -- the one entry point ----------------------------------------------------------------
@@ -83,6 +85,8 @@ class FlinkSqlPlanner:
         scope = (configuration or {}).get(CATALOG_SCOPE, "")
         with self._lock:
             self.tables, self.views = self._catalogs.setdefault(scope, ({}, {}))
+            self.functions = self._function_catalogs.setdefault(
+                scope, FunctionCatalog(self.spark, scope))
             if isinstance(statement, CreateFunction):
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})

@@ -19,6 +19,7 @@ of it are renamed in the query (Flink lets a temporary system function shadow a 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import pickle
 import secrets
@@ -93,11 +94,18 @@ def load_wrapper(statement: CreateFunction, payload: bytes) -> UserDefinedFuncti
 
 
 class FunctionCatalog:
-    """The session's Python functions, by lower-case name."""
+    """The Python functions of one catalog scope, by lower-case name.
 
-    def __init__(self, spark: Any) -> None:
+    The session's shared catalog (``scope`` "") registers a function under its own name where
+    Spark has none of that name; another scope (a program under ``sessioncluster run``, whose
+    TableEnvironment has a catalog of its own as in Flink) always under a name of its own, so
+    that its functions neither see nor shadow those of other scopes."""
+
+    def __init__(self, spark: Any, scope: str = "") -> None:
         self.spark = spark
         self.functions: dict[str, CatalogFunction] = {}
+        self._prefix = (f"__flink_udf_{hashlib.sha1(scope.encode()).hexdigest()[:12]}_"
+                        if scope else "")
 
     def create(self, statement: CreateFunction, payload: bytes,
                options: dict[str, str]) -> None:
@@ -113,6 +121,8 @@ class FunctionCatalog:
                                               None if payload else statement.class_name)
 
     def _spark_name(self, name: str) -> str:
+        if self._prefix:
+            return self._prefix + name
         if self.spark.catalog.functionExists(name):  # a built-in one of Spark's
             return f"__flink_udf_{name}"
         return name
