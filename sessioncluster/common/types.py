@@ -168,3 +168,13 @@ def _make_row(fields: list[str] | None, values: list[Any], row_kind: RowKind) ->
         row.set_field_names(fields)
     row.set_row_kind(row_kind)
     return row
+
+
+def rows_as_tuples(value: Any) -> Any:
+    """``value`` with every :class:`Row` in it (nested in rows and lists too) as a tuple, as
+    Arrow and Spark take a struct."""
+    if isinstance(value, Row):
+        return tuple(rows_as_tuples(v) for v in value)
+    if isinstance(value, list):
+        return [rows_as_tuples(v) for v in value]
+    return value

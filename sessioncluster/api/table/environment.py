@@ -15,7 +15,7 @@ from typing import Any, Iterable, Protocol, Sequence
 
 from ...common.configuration import Configuration
 from ...common.execution_mode import RuntimeExecutionMode
-from ...common.types import Row
+from ...common.types import Row, rows_as_tuples
 from .descriptor import TableDescriptor
 from .expressions import quote_identifier, quote_path, quote_string
 from .result import DEFAULT_MAX_COLUMN_WIDTH, TableResult, TableSchema
@@ -423,13 +423,5 @@ def _element_columns(rows: list[Any], names: list[str]) -> list[list[Any]]:
             raise ValueError(f"from_elements: the element {r!r} has {len(values)} fields; the "
                              f"schema has {len(names)}: {names}")
         for column, v in zip(columns, values):
-            column.append(_arrow_value(v))
+            column.append(rows_as_tuples(v))
     return columns
-
-
-def _arrow_value(v: Any) -> Any:
-    if isinstance(v, Row):
-        return tuple(_arrow_value(x) for x in v)
-    if isinstance(v, list):
-        return [_arrow_value(x) for x in v]
-    return v

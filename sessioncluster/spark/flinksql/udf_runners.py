@@ -15,7 +15,7 @@ import decimal
 from typing import Any, Iterator
 
 from ...api.table.udf import AggregateFunction, FunctionContext, UserDefinedFunction
-from ...common.types import Row
+from ...common.types import Row, rows_as_tuples
 
 #: the opened function of each registration, per Python worker (token -> function)
 _OPENED: dict[str, UserDefinedFunction] = {}
@@ -66,13 +66,8 @@ class _Runner:
         return function
 
 
-def to_spark(value: Any) -> Any:
-    """A Flink value as Spark takes it: a ``Row`` as a tuple (nested ones too)."""
-    if isinstance(value, Row):
-        return tuple(to_spark(v) for v in value)
-    if isinstance(value, list):
-        return [to_spark(v) for v in value]
-    return value
+#: a Flink value as Spark takes it: a ``Row`` as a tuple (nested ones too)
+to_spark = rows_as_tuples
 
 
 def from_spark(value: Any) -> Any:
