@@ -139,15 +139,19 @@ def test_protocol_abuse_is_dropped_and_never_unpickled(session, tmp_path: Path, 
     evil = [[DELIM, b"", evil_header, evil_body],
             [DELIM, b"f" * 64, evil_header, evil_body],
             [DELIM, MessageSigner("wrong").sign(evil_header, evil_body), evil_header, evil_body]]
-    tm = session.status().taskmanagers[0]
-    ipc = f"ipc://{runtime_dir()}/tm-{tm.daemon_pid}.ipc"
-    targets = [session.info.dispatcher, session.info.resourcemanager, ipc]
+    # a TaskManager whose daemon listens (after the kills above, a listed TaskManager's daemon
+    # may be gone until its heartbeat times out: a DEALER with no peer would block on send)
+    ipc = wait_until(lambda: next((path for tm in session.status().taskmanagers
+                                   if os.path.exists(path := f"{runtime_dir()}/tm-{tm.daemon_pid}.ipc")),
+                                  None), timeout=90, what="a TaskManager daemon's socket")
+    targets = [session.info.dispatcher, session.info.resourcemanager, f"ipc://{ipc}"]
     ctx = zmq.Context.instance()
     sent = 0
     t0 = time.monotonic()
     for endpoint in targets:
         sock = ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 2000)
+        sock.setsockopt(zmq.SNDTIMEO, 10_000)  # zmq.Again, never a hang, if the peer goes away
         sock.connect(endpoint)
         for frames in [*evil, *_frames(session, rng)]:
             sock.send_multipart(frames)
