@@ -31,6 +31,20 @@ def sql(session: sessioncluster.Session, statement: str) -> sessioncluster.clien
     return session.execute_sql(statement, runtime_mode=STREAMING)
 
 
+def table_names(session: sessioncluster.Session) -> set[str]:
+    return set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
+
+
+@pytest.fixture(autouse=True)
+def drop_new_tables(session: sessioncluster.Session) -> object:
+    """The catalog is the shared session's: a table left here (``words``) would shadow a later
+    test's view of the same name."""
+    before = table_names(session)
+    yield
+    for name in table_names(session) - before:
+        session.execute_sql(f"DROP TABLE IF EXISTS `{name}`")
+
+
 def wait_for(what: Callable[[], object], timeout: float = 240.0) -> object:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
