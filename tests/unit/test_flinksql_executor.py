@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import sqlglot
 
-from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner, window_bound_types
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 
 
@@ -145,3 +146,13 @@ def test_a_catalog_scope_has_tables_of_its_own(planner) -> None:
     shared = {r[0] for r in rows(planner, "SHOW TABLES")}
     assert "orders" in shared
     assert "t" in shared
+
+
+def test_a_select_star_over_a_subquery_keeps_its_window_bounds_timestamp_3() -> None:
+    # the Table API's order_by wraps the windowed query: Flink prints its bounds as TIMESTAMP(3)
+    ordered = sqlglot.parse_one(
+        "SELECT * FROM (SELECT window_start AS ws, COUNT(*) AS n FROM t GROUP BY window_start) "
+        "AS q ORDER BY ws", read="spark")
+    assert window_bound_types(ordered, ["TIMESTAMP(6)", "BIGINT"]) == ["TIMESTAMP(3)", "BIGINT"]
+    joined = sqlglot.parse_one("SELECT * FROM (SELECT window_start FROM t) AS a, u", read="spark")
+    assert window_bound_types(joined, ["TIMESTAMP(6)"]) == ["TIMESTAMP(6)"]

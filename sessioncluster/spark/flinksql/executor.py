@@ -400,9 +400,15 @@ def with_flink_types(frame: Any, table: CatalogTable) -> Any:
 def window_bound_types(query: Any, types: list[str]) -> list[str]:
     """``types`` of a query's columns as Flink types them where Spark's differ: its window
     bounds (``window_start``, ``w.start``, ``TUMBLE_END(...)``, however aliased) are
-    ``TIMESTAMP(3)``, a SUM of a DECIMAL(p, s) is DECIMAL(38, s)."""
-    if not isinstance(query, exp.Select) or any(isinstance(p, exp.Star) or p.is_star
-                                                for p in query.selects):
+    ``TIMESTAMP(3)``, a SUM of a DECIMAL(p, s) is DECIMAL(38, s). A ``SELECT *`` over one
+    subquery (the Table API's ``order_by``, ``limit``, ``where``) types as its subquery."""
+    if not isinstance(query, exp.Select):
+        return types
+    if any(isinstance(p, exp.Star) or p.is_star for p in query.selects):
+        from_ = query.args.get("from_")
+        if (len(query.selects) == 1 and from_ is not None and not query.args.get("joins")
+                and isinstance(from_.this, exp.Subquery)):
+            return window_bound_types(from_.this.this, types)
         return types
     out = list(types)
     for i, projection in enumerate(query.selects[: len(out)]):
