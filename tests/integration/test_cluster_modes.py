@@ -147,7 +147,9 @@ def test_per_job_cluster_of_a_failing_program_is_gone_too(program: Path, sc_home
 
 @pytest.mark.parametrize("sig", [
     full_only(signal.SIGINT, "the client maps SIGTERM to the same interrupt as Ctrl-C"),
-    signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
+    full_only(signal.SIGTERM, "SIGTERM mid-start is test_per_job_client_interrupted_while_its_"
+              "cluster_starts_leaves_nothing; the same stop path"),
+    signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_per_job_cluster_is_stopped_when_the_client_is_interrupted(
         program: Path, sig: signal.Signals) -> None:
     """Ctrl-C or SIGTERM: the client stops its cluster on the way out; SIGKILL: the
