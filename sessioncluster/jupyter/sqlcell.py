@@ -15,6 +15,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from IPython.core.error import UsageError
+
 from .sqlresult import DEFAULT_MAX_ROWS, LiveResult
 
 if TYPE_CHECKING:
@@ -42,7 +44,7 @@ def result_mode(options: LiveOptions, updating: bool) -> str:
     of an updating query fails, as Flink's append-only sinks refuse update changes."""
     mode = options.mode or ("table" if updating else "append")
     if mode == "append" and updating:
-        raise ValueError("--mode append shows an append-only query, and this query produces "
+        raise UsageError("%%flink_sql: --mode append shows an append-only query, and this query produces "
                          "update changes (a GROUP BY without a window): use --mode table or "
                          "--mode changelog")
     return mode
@@ -75,10 +77,14 @@ def show_live_result(session: "Session", outcome: "SqlStatementResult", options:
                      in_kernel: bool) -> LiveResult:
     """Show the streaming query's result live until its job ends or the cell is interrupted
     (the job is then cancelled); the result as last shown."""
-    mode = result_mode(options, outcome.live == "update")
+    client = session.job(outcome.job_id)
+    try:
+        mode = result_mode(options, outcome.live == "update")
+    except UsageError:
+        client.cancel()  # the job runs already: nobody would read its result
+        raise
     view = LiveResult(outcome.columns, outcome.column_types, mode, options.max_rows,
                       options.template)
-    client = session.job(outcome.job_id)
     stream = client.stream()
     out = _Output(in_kernel)
     out.show(view, "RUNNING", update=False)

@@ -117,6 +117,13 @@ def test_a_streaming_select_plans_a_collect_job(planner, tmp_path: Path) -> None
     bounded = planner.plan("SELECT product, SUM(qty) FROM orders GROUP BY product", "STREAMING")
     assert isinstance(bounded.job, StreamingStatementJob) and bounded.job.bounded
     assert not is_updating(bounded.job)  # read once: its final rows, each +I
+    named = planner.plan("SELECT word FROM words", "STREAMING",
+                         {"pipeline.name": "live words", "parallelism.default": "3"}).job
+    assert isinstance(named, StreamingStatementJob) and named.name == "live words"
+    session = named.inserts[0].frame.sparkSession
+    assert session.conf.get("spark.sql.shuffle.partitions") == "3"
+    with pytest.raises(FlinkSqlError, match="parallelism.default must be a positive integer"):
+        planner.plan("SELECT word FROM words", "STREAMING", {"parallelism.default": "0"})
 
 
 def test_set_reset_and_the_runtime_mode(planner) -> None:

@@ -121,3 +121,30 @@ def test_substitute_kernel_variables() -> None:
     assert substitute("SELECT MAP['{', 1]", ns) == "SELECT MAP['{', 1]"
     with pytest.raises(NameError, match="no variable 'missing'.*--no-substitute"):
         substitute("SELECT {missing}", ns)
+
+
+def test_result_mode_defaults_and_append_of_an_updating_query() -> None:
+    from IPython.core.error import UsageError
+
+    from sessioncluster.jupyter.sqlcell import LiveOptions, result_mode
+
+    assert result_mode(LiveOptions(), updating=True) == "table"
+    assert result_mode(LiveOptions(), updating=False) == "append"
+    assert result_mode(LiveOptions("changelog"), updating=True) == "changelog"
+    with pytest.raises(UsageError, match="--mode table or --mode changelog"):
+        result_mode(LiveOptions("append"), updating=True)
+
+
+def test_cell_flags_become_flink_options() -> None:
+    import argparse
+
+    from IPython.core.error import UsageError
+
+    from sessioncluster.jupyter.magics import cell_configuration
+
+    args = argparse.Namespace(parallelism=3, job_name="live counts")
+    assert cell_configuration(args) == {"parallelism.default": "3",
+                                        "pipeline.name": "live counts"}
+    assert cell_configuration(argparse.Namespace(parallelism=None, job_name=None)) == {}
+    with pytest.raises(UsageError, match="at least 1"):
+        cell_configuration(argparse.Namespace(parallelism=0, job_name=None))

@@ -66,9 +66,17 @@ class FlinkSqlPlanner:
     def plan(self, text: str, runtime_mode: str = "BATCH",
              configuration: dict[str, str] | None = None,
              function: bytes = b"") -> StatementOutcome:
-        """Plan one statement: rows to answer with now, or the job that runs it;
-        ``function`` is the pickled Python function of a ``CREATE FUNCTION`` sent by
-        ``create_temporary_system_function``."""
+        """Plan one statement: rows to answer with now, or the job that runs it (named
+        ``pipeline.name`` when set, as Flink names a SQL job); ``function`` is the pickled
+        Python function of a ``CREATE FUNCTION`` sent by ``create_temporary_system_function``."""
+        outcome = self._plan_text(text, runtime_mode, configuration, function)
+        name = (configuration or {}).get("pipeline.name") or self.options.get("pipeline.name")
+        if outcome.job is not None and name:
+            outcome.job.name = name
+        return outcome
+
+    def _plan_text(self, text: str, runtime_mode: str, configuration: dict[str, str] | None,
+                   function: bytes) -> StatementOutcome:
         statements = parse_statements(text)
         if len(statements) != 1:
             raise FlinkSqlError(f"execute_sql takes one statement; this text has "

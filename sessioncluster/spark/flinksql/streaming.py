@@ -100,7 +100,8 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
                  configuration: dict[str, str]) -> StreamingStatementJob:
     """Plan a streaming INSERT / statement set: each query as a DataFrame of a new streaming
     session, checked against its sink (an updating query into an append-only sink fails)."""
-    session, read, bounded = _streaming_session(spark, tables, [i.query for i in inserts])
+    session, read, bounded = _streaming_session(spark, tables, [i.query for i in inserts],
+                                                configuration)
     used = {name.lower(): tables[name.lower()] for names in read for name in names}
     planned = []
     for insert, names in zip(inserts, read):
@@ -130,7 +131,7 @@ def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
     """Plan a streaming SELECT: a job (named ``collect``, as Flink's) whose one sink is the
     client; an updating query's rows become Flink's changelog, as into ``print``. The result's
     Flink types are the caller's to fill in (``column_types``)."""
-    session, read, bounded = _streaming_session(spark, tables, [query])
+    session, read, bounded = _streaming_session(spark, tables, [query], configuration)
     schemas = {n: tables[n.lower()] for n in read[0]}
     frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
     frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
@@ -147,13 +148,19 @@ def is_updating(job: StreamingStatementJob) -> bool:
     return any(insert.output_mode == "update" for insert in job.inserts)
 
 
-def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: list[Any]
-                       ) -> tuple[Any, list[set[str]], bool]:
+def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: list[Any],
+                       configuration: dict[str, str]) -> tuple[Any, list[set[str]], bool]:
     """A SparkSession of the statement's own with a view of each catalog table the queries
-    read (streaming unless every one is bounded); per query the tables it reads; bounded."""
+    read (streaming unless every one is bounded); per query the tables it reads; bounded.
+    Its shuffles have ``parallelism.default`` partitions (default: every slot)."""
     session = spark.newSession()
     session.conf.set("spark.sql.session.timeZone", "UTC")
-    session.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))
+    parallelism = str(configuration.get("parallelism.default") or "").strip()
+    if parallelism and (not parallelism.isdigit() or int(parallelism) < 1):
+        raise FlinkSqlError(f"parallelism.default must be a positive integer, not "
+                            f"'{parallelism}'")
+    session.conf.set("spark.sql.shuffle.partitions",
+                     parallelism or str(spark.sparkContext.defaultParallelism))
     read = [{name for name in _table_names(q) if name.lower() in tables} for q in queries]
     used = {name.lower(): tables[name.lower()] for names in read for name in names}
     bounded = all(connectors.is_bounded(t) for t in used.values())
