@@ -20,7 +20,7 @@ from ..common.execution_mode import RuntimeExecutionMode
 from ..common.sqlscript import split_statements
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
-from .sqlcell import LiveOptions, show_live_result
+from .sqlcell import LiveOptions, latest_savepoint, show_live_result
 from .sqlresult import DEFAULT_MAX_ROWS, MODES, substitute
 
 if TYPE_CHECKING:
@@ -208,6 +208,12 @@ class SessionClusterMagics(Magics):
                               help="STREAMING: return at once; the job keeps running after the "
                                    "cell (its JobClient is the cell's value; an INSERT INTO "
                                    "returns at once anyway)")
+    @magic_arguments.argument("--savepoint-dir", default=None, metavar="DIR",
+                              help="STREAMING: interrupting the cell takes a savepoint into DIR "
+                                   "and stops the job (instead of cancelling it)")
+    @magic_arguments.argument("--resume", action="store_true",
+                              help="start from the latest savepoint in --savepoint-dir "
+                                   "(Flink's execution.savepoint.path)")
     @magic_arguments.argument("--no-substitute", action="store_true",
                               help="leave {name} in the cell as it is (default: replaced by "
                                    "the kernel variable name; {{ and }} are braces)")
@@ -239,7 +245,8 @@ class SessionClusterMagics(Magics):
         statements = self._statements(args, cell)
         streaming = (args.runtime_mode or ("streaming" if args.mode else "batch")) == "streaming"
         mode = RuntimeExecutionMode.STREAMING if streaming else RuntimeExecutionMode.BATCH
-        live = LiveOptions(args.mode, args.max_rows, args.template, args.refresh_interval)
+        live = LiveOptions(args.mode, args.max_rows, args.template, args.refresh_interval,
+                           args.savepoint_dir)
         if args.max_rows < 1 or args.refresh_interval <= 0:
             raise UsageError("%%flink_sql: --max-rows must be at least 1 and "
                              "--refresh-interval more than 0")
@@ -366,6 +373,16 @@ def cell_configuration(args: Any) -> dict[str, str]:
         configuration["parallelism.default"] = str(args.parallelism)
     if args.job_name:
         configuration["pipeline.name"] = args.job_name
+    if args.resume:
+        if not args.savepoint_dir:
+            raise UsageError("%%flink_sql: --resume starts from the latest savepoint in "
+                             "--savepoint-dir DIR: give the directory")
+        latest = latest_savepoint(args.savepoint_dir)
+        if latest is None:
+            print(f"[INFO] No savepoint in {args.savepoint_dir} yet: the job starts afresh.")
+        else:
+            configuration["execution.savepoint.path"] = latest
+            print(f"[INFO] Resuming from {latest}.")
     return configuration
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from IPython.core.error import UsageError
@@ -36,6 +37,8 @@ class LiveOptions:
     max_rows: int = DEFAULT_MAX_ROWS
     template: str | None = None
     refresh_interval: float = 1.0
+    #: an interrupt takes a savepoint here and stops the job (else it cancels the job)
+    savepoint_dir: str | None = None
 
 
 def result_mode(options: LiveOptions, updating: bool) -> str:
@@ -92,13 +95,35 @@ def show_live_result(session: "Session", outcome: "SqlStatementResult", options:
     try:
         _follow(stream, view, lambda: out.show(view, "RUNNING"), options.refresh_interval)
     except KeyboardInterrupt:
-        stream.close()  # cancels the job
-        note = "; interrupted: the job was cancelled"
+        note = _interrupted(client, stream, view, options)
     except Exception:
         out.show(view, _status(client), final=True)
         raise
     out.show(view, _final_status(client), note, final=True)
     return view
+
+
+def _interrupted(client: Any, stream: Any, view: LiveResult, options: LiveOptions) -> str:
+    """Cancel the job, or with a savepoint directory stop it with a savepoint (then apply the
+    rows its last micro-batch gave); what the cell says about it."""
+    if options.savepoint_dir:
+        try:
+            location = client.stop_with_savepoint(
+                savepoint_directory=options.savepoint_dir).result()
+        except Exception as exc:  # noqa: BLE001 - cancel the job instead, and say why
+            stream.close()
+            return f"; interrupted: no savepoint ({exc}), the job was cancelled"
+        _follow(stream, view, lambda: None, options.refresh_interval)
+        return f"; interrupted: savepoint {location}, the job stopped"
+    stream.close()  # cancels the job
+    return "; interrupted: the job was cancelled"
+
+
+def latest_savepoint(directory: str) -> str | None:
+    """The newest savepoint written into ``directory`` (``savepoint-...``), or None."""
+    root = Path(directory).expanduser()
+    found = [p for p in root.glob("savepoint-*") if p.is_dir()] if root.is_dir() else []
+    return str(max(found, key=lambda p: p.stat().st_mtime)) if found else None
 
 
 def _follow(stream: Any, view: LiveResult, refresh: Callable[[], None], interval: float) -> None:

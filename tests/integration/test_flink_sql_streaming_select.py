@@ -138,3 +138,5 @@ def test_bounded_select_finishes_and_prints_flinks_tableau(session, t_env,
     body = sorted(tuple(c.strip() for c in line.split("|")[1:4]) for line in lines[3:-2])
     assert body == [("+I", "apple", "7"), ("+I", "pear", "5"), ("+I", "plum", "1")]
     assert lines[-1] == "3 rows in set"
+    frame = table.to_pandas()  # the changelog applied, until the job ends
+    assert sorted(map(tuple, frame.values.tolist())) == [("apple", 7), ("pear", 5), ("plum", 1)]

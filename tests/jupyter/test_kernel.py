@@ -453,20 +453,10 @@ def test_flink_sql_streaming_result_is_live_and_interrupt_cancels(cluster: Clust
         SELECT word, COUNT(*) AS cnt FROM kernel_live GROUP BY word
     ''')
 
-    def wait_for_rows(rows: list[list[str]]) -> None:
-        while True:
-            msg = k.next_output(cell, timeout=240)
-            assert msg is not None, f"the cell ended before showing {rows}: {cell.messages}"
-            data = msg["content"].get("data", {})
-            if "sc-sql-result" in data.get("text/html", "") and \
-                    sorted(_result_rows(data)) == rows:
-                assert "RUNNING" in data["text/html"]
-                return
-
     (source / "1.csv").write_text("x\ny\nx\n")
-    wait_for_rows([["x", "2"], ["y", "1"]])
+    _wait_for_rows(k, cell, [["x", "2"], ["y", "1"]])
     (source / "2.csv").write_text("y\nz\n")
-    wait_for_rows([["x", "2"], ["y", "2"], ["z", "1"]])  # updated in place
+    _wait_for_rows(k, cell, [["x", "2"], ["y", "2"], ["z", "1"]])  # updated in place
     cluster.kernel.km.interrupt_kernel()
     k.finish(cell, timeout=120)
     final = _sql_results(cell)[-1]
@@ -474,8 +464,66 @@ def test_flink_sql_streaming_result_is_live_and_interrupt_cancels(cluster: Clust
     assert sorted(_result_rows(final)) == [["x", "2"], ["y", "2"], ["z", "1"]]
     jobs = k.run("print(json.dumps([str(j.status.value) for j in sorted(session.jobs(), "
                  "key=lambda j: j.start_time) if j.name == 'collect']))").json()
-    assert jobs and jobs[-1] == "CANCELED"
+    assert jobs[-2:] == ["CANCELED", "CANCELED"]  # the refused query's job too
     k.run("%%flink_sql\nDROP TABLE kernel_live")
+
+
+def _wait_for_rows(k: Kernel, cell: CellResult, rows: list[list[str]]) -> None:
+    """Follow a running cell's outputs until its live result shows ``rows`` (RUNNING)."""
+    while True:
+        msg = k.next_output(cell, timeout=240)
+        assert msg is not None, f"the cell ended before showing {rows}: {cell.messages}"
+        data = msg["content"].get("data", {})
+        if "sc-sql-result" in data.get("text/html", "") and sorted(_result_rows(data)) == rows:
+            assert "RUNNING" in data["text/html"]
+            return
+
+
+def _job_statuses(k: Kernel, name: str) -> list[str]:
+    return k.run(f"print(json.dumps([str(j.status.value) for j in sorted(session.jobs(), "
+                 f"key=lambda j: j.start_time) if j.name == {name!r}]))").json()
+
+
+def test_flink_sql_savepoint_on_interrupt_then_resume_continues_the_counts(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """``--savepoint-dir``: the interrupt stops the job with a savepoint; ``--resume`` starts
+    the same query from it, the counts going on (the file read before is not read again).
+    ``--job-name`` names the jobs; ``--detach`` leaves a query's job running."""
+    k = cluster.kernel
+    source, savepoints = tmp_path / "resume", tmp_path / "savepoints"
+    source.mkdir()
+    k.run(f'''
+        %%flink_sql
+        CREATE TABLE kernel_resume (word STRING) WITH ('connector' = 'filesystem',
+            'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')
+    ''')
+    query = (f"%%flink_sql --mode table --refresh-interval 0.2 --savepoint-dir {savepoints} "
+             "--job-name resumable-counts {resume}\n"
+             "SELECT word, COUNT(*) AS cnt FROM kernel_resume GROUP BY word")
+    first = k.start(query.format(resume=""))
+    (source / "1.csv").write_text("x\ny\nx\n")
+    _wait_for_rows(k, first, [["x", "2"], ["y", "1"]])
+    k.km.interrupt_kernel()
+    k.finish(first, timeout=300)
+    final = _sql_results(first)[-1]
+    assert "FINISHED" in final["text/html"] and "savepoint " in final["text/plain"]
+    assert _job_statuses(k, "resumable-counts") == ["FINISHED"]
+
+    (source / "2.csv").write_text("x\nz\n")
+    second = k.start(query.format(resume="--resume"))
+    # the -U of x's 2 (shown by the first cell) finds no row here; its +U brings x's 3
+    _wait_for_rows(k, second, [["x", "3"], ["z", "1"]])
+    k.km.interrupt_kernel()
+    k.finish(second, timeout=300)
+    assert "Resuming from " in second.stdout
+
+    detached = k.run("%%flink_sql --mode append --detach --job-name detached-words\n"
+                     "SELECT word FROM kernel_resume")
+    assert "runs detached" in detached.stdout
+    assert _job_statuses(k, "detached-words") == ["RUNNING"]  # after its cell
+    job_id = detached.stdout.split("Job ")[1].split()[0]
+    k.run(f"%flink_session cancel {job_id}")
+    k.run("%%flink_sql\nDROP TABLE kernel_resume")
 
 
 def test_kernel_restart_keeps_the_session_and_connect_reattaches(cluster: Cluster,

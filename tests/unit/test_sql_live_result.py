@@ -142,9 +142,29 @@ def test_cell_flags_become_flink_options() -> None:
 
     from sessioncluster.jupyter.magics import cell_configuration
 
-    args = argparse.Namespace(parallelism=3, job_name="live counts")
+    args = argparse.Namespace(parallelism=3, job_name="live counts", resume=False)
     assert cell_configuration(args) == {"parallelism.default": "3",
                                         "pipeline.name": "live counts"}
-    assert cell_configuration(argparse.Namespace(parallelism=None, job_name=None)) == {}
+    none = {"parallelism": None, "job_name": None, "resume": False, "savepoint_dir": None}
+    assert cell_configuration(argparse.Namespace(**none)) == {}
     with pytest.raises(UsageError, match="at least 1"):
-        cell_configuration(argparse.Namespace(parallelism=0, job_name=None))
+        cell_configuration(argparse.Namespace(**{**none, "parallelism": 0}))
+    with pytest.raises(UsageError, match="give the directory"):
+        cell_configuration(argparse.Namespace(**{**none, "resume": True}))
+
+
+def test_resume_takes_the_newest_savepoint_of_the_directory(tmp_path) -> None:
+    import argparse
+    import os
+
+    from sessioncluster.jupyter.magics import cell_configuration
+
+    args = argparse.Namespace(parallelism=None, job_name=None, resume=True,
+                              savepoint_dir=str(tmp_path))
+    assert cell_configuration(args) == {}  # none yet: afresh
+    for i, name in enumerate(["savepoint-aaaaaa-1", "savepoint-bbbbbb-2"]):
+        (tmp_path / name).mkdir()
+        os.utime(tmp_path / name, (1000 + i, 1000 + i))
+    (tmp_path / "other").mkdir()
+    assert cell_configuration(args) == {
+        "execution.savepoint.path": str(tmp_path / "savepoint-bbbbbb-2")}
