@@ -21,6 +21,7 @@ from ..common.sqlscript import split_statements
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
 from .sqlcell import LiveOptions, latest_savepoint, show_live_result
+from .sqlchart import CHARTS
 from .sqlresult import DEFAULT_MAX_ROWS, MODES, substitute
 
 if TYPE_CHECKING:
@@ -214,6 +215,10 @@ class SessionClusterMagics(Magics):
     @magic_arguments.argument("--resume", action="store_true",
                               help="start from the latest savepoint in --savepoint-dir "
                                    "(Flink's execution.savepoint.path)")
+    @magic_arguments.argument("--chart", default=None, choices=list(CHARTS),
+                              help="draw the live result with Bokeh too (needs --x and --y)")
+    @magic_arguments.argument("--x", default=None, metavar="COL", help="the chart's x column")
+    @magic_arguments.argument("--y", default=None, metavar="COL", help="the chart's y column")
     @magic_arguments.argument("--no-substitute", action="store_true",
                               help="leave {name} in the cell as it is (default: replaced by "
                                    "the kernel variable name; {{ and }} are braces)")
@@ -245,8 +250,10 @@ class SessionClusterMagics(Magics):
         statements = self._statements(args, cell)
         streaming = (args.runtime_mode or ("streaming" if args.mode else "batch")) == "streaming"
         mode = RuntimeExecutionMode.STREAMING if streaming else RuntimeExecutionMode.BATCH
+        if args.chart and not (args.x and args.y):
+            raise UsageError("%%flink_sql: --chart needs the columns to draw: --x COL --y COL")
         live = LiveOptions(args.mode, args.max_rows, args.template, args.refresh_interval,
-                           args.savepoint_dir)
+                           args.savepoint_dir, (args.chart, args.x, args.y) if args.chart else None)
         if args.max_rows < 1 or args.refresh_interval <= 0:
             raise UsageError("%%flink_sql: --max-rows must be at least 1 and "
                              "--refresh-interval more than 0")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from IPython.core.error import UsageError
 
+from .sqlchart import ChartFigure
 from .sqlresult import DEFAULT_MAX_ROWS, LiveResult
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ class LiveOptions:
     refresh_interval: float = 1.0
     #: an interrupt takes a savepoint here and stops the job (else it cancels the job)
     savepoint_dir: str | None = None
+    #: ``(kind, x column, y column)`` of a Bokeh chart drawn beside the table
+    chart: tuple[str, str, str] | None = None
 
 
 def result_mode(options: LiveOptions, updating: bool) -> str:
@@ -88,19 +91,46 @@ def show_live_result(session: "Session", outcome: "SqlStatementResult", options:
         raise
     view = LiveResult(outcome.columns, outcome.column_types, mode, options.max_rows,
                       options.template)
+    chart = _chart(view, options, in_kernel, client)
     stream = client.stream()
     out = _Output(in_kernel)
     out.show(view, "RUNNING", update=False)
+
+    def refresh() -> None:
+        out.show(view, "RUNNING")
+        if chart is not None:
+            chart.update(view)
+
     note = ""
     try:
-        _follow(stream, view, lambda: out.show(view, "RUNNING"), options.refresh_interval)
+        _follow(stream, view, refresh, options.refresh_interval)
     except KeyboardInterrupt:
         note = _interrupted(client, stream, view, options)
     except Exception:
         out.show(view, _status(client), final=True)
         raise
+    if chart is not None:
+        chart.update(view)
     out.show(view, _final_status(client), note, final=True)
     return view
+
+
+def _chart(view: LiveResult, options: LiveOptions, in_kernel: bool, client: Any
+           ) -> ChartFigure | None:
+    """The Bokeh chart asked for, shown in the cell (a kernel only: it is a widget)."""
+    if options.chart is None or not in_kernel:
+        return None
+    kind, x, y = options.chart
+    try:
+        chart = ChartFigure(kind, view.header(), ["STRING"] * (view.mode == "changelog")
+                            + view.types, x, y)
+    except ValueError as exc:
+        client.cancel()  # the job runs already: nobody would read its result
+        raise UsageError(f"%%flink_sql: {exc}") from None
+    from IPython.display import display
+
+    display(chart.widget())
+    return chart
 
 
 def _interrupted(client: Any, stream: Any, view: LiveResult, options: LiveOptions) -> str:

@@ -383,9 +383,11 @@ def test_flink_sql_streaming_table_mode_of_a_bounded_group_by(cluster: Cluster,
         WITH ('connector' = 'filesystem', 'path' = '{sql_path}', 'format' = 'csv')
     ''')
     cell = k.run('''
-        %%flink_sql --mode table --out sql_counts
+        %%flink_sql --mode table --out sql_counts --chart bar --x word --y cnt
         SELECT word, COUNT(*) AS cnt, '{{x}}' AS braces FROM {sql_table} GROUP BY word
     ''')
+    kinds = k.run(f"print(json.dumps([type(_widgets[i]).__name__ for i in {cell.widget_ids!r}]))")
+    assert kinds.json() == ["VBox", "BokehModel"]  # the job widgets' box, the live chart
     expected = sorted([w, n, "{x}"] for w, n in collections.Counter(words).items())
     got = k.run("print(json.dumps(sorted([w, int(n), b] for w, n, b in "
                 "sql_counts.itertuples(index=False))))").json()

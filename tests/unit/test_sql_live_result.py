@@ -168,3 +168,31 @@ def test_resume_takes_the_newest_savepoint_of_the_directory(tmp_path) -> None:
     (tmp_path / "other").mkdir()
     assert cell_configuration(args) == {
         "execution.savepoint.path": str(tmp_path / "savepoint-bbbbbb-2")}
+
+
+def test_chart_draws_the_rows_shown_and_follows_updates() -> None:
+    from sessioncluster.jupyter.sqlchart import ChartFigure, chart_data
+
+    result = word_counts()
+    bar = ChartFigure("bar", result.header(), result.types, "word", "cnt")
+    result.apply([("+I", ("b", 1)), ("+I", ("a", 3))])
+    bar.update(result)
+    assert (bar.source.data["x"], bar.source.data["y"]) == (["b", "a"], [1.0, 3.0])
+    assert list(bar.factors.factors) == ["b", "a"]
+    result.apply([("-U", ("b", 1)), ("+U", ("b", 4))])
+    bar.update(result)
+    assert bar.source.data["y"] == [4.0, 3.0]  # the bar of b grew in place
+
+    import datetime as dt
+
+    t = dt.datetime(2026, 1, 1)
+    windows = LiveResult(["window_start", "n"], ["TIMESTAMP(3)", "BIGINT"], "append")
+    line = ChartFigure("line", windows.header(), windows.types, "window_start", "n")
+    windows.apply([("+I", (t + dt.timedelta(seconds=10), 2)), ("+I", (t, None))])
+    line.update(windows)
+    assert line.source.data["x"] == [t, t + dt.timedelta(seconds=10)]  # sorted by x
+    assert line.source.data["y"] == [0.0, 2.0]  # NULL drawn as 0
+    assert chart_data(["op", "word", "cnt"], [("+I", "a", 1)], "word", "cnt", True) == \
+        {"x": ["a"], "y": [1.0]}
+    with pytest.raises(ValueError, match="no column 'total'.*word, cnt"):
+        ChartFigure("area", result.header(), result.types, "word", "total")
