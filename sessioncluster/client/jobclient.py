@@ -211,6 +211,11 @@ class CloseableIterator:
                 time.sleep(POLL_SECONDS)
         return self._pending.popleft()
 
+    @property
+    def ended(self) -> bool:
+        """True once the job ended and every result was fetched, or the iterator was closed."""
+        return self._done or self._closed
+
     def poll(self) -> list[Any]:
         """Whatever arrived since the last call, without waiting."""
         if not self._done and not self._closed:

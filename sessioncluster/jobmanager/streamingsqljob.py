@@ -31,14 +31,22 @@ from ..api.checkpoint_config import parse_duration_ms
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
-from ..protocol.messages import JobDetails, Message, SqlResult, VertexInfo
+from ..protocol.messages import JobDetails, Message, SqlResult, StreamResults, VertexInfo
 from ..spark.flinksql.outcome import rows_as_arrow_ipc
-from ..spark.flinksql.streaming import StreamingInsert, StreamingStatementJob, write_batch
+from ..spark.flinksql.streaming import (
+    StreamingInsert,
+    StreamingStatementJob,
+    batch_changelog,
+    collected,
+    is_updating,
+    write_batch,
+)
 from ..spark.sql import spark_error_text
 from ..spark.streaming import DEFAULT_TRIGGER_MS, StreamQuery
 from . import savepoint as savepoints
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, SparkJobRunner, execution_infos
+from .streamresults import JobResults
 
 log = logging.getLogger("sessioncluster.streamingsql")
 
@@ -83,9 +91,19 @@ class StreamingSqlJob(SparkJobRunner):
         self.records = [0] * len(statement.inserts)
         #: a savepoint asked for: (directory, stop the job after it, its future)
         self._request: tuple[str, bool, Future[str]] | None = None
+        #: a SELECT's rows, for its client to fetch (the DataStream jobs' result buffers)
+        self.results = JobResults(job_id)
+        if statement.collects:
+            self.results.build_sinks(["sink-0"])
 
     def started_reply(self) -> Message | None:
-        """Flink's answer to an INSERT: the job runs, one ``-1`` per sink."""
+        """Flink's answer to an INSERT: the job runs, one ``-1`` per sink; to a SELECT: its
+        columns, the rows to come from :meth:`fetch_results`."""
+        if self.statement.collects:
+            frame = self.statement.inserts[0].frame
+            return SqlResult(self.job_id, rows_as_arrow_ipc(list(frame.columns), []), 0,
+                             JobStatus.RUNNING, column_types=list(self.statement.column_types),
+                             live_result="update" if is_updating(self.statement) else "append")
         columns = [insert.sink_name for insert in self.statement.inserts]
         arrow = rows_as_arrow_ipc(columns, [tuple(-1 for _ in columns)])
         return SqlResult(self.job_id, arrow, 1, JobStatus.RUNNING,
@@ -97,8 +115,7 @@ class StreamingSqlJob(SparkJobRunner):
         try:
             if self.statement.bounded:
                 for i, insert in enumerate(self.statement.inserts):
-                    self.records[i] += write_batch(insert, insert.frame, 0, self._state_dir(i),
-                                                   self._printer(insert))
+                    self._write(i, insert, insert.frame, 0)
                 self.loop.call_soon_threadsafe(self._ended, JobStatus.FINISHED, None)
                 return
             self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
@@ -110,6 +127,23 @@ class StreamingSqlJob(SparkJobRunner):
             status, error = JobStatus.FAILED, spark_error_text(exc)
         self._stop_queries()
         self.loop.call_soon_threadsafe(self._ended, status, error)
+
+    def _write(self, i: int, insert: StreamingInsert, df: Any, batch_id: int) -> None:
+        """One micro-batch into the INSERT's sink, or a SELECT's into its result buffer."""
+        if self.statement.collects:
+            changes = batch_changelog(insert, df, batch_id, self._state_dir(i))
+            self.results.buffers[f"sink-{i}"].add((f"insert-{i}", batch_id), collected(changes))
+            self.records[i] += len(changes)
+            return
+        self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i),
+                                       self._printer(insert))
+
+    def fetch_results(self, sink_id: str | None, after: int, limit: int,
+                      peek: bool = False) -> StreamResults:
+        """A SELECT's rows from sequence number ``after`` on (pickled ``(kind, values)``)."""
+        if not self.statement.collects:
+            raise LookupError(f"job {self.job_id} is an INSERT: its rows go to its sinks")
+        return self.results.fetch(sink_id, after, limit, peek, self.status, self.error_text)
 
     def _state_dir(self, i: int) -> Path:
         return self.checkpoint_dir / f"insert-{i}" / "changelog"
@@ -123,11 +157,8 @@ class StreamingSqlJob(SparkJobRunner):
     def _start_queries(self) -> None:
         interval = self.interval_ms or DEFAULT_TRIGGER_MS
         for i, insert in enumerate(self.statement.inserts):
-            state_dir, printer = self._state_dir(i), self._printer(insert)
-
-            def write(df: Any, batch_id: int, insert: StreamingInsert = insert, i: int = i,
-                      state_dir: Path = state_dir, printer: Callable[[str], None] = printer) -> None:
-                self.records[i] += write_batch(insert, df, batch_id, state_dir, printer)
+            def write(df: Any, batch_id: int, insert: StreamingInsert = insert, i: int = i) -> None:
+                self._write(i, insert, df, batch_id)
 
             query = (insert.frame.writeStream.outputMode(insert.output_mode).foreachBatch(write)
                      .option("checkpointLocation", str(self.checkpoint_dir / f"insert-{i}"))

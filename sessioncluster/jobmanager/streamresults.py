@@ -77,6 +77,11 @@ class JobResults:
                         if v.operators[-1].kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
         self.built = True
 
+    def build_sinks(self, sink_ids: list[str]) -> None:
+        """A buffer for each of ``sink_ids`` (a streaming SQL query's collect sink)."""
+        self.buffers = {sink_id: ResultBuffer() for sink_id in sink_ids}
+        self.built = True
+
     def fetch(self, sink_id: str | None, after: int, limit: int, peek: bool, status: JobStatus,
               error_text: str | None) -> StreamResults:
         """Results from sequence number ``after`` on (``peek``: the latest ``limit``)."""

@@ -16,9 +16,13 @@ from IPython.display import display
 from ..client.gateway import DispatcherError, JobManagerGoneError
 from ..client.session import SessionStartError, connect, start, start_standby
 from ..cluster.connection import pid_alive
+from ..common.execution_mode import RuntimeExecutionMode
 from ..common.sqlscript import split_statements
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
+from .sqlcell import LiveOptions, latest_savepoint, show_live_result
+from .sqlchart import CHARTS
+from .sqlresult import DEFAULT_MAX_ROWS, MODES, substitute
 
 if TYPE_CHECKING:
     from ..client.session import Session
@@ -176,14 +180,55 @@ class SessionClusterMagics(Magics):
     # -- %%flink_sql ------------------------------------------------------------------------
     @magic_arguments.magic_arguments()
     @magic_arguments.argument("-o", "--out", default=None, metavar="VAR",
-                              help="also store the DataFrame in this variable")
+                              help="also store the DataFrame in this variable (a streaming "
+                                   "query's: the result as last shown)")
     @magic_arguments.argument("--dialect", default="flink", choices=["flink", "spark"],
                               help="Flink SQL (the default) or Spark SQL as Spark runs it")
+    @magic_arguments.argument("--runtime-mode", default=None, choices=["batch", "streaming"],
+                              help="the cell's runtime mode (default: batch, or streaming when "
+                                   "--mode is given; a SET 'execution.runtime-mode' of the "
+                                   "session wins)")
+    @magic_arguments.argument("-m", "--mode", default=None, choices=list(MODES),
+                              help="how a streaming query's live result is shown: table "
+                                   "(materialised; default for updating queries), changelog, "
+                                   "append (default for append-only queries) or single; "
+                                   "implies --runtime-mode streaming")
+    @magic_arguments.argument("--template", default=None, metavar="HTML",
+                              help="--mode single: the HTML of the last row ({0} its first "
+                                   "column, {name} a column by name)")
+    @magic_arguments.argument("--refresh-interval", type=float, default=1.0, metavar="S",
+                              help="seconds between two updates of a live result (default 1)")
+    @magic_arguments.argument("--max-rows", type=int, default=DEFAULT_MAX_ROWS, metavar="N",
+                              help="rows a live result keeps, the newest (default 1000)")
+    @magic_arguments.argument("-p", "--parallelism", type=int, default=None, metavar="N",
+                              help="the parallelism of the cell's STREAMING jobs (Flink's "
+                                   "parallelism.default: their shuffles' partitions)")
+    @magic_arguments.argument("--job-name", default=None, metavar="NAME",
+                              help="the name of the cell's jobs (Flink's pipeline.name)")
+    @magic_arguments.argument("-d", "--detach", action="store_true",
+                              help="STREAMING: return at once; the job keeps running after the "
+                                   "cell (its JobClient is the cell's value; an INSERT INTO "
+                                   "returns at once anyway)")
+    @magic_arguments.argument("--savepoint-dir", default=None, metavar="DIR",
+                              help="STREAMING: interrupting the cell takes a savepoint into DIR "
+                                   "and stops the job (instead of cancelling it)")
+    @magic_arguments.argument("--resume", action="store_true",
+                              help="start from the latest savepoint in --savepoint-dir "
+                                   "(Flink's execution.savepoint.path)")
+    @magic_arguments.argument("--chart", default=None, choices=list(CHARTS),
+                              help="draw the live result with Bokeh too (needs --x and --y)")
+    @magic_arguments.argument("--x", default=None, metavar="COL", help="the chart's x column")
+    @magic_arguments.argument("--y", default=None, metavar="COL", help="the chart's y column")
+    @magic_arguments.argument("--no-substitute", action="store_true",
+                              help="leave {name} in the cell as it is (default: replaced by "
+                                   "the kernel variable name; {{ and }} are braces)")
     @session_args
     @cell_magic
     def flink_sql(self, line: str, cell: str) -> Any:
         """Run the cell's SQL statements on the session cluster, in turn, as Flink's SQL client
-        does; the last query's rows are returned as a pandas DataFrame.
+        does; the last query's rows are returned as a pandas DataFrame. A query in STREAMING
+        mode shows its result live, updated while its job runs, until the job ends or the cell
+        is interrupted (which cancels the job); the final table stays in the output.
 
         The job widget of each job that starts meanwhile is shown above the result.
 
@@ -194,22 +239,44 @@ class SessionClusterMagics(Magics):
               WITH ('connector' = 'filesystem', 'path' = 'bids.csv', 'format' = 'csv');
             SELECT item, SUM(price) AS total FROM bids GROUP BY item
 
+            %%flink_sql --mode table --max-rows 100
+            SELECT item, COUNT(*) AS n FROM live_bids GROUP BY item
+
             %%flink_sql --dialect spark --out squares
             SELECT id * id AS square FROM range(10)
         """
         args = magic_arguments.parse_argstring(self.flink_sql, line)
         session = self._session(args.name)
-        statements = split_statements(cell) if args.dialect == "flink" else [cell.strip()]
-        if not statements or not statements[0]:
-            raise UsageError("%%flink_sql needs a statement in the cell")
+        statements = self._statements(args, cell)
+        streaming = (args.runtime_mode or ("streaming" if args.mode else "batch")) == "streaming"
+        mode = RuntimeExecutionMode.STREAMING if streaming else RuntimeExecutionMode.BATCH
+        if args.chart and not (args.x and args.y):
+            raise UsageError("%%flink_sql: --chart needs the columns to draw: --x COL --y COL")
+        live = LiveOptions(args.mode, args.max_rows, args.template, args.refresh_interval,
+                           args.savepoint_dir, (args.chart, args.x, args.y) if args.chart else None)
+        if args.max_rows < 1 or args.refresh_interval <= 0:
+            raise UsageError("%%flink_sql: --max-rows must be at least 1 and "
+                             "--refresh-interval more than 0")
+        if args.detach and not streaming:
+            raise UsageError("%%flink_sql: --detach is for STREAMING statements (--mode or "
+                             "--runtime-mode streaming); a BATCH job ends with its cell")
+        configuration = cell_configuration(args)
         unsubscribe = self._show_jobs_started(session) if _in_kernel(self.shell) else None
         result: Any = None
         try:
             for statement in statements:
-                outcome = session.execute_sql(statement, dialect=args.dialect)
+                outcome = session.execute_sql(statement, dialect=args.dialect, runtime_mode=mode,
+                                              configuration=configuration)
                 if outcome.result_kind == "SUCCESS":
                     print("[INFO] Execute statement succeeded.")
                     result = None
+                elif outcome.live and args.detach:
+                    result = session.job(outcome.job_id)
+                    print(f"[INFO] Job {outcome.job_id} runs detached: '%flink_session cancel "
+                          f"{outcome.job_id}' stops it.")
+                elif outcome.live:
+                    result = show_live_result(session, outcome, live,
+                                              _in_kernel(self.shell)).frame()
                 else:
                     result = outcome.table.to_pandas()
         except (JobManagerGoneError, DispatcherError) as exc:
@@ -220,7 +287,20 @@ class SessionClusterMagics(Magics):
         if args.out:
             assert self.shell is not None  # a magic runs in a shell
             self.shell.user_ns[args.out] = result
-        return result
+        return None if outcome.live and not args.detach else result
+
+    def _statements(self, args: Any, cell: str) -> list[str]:
+        """The cell's statements, its ``{name}`` replaced by kernel variables first."""
+        if not args.no_substitute:
+            assert self.shell is not None  # a magic runs in a shell
+            try:
+                cell = substitute(cell, self.shell.user_ns)
+            except NameError as exc:
+                raise UsageError(f"%%flink_sql: {exc}") from None
+        statements = split_statements(cell) if args.dialect == "flink" else [cell.strip()]
+        if not statements or not statements[0]:
+            raise UsageError("%%flink_sql needs a statement in the cell")
+        return statements
 
     def _show_jobs_started(self, session: "Session") -> Callable[[], None]:
         """Show the job widget of each job that starts until the returned function is called."""
@@ -289,6 +369,28 @@ class SessionClusterMagics(Magics):
         widget = ClusterWidget(session)
         self._cluster_widgets = [*live[-(MAX_LIVE_CLUSTER_WIDGETS - 1):], widget]
         display(widget)
+
+
+def cell_configuration(args: Any) -> dict[str, str]:
+    """The Flink options a ``%%flink_sql`` cell's flags set for its statements."""
+    configuration = {}
+    if args.parallelism is not None:
+        if args.parallelism < 1:
+            raise UsageError("%%flink_sql: --parallelism must be at least 1")
+        configuration["parallelism.default"] = str(args.parallelism)
+    if args.job_name:
+        configuration["pipeline.name"] = args.job_name
+    if args.resume:
+        if not args.savepoint_dir:
+            raise UsageError("%%flink_sql: --resume starts from the latest savepoint in "
+                             "--savepoint-dir DIR: give the directory")
+        latest = latest_savepoint(args.savepoint_dir)
+        if latest is None:
+            print(f"[INFO] No savepoint in {args.savepoint_dir} yet: the job starts afresh.")
+        else:
+            configuration["execution.savepoint.path"] = latest
+            print(f"[INFO] Resuming from {latest}.")
+    return configuration
 
 
 def _start_options_given(args: Any) -> bool:

@@ -558,6 +558,10 @@ class SqlResult(Message):
     column_types: list[str] = field(default_factory=list)
     #: one RowKind byte per row (0 +I, 1 -U, 2 +U, 3 -D); empty when every row is +I
     row_kinds: bytes = b""
+    #: a streaming query's job, answered as it starts: its rows come as it runs (fetch them
+    #: with :class:`FetchStreamResults`); ``append`` (+I only) or ``update`` (a changelog);
+    #: "" for a result that is all here
+    live_result: str = ""
 
 
 @dataclass(slots=True)

@@ -11,6 +11,8 @@ from typing import Any
 from jupyter_client.manager import KernelManager, start_new_kernel
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: the messages of a cell a CellResult keeps
+OUTPUTS = ("stream", "display_data", "update_display_data", "execute_result", "error")
 
 
 class CellError(AssertionError):
@@ -24,6 +26,9 @@ class CellResult:
     messages: list[dict[str, Any]] = field(default_factory=list)
     #: the msg_id of the cell's execute_request (the parent of everything it sent)
     msg_id: str = ""
+    code: str = ""
+    #: the kernel went idle after the cell
+    idle: bool = False
 
     @property
     def stdout(self) -> str:
@@ -58,20 +63,37 @@ class Kernel:
         self.iopub: list[dict[str, Any]] = []
 
     def run(self, code: str, timeout: float = 180.0, allow_error: bool = False) -> CellResult:
-        msg_id = self.kc.execute(textwrap.dedent(code), store_history=True)
-        result = CellResult(msg_id=msg_id)
+        return self.finish(self.start(code), timeout, allow_error)
+
+    def start(self, code: str) -> CellResult:
+        """Start executing a cell; :meth:`next_output` and :meth:`finish` follow it."""
+        return CellResult(msg_id=self.kc.execute(textwrap.dedent(code), store_history=True),
+                          code=code)
+
+    def next_output(self, result: CellResult, timeout: float = 180.0) -> dict[str, Any] | None:
+        """The cell's next message kept in ``result`` (None: the kernel went idle)."""
         while True:
             try:
                 msg = self.kc.get_iopub_msg(timeout=timeout)
             except queue.Empty:
-                raise CellError(f"no idle from the kernel in {timeout} s for:\n{code}") from None
+                raise CellError(f"no idle from the kernel in {timeout} s for:\n"
+                                f"{result.code}") from None
             self.iopub.append(msg)
-            if msg["parent_header"].get("msg_id") != msg_id:
+            if msg["parent_header"].get("msg_id") != result.msg_id:
                 continue
-            if msg["msg_type"] in ("stream", "display_data", "execute_result", "error"):
+            if msg["msg_type"] in OUTPUTS:
                 result.messages.append(msg)
+                return msg
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                break
+                result.idle = True
+                return None
+
+    def finish(self, result: CellResult, timeout: float = 180.0,
+               allow_error: bool = False) -> CellResult:
+        """Wait until the cell has run; raise :class:`CellError` if it failed."""
+        code, msg_id = result.code, result.msg_id
+        while not result.idle and self.next_output(result, timeout) is not None:
+            pass
         reply = self.kc.get_shell_msg(timeout=timeout)
         while reply["parent_header"].get("msg_id") != msg_id:
             reply = self.kc.get_shell_msg(timeout=timeout)

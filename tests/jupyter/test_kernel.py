@@ -7,6 +7,8 @@ are on what the widgets recorded (their ``history``), never on timing.
 
 from __future__ import annotations
 
+import collections
+import datetime
 import html
 import os
 import signal
@@ -351,6 +353,179 @@ def test_flink_sql_returns_a_dataframe(cluster: Cluster) -> None:
         print(json.dumps(seen(box.children[0], "status")))
     ''').json()
     assert statuses[-1] == "FINISHED"
+
+
+def _sql_results(cell: CellResult) -> list[dict[str, Any]]:
+    """The live result's outputs of a ``%%flink_sql`` cell, in order (display, updates)."""
+    return [m["content"]["data"] for m in cell.messages
+            if m["msg_type"] in ("display_data", "update_display_data")
+            and "sc-sql-result" in m["content"]["data"].get("text/html", "")]
+
+
+def _result_rows(data: dict[str, Any]) -> list[list[str]]:
+    """The rows of a live result's text/plain (header and summary line left out)."""
+    return [line.split("\t") for line in data["text/plain"].splitlines()[1:-1]]
+
+
+def test_flink_sql_streaming_table_mode_of_a_bounded_group_by(cluster: Cluster,
+                                                               tmp_path: Path) -> None:
+    """``--mode table`` of an updating GROUP BY over a bounded file ends with the right table,
+    left in the output as plain HTML; ``{name}`` is a kernel variable (``{{`` a brace)."""
+    k = cluster.kernel
+    words = ["a", "b", "a", "c", "a", "b", "d"]
+    source = tmp_path / "words"
+    source.mkdir()
+    (source / "w.csv").write_text("".join(f"{w}\n" for w in words))
+    k.run(f"sql_path, sql_table = {str(source)!r}, 'kernel_words'")
+    k.run('''
+        %%flink_sql
+        CREATE TABLE {sql_table} (word STRING)
+        WITH ('connector' = 'filesystem', 'path' = '{sql_path}', 'format' = 'csv')
+    ''')
+    cell = k.run('''
+        %%flink_sql --mode table --out sql_counts --chart bar --x word --y cnt
+        SELECT word, COUNT(*) AS cnt, '{{x}}' AS braces FROM {sql_table} GROUP BY word
+    ''')
+    kinds = k.run(f"print(json.dumps([type(_widgets[i]).__name__ for i in {cell.widget_ids!r}]))")
+    assert kinds.json() == ["VBox", "BokehModel"]  # the job widgets' box, the live chart
+    expected = sorted([w, n, "{x}"] for w, n in collections.Counter(words).items())
+    got = k.run("print(json.dumps(sorted([w, int(n), b] for w, n, b in "
+                "sql_counts.itertuples(index=False))))").json()
+    assert got == expected
+    final = _sql_results(cell)[-1]
+    assert "FINISHED" in final["text/html"] and "4 rows (table mode)" in final["text/plain"]
+    assert sorted(_result_rows(final)) == [[w, str(n), b] for w, n, b in expected]
+    assert not cell.data(("execute_result",))  # the live result is the output
+    missing = k.run("%%flink_sql\nSELECT * FROM {no_such_variable}", allow_error=True)
+    assert "no variable 'no_such_variable'" in str(missing.messages)
+    k.run("%%flink_sql\nDROP TABLE {sql_table}")
+
+
+def test_flink_sql_streaming_append_mode_of_a_tumble_window(cluster: Cluster,
+                                                            tmp_path: Path) -> None:
+    k = cluster.kernel
+    source = tmp_path / "events"
+    source.mkdir()
+    t0 = datetime.datetime(2026, 11, 26, 8, 0, 0)
+    events = [(t0 + datetime.timedelta(seconds=s), w)
+              for s, w in ((1, "a"), (4, "b"), (12, "a"), (15, "a"), (19, "c"), (33, "b"))]
+    (source / "e.csv").write_text("".join(f"{t:%Y-%m-%d %H:%M:%S},{w}\n" for t, w in events))
+    k.run(f'''
+        %%flink_sql
+        CREATE TABLE kernel_events (ts TIMESTAMP(3), word STRING,
+            WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+        WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv')
+    ''')
+    cell = k.run('''
+        %%flink_sql --mode append --out sql_windows
+        SELECT window_start, window_end, COUNT(*) AS n
+        FROM TABLE(TUMBLE(TABLE kernel_events, DESCRIPTOR(ts), INTERVAL '10' SECONDS))
+        GROUP BY window_start, window_end
+    ''')
+    expected = collections.Counter(f"{t0 + datetime.timedelta(seconds=(t - t0).seconds // 10 * 10):%H:%M:%S}"
+                                   for t, _ in events)
+    final = _sql_results(cell)[-1]
+    assert "FINISHED" in final["text/html"] and "(append mode)" in final["text/plain"]
+    got = {row[0][11:19]: int(row[2]) for row in _result_rows(final)}
+    assert got == dict(expected)
+    assert k.run("print(json.dumps(list(sql_windows.columns)))").json() == \
+        ["window_start", "window_end", "n"]
+    k.run("%%flink_sql\nDROP TABLE kernel_events")
+
+
+def test_flink_sql_streaming_result_is_live_and_interrupt_cancels(cluster: Cluster,
+                                                                 tmp_path: Path) -> None:
+    """A live ``--mode table`` result over a monitored directory changes while the job runs;
+    interrupting the cell cancels the job and leaves the last table in the output."""
+    k = cluster.kernel
+    source = tmp_path / "live"
+    source.mkdir()
+    k.run(f'''
+        %%flink_sql
+        CREATE TABLE kernel_live (word STRING) WITH ('connector' = 'filesystem',
+            'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')
+    ''')
+    refused = k.run('''
+        %%flink_sql --mode append
+        SELECT word, COUNT(*) FROM kernel_live GROUP BY word
+    ''', allow_error=True)  # an updating query (its source is unbounded)
+    assert "--mode append shows an append-only query" in str(refused.messages)
+    cell = k.start('''
+        %%flink_sql --mode table --refresh-interval 0.2
+        SELECT word, COUNT(*) AS cnt FROM kernel_live GROUP BY word
+    ''')
+
+    (source / "1.csv").write_text("x\ny\nx\n")
+    _wait_for_rows(k, cell, [["x", "2"], ["y", "1"]])
+    (source / "2.csv").write_text("y\nz\n")
+    _wait_for_rows(k, cell, [["x", "2"], ["y", "2"], ["z", "1"]])  # updated in place
+    cluster.kernel.km.interrupt_kernel()
+    k.finish(cell, timeout=120)
+    final = _sql_results(cell)[-1]
+    assert "CANCELED" in final["text/html"] and "interrupted" in final["text/plain"]
+    assert sorted(_result_rows(final)) == [["x", "2"], ["y", "2"], ["z", "1"]]
+    jobs = k.run("print(json.dumps([str(j.status.value) for j in sorted(session.jobs(), "
+                 "key=lambda j: j.start_time) if j.name == 'collect']))").json()
+    assert jobs[-2:] == ["CANCELED", "CANCELED"]  # the refused query's job too
+    k.run("%%flink_sql\nDROP TABLE kernel_live")
+
+
+def _wait_for_rows(k: Kernel, cell: CellResult, rows: list[list[str]]) -> None:
+    """Follow a running cell's outputs until its live result shows ``rows`` (RUNNING)."""
+    while True:
+        msg = k.next_output(cell, timeout=240)
+        assert msg is not None, f"the cell ended before showing {rows}: {cell.messages}"
+        data = msg["content"].get("data", {})
+        if "sc-sql-result" in data.get("text/html", "") and sorted(_result_rows(data)) == rows:
+            assert "RUNNING" in data["text/html"]
+            return
+
+
+def _job_statuses(k: Kernel, name: str) -> list[str]:
+    return k.run(f"print(json.dumps([str(j.status.value) for j in sorted(session.jobs(), "
+                 f"key=lambda j: j.start_time) if j.name == {name!r}]))").json()
+
+
+def test_flink_sql_savepoint_on_interrupt_then_resume_continues_the_counts(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """``--savepoint-dir``: the interrupt stops the job with a savepoint; ``--resume`` starts
+    the same query from it, the counts going on (the file read before is not read again).
+    ``--job-name`` names the jobs; ``--detach`` leaves a query's job running."""
+    k = cluster.kernel
+    source, savepoints = tmp_path / "resume", tmp_path / "savepoints"
+    source.mkdir()
+    k.run(f'''
+        %%flink_sql
+        CREATE TABLE kernel_resume (word STRING) WITH ('connector' = 'filesystem',
+            'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')
+    ''')
+    query = (f"%%flink_sql --mode table --refresh-interval 0.2 --savepoint-dir {savepoints} "
+             "--job-name resumable-counts {resume}\n"
+             "SELECT word, COUNT(*) AS cnt FROM kernel_resume GROUP BY word")
+    first = k.start(query.format(resume=""))
+    (source / "1.csv").write_text("x\ny\nx\n")
+    _wait_for_rows(k, first, [["x", "2"], ["y", "1"]])
+    k.km.interrupt_kernel()
+    k.finish(first, timeout=300)
+    final = _sql_results(first)[-1]
+    assert "FINISHED" in final["text/html"] and "savepoint " in final["text/plain"]
+    assert _job_statuses(k, "resumable-counts") == ["FINISHED"]
+
+    (source / "2.csv").write_text("x\nz\n")
+    second = k.start(query.format(resume="--resume"))
+    # the -U of x's 2 (shown by the first cell) finds no row here; its +U brings x's 3
+    _wait_for_rows(k, second, [["x", "3"], ["z", "1"]])
+    k.km.interrupt_kernel()
+    k.finish(second, timeout=300)
+    assert "Resuming from " in second.stdout
+
+    detached = k.run("%%flink_sql --mode append --detach --job-name detached-words\n"
+                     "SELECT word FROM kernel_resume")
+    assert "runs detached" in detached.stdout
+    assert _job_statuses(k, "detached-words") == ["RUNNING"]  # after its cell
+    job_id = detached.stdout.split("Job ")[1].split()[0]
+    k.run(f"%flink_session cancel {job_id}")
+    k.run("%%flink_sql\nDROP TABLE kernel_resume")
 
 
 def test_kernel_restart_keeps_the_session_and_connect_reattaches(cluster: Cluster,

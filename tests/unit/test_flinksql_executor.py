@@ -92,9 +92,38 @@ def test_errors_name_what_is_wrong(planner) -> None:
         planner.plan("INSERT INTO sink1 SELECT 1, 2")
     with pytest.raises(FlinkSqlError, match="one statement"):
         planner.plan("SELECT 1; SELECT 2")
-    with pytest.raises(FlinkSqlError, match="STREAMING mode"):
-        planner.plan("SELECT 1", "STREAMING")
+    with pytest.raises(FlinkSqlError, match="Object 'nope' not found: a streaming query"):
+        planner.plan("SELECT * FROM nope", "STREAMING")
     assert planner.plan("SHOW TABLES", "STREAMING").rows  # DDL and SHOW work in either mode
+
+
+def test_a_streaming_select_plans_a_collect_job(planner, tmp_path: Path) -> None:
+    """A SELECT in STREAMING mode is a job whose one sink is the client (issue 28); an updating
+    one keyed by its group keys, as into a print sink."""
+    from sessioncluster.spark.flinksql.streaming import StreamingStatementJob, is_updating
+
+    words = tmp_path / "words"
+    words.mkdir()
+    planner.plan(f"""CREATE TABLE words (word STRING) WITH ('connector' = 'filesystem',
+        'path' = '{words}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    outcome = planner.plan("SELECT word, COUNT(*) AS cnt FROM words GROUP BY word", "STREAMING")
+    job = outcome.job
+    assert isinstance(job, StreamingStatementJob) and job.collects and job.name == "collect"
+    assert (outcome.columns, outcome.column_types) == (["word", "cnt"], ["STRING", "BIGINT"])
+    assert job.column_types == ["STRING", "BIGINT"]
+    assert is_updating(job) and job.inserts[0].key_positions == [0] and not job.bounded
+    append = planner.plan("SELECT UPPER(word) AS w FROM words WHERE word <> 'x'", "STREAMING")
+    assert isinstance(append.job, StreamingStatementJob) and not is_updating(append.job)
+    bounded = planner.plan("SELECT product, SUM(qty) FROM orders GROUP BY product", "STREAMING")
+    assert isinstance(bounded.job, StreamingStatementJob) and bounded.job.bounded
+    assert not is_updating(bounded.job)  # read once: its final rows, each +I
+    named = planner.plan("SELECT word FROM words", "STREAMING",
+                         {"pipeline.name": "live words", "parallelism.default": "3"}).job
+    assert isinstance(named, StreamingStatementJob) and named.name == "live words"
+    session = named.inserts[0].frame.sparkSession
+    assert session.conf.get("spark.sql.shuffle.partitions") == "3"
+    with pytest.raises(FlinkSqlError, match="parallelism.default must be a positive integer"):
+        planner.plan("SELECT word FROM words", "STREAMING", {"parallelism.default": "0"})
 
 
 def test_set_reset_and_the_runtime_mode(planner) -> None:

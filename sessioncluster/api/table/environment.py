@@ -213,8 +213,12 @@ class TableEnvironment:
         return str(rows[0][0]) if rows else ""
 
     def query_schema(self, query: str) -> TableSchema:
-        """The columns of ``query`` and their types, as the JobManager's planner sees them."""
-        return self.execute_sql(f"SELECT * FROM ({query}) LIMIT 0").get_table_schema()
+        """The columns of ``query`` and their types, as the JobManager's planner sees them
+        (planned in BATCH mode: in STREAMING a query would start a job that runs on)."""
+        configuration = {**self._config.to_dict(), RUNTIME_MODE: "batch"}
+        result = self.gateway.execute_flink_sql(f"SELECT * FROM ({query}) LIMIT 0",
+                                                RuntimeExecutionMode.BATCH, configuration)
+        return TableResult(result).get_table_schema()
 
     def create_statement_set(self) -> StatementSet:
         return StatementSet(self)

@@ -111,10 +111,12 @@ class StatementRunner(Protocol):
 
 
 class CloseableIterator:
-    """The rows of a result; ``with table_result.collect() as rows: ...`` as in PyFlink."""
+    """The rows of a result; ``with table_result.collect() as rows: ...`` as in PyFlink.
+    Closing the rows of a streaming query cancels its job (``on_close``)."""
 
-    def __init__(self, rows: Iterator[Row]) -> None:
+    def __init__(self, rows: Iterator[Row], on_close: Callable[[], None] | None = None) -> None:
         self._rows = rows
+        self._on_close = on_close
 
     def __iter__(self) -> "CloseableIterator":
         return self
@@ -124,6 +126,9 @@ class CloseableIterator:
 
     def close(self) -> None:
         self._rows = iter(())
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
 
     def __enter__(self) -> "CloseableIterator":
         return self
@@ -167,10 +172,30 @@ class TableResult:
     def get_result_kind(self) -> ResultKind:
         return ResultKind[self.result.result_kind]
 
+    def is_live(self) -> bool:
+        """True for a streaming query's result: its rows come from its job as it runs."""
+        return bool(getattr(self.result, "live", ""))
+
     def collect(self) -> CloseableIterator:
         """The rows, each a named ``Row`` with its ``RowKind`` (``+I`` unless the statement
-        produced a changelog)."""
+        produced a changelog). A streaming query's come as its job produces them; closing the
+        iterator cancels the job, and it ends when the job does."""
+        if self.is_live():
+            return self._live_rows()
         return CloseableIterator(iter(self.rows()))
+
+    def _live_rows(self) -> CloseableIterator:
+        client = self.get_job_client()
+        if client is None:
+            raise RuntimeError("this TableResult has no job to read a streaming result from")
+        stream = client.stream()
+        names = list(self.result.columns)
+
+        def rows() -> Iterator[Row]:
+            for kind, values in stream:
+                yield changelog_row(kind, values, names)
+
+        return CloseableIterator(rows(), stream.close)
 
     def rows(self) -> list[Row]:
         """The rows, as :meth:`collect` gives them, in a list."""
@@ -186,9 +211,15 @@ class TableResult:
         return out
 
     def print(self, file: TextIO | None = None) -> None:
-        """Print the result in Flink's tableau layout (to stdout)."""
-        text = self.tableau()
-        (file or sys.stdout).write(text)
+        """Print the result in Flink's tableau layout (to stdout); a streaming query's rows
+        as they come, until its job ends (an interrupt cancels it)."""
+        out = file or sys.stdout
+        if self.is_live():
+            with self.collect() as rows:
+                print_tableau_rows(self.result.columns, self.result.column_types, rows, out,
+                                   self.max_column_width)
+            return
+        out.write(self.tableau())
 
     def tableau(self) -> str:
         """The text :meth:`print` prints: a query's rows with widths from their types (and the
@@ -205,6 +236,42 @@ class TableResult:
         if self.streaming and kinds is None:
             kinds = [RowKind.INSERT] * len(rows)
         return format_tableau(columns, types, rows, kinds, max_column_width=self.max_column_width)
+
+
+_KINDS = {kind.short_string(): kind for kind in RowKind}
+
+
+def changelog_row(kind: str, values: Sequence[Any], names: list[str]) -> Row:
+    """A row of a streaming query's changelog (``+I``, ``-U``, ``+U``, ``-D`` and its values,
+    as the JobManager sends them) as a named ``Row`` with its ``RowKind``."""
+    r = Row(*(_pyflink_value(v) for v in values))
+    r.set_field_names(names)
+    r.set_row_kind(_KINDS[kind])
+    return r
+
+
+def print_tableau_rows(names: Sequence[str], types: Sequence[str], rows: Iterator[Row],
+                       out: TextIO, max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH) -> int:
+    """Flink's tableau of a changelog, each row printed as it comes (widths from the types,
+    as Flink's streaming print, so that they are known before the first row); the rows."""
+    header = ["op", *names]
+    widths = [2] + [max(len(n), _type_width(t, max_column_width), len(NULL_VALUE))
+                    for n, t in zip(names, types)]
+    border = "+" + "".join("-" * (w + 2) + "+" for w in widths)
+    count = 0
+    for row in rows:
+        if count == 0:
+            out.write("\n".join([border, _tableau_row(header, widths), border]) + "\n")
+        cells = [row.get_row_kind().short_string(),
+                 *[cell_string(v, t) for v, t in zip(row, types)]]
+        out.write(_tableau_row(cells, widths) + "\n")
+        out.flush()
+        count += 1
+    if count == 0:
+        out.write("Empty set\n")
+        return 0
+    out.write(f"{border}\n{count} {'rows' if count > 1 else 'row'} in set\n")
+    return count
 
 
 # -- Arrow to Python ---------------------------------------------------------------------------

@@ -402,7 +402,16 @@ class Table:
     def to_pandas(self) -> Any:
         """The rows as a pandas DataFrame; a changelog (STREAMING) is applied first, as PyFlink
         does: ``-U``/``-D`` retract an earlier equal row, ``+I``/``+U`` add one."""
-        result = self.execute().result
+        executed = self.execute()
+        result = executed.result
+        if executed.is_live():  # a streaming query: its rows until its job ends
+            import pandas as pd
+
+            with executed.collect() as changes:
+                got = list(changes)
+            rows, kinds = [tuple(r) for r in got], [r.get_row_kind() for r in got]
+            keep = materialized_indices(rows, kinds)
+            return pd.DataFrame([rows[i] for i in keep], columns=list(result.columns))
         table = result.table
         if result.row_kinds is not None:
             table = table.take(materialized_indices(table.to_pylist(), result.row_kinds))

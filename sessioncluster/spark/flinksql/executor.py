@@ -66,9 +66,17 @@ class FlinkSqlPlanner:
     def plan(self, text: str, runtime_mode: str = "BATCH",
              configuration: dict[str, str] | None = None,
              function: bytes = b"") -> StatementOutcome:
-        """Plan one statement: rows to answer with now, or the job that runs it;
-        ``function`` is the pickled Python function of a ``CREATE FUNCTION`` sent by
-        ``create_temporary_system_function``."""
+        """Plan one statement: rows to answer with now, or the job that runs it (named
+        ``pipeline.name`` when set, as Flink names a SQL job); ``function`` is the pickled
+        Python function of a ``CREATE FUNCTION`` sent by ``create_temporary_system_function``."""
+        outcome = self._plan_text(text, runtime_mode, configuration, function)
+        name = (configuration or {}).get("pipeline.name") or self.options.get("pipeline.name")
+        if outcome.job is not None and name:
+            outcome.job.name = name
+        return outcome
+
+    def _plan_text(self, text: str, runtime_mode: str, configuration: dict[str, str] | None,
+                   function: bytes) -> StatementOutcome:
         statements = parse_statements(text)
         if len(statements) != 1:
             raise FlinkSqlError(f"execute_sql takes one statement; this text has "
@@ -77,8 +85,6 @@ class FlinkSqlPlanner:
         key = "execution.runtime-mode"  # a SET in the session wins over the client's default
         mode = (self.options.get(key) or (configuration or {}).get(key) or runtime_mode).upper()
         statement = statements[0]
-        if mode != "BATCH" and isinstance(statement, Query):
-            raise FlinkSqlError(streaming.STREAMING_SELECT)
         if mode != "BATCH" and isinstance(statement, Explain):
             raise FlinkSqlError("EXPLAIN in STREAMING mode is not supported by sessioncluster "
                                 "yet; EXPLAIN the statement in BATCH mode")
@@ -91,6 +97,9 @@ class FlinkSqlPlanner:
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
                 return StatementOutcome.ok()
+            if mode != "BATCH" and isinstance(statement, Query):
+                return self._streaming_query(statement, {**(configuration or {}),
+                                                         **self.options})
             if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
                 job = streaming.plan_inserts(self.spark, self.tables, list(inserts), self.conform,
@@ -196,6 +205,23 @@ class FlinkSqlPlanner:
         types = window_bound_types(statement.ast, flink_types(frame.schema))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 job=StatementJob("collect", lambda: frame, types))
+
+    def _streaming_query(self, statement: Query, configuration: dict[str, str]
+                         ) -> StatementOutcome:
+        """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
+        they come."""
+        ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
+        for name in _table_names(statement.ast):
+            if name.lower() not in self.tables and name.lower() not in ctes:
+                raise FlinkSqlError(
+                    f"Object '{name}' not found: a streaming query reads tables of the catalog "
+                    "(CREATE TABLE ... WITH ('connector' = ...)), not views or temporary views, "
+                    "in sessioncluster")
+        job = streaming.plan_select(self.spark, self.tables, statement.ast, configuration)
+        frame = job.inserts[0].frame
+        job.column_types = window_bound_types(statement.ast, flink_types(frame.schema))
+        return StatementOutcome("SUCCESS_WITH_CONTENT", list(frame.columns), job.column_types,
+                                job=job)
 
     def _inserts(self, inserts: list[Insert]) -> StatementOutcome:
         writes = []

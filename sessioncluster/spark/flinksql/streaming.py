@@ -49,9 +49,9 @@ from .statements import Insert, StopJob
 
 #: Flink's names of its built-in catalog and database
 DEFAULT_PATH = "default_catalog.default_database"
-STREAMING_SELECT = ("A query in STREAMING mode (its changing result collected by the client) is "
-                    "not supported by sessioncluster yet (issue 28); INSERT INTO a print, "
-                    "filesystem or blackhole table instead, or run it in BATCH mode")
+#: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
+#: through the job's result buffer, as Flink's collect sink sends them to the SQL client
+COLLECT = "collect"
 
 
 @dataclass(slots=True)
@@ -84,6 +84,11 @@ class StreamingStatementJob(StatementJob):
     #: the statement's configuration (``execution.checkpointing.interval``, ...)
     configuration: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def collects(self) -> bool:
+        """True for a SELECT: its one sink is the client (:data:`COLLECT`)."""
+        return len(self.inserts) == 1 and self.inserts[0].table.connector == COLLECT
+
     def columns(self) -> list[str]:
         """Flink's result columns of an INSERT: the sinks' full names."""
         return [insert.sink_name for insert in self.inserts]
@@ -95,14 +100,9 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
                  configuration: dict[str, str]) -> StreamingStatementJob:
     """Plan a streaming INSERT / statement set: each query as a DataFrame of a new streaming
     session, checked against its sink (an updating query into an append-only sink fails)."""
-    session = spark.newSession()
-    session.conf.set("spark.sql.session.timeZone", "UTC")
-    session.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))
-    read = [{name for name in _table_names(i.query) if name.lower() in tables} for i in inserts]
+    session, read, bounded = _streaming_session(spark, tables, [i.query for i in inserts],
+                                                configuration)
     used = {name.lower(): tables[name.lower()] for names in read for name in names}
-    bounded = all(connectors.is_bounded(t) for t in used.values())
-    for name, table in used.items():
-        source_frame(session, table, streaming=not bounded).createOrReplaceTempView(table.name)
     planned = []
     for insert, names in zip(inserts, read):
         sink = tables.get(insert.target.lower())
@@ -124,6 +124,49 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
     return StreamingStatementJob("insert-into_" + ",".join(columns), _not_a_batch_job,
                                  ["BIGINT"] * len(columns), planned, bounded,
                                  dict(configuration))
+
+
+def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
+                configuration: dict[str, str]) -> StreamingStatementJob:
+    """Plan a streaming SELECT: a job (named ``collect``, as Flink's) whose one sink is the
+    client; an updating query's rows become Flink's changelog, as into ``print``. The result's
+    Flink types are the caller's to fill in (``column_types``)."""
+    session, read, bounded = _streaming_session(spark, tables, [query], configuration)
+    schemas = {n: tables[n.lower()] for n in read[0]}
+    frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
+    frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
+    updating = updating_node(query) is not None and not bounded
+    sink = CatalogTable(COLLECT, [], {"connector": COLLECT})
+    insert = StreamingInsert(sink, frame, "update" if updating else "append",
+                             key_positions(query) if updating else [], sorted(read[0]))
+    return StreamingStatementJob("collect", _not_a_batch_job, [], [insert], bounded,
+                                 dict(configuration))
+
+
+def is_updating(job: StreamingStatementJob) -> bool:
+    """True when the statement's (first) query emits updates (-U/+U), not only +I."""
+    return any(insert.output_mode == "update" for insert in job.inserts)
+
+
+def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: list[Any],
+                       configuration: dict[str, str]) -> tuple[Any, list[set[str]], bool]:
+    """A SparkSession of the statement's own with a view of each catalog table the queries
+    read (streaming unless every one is bounded); per query the tables it reads; bounded.
+    Its shuffles have ``parallelism.default`` partitions (default: every slot)."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    parallelism = str(configuration.get("parallelism.default") or "").strip()
+    if parallelism and (not parallelism.isdigit() or int(parallelism) < 1):
+        raise FlinkSqlError(f"parallelism.default must be a positive integer, not "
+                            f"'{parallelism}'")
+    session.conf.set("spark.sql.shuffle.partitions",
+                     parallelism or str(spark.sparkContext.defaultParallelism))
+    read = [{name for name in _table_names(q) if name.lower() in tables} for q in queries]
+    used = {name.lower(): tables[name.lower()] for names in read for name in names}
+    bounded = all(connectors.is_bounded(t) for t in used.values())
+    for table in used.values():
+        source_frame(session, table, streaming=not bounded).createOrReplaceTempView(table.name)
+    return session, read, bounded
 
 
 def stop_job(statement: StopJob, options: dict[str, str]) -> StatementOutcome:
@@ -300,14 +343,43 @@ def write_batch(insert: StreamingInsert, df: Any, batch_id: int, state_dir: Path
     written. An updating query's rows become Flink's changelog (``print``: its lines)."""
     if insert.output_mode != "update":
         return connectors.write_table(df, insert.table)
-    state = ChangelogState(state_dir)
-    if state.done(batch_id):
-        return 0  # emitted before the failure that runs this batch again
-    emitted = state.before(batch_id)
-    changes = changelog(emitted, [tuple(r) for r in df.collect()], insert.key_positions)
+    changes = batch_changelog(insert, df, batch_id, state_dir)
     if insert.table.connector == "print":
         prefix = print_prefix(insert.table.options.get("print-identifier", ""), 0, 1)
         for kind, row in changes:
             out(prefix + format_row(list(row), kind))
-    state.save(batch_id, emitted)
     return len(changes)
+
+
+def batch_changelog(insert: StreamingInsert, df: Any, batch_id: int, state_dir: Path
+                    ) -> list[tuple[str, tuple[Any, ...]]]:
+    """One micro-batch as Flink's changelog: ``+I`` per row of an append-only query; an
+    updating one's from its :class:`ChangelogState` (nothing for a batch emitted before)."""
+    if insert.output_mode != "update":
+        return [("+I", tuple(r)) for r in df.collect()]
+    state = ChangelogState(state_dir)
+    if state.done(batch_id):
+        return []  # emitted before the failure that runs this batch again
+    emitted = state.before(batch_id)
+    changes = changelog(emitted, [tuple(r) for r in df.collect()], insert.key_positions)
+    state.save(batch_id, emitted)
+    return changes
+
+
+def plain_value(v: Any) -> Any:
+    """A value of a collected row with no pyspark type in it, as Arrow gives it to a batch
+    query's client (a nested ROW as a dict, a MAP as its pairs), so that the client unpickles
+    it without pyspark and reads it as it reads a batch result."""
+    if isinstance(v, tuple) and hasattr(v, "asDict"):
+        return {k: plain_value(x) for k, x in v.asDict(recursive=False).items()}
+    if isinstance(v, list):
+        return [plain_value(x) for x in v]
+    if isinstance(v, dict):
+        return [(k, plain_value(x)) for k, x in v.items()]
+    return v
+
+
+def collected(changes: list[tuple[str, tuple[Any, ...]]]) -> list[bytes]:
+    """A micro-batch's changelog as the result buffer keeps it: one pickled
+    ``(row kind, values)`` per row."""
+    return [pickle.dumps((kind, tuple(plain_value(v) for v in row))) for kind, row in changes]

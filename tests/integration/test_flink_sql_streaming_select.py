@@ -1,0 +1,142 @@
+"""A streaming SELECT on a real session (issue 28): it runs as a job of the session whose rows,
+with their RowKind, reach the client as the job produces them (``TableResult.collect()``);
+closing the iterator cancels the job; a bounded source ends it FINISHED and ends the iterator;
+``print()`` prints Flink's tableau with its ``op`` column."""
+
+from __future__ import annotations
+
+import collections
+import io
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import sessioncluster
+from sessioncluster.common import RuntimeExecutionMode
+from sessioncluster.common.types import RowKind
+from sessioncluster.graph.lifecycle import JobStatus
+from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
+
+pytestmark = pytest.mark.integration
+
+STREAMING = RuntimeExecutionMode.STREAMING
+
+
+def table_names(session: sessioncluster.Session) -> set[str]:
+    return set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
+
+
+@pytest.fixture(autouse=True)
+def drop_new_tables(session: sessioncluster.Session) -> object:
+    """The catalog is the shared session's: drop what a test made."""
+    before = table_names(session)
+    yield
+    for name in table_names(session) - before:
+        session.execute_sql(f"DROP TABLE IF EXISTS `{name}`")
+
+
+@pytest.fixture()
+def t_env(session: sessioncluster.Session) -> Any:
+    return TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
+
+
+def wait_for(what: Callable[[], object], timeout: float = 120.0) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = what()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"not reached within {timeout} s: {what}")
+
+
+def expected_changelog(files: list[list[str]]) -> list[list[tuple[str, str, int]]]:
+    """Flink's changelog of ``SELECT word, COUNT(*) GROUP BY word``, one micro-batch per file,
+    computed in plain Python: +I for a new word, -U old / +U new for a counted one."""
+    counts: collections.Counter[str] = collections.Counter()
+    out = []
+    for words in files:
+        batch = []
+        for word, n in collections.Counter(words).items():
+            if counts[word]:
+                batch += [("-U", word, counts[word]), ("+U", word, counts[word] + n)]
+            else:
+                batch.append(("+I", word, n))
+            counts[word] += n
+        out.append(batch)
+    return out
+
+
+def test_collect_of_an_updating_query_over_a_monitored_directory(session, t_env,
+                                                                  tmp_path: Path) -> None:
+    source = tmp_path / "words"
+    source.mkdir()
+    t_env.execute_sql(f"""CREATE TABLE live_words (word STRING) WITH ('connector' =
+        'filesystem', 'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    result = t_env.execute_sql("SELECT word, COUNT(*) AS cnt FROM live_words GROUP BY word")
+    job_id = result.get_job_client().get_job_id()
+    assert result.get_table_schema().get_field_names() == ["word", "cnt"]
+    assert session.job(job_id).get_job_status() is JobStatus.RUNNING
+
+    rows: queue.Queue[Any] = queue.Queue()
+    iterator = result.collect()
+
+    def read() -> None:
+        for row in iterator:
+            rows.put(row)
+        rows.put(None)  # the iterator ended
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    files = [["x", "y", "x"], ["x"], ["z", "y", "z", "x"]]
+    for k, (words, batch) in enumerate(zip(files, expected_changelog(files))):
+        tmp = source / f".f{k}.csv"
+        tmp.write_text("".join(f"{w}\n" for w in words))
+        tmp.rename(source / f"f{k}.csv")  # one file: one micro-batch
+        got = [rows.get(timeout=120) for _ in batch]
+        assert sorted((r.get_row_kind().short_string(), r.word, r.cnt) for r in got) \
+            == sorted(batch)
+        for r in got:  # an update's -U comes before its +U
+            if r.get_row_kind() is RowKind.UPDATE_AFTER:
+                before = [g for g in got if g.word == r.word
+                          and g.get_row_kind() is RowKind.UPDATE_BEFORE]
+                assert got.index(before[0]) < got.index(r)
+    time.sleep(2)
+    assert rows.empty()  # later micro-batches bring nothing
+
+    iterator.close()  # closing cancels the job, as PyFlink's
+    wait_for(lambda: session.job(job_id).get_job_status() is JobStatus.CANCELED, 60)
+    assert rows.get(timeout=30) is None  # and the reader's iteration ended
+    reader.join(10)
+
+
+def test_bounded_select_finishes_and_prints_flinks_tableau(session, t_env,
+                                                           tmp_path: Path) -> None:
+    source = tmp_path / "bids"
+    source.mkdir()
+    (source / "a.csv").write_text("apple,3\npear,5\napple,4\nplum,1\n")
+    t_env.execute_sql(f"""CREATE TABLE bounded_bids (item STRING, price INT) WITH (
+        'connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv')""")
+    result = t_env.execute_sql("SELECT item, price FROM bounded_bids WHERE price > 2")
+    with result.collect() as rows:
+        got = list(rows)  # ends: the source is bounded
+    assert sorted((r.item, r.price) for r in got) == [("apple", 3), ("apple", 4), ("pear", 5)]
+    assert {r.get_row_kind() for r in got} == {RowKind.INSERT}
+    job_id = result.get_job_client().get_job_id()
+    wait_for(lambda: session.job(job_id).get_job_status() is JobStatus.FINISHED, 60)
+
+    table = t_env.sql_query("SELECT item, SUM(price) AS total FROM bounded_bids GROUP BY item")
+    out = io.StringIO()
+    table.execute().print(file=out)
+    lines = out.getvalue().splitlines()
+    assert lines[1].split("|")[1].strip() == "op"
+    assert [c.strip() for c in lines[1].split("|")[2:4]] == ["item", "total"]
+    body = sorted(tuple(c.strip() for c in line.split("|")[1:4]) for line in lines[3:-2])
+    assert body == [("+I", "apple", "7"), ("+I", "pear", "5"), ("+I", "plum", "1")]
+    assert lines[-1] == "3 rows in set"
+    frame = table.to_pandas()  # the changelog applied, until the job ends
+    assert sorted(map(tuple, frame.values.tolist())) == [("apple", 7), ("pear", 5), ("plum", 1)]
