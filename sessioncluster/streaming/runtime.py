@@ -41,6 +41,9 @@ RECORD_SCHEMA = "out int, k binary, ts long, v binary"
 MAX_TS = "max_ts"
 #: the output index of a sink's rows
 SINK_OUT = -1
+#: the output index of a sink's rows whose ``v`` is an Arrow IPC stream: a table of records a
+#: FileSource hands straight to the bulk FileSink chained to it (``runtime.filesink.batch_copy``)
+SINK_TABLE_OUT = -2
 
 _loads = pickle.loads
 
@@ -352,6 +355,48 @@ class _ChainTask:
         self.report.count(seen.n, rows.records)
         return rows
 
+    def copy(self, read: Callable[[str], Iterator[Any]], paths: list[str]) -> _Rows:
+        """A FileSource chained straight into a bulk FileSink: the files' records as Arrow
+        tables (``read``), each one row of the sink (``SINK_TABLE_OUT``, an IPC stream), no
+        Row made; counted as the records in and out."""
+        import pyarrow as pa
+
+        reports.activate(self.report)
+        rows = _Rows()
+        for path in paths:
+            for table in read(path):
+                sink = pa.BufferOutputStream()
+                with pa.ipc.new_stream(sink, table.schema) as writer:
+                    writer.write(table)
+                rows.out.append(SINK_TABLE_OUT)
+                rows.k.append(None)
+                rows.ts.append(None)
+                rows.v.append(sink.getvalue().to_pybytes())
+                rows.records += table.num_rows
+        self.prog.count(self.subtask, rows.records, rows)
+        self.report.count(rows.records, rows.records)
+        return rows
+
+
+def table_copy(prog: VertexProgram) -> Callable[[str], Iterator[Any]] | None:
+    """For a FileSource vertex that is just the source and a bulk FileSink: how its files go
+    to the sink as Arrow tables (``runtime.filesink.batch_copy``); else None."""
+    from ..runtime.filesink import batch_copy
+
+    ops = prog.vertex.operators
+    if (prog.source_format != "files" or len(ops) != 2 or ops[-1].kind is not OperatorKind.SINK_TEXT
+            or prog.timestamped_output or not ops[0].function_key or not ops[-1].function_key):
+        return None
+    return batch_copy(prog.load(ops[0].function_key), prog.load(ops[-1].function_key))
+
+
+def tables_of(ipc_streams: Iterable[bytes]) -> Iterator[Any]:
+    """The Arrow tables of ``SINK_TABLE_OUT`` rows."""
+    import pyarrow as pa
+
+    for data in ipc_streams:
+        yield pa.ipc.open_stream(data).read_all()
+
 
 class ChainFunction:
     """``mapInArrow`` of a stateless vertex on its own (a source's chain, or a vertex that reads
@@ -364,9 +409,13 @@ class ChainFunction:
         with reports.reporting(), _environment(self.prog):
             task = _ChainTask(self.prog)
             is_source = self.prog.vertex.operators[0].kind.is_source
+            copy = table_copy(self.prog) if is_source else None
             for batch in batches:
-                rows = task.process(_source_records(self.prog, batch) if is_source
-                                    else _input_records(batch, self.prog.timestamped_input))
+                if copy is not None:
+                    rows = task.copy(copy, batch.column("path").to_pylist())
+                else:
+                    rows = task.process(_source_records(self.prog, batch) if is_source
+                                        else _input_records(batch, self.prog.timestamped_input))
                 if len(rows):
                     yield rows.arrow()
 
@@ -624,5 +673,6 @@ def edge_index(vertex: JobVertex, edge: JobEdge) -> int:
 
 
 __all__ = ["ChainFunction", "EdgeOut", "KeyedVertex", "RECORD_SCHEMA", "REGION_SCHEMA", "ROOT_NODE",
-           "RegionFunction", "RegionVertex", "SINK_OUT", "VertexProgram", "edge_index", "edge_outs",
-           "is_keyed_head", "keyed_processor", "time_domain", "watermark_delay"]
+           "RegionFunction", "RegionVertex", "SINK_OUT", "SINK_TABLE_OUT", "VertexProgram", "edge_index",
+           "edge_outs", "is_keyed_head", "keyed_processor", "table_copy", "tables_of", "time_domain",
+           "watermark_delay"]
