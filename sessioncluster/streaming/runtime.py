@@ -30,6 +30,7 @@ from ..dependencies import JobEnvironment, prepare
 from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec, PythonDependency
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime.chain import chain
+from ..runtime.filesink import WRITE_TABLE_ROWS, batch_copy
 from ..runtime.operators import ReduceOperator, StreamOperator, open_function
 from ..runtime.output import Record
 from ..runtime.streaming_driver import KeyedStreamingDriver
@@ -357,32 +358,59 @@ class _ChainTask:
 
     def copy(self, read: Callable[[str], Iterator[Any]], paths: list[str]) -> _Rows:
         """A FileSource chained straight into a bulk FileSink: the files' records as Arrow
-        tables (``read``), each one row of the sink (``SINK_TABLE_OUT``, an IPC stream), no
-        Row made; counted as the records in and out."""
-        import pyarrow as pa
-
+        tables (``read``), handed to the sink in rows of their own (``SINK_TABLE_OUT``: an IPC
+        stream of up to ``WRITE_TABLE_ROWS`` records), no Row made; counted as records in and
+        out."""
         reports.activate(self.report)
         rows = _Rows()
         for path in paths:
+            stream = _IpcRows(rows)
             for table in read(path):
-                sink = pa.BufferOutputStream()
-                with pa.ipc.new_stream(sink, table.schema) as writer:
-                    writer.write(table)
-                rows.out.append(SINK_TABLE_OUT)
-                rows.k.append(None)
-                rows.ts.append(None)
-                rows.v.append(sink.getvalue().to_pybytes())
-                rows.records += table.num_rows
+                stream.add(table)
+            stream.close()
         self.prog.count(self.subtask, rows.records, rows)
         self.report.count(rows.records, rows.records)
         return rows
 
 
+class _IpcRows:
+    """Arrow tables into ``SINK_TABLE_OUT`` rows: one IPC stream per row, each of up to
+    ``WRITE_TABLE_ROWS`` records."""
+
+    def __init__(self, rows: _Rows) -> None:
+        self.rows = rows
+        self.sink: Any = None
+        self.writer: Any = None
+        self.n = 0
+
+    def add(self, table: Any) -> None:
+        import pyarrow as pa
+
+        if self.writer is None:
+            self.sink = pa.BufferOutputStream()
+            self.writer = pa.ipc.new_stream(self.sink, table.schema)
+        self.writer.write(table)
+        self.n += table.num_rows
+        if self.n >= WRITE_TABLE_ROWS:
+            self.close()
+
+    def close(self) -> None:
+        if self.writer is None:
+            return
+        self.writer.close()
+        rows = self.rows
+        rows.out.append(SINK_TABLE_OUT)
+        rows.k.append(None)
+        rows.ts.append(None)
+        rows.v.append(self.sink.getvalue().to_pybytes())
+        rows.records += self.n
+        self.sink = self.writer = None
+        self.n = 0
+
+
 def table_copy(prog: VertexProgram) -> Callable[[str], Iterator[Any]] | None:
     """For a FileSource vertex that is just the source and a bulk FileSink: how its files go
     to the sink as Arrow tables (``runtime.filesink.batch_copy``); else None."""
-    from ..runtime.filesink import batch_copy
-
     ops = prog.vertex.operators
     if (prog.source_format != "files" or len(ops) != 2 or ops[-1].kind is not OperatorKind.SINK_TEXT
             or prog.timestamped_output or not ops[0].function_key or not ops[-1].function_key):
