@@ -130,7 +130,8 @@ class StreamingFileSink:
             try:
                 sink = program.load(key)
                 uid = uids[partition]
-                first = next(iter(items), None)
+                items = iter(items)
+                first = next(items, None)
                 tables = first is not None and first[0] == SINK_TABLE_OUT
                 rest = itertools.chain([] if first is None else [first], items)
                 elements = (tables_of(row[1] for row in rest) if tables
