@@ -30,6 +30,8 @@ from ..api.connectors.file_system import FileSink
 
 log = logging.getLogger("sessioncluster.filesink")
 
+#: rows of Arrow tables a bulk part file gathers before its writer gets them (``batch_copy``)
+WRITE_TABLE_ROWS = 131072
 #: the marker between an in-progress file's final name and its token
 IN_PROGRESS = ".inprogress."
 _TOKEN_NAMESPACE = uuid.UUID("6c0f5a4e-3f0e-4a53-9a77-1b0a1c8f2d11")
@@ -104,6 +106,9 @@ class _PartFile:
         self.encoder = sink.encoder
         self.size = self.records = 0
         self.created_ms = self.last_write_ms = now_ms
+        #: Arrow tables not handed to the bulk writer yet (``write_batch``)
+        self.tables: list[Any] = []
+        self.table_rows = 0
 
     def write(self, element: Any, now_ms: int) -> None:
         if self.bulk is not None:
@@ -116,10 +121,32 @@ class _PartFile:
         self.records += 1
         self.last_write_ms = now_ms
 
+    def write_batch(self, table: Any, now_ms: int) -> None:
+        """An Arrow table of the bulk writer's row type (``batch_copy``): gathered with the
+        next ones up to ``WRITE_TABLE_ROWS`` rows, then handed to the writer in one piece (a
+        Parquet row group, an ORC stripe; a file's reader gives small tables)."""
+        self.tables.append(table)
+        self.table_rows += table.num_rows
+        if self.table_rows >= WRITE_TABLE_ROWS:
+            self._write_tables()
+        self.records += table.num_rows
+        self.last_write_ms = now_ms
+
+    def _write_tables(self) -> None:
+        import pyarrow as pa
+
+        assert self.bulk is not None
+        tables, self.tables, self.table_rows = self.tables, [], 0
+        if tables:
+            gathered = pa.concat_tables([pa.Table.from_batches([t]) if isinstance(t, pa.RecordBatch)
+                                         else t for t in tables])
+            self.bulk.add_batch(gathered.combine_chunks())
+
     def close_for_commit(self) -> PendingFile:
         """Flink's ``closeForCommit``: a bulk writer is flushed and finished, then the stream
         is closed (durable: fsync) and the file is pending."""
         if self.bulk is not None:
+            self._write_tables()
             self.bulk.flush()
             self.bulk.finish()
         self.stream.flush()
@@ -172,6 +199,25 @@ class SubtaskWriter:
             part = self._new_part(bucket, now)
         part.write(element, now)
 
+    def write_batch(self, table: Any) -> None:
+        """Write an Arrow table of records into one bucket's part file: the bucket of its first
+        record (``batch_copy`` takes only assigners that do not look at the record)."""
+        if not table.num_rows:
+            return
+        now = self.clock()
+        ctx = self.context
+        ctx.processing_time, ctx.record_timestamp = now, None
+        bucket = self._assign(None, ctx)
+        part = self.open.get(bucket)
+        if part is not None and (self._policy.should_roll_on_event(part.size)
+                                 or self._policy.should_roll_on_processing_time(
+                                     part.created_ms, part.last_write_ms, now)):
+            self.pending.append(part.close_for_commit())
+            part = None
+        if part is None:
+            part = self._new_part(bucket, now)
+        part.write_batch(table, now)
+
     def _new_part(self, bucket: str, now: int) -> _PartFile:
         directory = self.base / bucket if bucket else self.base
         if bucket and (Path(bucket).is_absolute() or ".." in Path(bucket).parts):
@@ -206,18 +252,51 @@ class SubtaskWriter:
 
 
 def write_partition(sink: FileSink, uid: str, token: str, elements: Iterable[Any],
-                    next_index: dict[str, int] | None = None
+                    next_index: dict[str, int] | None = None, tables: bool = False
                     ) -> tuple[list[PendingFile], dict[str, int]]:
     """All of one subtask's ``elements`` into part files: their pending files and the next
-    part file index of each bucket (nothing written is left behind when it fails)."""
+    part file index of each bucket (nothing written is left behind when it fails). With
+    ``tables`` the elements are Arrow tables of records (``batch_copy``), not records."""
     writer = SubtaskWriter(sink, uid, token, next_index)
     try:
+        write = writer.write_batch if tables else writer.write
         for element in elements:
-            writer.write(element)
+            write(element)
         return writer.close_for_commit(), writer.next_index
     except BaseException:
         writer.abort()
         raise
+
+
+def batch_copy(source_format: Any, sink: Any) -> Callable[[str], Iterator[Any]] | None:
+    """How a FileSource's records go straight into a bulk FileSink as Arrow tables, no Row made
+    (a chain of just the two: a copy): a function from a file's path to its records as tables
+    of the sink's columns. None when a record has to be a Row: the source format or the sink's
+    writer takes Rows only, their columns differ in number or type, or the BucketAssigner is
+    the user's (it looks at each record); then the records go one by one, as always."""
+    from ..api.connectors.file_system import BucketAssigner
+    from ..api.formats.base import arrow_row_type
+
+    if not isinstance(sink, FileSink) or not sink.is_bulk:
+        return None
+    assigner = sink.bucket_assigner
+    if type(assigner) is not BucketAssigner or assigner.kind not in ("base_path", "date_time"):
+        return None
+    source_type, sink_type = arrow_row_type(source_format), arrow_row_type(sink.writer_factory)
+    if source_type is None or sink_type is None:
+        return None
+    source_fields = source_type.arrow_schema()
+    sink_fields = sink_type.arrow_schema()
+    if source_fields.types != sink_fields.types:
+        return None
+    names = sink_fields.names
+    read = source_format.read_batches
+
+    def tables(path: str) -> Iterator[Any]:
+        for table in read(path):
+            yield table.rename_columns(names)
+
+    return tables
 
 
 def commit(files: Iterable[PendingFile]) -> int:
@@ -321,6 +400,6 @@ class ManifestLog:
         return done, undone
 
 
-__all__ = ["BucketContext", "IN_PROGRESS", "ManifestLog", "PendingFile", "SubtaskWriter", "batch_token",
-           "checkpoint_token", "commit", "delete_in_progress", "in_progress_files", "in_progress_name",
-           "part_file_name", "write_partition"]
+__all__ = ["BucketContext", "IN_PROGRESS", "ManifestLog", "PendingFile", "SubtaskWriter", "batch_copy",
+           "batch_token", "checkpoint_token", "commit", "delete_in_progress", "in_progress_files",
+           "in_progress_name", "part_file_name", "write_partition"]

@@ -17,6 +17,7 @@ deletes the in-progress files of batches it does not have.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import uuid
@@ -33,7 +34,7 @@ from ..runtime.filesink import (
     delete_in_progress,
     write_partition,
 )
-from ..streaming.runtime import VertexProgram
+from ..streaming.runtime import SINK_TABLE_OUT, VertexProgram, tables_of
 
 log = logging.getLogger("sessioncluster.filesink")
 
@@ -108,9 +109,10 @@ class StreamingFileSink:
         return self.manifests.commit_committed(self._committed())
 
     def write_batch(self, rows: Any, batch_id: int) -> int:
-        """``foreachBatch``: the batch's records (column ``v``, pickled) into in-progress part
+        """``foreachBatch``: the batch's records (column ``v``, pickled; or Arrow tables of
+        them from a FileSource chained to this sink, ``SINK_TABLE_OUT``) into in-progress part
         files, one writer per partition; their pending files into the batch's manifest."""
-        rdd = rows.select("v").rdd
+        rdd = rows.select("out", "v").rdd
         n = rdd.getNumPartitions()
         while len(self.uids) < n:
             self.uids.append(str(uuid.uuid4()))
@@ -128,9 +130,14 @@ class StreamingFileSink:
             try:
                 sink = program.load(key)
                 uid = uids[partition]
-                records = (pickle.loads(row[0]) for row in items)
+                items = iter(items)
+                first = next(items, None)
+                tables = first is not None and first[0] == SINK_TABLE_OUT
+                rest = itertools.chain([] if first is None else [first], items)
+                elements = (tables_of(row[1] for row in rest) if tables
+                            else (pickle.loads(row[1]) for row in rest))
                 files, next_index = write_partition(sink, uid, checkpoint_token(uid, batch_id),
-                                                    records, starts[uid])
+                                                    elements, starts[uid], tables=tables)
             finally:
                 if env is not None:
                     env.__exit__(None, None, None)

@@ -30,6 +30,7 @@ from ..dependencies import JobEnvironment, prepare
 from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec, PythonDependency
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime.chain import chain
+from ..runtime.filesink import WRITE_TABLE_ROWS, batch_copy
 from ..runtime.operators import ReduceOperator, StreamOperator, open_function
 from ..runtime.output import Record
 from ..runtime.streaming_driver import KeyedStreamingDriver
@@ -41,6 +42,9 @@ RECORD_SCHEMA = "out int, k binary, ts long, v binary"
 MAX_TS = "max_ts"
 #: the output index of a sink's rows
 SINK_OUT = -1
+#: the output index of a sink's rows whose ``v`` is an Arrow IPC stream: a table of records a
+#: FileSource hands straight to the bulk FileSink chained to it (``runtime.filesink.batch_copy``)
+SINK_TABLE_OUT = -2
 
 _loads = pickle.loads
 
@@ -352,6 +356,75 @@ class _ChainTask:
         self.report.count(seen.n, rows.records)
         return rows
 
+    def copy(self, read: Callable[[str], Iterator[Any]], paths: list[str]) -> _Rows:
+        """A FileSource chained straight into a bulk FileSink: the files' records as Arrow
+        tables (``read``), handed to the sink in rows of their own (``SINK_TABLE_OUT``: an IPC
+        stream of up to ``WRITE_TABLE_ROWS`` records), no Row made; counted as records in and
+        out."""
+        reports.activate(self.report)
+        rows = _Rows()
+        for path in paths:
+            stream = _IpcRows(rows)
+            for table in read(path):
+                stream.add(table)
+            stream.close()
+        self.prog.count(self.subtask, rows.records, rows)
+        self.report.count(rows.records, rows.records)
+        return rows
+
+
+class _IpcRows:
+    """Arrow tables into ``SINK_TABLE_OUT`` rows: one IPC stream per row, each of up to
+    ``WRITE_TABLE_ROWS`` records."""
+
+    def __init__(self, rows: _Rows) -> None:
+        self.rows = rows
+        self.sink: Any = None
+        self.writer: Any = None
+        self.n = 0
+
+    def add(self, table: Any) -> None:
+        import pyarrow as pa
+
+        if self.writer is None:
+            self.sink = pa.BufferOutputStream()
+            self.writer = pa.ipc.new_stream(self.sink, table.schema)
+        self.writer.write(table)
+        self.n += table.num_rows
+        if self.n >= WRITE_TABLE_ROWS:
+            self.close()
+
+    def close(self) -> None:
+        if self.writer is None:
+            return
+        self.writer.close()
+        rows = self.rows
+        rows.out.append(SINK_TABLE_OUT)
+        rows.k.append(None)
+        rows.ts.append(None)
+        rows.v.append(self.sink.getvalue().to_pybytes())
+        rows.records += self.n
+        self.sink = self.writer = None
+        self.n = 0
+
+
+def table_copy(prog: VertexProgram) -> Callable[[str], Iterator[Any]] | None:
+    """For a FileSource vertex that is just the source and a bulk FileSink: how its files go
+    to the sink as Arrow tables (``runtime.filesink.batch_copy``); else None."""
+    ops = prog.vertex.operators
+    if (prog.source_format != "files" or len(ops) != 2 or ops[-1].kind is not OperatorKind.SINK_TEXT
+            or prog.timestamped_output or not ops[0].function_key or not ops[-1].function_key):
+        return None
+    return batch_copy(prog.load(ops[0].function_key), prog.load(ops[-1].function_key))
+
+
+def tables_of(ipc_streams: Iterable[bytes]) -> Iterator[Any]:
+    """The Arrow tables of ``SINK_TABLE_OUT`` rows."""
+    import pyarrow as pa
+
+    for data in ipc_streams:
+        yield pa.ipc.open_stream(data).read_all()
+
 
 class ChainFunction:
     """``mapInArrow`` of a stateless vertex on its own (a source's chain, or a vertex that reads
@@ -364,9 +437,13 @@ class ChainFunction:
         with reports.reporting(), _environment(self.prog):
             task = _ChainTask(self.prog)
             is_source = self.prog.vertex.operators[0].kind.is_source
+            copy = table_copy(self.prog) if is_source else None
             for batch in batches:
-                rows = task.process(_source_records(self.prog, batch) if is_source
-                                    else _input_records(batch, self.prog.timestamped_input))
+                if copy is not None:
+                    rows = task.copy(copy, batch.column("path").to_pylist())
+                else:
+                    rows = task.process(_source_records(self.prog, batch) if is_source
+                                        else _input_records(batch, self.prog.timestamped_input))
                 if len(rows):
                     yield rows.arrow()
 
@@ -624,5 +701,6 @@ def edge_index(vertex: JobVertex, edge: JobEdge) -> int:
 
 
 __all__ = ["ChainFunction", "EdgeOut", "KeyedVertex", "RECORD_SCHEMA", "REGION_SCHEMA", "ROOT_NODE",
-           "RegionFunction", "RegionVertex", "SINK_OUT", "VertexProgram", "edge_index", "edge_outs",
-           "is_keyed_head", "keyed_processor", "time_domain", "watermark_delay"]
+           "RegionFunction", "RegionVertex", "SINK_OUT", "SINK_TABLE_OUT", "VertexProgram", "edge_index",
+           "edge_outs", "is_keyed_head", "keyed_processor", "table_copy", "tables_of", "time_domain",
+           "watermark_delay"]

@@ -47,7 +47,7 @@ from ..lru import Lru
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
 from ..protocol.wire import MessageSigner
 from ..runtime.chain import chain
-from ..runtime.filesink import batch_token, write_partition
+from ..runtime.filesink import batch_copy, batch_token, write_partition
 from ..runtime.operators import StreamOperator, open_function
 from .daemon import CONNECTION_ENV, IPC_ENV
 
@@ -345,10 +345,24 @@ class Task:
                 self.opened.append(fn)
                 open_function(fn, self.context)
         spec = self.spec
+        copy = self._batch_copy()
+        if copy is not None:
+            yield from _copy_files(self, copy)
+            return
         records, ts = chain(self.vertex, self.functions, self.read_input(),
                              spec.input_kind is InputKind.KEYED, tagged=spec.outputs is not None,
                              timestamped=spec.timestamped_input)
         yield from _emit_all(self, records, ts)
+
+    def _batch_copy(self) -> Any:
+        """For a FileSource chained straight into a bulk FileSink: how its files' records go
+        as Arrow tables (``runtime.filesink.batch_copy``); else None."""
+        spec = self.spec
+        if (spec.input_kind is not InputKind.FILES or spec.output.kind is not OutputKind.TEXT
+                or spec.outputs is not None or len(self.vertex.operators) != 2
+                or spec.timestamped_input):
+            return None
+        return batch_copy(self.data, self.functions[-1])
 
     def snapshot_accumulators(self) -> None:
         """7. The final accumulators travel with the final state's report (stage 9)."""
@@ -642,6 +656,30 @@ def _write_files(task: "Task", records: Iterator[Any]) -> Iterator[str]:
     spec = task.spec
     files, _ = write_partition(task.functions[-1], str(uuid.uuid4()),
                                batch_token(spec.job_id, spec.vertex.vertex_id), counted())
+    for f in files:
+        yield f.to_json()
+
+
+def _copy_files(task: "Task", read: Any) -> Iterator[str]:
+    """A FileSource chained straight into a bulk FileSink (BATCH): each file's records go from
+    the source format to the sink's writers as Arrow tables (``read``), as ``_write_files``
+    writes records; each table counts its rows as records in and out."""
+    counted = task.records_in, task.records_out
+
+    def tables() -> Iterator[Any]:
+        for row in task.upstream:
+            for table in read(row.path):
+                for counter in counted:
+                    counter.value += table.num_rows
+                if time.monotonic() - task._last_report >= LIVE_REPORT_SECONDS:
+                    task._last_report = time.monotonic()
+                    task.report(ExecutionState.RUNNING)
+                yield table
+
+    spec = task.spec
+    files, _ = write_partition(task.functions[-1], str(uuid.uuid4()),
+                               batch_token(spec.job_id, spec.vertex.vertex_id), tables(),
+                               tables=True)
     for f in files:
         yield f.to_json()
 

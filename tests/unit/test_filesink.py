@@ -233,3 +233,84 @@ def test_base_path_checks(tmp_path: Path) -> None:
         .base_path == str(existing)
     with pytest.raises(ValueError, match="local or mounted"):
         FileSink.for_row_format("hdfs://nn/out", Encoder.simple_string_encoder())
+
+
+def _copy_inputs(tmp_path: Path) -> tuple[Any, list[Path]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sessioncluster.api.table.types import DataTypes
+
+    row_type = DataTypes.ROW([DataTypes.FIELD("id", DataTypes.BIGINT()),
+                              DataTypes.FIELD("name", DataTypes.STRING())])
+    paths = []
+    for f in range(2):
+        path = tmp_path / f"in-{f}.parquet"
+        ids = list(range(f * 10_000, (f + 1) * 10_000))
+        pq.write_table(pa.table({"id": ids, "name": [None if i % 3 else f"n{i}" for i in ids]}),
+                       path, row_group_size=3000)
+        paths.append(path)
+    return row_type, paths
+
+
+def test_batch_copy_writes_tables_with_the_rows_of_the_row_path(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from sessioncluster.api.formats.parquet import ParquetBulkWriters, ParquetColumnarRowInputFormat
+    from sessioncluster.runtime.filesink import batch_copy
+
+    row_type, paths = _copy_inputs(tmp_path)
+    source = ParquetColumnarRowInputFormat(row_type)
+    outputs = {}
+    for how in ("tables", "rows"):
+        out = tmp_path / how
+        sink = (FileSink.for_bulk_format(str(out), ParquetBulkWriters.for_row_type(row_type))
+                .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner()).build())
+        read = batch_copy(source, sink)
+        assert read is not None
+        if how == "tables":
+            elements = (t for p in paths for t in read(str(p)))
+        else:
+            elements = (r for p in paths for r in source.read_file(str(p)))
+        files, _ = write_partition(sink, UID, "t", elements, tables=how == "tables")
+        commit(files)
+        assert [f.records for f in files] == [20_000]
+        outputs[how] = pq.read_table(files[0].final)
+        groups = pq.ParquetFile(files[0].final).metadata.num_row_groups
+        assert groups == (1 if how == "tables" else 3)  # 8192 rows a row group from Rows
+    assert outputs["tables"].equals(outputs["rows"])
+
+
+def test_batch_copy_only_where_no_record_needs_to_be_a_row(tmp_path: Path) -> None:
+    from sessioncluster.api.formats.csv import CsvBulkWriters, CsvReaderFormat, CsvSchema
+    from sessioncluster.api.formats.parquet import ParquetBulkWriters, ParquetColumnarRowInputFormat
+    from sessioncluster.api.table.types import DataTypes
+    from sessioncluster.runtime.filesink import batch_copy
+
+    row_type, _ = _copy_inputs(tmp_path)
+    source = ParquetColumnarRowInputFormat(row_type)
+
+    def sink(writers: Any, assigner: BucketAssigner | None = None) -> FileSink:
+        builder = FileSink.for_bulk_format(str(tmp_path / "out"), writers)
+        return builder.with_bucket_assigner(assigner).build() if assigner else builder.build()
+
+    parquet = ParquetBulkWriters.for_row_type(row_type)
+    assert batch_copy(source, sink(parquet)) is not None  # the default (date-time) buckets
+    csv = CsvSchema.builder().add_number_column("n").add_string_column("s").build()
+    # other column names, the same types: positional, as a Row is written
+    assert batch_copy(source, sink(CsvBulkWriters.for_schema(csv))) is not None
+
+    class ByName(BucketAssigner):
+        def get_bucket_id(self, element: Any, context: Any) -> str:
+            return str(element[1])
+
+    assert batch_copy(source, sink(parquet, ByName())) is None  # looks at each record
+    other = DataTypes.ROW([DataTypes.FIELD("id", DataTypes.INT()),
+                           DataTypes.FIELD("name", DataTypes.STRING())])
+    assert batch_copy(source, sink(ParquetBulkWriters.for_row_type(other))) is None
+    arrays = CsvSchema.builder().add_number_column("n").add_array_column("a").build()
+    assert batch_copy(source, sink(CsvBulkWriters.for_schema(arrays))) is None
+    row_format = FileSink.for_row_format(str(tmp_path / "rows"), Encoder.simple_string_encoder())
+    assert batch_copy(source, row_format.build()) is None
+    text = FileSink.for_bulk_format(str(tmp_path / "t"), parquet).build()
+    assert batch_copy(CsvReaderFormat.for_schema(arrays), text) is None

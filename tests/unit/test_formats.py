@@ -212,3 +212,43 @@ def test_file_source_takes_formats() -> None:
         FileSource.for_record_stream_format(ParquetColumnarRowInputFormat(ROW_TYPE), "/tmp")  # type: ignore[arg-type]
     source = FileSource.for_bulk_file_format(ParquetColumnarRowInputFormat(ROW_TYPE), "/a", "/b").build()
     assert source.paths == ("/a", "/b") and source.bounded
+
+
+def _table_rows(fmt: Any, path: Path) -> list[tuple[Any, ...]]:
+    return [tuple(r.values()) for t in fmt.read_batches(str(path)) for r in t.to_pylist()]
+
+
+def test_read_batches_give_the_rows_read_file_gives(tmp_path: Path) -> None:
+    """The tables a FileSource copies into a bulk FileSink hold the records read_file gives."""
+    schema = (CsvSchema.builder().add_number_column("n").add_string_column("s")
+              .add_boolean_column("b").build())
+    good = tmp_path / "good.csv"
+    good.write_text('1,"a, b",true\n2,,false\n3,"say ""hi""",true\n')
+    fmt = CsvReaderFormat.for_schema(schema)
+    assert _table_rows(fmt, good) == [tuple(r) for r in fmt.read_file(str(good))]
+    assert fmt.arrow_row_type() is not None
+    # a line pyarrow rejects: read line by line, as read_file reads it (skipped, or named)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("1,x,true\nnot a number,y,false\n3,z,true\n")
+    lenient = fmt.with_ignore_parse_errors()
+    assert _table_rows(lenient, bad) == [tuple(r) for r in lenient.read_file(str(bad))] == [
+        (1, "x", True), (3, "z", True)]
+    with pytest.raises(FileFormatError, match=r"bad\.csv, line 2"):
+        _table_rows(fmt, bad)
+    arrays = CsvSchema.builder().add_array_column("a").build()
+    assert CsvReaderFormat.for_schema(arrays).arrow_row_type() is None  # read as Rows only
+
+    row_type = DataTypes.ROW([DataTypes.FIELD("n", DataTypes.BIGINT()),
+                              DataTypes.FIELD("missing", DataTypes.STRING())])
+    pq.write_table(pd.DataFrame({"n": [1, 2, 3]}).pipe(pa_table), tmp_path / "p.parquet",
+                   row_group_size=2)
+    parquet = ParquetColumnarRowInputFormat(row_type)
+    assert _table_rows(parquet, tmp_path / "p.parquet") == [
+        tuple(r) for r in parquet.read_file(str(tmp_path / "p.parquet"))] == [
+        (1, None), (2, None), (3, None)]
+
+
+def pa_table(df: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(df, preserve_index=False)

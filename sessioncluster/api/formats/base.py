@@ -43,8 +43,8 @@ class ArrowBulkWriter(BulkWriter):
 
     def add_batch(self, batch: Any) -> None:
         """Write an Arrow record batch (or table) of the row type's columns as it is, after the
-        rows added before it (the table connectors hand over Spark's batches so); timestamps
-        are truncated to the type's precision."""
+        rows added before it (the table connectors hand over Spark's batches so, a FileSource
+        its files' tables); timestamps are truncated to the type's precision."""
         if self._finished:
             raise RuntimeError("this BulkWriter is finished")
         self._write_buffered()
@@ -155,7 +155,10 @@ class BulkFormat:
 
 class ColumnarRowFormat(BulkFormat):
     """A columnar bulk format (Parquet, ORC) reading Rows of its ``row_type``: errors name the
-    file; subclasses give ``_records(path)``."""
+    file; subclasses give ``_batches(path)``, Arrow tables of exactly the row type's columns.
+
+    Its records can also travel as those Arrow tables (``arrow_row_type``, ``read_batches``):
+    a source that feeds a bulk FileSink with no function between them copies them so."""
 
     row_type: RowType
 
@@ -165,8 +168,28 @@ class ColumnarRowFormat(BulkFormat):
     def read_file(self, path: str) -> Iterator[Any]:
         return read_errors_named(path, self._records(path))
 
+    def arrow_row_type(self) -> RowType | None:
+        """The row type of the Arrow tables ``read_batches`` gives."""
+        return self.row_type
+
+    def read_batches(self, path: str) -> Iterator[Any]:
+        """The file's records as Arrow tables of ``arrow_row_type``'s columns (no Row made)."""
+        return read_errors_named(path, self._batches(path))
+
     def _records(self, path: str) -> Iterator[Any]:
+        for table in self._batches(path):
+            yield from rows_of(table, self.row_type)
+
+    def _batches(self, path: str) -> Iterator[Any]:
         raise NotImplementedError
+
+
+def arrow_row_type(obj: Any) -> RowType | None:
+    """The row type of the Arrow batches a source format reads (``read_batches``) or a bulk
+    writer factory's writers take as they are (``add_batch``); None: records only, as Rows."""
+    method = getattr(obj, "arrow_row_type", None)
+    found = method() if callable(method) else None
+    return found if isinstance(found, RowType) else None
 
 
 # -- records <-> Arrow ----------------------------------------------------------------------------

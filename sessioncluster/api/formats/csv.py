@@ -11,6 +11,7 @@ import base64
 import csv
 import datetime
 import io
+import itertools
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, BinaryIO, Callable, Iterator
@@ -38,6 +39,7 @@ from ..table.types import (
     TimeType,
 )
 from .base import (
+    WRITE_BATCH_ROWS,
     ArrowBulkWriter,
     FileFormatError,
     StreamFormat,
@@ -46,6 +48,7 @@ from .base import (
     local_path,
     open_decompressed,
     read_errors_named,
+    to_arrow_batch,
 )
 
 
@@ -299,6 +302,30 @@ class CsvReaderFormat(StreamFormat):
                 raise
             return None
 
+    def arrow_row_type(self) -> RowType | None:
+        """The row type of the Arrow tables ``read_batches`` gives; None when only Rows are
+        read (comments, array, time or binary columns: the line-by-line path parses them)."""
+        if self.schema.options["allow_comments"] or any(
+                isinstance(f.data_type, (ArrayType, TimeType, BinaryType))
+                for f in self.schema.row_type.fields):
+            return None
+        return self.schema.row_type
+
+    def read_batches(self, path: str) -> Iterator[Any]:
+        """The file's records as Arrow tables of the schema's columns: parsed by pyarrow in one
+        go; a file it rejects is read line by line (naming a bad line, or skipping it), as
+        ``read_file`` reads it, and its Rows handed on in tables."""
+        table = self.read_arrow(path)
+        if table is not None:
+            yield table
+            return
+        rows = read_errors_named(path, self._rows_by_line(path))
+        while True:
+            chunk = list(itertools.islice(rows, WRITE_BATCH_ROWS))
+            if not chunk:
+                return
+            yield to_arrow_batch(chunk, self.schema.row_type)
+
     def _arrow_table(self, raw: BinaryIO) -> Any:
         import pyarrow as pa
         import pyarrow.csv as pacsv
@@ -409,6 +436,12 @@ class CsvReaderFormat(StreamFormat):
 class _CsvWriterFactory(BulkWriterFactory):
     def __init__(self, schema: CsvSchema) -> None:
         self.schema = schema
+
+    def arrow_row_type(self) -> RowType | None:
+        """Its writers take Arrow batches of the schema's columns as they are (None with an
+        array column: its elements are joined from Rows)."""
+        row_type = self.schema.row_type
+        return None if any(isinstance(f.data_type, ArrayType) for f in row_type.fields) else row_type
 
     def create(self, stream: BinaryIO) -> BulkWriter:
         return _CsvBulkWriter(self.schema, stream)

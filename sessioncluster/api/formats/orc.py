@@ -12,7 +12,6 @@ from .base import (
     ColumnarRowFormat,
     NonClosingStream,
     open_file,
-    rows_of,
 )
 from .parquet import conformed, read_columns
 
@@ -21,6 +20,10 @@ class _OrcWriterFactory(BulkWriterFactory):
     def __init__(self, row_type: RowType, writer_properties: Any = None) -> None:
         self.row_type = row_type
         self.writer_properties = writer_properties
+
+    def arrow_row_type(self) -> RowType:
+        """Its writers take Arrow batches of this row type as they are."""
+        return self.row_type
 
     def create(self, stream: BinaryIO) -> BulkWriter:
         import pyarrow as pa
@@ -56,7 +59,7 @@ class OrcColumnarRowInputFormat(ColumnarRowFormat):
         self.row_type = row_type_of(row_type)
         self.batch_size = batch_size
 
-    def _records(self, path: str) -> Iterator[Any]:
+    def _batches(self, path: str) -> Iterator[Any]:
         import pyarrow.orc as orc
 
         with open_file(path) as raw:
@@ -64,7 +67,7 @@ class OrcColumnarRowInputFormat(ColumnarRowFormat):
             columns, _ = read_columns(path, f.schema, self.row_type)
             for i in range(f.nstripes):
                 stripe = f.read_stripe(i, columns=columns)
-                yield from rows_of(conformed(stripe, columns, self.row_type), self.row_type)
+                yield conformed(stripe, columns, self.row_type)
 
     def __repr__(self) -> str:
         return f"OrcColumnarRowInputFormat({self.row_type})"

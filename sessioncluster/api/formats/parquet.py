@@ -19,7 +19,6 @@ from .base import (
     local_path,
     open_file,
     read_errors_named,
-    rows_of,
 )
 
 
@@ -117,7 +116,7 @@ class ParquetColumnarRowInputFormat(ColumnarRowFormat):
         self.is_utc_timestamp = is_utc_timestamp
         self.is_case_sensitive = is_case_sensitive
 
-    def _records(self, path: str) -> Iterator[Any]:
+    def _batches(self, path: str) -> Iterator[Any]:
         import pyarrow.parquet as pq
 
         with open_file(path) as raw:
@@ -125,7 +124,7 @@ class ParquetColumnarRowInputFormat(ColumnarRowFormat):
             columns, _ = read_columns(path, pf.schema_arrow, self.row_type, self.is_case_sensitive)
             for batch in pf.iter_batches(batch_size=self.batch_size, columns=columns,
                                          use_threads=False):
-                yield from rows_of(conformed(batch, columns, self.row_type), self.row_type)
+                yield conformed(batch, columns, self.row_type)
 
     def __repr__(self) -> str:
         return f"ParquetColumnarRowInputFormat({self.row_type})"
@@ -135,6 +134,10 @@ class _ParquetWriterFactory(BulkWriterFactory):
     def __init__(self, row_type: RowType, compression: str = "snappy") -> None:
         self.row_type = row_type
         self.compression = compression
+
+    def arrow_row_type(self) -> RowType:
+        """Its writers take Arrow batches of this row type as they are."""
+        return self.row_type
 
     def create(self, stream: BinaryIO) -> BulkWriter:
         import pyarrow.parquet as pq
