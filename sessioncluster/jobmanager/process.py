@@ -385,6 +385,12 @@ class JobManager:
             self.stage_jobs[ev.stage_id] = job
             job.on_stage_submitted(ev)
 
+    def _wants_stage_details(self, group: str | None) -> bool:
+        """On the listener bridge's thread: whether the job of a Spark job group reads its
+        stages' RDDs (a SQL job draws its JobGraph from them; a DataStream job has its own)."""
+        job = self.dispatcher.running(job_of_group(group))
+        return job is None or job.stage_details
+
     def _on_spark_job_started(self, ev: JobStarted) -> None:
         job = self.dispatcher.running(job_of_group(ev.job_group))
         if job is not None:
@@ -462,7 +468,7 @@ class JobManager:
         self.spark = await self.loop.run_in_executor(None, start_spark, self.settings, str(path))
         self.flink_sql = FlinkSqlPlanner(self.spark)
         sc = self.spark.sparkContext
-        bridge = SparkListenerBridge(self._spark_event_from_thread)
+        bridge = SparkListenerBridge(self._spark_event_from_thread, self._wants_stage_details)
         await self.loop.run_in_executor(None, add_listener, sc, bridge)
         expected = self.settings.expected_taskmanagers
         await self.loop.run_in_executor(None, wait_for_executors, sc, expected)

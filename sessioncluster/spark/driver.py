@@ -137,8 +137,12 @@ class SparkListenerBridge:
     ``on_event(event)`` to the caller, which must pass it to the JobManager's loop.
     """
 
-    def __init__(self, on_event: Callable[[SparkEvent], None]) -> None:
+    def __init__(self, on_event: Callable[[SparkEvent], None],
+                 stage_details: Callable[[str | None], bool] = lambda group: True) -> None:
         self.on_event = on_event
+        #: whether the job of a Spark job group needs its stages' names, parents and RDDs (a
+        #: py4j call each); without them a StageSubmitted carries its id and group only
+        self.stage_details = stage_details
         self._queue: queue.SimpleQueue[tuple[Callable[[Any], SparkEvent], Any]] = queue.SimpleQueue()
         threading.Thread(target=self._extract_forever, name="SparkListenerBridge",
                          daemon=True).start()
@@ -153,10 +157,11 @@ class SparkListenerBridge:
                 continue
             self.on_event(event)
 
-    @staticmethod
-    def stage_submitted(ev: Any) -> StageSubmitted:
+    def stage_submitted(self, ev: Any) -> StageSubmitted:
         info, props = ev.stageInfo(), ev.properties()
         group = props.getProperty("spark.jobGroup.id") if props is not None else None
+        if not self.stage_details(group):
+            return StageSubmitted(int(info.stageId()), group, "", 0)
         parents = info.parentIds()  # a Scala Seq of boxed ints
         # The stage's RDDs and the RDDs they read from other stages (over a shuffle): with
         # adaptive query execution a stage's parent ids name skipped copies of the stages that
