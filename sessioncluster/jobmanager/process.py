@@ -57,10 +57,8 @@ from ..spark.driver import (
 from ..spark.events import (
     ExecutorAdded,
     ExecutorRemoved,
-    JobEnded,
     JobStarted,
     SparkEvent,
-    StageCompleted,
     StageSubmitted,
     TaskEnded,
     TaskStarted,
@@ -167,8 +165,6 @@ class JobManager:
             ExecutorRemoved: lambda ev: self.rm.mark_lost(
                 ev.executor_id, f"Spark removed the executor: {ev.reason}"),
             JobStarted: self._on_spark_job_started,
-            StageCompleted: lambda ev: None,
-            JobEnded: lambda ev: None,
         }
         self.stopped = asyncio.Event()
 

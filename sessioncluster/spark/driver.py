@@ -15,10 +15,8 @@ from ..taskmanager.daemon import CONNECTION_ENV, SLOTS_ENV
 from .events import (
     ExecutorAdded,
     ExecutorRemoved,
-    JobEnded,
     JobStarted,
     SparkEvent,
-    StageCompleted,
     StageSubmitted,
     TaskEnded,
     TaskStarted,
@@ -179,12 +177,6 @@ class SparkListenerBridge:
                               sorted(set(read_ids) - set(rdd_ids)))
 
     @staticmethod
-    def stage_completed(ev: Any) -> StageCompleted:
-        info = ev.stageInfo()
-        reason = info.failureReason()
-        return StageCompleted(int(info.stageId()), str(reason.get()) if reason.isDefined() else None)
-
-    @staticmethod
     def task_started(ev: Any) -> TaskStarted:
         ti = ev.taskInfo()
         return TaskStarted(int(ev.stageId()), int(ti.taskId()), int(ti.index()),
@@ -213,17 +205,9 @@ class SparkListenerBridge:
         group = props.getProperty("spark.jobGroup.id") if props is not None else None
         return JobStarted(int(ev.jobId()), group)
 
-    @staticmethod
-    def job_ended(ev: Any) -> JobEnded:
-        result = ev.jobResult()
-        return JobEnded(int(ev.jobId()), result.getClass().getSimpleName().rstrip("$") == "JobSucceeded")
-
     # SparkListenerInterface (Java names); called on py4j's callback threads.
     def onStageSubmitted(self, ev: Any) -> None:  # noqa: N802
         self._queue.put((self.stage_submitted, ev))
-
-    def onStageCompleted(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put((self.stage_completed, ev))
 
     def onTaskStart(self, ev: Any) -> None:  # noqa: N802
         self._queue.put((self.task_started, ev))
@@ -240,13 +224,13 @@ class SparkListenerBridge:
     def onJobStart(self, ev: Any) -> None:  # noqa: N802
         self._queue.put((self.job_started, ev))
 
-    def onJobEnd(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put((self.job_ended, ev))
-
-    # The rest of SparkListenerInterface: not needed, but py4j must find every method.
+    # The rest of SparkListenerInterface: not needed, but py4j must find every method. A stage's
+    # or a Spark job's end is not read either (a py4j call per field): the tasks' own reports and
+    # the Spark action's return tell the JobMaster all it needs.
     def _ignore(self, ev: Any) -> None:
         pass
 
+    onStageCompleted = onJobEnd = _ignore
     onApplicationEnd = onApplicationStart = onBlockManagerAdded = onBlockManagerRemoved = _ignore
     onBlockUpdated = onEnvironmentUpdate = onExecutorBlacklisted = _ignore
     onExecutorBlacklistedForStage = onExecutorExcluded = onExecutorExcludedForStage = _ignore
