@@ -46,6 +46,9 @@ class JobCancelledBetweenActions(Exception):
 class JobMaster(SparkJobRunner):
     """Runs one JobGraph: one Spark action per sink, in the job's Spark job group."""
 
+    #: the JobGraph is the job's own: Spark's stages only route task events to it
+    stage_details = False
+
     def __init__(self, job_id: str, job_graph: JobGraph, sc: Any, rm: ResourceManager,
                  loop: asyncio.AbstractEventLoop, publish: Publish,
                  on_done: Callable[[JobRunner], None], caches: CacheRegistry | None = None) -> None:

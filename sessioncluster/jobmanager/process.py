@@ -57,10 +57,8 @@ from ..spark.driver import (
 from ..spark.events import (
     ExecutorAdded,
     ExecutorRemoved,
-    JobEnded,
     JobStarted,
     SparkEvent,
-    StageCompleted,
     StageSubmitted,
     TaskEnded,
     TaskStarted,
@@ -167,8 +165,6 @@ class JobManager:
             ExecutorRemoved: lambda ev: self.rm.mark_lost(
                 ev.executor_id, f"Spark removed the executor: {ev.reason}"),
             JobStarted: self._on_spark_job_started,
-            StageCompleted: lambda ev: None,
-            JobEnded: lambda ev: None,
         }
         self.stopped = asyncio.Event()
 
@@ -385,6 +381,12 @@ class JobManager:
             self.stage_jobs[ev.stage_id] = job
             job.on_stage_submitted(ev)
 
+    def _wants_stage_details(self, group: str | None) -> bool:
+        """On the listener bridge's thread: whether the job of a Spark job group reads its
+        stages' RDDs (a SQL job draws its JobGraph from them; a DataStream job has its own)."""
+        job = self.dispatcher.running(job_of_group(group))
+        return job is None or job.stage_details
+
     def _on_spark_job_started(self, ev: JobStarted) -> None:
         job = self.dispatcher.running(job_of_group(ev.job_group))
         if job is not None:
@@ -462,7 +464,7 @@ class JobManager:
         self.spark = await self.loop.run_in_executor(None, start_spark, self.settings, str(path))
         self.flink_sql = FlinkSqlPlanner(self.spark)
         sc = self.spark.sparkContext
-        bridge = SparkListenerBridge(self._spark_event_from_thread)
+        bridge = SparkListenerBridge(self._spark_event_from_thread, self._wants_stage_details)
         await self.loop.run_in_executor(None, add_listener, sc, bridge)
         expected = self.settings.expected_taskmanagers
         await self.loop.run_in_executor(None, wait_for_executors, sc, expected)

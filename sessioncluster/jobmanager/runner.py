@@ -67,6 +67,9 @@ class JobRunner(abc.ABC):
     #: HA: how many runs of this job this JobManager suspended before this one (Spark
     #: remembers a cancelled job group for good, so each run here needs a group of its own)
     earlier_runs: int = 0
+    #: whether :meth:`on_stage_submitted` needs the stage's name, parents and RDDs (read from
+    #: Spark's event with a py4j call each); without them it gets the stage's id and group
+    stage_details: bool = True
 
     @property
     def spark_group(self) -> str:

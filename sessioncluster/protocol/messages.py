@@ -455,12 +455,15 @@ class FetchBlob(Message):
     """A slot worker asks its TaskManager's library cache for a blob.
 
     ``need_data`` is False when the worker already holds the loaded code and only registers
-    its use (counted as a cache hit, as Flink's library cache counts a registered job).
+    its use (counted as a cache hit, as Flink's library cache counts a registered job); such a
+    use asks for no reply (``reply`` False), so that a warm task does not wait for its
+    TaskManager once per blob.
     """
 
     type: ClassVar[str] = "fetch_blob"
     key: str
     need_data: bool = True
+    reply: bool = True
 
 
 @dataclass(slots=True)

@@ -15,10 +15,8 @@ from ..taskmanager.daemon import CONNECTION_ENV, SLOTS_ENV
 from .events import (
     ExecutorAdded,
     ExecutorRemoved,
-    JobEnded,
     JobStarted,
     SparkEvent,
-    StageCompleted,
     StageSubmitted,
     TaskEnded,
     TaskStarted,
@@ -137,8 +135,12 @@ class SparkListenerBridge:
     ``on_event(event)`` to the caller, which must pass it to the JobManager's loop.
     """
 
-    def __init__(self, on_event: Callable[[SparkEvent], None]) -> None:
+    def __init__(self, on_event: Callable[[SparkEvent], None],
+                 stage_details: Callable[[str | None], bool] = lambda group: True) -> None:
         self.on_event = on_event
+        #: whether the job of a Spark job group needs its stages' names, parents and RDDs (a
+        #: py4j call each); without them a StageSubmitted carries its id and group only
+        self.stage_details = stage_details
         self._queue: queue.SimpleQueue[tuple[Callable[[Any], SparkEvent], Any]] = queue.SimpleQueue()
         threading.Thread(target=self._extract_forever, name="SparkListenerBridge",
                          daemon=True).start()
@@ -153,10 +155,11 @@ class SparkListenerBridge:
                 continue
             self.on_event(event)
 
-    @staticmethod
-    def stage_submitted(ev: Any) -> StageSubmitted:
+    def stage_submitted(self, ev: Any) -> StageSubmitted:
         info, props = ev.stageInfo(), ev.properties()
         group = props.getProperty("spark.jobGroup.id") if props is not None else None
+        if not self.stage_details(group):
+            return StageSubmitted(int(info.stageId()), group, "", 0)
         parents = info.parentIds()  # a Scala Seq of boxed ints
         # The stage's RDDs and the RDDs they read from other stages (over a shuffle): with
         # adaptive query execution a stage's parent ids name skipped copies of the stages that
@@ -172,12 +175,6 @@ class SparkListenerBridge:
         return StageSubmitted(int(info.stageId()), group, str(info.name()), int(info.numTasks()),
                               [int(parents.apply(i)) for i in range(parents.size())], rdd_ids,
                               sorted(set(read_ids) - set(rdd_ids)))
-
-    @staticmethod
-    def stage_completed(ev: Any) -> StageCompleted:
-        info = ev.stageInfo()
-        reason = info.failureReason()
-        return StageCompleted(int(info.stageId()), str(reason.get()) if reason.isDefined() else None)
 
     @staticmethod
     def task_started(ev: Any) -> TaskStarted:
@@ -208,17 +205,9 @@ class SparkListenerBridge:
         group = props.getProperty("spark.jobGroup.id") if props is not None else None
         return JobStarted(int(ev.jobId()), group)
 
-    @staticmethod
-    def job_ended(ev: Any) -> JobEnded:
-        result = ev.jobResult()
-        return JobEnded(int(ev.jobId()), result.getClass().getSimpleName().rstrip("$") == "JobSucceeded")
-
     # SparkListenerInterface (Java names); called on py4j's callback threads.
     def onStageSubmitted(self, ev: Any) -> None:  # noqa: N802
         self._queue.put((self.stage_submitted, ev))
-
-    def onStageCompleted(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put((self.stage_completed, ev))
 
     def onTaskStart(self, ev: Any) -> None:  # noqa: N802
         self._queue.put((self.task_started, ev))
@@ -235,13 +224,13 @@ class SparkListenerBridge:
     def onJobStart(self, ev: Any) -> None:  # noqa: N802
         self._queue.put((self.job_started, ev))
 
-    def onJobEnd(self, ev: Any) -> None:  # noqa: N802
-        self._queue.put((self.job_ended, ev))
-
-    # The rest of SparkListenerInterface: not needed, but py4j must find every method.
+    # The rest of SparkListenerInterface: not needed, but py4j must find every method. A stage's
+    # or a Spark job's end is not read either (a py4j call per field): the tasks' own reports and
+    # the Spark action's return tell the JobMaster all it needs.
     def _ignore(self, ev: Any) -> None:
         pass
 
+    onStageCompleted = onJobEnd = _ignore
     onApplicationEnd = onApplicationStart = onBlockManagerAdded = onBlockManagerRemoved = _ignore
     onBlockUpdated = onEnvironmentUpdate = onExecutorBlacklisted = _ignore
     onExecutorBlacklistedForStage = onExecutorExcluded = onExecutorExcludedForStage = _ignore

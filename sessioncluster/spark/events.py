@@ -20,13 +20,6 @@ class StageSubmitted:
 
 
 @dataclass(slots=True, frozen=True)
-class StageCompleted:
-    stage_id: int
-    #: None when the stage succeeded, else Spark's failure reason
-    failure: str | None = None
-
-
-@dataclass(slots=True, frozen=True)
 class TaskStarted:
     stage_id: int
     spark_task_id: int
@@ -73,13 +66,7 @@ class JobStarted:
     job_group: str | None
 
 
-@dataclass(slots=True, frozen=True)
-class JobEnded:
-    spark_job_id: int
-    succeeded: bool
-
-
-SparkEvent = (StageSubmitted | StageCompleted | TaskStarted | TaskEnded | ExecutorAdded
-              | ExecutorRemoved | JobStarted | JobEnded)
+SparkEvent = (StageSubmitted | TaskStarted | TaskEnded | ExecutorAdded | ExecutorRemoved
+              | JobStarted)
 #: events about one task of a stage: routed to the job that owns the stage
 TaskSparkEvent = TaskStarted | TaskEnded

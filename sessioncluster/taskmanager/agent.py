@@ -148,13 +148,16 @@ class TaskManagerAgent:
         data = self.cache.get(msg.key)
         if data is not None:
             self.cache.stats.hits += 1
-            self.signer.send(self.workers, BlobReply(msg.key, data if msg.need_data else None),
-                              ident=ident)
+            if msg.reply:
+                self.signer.send(self.workers, BlobReply(msg.key, data if msg.need_data else None),
+                                  ident=ident)
             return
         self.cache.stats.misses += 1
         first = msg.key not in self.waiting_for_blob
-        self.waiting_for_blob[msg.key].append(ident)
-        if first:
+        waiting = self.waiting_for_blob[msg.key]
+        if msg.reply:
+            waiting.append(ident)
+        if first:  # a use without reply still brings the blob back into the cache
             self.signer.send(self.rm, RequestBlob(msg.key))
 
     # -- loop -------------------------------------------------------------------------------

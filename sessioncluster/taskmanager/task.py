@@ -110,7 +110,10 @@ class SlotWorker:
         the code loaded already (the TaskManager still hears of the use, for its statistics).
         ``scope`` names the Python dependencies the code was loaded with."""
         have = scope + key in self.loaded
-        self.signer.send(self.sock, FetchBlob(key, need_data=not have))
+        if have:  # only the use is registered: nothing to wait for
+            self.signer.send(self.sock, FetchBlob(key, need_data=False, reply=False))
+            return None
+        self.signer.send(self.sock, FetchBlob(key))
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -124,9 +127,9 @@ class SlotWorker:
                 break
         if reply.error:
             raise RuntimeError(f"cannot load user code {key[:12]}: {reply.error}")
-        if not have and reply.data is None:
+        if reply.data is None:
             raise RuntimeError(f"the BlobServer has no blob {key[:12]}")
-        return None if have else reply.data
+        return reply.data
 
     def load(self, key: str, data: bytes | None, scope: str = "") -> Any:
         """User code by key: this process's unpickled copy (loaded with the same Python

@@ -87,3 +87,61 @@ def test_user_classes_deep_inside_a_shipped_object_travel_by_value(tmp_path, mon
     out = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True,
                          cwd="/", check=True)
     assert out.stdout.decode().strip() == "made by Factory"
+
+
+def test_a_slot_worker_with_the_code_loaded_registers_its_use_without_waiting(
+        tmp_path, monkeypatch) -> None:
+    """A warm task's blobs cost it no round trip to its TaskManager: the use is counted as a
+    cache hit, and nothing is sent back; a worker without the code still waits for the bytes."""
+    import os
+    import threading
+
+    import zmq
+
+    from sessioncluster.cluster.connection import ConnectionInfo
+    from sessioncluster.protocol.messages import FetchBlob
+    from sessioncluster.taskmanager.agent import TaskManagerAgent
+    from sessioncluster.taskmanager.daemon import CONNECTION_ENV, IPC_ENV
+    from sessioncluster.taskmanager.task import SlotWorker
+
+    ctx = zmq.Context.instance()
+    rm = ctx.socket(zmq.ROUTER)  # the ResourceManager's socket, which nothing here answers on
+    rm.setsockopt(zmq.LINGER, 0)
+    port = rm.bind_to_random_port("tcp://127.0.0.1")
+    info = ConnectionInfo("cache", "k" * 64, "tcp://127.0.0.1:1", "tcp://127.0.0.1:2",
+                          f"tcp://127.0.0.1:{port}", os.getpid())
+    info.write(tmp_path / "connection.json")
+    ipc = f"ipc://{tmp_path}/tm.ipc"
+    agent = TaskManagerAgent(info, ipc, os.getppid(), os.getpid(), "0", 1)
+    monkeypatch.setenv(IPC_ENV, ipc)
+    monkeypatch.setenv(CONNECTION_ENV, str(tmp_path / "connection.json"))
+    worker = SlotWorker()
+    data = cloudpickle.dumps(_user_function)
+    agent.cache.put("code", data)
+    received: list[FetchBlob] = []
+
+    def serve_one() -> None:  # the agent's loop, for one message from the worker
+        assert agent.workers.poll(5000)
+        got = agent.signer.recv(agent.workers)
+        assert got is not None and isinstance(got[1], FetchBlob)
+        received.append(got[1])
+        agent.on_fetch_blob(*got)
+
+    try:
+        serving = threading.Thread(target=serve_one)
+        serving.start()
+        assert worker.fetch("code", timeout=5.0) == data  # cold: the bytes, after a round trip
+        serving.join()
+        assert worker.load("code", data)(8) == 1.0
+        assert worker.fetch("code", timeout=0.01) is None  # warm: nothing to wait for
+        serve_one()
+        assert received[-1].reply is False and received[-1].need_data is False
+        assert (agent.cache.stats.hits, agent.cache.stats.misses) == (2, 0)
+        assert not worker.sock.poll(200), "the agent answered a use that asked for no reply"
+    finally:
+        worker.sock.close(0)
+        worker.ctx.term()
+        agent.workers.close(0)
+        agent.rm.close(0)
+        agent.ctx.term()
+        rm.close(0)
