@@ -98,7 +98,8 @@ class FlinkSqlPlanner:
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
                 job = streaming.plan_inserts(self.spark, self.catalog.all_tables(), list(inserts),
                                              self.conform,
-                                             {**(configuration or {}), **self.options})
+                                             {**(configuration or {}), **self.options},
+                                             self.functions)
                 return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
                                         job.column_types, job=job)
             return self._plan(statement)

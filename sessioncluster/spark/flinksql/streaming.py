@@ -42,6 +42,7 @@ from sqlglot import exp
 from . import connectors
 from .connectors.printing import format_row, print_prefix
 from .dialect import Flink
+from .functions import FunctionCatalog
 from .model import CatalogTable, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
 from .planner import interval_ms, to_spark_sql
@@ -92,10 +93,15 @@ class StreamingStatementJob(StatementJob):
 # -- planning ---------------------------------------------------------------------------------
 def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Insert],
                  conform: Callable[[Any, CatalogTable, Insert], Any],
-                 configuration: dict[str, str]) -> StreamingStatementJob:
+                 configuration: dict[str, str],
+                 functions: FunctionCatalog | None = None) -> StreamingStatementJob:
     """Plan a streaming INSERT / statement set: each query as a DataFrame of a new streaming
-    session, checked against its sink (an updating query into an append-only sink fails)."""
+    session, checked against its sink (an updating query into an append-only sink fails);
+    the Python functions of ``functions`` registered on that session, so that a query calls
+    them as in BATCH."""
     session = spark.newSession()
+    if functions is not None:
+        functions.register_on(session)
     session.conf.set("spark.sql.session.timeZone", "UTC")
     session.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))
     read = [{name for name in _table_names(i.query) if name.lower() in tables} for i in inserts]
@@ -113,7 +119,8 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
             raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
                                 f"consuming update changes which is produced by node {node}")
         schemas = {n: used[n.lower()] for n in names}
-        frame = session.sql(to_spark_sql(insert.query, schemas, streaming=not bounded))
+        query = functions.rename_calls(insert.query) if functions is not None else insert.query
+        frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
         frame = frame.select(*[c for c in frame.columns if not c.startswith("__window")])
         frame = conform(frame, sink, insert)
         updating = node is not None and not bounded
