@@ -203,3 +203,14 @@ def test_a_temporary_table_shadows_the_permanent_table_until_dropped(planner) ->
     planner.plan("DROP TEMPORARY TABLE orders")
     assert count(planner, "orders") == 3
     assert "total" in [r[0] for r in rows(planner, "DESCRIBE orders")]
+
+
+def test_the_statements_that_change_the_catalog_say_so(planner) -> None:
+    """What a JobManager keeps in its HA store for a new leader to plan again."""
+    changes = {statement: planner.plan(statement).changes_catalog for statement in (
+        "CREATE VIEW apples AS SELECT * FROM orders WHERE product = 'apple'",
+        "SET 'parallelism.default' = '2'", "SET", "SHOW TABLES", "DESCRIBE orders",
+        "SELECT id FROM orders", "RESET", "DROP VIEW apples")}
+    assert [s for s, changed in changes.items() if changed] == [
+        "CREATE VIEW apples AS SELECT * FROM orders WHERE product = 'apple'",
+        "SET 'parallelism.default' = '2'", "RESET", "DROP VIEW apples"]

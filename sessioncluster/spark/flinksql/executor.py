@@ -46,6 +46,8 @@ from .statements import (
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
 DEFAULT_PATH = "default_catalog.default_database"
+#: the statements that change the catalog or the session's options
+_CATALOG_CHANGES = (CreateTable, CreateView, CreateFunction, Drop, Set, Reset)
 
 
 class FlinkSqlPlanner:
@@ -93,7 +95,7 @@ class FlinkSqlPlanner:
             if isinstance(statement, CreateFunction):
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
-                return StatementOutcome.ok()
+                return StatementOutcome.ok(changes_catalog=True)
             if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
                 job = streaming.plan_inserts(self.spark, self.catalog.all_tables(), list(inserts),
@@ -102,7 +104,10 @@ class FlinkSqlPlanner:
                                              self.functions)
                 return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
                                         job.column_types, job=job)
-            return self._plan(statement)
+            outcome = self._plan(statement)
+            outcome.changes_catalog = isinstance(statement, _CATALOG_CHANGES) and not (
+                isinstance(statement, Set) and statement.key is None)  # SET alone lists
+            return outcome
 
     def _plan(self, statement: Statement) -> StatementOutcome:
         if isinstance(statement, Query):
