@@ -18,6 +18,8 @@ import tempfile
 import time
 from typing import Any, Callable
 
+import pandas as pd
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import (  # noqa: E402
@@ -33,7 +35,7 @@ SEED = 20261126
 QUERY = "SELECT SUM(weighted(x, y)) AS s FROM numbers"
 
 
-def weighted(x: Any, y: Any) -> Any:
+def weighted(x: pd.Series, y: pd.Series) -> pd.Series:
     """The UDF's body (pandas Series in, a Series out), the same on both sides."""
     return x * 0.5 + y.clip(lower=0.0) ** 0.5
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 import collections
 import csv
 import datetime as dt
-import json
 import re
 import time
-import urllib.request
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 import sessioncluster
+from sessioncluster.client.restclient import RestClient
 from sessioncluster.client.session import SqlExecutionException
 from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.graph.lifecycle import JobStatus
@@ -67,8 +66,7 @@ def sink_rows(directory: Path) -> list[list[str]]:
 
 
 def rest(session: sessioncluster.Session, path: str) -> dict:
-    with urllib.request.urlopen(session.rest_url + path, timeout=30) as response:
-        return json.loads(response.read())
+    return RestClient.of(session).get(path)
 
 
 def status(session: sessioncluster.Session, job_id: str) -> JobStatus:

@@ -214,3 +214,17 @@ def test_the_statements_that_change_the_catalog_say_so(planner) -> None:
     assert [s for s, changed in changes.items() if changed] == [
         "CREATE VIEW apples AS SELECT * FROM orders WHERE product = 'apple'",
         "SET 'parallelism.default' = '2'", "RESET", "DROP VIEW apples"]
+
+
+def test_a_view_reads_the_files_its_table_has_at_each_query(planner, tmp_path: Path) -> None:
+    """A view is planned again at each query, as a catalog table is read again (and so is a
+    view a new leader made from its statement, under HA)."""
+    directory = tmp_path / "lines"
+    directory.mkdir()
+    (directory / "a.csv").write_text("x\ny\n")
+    planner.plan(f"CREATE TABLE lines (w STRING) WITH ('connector' = 'filesystem', "
+                 f"'path' = '{directory}', 'format' = 'csv')")
+    planner.plan("CREATE VIEW xs AS SELECT w FROM lines WHERE w = 'x'")
+    assert count(planner, "xs") == 1
+    (directory / "b.csv").write_text("x\n")
+    assert count(planner, "xs") == 2

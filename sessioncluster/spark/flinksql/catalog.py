@@ -28,7 +28,7 @@ class Catalog:
 
     scope: str = ""
     tables: dict[str, CatalogTable] = field(default_factory=dict)
-    #: permanent view name -> (its name as written, its query as Flink SQL)
+    #: permanent view name -> (its name as written, its CREATE VIEW statement's text)
     views: dict[str, tuple[str, str]] = field(default_factory=dict)
     temporary_tables: dict[str, CatalogTable] = field(default_factory=dict)
     #: temporary view name -> its name as written (its Spark view has that name)

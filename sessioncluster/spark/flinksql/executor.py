@@ -21,7 +21,7 @@ from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from . import connectors, streaming
 from .catalog import HIDDEN_PREFIX, Catalog
-from .dialect import Flink, TableArgument
+from .dialect import TableArgument
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
@@ -104,7 +104,8 @@ class FlinkSqlPlanner:
                                              self.functions)
                 return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
                                         job.column_types, job=job)
-            outcome = self._plan(statement)
+            outcome = (self._create_view(statement, text) if isinstance(statement, CreateView)
+                       else self._plan(statement))
             outcome.changes_catalog = isinstance(statement, _CATALOG_CHANGES) and not (
                 isinstance(statement, Set) and statement.key is None)  # SET alone lists
             return outcome
@@ -118,8 +119,6 @@ class FlinkSqlPlanner:
             return self._inserts(list(statement.inserts))
         if isinstance(statement, CreateTable):
             return self._create_table(statement)
-        if isinstance(statement, CreateView):
-            return self._create_view(statement)
         if isinstance(statement, Drop):
             return self._drop(statement)
         if isinstance(statement, Show):
@@ -161,15 +160,23 @@ class FlinkSqlPlanner:
             table = catalog.temporary_tables[key]
             return self._register(table, catalog.hidden_name("temporary", key)), table
         if key not in catalog.temporary_views and not self._spark_view_exists(name):
-            if key in catalog.views:
-                return catalog.hidden_name("view", key), self._view_schema(
-                    catalog.hidden_name("view", key), catalog.views[key][0])
+            if key in catalog.views:  # planned again: it reads the files there are now
+                name, text = catalog.views[key]
+                spark_name = self._register_view(text, catalog.hidden_name("view", key))
+                return spark_name, self._view_schema(spark_name, name)
             if key in catalog.tables:
                 table = catalog.tables[key]
                 return self._register(table, catalog.hidden_name("table", key)), table
             if self._other_catalogs_table(name):
                 raise FlinkSqlError(f"Object '{name}' not found")
         return name, self._view_schema(name, name)
+
+    def _register_view(self, text: str, spark_name: str) -> str:
+        """Make ``spark_name`` the Spark view of the ``CREATE VIEW`` statement ``text``."""
+        statement = parse_statements(text)[0]
+        assert isinstance(statement, CreateView)
+        self.spark.sql(self._spark_sql(statement.query)).createOrReplaceTempView(spark_name)
+        return spark_name
 
     def _spark_view_exists(self, name: str) -> bool:
         return bool(self.spark.catalog.tableExists(name))
@@ -294,7 +301,7 @@ class FlinkSqlPlanner:
             self.catalog.tables[key] = table
         return StatementOutcome.ok()
 
-    def _create_view(self, statement: CreateView) -> StatementOutcome:
+    def _create_view(self, statement: CreateView, text: str) -> StatementOutcome:
         key, temporary, catalog = statement.name.lower(), statement.temporary, self.catalog
         views = catalog.temporary_views if temporary else catalog.views
         if self._taken(key, temporary):
@@ -308,7 +315,7 @@ class FlinkSqlPlanner:
             catalog.temporary_views[key] = statement.name
         else:
             frame.createOrReplaceTempView(catalog.hidden_name("view", key))
-            catalog.views[key] = (statement.name, statement.query.sql(dialect=Flink))
+            catalog.views[key] = (statement.name, text)
         return StatementOutcome.ok()
 
     def _drop(self, statement: Drop) -> StatementOutcome:
