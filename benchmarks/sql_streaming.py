@@ -92,10 +92,11 @@ def sink_counts(directory: Path) -> dict[str, int]:
     """The window counts in a CSV sink directory: window start (ISO text, seconds) -> count."""
     out: dict[str, int] = {}
     for path in directory.rglob("*"):
-        if path.is_file() and not path.name.startswith((".", "_")) and path.suffix != ".crc":
+        hidden = any(part.startswith((".", "_")) for part in path.relative_to(directory).parts)
+        if path.is_file() and not hidden:  # not Spark's _spark_metadata, nor .crc files
             with open(path, newline="") as fh:
                 for row in csv.reader(fh):
-                    if row:
+                    if len(row) == 2:
                         out[row[0].replace("T", " ")[:19]] = int(row[1])
     return out
 
