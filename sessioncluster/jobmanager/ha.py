@@ -12,6 +12,11 @@
   their data in the session directory as with Flink's ``high-availability.storageDir``. When the
   ZooKeeper session is SUSPENDED or LOST the leader steps down.
 
+The catalog store keeps the session's Flink SQL catalog as the signed ``ExecuteSql`` messages
+that changed it (CREATE, DROP, SET, RESET; a Python function's code in its message), one entry
+each, named so that they sort in the order they ran: a new leader plans them again, in order,
+before it recovers the jobs (a streaming INSERT among them reads the catalog's tables).
+
 A submission in the job-graph store is the signed :class:`~..protocol.messages.SubmitJob` (or
 ``ExecuteSql``) message, so what a new leader recovers was written by a holder of the session
 key. Blobs stay in the session directory's BlobServer, which the JobManagers share.
@@ -73,6 +78,11 @@ def unpack_submission(key: str, data: bytes) -> Message:
         frames.append(data[i + 4:i + 4 + n])
         i += 4 + n
     return _signer(key).deserialize(frames)
+
+
+def catalog_entry_id() -> str:
+    """A new catalog store entry's name: entries sort by name in the order they were made."""
+    return f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident() % 10**6:06d}"
 
 
 # -- stores -------------------------------------------------------------------------------------
@@ -151,6 +161,8 @@ class HighAvailabilityServices(abc.ABC):
     backend: str
     job_graph_store: JobGraphStore
     job_result_store: JobResultStore
+    #: the statements that made the session's Flink SQL catalog, by :func:`catalog_entry_id`
+    catalog_store: JobGraphStore
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -213,6 +225,7 @@ class FileHaServices(HighAvailabilityServices):
         self.lock_path = self.dir / "leader.lock"
         self.epoch_path = self.dir / "epoch"
         self.job_graph_store = FileJobGraphStore(self.dir / "jobgraphs")
+        self.catalog_store = FileJobGraphStore(self.dir / "catalog")
         self.job_result_store = FileJobResultStore(self.dir / "jobresults")
         self._lock_file: Any = None
 
@@ -298,6 +311,9 @@ class ZooKeeperHaServices(HighAvailabilityServices):
         self.root = f"{ZK_ROOT}/{name}"
         self.zk.ensure_path(f"{self.root}/jobgraphs")
         self.zk.ensure_path(f"{self.root}/jobresults")
+        self.zk.ensure_path(f"{self.root}/catalog")
+        self.catalog_store = ZooKeeperJobGraphStore(self.zk, f"{self.root}/catalog",
+                                                    self.dir / "catalog")
         self.job_graph_store = ZooKeeperJobGraphStore(self.zk, f"{self.root}/jobgraphs",
                                                       self.dir / "jobgraphs")
         self.job_result_store = ZooKeeperJobResultStore(self.zk, f"{self.root}/jobresults")

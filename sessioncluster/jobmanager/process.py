@@ -71,7 +71,13 @@ from ..spark.streaming import warm_up as warm_up_streaming
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
 from .dispatcher import Dispatcher, DispatcherServices
-from .ha import HighAvailabilityServices, ha_services, pack_submission, unpack_submission
+from .ha import (
+    HighAvailabilityServices,
+    catalog_entry_id,
+    ha_services,
+    pack_submission,
+    unpack_submission,
+)
 from .jobmaster import JobMaster
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager
@@ -215,12 +221,32 @@ class JobManager:
         assert self.ha is not None
         if self.epoch == 0 or self._published:
             return
-        if not self.ready and self.ha.job_graph_store.job_ids():
+        if not self.ready and (self.ha.job_graph_store.job_ids()
+                               or self.ha.catalog_store.job_ids()):
             return
+        self._restore_catalog()
         self._recover_jobs()
         self.connection.write(self.own_path)
         self.ha.publish_leader(self.connection)
         self._published = True
+
+    def _restore_catalog(self) -> None:
+        """The session's Flink SQL catalog as the leaders before made it: its statements planned
+        again in order, into a new planner (before the jobs are recovered: they read it)."""
+        assert self.ha is not None
+        store = self.ha.catalog_store
+        entries = sorted(store.job_ids())
+        if self.spark is None or not entries:
+            return
+        self.flink_sql = planner = FlinkSqlPlanner(self.spark)
+        for entry in entries:
+            try:
+                msg = unpack_submission(self.key, store.get(entry) or b"")
+                assert isinstance(msg, ExecuteSql)
+                planner.plan(msg.query, msg.runtime_mode, msg.configuration, msg.function)
+            except Exception as exc:  # noqa: BLE001 - one statement lost, not the catalog
+                log.warning("catalog statement %s could not be planned again: %s", entry, exc)
+        log.info("restored the Flink SQL catalog from %d statements", len(entries))
 
     def _recover_jobs(self) -> None:
         assert self.ha is not None
@@ -303,9 +329,13 @@ class JobManager:
         if isinstance(submission, ExecuteSql) and isinstance(statement, StreamingStatementJob):
             return StreamingSqlJob(job_id, statement, self.rm, self.loop, self.publish, done,
                                    self.dir)
+        if isinstance(submission, ExecuteSql) and statement is None and \
+                submission.dialect == "flink":  # recovered (HA)
+            statement = self._recovered_statement(submission)
+            if isinstance(statement, StreamingStatementJob):
+                return StreamingSqlJob(job_id, statement, self.rm, self.loop, self.publish,
+                                       done, self.dir)
         if isinstance(submission, ExecuteSql):
-            if statement is None and submission.dialect == "flink":  # recovered (HA)
-                statement = self._plan_job(submission)
             return SqlJob(job_id, submission.query, self.spark, self.rm, self.loop, self.publish,
                           done, max_result_bytes=self.settings.max_result_mb * 1024 * 1024,
                           statement=statement)
@@ -315,7 +345,28 @@ class JobManager:
         """Plan a Flink SQL statement against the session's catalog (in a worker thread)."""
         if self.flink_sql is None:
             raise RuntimeError("the session's SparkSession is not up yet")
-        return self.flink_sql.plan(msg.query, msg.runtime_mode, msg.configuration, msg.function)
+        outcome = self.flink_sql.plan(msg.query, msg.runtime_mode, msg.configuration,
+                                      msg.function)
+        if outcome.changes_catalog and self.ha is not None:
+            self.ha.catalog_store.put(catalog_entry_id(), pack_submission(self.key, msg))
+        return outcome
+
+    def _recovered_statement(self, msg: ExecuteSql) -> StatementJob:
+        """A recovered Flink SQL job's work: a streaming INSERT planned now (it runs as a
+        streaming job, from its latest checkpoint), else planned when the job runs."""
+        key = "execution.runtime-mode"
+        options = self.flink_sql.options if self.flink_sql is not None else {}
+        mode = options.get(key) or (msg.configuration or {}).get(key) or msg.runtime_mode
+        if str(mode).upper() == "STREAMING":
+            try:
+                job = self._plan_statement(msg).job
+            except Exception:  # noqa: BLE001 - planned again when it runs, failing it there
+                log.warning("recovered statement of job %s could not be planned", msg.job_id,
+                            exc_info=True)
+                job = None
+            if isinstance(job, StreamingStatementJob):
+                return job
+        return self._plan_job(msg)
 
     def _plan_job(self, msg: ExecuteSql) -> StatementJob:
         """A recovered Flink SQL job's work, planned when the job runs."""

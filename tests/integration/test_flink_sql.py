@@ -110,6 +110,23 @@ def test_a_query_reads_the_sessions_views_too(session) -> None:
         ("a", 2), ("b", 1)]
 
 
+def test_a_temporary_view_shadows_a_catalog_table_until_dropped(session, bids) -> None:
+    """Flink's name resolution: the session's temporary view (a DataFrame registered with
+    create_temporary_view, or CREATE TEMPORARY VIEW) wins over the catalog table Bid."""
+    import pandas as pd
+
+    assert rows(session, "SELECT COUNT(*) FROM Bid") == [(6,)]
+    session.create_temporary_view("Bid", pd.DataFrame({"item": ["X", "Y"]}))
+    for _ in range(2):  # a query does not register the catalog table over it
+        assert sorted(rows(session, "SELECT item FROM Bid")) == [("X",), ("Y",)]
+    session.execute_sql("DROP TEMPORARY VIEW Bid")
+    assert rows(session, "SELECT COUNT(*) FROM Bid") == [(6,)]
+    session.execute_sql("CREATE TEMPORARY VIEW Bid AS SELECT * FROM Bid WHERE price > 3")
+    assert sorted(rows(session, "SELECT item FROM Bid")) == [("C",), ("D",), ("F",)]
+    session.execute_sql("DROP TEMPORARY VIEW Bid")
+    assert rows(session, "SELECT COUNT(*) FROM Bid") == [(6,)]
+
+
 def test_bad_statements_fail_clearly_and_the_session_goes_on(session, bids) -> None:
     with pytest.raises(SqlExecutionException, match="SQL parse failed"):
         session.execute_sql("SELECT * FROMM Bid")

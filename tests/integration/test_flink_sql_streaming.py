@@ -17,6 +17,7 @@ from typing import Callable
 import pytest
 
 import sessioncluster
+from sessioncluster.client.restclient import RestClient
 from sessioncluster.client.session import SqlExecutionException
 from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.graph.lifecycle import JobStatus
@@ -62,6 +63,10 @@ def sink_rows(directory: Path) -> list[list[str]]:
             with open(path, newline="") as f:
                 rows += [r for r in csv.reader(f) if r]
     return rows
+
+
+def rest(session: sessioncluster.Session, path: str) -> dict:
+    return RestClient.of(session).get(path)
 
 
 def status(session: sessioncluster.Session, job_id: str) -> JobStatus:
@@ -213,6 +218,8 @@ def test_stop_with_savepoint_then_the_same_insert_resumes_its_state(session, sc_
     first = sql(session, insert).job_id
     (source / "a.csv").write_text("x\nx\n")
     wait_for(lambda: printed() == ["+I[x, 2]"])
+    # its micro-batches are its checkpoints, as a DataStream job's (REST /checkpoints)
+    wait_for(lambda: rest(session, f"/jobs/{first}/checkpoints")["counts"]["completed"] >= 1)
     path = session.job(first).stop_with_savepoint(
         savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
     assert status(session, first) is JobStatus.FINISHED
@@ -238,6 +245,33 @@ def test_stop_with_savepoint_then_the_same_insert_resumes_its_state(session, sc_
     location = Path(stopped.table.to_pylist()[0]["savepoint path"])
     assert location.parent == tmp_path / "sql-savepoints" and (location / "_metadata.json").exists()
     assert status(session, second) is JobStatus.FINISHED
+    assert session.job(second).details().streaming["savepoints"] == [str(location)]
+
+
+def test_a_failing_insert_restarts_as_its_restart_strategy_says(session, tmp_path: Path) -> None:
+    """Flink's restart strategy options: the job restarts from its latest checkpoint twice, then
+    FAILED with the query's error."""
+    source = tmp_path / "numbers"
+    source.mkdir()
+    (source / "a.csv").write_text("1\nnot a number\n")
+    sql(session, f"""CREATE TABLE rs_numbers (n STRING) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql(session, "CREATE TABLE rs_out (n INT) WITH ('connector' = 'blackhole')")
+    options = {"restart-strategy.type": "fixed-delay",
+               "restart-strategy.fixed-delay.attempts": "2",
+               "restart-strategy.fixed-delay.delay": "100 ms"}
+    for key, value in options.items():
+        sql(session, f"SET '{key}' = '{value}'")
+    try:
+        job_id = sql(session, "INSERT INTO rs_out SELECT CAST(n AS INT) FROM rs_numbers").job_id
+    finally:
+        for key in options:
+            sql(session, f"RESET '{key}'")
+    session.job(job_id).wait(240)
+    details = session.job(job_id).details()
+    assert details.summary.status is JobStatus.FAILED
+    assert details.streaming["restarts"] == 2
+    assert "not a number" in (details.error_text or "")
 
 
 def test_statement_set_of_a_legacy_tumble_and_a_hop_window(session, sc_home: Path,

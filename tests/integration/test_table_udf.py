@@ -175,3 +175,69 @@ def test_a_raising_function_fails_the_job_with_its_traceback(t_env, table) -> No
         table.where(col("id") == 1).select(wrong(col("id"))).execute().collect()
 
     assert sorted(r[0] for r in table.select(col("id")).execute().collect()) == [1, 2, 3, 4, 5]
+
+
+def _csv_rows(directory: Any) -> list[tuple[str, ...]]:
+    import csv
+
+    rows: list[tuple[str, ...]] = []
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith((".", "_")):
+            with open(path, newline="") as f:
+                rows += [tuple(r) for r in csv.reader(f) if r]
+    return rows
+
+
+def _wait_until(check: Any, timeout: float = 240.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"not reached within {timeout} s"
+        time.sleep(0.5)
+
+
+def test_python_functions_in_streaming_inserts_over_a_monitored_directory(session,
+                                                                         tmp_path) -> None:
+    """@udf (general, with open() and a job parameter; pandas) and @udtf in a STREAMING
+    INSERT INTO from SQL and from the Table API, over CSV files dropped into a monitored
+    directory one after the other; the sinks' rows are plain Python's."""
+    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
+    env.get_config().set("pipeline.global-job-parameters", "factor:3")
+    source, words_out, table_out = (tmp_path / d for d in ("lines", "words", "table_api"))
+    source.mkdir()
+    env.execute_sql(f"""CREATE TABLE s_lines (id BIGINT, line STRING, v DOUBLE) WITH (
+        'connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv',
+        'source.monitor-interval' = '1s')""")
+    env.execute_sql(f"""CREATE TABLE s_words (id BIGINT, word STRING, n INT, scaled BIGINT,
+        sq DOUBLE) WITH ('connector' = 'filesystem', 'path' = '{words_out}', 'format' = 'csv')""")
+    env.execute_sql(f"""CREATE TABLE s_ids (id BIGINT, plus_one BIGINT) WITH (
+        'connector' = 'filesystem', 'path' = '{table_out}', 'format' = 'csv')""")
+    env.create_temporary_system_function("scale", udf(Scale(), result_type="BIGINT"))
+    env.create_temporary_system_function("product", pandas_product)
+    env.create_temporary_system_function("split", split)
+    add_one = udf(lambda i: i + 1, result_type=DataTypes.BIGINT())
+    jobs = []
+    try:
+        jobs.append(env.execute_sql(
+            "INSERT INTO s_words SELECT id, word, n, scale(id), product(v, v) "
+            "FROM s_lines, LATERAL TABLE(split(line)) AS T(word, n)").get_job_client())
+        jobs.append(env.from_path("s_lines").select(col("id"), add_one(col("id")))
+                    .execute_insert("s_ids").get_job_client())
+        batches = [[(1, "to be or", 2.0), (2, "", 3.5)], [(3, "not to be", 1.0), (4, "x", -2.0)]]
+        for i, batch in enumerate(batches):
+            pd.DataFrame(batch).to_csv(source / f"part-{i}.csv", header=False, index=False)
+            seen = batches[: i + 1]
+            expected_ids = sorted((str(r[0]), str(r[0] + 1)) for b in seen for r in b)
+            _wait_until(lambda ids=expected_ids: sorted(_csv_rows(table_out)) == ids)  # type: ignore[misc]
+        expected = sorted((str(i), w, str(len(w)), str(i * 3), str(v * v))
+                          for b in batches for i, line, v in b for w in line.split())
+        _wait_until(lambda: sorted(_csv_rows(words_out)) == expected)
+        assert all(job.get_job_status().name == "RUNNING" for job in jobs)
+    finally:
+        for job in jobs:
+            job.cancel()
+        for name in ("s_lines", "s_words", "s_ids"):
+            env.execute_sql(f"DROP TABLE IF EXISTS {name}")
+        for name in env.list_user_defined_functions():
+            env.drop_temporary_system_function(name)

@@ -185,3 +185,75 @@ def test_a_select_star_over_a_subquery_keeps_its_window_bounds_timestamp_3() -> 
     assert window_bound_types(ordered, ["TIMESTAMP(6)", "BIGINT"]) == ["TIMESTAMP(3)", "BIGINT"]
     joined = sqlglot.parse_one("SELECT * FROM (SELECT window_start FROM t) AS a, u", read="spark")
     assert window_bound_types(joined, ["TIMESTAMP(6)"]) == ["TIMESTAMP(6)"]
+
+
+def count(planner: FlinkSqlPlanner, table: str) -> int:
+    return rows(planner, f"SELECT COUNT(*) AS n FROM {table}")[0][0]
+
+
+def test_a_temporary_view_shadows_the_permanent_table_until_dropped(planner, spark) -> None:
+    """Flink resolves a name to a temporary object first; dropping it shows the permanent one."""
+    assert count(planner, "orders") == 3
+    # the temporary view's own query reads the permanent table it shadows
+    planner.plan("CREATE TEMPORARY VIEW orders AS SELECT * FROM orders WHERE product = 'apple'")
+    assert count(planner, "orders") == 2
+    assert rows(planner, "SELECT o.id FROM orders AS o WHERE o.id > 1") == [(3,)]
+    with pytest.raises(FlinkSqlError, match="Drop it first"):
+        _drop_shadowed_view(planner)
+    planner.plan("DROP TEMPORARY VIEW orders")
+    assert count(planner, "orders") == 3
+    # a client's temporary view (create_temporary_view of a DataFrame) is a Spark view
+    spark.createDataFrame([(9,)], "id BIGINT").createOrReplaceTempView("orders")
+    assert count(planner, "orders") == 1
+    assert count(planner, "orders") == 1  # a query does not make the catalog table win again
+    planner.plan("DROP TEMPORARY VIEW orders")
+    assert count(planner, "orders") == 3
+
+
+def _drop_shadowed_view(planner: FlinkSqlPlanner) -> None:
+    planner.plan("CREATE VIEW apples AS SELECT * FROM orders WHERE product = 'apple'")
+    planner.plan("CREATE TEMPORARY VIEW apples AS SELECT * FROM orders WHERE id = 1")
+    assert count(planner, "apples") == 1
+    try:
+        planner.plan("DROP VIEW apples")  # Flink: the temporary one must go first
+    finally:
+        planner.plan("DROP TEMPORARY VIEW apples")
+        assert count(planner, "apples") == 2
+        planner.plan("DROP VIEW apples")
+
+
+def test_a_temporary_table_shadows_the_permanent_table_until_dropped(planner) -> None:
+    planner.plan("CREATE TEMPORARY TABLE orders (id BIGINT) "
+                 "WITH ('connector' = 'datagen', 'number-of-rows' = '5')")
+    assert count(planner, "orders") == 5
+    assert [r[0] for r in rows(planner, "DESCRIBE orders")] == ["id"]
+    with pytest.raises(FlinkSqlError, match="Temporary table .* exists. Drop it first"):
+        planner.plan("DROP TABLE orders")
+    planner.plan("DROP TEMPORARY TABLE orders")
+    assert count(planner, "orders") == 3
+    assert "total" in [r[0] for r in rows(planner, "DESCRIBE orders")]
+
+
+def test_the_statements_that_change_the_catalog_say_so(planner) -> None:
+    """What a JobManager keeps in its HA store for a new leader to plan again."""
+    changes = {statement: planner.plan(statement).changes_catalog for statement in (
+        "CREATE VIEW apples AS SELECT * FROM orders WHERE product = 'apple'",
+        "SET 'parallelism.default' = '2'", "SET", "SHOW TABLES", "DESCRIBE orders",
+        "SELECT id FROM orders", "RESET", "DROP VIEW apples")}
+    assert [s for s, changed in changes.items() if changed] == [
+        "CREATE VIEW apples AS SELECT * FROM orders WHERE product = 'apple'",
+        "SET 'parallelism.default' = '2'", "RESET", "DROP VIEW apples"]
+
+
+def test_a_view_reads_the_files_its_table_has_at_each_query(planner, tmp_path: Path) -> None:
+    """A view is planned again at each query, as a catalog table is read again (and so is a
+    view a new leader made from its statement, under HA)."""
+    directory = tmp_path / "lines"
+    directory.mkdir()
+    (directory / "a.csv").write_text("x\ny\n")
+    planner.plan(f"CREATE TABLE lines (w STRING) WITH ('connector' = 'filesystem', "
+                 f"'path' = '{directory}', 'format' = 'csv')")
+    planner.plan("CREATE VIEW xs AS SELECT w FROM lines WHERE w = 'x'")
+    assert count(planner, "xs") == 1
+    (directory / "b.csv").write_text("x\n")
+    assert count(planner, "xs") == 2

@@ -130,3 +130,19 @@ def test_a_statement_sets_vertices_sources_then_one_per_insert() -> None:
     assert shape == [("Source: a", []), ("Source: b", []),
                      ("Calc -> Sink: out", ["source-a", "source-b"]),
                      ("GroupAggregate -> Sink: out", ["source-b"])]
+
+
+def test_flinks_restart_strategy_options_of_a_statement() -> None:
+    from sessioncluster.api.restart import RestartStrategyConfiguration as R
+    from sessioncluster.jobmanager.streamingsqljob import restart_strategy
+
+    assert restart_strategy({}) is None
+    assert restart_strategy({"restart-strategy.type": "none"}) == R("none")
+    assert restart_strategy({"restart-strategy.type": "fixed-delay",
+                             "restart-strategy.fixed-delay.attempts": "3",
+                             "restart-strategy.fixed-delay.delay": "2 s"}) == \
+        R("fixed-delay", 3, 2000)
+    assert restart_strategy({"restart-strategy.type": "failure-rate",
+                             "restart-strategy.failure-rate.max-failures-per-interval": "4",
+                             "restart-strategy.failure-rate.failure-rate-interval": "5 min"}) == \
+        R("failure-rate", 4, 1000, 300_000)

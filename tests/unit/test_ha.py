@@ -22,7 +22,12 @@ from sessioncluster.cluster.leader import (
     standby_pids,
 )
 from sessioncluster.graph.jobgraph import JobGraph
-from sessioncluster.jobmanager.ha import FileHaServices, pack_submission, unpack_submission
+from sessioncluster.jobmanager.ha import (
+    FileHaServices,
+    catalog_entry_id,
+    pack_submission,
+    unpack_submission,
+)
 from sessioncluster.options import StartOptions
 from sessioncluster.protocol.messages import ExecuteSql, SubmitJob
 from sessioncluster.protocol.wire import ProtocolError, new_key
@@ -106,6 +111,17 @@ def test_stored_submissions_are_signed_and_checked(home: Path) -> None:
     services.job_graph_store.remove("a" * 32)
     assert services.job_graph_store.job_ids() == ["b" * 32]
     assert oct((home / "sessions" / "s" / "ha" / "jobgraphs" / ("b" * 32)).stat().st_mode)[-3:] == "600"
+
+
+def test_catalog_statements_are_kept_signed_in_the_order_they_ran(home: Path) -> None:
+    key = new_key()
+    store = FileHaServices("s").catalog_store
+    statements = [f"CREATE TABLE t{i} (a INT) WITH ('connector' = 'blackhole')" for i in range(5)]
+    for text in statements:
+        store.put(catalog_entry_id(), pack_submission(key, ExecuteSql(text, "")))
+    read = [unpack_submission(key, store.get(e) or b"") for e in sorted(store.job_ids())]
+    assert [m.query for m in read if isinstance(m, ExecuteSql)] == statements
+    assert oct((home / "sessions" / "s" / "ha" / "catalog").stat().st_mode)[-3:] == "700"
 
 
 def test_a_job_result_is_recorded_once(home: Path) -> None:

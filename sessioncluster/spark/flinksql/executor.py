@@ -1,10 +1,12 @@
 """The session's Flink SQL planner: its catalog, and each statement planned on Spark.
 
 One :class:`FlinkSqlPlanner` per JobManager (per session), called from worker threads one
-statement at a time. A catalog table is a Spark temporary view of the same name, made again over
+statement at a time. A catalog table is a Spark temporary view of a hidden name, made again over
 its connector at each query that reads it (so that files added meanwhile are read); a view is a
 Spark temporary view of the planned query; every other name a query reads is one of the session's
 Spark temporary views (a DataStream or pandas DataFrame registered with ``create_temporary_view``).
+Names resolve as Flink's do: a temporary table or view shadows a permanent one (see
+:mod:`.catalog`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from sqlglot import exp
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from . import connectors, streaming
+from .catalog import HIDDEN_PREFIX, Catalog
+from .dialect import TableArgument
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
@@ -42,6 +46,8 @@ from .statements import (
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
 DEFAULT_PATH = "default_catalog.default_database"
+#: the statements that change the catalog or the session's options
+_CATALOG_CHANGES = (CreateTable, CreateView, CreateFunction, Drop, Set, Reset)
 
 
 class FlinkSqlPlanner:
@@ -49,15 +55,14 @@ class FlinkSqlPlanner:
 
     def __init__(self, spark: Any) -> None:
         self.spark = spark
-        self.tables: dict[str, CatalogTable] = {}
-        #: view name -> its query, as the user wrote it
-        self.views: dict[str, str] = {}
+        #: the catalog of the statement being planned
+        self.catalog = Catalog()
         #: ``SET`` options of the session (a TableEnvironment sends its own with each statement)
         self.options: dict[str, str] = {}
         #: the session's Python user-defined functions
         self.functions = FunctionCatalog(spark)
-        #: catalog scope -> its (tables, views); "" is the session's shared catalog
-        self._catalogs = {"": (self.tables, self.views)}
+        #: catalog scope -> its catalog; "" is the session's shared catalog
+        self._catalogs = {"": self.catalog}
         #: catalog scope -> its Python functions
         self._function_catalogs = {"": self.functions}
         self._lock = threading.RLock()
@@ -90,23 +95,29 @@ class FlinkSqlPlanner:
                                 "yet; EXPLAIN the statement in BATCH mode")
         scope = (configuration or {}).get(CATALOG_SCOPE, "")
         with self._lock:
-            self.tables, self.views = self._catalogs.setdefault(scope, ({}, {}))
+            self.catalog = self._catalogs.setdefault(scope, Catalog(scope))
             self.functions = self._function_catalogs.setdefault(
                 scope, FunctionCatalog(self.spark, scope))
             if isinstance(statement, CreateFunction):
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
-                return StatementOutcome.ok()
+                return StatementOutcome.ok(changes_catalog=True)
             if mode != "BATCH" and isinstance(statement, Query):
                 return self._streaming_query(statement, {**(configuration or {}),
                                                          **self.options})
             if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
-                job = streaming.plan_inserts(self.spark, self.tables, list(inserts), self.conform,
-                                             {**(configuration or {}), **self.options})
+                job = streaming.plan_inserts(self.spark, self.catalog.all_tables(), list(inserts),
+                                             self.conform,
+                                             {**(configuration or {}), **self.options},
+                                             self.functions)
                 return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
                                         job.column_types, job=job)
-            return self._plan(statement)
+            outcome = (self._create_view(statement, text) if isinstance(statement, CreateView)
+                       else self._plan(statement))
+            outcome.changes_catalog = isinstance(statement, _CATALOG_CHANGES) and not (
+                isinstance(statement, Set) and statement.key is None)  # SET alone lists
+            return outcome
 
     def _plan(self, statement: Statement) -> StatementOutcome:
         if isinstance(statement, Query):
@@ -117,8 +128,6 @@ class FlinkSqlPlanner:
             return self._inserts(list(statement.inserts))
         if isinstance(statement, CreateTable):
             return self._create_table(statement)
-        if isinstance(statement, CreateView):
-            return self._create_view(statement)
         if isinstance(statement, Drop):
             return self._drop(statement)
         if isinstance(statement, Show):
@@ -136,36 +145,62 @@ class FlinkSqlPlanner:
 
     # -- queries ----------------------------------------------------------------------------
     def _spark_sql(self, query: Any) -> str:
-        """The query as Spark SQL, with the views of the catalog tables it reads made anew."""
-        names = _table_names(query)
+        """The query as Spark SQL: each name it reads resolved as Flink resolves it (the views of
+        the catalog tables made anew)."""
+        names = _table_names(query) - _cte_names(query)
+        schemas: dict[str, CatalogTable] = {}
+        renames: dict[str, str] = {}
         for name in names:
-            if name.lower() not in self.tables and self._other_catalogs_table(name):
-                raise FlinkSqlError(f"Object '{name}' not found")
-            self._register(name)
-        schemas = self._schemas(names)
-        query = self.functions.rename_calls(query)
+            spark_name, schema = self._resolve(name)
+            if spark_name != name:
+                renames[name] = spark_name
+            if schema is not None:
+                schemas[name] = schemas[spark_name] = schema
+        query = self.functions.rename_calls(_renamed_tables(query, renames))
         self._with_cte_schemas(query, schemas)
         return to_spark_sql(query, schemas)
 
-    def _other_catalogs_table(self, name: str) -> bool:
-        """Whether ``name`` is a table of another catalog scope only (its Spark view is no table
-        of this catalog)."""
-        return any(name.lower() in tables for tables, _ in self._catalogs.values()
-                   if tables is not self.tables)
+    def _resolve(self, name: str) -> tuple[str, CatalogTable | None]:
+        """The Spark view a query reads ``name`` as, and its schema (None if there is none):
+        a temporary table, a temporary view (Spark's own name), a permanent view, a permanent
+        table, in this order; another name is left to Spark."""
+        catalog, key = self.catalog, name.lower()
+        if key in catalog.temporary_tables:
+            table = catalog.temporary_tables[key]
+            return self._register(table, catalog.hidden_name("temporary", key)), table
+        if key not in catalog.temporary_views and not self._spark_view_exists(name):
+            if key in catalog.views:  # planned again: it reads the files there are now
+                name, text = catalog.views[key]
+                spark_name = self._register_view(text, catalog.hidden_name("view", key))
+                return spark_name, self._view_schema(spark_name, name)
+            if key in catalog.tables:
+                table = catalog.tables[key]
+                return self._register(table, catalog.hidden_name("table", key)), table
+            if self._other_catalogs_table(name):
+                raise FlinkSqlError(f"Object '{name}' not found")
+        return name, self._view_schema(name, name)
 
-    def _schemas(self, names: set[str]) -> dict[str, CatalogTable]:
-        """The tables a query reads, by the names it reads them as: catalog tables, and the
-        session's Spark views as tables of their columns."""
-        schemas = {}
-        for name in names:
-            table = self.tables.get(name.lower())
-            if table is None and self.spark.catalog.tableExists(name):
-                fields = self.spark.table(name).schema.fields
-                table = CatalogTable(name, [Column(f.name, flink_type(f.dataType))
-                                            for f in fields])
-            if table is not None:
-                schemas[name] = table
-        return schemas
+    def _register_view(self, text: str, spark_name: str) -> str:
+        """Make ``spark_name`` the Spark view of the ``CREATE VIEW`` statement ``text``."""
+        statement = parse_statements(text)[0]
+        assert isinstance(statement, CreateView)
+        self.spark.sql(self._spark_sql(statement.query)).createOrReplaceTempView(spark_name)
+        return spark_name
+
+    def _spark_view_exists(self, name: str) -> bool:
+        return bool(self.spark.catalog.tableExists(name))
+
+    def _view_schema(self, spark_name: str, name: str) -> CatalogTable | None:
+        """A Spark view as a table of its columns (None if there is no such view)."""
+        if not self._spark_view_exists(spark_name):
+            return None
+        fields = self.spark.table(spark_name).schema.fields
+        return CatalogTable(name, [Column(f.name, flink_type(f.dataType)) for f in fields])
+
+    def _other_catalogs_table(self, name: str) -> bool:
+        """Whether ``name`` is an object of another catalog scope only."""
+        return any(catalog.holds(name) for catalog in self._catalogs.values()
+                   if catalog is not self.catalog)
 
     def _with_cte_schemas(self, query: Any, schemas: dict[str, CatalogTable]) -> None:
         """Add the schema of each of the query's common table expressions (which a window
@@ -180,23 +215,21 @@ class FlinkSqlPlanner:
                 schemas[cte.alias] = CatalogTable(cte.alias, [Column(f.name, flink_type(f.dataType))
                                                               for f in fields])
 
-    def _register(self, name: str) -> None:
-        """Make the Spark view of catalog table ``name`` (over its connector, computed columns
-        and all); other names are left to Spark's own temporary views."""
-        table = self.tables.get(name.lower())
-        if table is None:
-            return
+    def _register(self, table: CatalogTable, spark_name: str) -> str:
+        """Make ``spark_name`` the Spark view of catalog table ``table`` (over its connector,
+        computed columns and all); returns ``spark_name``."""
         frame = with_flink_types(connectors.read_table(self.spark, table, streaming=False), table)
         if all(c.is_physical for c in table.columns):
-            frame.createOrReplaceTempView(table.name)
-            return
-        physical = f"`__physical_{table.name}`"
-        frame.createOrReplaceTempView(physical.strip("`"))
+            frame.createOrReplaceTempView(spark_name)
+            return spark_name
+        physical = f"{spark_name}__physical"
+        frame.createOrReplaceTempView(physical)
         select = ", ".join(f"`{c.name}`" if c.is_physical else f"{c.expression} AS `{c.name}`"
                            for c in table.columns)
-        query = parse_statements(f"SELECT {select} FROM {physical}")[0]
+        query = parse_statements(f"SELECT {select} FROM `{physical}`")[0]
         assert isinstance(query, Query)
-        self.spark.sql(to_spark_sql(query.ast, {})).createOrReplaceTempView(table.name)
+        self.spark.sql(to_spark_sql(query.ast, {})).createOrReplaceTempView(spark_name)
+        return spark_name
 
     def _query(self, statement: Query) -> StatementOutcome:
         sql = self._spark_sql(statement.ast)
@@ -211,13 +244,15 @@ class FlinkSqlPlanner:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
+        tables = self.catalog.all_tables()
         for name in _table_names(statement.ast):
-            if name.lower() not in self.tables and name.lower() not in ctes:
+            if name.lower() not in tables and name.lower() not in ctes:
                 raise FlinkSqlError(
                     f"Object '{name}' not found: a streaming query reads tables of the catalog "
                     "(CREATE TABLE ... WITH ('connector' = ...)), not views or temporary views, "
                     "in sessioncluster")
-        job = streaming.plan_select(self.spark, self.tables, statement.ast, configuration)
+        job = streaming.plan_select(self.spark, tables, statement.ast, configuration,
+                                    self.functions)
         frame = job.inserts[0].frame
         job.column_types = window_bound_types(statement.ast, flink_types(frame.schema))
         return StatementOutcome("SUCCESS_WITH_CONTENT", list(frame.columns), job.column_types,
@@ -266,55 +301,84 @@ class FlinkSqlPlanner:
 
     # -- DDL and utility statements ---------------------------------------------------------
     def _table(self, name: str) -> CatalogTable:
-        table = self.tables.get(name.lower())
+        table = self.catalog.table(name)
         if table is None:
             raise FlinkSqlError(f"Table '{DEFAULT_PATH}.{name}' was not found.")
         return table
 
+    def _taken(self, key: str, temporary: bool) -> bool:
+        """Whether a table or view of that kind (temporary or permanent) has the name ``key``."""
+        c = self.catalog
+        if temporary:
+            return key in c.temporary_tables or key in c.temporary_views
+        return key in c.tables or key in c.views
+
     def _create_table(self, statement: CreateTable) -> StatementOutcome:
         table = statement.table
         key = table.name.lower()
-        if key in self.tables or key in self.views:
+        if self._taken(key, table.temporary):
             if statement.if_not_exists:
                 return StatementOutcome.ok()
+            what = "Temporary table" if table.temporary else "table"
             raise FlinkSqlError(f"Could not execute CreateTable in path `default_catalog`."
-                                f"`default_database`.`{table.name}`: table already exists")
+                                f"`default_database`.`{table.name}`: {what} already exists")
         connectors.validate(table)
-        self.tables[key] = table
+        if table.temporary:
+            self.catalog.temporary_tables[key] = table
+        else:
+            self.catalog.tables[key] = table
         return StatementOutcome.ok()
 
-    def _create_view(self, statement: CreateView) -> StatementOutcome:
-        key = statement.name.lower()
-        if key in self.tables or (key in self.views and not statement.if_not_exists):
+    def _create_view(self, statement: CreateView, text: str) -> StatementOutcome:
+        key, temporary, catalog = statement.name.lower(), statement.temporary, self.catalog
+        views = catalog.temporary_views if temporary else catalog.views
+        if self._taken(key, temporary):
+            if key in views and statement.if_not_exists:
+                return StatementOutcome.ok()
             raise FlinkSqlError(f"Could not execute CreateView in path `default_catalog`."
                                 f"`default_database`.`{statement.name}`: view already exists")
-        if key in self.views:
-            return StatementOutcome.ok()
-        sql = self._spark_sql(statement.query)
-        self.spark.sql(sql).createOrReplaceTempView(statement.name)
-        self.views[key] = statement.query.sql()
+        frame = self.spark.sql(self._spark_sql(statement.query))
+        if temporary:
+            frame.createOrReplaceTempView(statement.name)
+            catalog.temporary_views[key] = statement.name
+        else:
+            frame.createOrReplaceTempView(catalog.hidden_name("view", key))
+            catalog.views[key] = (statement.name, text)
         return StatementOutcome.ok()
 
     def _drop(self, statement: Drop) -> StatementOutcome:
         if statement.kind == "FUNCTION":
             self.functions.drop(statement.name, statement.if_exists)
             return StatementOutcome.ok()
-        key = statement.name.lower()
-        known = self.views if statement.kind == "VIEW" else self.tables
-        if key not in known:
+        key, catalog, view = statement.name.lower(), self.catalog, statement.kind == "VIEW"
+        what = "View" if view else "Table"
+        temporary = catalog.temporary_views if view else catalog.temporary_tables
+        permanent: dict[str, Any] = catalog.views if view else catalog.tables
+        spark_view = view and key not in permanent and self._spark_view_exists(statement.name) \
+            and not statement.name.startswith(HIDDEN_PREFIX)  # a client's temporary view
+        if key in temporary or spark_view:
+            if key in permanent and not statement.temporary:  # Flink drops neither
+                raise FlinkSqlError(
+                    f"Temporary {what.lower()} with identifier '{DEFAULT_PATH}.{statement.name}' "
+                    f"exists. Drop it first before removing the permanent {what.lower()}.")
+            temporary.pop(key, None)
+            self.spark.catalog.dropTempView(statement.name if view else
+                                            catalog.hidden_name("temporary", key))
+            return StatementOutcome.ok()
+        if key not in permanent or statement.temporary:
             if statement.if_exists:
                 return StatementOutcome.ok()
-            what = "View" if statement.kind == "VIEW" else "Table"
-            raise FlinkSqlError(f"{what} with identifier '{DEFAULT_PATH}.{statement.name}' "
+            prefix = "Temporary " + what.lower() if statement.temporary else what
+            raise FlinkSqlError(f"{prefix} with identifier '{DEFAULT_PATH}.{statement.name}' "
                                 "does not exist.")
-        del known[key]
-        self.spark.catalog.dropTempView(statement.name)
+        del permanent[key]
+        self.spark.catalog.dropTempView(catalog.hidden_name("view" if view else "table", key))
         return StatementOutcome.ok()
 
     def _show(self, statement: Show) -> StatementOutcome:
         what = statement.kind.upper()
         if what == "TABLES":
-            names = sorted({t.name for t in self.tables.values()} | set(self._view_names()))
+            names = sorted(self.catalog.names() | set(self._view_names()))
             return _listing("table name", names)
         if what == "VIEWS":
             return _listing("view name", sorted(self._view_names()))
@@ -334,18 +398,19 @@ class FlinkSqlPlanner:
         """The catalog's views, and the session's Spark temporary views (DataStreams and
         DataFrames registered with create_temporary_view)."""
         # SHOW VIEWS, not catalog.listTables(): that one costs ~270 ms (it describes every table)
-        tables = {name for scoped, _ in self._catalogs.values() for name in scoped}
         spark_views = [r.viewName for r in self.spark.sql("SHOW VIEWS").collect()
-                       if r.isTemporary and not r.viewName.startswith("__physical_")
-                       and r.viewName.lower() not in tables]
-        return sorted(set(spark_views) | set(self.views))
+                       if r.isTemporary and not r.viewName.startswith(HIDDEN_PREFIX)]
+        catalog = self.catalog
+        return sorted(set(spark_views) | {name for name, _ in catalog.views.values()}
+                      | set(catalog.temporary_views.values()))
 
     def _describe(self, statement: Describe) -> StatementOutcome:
-        table = self.tables.get(statement.name.lower())
+        spark_name, _ = self._resolve(statement.name)
+        table = self.catalog.table(statement.name) if spark_name != statement.name else None
         columns = ["name", "type", "null", "key", "extras", "watermark"]
         types = ["STRING", "STRING", "BOOLEAN", "STRING", "STRING", "STRING"]
         if table is None:
-            frame = self.spark.table(statement.name)  # a view: Spark's schema of it
+            frame = self.spark.table(spark_name)  # a view: Spark's schema of it
             described: list[tuple[Any, ...]] = [
                 (n, t, True, None, None, None)
                 for n, t in zip(frame.columns, flink_types(frame.schema))]
@@ -353,8 +418,7 @@ class FlinkSqlPlanner:
         pk = {c.lower() for c in table.primary_key}
         computed: dict[str, str] = {}
         if any(not c.is_physical for c in table.columns):  # their types are Spark's answer
-            self._register(table.name)
-            schema = self.spark.table(table.name).schema
+            schema = self.spark.table(spark_name).schema
             computed = dict(zip(schema.names, flink_types(schema)))
         rows = []
         for c in table.columns:
@@ -402,6 +466,32 @@ def _table_names(query: Any) -> set[str]:
     """The names of the tables a query's AST reads (CTE names included: they are no tables)."""
     return {".".join(p.name for p in t.parts) for t in query.find_all(exp.Table)
             if isinstance(t.this, exp.Identifier)}
+
+
+def _cte_names(query: Any) -> set[str]:
+    """The names of the query's common table expressions."""
+    return {cte.alias for cte in query.find_all(exp.CTE)}
+
+
+def _renamed_tables(query: Any, renames: dict[str, str]) -> Any:
+    """A copy of ``query`` reading each table of ``renames`` under its Spark name (aliased to
+    the name as written, so that ``t.column`` still reads it)."""
+    if not renames:
+        return query
+    query = query.copy()
+    for table in list(query.find_all(exp.Table)):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        spark_name = renames.get(".".join(p.name for p in table.parts))
+        if spark_name is None:
+            continue
+        alias = table.alias or table.name
+        for part in ("db", "catalog"):
+            table.set(part, None)
+        table.set("this", exp.to_identifier(spark_name, quoted=True))
+        if not isinstance(table.parent, TableArgument):  # a window TVF's TABLE t: not aliased
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
+    return query
 
 
 #: Spark column metadata holding a column's declared Flink SQL type where Spark's type loses

@@ -24,7 +24,7 @@ import importlib
 import pickle
 import secrets
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
@@ -57,6 +57,8 @@ class CatalogFunction:
     spark_name: str
     #: ``module.fn`` when created by ``CREATE FUNCTION ... AS``, else None
     class_name: str | None = None
+    #: the job parameters its FunctionContext gives
+    parameters: dict[str, str] = field(default_factory=dict)
 
 
 def job_parameters(options: dict[str, str]) -> dict[str, str]:
@@ -116,9 +118,17 @@ class FunctionCatalog:
         wrapper = load_wrapper(statement, payload)
         spark_name = self.functions[key].spark_name if key in self.functions else \
             self._spark_name(statement.name)
-        register(self.spark, spark_name, wrapper, job_parameters(options))
+        parameters = job_parameters(options)
+        register(self.spark, spark_name, wrapper, parameters)
         self.functions[key] = CatalogFunction(statement.name, wrapper, spark_name,
-                                              None if payload else statement.class_name)
+                                              None if payload else statement.class_name,
+                                              parameters)
+
+    def register_on(self, session: Any) -> None:
+        """Register every function of the catalog on ``session`` too (a SparkSession of its own,
+        as a streaming statement's, does not share the functions of the session's)."""
+        for function in self.functions.values():
+            register(session, function.spark_name, function.wrapper, function.parameters)
 
     def _spark_name(self, name: str) -> str:
         if self._prefix:

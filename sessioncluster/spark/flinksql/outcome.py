@@ -32,11 +32,15 @@ class StatementOutcome:
     #: ``STOP JOB``: the job's id and the savepoint directory (None: no savepoint), for the
     #: Dispatcher, which owns the jobs
     stop_job: tuple[str, str | None] | None = None
+    #: the statement changed the session's catalog or its options (CREATE, DROP, SET, RESET):
+    #: what a JobManager keeps in its HA store, for a new leader to plan again
+    changes_catalog: bool = False
 
     @classmethod
-    def ok(cls) -> "StatementOutcome":
+    def ok(cls, changes_catalog: bool = False) -> "StatementOutcome":
         """Flink's answer to a DDL statement: one row ``OK`` in a column ``result``."""
-        return cls("SUCCESS", ["result"], ["STRING"], [("OK",)])
+        return cls("SUCCESS", ["result"], ["STRING"], [("OK",)],
+                   changes_catalog=changes_catalog)
 
 
 def rows_as_arrow_ipc(columns: list[str], rows: list[tuple[Any, ...]]) -> bytes:

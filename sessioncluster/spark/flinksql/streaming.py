@@ -42,6 +42,7 @@ from sqlglot import exp
 from . import connectors
 from .connectors.printing import format_row, print_prefix
 from .dialect import Flink
+from .functions import FunctionCatalog
 from .model import CatalogTable, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
 from .planner import interval_ms, to_spark_sql
@@ -97,11 +98,14 @@ class StreamingStatementJob(StatementJob):
 # -- planning ---------------------------------------------------------------------------------
 def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Insert],
                  conform: Callable[[Any, CatalogTable, Insert], Any],
-                 configuration: dict[str, str]) -> StreamingStatementJob:
+                 configuration: dict[str, str],
+                 functions: FunctionCatalog | None = None) -> StreamingStatementJob:
     """Plan a streaming INSERT / statement set: each query as a DataFrame of a new streaming
-    session, checked against its sink (an updating query into an append-only sink fails)."""
+    session, checked against its sink (an updating query into an append-only sink fails);
+    the Python functions of ``functions`` registered on that session, so that a query calls
+    them as in BATCH."""
     session, read, bounded = _streaming_session(spark, tables, [i.query for i in inserts],
-                                                configuration)
+                                                configuration, functions)
     used = {name.lower(): tables[name.lower()] for names in read for name in names}
     planned = []
     for insert, names in zip(inserts, read):
@@ -113,7 +117,8 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
             raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
                                 f"consuming update changes which is produced by node {node}")
         schemas = {n: used[n.lower()] for n in names}
-        frame = session.sql(to_spark_sql(insert.query, schemas, streaming=not bounded))
+        query = functions.rename_calls(insert.query) if functions is not None else insert.query
+        frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
         frame = frame.select(*[c for c in frame.columns if not c.startswith("__window")])
         frame = conform(frame, sink, insert)
         updating = node is not None and not bounded
@@ -127,11 +132,12 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
 
 
 def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
-                configuration: dict[str, str]) -> StreamingStatementJob:
+                configuration: dict[str, str],
+                functions: FunctionCatalog | None = None) -> StreamingStatementJob:
     """Plan a streaming SELECT: a job (named ``collect``, as Flink's) whose one sink is the
     client; an updating query's rows become Flink's changelog, as into ``print``. The result's
     Flink types are the caller's to fill in (``column_types``)."""
-    session, read, bounded = _streaming_session(spark, tables, [query], configuration)
+    session, read, bounded = _streaming_session(spark, tables, [query], configuration, functions)
     schemas = {n: tables[n.lower()] for n in read[0]}
     frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
     frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
@@ -149,11 +155,15 @@ def is_updating(job: StreamingStatementJob) -> bool:
 
 
 def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: list[Any],
-                       configuration: dict[str, str]) -> tuple[Any, list[set[str]], bool]:
+                       configuration: dict[str, str], functions: FunctionCatalog | None
+                       ) -> tuple[Any, list[set[str]], bool]:
     """A SparkSession of the statement's own with a view of each catalog table the queries
-    read (streaming unless every one is bounded); per query the tables it reads; bounded.
-    Its shuffles have ``parallelism.default`` partitions (default: every slot)."""
+    read (streaming unless every one is bounded) and the catalog's Python functions; per query
+    the tables it reads; bounded. Its shuffles have ``parallelism.default`` partitions
+    (default: every slot)."""
     session = spark.newSession()
+    if functions is not None:
+        functions.register_on(session)
     session.conf.set("spark.sql.session.timeZone", "UTC")
     parallelism = str(configuration.get("parallelism.default") or "").strip()
     if parallelism and (not parallelism.isdigit() or int(parallelism) < 1):
