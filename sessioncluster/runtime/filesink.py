@@ -189,15 +189,7 @@ class SubtaskWriter:
         bucket = self._assign(element, ctx)
         if not isinstance(bucket, str):
             raise TypeError(f"a BucketAssigner's get_bucket_id returns a str, not {bucket!r}")
-        part = self.open.get(bucket)
-        if part is not None and (self._policy.should_roll_on_event(part.size)
-                                 or self._policy.should_roll_on_processing_time(
-                                     part.created_ms, part.last_write_ms, now)):
-            self.pending.append(part.close_for_commit())
-            part = None
-        if part is None:
-            part = self._new_part(bucket, now)
-        part.write(element, now)
+        self._part_for(bucket, now).write(element, now)
 
     def write_batch(self, table: Any) -> None:
         """Write an Arrow table of records into one bucket's part file: the bucket of its first
@@ -208,15 +200,17 @@ class SubtaskWriter:
         ctx = self.context
         ctx.processing_time, ctx.record_timestamp = now, None
         bucket = self._assign(None, ctx)
+        self._part_for(bucket, now).write_batch(table, now)
+
+    def _part_for(self, bucket: str, now: int) -> _PartFile:
+        """The bucket's in-progress part file, rolled first if the rolling policy says so."""
         part = self.open.get(bucket)
         if part is not None and (self._policy.should_roll_on_event(part.size)
                                  or self._policy.should_roll_on_processing_time(
                                      part.created_ms, part.last_write_ms, now)):
             self.pending.append(part.close_for_commit())
             part = None
-        if part is None:
-            part = self._new_part(bucket, now)
-        part.write_batch(table, now)
+        return part if part is not None else self._new_part(bucket, now)
 
     def _new_part(self, bucket: str, now: int) -> _PartFile:
         directory = self.base / bucket if bucket else self.base
