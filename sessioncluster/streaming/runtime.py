@@ -356,18 +356,26 @@ class _ChainTask:
         self.report.count(seen.n, rows.records)
         return rows
 
-    def copy(self, read: Callable[[str], Iterator[Any]], paths: list[str]) -> _Rows:
+    def copy(self, read: Callable[[str], Iterator[Any]], paths: list[str]) -> Iterator[_Rows]:
         """A FileSource chained straight into a bulk FileSink: the files' records as Arrow
         tables (``read``), handed to the sink in rows of their own (``SINK_TABLE_OUT``: an IPC
         stream of up to ``WRITE_TABLE_ROWS`` records), no Row made; counted as records in and
-        out."""
+        out. One row at a time: a micro-batch's files may be larger than an executor's heap,
+        and the JVM takes each Arrow batch it is given whole."""
         reports.activate(self.report)
-        rows = _Rows()
         for path in paths:
+            rows = _Rows()
             stream = _IpcRows(rows)
             for table in read(path):
                 stream.add(table)
+                if len(rows):
+                    yield self._copied(rows)
+                    rows = stream.rows = _Rows()
             stream.close()
+            if len(rows):
+                yield self._copied(rows)
+
+    def _copied(self, rows: _Rows) -> _Rows:
         self.prog.count(self.subtask, rows.records, rows)
         self.report.count(rows.records, rows.records)
         return rows
@@ -440,10 +448,11 @@ class ChainFunction:
             copy = table_copy(self.prog) if is_source else None
             for batch in batches:
                 if copy is not None:
-                    rows = task.copy(copy, batch.column("path").to_pylist())
-                else:
-                    rows = task.process(_source_records(self.prog, batch) if is_source
-                                        else _input_records(batch, self.prog.timestamped_input))
+                    for rows in task.copy(copy, batch.column("path").to_pylist()):
+                        yield rows.arrow()
+                    continue
+                rows = task.process(_source_records(self.prog, batch) if is_source
+                                    else _input_records(batch, self.prog.timestamped_input))
                 if len(rows):
                     yield rows.arrow()
 
