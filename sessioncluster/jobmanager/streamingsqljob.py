@@ -74,18 +74,18 @@ def restart_strategy(config: dict[str, str]) -> RestartStrategyConfiguration | N
     otherwise."""
     kind = str(config.get("restart-strategy.type") or config.get("restart-strategy") or "")
     kind = kind.lower().replace("_", "-")
+    kind = {"off": "none", "disable": "none", "fixeddelay": "fixed-delay",
+            "failurerate": "failure-rate"}.get(kind, kind)
 
     def option(key: str, default: str) -> str:
         return str(config.get(f"restart-strategy.{kind}.{key}") or default)
 
-    if kind in ("none", "off", "disable"):
+    if kind == "none":
         return RestartStrategies.no_restart()
-    if kind in ("fixed-delay", "fixeddelay"):
-        kind = "fixed-delay"
+    if kind == "fixed-delay":
         return RestartStrategies.fixed_delay_restart(
             int(option("attempts", "1")), parse_duration_ms(option("delay", "1 s")))
-    if kind in ("failure-rate", "failurerate"):
-        kind = "failure-rate"
+    if kind == "failure-rate":
         return RestartStrategies.failure_rate_restart(
             int(option("max-failures-per-interval", "1")),
             parse_duration_ms(option("failure-rate-interval", "1 min")),

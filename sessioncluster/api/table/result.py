@@ -202,13 +202,7 @@ class TableResult:
         names = list(self.result.columns)
         values = arrow_rows(self.result.table)
         kinds = self.result.row_kinds or [RowKind.INSERT] * len(values)
-        out = []
-        for vals, kind in zip(values, kinds):
-            r = Row(*vals)
-            r.set_field_names(names)
-            r.set_row_kind(kind)
-            out.append(r)
-        return out
+        return [_named_row(vals, names, kind) for vals, kind in zip(values, kinds)]
 
     def print(self, file: TextIO | None = None) -> None:
         """Print the result in Flink's tableau layout (to stdout); a streaming query's rows
@@ -244,9 +238,13 @@ _KINDS = {kind.short_string(): kind for kind in RowKind}
 def changelog_row(kind: str, values: Sequence[Any], names: list[str]) -> Row:
     """A row of a streaming query's changelog (``+I``, ``-U``, ``+U``, ``-D`` and its values,
     as the JobManager sends them) as a named ``Row`` with its ``RowKind``."""
-    r = Row(*(_pyflink_value(v) for v in values))
+    return _named_row([_pyflink_value(v) for v in values], names, _KINDS[kind])
+
+
+def _named_row(values: Sequence[Any], names: list[str], kind: RowKind) -> Row:
+    r = Row(*values)
     r.set_field_names(names)
-    r.set_row_kind(_KINDS[kind])
+    r.set_row_kind(kind)
     return r
 
 
