@@ -52,6 +52,9 @@ def start_spark(settings: StartOptions, connection_file: str) -> Any:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # Arrow batches into Python bounded by bytes too, not only by 10,000 records: a
+        # record may be a whole Arrow table (a file copy's rows).
+        .config("spark.sql.execution.arrow.maxBytesPerBatch", str(64 << 20))
         # Detect a lost executor in seconds, not minutes (each heartbeat is also a listener
         # callback into this process, so not more often than needed).
         .config("spark.executor.heartbeatInterval", "3s")

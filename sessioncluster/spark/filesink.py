@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import pickle
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -111,43 +112,66 @@ class StreamingFileSink:
     def write_batch(self, rows: Any, batch_id: int) -> int:
         """``foreachBatch``: the batch's records (column ``v``, pickled; or Arrow tables of
         them from a FileSource chained to this sink, ``SINK_TABLE_OUT``) into in-progress part
-        files, one writer per partition; their pending files into the batch's manifest."""
-        rdd = rows.select("out", "v").rdd
-        n = rdd.getNumPartitions()
+        files, one writer per partition; their pending files into the batch's manifest.
+
+        The rows reach the writers by ``mapInArrow``, in Arrow batches Spark bounds by bytes
+        (``spark.sql.execution.arrow.maxBytesPerBatch``): a DataFrame's ``.rdd`` would pickle
+        them in the executor JVM, whose heap a micro-batch of large table rows exceeds."""
+        frame = rows.select("out", "v")
+        n = frame.rdd.getNumPartitions()
         while len(self.uids) < n:
             self.uids.append(str(uuid.uuid4()))
         uids = self.uids[:n]
         self.manifests.begin(batch_id, uids)
-        starts = {u: self.next_index.get(u, {}) for u in uids}
-        program, key = self.program, self.sink_key
-
-        def write(partition: int, items: Iterator[Any]) -> Iterator[str]:
-            import pickle
-
-            env = program.environment()
-            if env is not None:
-                env.__enter__()
-            try:
-                sink = program.load(key)
-                uid = uids[partition]
-                items = iter(items)
-                first = next(items, None)
-                tables = first is not None and first[0] == SINK_TABLE_OUT
-                rest = itertools.chain([] if first is None else [first], items)
-                elements = (tables_of(row[1] for row in rest) if tables
-                            else (pickle.loads(row[1]) for row in rest))
-                files, next_index = write_partition(sink, uid, checkpoint_token(uid, batch_id),
-                                                    elements, starts[uid], tables=tables)
-            finally:
-                if env is not None:
-                    env.__exit__(None, None, None)
-            yield json.dumps({"uid": uid, "next": next_index,
-                              "files": [json.loads(f.to_json()) for f in files]})
-
+        writer = _PartitionWriter(self.program, self.sink_key, uids, batch_id,
+                                  {u: self.next_index.get(u, {}) for u in uids})
         files: list[PendingFile] = []
-        for text in rdd.mapPartitionsWithIndex(write).collect():
-            written = json.loads(text)
+        for row in frame.mapInArrow(writer, "written string").collect():
+            written = json.loads(row[0])
             self.next_index[written["uid"]] = written["next"]
             files += [PendingFile(**f) for f in written["files"]]
         self.manifests.complete(batch_id, uids, files)
         return len(files)
+
+
+class _PartitionWriter:
+    """``mapInArrow`` of one micro-batch's sink partition: its records into part files under
+    the partition's uid; one row out, the JSON of its pending files and next part indexes."""
+
+    def __init__(self, program: Any, sink_key: str | None, uids: list[str], batch_id: int,
+                 starts: dict[str, dict[str, int]]) -> None:
+        self.program, self.sink_key = program, sink_key
+        self.uids, self.batch_id, self.starts = uids, batch_id, starts
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        assert context is not None  # a mapInArrow function runs in a Spark task
+        uid = self.uids[context.partitionId()]
+        env = self.program.environment()
+        if env is not None:
+            env.__enter__()
+        try:
+            sink = self.program.load(self.sink_key)
+            rows = _rows(batches)
+            first = next(rows, None)
+            tables = first is not None and first[0] == SINK_TABLE_OUT
+            rest = itertools.chain([] if first is None else [first], rows)
+            values = (v for _, v in rest)
+            elements = tables_of(values) if tables else (pickle.loads(v) for v in values)
+            files, next_index = write_partition(sink, uid, checkpoint_token(uid, self.batch_id),
+                                                elements, self.starts[uid], tables=tables)
+        finally:
+            if env is not None:
+                env.__exit__(None, None, None)
+        text = json.dumps({"uid": uid, "next": next_index,
+                           "files": [json.loads(f.to_json()) for f in files]})
+        yield pa.RecordBatch.from_pydict({"written": [text]})
+
+
+def _rows(batches: Iterator[Any]) -> Iterator[tuple[int, bytes]]:
+    """The ``(out, v)`` rows of Arrow batches, one batch's columns in memory at a time."""
+    for batch in batches:
+        yield from zip(batch.column(0).to_pylist(), batch.column(1).to_pylist())

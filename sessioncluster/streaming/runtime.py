@@ -364,15 +364,13 @@ class _ChainTask:
         and the JVM takes each Arrow batch it is given whole."""
         reports.activate(self.report)
         for path in paths:
-            rows = _Rows()
-            stream = _IpcRows(rows)
-            for table in read(path):
-                stream.add(table)
-                if len(rows):
-                    yield self._copied(rows)
-                    rows = stream.rows = _Rows()
-            stream.close()
-            if len(rows):
+            for data, n in ipc_streams(read(path)):
+                rows = _Rows()
+                rows.out.append(SINK_TABLE_OUT)
+                rows.k.append(None)
+                rows.ts.append(None)
+                rows.v.append(data)
+                rows.records += n
                 yield self._copied(rows)
 
     def _copied(self, rows: _Rows) -> _Rows:
@@ -381,39 +379,33 @@ class _ChainTask:
         return rows
 
 
-class _IpcRows:
-    """Arrow tables into ``SINK_TABLE_OUT`` rows: one IPC stream per row, each of up to
-    ``WRITE_TABLE_ROWS`` records."""
+def ipc_streams(tables: Iterable[Any]) -> Iterator[tuple[bytes, int]]:
+    """Arrow tables as IPC streams of up to ``WRITE_TABLE_ROWS`` records each, with their
+    record counts. A format may read a whole file as one table: it is sliced (no copy), so that
+    each row an executor's JVM holds is a few MB, not a file."""
+    import pyarrow as pa
 
-    def __init__(self, rows: _Rows) -> None:
-        self.rows = rows
-        self.sink: Any = None
-        self.writer: Any = None
-        self.n = 0
-
-    def add(self, table: Any) -> None:
-        import pyarrow as pa
-
-        if self.writer is None:
-            self.sink = pa.BufferOutputStream()
-            self.writer = pa.ipc.new_stream(self.sink, table.schema)
-        self.writer.write(table)
-        self.n += table.num_rows
-        if self.n >= WRITE_TABLE_ROWS:
-            self.close()
-
-    def close(self) -> None:
-        if self.writer is None:
-            return
-        self.writer.close()
-        rows = self.rows
-        rows.out.append(SINK_TABLE_OUT)
-        rows.k.append(None)
-        rows.ts.append(None)
-        rows.v.append(self.sink.getvalue().to_pybytes())
-        rows.records += self.n
-        self.sink = self.writer = None
-        self.n = 0
+    sink: Any = None
+    writer: Any = None
+    n = 0
+    for table in tables:
+        start = 0
+        while start < table.num_rows:
+            if writer is None:
+                sink = pa.BufferOutputStream()
+                writer = pa.ipc.new_stream(sink, table.schema)
+            piece = table.slice(start, WRITE_TABLE_ROWS - n)
+            writer.write(piece)
+            n += piece.num_rows
+            start += piece.num_rows
+            if n >= WRITE_TABLE_ROWS:
+                writer.close()
+                yield sink.getvalue().to_pybytes(), n
+                sink = writer = None
+                n = 0
+    if writer is not None:
+        writer.close()
+        yield sink.getvalue().to_pybytes(), n
 
 
 def table_copy(prog: VertexProgram) -> Callable[[str], Iterator[Any]] | None:
