@@ -108,9 +108,9 @@ def show_live_result(session: "Session", outcome: "SqlStatementResult", options:
         note = _interrupted(client, stream, view, options)
     except Exception:
         out.show(view, _status(client), final=True)
+        _final_chart(chart, view)
         raise
-    if chart is not None:
-        chart.update(view)
+    _final_chart(chart, view)
     out.show(view, _final_status(client), note, final=True)
     return view
 
@@ -127,10 +127,13 @@ def _chart(view: LiveResult, options: LiveOptions, in_kernel: bool, client: Any
     except ValueError as exc:
         client.cancel()  # the job runs already: nobody would read its result
         raise UsageError(f"%%flink_sql: {exc}") from None
-    from IPython.display import display
-
-    display(chart.widget())
+    chart.show()
     return chart
+
+
+def _final_chart(chart: ChartFigure | None, view: LiveResult) -> None:
+    if chart is not None:
+        chart.show_final(view)
 
 
 def _interrupted(client: Any, stream: Any, view: LiveResult, options: LiveOptions) -> str:
@@ -156,6 +159,16 @@ def latest_savepoint(directory: str) -> str | None:
     return str(max(found, key=lambda p: p.stat().st_mtime)) if found else None
 
 
+def retained_checkpoint(directory: str) -> str | None:
+    """``directory`` (a job's checkpoint directory) if it kept a checkpoint (a committed
+    micro-batch of one of its queries), else None."""
+    root = Path(directory).expanduser() if directory else None
+    if root is None or not root.is_dir():
+        return None
+    committed = any(p.name.isdigit() for p in root.glob("*/commits/*"))
+    return str(root) if committed else None
+
+
 def _follow(stream: Any, view: LiveResult, refresh: Callable[[], None], interval: float) -> None:
     """Apply what the job produces until it ends, refreshing the display every ``interval``
     seconds (when something changed). Memory stays bounded: each fetch is applied at once."""
@@ -165,6 +178,8 @@ def _follow(stream: Any, view: LiveResult, refresh: Callable[[], None], interval
         if changes:
             view.apply(changes)
             changed = True
+        if stream.dropped != view.dropped_by_job:
+            view.dropped_by_job, changed = stream.dropped, True
         if changed and time.monotonic() - shown_at >= interval:
             refresh()
             shown_at, changed = time.monotonic(), False

@@ -39,6 +39,7 @@ from typing import Any, Callable
 import sqlglot
 from sqlglot import exp
 
+from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from . import connectors
 from .connectors.printing import format_row, print_prefix
 from .dialect import Flink
@@ -169,6 +170,9 @@ def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: lis
     if parallelism and (not parallelism.isdigit() or int(parallelism) < 1):
         raise FlinkSqlError(f"parallelism.default must be a positive integer, not "
                             f"'{parallelism}'")
+    rows = str(configuration.get(MAX_TABLE_RESULT_ROWS) or "").strip()
+    if rows and (not rows.isdigit() or int(rows) < 1):
+        raise FlinkSqlError(f"{MAX_TABLE_RESULT_ROWS} must be a positive integer, not '{rows}'")
     session.conf.set("spark.sql.shuffle.partitions",
                      parallelism or str(spark.sparkContext.defaultParallelism))
     read = [{name for name in _table_names(q) if name.lower() in tables} for q in queries]
@@ -335,6 +339,11 @@ class ChangelogState:
             return {}
         with open(self.directory / f"{earlier[-1]}.state", "rb") as f:
             return dict(pickle.load(f))
+
+    def latest(self) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+        """The rows emitted up to the latest micro-batch (a restored job's current result)."""
+        snapshots = self._snapshots()
+        return self.before(snapshots[-1] + 1) if snapshots else {}
 
     def save(self, batch_id: int, rows: dict[tuple[Any, ...], tuple[Any, ...]]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
