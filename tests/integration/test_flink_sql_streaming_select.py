@@ -140,3 +140,42 @@ def test_bounded_select_finishes_and_prints_flinks_tableau(session, t_env,
     assert lines[-1] == "3 rows in set"
     frame = table.to_pandas()  # the changelog applied, until the job ends
     assert sorted(map(tuple, frame.values.tolist())) == [("apple", 7), ("pear", 5), ("plum", 1)]
+
+
+def test_streaming_select_over_views_of_a_monitored_directory(session, tmp_path: Path) -> None:
+    """A streaming SELECT reads a temporary view (and a view of it) as a stream of the table
+    under it: the updating count over the views goes on as files arrive."""
+    source = tmp_path / "viewed"
+    source.mkdir()
+
+    def sql(text: str) -> Any:
+        return session.execute_sql(text, runtime_mode=STREAMING)
+
+    sql(f"""CREATE TABLE viewed_words (word STRING, n INT) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql("CREATE TEMPORARY VIEW big_words AS SELECT UPPER(word) AS word, n FROM viewed_words "
+        "WHERE n > 1")
+    sql("CREATE TEMPORARY VIEW big_word_names AS SELECT word FROM big_words")
+    try:
+        result = sql("SELECT word, COUNT(*) AS cnt FROM big_word_names GROUP BY word")
+        assert result.live == "update" and result.columns == ["word", "cnt"]
+        client = session.job(result.job_id)
+        assert client.get_job_status() is JobStatus.RUNNING
+        files = [[("x", 2), ("y", 1), ("x", 5)], [("y", 3), ("z", 0), ("x", 9)]]
+        counts: collections.Counter[str] = collections.Counter()
+        table: dict[str, int] = {}
+        with client.stream() as stream:
+            for k, rows in enumerate(files):
+                tmp = source / f".f{k}.csv"
+                tmp.write_text("".join(f"{w},{n}\n" for w, n in rows))
+                tmp.rename(source / f"f{k}.csv")
+                counts.update(w.upper() for w, n in rows if n > 1)
+                while table != dict(counts):
+                    kind, (word, cnt) = next(stream)
+                    if kind in ("+I", "+U"):
+                        table[word] = cnt
+        wait_for(lambda: client.get_job_status() is JobStatus.CANCELED, 60)
+        assert table == {"X": 3, "Y": 1}
+    finally:
+        sql("DROP TEMPORARY VIEW IF EXISTS big_word_names")
+        sql("DROP TEMPORARY VIEW IF EXISTS big_words")
