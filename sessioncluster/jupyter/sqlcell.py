@@ -148,7 +148,12 @@ def _interrupted(client: Any, stream: Any, view: LiveResult, options: LiveOption
             return f"; interrupted: no savepoint ({exc}), the job was cancelled"
         _follow(stream, view, lambda: None, options.refresh_interval)
         return f"; interrupted: savepoint {location}, the job stopped"
-    stream.close()  # cancels the job
+    try:
+        client.cancel()
+    except Exception as exc:  # noqa: BLE001 - say so in the cell, which ends anyway
+        return f"; interrupted: cancelling the job failed ({exc})"
+    finally:
+        stream.close()  # stops reading (and cancels, when the cancel above did not go out)
     return "; interrupted: the job was cancelled"
 
 

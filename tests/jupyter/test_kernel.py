@@ -556,6 +556,7 @@ def test_flink_sql_savepoint_on_interrupt_then_resume_continues_the_counts(
     k.finish(fourth, timeout=300)
     assert "resuming from the retained checkpoint" in fourth.stdout
     assert _final_rows(fourth) == _counts(*files)
+    assert "CANCELED" in _sql_results(fourth)[-1]["text/html"], _sql_results(fourth)[-1]
     assert _job_statuses(k, "checkpointed-counts") == ["CANCELED", "CANCELED"]
     nothing = k.run("%%flink_sql --mode table --job-name never-ran --resume\n"
                     "SELECT word, COUNT(*) AS cnt FROM kernel_resume GROUP BY word",
