@@ -179,3 +179,28 @@ def test_streaming_select_over_views_of_a_monitored_directory(session, tmp_path:
     finally:
         sql("DROP TEMPORARY VIEW IF EXISTS big_word_names")
         sql("DROP TEMPORARY VIEW IF EXISTS big_words")
+
+
+def test_the_job_keeps_the_newest_max_rows_of_an_append_only_result(session,
+                                                                    tmp_path: Path) -> None:
+    """``sql-client.execution.max-table-result.rows`` (a cell's ``--max-rows``) bounds an
+    append-only SELECT's result buffer on the JobManager: the newest rows reach the client,
+    the older ones are dropped unread and counted."""
+    source = tmp_path / "many"
+    source.mkdir()
+    (source / "n.csv").write_text("".join(f"{i}\n" for i in range(10)))
+    session.execute_sql(f"""CREATE TABLE many_numbers (n INT) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv')""")
+    options = {"sql-client.execution.max-table-result.rows": "3"}
+
+    def read(query: str) -> tuple[list[Any], int]:
+        result = session.execute_sql(query, runtime_mode=STREAMING, configuration=options)
+        stream = session.job(result.job_id).stream()
+        rows = list(stream)  # bounded: its rows come as one batch, and the job FINISHES
+        return rows, stream.dropped
+
+    rows, dropped = read("SELECT n FROM many_numbers")
+    assert sorted(values[0] for _, values in rows) == [7, 8, 9] and dropped == 7
+    with pytest.raises(Exception, match="positive integer"):
+        session.execute_sql("SELECT n FROM many_numbers", runtime_mode=STREAMING,
+                            configuration={"sql-client.execution.max-table-result.rows": "x"})
