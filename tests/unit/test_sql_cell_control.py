@@ -172,3 +172,17 @@ def test_chart_static_html_is_a_standalone_bokeh_page_of_the_final_rows() -> Non
     page = chart.static_html()
     assert page.startswith('<iframe class="sc-sql-chart" srcdoc="')
     assert "apple" in page and "banana" in page and "Bokeh" in page
+
+
+def test_keys_of_a_projection_of_an_updating_view_are_the_views_keys() -> None:
+    import sqlglot
+
+    from sessioncluster.spark.flinksql.dialect import Flink
+    from sessioncluster.spark.flinksql.streaming import key_positions
+
+    view = "WITH v AS (SELECT word, COUNT(*) AS cnt FROM t GROUP BY word) "
+    for select, keys in [("SELECT word, cnt FROM v", [0]), ("SELECT cnt, word FROM v", [1]),
+                         ("SELECT * FROM v", [0]), ("SELECT word, COUNT(*) FROM t GROUP BY word",
+                                                    [0])]:
+        query = sqlglot.parse_one((view if "FROM v" in select else "") + select, read=Flink)
+        assert key_positions(query) == keys, select

@@ -291,7 +291,21 @@ def key_positions(query: Any) -> list[int]:
     """The positions of an updating query's output columns that are its keys (no aggregate
     function in them): its changelog's rows are matched by them."""
     top = query if isinstance(query, exp.Select) else next(query.find_all(exp.Select))
-    return [i for i, e in enumerate(top.expressions) if not any(True for _ in e.find_all(exp.AggFunc))]
+    grouping = next((s for s in query.find_all(exp.Select)
+                     if _is_aggregation(s) and not _is_window_aggregation(s)), None)
+    if grouping is None or grouping is top or _is_aggregation(top):
+        return _plain_positions(top)
+    # a projection of an updating view or subquery: its keys are the grouping's, by name
+    names = {grouping.expressions[i].alias_or_name.lower() for i in _plain_positions(grouping)}
+    if any(isinstance(e, exp.Star) for e in top.expressions):
+        return _plain_positions(grouping)
+    return [i for i, e in enumerate(top.expressions) if e.alias_or_name.lower() in names]
+
+
+def _plain_positions(select: exp.Select) -> list[int]:
+    """The positions of the select's expressions with no aggregate function in them."""
+    return [i for i, e in enumerate(select.expressions)
+            if not any(True for _ in e.find_all(exp.AggFunc))]
 
 
 # -- the changelog of an updating query ------------------------------------------------------------
