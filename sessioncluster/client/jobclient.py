@@ -198,6 +198,9 @@ class CloseableIterator:
         self._pending: deque[Any] = deque()
         self._done = False
         self._closed = False
+        #: results the job dropped unread (its result buffer is bounded): gaps in the
+        #: sequence numbers fetched
+        self.dropped = 0
 
     def __iter__(self) -> "CloseableIterator":
         return self
@@ -227,6 +230,8 @@ class CloseableIterator:
         reply = self.client.session.gateway.request(
             FetchStreamResults(self.client.job_id, self.sink_id, self._next_seq), StreamResults)
         self.sink_id = reply.sink_id or self.sink_id
+        if reply.values:  # the values are consecutive: the ones before them were dropped
+            self.dropped += max(0, reply.next_seq - len(reply.values) - self._next_seq)
         self._next_seq = reply.next_seq
         decode = (lambda b: b.decode("utf-8")) if self.lines else pickle.loads
         self._pending.extend(map(decode, reply.values))

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 
+#: Flink's SQL client option: the rows a result keeps (here: a streaming SELECT's result
+#: buffer on the JobManager, for an append-only query; a cell's ``--max-rows``)
+MAX_TABLE_RESULT_ROWS = "sql-client.execution.max-table-result.rows"
+
 _TOKEN = re.compile(r"""
     (?P<comment>--[^\n]*|/\*.*?\*/)
   | (?P<quoted>'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`)
@@ -78,3 +82,30 @@ def _has_code(statement: str) -> bool:
     """True unless ``statement`` is only blanks and comments."""
     return any(m.lastgroup != "comment" and not m.group().isspace()
                for m in _TOKEN.finditer(statement))
+
+
+def leading_words(statement: str, count: int = 1) -> list[str]:
+    """The first ``count`` words of ``statement`` (comments skipped), upper-cased: what kind of
+    statement it is (``["INSERT"]``), without parsing it."""
+    words: list[str] = []
+    for m in _TOKEN.finditer(statement):
+        if m.lastgroup == "word":
+            words.append(m.group().upper())
+            if len(words) == count:
+                break
+        elif m.lastgroup != "comment" and not m.group().isspace():
+            break
+    return words
+
+
+def as_statement_set(statements: list[str]) -> list[str]:
+    """``statements`` with their ``INSERT INTO`` statements as one ``EXECUTE STATEMENT SET``
+    (Flink's statement set: one job), in the place of the last of them; the others unchanged,
+    in order. Fewer than two INSERTs: unchanged."""
+    inserts = [i for i, s in enumerate(statements) if leading_words(s) == ["INSERT"]]
+    if len(inserts) < 2:
+        return list(statements)
+    block = "EXECUTE STATEMENT SET\nBEGIN\n" + "".join(
+        f"{statements[i]};\n" for i in inserts) + "END"
+    return [block if i == inserts[-1] else s for i, s in enumerate(statements)
+            if i not in inserts[:-1]]

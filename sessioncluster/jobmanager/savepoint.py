@@ -99,7 +99,10 @@ def read_manifest(path: Path) -> dict:
 
 def restore(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,
             ignore_unclaimed: bool) -> RestoredSavepoint:
-    """Place the savepoint's state into the new job's checkpoint location, by uid."""
+    """Place the savepoint's state into the new job's checkpoint location, by uid (a retained
+    checkpoint, a job's checkpoint directory, by query key)."""
+    if not (path / MANIFEST).exists() and is_retained_checkpoint(path):
+        return _restore_checkpoint(path, queries, checkpoint_dir)
     data = read_manifest(path)
     no_uid = sorted({name for q in queries for uid, name in zip(q.stateful_uids, q.stateful_names)
                      if not uid})
@@ -137,4 +140,27 @@ def restore(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(source, target)
     return RestoredSavepoint(int(data.get("checkpoint_id") or 0), int(data.get("created_ms") or 0),
+                             _size(path))
+
+
+def is_retained_checkpoint(path: Path) -> bool:
+    """True for a job's checkpoint directory that kept a checkpoint (a query's committed
+    micro-batch): Flink restores a retained checkpoint as it restores a savepoint."""
+    return path.is_dir() and any(_latest_batch(q) is not None for q in path.iterdir() if q.is_dir())
+
+
+def _restore_checkpoint(path: Path, queries: list[StreamQuery], checkpoint_dir: Path
+                        ) -> RestoredSavepoint:
+    """A retained checkpoint into the new job's checkpoint location: each query's by its key
+    (the same program: no manifest to match uids by)."""
+    restored = [q.key for q in queries if (path / q.key).is_dir()]
+    if not restored:
+        raise SavepointError(f"the checkpoint {path} has no query of this job "
+                             f"({', '.join(q.key for q in queries)})")
+    for key in restored:
+        target = checkpoint_dir / key
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(path / key, target)
+    batches = [b for key in restored if (b := _latest_batch(path / key)) is not None]
+    return RestoredSavepoint(max(batches, default=0), int(path.stat().st_mtime * 1000),
                              _size(path))

@@ -31,12 +31,14 @@ from typing import Any, Callable
 
 from ..api.checkpoint_config import parse_duration_ms
 from ..api.restart import RestartStrategies, RestartStrategyConfiguration
+from ..common.sqlscript import MAX_TABLE_RESULT_ROWS
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
 from ..protocol.messages import JobDetails, Message, SqlResult, StreamResults, VertexInfo
 from ..spark.flinksql.outcome import rows_as_arrow_ipc
 from ..spark.flinksql.streaming import (
+    ChangelogState,
     StreamingInsert,
     StreamingStatementJob,
     batch_changelog,
@@ -93,6 +95,16 @@ def restart_strategy(config: dict[str, str]) -> RestartStrategyConfiguration | N
     return None
 
 
+def result_rows(statement: StreamingStatementJob) -> int | None:
+    """The rows a SELECT's result buffer keeps unread, the newest: ``max-table-result.rows``
+    (a cell's ``--max-rows``) for an append-only query; None (the byte bound only) for an
+    updating one, whose changes cannot be dropped."""
+    text = str(statement.configuration.get(MAX_TABLE_RESULT_ROWS) or "").strip()
+    if is_updating(statement) or not text.isdigit():  # the planner refused another value
+        return None
+    return int(text)
+
+
 class StreamingSqlJob(StreamingRunner):
     """One streaming INSERT statement as a job of the session."""
 
@@ -115,7 +127,7 @@ class StreamingSqlJob(StreamingRunner):
         #: a SELECT's rows, for its client to fetch (the DataStream jobs' result buffers)
         self.results = JobResults(job_id)
         if statement.collects:
-            self.results.build_sinks(["sink-0"])
+            self.results.build_sinks(["sink-0"], result_rows(statement))
 
     def started_reply(self) -> Message | None:
         """Flink's answer to an INSERT: the job runs, one ``-1`` per sink; to a SELECT: its
@@ -177,6 +189,18 @@ class StreamingSqlJob(StreamingRunner):
             StreamQuery(f"insert-{i}", [self.graph.job_vertices[f"sink-{i}"].job_vertex],
                         insert.frame, [], [])
             for i, insert in enumerate(self.statement.inserts)]
+
+    def restore_savepoint(self) -> None:
+        """Restore as every streaming job does; a restored updating SELECT then gives its
+        client the current result first (``+I`` per row of the restored state), as Flink's SQL
+        client shows the restored table, and its changes after that."""
+        super().restore_savepoint()
+        if not (self.statement.collects and is_updating(self.statement)):
+            return
+        current = ChangelogState(self._state_dir(0)).latest()
+        if current:
+            rows = collected([("+I", row) for row in current.values()])
+            self.results.buffers["sink-0"].add(("restored", -1), rows)
 
     def start_queries(self) -> None:
         interval = self.interval_ms or DEFAULT_TRIGGER_MS

@@ -26,13 +26,26 @@ RESULT_BUFFER_BYTES = 64 * 1024 * 1024
 
 @dataclass(slots=True)
 class ResultBuffer:
-    """What one collect or print sink produced, by sequence number, for the client to fetch."""
+    """What one collect or print sink produced, by sequence number, for the client to fetch.
+
+    Bounded in bytes (``max_bytes``) and, for an append-only result, in rows (``max_rows``, a
+    cell's ``--max-rows``: the newest are kept); the values sent to the client go first, then
+    the oldest unread ones, counted in ``dropped``. The client sees a drop as a gap in the sequence numbers it
+    fetches. (An updating result keeps the byte bound only: dropping a change would corrupt
+    the table its client materialises.)"""
 
     items: deque[tuple[int, bytes]] = field(default_factory=deque)
     next_seq: int = 0
     size: int = 0
+    #: unread values dropped to stay within the bounds
     dropped: int = 0
     delivered_batches: set[tuple[str, int]] = field(default_factory=set)
+    max_rows: int | None = None
+    max_bytes: int = RESULT_BUFFER_BYTES
+    #: the client has read every value before this sequence number
+    acked: int = 0
+    #: every value before this sequence number was sent to the client
+    sent: int = 0
 
     def add(self, batch_key: tuple[str, int], values: list[bytes]) -> bool:
         if batch_key in self.delivered_batches:
@@ -42,20 +55,28 @@ class ResultBuffer:
             self.items.append((self.next_seq, v))
             self.next_seq += 1
             self.size += len(v)
-        while self.size > RESULT_BUFFER_BYTES and self.items:
+        self._forget_read()
+        while self.items and (self.size > self.max_bytes or (
+                self.max_rows is not None and len(self.items) > self.max_rows)):
+            seq, old = self.items.popleft()  # the ones sent to the client (no loss) first
+            self.size -= len(old)
+            self.dropped += seq >= self.sent
+        return True
+
+    def _forget_read(self) -> None:
+        while self.items and self.items[0][0] < self.acked:
             _, old = self.items.popleft()
             self.size -= len(old)
-            self.dropped += 1
-        return True
 
     def since(self, seq: int, limit: int) -> tuple[list[bytes], int]:
         """Up to ``limit`` values from sequence number ``seq`` on (the ones before it are
-        acknowledged: dropped), and the sequence number to ask for next."""
-        while self.items and self.items[0][0] < seq:
-            _, old = self.items.popleft()
-            self.size -= len(old)
+        acknowledged: dropped), and the sequence number to ask for next. Values dropped
+        unread make the first one's number more than ``seq``."""
+        self.acked = max(self.acked, seq)
+        self._forget_read()
         taken = list(itertools.islice(self.items, limit))
         if taken:
+            self.sent = max(self.sent, taken[-1][0] + 1)
             return [v for _, v in taken], taken[-1][0] + 1
         return [], max(seq, self.next_seq)
 
@@ -77,9 +98,10 @@ class JobResults:
                         if v.operators[-1].kind in (OperatorKind.SINK_COLLECT, OperatorKind.SINK_PRINT)}
         self.built = True
 
-    def build_sinks(self, sink_ids: list[str]) -> None:
-        """A buffer for each of ``sink_ids`` (a streaming SQL query's collect sink)."""
-        self.buffers = {sink_id: ResultBuffer() for sink_id in sink_ids}
+    def build_sinks(self, sink_ids: list[str], max_rows: int | None = None) -> None:
+        """A buffer for each of ``sink_ids`` (a streaming SQL query's collect sink), keeping
+        at most ``max_rows`` unread rows (None: the byte bound only)."""
+        self.buffers = {sink_id: ResultBuffer(max_rows=max_rows) for sink_id in sink_ids}
         self.built = True
 
     def fetch(self, sink_id: str | None, after: int, limit: int, peek: bool, status: JobStatus,

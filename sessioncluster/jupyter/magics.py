@@ -6,6 +6,7 @@ Load with ``%load_ext sessioncluster``; ``%flink_session --help`` lists the comm
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from IPython.core import magic_arguments
@@ -17,10 +18,10 @@ from ..client.gateway import DispatcherError, JobManagerGoneError
 from ..client.session import SessionStartError, connect, start, start_standby
 from ..cluster.connection import pid_alive
 from ..common.execution_mode import RuntimeExecutionMode
-from ..common.sqlscript import split_statements
+from ..common.sqlscript import MAX_TABLE_RESULT_ROWS, as_statement_set, split_statements
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
-from .sqlcell import LiveOptions, latest_savepoint, show_live_result
+from .sqlcell import LiveOptions, latest_savepoint, retained_checkpoint, show_live_result
 from .sqlchart import CHARTS
 from .sqlresult import DEFAULT_MAX_ROWS, MODES, substitute
 
@@ -69,6 +70,8 @@ class SessionClusterMagics(Magics):
         super().__init__(shell)
         self.session: Session | None = None
         self._cluster_widgets: list[ClusterWidget] = []
+        #: ``(session, job name, cell text)`` -> the id of the last STREAMING job the cell ran
+        self._cell_jobs: dict[tuple[str, str, str], str] = {}
 
     # -- %flink_session ---------------------------------------------------------------------
     @magic_arguments.magic_arguments()
@@ -213,8 +216,16 @@ class SessionClusterMagics(Magics):
                               help="STREAMING: interrupting the cell takes a savepoint into DIR "
                                    "and stops the job (instead of cancelling it)")
     @magic_arguments.argument("--resume", action="store_true",
-                              help="start from the latest savepoint in --savepoint-dir "
+                              help="start from the latest savepoint in --savepoint-dir, else "
+                                   "from the latest retained checkpoint of the cell's last job "
                                    "(Flink's execution.savepoint.path)")
+    @magic_arguments.argument("--resume-from", default=None, metavar="PATH",
+                              help="start from this savepoint or retained checkpoint directory "
+                                   "(Flink's execution.savepoint.path)")
+    @magic_arguments.argument("--run-as-one", action="store_true",
+                              help="run the cell's INSERT INTO statements as one job (Flink's "
+                                   "statement set, Zeppelin's runAsOne), where the last of them "
+                                   "is; without it each INSERT is a job of its own")
     @magic_arguments.argument("--chart", default=None, choices=list(CHARTS),
                               help="draw the live result with Bokeh too (needs --x and --y)")
     @magic_arguments.argument("--x", default=None, metavar="COL", help="the chart's x column")
@@ -260,13 +271,22 @@ class SessionClusterMagics(Magics):
         if args.detach and not streaming:
             raise UsageError("%%flink_sql: --detach is for STREAMING statements (--mode or "
                              "--runtime-mode streaming); a BATCH job ends with its cell")
+        cell_key = (session.name, args.job_name or "", "\n".join(statements))
+        if (args.resume or args.resume_from) and not streaming:
+            raise UsageError("%%flink_sql: --resume and --resume-from are for STREAMING "
+                             "statements (--mode or --runtime-mode streaming)")
         configuration = cell_configuration(args)
+        if streaming:  # the job's result buffer keeps the newest --max-rows too
+            configuration[MAX_TABLE_RESULT_ROWS] = str(args.max_rows)
+            configuration.update(self._resume_configuration(args, session, cell_key))
         unsubscribe = self._show_jobs_started(session) if _in_kernel(self.shell) else None
         result: Any = None
         try:
             for statement in statements:
                 outcome = session.execute_sql(statement, dialect=args.dialect, runtime_mode=mode,
                                               configuration=configuration)
+                if streaming and outcome.job_id:
+                    self._cell_jobs[cell_key] = outcome.job_id
                 if outcome.result_kind == "SUCCESS":
                     print("[INFO] Execute statement succeeded.")
                     result = None
@@ -289,6 +309,53 @@ class SessionClusterMagics(Magics):
             self.shell.user_ns[args.out] = result
         return None if outcome.live and not args.detach else result
 
+    def _resume_configuration(self, args: Any, session: "Session",
+                              cell_key: tuple[str, str, str]) -> dict[str, str]:
+        """``execution.savepoint.path`` of ``--resume-from`` or ``--resume`` (the latest
+        savepoint in ``--savepoint-dir``, else the latest retained checkpoint of the cell's last
+        job); a UsageError when there is nothing to resume from."""
+        if args.resume_from:
+            path = Path(args.resume_from).expanduser()
+            if not path.exists():
+                raise UsageError(f"%%flink_sql: --resume-from {args.resume_from}: no such "
+                                 "savepoint or checkpoint directory")
+            print(f"[INFO] Resuming from {path}.")
+            return {"execution.savepoint.path": str(path.absolute())}
+        if not args.resume:
+            return {}
+        latest = latest_savepoint(args.savepoint_dir) if args.savepoint_dir else None
+        where = f"no savepoint in {args.savepoint_dir}" if args.savepoint_dir else \
+            "no --savepoint-dir"
+        if latest is None:
+            latest = self._retained_checkpoint(session, cell_key)
+            if latest is None:
+                raise UsageError(f"%%flink_sql: --resume: nothing to resume from ({where}, and "
+                                 "no retained checkpoint of a job this cell ran)")
+            print(f"[INFO] {where.capitalize()}: resuming from the retained checkpoint "
+                  f"{latest}.")
+        else:
+            print(f"[INFO] Resuming from {latest}.")
+        return {"execution.savepoint.path": latest}
+
+    def _retained_checkpoint(self, session: "Session", cell_key: tuple[str, str, str]
+                             ) -> str | None:
+        """The checkpoint directory of the cell's last job (or, with ``--job-name``, of the
+        newest ended job of that name), if it kept a committed micro-batch."""
+        candidates = [self._cell_jobs[cell_key]] if cell_key in self._cell_jobs else []
+        if cell_key[1]:
+            named = [j for j in session.jobs() if j.name == cell_key[1]
+                     and j.status.is_globally_terminal]
+            candidates += [j.job_id for j in sorted(named, key=lambda j: -j.start_time)]
+        for job_id in candidates:
+            try:
+                streaming = session.job(job_id).details().streaming or {}
+            except (DispatcherError, LookupError):
+                continue
+            found = retained_checkpoint(str(streaming.get("checkpoint_dir") or ""))
+            if found is not None:
+                return found
+        return None
+
     def _statements(self, args: Any, cell: str) -> list[str]:
         """The cell's statements, its ``{name}`` replaced by kernel variables first."""
         if not args.no_substitute:
@@ -300,6 +367,11 @@ class SessionClusterMagics(Magics):
         statements = split_statements(cell) if args.dialect == "flink" else [cell.strip()]
         if not statements or not statements[0]:
             raise UsageError("%%flink_sql needs a statement in the cell")
+        if args.run_as_one:
+            if args.dialect != "flink":
+                raise UsageError("%%flink_sql: --run-as-one runs Flink SQL INSERTs (a statement "
+                                 "set): not with --dialect spark")
+            statements = as_statement_set(statements)
         return statements
 
     def _show_jobs_started(self, session: "Session") -> Callable[[], None]:
@@ -380,16 +452,8 @@ def cell_configuration(args: Any) -> dict[str, str]:
         configuration["parallelism.default"] = str(args.parallelism)
     if args.job_name:
         configuration["pipeline.name"] = args.job_name
-    if args.resume:
-        if not args.savepoint_dir:
-            raise UsageError("%%flink_sql: --resume starts from the latest savepoint in "
-                             "--savepoint-dir DIR: give the directory")
-        latest = latest_savepoint(args.savepoint_dir)
-        if latest is None:
-            print(f"[INFO] No savepoint in {args.savepoint_dir} yet: the job starts afresh.")
-        else:
-            configuration["execution.savepoint.path"] = latest
-            print(f"[INFO] Resuming from {latest}.")
+    if args.resume and args.resume_from:
+        raise UsageError("%%flink_sql: --resume or --resume-from PATH, not both")
     return configuration
 
 

@@ -108,9 +108,9 @@ def show_live_result(session: "Session", outcome: "SqlStatementResult", options:
         note = _interrupted(client, stream, view, options)
     except Exception:
         out.show(view, _status(client), final=True)
+        _final_chart(chart, view)
         raise
-    if chart is not None:
-        chart.update(view)
+    _final_chart(chart, view)
     out.show(view, _final_status(client), note, final=True)
     return view
 
@@ -127,10 +127,13 @@ def _chart(view: LiveResult, options: LiveOptions, in_kernel: bool, client: Any
     except ValueError as exc:
         client.cancel()  # the job runs already: nobody would read its result
         raise UsageError(f"%%flink_sql: {exc}") from None
-    from IPython.display import display
-
-    display(chart.widget())
+    chart.show()
     return chart
+
+
+def _final_chart(chart: ChartFigure | None, view: LiveResult) -> None:
+    if chart is not None:
+        chart.show_final(view)
 
 
 def _interrupted(client: Any, stream: Any, view: LiveResult, options: LiveOptions) -> str:
@@ -145,7 +148,12 @@ def _interrupted(client: Any, stream: Any, view: LiveResult, options: LiveOption
             return f"; interrupted: no savepoint ({exc}), the job was cancelled"
         _follow(stream, view, lambda: None, options.refresh_interval)
         return f"; interrupted: savepoint {location}, the job stopped"
-    stream.close()  # cancels the job
+    try:
+        client.cancel()
+    except Exception as exc:  # noqa: BLE001 - say so in the cell, which ends anyway
+        return f"; interrupted: cancelling the job failed ({exc})"
+    finally:
+        stream.close()  # stops reading (and cancels, when the cancel above did not go out)
     return "; interrupted: the job was cancelled"
 
 
@@ -154,6 +162,16 @@ def latest_savepoint(directory: str) -> str | None:
     root = Path(directory).expanduser()
     found = [p for p in root.glob("savepoint-*") if p.is_dir()] if root.is_dir() else []
     return str(max(found, key=lambda p: p.stat().st_mtime)) if found else None
+
+
+def retained_checkpoint(directory: str) -> str | None:
+    """``directory`` (a job's checkpoint directory) if it kept a checkpoint (a committed
+    micro-batch of one of its queries), else None."""
+    root = Path(directory).expanduser() if directory else None
+    if root is None or not root.is_dir():
+        return None
+    committed = any(p.name.isdigit() for p in root.glob("*/commits/*"))
+    return str(root) if committed else None
 
 
 def _follow(stream: Any, view: LiveResult, refresh: Callable[[], None], interval: float) -> None:
@@ -165,6 +183,8 @@ def _follow(stream: Any, view: LiveResult, refresh: Callable[[], None], interval
         if changes:
             view.apply(changes)
             changed = True
+        if stream.dropped != view.dropped_by_job:
+            view.dropped_by_job, changed = stream.dropped, True
         if changed and time.monotonic() - shown_at >= interval:
             refresh()
             shown_at, changed = time.monotonic(), False

@@ -8,6 +8,8 @@ its ``ColumnDataSource`` sends a document patch over the widget's comm; no Bokeh
 from __future__ import annotations
 
 import datetime
+import uuid
+from html import escape
 from typing import Any, Sequence
 
 from .sqlresult import LiveResult
@@ -60,6 +62,8 @@ class ChartFigure:
             else:
                 self.figure.varea(x="x", y1=0, y2="y", source=self.source, fill_alpha=0.6)
         self.figure.xaxis.axis_label, self.figure.yaxis.axis_label = x, y
+        self.display_id = uuid.uuid4().hex
+        self._widget: Any = None
 
     def update(self, view: LiveResult) -> None:
         """Draw the rows the view shows now."""
@@ -69,6 +73,38 @@ class ChartFigure:
         else:
             data["x"] = [_plain_time(v) for v in data["x"]]
         self.source.data = data
+
+    def static_html(self) -> str:
+        """The figure as it is now, as HTML a saved notebook shows without a kernel: a
+        standalone Bokeh page (``bokeh.embed.file_html``; BokehJS from Bokeh's resources
+        setting, the CDN by default, inline with ``BOKEH_RESOURCES=inline``) in an iframe."""
+        from bokeh.embed import file_html
+        from bokeh.resources import Resources
+        from bokeh.settings import settings
+
+        page = file_html(self.figure, Resources(mode=settings.resources(default="cdn")),
+                         title=f"{self.y} by {self.x}")
+        height = int(self.figure.height or 260) + 30
+        return (f'<iframe class="sc-sql-chart" srcdoc="{escape(page, quote=True)}" '
+                f'style="border: none; width: 100%; height: {height}px;"></iframe>')
+
+    def show(self) -> None:
+        """Display the live chart (its widget) in the cell, under :attr:`display_id`."""
+        from IPython.display import display
+
+        self._widget = self.widget()
+        display(self._widget._repr_mimebundle_(), raw=True, display_id=self.display_id)
+
+    def show_final(self, view: LiveResult) -> None:
+        """Draw the view's final rows, and add the chart's static rendering to its display
+        (the widget view kept): what a saved notebook shows without a kernel."""
+        from IPython.display import update_display
+
+        self.update(view)
+        bundle = {**(self._widget._repr_mimebundle_() if self._widget is not None else {}),
+                  "text/html": self.static_html(),
+                  "text/plain": f"{self.kind} chart of {self.y} by {self.x}"}
+        update_display(bundle, raw=True, display_id=self.display_id)
 
     def widget(self) -> Any:
         """The figure as an ipywidget (BokehJS is loaded into the page first)."""

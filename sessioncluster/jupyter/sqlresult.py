@@ -54,6 +54,9 @@ class LiveResult:
         self.template = template if template is not None else "{0}"
         #: rows dropped to stay within ``max_rows`` (the oldest)
         self.dropped = 0
+        #: rows the job dropped unread before they reached the cell (its result buffer keeps
+        #: the newest ``max_rows`` of an append-only query)
+        self.dropped_by_job = 0
         #: changes applied in all
         self.changes = 0
         self._log: deque[tuple[str, tuple[Any, ...]]] = deque()
@@ -156,8 +159,9 @@ class LiveResult:
         """One line: how many rows are shown, and how many were dropped."""
         shown = len(self.rows())
         text = f"{shown} {'row' if shown == 1 else 'rows'} ({self.mode} mode)"
-        if self.dropped:
-            text += (f"; {self.dropped} older {'row' if self.dropped == 1 else 'rows'} dropped "
+        dropped = self.dropped + self.dropped_by_job
+        if dropped:
+            text += (f"; {dropped} older {'row' if dropped == 1 else 'rows'} dropped "
                      f"(--max-rows {self.max_rows})")
         return text
 

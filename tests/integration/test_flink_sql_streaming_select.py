@@ -140,3 +140,73 @@ def test_bounded_select_finishes_and_prints_flinks_tableau(session, t_env,
     assert lines[-1] == "3 rows in set"
     frame = table.to_pandas()  # the changelog applied, until the job ends
     assert sorted(map(tuple, frame.values.tolist())) == [("apple", 7), ("pear", 5), ("plum", 1)]
+
+
+def test_streaming_select_over_views_of_a_monitored_directory(session, tmp_path: Path) -> None:
+    """A streaming SELECT reads a temporary view (and views of it, one of them updating) as a
+    stream of the table under it: the count over the views goes on as files arrive, its
+    changes keyed by the view's key."""
+    source = tmp_path / "viewed"
+    source.mkdir()
+
+    def sql(text: str) -> Any:
+        return session.execute_sql(text, runtime_mode=STREAMING)
+
+    sql(f"""CREATE TABLE viewed_words (word STRING, n INT) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql("CREATE TEMPORARY VIEW big_words AS SELECT UPPER(word) AS word, n FROM viewed_words "
+        "WHERE n > 1")
+    sql("CREATE TEMPORARY VIEW big_word_names AS SELECT word FROM big_words")
+    sql("CREATE TEMPORARY VIEW big_word_counts AS SELECT word, COUNT(*) AS cnt "
+        "FROM big_word_names GROUP BY word")  # an updating view
+    try:
+        result = sql("SELECT cnt, word FROM big_word_counts")  # keyed by word, its key
+        assert result.live == "update" and result.columns == ["cnt", "word"]
+        client = session.job(result.job_id)
+        assert client.get_job_status() is JobStatus.RUNNING
+        files = [[("x", 2), ("y", 1), ("x", 5)], [("y", 3), ("z", 0), ("x", 9)]]
+        counts: collections.Counter[str] = collections.Counter()
+        table: dict[str, int] = {}
+        with client.stream() as stream:
+            for k, rows in enumerate(files):
+                tmp = source / f".f{k}.csv"
+                tmp.write_text("".join(f"{w},{n}\n" for w, n in rows))
+                tmp.rename(source / f"f{k}.csv")
+                counts.update(w.upper() for w, n in rows if n > 1)
+                while table != dict(counts):
+                    kind, (cnt, word) = next(stream)
+                    if kind in ("+I", "+U"):
+                        table[word] = cnt
+                    else:  # -U: the row emitted before for the same word
+                        assert table.pop(word) == cnt
+        wait_for(lambda: client.get_job_status() is JobStatus.CANCELED, 60)
+        assert table == {"X": 3, "Y": 1}
+    finally:
+        sql("DROP TEMPORARY VIEW IF EXISTS big_word_counts")
+        sql("DROP TEMPORARY VIEW IF EXISTS big_word_names")
+        sql("DROP TEMPORARY VIEW IF EXISTS big_words")
+
+
+def test_the_job_keeps_the_newest_max_rows_of_an_append_only_result(session,
+                                                                    tmp_path: Path) -> None:
+    """``sql-client.execution.max-table-result.rows`` (a cell's ``--max-rows``) bounds an
+    append-only SELECT's result buffer on the JobManager: the newest rows reach the client,
+    the older ones are dropped unread and counted."""
+    source = tmp_path / "many"
+    source.mkdir()
+    (source / "n.csv").write_text("".join(f"{i}\n" for i in range(10)))
+    session.execute_sql(f"""CREATE TABLE many_numbers (n INT) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv')""")
+    options = {"sql-client.execution.max-table-result.rows": "3"}
+
+    def read(query: str) -> tuple[list[Any], int]:
+        result = session.execute_sql(query, runtime_mode=STREAMING, configuration=options)
+        stream = session.job(result.job_id).stream()
+        rows = list(stream)  # bounded: its rows come as one batch, and the job FINISHES
+        return rows, stream.dropped
+
+    rows, dropped = read("SELECT n FROM many_numbers")
+    assert sorted(values[0] for _, values in rows) == [7, 8, 9] and dropped == 7
+    with pytest.raises(Exception, match="positive integer"):
+        session.execute_sql("SELECT n FROM many_numbers", runtime_mode=STREAMING,
+                            configuration={"sql-client.execution.max-table-result.rows": "x"})

@@ -79,6 +79,8 @@ class Cluster:
         self.start_result: Any = None
         self.info: ConnectionInfo | None = None
         self.pids: list[int] = []
+        #: the kernel's environment (a second kernel on the same session uses it too)
+        self.env: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +89,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     env = {**os.environ, "SESSIONCLUSTER_HOME": str(home), "SESSIONCLUSTER_VALIDATE": "1"}
     kernel = Kernel(env)
     c = Cluster(kernel, home)
+    c.env = env
     try:
         kernel.run(SETUP)
         kernel.run("%load_ext sessioncluster")
@@ -396,6 +399,12 @@ def test_flink_sql_streaming_table_mode_of_a_bounded_group_by(cluster: Cluster,
     assert "FINISHED" in final["text/html"] and "4 rows (table mode)" in final["text/plain"]
     assert sorted(_result_rows(final)) == [[w, str(n), b] for w, n, b in expected]
     assert not cell.data(("execute_result",))  # the live result is the output
+    charts = [m["content"]["data"] for m in cell.messages
+              if m["msg_type"] == "update_display_data"
+              and "sc-sql-chart" in m["content"]["data"].get("text/html", "")]
+    assert len(charts) == 1  # the chart's final state, static, in its own display
+    assert WIDGET_VIEW in charts[0] and "cnt by word" in charts[0]["text/html"]
+    assert all(f"&quot;{w}&quot;" in charts[0]["text/html"] for w in set(words))
     missing = k.run("%%flink_sql\nSELECT * FROM {no_such_variable}", allow_error=True)
     assert "no variable 'no_such_variable'" in str(missing.messages)
     k.run("%%flink_sql\nDROP TABLE {sql_table}")
@@ -486,11 +495,23 @@ def _job_statuses(k: Kernel, name: str) -> list[str]:
                  f"key=lambda j: j.start_time) if j.name == {name!r}]))").json()
 
 
+def _final_rows(cell: CellResult) -> list[list[str]]:
+    return sorted(_result_rows(_sql_results(cell)[-1]))
+
+
+def _counts(*files: list[str]) -> list[list[str]]:
+    """Plain Python's ``SELECT word, COUNT(*) ... GROUP BY word`` over the files' words."""
+    counts = collections.Counter(w for words in files for w in words)
+    return sorted([w, str(n)] for w, n in counts.items())
+
+
 def test_flink_sql_savepoint_on_interrupt_then_resume_continues_the_counts(
         cluster: Cluster, tmp_path: Path) -> None:
     """``--savepoint-dir``: the interrupt stops the job with a savepoint; ``--resume`` starts
-    the same query from it, the counts going on (the file read before is not read again).
-    ``--job-name`` names the jobs; ``--detach`` leaves a query's job running."""
+    the same query from it, its table showing the restored result at once and the counts
+    going on (the file read before is not read again). Without a savepoint ``--resume`` falls
+    back to the cell's retained checkpoint; with neither it refuses. ``--job-name`` names the
+    jobs; ``--detach`` leaves a query's job running."""
     k = cluster.kernel
     source, savepoints = tmp_path / "resume", tmp_path / "savepoints"
     source.mkdir()
@@ -502,22 +523,46 @@ def test_flink_sql_savepoint_on_interrupt_then_resume_continues_the_counts(
     query = (f"%%flink_sql --mode table --refresh-interval 0.2 --savepoint-dir {savepoints} "
              "--job-name resumable-counts {resume}\n"
              "SELECT word, COUNT(*) AS cnt FROM kernel_resume GROUP BY word")
+    files = [["x", "y", "x"], ["x", "z"], ["z", "w", "y"]]
     first = k.start(query.format(resume=""))
-    (source / "1.csv").write_text("x\ny\nx\n")
-    _wait_for_rows(k, first, [["x", "2"], ["y", "1"]])
+    (source / "1.csv").write_text("".join(f"{w}\n" for w in files[0]))
+    _wait_for_rows(k, first, _counts(files[0]))
     k.km.interrupt_kernel()
     k.finish(first, timeout=300)
     final = _sql_results(first)[-1]
     assert "FINISHED" in final["text/html"] and "savepoint " in final["text/plain"]
     assert _job_statuses(k, "resumable-counts") == ["FINISHED"]
 
-    (source / "2.csv").write_text("x\nz\n")
     second = k.start(query.format(resume="--resume"))
-    # the -U of x's 2 (shown by the first cell) finds no row here; its +U brings x's 3
-    _wait_for_rows(k, second, [["x", "3"], ["z", "1"]])
+    _wait_for_rows(k, second, _counts(files[0]))  # the restored table, before any new file
+    (source / "2.csv").write_text("".join(f"{w}\n" for w in files[1]))
+    _wait_for_rows(k, second, _counts(*files[:2]))
     k.km.interrupt_kernel()
     k.finish(second, timeout=300)
-    assert "Resuming from " in second.stdout
+    assert "Resuming from " in second.stdout and "savepoint-" in second.stdout
+    assert _final_rows(second) == _counts(*files[:2])
+
+    # no savepoint directory: the interrupt cancels, the job's checkpoint is retained
+    plain = ("%%flink_sql --mode table --refresh-interval 0.2 --job-name checkpointed-counts "
+             "{resume}\nSELECT word, COUNT(*) AS cnt FROM kernel_resume GROUP BY word")
+    third = k.start(plain.format(resume=""))
+    _wait_for_rows(k, third, _counts(*files[:2]))
+    k.km.interrupt_kernel()
+    k.finish(third, timeout=300)
+    (source / "3.csv").write_text("".join(f"{w}\n" for w in files[2]))
+    fourth = k.start(plain.format(resume="--resume"))  # 3.csv came while no job ran
+    _wait_for_rows(k, fourth, _counts(*files))
+    k.km.interrupt_kernel()
+    k.finish(fourth, timeout=300)
+    assert "resuming from the retained checkpoint" in fourth.stdout
+    assert _final_rows(fourth) == _counts(*files)
+    assert "CANCELED" in _sql_results(fourth)[-1]["text/html"], _sql_results(fourth)[-1]
+    assert _job_statuses(k, "checkpointed-counts") == ["CANCELED", "CANCELED"]
+    nothing = k.run("%%flink_sql --mode table --job-name never-ran --resume\n"
+                    "SELECT word, COUNT(*) AS cnt FROM kernel_resume GROUP BY word",
+                    allow_error=True)
+    assert "nothing to resume from" in str(nothing.messages)
+    assert _job_statuses(k, "never-ran") == []  # no silent fresh start
 
     detached = k.run("%%flink_sql --mode append --detach --job-name detached-words\n"
                      "SELECT word FROM kernel_resume")
@@ -526,6 +571,90 @@ def test_flink_sql_savepoint_on_interrupt_then_resume_continues_the_counts(
     job_id = detached.stdout.split("Job ")[1].split()[0]
     k.run(f"%flink_session cancel {job_id}")
     k.run("%%flink_sql\nDROP TABLE kernel_resume")
+
+
+def _lines(directory: Path) -> list[str]:
+    """The rows a filesystem sink wrote into ``directory`` (its committed part files)."""
+    return sorted(line for p in directory.rglob("*") if p.is_file()
+                  and not p.name.startswith((".", "_")) for line in p.read_text().splitlines())
+
+
+def _ended_jobs(cluster: Cluster, before: set[str]) -> list[Any]:
+    """The session's jobs not in ``before``, once every one of them has ended."""
+    deadline = time.monotonic() + 120
+    while True:
+        new = [j for j in Session(cluster.info).jobs() if j.job_id not in before]
+        if all(j.status.is_globally_terminal for j in new) or time.monotonic() > deadline:
+            return new
+        time.sleep(0.1)
+
+
+def test_flink_sql_run_as_one_runs_the_cells_inserts_as_one_job(cluster: Cluster,
+                                                               tmp_path: Path) -> None:
+    """``--run-as-one``: a cell's INSERTs are one job (a statement set) in BATCH and in
+    STREAMING; without it each INSERT is a job of its own."""
+    k = cluster.kernel
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "w.csv").write_text("a\nb\na\n")
+    k.run(f'''
+        %%flink_sql
+        CREATE TABLE one_src (word STRING) WITH ('connector' = 'filesystem',
+            'path' = '{source}', 'format' = 'csv');
+        CREATE TABLE one_a (word STRING) WITH ('connector' = 'filesystem',
+            'path' = '{tmp_path / "a"}', 'format' = 'csv');
+        CREATE TABLE one_b (word STRING) WITH ('connector' = 'filesystem',
+            'path' = '{tmp_path / "b"}', 'format' = 'csv')
+    ''')
+    inserts = ("INSERT INTO one_a SELECT word FROM one_src;\n"
+               "INSERT INTO one_b SELECT UPPER(word) FROM one_src")
+    both = "default_catalog.default_database.one_a,default_catalog.default_database.one_b"
+    for run, (mode, flag) in enumerate([("batch", "--run-as-one"), ("streaming", "--run-as-one"),
+                                        ("batch", ""), ("streaming", "")], start=1):
+        before = {j.job_id for j in Session(cluster.info).jobs()}
+        k.run(f"%%flink_sql --runtime-mode {mode} {flag}\n{inserts}")
+        new = _ended_jobs(cluster, before)
+        names = sorted(j.name.removeprefix("insert-into_") for j in new)
+        if flag:
+            assert names == [both], (mode, names)
+        else:
+            assert names == sorted(both.split(",")), (mode, names)
+        assert {j.status.value for j in new} == {"FINISHED"}
+        assert _lines(tmp_path / "a") == sorted(["a", "b", "a"] * run)
+        assert _lines(tmp_path / "b") == sorted(["A", "B", "A"] * run)
+    k.run("%%flink_sql\nDROP TABLE one_src;\nDROP TABLE one_a;\nDROP TABLE one_b")
+
+
+def test_flink_sql_table_created_in_one_kernel_is_queried_from_another(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """One catalog per session: a table (and a view) created by a cell of one kernel is listed,
+    queried and dropped by a cell of a second kernel connected to the same session."""
+    k = cluster.kernel
+    source = tmp_path / "shared"
+    source.mkdir()
+    (source / "p.csv").write_text("apple,3\npear,5\napple,4\n")
+    k.run(f'''
+        %%flink_sql
+        CREATE TABLE shared_bids (item STRING, price INT) WITH ('connector' = 'filesystem',
+            'path' = '{source}', 'format' = 'csv');
+        CREATE VIEW shared_totals AS SELECT item, SUM(price) AS total FROM shared_bids
+            GROUP BY item
+    ''')
+    other = Kernel(cluster.env)
+    try:
+        other.run("import json\n%load_ext sessioncluster")
+        other.run(f"s2 = %flink_session connect {NAME}")
+        listed = other.run("%%flink_sql --out tables\nSHOW TABLES\n").stdout
+        got = other.run("print(json.dumps(sorted(tables.iloc[:, 0].tolist())))").json()
+        assert "shared_bids" in got, listed
+        other.run("%%flink_sql --out totals\nSELECT item, total FROM shared_totals")
+        rows = other.run("print(json.dumps(sorted(map(list, totals.itertuples(index=False)))))")
+        assert rows.json() == [["apple", 7], ["pear", 5]]
+        other.run("%%flink_sql\nDROP VIEW shared_totals;\nDROP TABLE shared_bids")
+    finally:
+        other.shutdown()
+    k.run("%%flink_sql --out tables\nSHOW TABLES")
+    assert "shared_bids" not in k.run("print(json.dumps(tables.iloc[:, 0].tolist()))").json()
 
 
 def test_kernel_restart_keeps_the_session_and_connect_reattaches(cluster: Cluster,

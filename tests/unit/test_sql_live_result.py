@@ -142,32 +142,47 @@ def test_cell_flags_become_flink_options() -> None:
 
     from sessioncluster.jupyter.magics import cell_configuration
 
-    args = argparse.Namespace(parallelism=3, job_name="live counts", resume=False)
+    none = {"parallelism": None, "job_name": None, "resume": False, "resume_from": None}
+    args = argparse.Namespace(**{**none, "parallelism": 3, "job_name": "live counts"})
     assert cell_configuration(args) == {"parallelism.default": "3",
                                         "pipeline.name": "live counts"}
-    none = {"parallelism": None, "job_name": None, "resume": False, "savepoint_dir": None}
     assert cell_configuration(argparse.Namespace(**none)) == {}
     with pytest.raises(UsageError, match="at least 1"):
         cell_configuration(argparse.Namespace(**{**none, "parallelism": 0}))
-    with pytest.raises(UsageError, match="give the directory"):
-        cell_configuration(argparse.Namespace(**{**none, "resume": True}))
+    with pytest.raises(UsageError, match="not both"):
+        cell_configuration(argparse.Namespace(**{**none, "resume": True, "resume_from": "x"}))
+
+
+def _resume(tmp_path, **flags):
+    import argparse
+
+    from sessioncluster.jupyter.magics import SessionClusterMagics
+
+    magics = SessionClusterMagics(None)
+    args = argparse.Namespace(**{"resume": False, "resume_from": None, "savepoint_dir": None,
+                                 **flags})
+    return magics._resume_configuration(args, None, ("s", "", "SELECT 1"))
 
 
 def test_resume_takes_the_newest_savepoint_of_the_directory(tmp_path) -> None:
-    import argparse
     import os
 
-    from sessioncluster.jupyter.magics import cell_configuration
+    from IPython.core.error import UsageError
 
-    args = argparse.Namespace(parallelism=None, job_name=None, resume=True,
-                              savepoint_dir=str(tmp_path))
-    assert cell_configuration(args) == {}  # none yet: afresh
+    with pytest.raises(UsageError, match="nothing to resume from"):  # no silent fresh start
+        _resume(tmp_path, resume=True, savepoint_dir=str(tmp_path))
+    with pytest.raises(UsageError, match="nothing to resume from"):
+        _resume(tmp_path, resume=True)
     for i, name in enumerate(["savepoint-aaaaaa-1", "savepoint-bbbbbb-2"]):
         (tmp_path / name).mkdir()
         os.utime(tmp_path / name, (1000 + i, 1000 + i))
     (tmp_path / "other").mkdir()
-    assert cell_configuration(args) == {
+    assert _resume(tmp_path, resume=True, savepoint_dir=str(tmp_path)) == {
         "execution.savepoint.path": str(tmp_path / "savepoint-bbbbbb-2")}
+    assert _resume(tmp_path, resume_from=str(tmp_path / "other")) == {
+        "execution.savepoint.path": str(tmp_path / "other")}
+    with pytest.raises(UsageError, match="no such"):
+        _resume(tmp_path, resume_from=str(tmp_path / "missing"))
 
 
 def test_chart_draws_the_rows_shown_and_follows_updates() -> None:

@@ -329,8 +329,12 @@ def test_savepoint_write_and_restore_match_state_by_uid(tmp_path: Path) -> None:
                           tmp_path / "n3", False)
     with pytest.raises(savepoint.SavepointError, match="does not exist"):
         savepoint.restore(tmp_path / "nope", sinks, target, False)
+    # a retained checkpoint (a job's checkpoint directory) restores as a savepoint, by key
+    savepoint.restore(ckpt, sinks, tmp_path / "n4", False)
+    assert (tmp_path / "n4" / "sink-0" / "commits" / "3").read_text() == "v1"
+    (tmp_path / "empty" / "sink-0").mkdir(parents=True)  # no committed micro-batch
     with pytest.raises(savepoint.SavepointError, match="is not a savepoint"):
-        savepoint.restore(ckpt, sinks, target, False)
+        savepoint.restore(tmp_path / "empty", sinks, target, False)
 
 
 def test_checkpoint_statistics_have_flinks_shape() -> None:

@@ -243,20 +243,47 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
-        ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
+        query = self._with_views(statement.ast)
+        ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
         tables = self.catalog.all_tables()
-        for name in _table_names(statement.ast):
+        for name in _table_names(query):
             if name.lower() not in tables and name.lower() not in ctes:
                 raise FlinkSqlError(
-                    f"Object '{name}' not found: a streaming query reads tables of the catalog "
-                    "(CREATE TABLE ... WITH ('connector' = ...)), not views or temporary views, "
-                    "in sessioncluster")
-        job = streaming.plan_select(self.spark, tables, statement.ast, configuration,
-                                    self.functions)
+                    f"Object '{name}' not found: a streaming query reads tables and views of the "
+                    "catalog (CREATE TABLE ... WITH ('connector' = ...), CREATE VIEW), not the "
+                    "temporary views of DataStreams or DataFrames, in sessioncluster")
+        job = streaming.plan_select(self.spark, tables, query, configuration, self.functions)
         frame = job.inserts[0].frame
-        job.column_types = window_bound_types(statement.ast, flink_types(frame.schema))
+        job.column_types = window_bound_types(query, flink_types(frame.schema))
         return StatementOutcome("SUCCESS_WITH_CONTENT", list(frame.columns), job.column_types,
                                 job=job)
+
+    def _with_views(self, query: Any) -> Any:
+        """A copy of ``query`` with each SQL view it reads (views of views too) as a common
+        table expression before its own, so that a streaming plan reads the views' tables as
+        streams (a view's Spark view is a batch plan)."""
+        views: dict[str, Any] = {}  # name as read -> its query, each after the views it reads
+
+        def visit(q: Any) -> None:
+            for name in sorted(_table_names(q) - _cte_names(q)):
+                text = self.catalog.view_text(name)
+                if text is None or name.lower() in {n.lower() for n in views}:
+                    continue
+                statement = parse_statements(text)[0]
+                assert isinstance(statement, CreateView)
+                visit(statement.query)
+                views[name] = statement.query
+        visit(query)
+        if not views:
+            return query
+        query = query.copy()
+        key = "with_" if "with_" in query.arg_types else "with"
+        existing = query.args.get(key)
+        ctes = [exp.CTE(this=ast.copy(), alias=exp.TableAlias(this=exp.to_identifier(name)))
+                for name, ast in views.items()]
+        query.set(key, exp.With(expressions=ctes + (list(existing.expressions) if existing
+                                                    else [])))
+        return query
 
     def _inserts(self, inserts: list[Insert]) -> StatementOutcome:
         writes = []
@@ -341,6 +368,7 @@ class FlinkSqlPlanner:
         if temporary:
             frame.createOrReplaceTempView(statement.name)
             catalog.temporary_views[key] = statement.name
+            catalog.temporary_view_texts[key] = text
         else:
             frame.createOrReplaceTempView(catalog.hidden_name("view", key))
             catalog.views[key] = (statement.name, text)
@@ -362,6 +390,8 @@ class FlinkSqlPlanner:
                     f"Temporary {what.lower()} with identifier '{DEFAULT_PATH}.{statement.name}' "
                     f"exists. Drop it first before removing the permanent {what.lower()}.")
             temporary.pop(key, None)
+            if view:
+                catalog.temporary_view_texts.pop(key, None)
             self.spark.catalog.dropTempView(statement.name if view else
                                             catalog.hidden_name("temporary", key))
             return StatementOutcome.ok()

@@ -39,6 +39,7 @@ from typing import Any, Callable
 import sqlglot
 from sqlglot import exp
 
+from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from . import connectors
 from .connectors.printing import format_row, print_prefix
 from .dialect import Flink
@@ -169,6 +170,9 @@ def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: lis
     if parallelism and (not parallelism.isdigit() or int(parallelism) < 1):
         raise FlinkSqlError(f"parallelism.default must be a positive integer, not "
                             f"'{parallelism}'")
+    rows = str(configuration.get(MAX_TABLE_RESULT_ROWS) or "").strip()
+    if rows and (not rows.isdigit() or int(rows) < 1):
+        raise FlinkSqlError(f"{MAX_TABLE_RESULT_ROWS} must be a positive integer, not '{rows}'")
     session.conf.set("spark.sql.shuffle.partitions",
                      parallelism or str(spark.sparkContext.defaultParallelism))
     read = [{name for name in _table_names(q) if name.lower() in tables} for q in queries]
@@ -287,7 +291,21 @@ def key_positions(query: Any) -> list[int]:
     """The positions of an updating query's output columns that are its keys (no aggregate
     function in them): its changelog's rows are matched by them."""
     top = query if isinstance(query, exp.Select) else next(query.find_all(exp.Select))
-    return [i for i, e in enumerate(top.expressions) if not any(True for _ in e.find_all(exp.AggFunc))]
+    grouping = next((s for s in query.find_all(exp.Select)
+                     if _is_aggregation(s) and not _is_window_aggregation(s)), None)
+    if grouping is None or grouping is top or _is_aggregation(top):
+        return _plain_positions(top)
+    # a projection of an updating view or subquery: its keys are the grouping's, by name
+    names = {grouping.expressions[i].alias_or_name.lower() for i in _plain_positions(grouping)}
+    if any(isinstance(e, exp.Star) for e in top.expressions):
+        return _plain_positions(grouping)
+    return [i for i, e in enumerate(top.expressions) if e.alias_or_name.lower() in names]
+
+
+def _plain_positions(select: exp.Select) -> list[int]:
+    """The positions of the select's expressions with no aggregate function in them."""
+    return [i for i, e in enumerate(select.expressions)
+            if not any(True for _ in e.find_all(exp.AggFunc))]
 
 
 # -- the changelog of an updating query ------------------------------------------------------------
@@ -335,6 +353,11 @@ class ChangelogState:
             return {}
         with open(self.directory / f"{earlier[-1]}.state", "rb") as f:
             return dict(pickle.load(f))
+
+    def latest(self) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+        """The rows emitted up to the latest micro-batch (a restored job's current result)."""
+        snapshots = self._snapshots()
+        return self.before(snapshots[-1] + 1) if snapshots else {}
 
     def save(self, batch_id: int, rows: dict[tuple[Any, ...], tuple[Any, ...]]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
