@@ -81,11 +81,15 @@ class SqlResultHandler(FlinkHandler):
         if not text.isdigit():
             self.fail(400, f"limit={text!r}: a number of rows is expected")
             return
-        if not isinstance(job, StreamingSqlJob) or not job.statement.collects:
+        if not isinstance(job, StreamingSqlJob):
             self.fail(404, f"Job {job_id} is not a streaming SQL query: it has no SQL result "
                            "(a query's rows are kept only while its job is in the JobManager)")
             return
-        columns, types, changes, total = job.latest_changes(min(int(text), LATEST_CHANGES))
+        try:
+            columns, types, changes, total = job.latest_changes(min(int(text), LATEST_CHANGES))
+        except LookupError as exc:  # an INSERT
+            self.fail(404, str(exc))
+            return
         self.reply(sql_result_body(job_id, job.status.value, columns, types, changes, total))
 
 

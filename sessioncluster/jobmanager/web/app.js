@@ -13,6 +13,9 @@ const STATE_COLORS = {
 const LIGHT_FILLS = new Set(["CREATED", "SCHEDULED", "DEPLOYING", "CANCELING", "CANCELLING",
   "RESTARTING"]);
 const SVG_NS = "http://www.w3.org/2000/svg";
+// a streaming SELECT's changes read (all the JobManager keeps), and the newest of them shown
+const SQL_ROWS_KEPT = 1000;
+const SQL_CHANGES_SHOWN = 100;
 
 class AuthError extends Error {}
 
@@ -264,7 +267,7 @@ async function jobPage(jid) {
     get(`jobs/${jid}/exceptions`),
     streaming ? api(`jobs/${jid}/checkpoints`) : null,
     Promise.all(job.vertices.map((v) => get(`jobs/${jid}/vertices/${encodeURIComponent(v.id)}`))),
-    streaming && jobState.sqlResult ? api(`jobs/${jid}/sql-result`) : null,
+    streaming && jobState.sqlResult ? api(`jobs/${jid}/sql-result?limit=${SQL_ROWS_KEPT}`) : null,
   ]);
   if (sqlResult && sqlResult.status === 404) jobState.sqlResult = false;
   const terminal = TERMINAL.has(job.state);
@@ -331,10 +334,11 @@ function sqlResultSection(result) {
   const names = result.columns.map((c) => c.name);
   const numeric = result.columns.map((c, i) => (/INT|DECIMAL|DOUBLE|FLOAT|REAL|NUMERIC/.test(c.type) ? i : -1));
   const complete = result.total === result.rows.length;
-  const changes = table(["op", ...names], result.rows.map((r) => [r.kind, ...r.fields.map(fieldText)]),
+  const newest = result.rows.slice(-SQL_CHANGES_SHOWN);
+  const changes = table(["op", ...names], newest.map((r) => [r.kind, ...r.fields.map(fieldText)]),
     numeric.filter((i) => i >= 0).map((i) => i + 1));
   changes.id = "sql-changelog";
-  changes.querySelectorAll("tbody tr").forEach((tr, i) => tr.setAttribute("data-kind", result.rows[i].kind));
+  changes.querySelectorAll("tbody tr").forEach((tr, i) => tr.setAttribute("data-kind", newest[i].kind));
   const section = el("div", { class: "sqlresult", id: "sql-result", "data-total": result.total },
     el("h2", {}, "Result"));
   if (complete) {
@@ -346,8 +350,8 @@ function sqlResultSection(result) {
     section.append(el("p", { class: "muted", id: "sql-summary" },
       `the query has made ${result.total} changes; the newest ${result.rows.length} are kept here, too few to show its table`));
   }
-  section.append(el("h2", {}, `Changelog (the newest ${result.rows.length})`),
-    result.rows.length ? changes : el("p", { class: "muted" }, "no row yet"));
+  section.append(el("h2", {}, `Changelog (the newest ${newest.length} of ${result.total})`),
+    newest.length ? changes : el("p", { class: "muted" }, "no row yet"));
   return section;
 }
 
