@@ -1,7 +1,8 @@
 /**
  * The sessioncluster sidebar: the session clusters of the Jupyter server's $SESSIONCLUSTER_HOME,
- * their TaskManagers and jobs, live; a job opens in the main area as the session's dashboard page,
- * served through the server extension's proxy (which adds the session's token server-side).
+ * their TaskManagers, jobs and Flink SQL tables, live; a job opens in the main area as the session's
+ * dashboard page, served through the server extension's proxy (which adds the session's token
+ * server-side).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { MainAreaWidget, showErrorMessage } from '@jupyterlab/apputils';
@@ -46,6 +47,12 @@ interface SessionRow {
   error: string | null;
   taskmanagers: TaskManagerRow[];
   jobs: JobRow[];
+}
+
+/** An object of a session's Flink SQL catalog (the JobManager's `/sql/tables`). */
+interface TableRow {
+  name: string;
+  kind: string;
 }
 
 function el(tag: string, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElement {
@@ -116,17 +123,59 @@ class SessionsPanel extends Widget {
         throw new Error(`${resp.status} ${resp.statusText}`);
       }
       const data = (await resp.json()) as { home: string; sessions: SessionRow[] };
-      body.replaceChildren(...this.render(data.home, data.sessions));
+      const tables = await Promise.all(data.sessions.map(s => (s.alive ? this.tables(s.name) : null)));
+      body.replaceChildren(...this.render(data.home, data.sessions, tables));
     } catch (err) {
       body.replaceChildren(el('div', { class: 'sc-muted' }, `Cannot list the sessions: ${err}`));
     }
   }
 
-  private render(home: string, sessions: SessionRow[]): HTMLElement[] {
+  /** The session's catalog, through the proxy; a string says why it could not be read. */
+  private async tables(name: string): Promise<TableRow[] | string> {
+    try {
+      const resp = await ServerConnection.makeRequest(this.url('proxy', name, 'sql', 'tables'), {}, this.settings);
+      if (!resp.ok) {
+        return `${resp.status} ${resp.statusText}`;
+      }
+      return ((await resp.json()) as { tables: TableRow[] }).tables;
+    } catch (err) {
+      return String(err);
+    }
+  }
+
+  private render(home: string, sessions: SessionRow[], tables: (TableRow[] | string | null)[]): HTMLElement[] {
     if (sessions.length === 0) {
       return [el('div', { class: 'sc-muted' }, `No session in ${home}. Start one with %flink_session start.`)];
     }
-    return sessions.map(s => this.renderSession(s));
+    return sessions.map((s, i) => {
+      const box = this.renderSession(s);
+      const catalog = tables[i];
+      if (catalog !== null) {
+        box.append(...this.renderTables(catalog));
+      }
+      return box;
+    });
+  }
+
+  private renderTables(tables: TableRow[] | string): HTMLElement[] {
+    if (typeof tables === 'string') {
+      return [el('div', { class: 'sc-section' }, 'Tables'), el('div', { class: 'sc-muted' }, `Cannot list: ${tables}`)];
+    }
+    const out = [el('div', { class: 'sc-section' }, `Tables (${tables.length})`)];
+    for (const t of tables) {
+      out.push(
+        el(
+          'div',
+          { class: 'sc-row sc-table', 'data-table': t.name, 'data-kind': t.kind },
+          el('span', { class: 'sc-grow' }, t.name),
+          el('span', { class: 'sc-muted sc-kind' }, t.kind.toLowerCase())
+        )
+      );
+    }
+    if (tables.length === 0) {
+      out.push(el('div', { class: 'sc-muted' }, 'none: CREATE TABLE in %%flink_sql makes one'));
+    }
+    return out;
   }
 
   private renderSession(s: SessionRow): HTMLElement {
@@ -224,7 +273,7 @@ class SessionsPanel extends Widget {
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'sessioncluster-jupyterlab:plugin',
-  description: 'Session clusters, their TaskManagers and jobs, in the left sidebar.',
+  description: 'Session clusters, their TaskManagers, jobs and tables, in the left sidebar.',
   autoStart: true,
   optional: [INotebookTracker],
   activate: (app: JupyterFrontEnd, notebooks: INotebookTracker | null) => {

@@ -151,7 +151,7 @@ class JobManager:
         self.rest = RestServer(RestServices(
             session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
             taskmanagers=self.rm.infos, configuration=lambda: cluster_configuration(
-                settings, self.spark, self.rest.url)), self.key)
+                settings, self.spark, self.rest.url), sql_planner=lambda: self.flink_sql), self.key)
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
         #: application mode: the one program this cluster was started for (else None)

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import pickle
 import sys
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
@@ -54,6 +56,11 @@ from .streamingrunner import StreamingRunner
 from .streamresults import JobResults
 
 log = logging.getLogger("sessioncluster.streamingsql")
+
+#: the newest changes of a SELECT the JobManager keeps for its REST API and dashboard
+#: (``/jobs/:jid/sql-result``), apart from the client's buffer, which forgets what the client has
+#: fetched
+LATEST_CHANGES = 1000
 
 
 def statement_vertices(statement: StreamingStatementJob
@@ -128,6 +135,9 @@ class StreamingSqlJob(StreamingRunner):
         self.results = JobResults(job_id)
         if statement.collects:
             self.results.build_sinks(["sink-0"], result_rows(statement))
+        #: a SELECT's newest changes (pickled ``(kind, values)``), for :meth:`latest_changes`
+        self.latest: deque[bytes] = deque(maxlen=LATEST_CHANGES)
+        self._result_columns: list[str] | None = None
 
     def started_reply(self) -> Message | None:
         """Flink's answer to an INSERT: the job runs, one ``-1`` per sink; to a SELECT: its
@@ -161,7 +171,9 @@ class StreamingSqlJob(StreamingRunner):
         """One micro-batch into the INSERT's sink, or a SELECT's into its result buffer."""
         if self.statement.collects:
             changes = batch_changelog(insert, df, batch_id, self._state_dir(i))
-            self.results.buffers[f"sink-{i}"].add((f"insert-{i}", batch_id), collected(changes))
+            values = collected(changes)
+            if self.results.buffers[f"sink-{i}"].add((f"insert-{i}", batch_id), values):
+                self.latest.extend(values)
             self.records[i] += len(changes)
             return
         self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i),
@@ -173,6 +185,20 @@ class StreamingSqlJob(StreamingRunner):
         if not self.statement.collects:
             raise LookupError(f"job {self.job_id} is an INSERT: its rows go to its sinks")
         return self.results.fetch(sink_id, after, limit, peek, self.status, self.error_text)
+
+    def latest_changes(self, limit: int
+                       ) -> tuple[list[str], list[str], list[tuple[str, tuple[Any, ...]]], int]:
+        """A SELECT's result columns, their Flink SQL types, its newest ``limit`` changes
+        (row kind, values; oldest first) and how many changes it has made: what a client has
+        fetched too, and without acknowledging anything (LookupError for an INSERT)."""
+        if not self.statement.collects:
+            raise LookupError(f"job {self.job_id} is an INSERT: its rows go to its sinks")
+        if self._result_columns is None:
+            self._result_columns = list(self.statement.inserts[0].frame.columns)
+        newest = list(self.latest)[-limit:] if limit > 0 else []
+        total = self.results.buffers["sink-0"].next_seq
+        return (self._result_columns, list(self.statement.column_types),
+                [pickle.loads(v) for v in newest], total)
 
     def _state_dir(self, i: int) -> Path:
         return self.checkpoint_dir / f"insert-{i}" / "changelog"
@@ -200,7 +226,8 @@ class StreamingSqlJob(StreamingRunner):
         current = ChangelogState(self._state_dir(0)).latest()
         if current:
             rows = collected([("+I", row) for row in current.values()])
-            self.results.buffers["sink-0"].add(("restored", -1), rows)
+            if self.results.buffers["sink-0"].add(("restored", -1), rows):
+                self.latest.extend(rows)
 
     def start_queries(self) -> None:
         interval = self.interval_ms or DEFAULT_TRIGGER_MS

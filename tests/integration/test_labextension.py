@@ -230,3 +230,31 @@ def test_the_sidebar_lists_the_session_opens_a_job_and_cancels_one(
             row.locator(".sc-state[data-state='CANCELED']").wait_for()
         finally:
             browser.close()
+
+
+def test_the_sidebar_lists_the_sessions_tables(session: sessioncluster.Session, lab: Jupyter,
+                                               tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the test extra)")
+    session.execute_sql(f"""CREATE TABLE side_words (word STRING) WITH ('connector' =
+        'filesystem', 'path' = '{tmp_path}', 'format' = 'csv')""")
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page.set_default_timeout(TIMEOUT_MS)
+                page.goto(f"{lab.url}lab?token={TOKEN}")
+                page.locator("[data-id='sessioncluster-sessions']").first.click()
+                box = page.locator(f".sc-session[data-session='{session.info.name}']")
+                row = box.locator(".sc-table[data-table='side_words']")
+                row.wait_for()
+                assert row.get_attribute("data-kind") == "TABLE"
+                assert row.locator(".sc-kind").inner_text() == "table"
+                listed = set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
+                assert box.locator(".sc-table").count() >= len(listed)
+                session.execute_sql("DROP TABLE side_words")
+                row.wait_for(state="detached")  # the sidebar refreshes as the jobs list does
+            finally:
+                browser.close()
+    finally:
+        session.execute_sql("DROP TABLE IF EXISTS side_words")

@@ -17,7 +17,9 @@ job store), the TaskManagers, the configuration, and cancel.
 - :mod:`.server`: the HTTP server and the routing table;
 - :mod:`.base`: the services, the token, JSON and error answers, lookups by id;
 - :mod:`.handlers`: a job's paths; :mod:`.clusterhandlers`: the JobManager's and TaskManagers';
-- :mod:`.payloads`, :mod:`.checkpoints`, :mod:`.cluster`, :mod:`.metrics`: Flink's bodies.
+- :mod:`.payloads`, :mod:`.checkpoints`, :mod:`.cluster`, :mod:`.metrics`: Flink's bodies;
+- :mod:`.sql`: the session's own paths for Flink SQL, which Flink's API has no resource for (a
+  streaming SELECT's newest rows, ``/jobs/:jid/sql-result``; the catalog, ``/sql/tables``).
 """
 
 from .base import RestServices

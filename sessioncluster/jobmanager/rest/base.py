@@ -8,7 +8,7 @@ import hmac
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import tornado.web
 
@@ -17,11 +17,18 @@ from ..dashboard import REQUEST_HEADER, TOKEN_COOKIE
 from ..runner import JobRunner
 from .payloads import attempts_of
 
+if TYPE_CHECKING:
+    from ...spark.flinksql.executor import FlinkSqlPlanner
+
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 def _no_configuration() -> dict[str, str]:
     return {}
+
+
+def _no_planner() -> FlinkSqlPlanner | None:
+    return None
 
 
 @dataclass(slots=True)
@@ -38,6 +45,8 @@ class RestServices:
     configuration: Callable[[], dict[str, str]] = field(default=_no_configuration)
     #: the JobManager's process id (its metrics)
     pid: int = field(default_factory=os.getpid)
+    #: the planner that holds the session's Flink SQL catalog (None before the SparkSession)
+    sql_planner: Callable[[], FlinkSqlPlanner | None] = field(default=_no_planner)
 
 
 class FlinkHandler(tornado.web.RequestHandler):

@@ -39,6 +39,7 @@ from .handlers import (
     VertexHandler,
     VertexPartHandler,
 )
+from .sql import SqlResultHandler, SqlTablesHandler
 
 log = logging.getLogger("sessioncluster.rest")
 
@@ -100,6 +101,9 @@ def _table() -> list[tuple[str, type]]:
         (rf"/jobs/{_JOB}/savepoints", SavepointTriggerHandler),
         (rf"/jobs/{_JOB}/savepoints/{_id('request_id')}", SavepointStatusHandler),
         (rf"/jobs/{_JOB}/stop", SavepointTriggerHandler),
+        # the session's own (Flink's REST API has neither)
+        (rf"/jobs/{_JOB}/sql-result", SqlResultHandler),
+        (r"/sql/tables", SqlTablesHandler),
         (r"/taskmanagers", TaskManagersHandler),
         (r"/taskmanagers/metrics", TaskManagersMetricsHandler),
         (_TM, TaskManagerHandler),

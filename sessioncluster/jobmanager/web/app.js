@@ -13,6 +13,9 @@ const STATE_COLORS = {
 const LIGHT_FILLS = new Set(["CREATED", "SCHEDULED", "DEPLOYING", "CANCELING", "CANCELLING",
   "RESTARTING"]);
 const SVG_NS = "http://www.w3.org/2000/svg";
+// a streaming SELECT's changes read (all the JobManager keeps), and the newest of them shown
+const SQL_ROWS_KEPT = 1000;
+const SQL_CHANGES_SHOWN = 100;
 
 class AuthError extends Error {}
 
@@ -181,7 +184,8 @@ async function taskmanagerPage(tmId) {
 
 // -- the job page ----------------------------------------------------------------------------
 
-const jobState = { jid: null, selected: null, final: null };
+// sqlResult: false once the job answered that it has no SQL result (it is no streaming SELECT)
+const jobState = { jid: null, selected: null, final: null, sqlResult: true };
 
 /** Vertices placed in columns by their longest path from a source, rows in input order. */
 function layout(nodes) {
@@ -254,16 +258,18 @@ async function cancelJob(jid, button) {
 }
 
 async function jobPage(jid) {
-  if (jobState.jid !== jid) Object.assign(jobState, { jid, selected: null, final: null });
+  if (jobState.jid !== jid) Object.assign(jobState, { jid, selected: null, final: null, sqlResult: true });
   if (jobState.final) return null; // a finished job's page does not change any more
   const job = await get(`jobs/${jid}`);
   const streaming = job["job-type"] === "STREAMING";
-  const [accs, exceptions, checkpoints, subtasks] = await Promise.all([
+  const [accs, exceptions, checkpoints, subtasks, sqlResult] = await Promise.all([
     get(`jobs/${jid}/accumulators`),
     get(`jobs/${jid}/exceptions`),
     streaming ? api(`jobs/${jid}/checkpoints`) : null,
     Promise.all(job.vertices.map((v) => get(`jobs/${jid}/vertices/${encodeURIComponent(v.id)}`))),
+    streaming && jobState.sqlResult ? api(`jobs/${jid}/sql-result?limit=${SQL_ROWS_KEPT}`) : null,
   ]);
+  if (sqlResult && sqlResult.status === 404) jobState.sqlResult = false;
   const terminal = TERMINAL.has(job.state);
   const cancel = el("button", { id: "cancel", disabled: terminal }, "Cancel job");
   cancel.addEventListener("click", () => cancelJob(jid, cancel));
@@ -272,8 +278,9 @@ async function jobPage(jid) {
     el("div", { class: "jobhead" }, el("h1", {}, job.name), stateBadge(job.state), cancel),
     el("div", { class: "jobhead meta" }, `job ${jid} · ${job["job-type"]} · started ${when(job["start-time"])} · `
       + `duration ${duration(job.duration)}`),
-    el("h2", {}, "JobGraph"),
-    graphSvg(job.plan, job.vertices, select, jobState.selected),
+    el("div", { class: "beside" },
+      el("div", {}, el("h2", {}, "JobGraph"), graphSvg(job.plan, job.vertices, select, jobState.selected)),
+      sqlResult && sqlResult.status === 200 ? sqlResultSection(sqlResult.body) : null),
     el("h2", {}, "Vertices"),
     table(["vertex", "state", "parallelism", "records in", "records out", "duration", "subtasks"],
       job.vertices.map((v) => ({
@@ -304,6 +311,61 @@ async function jobPage(jid) {
   return page;
 }
 
+/** The rows a changelog leaves: +I/+U add a row, -U/-D take one equal row away. */
+function materialize(rows) {
+  const out = [];
+  for (const r of rows) {
+    const key = JSON.stringify(r.fields);
+    if (r.kind === "+I" || r.kind === "+U") out.push(r.fields);
+    else {
+      const i = out.findIndex((f) => JSON.stringify(f) === key);
+      if (i >= 0) out.splice(i, 1);
+    }
+  }
+  return out;
+}
+
+function fieldText(v) {
+  return v === null ? "null" : typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+/** A streaming SELECT's result: its table (when every change is at hand) and newest changes. */
+function sqlResultSection(result) {
+  const names = result.columns.map((c) => c.name);
+  const numeric = result.columns.map((c, i) => (/INT|DECIMAL|DOUBLE|FLOAT|REAL|NUMERIC/.test(c.type) ? i : -1));
+  const complete = result.total === result.rows.length;
+  const newest = result.rows.slice(-SQL_CHANGES_SHOWN);
+  const changes = table(["op", ...names], newest.map((r) => [r.kind, ...r.fields.map(fieldText)]),
+    numeric.filter((i) => i >= 0).map((i) => i + 1));
+  changes.id = "sql-changelog";
+  changes.querySelectorAll("tbody tr").forEach((tr, i) => tr.setAttribute("data-kind", newest[i].kind));
+  const section = el("div", { class: "sqlresult", id: "sql-result", "data-total": result.total },
+    el("h2", {}, "Result"));
+  if (complete) {
+    const rows = materialize(result.rows);
+    const now = table(names, rows.map((f) => f.map(fieldText)), numeric.filter((i) => i >= 0));
+    now.id = "sql-table";
+    section.append(el("p", { class: "muted", id: "sql-summary" }, `${rows.length} rows, from ${result.total} changes`), now);
+  } else {
+    section.append(el("p", { class: "muted", id: "sql-summary" },
+      `the query has made ${result.total} changes; the newest ${result.rows.length} are kept here, too few to show its table`));
+  }
+  section.append(el("h2", {}, `Changelog (the newest ${newest.length} of ${result.total})`),
+    newest.length ? changes : el("p", { class: "muted" }, "no row yet"));
+  return section;
+}
+
+async function tablesPage() {
+  const { tables } = await get("sql/tables");
+  return [
+    el("h1", {}, "Tables"),
+    el("p", { class: "muted" }, "The session's Flink SQL catalog: what CREATE TABLE, CREATE VIEW and CREATE FUNCTION made, in any client of the session."),
+    tables.length
+      ? Object.assign(table(["name", "kind"], tables.map((t) => ({ cells: [t.name, t.kind] }))), { id: "sql-tables" })
+      : el("p", { class: "muted" }, "the catalog is empty"),
+  ];
+}
+
 function checkpointSection(stats) {
   const c = stats.counts;
   const rows = stats.history.slice(0, 10).map((h) => [h.id, stateBadge(h.status === "COMPLETED" ? "FINISHED" : "FAILED"),
@@ -326,6 +388,7 @@ function route() {
   if (parts[0] === "jobs") return { nav: "jobs", render: jobsPage };
   if (parts[0] === "taskmanagers" && parts[1]) return { nav: "taskmanagers", render: () => taskmanagerPage(parts[1]), once: true };
   if (parts[0] === "taskmanagers") return { nav: "taskmanagers", render: taskmanagersPage };
+  if (parts[0] === "tables") return { nav: "tables", render: tablesPage };
   return { nav: "overview", render: overviewPage };
 }
 
