@@ -11,6 +11,7 @@ Names resolve as Flink's do: a temporary table or view shadows a permanent one (
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from typing import Any
@@ -107,6 +108,8 @@ class FlinkSqlPlanner:
                                                          **self.options})
             if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
+                inserts = [dataclasses.replace(i, query=self._inline_views(i.query))
+                           for i in inserts]
                 job = streaming.plan_inserts(self.spark, self.catalog.all_tables(), list(inserts),
                                              self.conform,
                                              {**(configuration or {}), **self.options},
@@ -243,20 +246,66 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
+        statement = Query(self._inline_views(statement.ast))
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
         tables = self.catalog.all_tables()
         for name in _table_names(statement.ast):
-            if name.lower() not in tables and name.lower() not in ctes:
-                raise FlinkSqlError(
-                    f"Object '{name}' not found: a streaming query reads tables of the catalog "
-                    "(CREATE TABLE ... WITH ('connector' = ...)), not views or temporary views, "
-                    "in sessioncluster")
+            if name.lower() not in tables and name.lower() not in ctes \
+                    and not self._spark_view_exists(name):
+                raise FlinkSqlError(f"Object '{name}' not found")
         job = streaming.plan_select(self.spark, tables, statement.ast, configuration,
                                     self.functions)
         frame = job.inserts[0].frame
         job.column_types = window_bound_types(statement.ast, flink_types(frame.schema))
         return StatementOutcome("SUCCESS_WITH_CONTENT", list(frame.columns), job.column_types,
                                 job=job)
+
+    def _inline_views(self, query: Any) -> Any:
+        """STREAMING: ``query`` with each view made by SQL (``CREATE [TEMPORARY] VIEW``) it
+        reads, directly or through other views, as a common table expression of its own name
+        (views read by others first), so that it reads the catalog tables beneath, as Flink's
+        planner expands a view."""
+        ctes: dict[str, exp.Expression] = {}
+        self._view_ctes(query, ctes, set())
+        if not ctes:
+            return query
+        query = query.copy()
+        with_ = query.args.get("with_")
+        own = list(with_.expressions) if with_ is not None else []
+        views = [exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
+                 for name, body in ctes.items()]
+        query.set("with_", exp.With(expressions=[*views, *own]))
+        return query
+
+    def _view_ctes(self, query: Any, ctes: dict[str, exp.Expression], reading: set[str]) -> None:
+        """Add the views ``query`` reads (and those they read) to ``ctes``, in dependency order."""
+        own = {c.lower() for c in _cte_names(query)}
+        for name in sorted(_table_names(query)):
+            key = name.lower()
+            if key in own or name in ctes:
+                continue
+            text = self.catalog.view_text(name)
+            if text is None:
+                continue
+            if key in reading:
+                raise FlinkSqlError(f"View '{DEFAULT_PATH}.{name}' reads itself")
+            view = parse_statements(text)[0]
+            assert isinstance(view, CreateView)
+            self._view_ctes(view.query, ctes, reading | {key})
+            body: Any = view.query.copy()
+            if view.columns:
+                body = exp.select(*[exp.alias_(exp.column(c), n) for c, n in
+                                    zip(self._view_columns(name), view.columns)]).from_(
+                    exp.Subquery(this=body, alias=exp.TableAlias(
+                        this=exp.to_identifier("__view"))))
+            ctes[name] = body
+
+    def _view_columns(self, name: str) -> list[str]:
+        """The columns of the view ``name`` as its query names them (its Spark view's)."""
+        key = name.lower()
+        spark_name = (self.catalog.temporary_views.get(key) if key in self.catalog.temporary_views
+                      else self.catalog.hidden_name("view", key))
+        return list(self.spark.table(spark_name).columns)
 
     def _inserts(self, inserts: list[Insert]) -> StatementOutcome:
         writes = []
@@ -341,6 +390,7 @@ class FlinkSqlPlanner:
         if temporary:
             frame.createOrReplaceTempView(statement.name)
             catalog.temporary_views[key] = statement.name
+            catalog.temporary_view_texts[key] = text
         else:
             frame.createOrReplaceTempView(catalog.hidden_name("view", key))
             catalog.views[key] = (statement.name, text)
@@ -362,6 +412,8 @@ class FlinkSqlPlanner:
                     f"Temporary {what.lower()} with identifier '{DEFAULT_PATH}.{statement.name}' "
                     f"exists. Drop it first before removing the permanent {what.lower()}.")
             temporary.pop(key, None)
+            if view:
+                catalog.temporary_view_texts.pop(key, None)
             self.spark.catalog.dropTempView(statement.name if view else
                                             catalog.hidden_name("temporary", key))
             return StatementOutcome.ok()
