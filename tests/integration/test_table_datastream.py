@@ -42,9 +42,10 @@ def test_from_data_stream_sql_then_to_data_stream(session, mode) -> None:
     env, t_env = environments(session, mode)
     table = t_env.from_data_stream(scores(env))
     assert table.get_schema().get_field_names() == ["name", "score"]
-    t_env.create_temporary_view("scores_view", table)
-    upper = t_env.sql_query("SELECT UPPER(name) AS name, score * 10 AS points "
-                            "FROM scores_view WHERE score > 5")
+    view = f"scores_{mode.name.lower()}"  # the session's shared catalog: one per test
+    t_env.create_temporary_view(view, table)
+    upper = t_env.sql_query(f"SELECT UPPER(name) AS name, score * 10 AS points "
+                            f"FROM {view} WHERE score > 5")
     records = t_env.to_data_stream(upper).map(lambda r: (r["name"], r[1] + 1)) \
         .execute_and_collect()
     assert sorted(records) == sorted((n.upper(), s * 10 + 1) for n, s in SCORES if s > 5)
@@ -53,9 +54,9 @@ def test_from_data_stream_sql_then_to_data_stream(session, mode) -> None:
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
 def test_to_changelog_stream_of_a_group_aggregate(session, mode) -> None:
     env, t_env = environments(session, mode)
-    t_env.create_temporary_view("scores_by_name", scores(env))
-    totals = t_env.sql_query("SELECT name, SUM(score) AS total FROM scores_by_name "
-                             "GROUP BY name")
+    view = f"scores_by_name_{mode.name.lower()}"
+    t_env.create_temporary_view(view, scores(env))
+    totals = t_env.sql_query(f"SELECT name, SUM(score) AS total FROM {view} GROUP BY name")
     changes = list(t_env.to_changelog_stream(totals).execute_and_collect())
     assert all(isinstance(r, Row) for r in changes)
     state: dict[str, int] = {}

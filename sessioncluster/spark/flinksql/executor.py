@@ -256,8 +256,10 @@ class FlinkSqlPlanner:
             if name.lower() not in tables and name.lower() not in ctes \
                     and not self._spark_view_exists(name):
                 raise FlinkSqlError(f"Object '{name}' not found")
-        job = streaming.plan_select(self.spark, tables, statement.ast, configuration,
-                                    self.functions)
+        # the calls of Python functions by their Spark names (a program's own catalog scope
+        # registers them under names of its own), as plan_inserts renames an INSERT's
+        job = streaming.plan_select(self.spark, tables, self.functions.rename_calls(statement.ast),
+                                    configuration, self.functions)
         frame = job.inserts[0].frame
         job.column_types = window_bound_types(statement.ast, flink_types(frame.schema))
         return StatementOutcome("SUCCESS_WITH_CONTENT", list(frame.columns), job.column_types,

@@ -174,15 +174,15 @@ class PandasAggregateRunner(_Runner):
 
 
 def _arguments(column: Any) -> list[Any]:
-    """A grouped-aggregate function's argument as Python values: a pandas Series, or a
-    DataFrame (a ROW argument, Spark's struct) as Rows of its field names."""
+    """A grouped-aggregate function's argument as Python values; a ROW argument (Spark's
+    struct: a DataFrame, or a Series of dicts) as Rows of its field names."""
     import pandas as pd
 
     if isinstance(column, pd.DataFrame):
         names = [str(c) for c in column.columns]
         return [Row(**dict(zip(names, values))) for values in
                 zip(*[_values(column[c]) for c in column.columns])]
-    return [from_spark(v) for v in _values(column)]
+    return [Row(**v) if isinstance(v, dict) else from_spark(v) for v in _values(column)]
 
 
 class TableAggregateRunner(_Runner):
