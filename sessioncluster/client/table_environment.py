@@ -11,9 +11,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from ..api.table import conversion
 from ..api.table import environment as table_env
+from ..api.table.descriptor import Schema
+from ..api.table.table import Table
 from ..common.configuration import Configuration
 from ..common.execution_mode import RuntimeExecutionMode
+from ..common.types import RowKind
 from .current import current_or_connect, own_catalogs
 from .session import Session
 
@@ -64,21 +68,80 @@ class StreamTableEnvironment(TableEnvironment):
         return env
 
     def from_data_stream(self, data_stream: Any, *fields_or_schema: Any) -> Any:
-        raise NotImplementedError("from_data_stream() (DataStream to Table, issue 27 item 1) is "
-                                  "not built yet")
+        """A Table of a bounded DataStream's records (PyFlink's ``from_data_stream``): the
+        stream runs as a job of its own and its records become a temporary view of the
+        session, read by the Table's queries in BATCH and STREAMING; columns as Flink derives
+        them (a named Row's names, ``f0``, ``f1``... else), or as ``fields_or_schema`` say."""
+        _check_bounded(data_stream, "from_data_stream()")
+        records = list(data_stream.execute_and_collect("from_data_stream"))
+        schema = fields_or_schema[0] if len(fields_or_schema) == 1 and isinstance(
+            fields_or_schema[0], Schema) else None
+        if not records and schema is not None:
+            names = [n for n, _ in schema.physical_columns()]
+        else:
+            names = conversion.stream_column_names(records)
+        table = self.from_elements(conversion.stream_rows(records, names), names)
+        select = conversion.projection(names, fields_or_schema,
+                                       self.runtime_mode() is RuntimeExecutionMode.STREAMING)
+        return table if select is None else self.sql_query(
+            f"SELECT {', '.join(select)} FROM ({table.query_sql})")
+
+    def create_temporary_view(self, view_path: str, table: Any, *fields: Any) -> None:
+        """Register a Table, or a DataStream (through :meth:`from_data_stream`), as the
+        temporary view ``view_path``."""
+        if not isinstance(table, Table):
+            table, fields = self.from_data_stream(table, *fields), ()
+        super().create_temporary_view(view_path, table, *fields)
 
     def to_data_stream(self, table: Any, *target: Any) -> Any:
-        raise NotImplementedError("to_data_stream() (Table to DataStream, issue 27 item 1) is "
-                                  "not built yet")
+        """An insert-only Table's rows as a DataStream of named Rows (PyFlink's
+        ``to_data_stream``): the Table runs as a job, its rows become a bounded collection
+        source of this environment. An updating Table fails as in Flink."""
+        rows, names = self._table_rows(table)
+        conversion.insert_only(rows)
+        return self._stream_environment().from_collection(
+            conversion.as_records(rows, names, changelog=False))
 
     def to_changelog_stream(self, table: Any, *target: Any) -> Any:
-        raise NotImplementedError("to_changelog_stream() (issue 27 item 1) is not built yet")
+        """A Table's changelog as a DataStream of Rows with their RowKind (``+I``, ``-U``,
+        ``+U``, ``-D``), as PyFlink's ``to_changelog_stream``."""
+        rows, names = self._table_rows(table)
+        return self._stream_environment().from_collection(
+            conversion.as_records(rows, names, changelog=True))
+
+    def _table_rows(self, table: Any) -> tuple[list[Any], list[str]]:
+        result = table.execute()
+        rows = list(result.collect())
+        return rows, result.get_table_schema().get_field_names()
+
+    def _stream_environment(self) -> Any:
+        if self.stream_execution_environment is None:
+            raise RuntimeError("to_data_stream() needs the StreamTableEnvironment of a "
+                               "StreamExecutionEnvironment: StreamTableEnvironment.create(env)")
+        return self.stream_execution_environment
 
     def to_append_stream(self, table: Any, type_info: Any) -> Any:
-        raise NotImplementedError("to_append_stream() (issue 27 item 1) is not built yet")
+        """Deprecated in PyFlink: :meth:`to_data_stream`."""
+        return self.to_data_stream(table)
 
     def to_retract_stream(self, table: Any, type_info: Any) -> Any:
-        raise NotImplementedError("to_retract_stream() (issue 27 item 1) is not built yet")
+        """Deprecated in PyFlink: ``(True, row)`` for an insertion or update after, ``(False,
+        row)`` for a retraction."""
+        changes = self.to_changelog_stream(table)
+        return changes.map(lambda r: (r.get_row_kind() in (RowKind.INSERT,
+                                                           RowKind.UPDATE_AFTER), r))
+
+
+def _check_bounded(data_stream: Any, what: str) -> None:
+    """Fail for a DataStream with an unbounded source (its records are read to their end)."""
+    graph = data_stream.env.stream_graph
+    nodes = [data_stream.node, *graph.upstream_of(data_stream.node)]
+    unbounded = sorted({n.name for n in nodes if n.config.get("unbounded")})
+    if unbounded:
+        raise NotImplementedError(
+            f"{what} of an unbounded DataStream (source {', '.join(unbounded)}) is not "
+            "supported by sessioncluster yet: the stream's records are read to their end into "
+            "a table, which needs bounded sources")
 
 
 def _own_catalog(env: table_env.TableEnvironment) -> None:

@@ -319,3 +319,92 @@ def test_statement_set_of_a_legacy_tumble_and_a_hop_window(session, sc_home: Pat
                                  f"+I[{day}T08:00:05, 1]"]
     session.job(result.job_id).cancel()
     wait_for(lambda: status(session, result.job_id) is JobStatus.CANCELED, 60)
+
+
+def python_sessions(events: list[tuple[int, str]], gap: int) -> set[tuple[int, int, str, int]]:
+    """Flink's session windows in plain Python: per word, a session spans its records' times
+    plus the gap; records closer than the gap share one. (start, end, word, count)."""
+    sessions: set[tuple[int, int, str, int]] = set()
+    for word in {w for _, w in events}:
+        times = sorted(t for t, w in events if w == word)
+        start = last = times[0]
+        n = 0
+        for t in times:
+            if t > last + gap:
+                sessions.add((start, last + gap, word, n))
+                start, n = t, 0
+            last, n = t, n + 1
+        sessions.add((start, last + gap, word, n))
+    return sessions
+
+
+def test_session_windows_of_sql_legacy_sql_and_the_table_api_over_a_view(
+        session, tmp_path: Path) -> None:
+    """One streaming job of three INSERTs, each a 5-s session window count per word: the
+    SESSION window TVF over a temporary VIEW of the stream, the legacy GROUP BY SESSION(...),
+    and the Table API's Session.with_gap. Each session is emitted once, after the watermark
+    passed its end; the sessions still open are not."""
+    from sessioncluster.client.table_environment import TableEnvironment
+    from sessioncluster.pyflink.table import EnvironmentSettings
+    from sessioncluster.pyflink.table.expressions import col, lit
+    from sessioncluster.pyflink.table.window import Session
+
+    source = tmp_path / "visits"
+    source.mkdir()
+    sinks = {name: tmp_path / name for name in ("by_tvf", "by_legacy", "by_table_api")}
+    for name in ("visits", *sinks):
+        sql(session, f"DROP TABLE IF EXISTS {name}")
+    sql(session, "DROP TEMPORARY VIEW IF EXISTS real_visits")
+    sql(session, f"""
+        CREATE TABLE visits (ts TIMESTAMP(3), word STRING,
+            WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+        WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv',
+              'source.monitor-interval' = '1s')""")
+    sql(session, "CREATE TEMPORARY VIEW real_visits AS SELECT ts, word FROM visits "
+                 "WHERE word <> 'bot'")
+    for name, path in sinks.items():
+        path.mkdir()
+        sql(session, f"""CREATE TABLE {name} (s TIMESTAMP(3), e TIMESTAMP(3), word STRING,
+            cnt BIGINT) WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'csv')""")
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
+    by_table_api = (t_env.from_path("real_visits")
+                    .window(Session.with_gap(lit(5).seconds).on(col("ts")).alias("w"))
+                    .group_by(col("w"), col("word"))
+                    .select(col("w").start, col("w").end, col("word"), col("word").count))
+    result = (t_env.create_statement_set()
+              .add_insert_sql("""INSERT INTO by_tvf SELECT window_start, window_end, word,
+                  COUNT(*) FROM TABLE(SESSION(TABLE real_visits PARTITION BY word,
+                  DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end, word""")
+              .add_insert_sql("""INSERT INTO by_legacy SELECT SESSION_START(ts, INTERVAL '5'
+                  SECOND), SESSION_END(ts, INTERVAL '5' SECOND), word, COUNT(*) FROM real_visits
+                  GROUP BY SESSION(ts, INTERVAL '5' SECOND), word""")
+              .add_insert("by_table_api", by_table_api)
+              .execute())
+    job_id = result.get_job_client().get_job_id()
+    assert status(session, job_id) is JobStatus.RUNNING
+
+    files = [[(1, "a"), (3, "a"), (2, "b"), (4, "bot"), (7, "a")],  # a: [1, 12); b: [2, 7)
+             [(20, "a"), (21, "b"), (22, "bot")],   # watermark 21: a [1, 12), b [2, 7) close
+             [(40, "b")]]                           # watermark 39: a [20, 25), b [21, 26) close
+    events: list[tuple[int, str]] = []
+    for k, batch in enumerate(files):
+        events += [(t, w) for t, w in batch if w != "bot"]
+        tmp = source / f".v{k}.csv"
+        tmp.write_text("".join(f"{T0 + dt.timedelta(seconds=t):%Y-%m-%d %H:%M:%S},{w}\n"
+                               for t, w in batch))
+        tmp.rename(source / f"v{k}.csv")
+        if k:
+            wait_for(lambda k=k: all(len(sink_rows(p)) >= 2 * k for p in sinks.values()))
+
+    def stamp(s: int) -> str:
+        return f"{T0 + dt.timedelta(seconds=s):%Y-%m-%d %H:%M:%S}"
+
+    closed = {x for x in python_sessions(events, 5) if x[1] <= 39}  # the watermark: 39 s
+    expected = sorted((stamp(s), stamp(e), w, n) for s, e, w, n in closed)
+    assert len(expected) == 4
+    time.sleep(3)  # later micro-batches emit nothing more
+    for name, path in sinks.items():
+        got = sorted((s, e, w, int(c)) for s, e, w, c in sink_rows(path))
+        assert got == expected, name  # each session once, the open one ([40, 45) of b) not
+    session.job(job_id).cancel()
+    wait_for(lambda: status(session, job_id) is JobStatus.CANCELED, 60)

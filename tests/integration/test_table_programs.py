@@ -31,14 +31,15 @@ TABLE_PROGRAMS = [
     "sql_join",
     "sql_top_n",
     "table_api_window",
+    "sql_session_window",
+    "table_datastream_mixed",
+    "table_streaming_word_count",
+    "table_pandas_udaf",
+    "table_udtaf_top2",
 ]
 
 #: programs with Flink's rows that do not run here yet, and why
-NOT_YET = {
-    # Flink 2.3 runs no session window in BATCH mode, and Flink SQL queries in STREAMING mode
-    # are refused here until issue 27 item 4 is built
-    "sql_session_window": "a query in STREAMING mode",
-}
+NOT_YET: dict[str, str] = {}
 
 Rows = collections.Counter[tuple[str, ...]]
 
@@ -61,8 +62,8 @@ def printed_tables(stdout: str) -> tuple[list[list[str]], Rows]:
             while i < len(lines) and lines[i].startswith("|"):
                 rows[tuple(_cells(lines[i]))] += 1
                 i += 1
-        elif re.match(r"[+-][IUD]\[", lines[i]):
-            rows[parse_record(lines[i])] += 1
+        elif re.match(r"[+-][IUD]\[", lines[i]) or lines[i].startswith("("):
+            rows[parse_record(lines[i])] += 1  # a DataStream's or a Python tuple's record
         i += 1
     return headers, rows
 

@@ -20,8 +20,10 @@ from sessioncluster.pyflink.table.udf import (
     AggregateFunction,
     FunctionContext,
     ScalarFunction,
+    TableAggregateFunction,
     udaf,
     udf,
+    udtaf,
     udtf,
 )
 
@@ -65,6 +67,28 @@ def pandas_product(a: pd.Series, b: pd.Series) -> pd.Series:
 
 mean = udaf(lambda v: v.mean(), result_type=DataTypes.DOUBLE(), func_type="pandas")
 weighted_sum = udaf(WeightedSum(), result_type="DOUBLE", accumulator_type="ARRAY<DOUBLE>")
+
+
+class TopTwo(TableAggregateFunction):
+    """PyFlink's Top 2 example: the two largest values of a group, with their rank."""
+
+    def create_accumulator(self) -> list[Any]:
+        return [None, None]
+
+    def accumulate(self, accumulator: list[Any], v: float) -> None:
+        if accumulator[0] is None or v > accumulator[0]:
+            accumulator[1], accumulator[0] = accumulator[0], v
+        elif accumulator[1] is None or v > accumulator[1]:
+            accumulator[1] = v
+
+    def emit_value(self, accumulator: list[Any]) -> Iterator[Row]:
+        for rank, v in enumerate(accumulator, 1):
+            if v is not None:
+                yield Row(v, rank)
+
+
+top_two = udtaf(TopTwo(), result_type=DataTypes.ROW([
+    DataTypes.FIELD("v", DataTypes.DOUBLE()), DataTypes.FIELD("rank", DataTypes.INT())]))
 
 
 @pytest.fixture
@@ -135,6 +159,23 @@ def test_aggregate_functions_with_group_by(t_env, table) -> None:
                   .select(col("k"), col("s")))
     assert {r[0]: r[1] for r in aggregated.execute().collect()} == pytest.approx(
         {k: e[0] for k, e in expected.items()})
+
+
+def test_flat_aggregate_with_a_table_aggregate_function(t_env, table) -> None:
+    """group_by(k).flat_aggregate(top2): each group's two largest values (PyFlink's Top 2),
+    and over the whole table; compared with plain Python."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for _, k, _, v in ROWS:
+        groups[k].append(v)
+    expected = sorted((k, v, rank) for k, vs in groups.items()
+                      for rank, v in enumerate(sorted(vs, reverse=True)[:2], 1))
+    got = (table.group_by(col("k")).flat_aggregate(top_two(col("v")))
+           .select(col("k"), col("v"), col("rank")).execute())
+    assert got.get_table_schema().get_field_names() == ["k", "v", "rank"]
+    assert sorted(tuple(r) for r in got.collect()) == expected
+    aliased = table.flat_aggregate(top_two(col("v")).alias("top", "r")).select(col("top"))
+    assert sorted(r[0] for r in aliased.execute().collect()) == \
+        sorted(v for *_, v in ROWS)[-2:]
 
 
 def test_map_with_a_row_result(t_env, table) -> None:

@@ -92,7 +92,7 @@ def test_errors_name_what_is_wrong(planner) -> None:
         planner.plan("INSERT INTO sink1 SELECT 1, 2")
     with pytest.raises(FlinkSqlError, match="one statement"):
         planner.plan("SELECT 1; SELECT 2")
-    with pytest.raises(FlinkSqlError, match="Object 'nope' not found: a streaming query"):
+    with pytest.raises(FlinkSqlError, match="Object 'nope' not found"):
         planner.plan("SELECT * FROM nope", "STREAMING")
     assert planner.plan("SHOW TABLES", "STREAMING").rows  # DDL and SHOW work in either mode
 
@@ -124,6 +124,27 @@ def test_a_streaming_select_plans_a_collect_job(planner, tmp_path: Path) -> None
     assert session.conf.get("spark.sql.shuffle.partitions") == "3"
     with pytest.raises(FlinkSqlError, match="parallelism.default must be a positive integer"):
         planner.plan("SELECT word FROM words", "STREAMING", {"parallelism.default": "0"})
+
+
+def test_a_streaming_statement_reads_views_as_their_queries(planner, tmp_path: Path) -> None:
+    """Views made by SQL (a view of a view, a view with its own column names) are read by a
+    streaming SELECT and INSERT as the queries beneath them: their tables stay streams."""
+    words = tmp_path / "words"
+    words.mkdir()
+    planner.plan(f"""CREATE TABLE words (word STRING) WITH ('connector' = 'filesystem',
+        'path' = '{words}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    planner.plan("CREATE TABLE shouted (w STRING) WITH ('connector' = 'blackhole')")
+    planner.plan("CREATE TEMPORARY VIEW long_words AS SELECT word FROM words "
+                 "WHERE CHAR_LENGTH(word) > 3")
+    planner.plan("CREATE VIEW loud (w) AS SELECT UPPER(word) FROM long_words")
+    select = planner.plan("SELECT w FROM loud", "STREAMING").job
+    assert select.inserts[0].frame.isStreaming and not select.bounded
+    assert select.inserts[0].sources == ["words"]
+    insert = planner.plan("INSERT INTO shouted SELECT w FROM loud", "STREAMING").job
+    assert insert.inserts[0].frame.isStreaming and insert.inserts[0].sources == ["words"]
+    planner.plan("DROP TEMPORARY VIEW long_words")
+    with pytest.raises(Exception, match="long_words"):
+        planner.plan("SELECT w FROM loud", "STREAMING")
 
 
 def test_set_reset_and_the_runtime_mode(planner) -> None:

@@ -99,11 +99,25 @@ def test_streaming_window_aggregation_groups_by_the_window_struct() -> None:
                                                            streaming=True)
 
 
-def test_streaming_session_windows_are_refused_by_name() -> None:
-    session = query("SELECT window_start, COUNT(*) FROM TABLE(SESSION(TABLE Bid, DESCRIPTOR(ts), "
-                    "INTERVAL '5' MINUTES)) GROUP BY window_start, window_end")
-    with pytest.raises(FlinkSqlError, match="SESSION windows"):
-        to_spark_sql(session, {"Bid": bids()}, streaming=True)
+def test_streaming_session_windows_group_by_sparks_session_window() -> None:
+    """A SESSION window's bounds exist only once its rows' sessions merged: GROUP BY the
+    session_window struct, window_start/_end/_time its fields."""
+    tvf = query("SELECT window_start, window_end, item, COUNT(*) AS n FROM TABLE(SESSION(TABLE "
+                "Bid PARTITION BY item, DESCRIPTOR(ts), INTERVAL '5' MINUTES)) "
+                "GROUP BY window_start, window_end, item")
+    streaming = to_spark_sql(tvf, {"Bid": bids()}, streaming=True)
+    assert "SESSION_WINDOW(`ts`, '300000 milliseconds') AS __window0" in streaming
+    assert streaming.startswith("SELECT __window0.start AS window_start, __window0.end AS "
+                                "window_end, item, COUNT(*) AS n")
+    assert streaming.endswith("GROUP BY item, __window0")
+    legacy = query("SELECT item, SESSION_START(ts, INTERVAL '1' MINUTE) AS s, "
+                   "SESSION_ROWTIME(ts, INTERVAL '1' MINUTE) AS t, COUNT(*) AS n FROM Bid "
+                   "GROUP BY SESSION(ts, INTERVAL '1' MINUTE), item")
+    streaming = to_spark_sql(legacy, {"Bid": bids()}, streaming=True)
+    assert "SESSION_WINDOW(`ts`, '60000 milliseconds') AS __w" in streaming
+    assert "__w.start AS s, __w.end - INTERVAL '0.001' SECOND AS t" in streaming
+    assert streaming.endswith("GROUP BY __w, item")
+    assert "SESSION_WINDOW" not in to_spark_sql(legacy, {"Bid": bids()})  # BATCH: unchanged
 
 
 def test_stop_job_goes_to_the_dispatcher_with_the_savepoint_directory() -> None:

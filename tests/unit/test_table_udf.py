@@ -152,7 +152,7 @@ def test_wrong_types_are_refused_with_a_clear_message() -> None:
         udf(lambda i: i, result_type="INT", func_type="arrow")
     with pytest.raises(TypeError, match="general udaf takes an AggregateFunction"):
         udaf(lambda v: v, result_type="INT")
-    with pytest.raises(NotImplementedError, match="udtaf"):
+    with pytest.raises(TypeError, match="udtaf takes a TableAggregateFunction"):
         udtaf(lambda v: v)
 
 

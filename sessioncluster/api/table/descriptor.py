@@ -36,11 +36,15 @@ class Schema:
             self._columns: list[str] = []
             self._watermark: str | None = None
             self._primary_key: str | None = None
+            self._physical: list[tuple[str, str]] = []
+            self._computed: list[str] = []
 
         def from_schema(self, unresolved_schema: "Schema") -> "Schema.Builder":
             self._columns += unresolved_schema.columns
             self._watermark = unresolved_schema.watermark or self._watermark
             self._primary_key = unresolved_schema.primary_key or self._primary_key
+            self._physical += unresolved_schema.physical_columns()
+            self._computed += unresolved_schema.computed_columns()
             return self
 
         def from_row_data_type(self, data_type: DataType) -> "Schema.Builder":
@@ -57,11 +61,13 @@ class Schema:
         def column(self, column_name: str, data_type: DataType | str) -> "Schema.Builder":
             """A physical column."""
             self._columns.append(f"{quote_identifier(column_name)} {data_type}")
+            self._physical.append((column_name, str(data_type)))
             return self
 
         def column_by_expression(self, column_name: str, expr: Any) -> "Schema.Builder":
             """A computed column (``ts AS TO_TIMESTAMP(...)``, ``pt AS PROCTIME()``)."""
             self._columns.append(f"{quote_identifier(column_name)} AS {_expression_sql(expr)}")
+            self._computed.append(f"{_expression_sql(expr)} AS {quote_identifier(column_name)}")
             return self
 
         def column_by_metadata(self, column_name: str, data_type: DataType | str,
@@ -91,14 +97,26 @@ class Schema:
             return self
 
         def build(self) -> "Schema":
-            return Schema(self._columns, self._watermark, self._primary_key)
+            return Schema(self._columns, self._watermark, self._primary_key, self._physical,
+                          self._computed)
 
     def __init__(self, columns: list[str], watermark: str | None = None,
-                 primary_key: str | None = None) -> None:
+                 primary_key: str | None = None, physical: list[tuple[str, str]] | None = None,
+                 computed: list[str] | None = None) -> None:
         #: each column's Flink SQL definition
         self.columns = list(columns)
         self.watermark = watermark
         self.primary_key = primary_key
+        self._physical = list(physical or [])
+        self._computed = list(computed or [])
+
+    def physical_columns(self) -> list[tuple[str, str]]:
+        """The physical columns declared: (name, Flink type text)."""
+        return list(self._physical)
+
+    def computed_columns(self) -> list[str]:
+        """The computed columns declared, as ``expression AS name`` select items."""
+        return list(self._computed)
 
     @staticmethod
     def new_builder() -> "Schema.Builder":

@@ -247,8 +247,8 @@ class TableEnvironment:
     def create_temporary_view(self, view_path: str, table: Any, *fields: Any) -> None:
         """Register ``table`` as the temporary view ``view_path``."""
         if not isinstance(table, Table):
-            raise NotImplementedError("create_temporary_view() of a DataStream needs "
-                                      "from_data_stream (issue 27, item 1), not built yet")
+            raise TypeError("create_temporary_view() of a DataStream needs a "
+                            "StreamTableEnvironment (StreamTableEnvironment.create(env))")
         if fields:
             table = table.alias(*[getattr(f, "name", f) for f in fields])
         self.execute_sql(f"CREATE TEMPORARY VIEW {quote_path(view_path)} AS {table.query_sql}")

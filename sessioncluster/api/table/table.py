@@ -368,8 +368,9 @@ class Table:
         return self._derive(f"SELECT * FROM ({self._query}) AS `_l` {kind} LATERAL "
                             f"TABLE({call}) AS `_t`({columns}) ON {on}", cols)
 
-    def flat_aggregate(self, func: Any) -> "Any":
-        raise NotImplementedError(f"flat_aggregate() {_UDF_ITEM}")
+    def flat_aggregate(self, func: Any) -> "FlatAggregateTable":
+        """A Python table aggregate function over all rows: ``flat_aggregate(f).select(...)``."""
+        return GroupedTable(self, []).flat_aggregate(func)
 
     # -- running -----------------------------------------------------------------------------------
     def execute(self) -> TableResult:
@@ -459,8 +460,40 @@ class GroupedTable:
         return AggregatedTable(Table(query, self.table._t_env,
                                      [k for k in keys if k is not None] + names))
 
-    def flat_aggregate(self, func: Any) -> Any:
-        raise NotImplementedError(f"flat_aggregate() {_UDF_ITEM}")
+    def flat_aggregate(self, func: Any) -> "FlatAggregateTable":
+        """A Python table aggregate function (``udtaf``) per group: the group keys and the
+        rows the function emits for the group, ``flat_aggregate(f).select(...)``. The
+        function runs once per group over the group's rows, as a Spark grouped-aggregate
+        pandas UDF whose value (the rows) is unnested; in STREAMING mode over bounded sources
+        only (such a job runs once, as in BATCH)."""
+        t_env = self.table._t_env
+        wrapper, call, names = self.table._function_call(func, "table_aggregate",
+                                                         "flat_aggregate")
+        keys = [k.name for k in self.keys]
+        if None in keys:
+            raise ValueError("group_by(...).flat_aggregate() groups by columns: col('a'), ...")
+        key_sql = ", ".join(quote_identifier(k) for k in keys if k is not None)
+        lead = f"{key_sql}, " if key_sql else ""
+        result = wrapper.result_data_types()[0]
+        fields = result.field_names() if isinstance(result, RowType) else [None]
+        items = ["`_u`.`_r`" + (f".{quote_identifier(f)}" if f is not None else "")
+                 + f" AS {quote_identifier(n)}" for f, n in zip(fields, names)]
+        group = f" GROUP BY {key_sql}" if key_sql else ""
+        query = (f"SELECT {lead}{', '.join(items)} FROM (SELECT {lead}{call} AS `_rows` FROM "
+                 f"({self.table.query_sql}){group}) AS `_g` CROSS JOIN UNNEST(`_rows`) AS "
+                 f"`_u`(`_r`)")
+        return FlatAggregateTable(Table(query, t_env, [k for k in keys if k is not None]
+                                        + names))
+
+
+class FlatAggregateTable:
+    """The result of ``flat_aggregate(f)``: the group keys and the function's columns."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def select(self, *fields: Any) -> Table:
+        return self.table.select(*fields)
 
 
 class AggregatedTable:
@@ -486,7 +519,8 @@ def _expanded(wrapper: Any, call: str, names: list[str], source: str, keys: str 
     return f"SELECT {lead}{call} AS {quote_identifier(names[0])} {source}"
 
 
-_MAKERS = {"scalar": "udf()", "table": "udtf()", "aggregate": "udaf()"}
+_MAKERS = {"scalar": "udf()", "table": "udtf()", "aggregate": "udaf()",
+           "table_aggregate": "udtaf()"}
 
 
 class GroupWindowedTable:

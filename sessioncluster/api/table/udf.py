@@ -26,6 +26,7 @@ __all__ = [
     "AggregateFunction", "FunctionContext", "ScalarFunction", "TableAggregateFunction",
     "TableFunction", "UserDefinedAggregateFunctionWrapper", "UserDefinedFunction",
     "UserDefinedFunctionWrapper", "UserDefinedScalarFunctionWrapper",
+    "UserDefinedTableAggregateFunctionWrapper",
     "UserDefinedTableFunctionWrapper", "udaf", "udf", "udtaf", "udtf",
 ]
 
@@ -106,7 +107,8 @@ class AggregateFunction(UserDefinedFunction):
 
 
 class TableAggregateFunction(UserDefinedFunction):
-    """A table aggregate function (``emit_value`` yields rows): not runnable here yet."""
+    """A table aggregate function: rows accumulated per group, then ``emit_value`` yields the
+    group's result rows (``flat_aggregate``; BATCH mode)."""
 
     @abc.abstractmethod
     def create_accumulator(self) -> Any:
@@ -119,6 +121,18 @@ class TableAggregateFunction(UserDefinedFunction):
     @abc.abstractmethod
     def emit_value(self, accumulator: Any) -> Iterable[Any]:
         """The rows of ``accumulator``."""
+
+    def retract(self, accumulator: Any, *args: Any) -> None:  # noqa: B027 - PyFlink's hook
+        """Remove one row's arguments (not called here: a group is aggregated whole)."""
+
+    def merge(self, accumulator: Any, accumulators: list[Any]) -> None:  # noqa: B027
+        """Merge other accumulators into ``accumulator`` (not called here)."""
+
+    def get_result_type(self) -> DataType | str | None:
+        return None
+
+    def get_accumulator_type(self) -> DataType | str | None:
+        return None
 
 
 class _DelegatingScalarFunction(ScalarFunction):
@@ -308,6 +322,29 @@ class UserDefinedAggregateFunctionWrapper(UserDefinedFunctionWrapper):
         return [self._result_type]
 
 
+class UserDefinedTableAggregateFunctionWrapper(UserDefinedFunctionWrapper):
+    """``udtaf(...)``'s result."""
+
+    kind = "table_aggregate"
+
+    def __init__(self, func: Any, input_types: Any, result_type: Any, accumulator_type: Any,
+                 deterministic: bool | None = None, name: str | None = None) -> None:
+        if not isinstance(func, TableAggregateFunction):
+            raise TypeError(f"udtaf takes a TableAggregateFunction object, not {func!r}")
+        super().__init__(func, input_types, GENERAL, deterministic, name)
+        self._result_type = as_data_type(result_type if result_type is not None
+                                         else func.get_result_type(), "result_type")
+        if self._result_type is None:
+            raise TypeError("Invalid result_type: result_type should be DataType but is None")
+        self._accumulator_type = as_data_type(accumulator_type if accumulator_type is not None
+                                              else func.get_accumulator_type(),
+                                              "accumulator_type")
+
+    def result_data_types(self) -> list[DataType]:
+        assert self._result_type is not None
+        return [self._result_type]
+
+
 #: wrappers called before they were registered, by their generated names
 _UNREGISTERED: dict[str, UserDefinedFunctionWrapper] = {}
 
@@ -353,6 +390,8 @@ def udaf(f: Any = None, input_types: Any = None, result_type: Any = None,
 def udtaf(f: Any = None, input_types: Any = None, result_type: Any = None,
           accumulator_type: Any = None, deterministic: bool | None = None,
           name: str | None = None, func_type: str = GENERAL) -> Any:
-    """A table aggregate function: not supported by sessioncluster yet."""
-    raise NotImplementedError("udtaf (table aggregate functions, flat_aggregate) is not "
-                              "supported by sessioncluster yet (issue 27, item 5)")
+    """A table aggregate function of a TableAggregateFunction (``flat_aggregate``)."""
+    if func_type != GENERAL:
+        raise ValueError(f"udtaf supports func_type='general' only, not {func_type!r}")
+    return _wrap(f, lambda g: UserDefinedTableAggregateFunctionWrapper(
+        g, input_types, result_type, accumulator_type, deterministic, name))

@@ -34,18 +34,8 @@ class Catalog:
     #: temporary view name -> its name as written (its Spark view has that name)
     temporary_views: dict[str, str] = field(default_factory=dict)
     #: temporary view name -> its CREATE VIEW statement's text (a view made by SQL; a client's
-    #: ``create_temporary_view`` has none)
+    #: DataFrame view has none): a streaming query reads the view's query in its place
     temporary_view_texts: dict[str, str] = field(default_factory=dict)
-
-    def view_text(self, name: str) -> str | None:
-        """The CREATE VIEW statement of the view ``name`` resolves to (a temporary one first),
-        None if it resolves to no view made by SQL."""
-        key = name.lower()
-        if key in self.temporary_tables:
-            return None
-        if key in self.temporary_views:
-            return self.temporary_view_texts.get(key)
-        return self.views[key][1] if key in self.views else None
 
     def hidden_name(self, kind: str, name: str) -> str:
         """The Spark view name of a permanent table or view, or of a temporary table."""
@@ -66,6 +56,17 @@ class Catalog:
         shadowed = set(self.temporary_views)
         return {**{k: t for k, t in self.tables.items() if k not in shadowed},
                 **self.temporary_tables}
+
+    def view_text(self, name: str) -> str | None:
+        """The CREATE VIEW text of the view ``name`` resolves to (a temporary one first); None
+        if it is a table, a client's DataFrame view, or nothing."""
+        key = name.lower()
+        if key in self.temporary_tables:
+            return None
+        if key in self.temporary_views:
+            return self.temporary_view_texts.get(key)
+        view = self.views.get(key)
+        return view[1] if view is not None else None
 
     def names(self) -> set[str]:
         """The names (as written) of every table and view of the catalog."""

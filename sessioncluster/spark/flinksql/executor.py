@@ -11,6 +11,7 @@ Names resolve as Flink's do: a temporary table or view shadows a permanent one (
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from typing import Any
@@ -107,6 +108,10 @@ class FlinkSqlPlanner:
                                                          **self.options})
             if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
+                inserts = [dataclasses.replace(i, query=self._inline_views(i.query))
+                           for i in inserts]
+                for insert in inserts:
+                    self._check_streaming_functions(insert.query)
                 job = streaming.plan_inserts(self.spark, self.catalog.all_tables(), list(inserts),
                                              self.conform,
                                              {**(configuration or {}), **self.options},
@@ -243,47 +248,82 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
-        query = self._with_views(statement.ast)
-        ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+        statement = Query(self._inline_views(statement.ast))
+        self._check_streaming_functions(statement.ast)
+        ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
         tables = self.catalog.all_tables()
-        for name in _table_names(query):
-            if name.lower() not in tables and name.lower() not in ctes:
-                raise FlinkSqlError(
-                    f"Object '{name}' not found: a streaming query reads tables and views of the "
-                    "catalog (CREATE TABLE ... WITH ('connector' = ...), CREATE VIEW), not the "
-                    "temporary views of DataStreams or DataFrames, in sessioncluster")
-        job = streaming.plan_select(self.spark, tables, query, configuration, self.functions)
+        for name in _table_names(statement.ast):
+            if name.lower() not in tables and name.lower() not in ctes \
+                    and not self._spark_view_exists(name):
+                raise FlinkSqlError(f"Object '{name}' not found")
+        # the calls of Python functions by their Spark names (a program's own catalog scope
+        # registers them under names of its own), as plan_inserts renames an INSERT's
+        job = streaming.plan_select(self.spark, tables, self.functions.rename_calls(statement.ast),
+                                    configuration, self.functions)
         frame = job.inserts[0].frame
-        job.column_types = window_bound_types(query, flink_types(frame.schema))
+        job.column_types = window_bound_types(statement.ast, flink_types(frame.schema))
         return StatementOutcome("SUCCESS_WITH_CONTENT", list(frame.columns), job.column_types,
                                 job=job)
 
-    def _with_views(self, query: Any) -> Any:
-        """A copy of ``query`` with each SQL view it reads (views of views too) as a common
-        table expression before its own, so that a streaming plan reads the views' tables as
-        streams (a view's Spark view is a batch plan)."""
-        views: dict[str, Any] = {}  # name as read -> its query, each after the views it reads
+    def _check_streaming_functions(self, query: Any) -> None:
+        """A table aggregate function runs over a group's rows at once: over bounded sources
+        only (such a streaming job runs once, as a BATCH one)."""
+        functions = self.functions.table_aggregates_called(query)
+        tables = self.catalog.all_tables()
+        unbounded = sorted(tables[n.lower()].name for n in _table_names(query)
+                           if n.lower() in tables and not connectors.is_bounded(tables[n.lower()]))
+        if functions and unbounded:
+            raise FlinkSqlError(
+                f"The table aggregate function {functions[0]} (flat_aggregate) over the "
+                f"unbounded table {unbounded[0]} is not supported by sessioncluster in "
+                "STREAMING mode yet; it runs over bounded tables (and in BATCH mode)")
 
-        def visit(q: Any) -> None:
-            for name in sorted(_table_names(q) - _cte_names(q)):
-                text = self.catalog.view_text(name)
-                if text is None or name.lower() in {n.lower() for n in views}:
-                    continue
-                statement = parse_statements(text)[0]
-                assert isinstance(statement, CreateView)
-                visit(statement.query)
-                views[name] = statement.query
-        visit(query)
-        if not views:
+    def _inline_views(self, query: Any) -> Any:
+        """STREAMING: ``query`` with each view made by SQL (``CREATE [TEMPORARY] VIEW``) it
+        reads, directly or through other views, as a common table expression of its own name
+        (views read by others first), so that it reads the catalog tables beneath, as Flink's
+        planner expands a view."""
+        ctes: dict[str, exp.Expression] = {}
+        self._view_ctes(query, ctes, set())
+        if not ctes:
             return query
         query = query.copy()
-        key = "with_" if "with_" in query.arg_types else "with"
-        existing = query.args.get(key)
-        ctes = [exp.CTE(this=ast.copy(), alias=exp.TableAlias(this=exp.to_identifier(name)))
-                for name, ast in views.items()]
-        query.set(key, exp.With(expressions=ctes + (list(existing.expressions) if existing
-                                                    else [])))
+        with_ = query.args.get("with_")
+        own = list(with_.expressions) if with_ is not None else []
+        views = [exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
+                 for name, body in ctes.items()]
+        query.set("with_", exp.With(expressions=[*views, *own]))
         return query
+
+    def _view_ctes(self, query: Any, ctes: dict[str, exp.Expression], reading: set[str]) -> None:
+        """Add the views ``query`` reads (and those they read) to ``ctes``, in dependency order."""
+        own = {c.lower() for c in _cte_names(query)}
+        for name in sorted(_table_names(query)):
+            key = name.lower()
+            if key in own or name in ctes:
+                continue
+            text = self.catalog.view_text(name)
+            if text is None:
+                continue
+            if key in reading:
+                raise FlinkSqlError(f"View '{DEFAULT_PATH}.{name}' reads itself")
+            view = parse_statements(text)[0]
+            assert isinstance(view, CreateView)
+            self._view_ctes(view.query, ctes, reading | {key})
+            body: Any = view.query.copy()
+            if view.columns:
+                body = exp.select(*[exp.alias_(exp.column(c), n) for c, n in
+                                    zip(self._view_columns(name), view.columns)]).from_(
+                    exp.Subquery(this=body, alias=exp.TableAlias(
+                        this=exp.to_identifier("__view"))))
+            ctes[name] = body
+
+    def _view_columns(self, name: str) -> list[str]:
+        """The columns of the view ``name`` as its query names them (its Spark view's)."""
+        key = name.lower()
+        spark_name = (self.catalog.temporary_views.get(key) if key in self.catalog.temporary_views
+                      else self.catalog.hidden_name("view", key))
+        return list(self.spark.table(spark_name).columns)
 
     def _inserts(self, inserts: list[Insert]) -> StatementOutcome:
         writes = []

@@ -11,7 +11,9 @@ is registered on Spark as Spark runs Python:
   ``LATERAL TABLE(f(x))`` (rewritten by the planner to Spark's ``LATERAL f(x)``);
 - a general aggregate function: a grouped-aggregate ``pandas_udf`` running the function's
   ``create_accumulator``/``accumulate``/``get_value`` over each group's rows;
-- a ``func_type='pandas'`` aggregate function: a grouped-aggregate ``pandas_udf``.
+- a ``func_type='pandas'`` aggregate function: a grouped-aggregate ``pandas_udf``;
+- a table aggregate function (``udtaf``): a grouped-aggregate ``pandas_udf`` whose value is the
+  array of the rows ``emit_value`` yields (``flat_aggregate`` unnests it).
 
 A name Spark has a built-in function of is registered under ``__flink_udf_<name>``, and calls
 of it are renamed in the query (Flink lets a temporary system function shadow a built-in one).
@@ -39,6 +41,7 @@ from .udf_runners import (
     PandasAggregateRunner,
     PandasScalarRunner,
     ScalarRunner,
+    TableAggregateRunner,
     TableRunner,
     table_function_class,
 )
@@ -150,6 +153,12 @@ class FunctionCatalog:
     def names(self) -> list[str]:
         return sorted(f.name for f in self.functions.values())
 
+    def table_aggregates_called(self, query: exp.Expr) -> list[str]:
+        """The table aggregate functions (``udtaf``) ``query`` calls, by name."""
+        called = {node.name.lower() for node in query.find_all(exp.Anonymous)}
+        return sorted(f.name for k, f in self.functions.items()
+                      if k in called and f.wrapper.kind == "table_aggregate")
+
     def rename_calls(self, query: exp.Expr) -> exp.Expr:
         """``query`` with calls of functions registered under another name renamed."""
         renamed = {k: f.spark_name for k, f in self.functions.items() if f.spark_name != f.name}
@@ -181,7 +190,8 @@ def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
         runner = TableRunner(function, token, wrapper.name, parameters, len(names))
         spark.udtf.register(spark_name, udtf(table_function_class(runner), returnType=schema))
         return
-    ddl = spark_type(str(types[0]))
+    ddl = spark_type(f"ARRAY<{types[0]}>" if wrapper.kind == "table_aggregate"
+                     else str(types[0]))
     with warnings.catch_warnings():  # PandasUDFType's deprecation: our runners have no hints
         warnings.simplefilter("ignore", UserWarning)
         spark_function = _spark_function(wrapper, ddl, token, parameters)
@@ -195,7 +205,11 @@ def _spark_function(wrapper: UserDefinedFunctionWrapper, ddl: str, token: str,
     from pyspark.sql.functions import PandasUDFType, pandas_udf, udf
 
     function = wrapper.function
-    if wrapper.kind == "aggregate":
+    if wrapper.kind == "table_aggregate":  # its rows as one array per group
+        spark_function = pandas_udf(TableAggregateRunner(function, token, wrapper.name,
+                                                         parameters), ddl,
+                                    PandasUDFType.GROUPED_AGG)
+    elif wrapper.kind == "aggregate":
         make = PandasAggregateRunner if wrapper.func_type == PANDAS else AggregateRunner
         spark_function = pandas_udf(make(function, token, wrapper.name, parameters), ddl,
                                     PandasUDFType.GROUPED_AGG)

@@ -32,9 +32,6 @@ _GROUP_WINDOWS = ("TUMBLE", "HOP", "SESSION")
 _WINDOW_AUX = {"START", "END", "ROWTIME", "PROCTIME"}
 _MS = "INTERVAL '0.001' SECOND"
 _BIGINT_RANKINGS = (exp.RowNumber, exp.Rank, exp.DenseRank)
-_STREAMING_SESSION = ("SESSION windows are not supported by sessioncluster in STREAMING mode yet "
-                      "(Flink docs: Queries / Windowing TVF / SESSION); TUMBLE, HOP and "
-                      "CUMULATE are")
 
 
 def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
@@ -50,12 +47,14 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     for select in list(tree.find_all(exp.Select)):
         _rewrite_group_window(select, names, streaming)
     windows: dict[str, int] = {}
+    sessions: set[int] = set()
     for table in list(tree.find_all(exp.Table)):
         call = table.this
         if isinstance(call, exp.Anonymous) and call.name.upper() == "TABLE":
-            table.replace(_window_tvf(call, table.alias, tables, names, windows, streaming))
+            table.replace(_window_tvf(call, table.alias, tables, names, windows, streaming,
+                                      sessions))
     for select in list(tree.find_all(exp.Select)) if streaming else []:
-        _group_by_window_struct(select, windows)
+        _group_by_window_struct(select, windows, sessions)
     for window in list(tree.find_all(exp.Window)):
         if isinstance(window.this, _BIGINT_RANKINGS):  # Flink's are BIGINT, Spark's INT
             window.replace(exp.Cast(this=window.copy(), to=exp.DataType.build("BIGINT")))
@@ -63,16 +62,49 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     return tree.sql(dialect="spark")
 
 
-def _group_by_window_struct(select: exp.Select, windows: dict[str, int]) -> None:
+def _group_by_window_struct(select: exp.Select, windows: dict[str, int],
+                            sessions: set[int]) -> None:
     """STREAMING: a GROUP BY window_start/window_end over a window TVF also groups by the
-    TVF's hidden window struct (which carries the watermark)."""
+    TVF's hidden window struct (which carries the watermark). A SESSION TVF's rows have no
+    bounds before the aggregation merges their sessions: the struct replaces them in GROUP BY
+    and its fields are ``window_start``/``window_end``/``window_time`` everywhere else."""
     group, from_ = select.args.get("group"), select.args.get("from_")
     if group is None or from_ is None or not isinstance(from_.this, exp.Subquery):
         return
     n = windows.get(from_.this.alias)
     keys = {c.name.lower() for g in group.expressions for c in g.find_all(exp.Column)}
-    if n is not None and keys & {"window_start", "window_end"}:
+    if n is None or not keys & {"window_start", "window_end"}:
+        return
+    if n not in sessions:
         group.append("expressions", exp.column(f"__window{n}"))
+        return
+    others = [g for g in group.expressions if not (isinstance(g, exp.Column) and g.name.lower()
+                                                   in _WINDOW_COLUMNS)]
+    group.set("expressions", [*others, exp.column(f"__window{n}")])
+    for part in ("expressions", "having", "order", "qualify"):
+        value = select.args.get(part)
+        for item in (value if isinstance(value, list) else [value] if value else []):
+            for column in list(item.find_all(exp.Column)):
+                if column.name.lower() in _WINDOW_COLUMNS and column.find_ancestor(
+                        exp.Select) is select:
+                    bound: exp.Expr = _session_bound(n, column.name.lower())
+                    if column.parent is select:  # a bare projection keeps its name
+                        bound = exp.alias_(bound, column.name)
+                    column.replace(bound)
+
+
+_WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
+
+
+def _session_bound(n: int, which: str) -> exp.Expression:
+    """``window_start``/``window_end``/``window_time`` of a merged session (the struct
+    ``__window<n>`` of Spark's ``session_window``)."""
+    field = "start" if which == "window_start" else "end"
+    bound = exp.Dot(this=exp.column(f"__window{n}"), expression=exp.to_identifier(field))
+    if which == "window_time":
+        return exp.Sub(this=bound, expression=exp.Interval(this=exp.Literal.string("0.001"),
+                                                           unit=exp.Var(this="SECOND")))
+    return bound
 
 
 def interval_ms(node: exp.Expression) -> int:
@@ -122,7 +154,7 @@ def _window_args(call: exp.Anonymous) -> tuple[str, dict[str, exp.Expression]]:
 
 def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTable],
                 names: count, windows: dict[str, int] | None = None,
-                streaming: bool = False) -> exp.Expression:
+                streaming: bool = False, sessions: set[int] | None = None) -> exp.Expression:
     name, args = _window_args(call)
     data, timecol = args["DATA"], args["TIMECOL"]
     if not isinstance(data, TableArgument) or not isinstance(timecol, Descriptor):
@@ -135,8 +167,16 @@ def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTab
     ts = f"`{timecol.expressions[0].name}`"
     n = next(names)
     keys = [f"`{k.name}`" for k in data.args.get("partition_by") or []]
+    if windows is not None:
+        windows[alias or f"__tvf{n}"] = n
     if name == "SESSION" and streaming:
-        raise FlinkSqlError(_STREAMING_SESSION)
+        # Spark's session_window merges the rows' sessions in the aggregation (per grouping
+        # key) and emits each once the watermark passes its end, as Flink's session windows
+        if sessions is not None:
+            sessions.add(n)
+        return _subquery(f"SELECT {columns}, session_window({ts}, "
+                         f"{_duration(interval_ms(args['GAP']))}) AS __window{n} "
+                         f"FROM {source}", alias or f"__tvf{n}")
     if name == "SESSION":
         inner = _session_sql(source, ts, interval_ms(args["GAP"]), keys, n)
     else:
@@ -144,8 +184,6 @@ def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTab
     hidden = f", __w AS __window{n}" if streaming else ""
     sql = (f"SELECT {columns}, __s{n} AS window_start, __e{n} AS window_end, "
            f"__e{n} - {_MS} AS window_time{hidden} FROM ({inner}) AS __w{n}")
-    if windows is not None:
-        windows[alias or f"__tvf{n}"] = n
     return _subquery(sql, alias or f"__tvf{n}")
 
 
@@ -204,8 +242,6 @@ def _rewrite_group_window(select: exp.Select, names: count, streaming: bool = Fa
     if window is None:
         return
     name = window.name.upper()
-    if name == "SESSION" and streaming:
-        raise FlinkSqlError(_STREAMING_SESSION)
     args = window.expressions
     if not args or not isinstance(args[0], exp.Column):
         raise FlinkSqlError(f"{name}'s first argument must be a time attribute column")
@@ -220,7 +256,11 @@ def _rewrite_group_window(select: exp.Select, names: count, streaming: bool = Fa
     where = select.args.get("where")
     if where is not None:
         source = source.where(where.this.copy())
-    if name == "SESSION":
+    session_struct = name == "SESSION" and streaming
+    if session_struct:  # Spark's session_window: merged per key in the aggregation
+        inner = (f"SELECT *, session_window({ts}, {_duration(interval_ms(_arg(args, 1, name)))})"
+                 f" AS __w FROM ({source.sql(dialect='spark')})")
+    elif name == "SESSION":
         keys = [f"`{k.name}`" for k in others if isinstance(k, exp.Column)]
         if len(keys) != len(others):
             raise FlinkSqlError("SESSION group windows take column keys only")
@@ -241,9 +281,17 @@ def _rewrite_group_window(select: exp.Select, names: count, streaming: bool = Fa
     select.set("where", None)
     window_ends = [exp.column(f"__s{n}"), exp.column(f"__e{n}")]
     if streaming:  # the window struct carries the watermark (see to_spark_sql)
-        window_ends.append(exp.column("__w"))
+        window_ends = [exp.column("__w")] if session_struct else [*window_ends,
+                                                                   exp.column("__w")]
     select.set("group", exp.Group(expressions=[*window_ends, *others]))
-    select.transform(lambda node: _window_aux(node, name, n), copy=False)
+    start: exp.Expression
+    end: exp.Expression
+    if session_struct:
+        start, end = (exp.Dot(this=exp.column("__w"), expression=exp.to_identifier(f))
+                      for f in ("start", "end"))
+    else:
+        start, end = exp.column(f"__s{n}"), exp.column(f"__e{n}")
+    select.transform(lambda node: _window_aux(node, name, start, end), copy=False)
 
 
 def _subquery(sql: str, alias: str) -> exp.Expression:
@@ -267,15 +315,16 @@ def _legacy_args(name: str, args: list[exp.Expression]) -> dict[str, exp.Express
     return {"SLIDE": _arg(args, 1, name), "SIZE": _arg(args, 2, name)}
 
 
-def _window_aux(node: exp.Expression, name: str, n: int) -> exp.Expression:
+def _window_aux(node: exp.Expression, name: str, start: exp.Expression,
+                end: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Anonymous) and node.name.upper().startswith(name + "_"):
         which = node.name.upper()[len(name) + 1:]
         if which == "START":
-            return exp.column(f"__s{n}")
+            return start.copy()
         if which == "END":
-            return exp.column(f"__e{n}")
+            return end.copy()
         if which in _WINDOW_AUX:
-            return exp.Sub(this=exp.column(f"__e{n}"), expression=exp.Interval(
+            return exp.Sub(this=end.copy(), expression=exp.Interval(
                 this=exp.Literal.string("0.001"), unit=exp.Var(this="SECOND")))
     return node
 

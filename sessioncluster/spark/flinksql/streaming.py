@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -44,7 +45,7 @@ from . import connectors
 from .connectors.printing import format_row, print_prefix
 from .dialect import Flink
 from .functions import FunctionCatalog
-from .model import CatalogTable, FlinkSqlError
+from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
 from .planner import interval_ms, to_spark_sql
 from .statements import Insert, StopJob
@@ -119,6 +120,7 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
                                 f"consuming update changes which is produced by node {node}")
         schemas = {n: used[n.lower()] for n in names}
         query = functions.rename_calls(insert.query) if functions is not None else insert.query
+        add_cte_schemas(session, query, schemas, not bounded)
         frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
         frame = frame.select(*[c for c in frame.columns if not c.startswith("__window")])
         frame = conform(frame, sink, insert)
@@ -140,6 +142,7 @@ def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
     Flink types are the caller's to fill in (``column_types``)."""
     session, read, bounded = _streaming_session(spark, tables, [query], configuration, functions)
     schemas = {n: tables[n.lower()] for n in read[0]}
+    add_cte_schemas(session, query, schemas, not bounded)
     frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
     frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
     updating = updating_node(query) is not None and not bounded
@@ -148,6 +151,23 @@ def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
                              key_positions(query) if updating else [], sorted(read[0]))
     return StreamingStatementJob("collect", _not_a_batch_job, [], [insert], bounded,
                                  dict(configuration))
+
+
+def add_cte_schemas(session: Any, query: Any, schemas: dict[str, CatalogTable],
+                    streaming: bool) -> None:
+    """Add the columns of each of the query's common table expressions to ``schemas`` (a
+    window TVF over a CTE lists them: the Table API's group windows read ``_window_input``),
+    analysed by the statement's session in order (nothing runs)."""
+    for with_ in query.find_all(exp.With):
+        ctes = list(with_.expressions)
+        for i, cte in enumerate(ctes):
+            probe = exp.select("*").from_(exp.to_identifier(cte.alias))
+            for earlier in ctes[: i + 1]:
+                probe = probe.with_(exp.to_identifier(earlier.alias), as_=earlier.this.copy())
+            fields = session.sql(to_spark_sql(probe, schemas, streaming=streaming)).schema.fields
+            # a TVF needs the names only (Spark's type text stands in for Flink's)
+            schemas[cte.alias] = CatalogTable(cte.alias, [Column(f.name, f.dataType.simpleString())
+                                                          for f in fields])
 
 
 def is_updating(job: StreamingStatementJob) -> bool:
@@ -180,7 +200,23 @@ def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: lis
     bounded = all(connectors.is_bounded(t) for t in used.values())
     for table in used.values():
         source_frame(session, table, streaming=not bounded).createOrReplaceTempView(table.name)
+    for query in queries:
+        share_client_views(spark, session, _table_names(query) - set(tables))
     return session, read, bounded
+
+
+def share_client_views(spark: Any, session: Any, names: set[str]) -> None:
+    """Make the session's temporary views of local data among ``names`` (a client's pandas
+    DataFrame, ``from_elements``, ``from_data_stream``: bounded, read as a static table, as
+    Flink reads a bounded source in a streaming job) views of the statement's own session too
+    (a new SparkSession has no temporary views of its parent's)."""
+    for name in sorted(names):
+        if "." in name or not spark.catalog.tableExists(name) \
+                or session.catalog.tableExists(name):
+            continue
+        shared = f"__shared_{uuid.uuid4().hex}"
+        spark.table(name).createOrReplaceGlobalTempView(shared)
+        session.table(f"global_temp.{shared}").createOrReplaceTempView(name)
 
 
 def stop_job(statement: StopJob, options: dict[str, str]) -> StatementOutcome:

@@ -14,7 +14,12 @@ import datetime
 import decimal
 from typing import Any, Iterator
 
-from ...api.table.udf import AggregateFunction, FunctionContext, UserDefinedFunction
+from ...api.table.udf import (
+    AggregateFunction,
+    FunctionContext,
+    TableAggregateFunction,
+    UserDefinedFunction,
+)
 from ...common.types import Row, rows_as_tuples
 
 #: the opened function of each registration, per Python worker (token -> function)
@@ -166,3 +171,30 @@ class PandasAggregateRunner(_Runner):
 
     def __call__(self, *series: Any) -> Any:
         return self.opened().eval(*series)
+
+
+def _arguments(column: Any) -> list[Any]:
+    """A grouped-aggregate function's argument as Python values; a ROW argument (Spark's
+    struct: a DataFrame, or a Series of dicts) as Rows of its field names."""
+    import pandas as pd
+
+    if isinstance(column, pd.DataFrame):
+        names = [str(c) for c in column.columns]
+        return [Row(**dict(zip(names, values))) for values in
+                zip(*[_values(column[c]) for c in column.columns])]
+    return [Row(**v) if isinstance(v, dict) else from_spark(v) for v in _values(column)]
+
+
+class TableAggregateRunner(_Runner):
+    """A table aggregate function as a grouped-aggregate pandas function: each group's rows
+    accumulated into a new accumulator, then the rows of ``emit_value`` as one array (which
+    the query unnests)."""
+
+    def __call__(self, *columns: Any) -> Any:
+        function = self.opened()
+        assert isinstance(function, TableAggregateFunction)
+        accumulator = function.create_accumulator()
+        for row in zip(*[_arguments(c) for c in columns]):
+            function.accumulate(accumulator, *row)
+        return [to_spark(tuple(r) if isinstance(r, Row) else r)
+                for r in function.emit_value(accumulator) or []]
