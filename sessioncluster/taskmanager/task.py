@@ -21,6 +21,7 @@ Each stage is one method of :class:`Task`, in that order.
 from __future__ import annotations
 
 import enum
+import gc
 import hashlib
 import itertools
 import operator
@@ -94,6 +95,7 @@ class SlotWorker:
         #: every job of the session)
         self.loaded: Lru[str, Any] = Lru(LOADED_USER_CODE)
         self.pid = os.getpid()
+        self.modules = len(sys.modules)
 
     @classmethod
     def current(cls) -> "SlotWorker":
@@ -104,6 +106,15 @@ class SlotWorker:
 
     def report(self, event: TaskEvent) -> None:
         self.signer.send(self.sock, event)
+
+    def freeze_new_modules(self) -> None:
+        """After a task that imported modules (pyarrow, pandas, the user's), freeze them out of
+        the cycle collector, as the daemon froze what it imported before the fork: pyspark
+        collects after every task, and would walk them each time."""
+        if len(sys.modules) > self.modules:
+            gc.collect()
+            gc.freeze()
+            self.modules = len(sys.modules)
 
     def fetch(self, key: str, timeout: float = 60.0, scope: str = "") -> bytes | None:
         """A blob's bytes from the TaskManager's library cache; ``None`` when this process has
@@ -401,6 +412,7 @@ class Task:
         if self.environment is not None:
             self.environment.__exit__(None, None, None)
             self.environment = None
+        self.worker.freeze_new_modules()
 
     # -- input ----------------------------------------------------------------------------
     def read_input(self) -> Iterator[Any]:
