@@ -26,7 +26,7 @@ import pytest
 from sessioncluster.cluster.appstatus import read_status
 from sessioncluster.protocol.messages import ApplicationState
 
-from ..helpers import full_only, wait_gone, wait_until
+from ..helpers import FULL, full_only, wait_gone, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -134,6 +134,8 @@ def test_per_job_cluster_runs_the_program_and_is_gone_after(program: Path, sc_ho
     assert not (sc_home / "sessions" / "pj-wc").exists()  # nothing of it stays on disk either
 
 
+@pytest.mark.skipif(not FULL, reason="full run only: a failing main is the application test's; "
+                    "a per-job cluster's teardown is the other per-job tests'")
 def test_per_job_cluster_of_a_failing_program_is_gone_too(program: Path, sc_home: Path) -> None:
     done = sessioncluster("run", "-t", "per-job", "--taskmanagers", "1", str(program),
                           str(program.parent / "input.txt"), "fail")
