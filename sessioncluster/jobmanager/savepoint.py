@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..common.checkpoints import is_retained_checkpoint, latest_committed_batch
 from ..graph.jobgraph import JobGraph
 from ..spark.streaming import StreamQuery
 
@@ -64,7 +65,7 @@ def write(directory: Path, job_id: str, graph: JobGraph, queries: list[StreamQue
             shutil.copytree(source, staging / "queries" / query.key)
         saved[query.key] = {"sink": query.name, "stateful_uids": query.stateful_uids,
                             "stateful_operators": query.stateful_names,
-                            "batches": _latest_batch(source)}
+                            "batches": latest_committed_batch(source)}
     operators = [{"uid": op.uid, "name": op.name, "vertex": v.name}
                  for v in graph.vertices for op in v.operators if op.uid]
     manifest = {"format": FORMAT, "job_id": job_id, "job_name": graph.job_name,
@@ -74,11 +75,6 @@ def write(directory: Path, job_id: str, graph: JobGraph, queries: list[StreamQue
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
     staging.rename(target)  # the savepoint appears whole, or not at all
     return target
-
-
-def _latest_batch(checkpoint: Path) -> int | None:
-    commits = [int(p.name) for p in (checkpoint / "commits").glob("*") if p.name.isdigit()]
-    return max(commits) if commits else None
 
 
 def read_manifest(path: Path) -> dict:
@@ -143,12 +139,6 @@ def restore(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,
                              _size(path))
 
 
-def is_retained_checkpoint(path: Path) -> bool:
-    """True for a job's checkpoint directory that kept a checkpoint (a query's committed
-    micro-batch): Flink restores a retained checkpoint as it restores a savepoint."""
-    return path.is_dir() and any(_latest_batch(q) is not None for q in path.iterdir() if q.is_dir())
-
-
 def _restore_checkpoint(path: Path, queries: list[StreamQuery], checkpoint_dir: Path
                         ) -> RestoredSavepoint:
     """A retained checkpoint into the new job's checkpoint location: each query's by its key
@@ -161,6 +151,6 @@ def _restore_checkpoint(path: Path, queries: list[StreamQuery], checkpoint_dir: 
         target = checkpoint_dir / key
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(path / key, target)
-    batches = [b for key in restored if (b := _latest_batch(path / key)) is not None]
+    batches = [b for key in restored if (b := latest_committed_batch(path / key)) is not None]
     return RestoredSavepoint(max(batches, default=0), int(path.stat().st_mtime * 1000),
                              _size(path))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from IPython.core.error import UsageError
 
+from ..common.checkpoints import is_retained_checkpoint
 from .sqlchart import ChartFigure
 from .sqlresult import DEFAULT_MAX_ROWS, LiveResult
 
@@ -168,10 +169,7 @@ def retained_checkpoint(directory: str) -> str | None:
     """``directory`` (a job's checkpoint directory) if it kept a checkpoint (a committed
     micro-batch of one of its queries), else None."""
     root = Path(directory).expanduser() if directory else None
-    if root is None or not root.is_dir():
-        return None
-    committed = any(p.name.isdigit() for p in root.glob("*/commits/*"))
-    return str(root) if committed else None
+    return str(root) if root is not None and is_retained_checkpoint(root) else None
 
 
 def _follow(stream: Any, view: LiveResult, refresh: Callable[[], None], interval: float) -> None:

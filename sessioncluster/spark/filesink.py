@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from ..common.checkpoints import latest_committed_batch
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..runtime.filesink import (
     ManifestLog,
@@ -58,14 +59,6 @@ def abort_batch_sink(job_id: str, vertex: JobVertex) -> int:
     return delete_in_progress(vertex.operators[-1].config["path"], lambda name: name.endswith(token))
 
 
-def _latest_commit(commits: Path) -> int:
-    """The latest micro-batch in Spark's commit log (-1: none); Spark deletes old entries, so
-    a batch is committed when it is not after this one."""
-    if not commits.is_dir():
-        return -1
-    return max((int(p.name) for p in commits.iterdir() if p.name.isdigit()), default=-1)
-
-
 def sink_program(job_id: str, graph: JobGraph, vertex: JobVertex,
                  blobs: Callable[[list[str]], dict[str, bytes]]) -> VertexProgram:
     """What the executors need of a FileSink vertex: its FileSink (the sink operator's code)
@@ -88,7 +81,7 @@ class StreamingFileSink:
         self.program = program
         self.sink_key = vertex.operators[-1].function_key
         self.base_path = str(vertex.operators[-1].config["path"])
-        self.commits = checkpoint / "commits"
+        self.checkpoint = checkpoint
         self.manifests = ManifestLog(checkpoint / "filesink" / str(index), self.base_path)
         #: this run's uid of each partition (a subtask): new for every run of the query
         self.uids: list[str] = []
@@ -96,7 +89,9 @@ class StreamingFileSink:
         self.next_index: dict[str, dict[str, int]] = {}
 
     def _committed(self) -> Any:
-        latest = _latest_commit(self.commits)
+        # Spark deletes old commit entries: a batch is committed when it is not after this one
+        latest = latest_committed_batch(self.checkpoint)
+        latest = -1 if latest is None else latest
         return lambda batch_id: batch_id <= latest
 
     def recover(self) -> None:
