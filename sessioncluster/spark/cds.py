@@ -109,7 +109,8 @@ def java_version(home: Path) -> str | None:
     if not match or "OpenJ9" in release:
         return None
     version = match.group(1)
-    major = int(re.match(r"(?:1\.)?(\d+)", version).group(1)) if re.match(r"\d", version) else 0
+    number = re.match(r"(?:1\.)?(\d+)", version)  # 1.8.0_392 is Java 8, 17.0.15 Java 17
+    major = int(number.group(1)) if number else 0
     if major < MIN_JAVA or not (home / "lib" / "server" / "classes.jsa").is_file():
         return None
     return version
@@ -216,18 +217,35 @@ def plan_in(directory: Path, key: str, pid: int) -> ArchivePlan:
     return ArchivePlan("off", reason="another session is writing the archive")
 
 
-def plan(pid: int | None = None) -> ArchivePlan:
-    """The plan for a start on this machine; ``off`` (with a reason) when its JVM cannot make
-    dynamic archives or the cache directory is not writable."""
+def machine_key() -> str | None:
+    """This machine's archive key (its JDK and Spark), None if the JDK cannot make one."""
     home = java_home()
     version = java_version(home) if home else None
     if home is None or version is None:
-        return ArchivePlan("off", reason=f"no HotSpot JDK {MIN_JAVA}+ with a default CDS archive "
-                                         f"({home or 'no java on the PATH'})")
-    try:
-        import pyspark
+        return None
+    import pyspark
 
-        key = archive_key(home, version, spark_home(), pyspark.__version__)
+    return archive_key(home, version, spark_home(), pyspark.__version__)
+
+
+def existing_archive() -> Path | None:
+    """This machine's archive if it is there (a finished dump promoted first); never claims."""
+    key = machine_key()
+    if key is None:
+        return None
+    directory = cache_dir()
+    with locked(directory):
+        return directory / f"{key}.jsa" if promote(directory, key) else None
+
+
+def plan(pid: int | None = None) -> ArchivePlan:
+    """The plan for a start on this machine; ``off`` (with a reason) when its JVM cannot make
+    dynamic archives or the cache directory is not writable."""
+    key = machine_key()
+    if key is None:
+        return ArchivePlan("off", reason=f"no HotSpot JDK {MIN_JAVA}+ with a default CDS archive "
+                                         f"({java_home() or 'no java on the PATH'})")
+    try:
         return plan_in(cache_dir(), key, os.getpid() if pid is None else pid)
     except OSError as exc:
         return ArchivePlan("off", reason=f"cache directory {cache_dir()}: {exc}")
