@@ -149,7 +149,7 @@ def idle_cpu(roots: set[int], seconds: float) -> tuple[float, dict[str, float]]:
     return sum(by_kind.values()), by_kind
 
 
-def prime_archive(timeout: float = 600.0) -> str | None:
+def prime_archive(timeout: float = 180.0) -> str | None:
     """This machine's class-data-sharing archive, made first by one session start and stop if
     there is none (its driver JVM writes it when it exits); None if the JVM cannot make one."""
     from sessioncluster.spark import cds
