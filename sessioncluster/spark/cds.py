@@ -1,21 +1,24 @@
 """A JVM class-data-sharing (AppCDS) archive of Spark's classes, made once per machine.
 
 The driver JVM and each executor JVM load thousands of Spark classes at start; a dynamic
-CDS archive (JDK 13+) maps them ready-parsed instead. The first session of a machine whose
-cache has no archive for its JVM and Spark (the *writer*) starts its driver with
-``-XX:ArchiveClassesAtExit``: the JVM dumps the classes it loaded when it exits, into a part
-file of its own. The next start promotes a complete part file into place with an atomic
-rename, and from then on the driver and the executors on this machine start with
-``-XX:SharedArchiveFile``. One archive serves both kinds of JVM: they share the classpath, and
-the classes of Spark's core that both load make most of the gain.
+CDS archive (JDK 13+) maps them ready-parsed instead. The first start on a machine whose
+cache has no archive for its JVM and Spark launches a *primer* (:mod:`.cdsprime`) in the
+background and runs without the archive itself: the primer claims the archive, runs a small
+Spark workload of its own (RDDs with Python, SQL, Arrow, Structured Streaming on RocksDB) in
+a JVM started with ``-XX:ArchiveClassesAtExit``, waits for that JVM to dump its classes as it
+exits, and moves the dump into place with an atomic rename. From then on the driver and the
+executors on this machine start with ``-XX:SharedArchiveFile``. One archive serves both kinds
+of JVM: they share the classpath, and the classes of Spark's core that both load make most of
+the gain. No session's own JVM ever dumps, so no session's stop waits for a dump.
 
 A JVM that cannot use the archive (its classpath or JDK changed, the file is damaged) runs
 without it, silently (``-Xlog:cds=off``); anything that goes wrong here turns sharing off for
 that start, never fails it. Layout of the cache directory (owner-only)::
 
     <key>.jsa              the archive (key: Java version, pyspark version, hash of JVM + jars)
-    <key>.<pid>.jsa.part   a writer's dump, pid = its JobManager's
-    <key>.writer           the claim of the one writer (its JobManager's pid)
+    <key>.<pid>.jsa.part   a primer's dump, pid = the primer's
+    <key>.writer           the claim of the one primer (its pid)
+    primer.log             the last primer's output
     .lock                  flock around promotion and claims
 """
 
@@ -51,8 +54,8 @@ MIN_JAVA = 13
 
 @dataclass(frozen=True)
 class ArchivePlan:
-    """What a start does with the archive: ``use`` it, ``write`` it at the driver's exit, or
-    neither (``off``, with the ``reason``)."""
+    """What a JVM does with the archive: ``use`` it, ``write`` it at its exit (the primer's
+    JVM only), or neither (``off``, with the ``reason``)."""
 
     mode: str
     path: Path | None = None
@@ -238,14 +241,55 @@ def existing_archive() -> Path | None:
         return directory / f"{key}.jsa" if promote(directory, key) else None
 
 
-def plan(pid: int | None = None) -> ArchivePlan:
-    """The plan for a start on this machine; ``off`` (with a reason) when its JVM cannot make
-    dynamic archives or the cache directory is not writable."""
+def plan() -> ArchivePlan:
+    """The plan for a session's start on this machine: ``use`` the archive if there is one;
+    else ``off``, after launching a primer (:func:`start_primer`) unless one is at work; ``off``
+    too (with the reason) when the JVM cannot make dynamic archives or the cache directory is
+    not writable."""
     key = machine_key()
     if key is None:
         return ArchivePlan("off", reason=f"no HotSpot JDK {MIN_JAVA}+ with a default CDS archive "
                                          f"({java_home() or 'no java on the PATH'})")
+    directory = cache_dir()
     try:
-        return plan_in(cache_dir(), key, os.getpid() if pid is None else pid)
+        with locked(directory):
+            if promote(directory, key):
+                return ArchivePlan("use", directory / f"{key}.jsa")
+            holder = current_writer(directory, key)
+        if holder:
+            return ArchivePlan("off", reason=f"the archive is being made (process {holder})")
+        pid = start_primer(directory)
     except OSError as exc:
-        return ArchivePlan("off", reason=f"cache directory {cache_dir()}: {exc}")
+        return ArchivePlan("off", reason=f"cache directory {directory}: {exc}")
+    return ArchivePlan("off", reason=f"no archive yet: a primer (launched as process {pid}) "
+                                     f"makes one in the background for the next start")
+
+
+def current_writer(directory: Path, key: str) -> int | None:
+    """The pid of a live primer holding ``key``'s claim, if any. Call with :func:`locked` held."""
+    try:
+        holder = int((directory / f"{key}.writer").read_text().strip() or 0)
+    except (OSError, ValueError):
+        return None
+    return holder if holder and pid_alive(holder) else None
+
+
+def start_primer(directory: Path) -> int:
+    """Launch :mod:`.cdsprime` detached (its own session, at a lower CPU priority; it forks, so
+    that the primer is nobody's descendant and a session's stop waits for its own processes
+    only), without waiting for it; its output goes to ``primer.log``. The launcher's pid."""
+    import subprocess
+    import sys
+    import threading
+
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(directory / "primer.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "sessioncluster.spark.cdsprime", "--detach"],
+            stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    finally:
+        os.close(fd)
+    threading.Thread(target=launcher.wait, name="cds-primer-launcher", daemon=True).start()
+    return launcher.pid

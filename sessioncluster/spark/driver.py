@@ -90,16 +90,12 @@ def java_options(settings: StartOptions) -> dict[str, str]:
         plan = cds.plan()
     except Exception as exc:  # noqa: BLE001 - a start never fails for want of the archive
         plan = cds.ArchivePlan("off", reason=f"{type(exc).__name__}: {exc}")
-    if plan.mode == "use":
-        log.info("class-data sharing: the JVMs start from %s", plan.path)
-    elif plan.mode == "write":
-        log.info("class-data sharing: the driver JVM writes %s when it exits", plan.path)
-    else:
+    if plan.mode != "use":
         log.info("class-data sharing: off for this start (%s)", plan.reason)
-    conf = {}
-    if plan.driver_options:
-        conf["spark.driver.extraJavaOptions"] = plan.driver_options
-    if plan.executor_options and settings.master_url.startswith("local-cluster"):
+        return {}
+    log.info("class-data sharing: the JVMs start from %s", plan.path)
+    conf = {"spark.driver.extraJavaOptions": plan.driver_options}
+    if settings.master_url.startswith("local-cluster"):
         conf["spark.executor.extraJavaOptions"] = plan.executor_options
     return conf
 

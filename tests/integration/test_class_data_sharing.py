@@ -1,12 +1,13 @@
-"""The class-data-sharing archive of Spark's classes on real JVMs: written by a JVM at its exit,
-promoted, then mapped by a session's driver and executor JVMs; and the shared session's JVMs
-run as its JobManager's log says."""
+"""The class-data-sharing archive of Spark's classes on real JVMs: made by the primer's JVM at
+its exit, promoted, then mapped by a session's driver and executor JVMs; and the shared
+session's JVMs run as its JobManager's log says."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -50,33 +51,26 @@ def test_shared_session_jvms_run_as_the_log_says(session: sessioncluster.Session
         assert archive in line and maps(driver_pid(session), archive)
         for pid in executors:
             assert jvm_archive_flags(pid) == {"SharedArchiveFile": archive} and maps(pid, archive)
-    elif "writes" in line:
-        assert driver["ArchiveClassesAtExit"] in line
-        assert all(jvm_archive_flags(pid) == {} for pid in executors)
     else:
         assert "off" in line and driver == {} and all(jvm_archive_flags(p) == {} for p in executors)
 
 
-def test_archive_written_at_exit_is_used_by_the_next_session(
+def test_the_primers_archive_is_used_by_the_next_session(
         sc_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     key = cds.machine_key()
     if key is None:
         pytest.skip("this JDK cannot make a dynamic CDS archive")
     monkeypatch.setenv(cds.DIR_ENV, str(tmp_path / "cds"))
-    # a first JVM, started by Spark's own launcher with a writer's options, dumps at its exit
-    writer = cds.plan_in(tmp_path / "cds", key, os.getpid())
-    assert writer.mode == "write"
-    submit = cds.spark_home() / "bin" / "spark-submit"
-    done = subprocess.run([str(submit), "--driver-java-options", writer.driver_options, "--version"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert cds.is_complete(writer.path)  # type: ignore[arg-type]
+    # the primer (in the foreground here) claims, runs its workload, waits for its JVM's dump
+    done = subprocess.run([sys.executable, "-m", "sessioncluster.spark.cdsprime"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     archive = str(tmp_path / "cds" / f"{key}.jsa")
-    # the next session promotes it, and its driver and executors map it
+    assert sorted(p.name for p in (tmp_path / "cds").iterdir()) == [".lock", f"{key}.jsa"]
+    # the next session's driver and executors map it
     s = sessioncluster.start("cds-reader", taskmanagers=2, slots=1)
     pids = descendants(session_pids(s))
     try:
-        assert os.path.isfile(archive) and not writer.path.exists()  # type: ignore[union-attr]
         assert jvm_archive_flags(driver_pid(s)) == {"SharedArchiveFile": archive}
         jvms = [driver_pid(s), *(tm.jvm_pid for tm in s.status().taskmanagers)]
         assert len(jvms) == 3 and all(maps(pid, archive) for pid in jvms)

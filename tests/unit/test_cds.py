@@ -66,17 +66,17 @@ def test_key_names_the_versions_and_changes_with_the_jars(tmp_path: Path) -> Non
     assert cds.archive_key(jdk, "17.0.15", spark, "4.3.0") != key
 
 
-def test_first_start_writes_the_next_uses(tmp_path: Path) -> None:
+def test_the_first_primer_writes_the_next_start_uses(tmp_path: Path) -> None:
     first = cds.plan_in(tmp_path, KEY, os.getpid())
     assert first.mode == "write" and first.path == tmp_path / f"{KEY}.{os.getpid()}.jsa.part"
     assert f"-XX:ArchiveClassesAtExit={first.path}" in first.driver_options
     assert first.executor_options == ""  # executors gain nothing from writing their own
     assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o700
-    # a second session while the first one runs (its JobManager alive): neither writes nor uses
+    # a second primer while the first one runs: neither writes nor uses
     other = cds.plan_in(tmp_path, KEY, os.getpid() + 1)
     assert other.mode == "off" and "writing" in other.reason
     assert other.driver_options == other.executor_options == ""
-    # the first session's driver JVM exits and dumps; the next start promotes and uses it
+    # the first primer's JVM exits and dumps; the next start promotes and uses it
     dump(first.path)  # type: ignore[arg-type]
     nxt = cds.plan_in(tmp_path, KEY, os.getpid() + 1)
     archive = tmp_path / f"{KEY}.jsa"
@@ -134,6 +134,26 @@ def test_an_unwritable_cache_turns_sharing_off(monkeypatch: pytest.MonkeyPatch, 
     else:
         assert plan.mode == "off" and "cache directory" in plan.reason
     assert java_options(StartOptions()) == {}
+
+
+def test_a_start_without_an_archive_launches_one_primer(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(cds.DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(cds, "machine_key", lambda: KEY)
+    launched: list[Path] = []
+    monkeypatch.setattr(cds, "start_primer", lambda d: launched.append(d) or 4242)
+    first = cds.plan()
+    assert first.mode == "off" and "4242" in first.reason and launched == [tmp_path]
+    assert java_options(StartOptions()) == {}  # this start runs without
+    # while a primer holds the claim, no second one is launched
+    with cds.locked(tmp_path):
+        assert cds.claim(tmp_path, KEY, os.getpid())
+    launched.clear()
+    busy = cds.plan()
+    assert busy.mode == "off" and str(os.getpid()) in busy.reason and launched == []
+    # once its dump is complete, the next start uses it
+    dump(tmp_path / f"{KEY}.{os.getpid()}.jsa.part")
+    assert cds.plan().mode == "use" and launched == []
 
 
 def test_java_options_per_master(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
