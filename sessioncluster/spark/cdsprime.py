@@ -29,7 +29,8 @@ DUMP_TIMEOUT = 600.0
 
 def workload(spark: object) -> None:
     """What a session's driver and executors run, in small: the classes it loads are archived."""
-    from pyspark.sql import SparkSession, functions as F
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
 
     assert isinstance(spark, SparkSession)
     sc = spark.sparkContext

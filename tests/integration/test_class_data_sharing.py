@@ -4,7 +4,6 @@ session's JVMs run as its JobManager's log says."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
