@@ -4,7 +4,9 @@ driver and executor JVMs, TaskManager daemons, agents and slot workers: utime + 
 /proc/<pid>/stat over the process tree) as % of one core. Baseline: a fresh Python process
 with a plain SparkSession on the same master, ready when its executors registered and one tiny
 Python job ran (as the session's warm-up job starts its Python workers), measured the same
-way. A session's idle CPU is measured once its STREAMING warm-up (a few seconds of work after
+way. Start to ready is also measured with ``class_data_sharing=False`` (the JVMs without the
+class-data-sharing archive of Spark's classes, which is made first if the machine has none
+yet). A session's idle CPU is measured once its STREAMING warm-up (a few seconds of work after
 ready) is over; how long that took after ready is a figure of its own. Rounds are interleaved
 A B A B; every round starts and stops its own cluster.
 
@@ -147,6 +149,23 @@ def idle_cpu(roots: set[int], seconds: float) -> tuple[float, dict[str, float]]:
     return sum(by_kind.values()), by_kind
 
 
+def prime_archive(timeout: float = 180.0) -> str | None:
+    """This machine's class-data-sharing archive, made first by one session start and stop if
+    there is none (its driver JVM writes it when it exits); None if the JVM cannot make one."""
+    from sessioncluster.spark import cds
+
+    if cds.machine_key() is None:
+        return None
+    archive = cds.existing_archive()
+    if archive is None:
+        with bench_session("foot-cds"):
+            pass
+        deadline = time.monotonic() + timeout
+        while (archive := cds.existing_archive()) is None and time.monotonic() < deadline:
+            time.sleep(1.0)
+    return str(archive) if archive else None
+
+
 def main(argv: list[str] | None = None) -> dict[str, object]:
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=3, help="rounds (each starts a cluster)")
@@ -224,13 +243,24 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                 child.kill()
                 child.wait()
 
-    figs = interleaved(runs, 0, session=session_round, plain=plain_round)
+    def session_no_cds_round() -> None:
+        with bench_session("foot-nocds", class_data_sharing=False) as (session, start_to_ready):
+            env = session.get_execution_environment()
+            env.set_parallelism(2)
+            assert sorted(env.from_collection(range(N)).map(lambda x: x + 1).execute_and_collect()) \
+                == list(range(1, N + 1)), "session without CDS: wrong answer"
+            add("session_no_cds_start_to_ready_s", start_to_ready)
+
+    archive = prime_archive()
+    figs = interleaved(runs, 0, session=session_round, session_no_cds=session_no_cds_round,
+                       plain=plain_round)
 
     units = {"_s": "s", "_mb": "MB", "_pct": "%", "processes": ""}
     stats = [stat(name, v, next(u for suffix, u in units.items() if name.endswith(suffix)))
              for name, v in s.items()]
     print(f"\nFootprint, master {master[-1]}, {runs} round(s); idle CPU over {idle:.0f} s, "
-          f"{settle:.0f} s after ready and the session's STREAMING warm-up")
+          f"{settle:.0f} s after ready and the session's STREAMING warm-up; class-data-sharing "
+          f"archive: {archive or 'none (the JVM cannot make one)'}")
     for st in stats:
         print("  " + stat_row(st))
     for system, rounds in splits.items():
@@ -241,10 +271,13 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         print("  round time " + f.row())
     med = {st["name"]: st["median"] for st in stats}
     print(f"  start to ready  session / plain PySpark = "
-          f"{med['session_start_to_ready_s'] / med['plain_start_to_ready_s']:.2f}")
+          f"{med['session_start_to_ready_s'] / med['plain_start_to_ready_s']:.2f}, "
+          f"without the CDS archive "
+          f"{med['session_no_cds_start_to_ready_s'] / med['plain_start_to_ready_s']:.2f}")
     targets = [target("footprint_idle_cpu_pct", med["session_idle_cpu_pct"], "<", 2.0,
                       "session idle CPU, % of one core (median)")]
-    out = {"benchmark": "footprint", "master": master[-1], "idle_s": idle, "settle_s": settle,
+    out = {"benchmark": "footprint", "master": master[-1], "cds_archive": str(archive),
+           "idle_s": idle, "settle_s": settle,
            "figures": [f.as_dict() for f in figs.values()], "stats": stats,
            "idle_cpu_split": splits, "targets": targets}
     write_json(args.json, out)

@@ -63,6 +63,10 @@ class StartOptions:
         "start-standby NAME'", "BACKEND", str))
     zookeeper_quorum: str | None = field(default=None, metadata=_option(
         "ZooKeeper's HOST:PORT[,HOST:PORT...] for --ha zookeeper", "HOSTS", str))
+    class_data_sharing: bool = field(default=True, metadata=_option(
+        "start Spark's JVMs from a class-data-sharing archive of Spark's classes, made once per "
+        "machine by the first session (in ~/.cache/sessioncluster/cds); "
+        "--no-class-data-sharing starts them without"))
 
     def __post_init__(self) -> None:
         for name in ("taskmanagers", "slots", "memory", "task_attempts", "max_result_mb",
@@ -96,6 +100,9 @@ class StartOptions:
             raise ValueError("--ha zookeeper needs --zookeeper-quorum HOST:PORT[,HOST:PORT...]")
         if self.zookeeper_quorum and self.ha != "zookeeper":
             raise ValueError("--zookeeper-quorum is for --ha zookeeper")
+        if not isinstance(self.class_data_sharing, bool):
+            raise ValueError(f"class_data_sharing must be True or False, not "
+                             f"{self.class_data_sharing!r}")
         if self.parallelism is not None and (not isinstance(self.parallelism, int)
                                              or self.parallelism < 1):
             raise ValueError(f"parallelism must be a whole number >= 1, not {self.parallelism!r}")
@@ -128,6 +135,11 @@ class StartOptions:
             kind = meta["type"] or type(f.default)
             default = f"default: {f.default}" if f.default is not None else ""
             text = f"{meta['help']} ({default})" if default else meta["help"]
+            if kind is bool:  # --flag / --no-flag
+                yield "--" + f.name.replace("_", "-"), {
+                    "dest": f.name, "action": argparse.BooleanOptionalAction,
+                    "default": f.default, "help": text.replace("%", "%%")}
+                continue
             yield "--" + f.name.replace("_", "-"), {
                 "dest": f.name, "type": kind, "default": f.default, "metavar": meta["metavar"],
                 "help": text.replace("%", "%%")}
@@ -164,8 +176,11 @@ class StartOptions:
         out: list[str] = []
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if value is not None:
-                out += ["--" + f.name.replace("_", "-"), str(value)]
+            flag = f.name.replace("_", "-")
+            if isinstance(value, bool):
+                out.append(f"--{flag}" if value else f"--no-{flag}")
+            elif value is not None:
+                out += [f"--{flag}", str(value)]
         return out
 
 

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ..options import StartOptions
 from ..taskmanager.daemon import CONNECTION_ENV, SLOTS_ENV
+from . import cds
 from .events import (
     ExecutorAdded,
     ExecutorRemoved,
@@ -70,11 +71,33 @@ def start_spark(settings: StartOptions, connection_file: str) -> Any:
     )
     if settings.taskmanagers > 0 and not settings.spark_master:
         builder = builder.config("spark.executor.memory", f"{settings.memory}m")
-    for key, value in cluster_conf(settings).items():
+    for key, value in {**cluster_conf(settings), **java_options(settings)}.items():
         builder = builder.config(key, value)
+    # pyspark's launcher passes these as --conf to spark-submit, whose launcher puts
+    # spark.driver.extraJavaOptions on the driver JVM's command line (client mode)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def java_options(settings: StartOptions) -> dict[str, str]:
+    """The JVMs' extra options: the class-data-sharing archive (:mod:`.cds`) for the driver,
+    and for executors on this machine (``local-cluster``), unless it is turned off."""
+    if not settings.class_data_sharing:
+        log.info("class-data sharing: off (--no-class-data-sharing)")
+        return {}
+    try:
+        plan = cds.plan()
+    except Exception as exc:  # noqa: BLE001 - a start never fails for want of the archive
+        plan = cds.ArchivePlan("off", reason=f"{type(exc).__name__}: {exc}")
+    if plan.mode != "use":
+        log.info("class-data sharing: off for this start (%s)", plan.reason)
+        return {}
+    log.info("class-data sharing: the JVMs start from %s", plan.path)
+    conf = {"spark.driver.extraJavaOptions": plan.driver_options}
+    if settings.master_url.startswith("local-cluster"):
+        conf["spark.executor.extraJavaOptions"] = plan.executor_options
+    return conf
 
 
 def executor_python_path() -> str:
