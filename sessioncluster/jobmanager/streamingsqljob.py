@@ -205,11 +205,8 @@ class StreamingSqlJob(StreamingRunner):
         """A SELECT's rows from sequence number ``after`` on (pickled ``(kind, values)``)."""
         if not self.statement.collects:
             raise LookupError(f"job {self.job_id} is an INSERT: its rows go to its sinks")
-        if self.table is not None:  # the whole table when it changed since version ``after``
-            ended = self.status.is_globally_terminal
-            rows, version, dropped = self.table.snapshot()
-            return StreamResults(self.job_id, "sink-0", rows if version != after else [],
-                                 version, ended, self.status, self.error_text, dropped)
+        if self.table is not None:
+            return self.table.fetch(self.job_id, after, limit, self.status, self.error_text)
         return self.results.fetch(sink_id, after, limit, peek, self.status, self.error_text)
 
     def latest_changes(self, limit: int

@@ -166,6 +166,17 @@ class MaterializedResult:
         with self._lock:
             return [blob for _, blob in self._table.values()], self.changes, self.dropped
 
+    def fetch(self, job_id: str, after: int, limit: int, status: JobStatus,
+              error_text: str | None) -> StreamResults:
+        """The table's newest ``limit`` rows if it changed since version ``after`` (none if
+        not), its version as ``next_seq``, the rows it evicted; done once the job ended (the
+        status is read first: a job that ended has applied its last batch)."""
+        ended = status.is_globally_terminal
+        rows, version, dropped = self.snapshot()
+        shown = rows[-limit:] if version != after and limit > 0 else []
+        return StreamResults(job_id, "sink-0", shown, version, ended, status, error_text,
+                             dropped)
+
 
 class JobResults:
     """The result buffers of a job's collect and print sinks, by sink vertex id."""

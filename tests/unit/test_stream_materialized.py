@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.jobmanager.streamresults import MaterializedResult
 from sessioncluster.spark.flinksql.streaming import changelog
 
@@ -129,3 +130,15 @@ def test_a_random_group_by_changelog_as_flinks_table_within_max_rows(max_rows: i
 def test_max_rows_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         MaterializedResult(0)
+
+
+def test_a_fetch_gives_the_table_when_it_changed_and_its_newest_rows_to_a_peek() -> None:
+    table = MaterializedResult(3)
+    table.add(("q", 0), blobs(*[("+I", (w, 1)) for w in "abcd"]))
+    reply = table.fetch("job", 0, 100_000, JobStatus.RUNNING, None)
+    assert [pickle.loads(v)[1] for v in reply.values] == [("b", 1), ("c", 1), ("d", 1)]
+    assert (reply.next_seq, reply.dropped, reply.done) == (4, 1, False)
+    assert table.fetch("job", 4, 100_000, JobStatus.RUNNING, None).values == []  # unchanged
+    widget = table.fetch("job", 0, 2, JobStatus.RUNNING, None)  # the job widget's peek
+    assert [pickle.loads(v)[1] for v in widget.values] == [("c", 1), ("d", 1)]
+    assert table.fetch("job", 4, 100_000, JobStatus.FINISHED, None).done
