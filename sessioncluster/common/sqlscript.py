@@ -10,8 +10,12 @@ from __future__ import annotations
 import re
 
 #: Flink's SQL client option: the rows a result keeps (here: a streaming SELECT's result
-#: buffer on the JobManager, for an append-only query; a cell's ``--max-rows``)
+#: buffer or materialised table on the JobManager; a cell's ``--max-rows``)
 MAX_TABLE_RESULT_ROWS = "sql-client.execution.max-table-result.rows"
+#: Flink's SQL client option: how a streaming result is shown (``table``: the JobManager
+#: materialises an updating query's result, bounded by the option above; ``changelog``: the
+#: newest changes are kept)
+RESULT_MODE = "sql-client.execution.result-mode"
 
 _TOKEN = re.compile(r"""
     (?P<comment>--[^\n]*|/\*.*?\*/)

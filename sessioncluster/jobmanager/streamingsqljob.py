@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 from ..api.checkpoint_config import parse_duration_ms
 from ..api.restart import RestartStrategies, RestartStrategyConfiguration
-from ..common.sqlscript import MAX_TABLE_RESULT_ROWS
+from ..common.sqlscript import MAX_TABLE_RESULT_ROWS, RESULT_MODE
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
@@ -53,7 +53,7 @@ from ..spark.streaming import DEFAULT_TRIGGER_MS, StreamQuery
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, cancel_job_group, execution_infos
 from .streamingrunner import StreamingRunner
-from .streamresults import JobResults
+from .streamresults import JobResults, MaterializedResult
 
 log = logging.getLogger("sessioncluster.streamingsql")
 
@@ -103,13 +103,25 @@ def restart_strategy(config: dict[str, str]) -> RestartStrategyConfiguration | N
 
 
 def result_rows(statement: StreamingStatementJob) -> int | None:
-    """The rows a SELECT's result buffer keeps unread, the newest: ``max-table-result.rows``
-    (a cell's ``--max-rows``) for an append-only query; None (the byte bound only) for an
-    updating one, whose changes cannot be dropped."""
+    """The rows a SELECT's result keeps, ``max-table-result.rows`` (a cell's ``--max-rows``):
+    the newest unread ones of an append-only query, or of an updating one shown as a
+    changelog (``result-mode`` ``changelog``); the rows of an updating one materialised on
+    the JobManager (:func:`materialized`). None (the byte bound only) for an updating query
+    read otherwise (``TableResult.collect()``), whose changes cannot be dropped."""
     text = str(statement.configuration.get(MAX_TABLE_RESULT_ROWS) or "").strip()
-    if is_updating(statement) or not text.isdigit():  # the planner refused another value
-        return None
+    mode = str(statement.configuration.get(RESULT_MODE) or "").strip().lower()
+    if not text.isdigit() or (is_updating(statement) and mode not in ("table", "changelog")):
+        return None  # (the planner refused a value that is not a positive integer)
     return int(text)
+
+
+def materialized(statement: StreamingStatementJob) -> bool:
+    """True when the JobManager materialises the SELECT's result (Flink SQL client's table
+    mode, bounded in rows): an updating query with ``result-mode`` ``table`` and
+    ``max-table-result.rows`` set, as a ``%%flink_sql`` cell in table mode asks."""
+    mode = str(statement.configuration.get(RESULT_MODE) or "").strip().lower()
+    return (statement.collects and is_updating(statement) and mode == "table"
+            and result_rows(statement) is not None)
 
 
 class StreamingSqlJob(StreamingRunner):
@@ -133,6 +145,10 @@ class StreamingSqlJob(StreamingRunner):
         self.records = [0] * len(statement.inserts)
         #: a SELECT's rows, for its client to fetch (the DataStream jobs' result buffers)
         self.results = JobResults(job_id)
+        #: an updating SELECT's result materialised here, bounded in rows (table mode)
+        self.table: MaterializedResult | None = None
+        if materialized(statement):
+            self.table = MaterializedResult(result_rows(statement) or 1)
         if statement.collects:
             self.results.build_sinks(["sink-0"], result_rows(statement))
         #: a SELECT's newest changes (pickled ``(kind, values)``), for :meth:`latest_changes`
@@ -146,7 +162,8 @@ class StreamingSqlJob(StreamingRunner):
             frame = self.statement.inserts[0].frame
             return SqlResult(self.job_id, rows_as_arrow_ipc(list(frame.columns), []), 0,
                              JobStatus.RUNNING, column_types=list(self.statement.column_types),
-                             live_result="update" if is_updating(self.statement) else "append")
+                             live_result="table" if self.table is not None else
+                             "update" if is_updating(self.statement) else "append")
         columns = [insert.sink_name for insert in self.statement.inserts]
         arrow = rows_as_arrow_ipc(columns, [tuple(-1 for _ in columns)])
         return SqlResult(self.job_id, arrow, 1, JobStatus.RUNNING,
@@ -171,19 +188,25 @@ class StreamingSqlJob(StreamingRunner):
         """One micro-batch into the INSERT's sink, or a SELECT's into its result buffer."""
         if self.statement.collects:
             changes = batch_changelog(insert, df, batch_id, self._state_dir(i))
-            values = collected(changes)
-            if self.results.buffers[f"sink-{i}"].add((f"insert-{i}", batch_id), values):
-                self.latest.extend(values)
+            self._collect((f"insert-{i}", batch_id), collected(changes))
             self.records[i] += len(changes)
             return
         self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i),
                                        self._printer(insert))
+
+    def _collect(self, batch_key: tuple[str, int], values: list[bytes]) -> None:
+        """A SELECT's changes into its materialised table or its result buffer."""
+        result = self.table if self.table is not None else self.results.buffers["sink-0"]
+        if result.add(batch_key, values):
+            self.latest.extend(values)
 
     def fetch_results(self, sink_id: str | None, after: int, limit: int,
                       peek: bool = False) -> StreamResults:
         """A SELECT's rows from sequence number ``after`` on (pickled ``(kind, values)``)."""
         if not self.statement.collects:
             raise LookupError(f"job {self.job_id} is an INSERT: its rows go to its sinks")
+        if self.table is not None:
+            return self.table.fetch(self.job_id, after, limit, self.status, self.error_text)
         return self.results.fetch(sink_id, after, limit, peek, self.status, self.error_text)
 
     def latest_changes(self, limit: int
@@ -196,7 +219,8 @@ class StreamingSqlJob(StreamingRunner):
         if self._result_columns is None:
             self._result_columns = list(self.statement.inserts[0].frame.columns)
         newest = list(self.latest)[-limit:] if limit > 0 else []
-        total = self.results.buffers["sink-0"].next_seq
+        total = (self.table.changes if self.table is not None
+                 else self.results.buffers["sink-0"].next_seq)
         return (self._result_columns, list(self.statement.column_types),
                 [pickle.loads(v) for v in newest], total)
 
@@ -225,9 +249,7 @@ class StreamingSqlJob(StreamingRunner):
             return
         current = ChangelogState(self._state_dir(0)).latest()
         if current:
-            rows = collected([("+I", row) for row in current.values()])
-            if self.results.buffers["sink-0"].add(("restored", -1), rows):
-                self.latest.extend(rows)
+            self._collect(("restored", -1), collected([("+I", row) for row in current.values()]))
 
     def start_queries(self) -> None:
         interval = self.interval_ms or DEFAULT_TRIGGER_MS

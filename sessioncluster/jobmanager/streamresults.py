@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections import deque
+import pickle
+import threading
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -79,6 +81,101 @@ class ResultBuffer:
             self.sent = max(self.sent, taken[-1][0] + 1)
             return [v for _, v in taken], taken[-1][0] + 1
         return [], max(seq, self.next_seq)
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a row's value (lists, dicts and ROWs inside made tuples)."""
+    if isinstance(value, dict):
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+class MaterializedResult:
+    """An updating query's result materialised on the JobManager, bounded in rows, as Flink's
+    SQL client's ``MaterializedCollectStreamResult`` keeps it in table mode: ``+I``/``+U``
+    append their row; ``-U``/``-D`` remove the newest equal row (none: the row was evicted);
+    a row that would make the table exceed ``max_rows`` evicts the OLDEST one, counted in
+    ``dropped``. The client reads snapshots of it (:meth:`snapshot`), never the changes, so
+    that its memory and the JobManager's stay bounded in rows whatever the query's rate.
+
+    The changes come from Spark's stream thread, the snapshots are read on the loop: a lock."""
+
+    def __init__(self, max_rows: int) -> None:
+        if max_rows < 1:
+            raise ValueError(f"max_rows must be at least 1, not {max_rows}")
+        self.max_rows = max_rows
+        #: position -> (row's key, the pickled ``(kind, values)`` as the job gave it)
+        self._table: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+        #: row's key -> its positions, oldest first (equal rows may be there several times)
+        self._positions: dict[Any, list[int]] = {}
+        self._next_position = 0
+        #: rows evicted to stay within ``max_rows``
+        self.dropped = 0
+        #: changes applied: the table's version (a snapshot is new when this moved)
+        self.changes = 0
+        self._batches: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def add(self, batch_key: tuple[str, int], values: list[bytes]) -> bool:
+        """Apply a micro-batch's changes (pickled ``(kind, values)``), once per batch."""
+        with self._lock:
+            if batch_key in self._batches:
+                return False  # foreachBatch ran a batch again after a restart: applied already
+            self._batches.add(batch_key)
+            for blob in values:
+                kind, row = pickle.loads(blob)
+                if kind in ("+I", "+U"):
+                    self._insert(_frozen(row), blob)
+                else:
+                    self._delete(_frozen(row))
+                self.changes += 1
+        return True
+
+    def _insert(self, key: Any, blob: bytes) -> None:
+        if len(self._table) >= self.max_rows:
+            oldest, (old_key, _) = self._table.popitem(last=False)
+            self._forget(old_key, oldest)
+            self.dropped += 1
+        position, self._next_position = self._next_position, self._next_position + 1
+        self._table[position] = (key, blob)
+        self._positions.setdefault(key, []).append(position)
+
+    def _delete(self, key: Any) -> None:
+        positions = self._positions.get(key)
+        if positions:  # the newest equal row goes, as Flink's search from the newest
+            del self._table[positions[-1]]
+            self._forget(key, positions[-1])
+
+    def _forget(self, key: Any, position: int) -> None:
+        positions = self._positions[key]
+        if positions[-1] == position:
+            positions.pop()
+        else:
+            positions.remove(position)  # the oldest (evicted), of a row there several times
+        if not positions:
+            del self._positions[key]
+
+    def snapshot(self) -> tuple[list[bytes], int, int]:
+        """The table's rows (pickled ``(kind, values)``, oldest first), its version and how
+        many rows it evicted, read at one instant."""
+        with self._lock:
+            return [blob for _, blob in self._table.values()], self.changes, self.dropped
+
+    def fetch(self, job_id: str, after: int, limit: int, status: JobStatus,
+              error_text: str | None) -> StreamResults:
+        """The table's newest ``limit`` rows if it changed since version ``after`` (none if
+        not), its version as ``next_seq``, the rows it evicted; done once the job ended (the
+        status is read first: a job that ended has applied its last batch)."""
+        ended = status.is_globally_terminal
+        rows, version, dropped = self.snapshot()
+        shown = rows[-limit:] if version != after and limit > 0 else []
+        return StreamResults(job_id, "sink-0", shown, version, ended, status, error_text,
+                             dropped)
 
 
 class JobResults:

@@ -18,7 +18,12 @@ from ..client.gateway import DispatcherError, JobManagerGoneError
 from ..client.session import SessionStartError, connect, start, start_standby
 from ..cluster.connection import pid_alive
 from ..common.execution_mode import RuntimeExecutionMode
-from ..common.sqlscript import MAX_TABLE_RESULT_ROWS, as_statement_set, split_statements
+from ..common.sqlscript import (
+    MAX_TABLE_RESULT_ROWS,
+    RESULT_MODE,
+    as_statement_set,
+    split_statements,
+)
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import JobStatusChanged, Message
 from .sqlcell import LiveOptions, latest_savepoint, retained_checkpoint, show_live_result
@@ -202,7 +207,9 @@ class SessionClusterMagics(Magics):
     @magic_arguments.argument("--refresh-interval", type=float, default=1.0, metavar="S",
                               help="seconds between two updates of a live result (default 1)")
     @magic_arguments.argument("--max-rows", type=int, default=DEFAULT_MAX_ROWS, metavar="N",
-                              help="rows a live result keeps, the newest (default 1000)")
+                              help="rows a live result keeps (default 1000), on the "
+                                   "JobManager too: the newest, or in table mode the table "
+                                   "materialised there, its oldest rows evicted")
     @magic_arguments.argument("-p", "--parallelism", type=int, default=None, metavar="N",
                               help="the parallelism of the cell's STREAMING jobs (Flink's "
                                    "parallelism.default: their shuffles' partitions)")
@@ -276,8 +283,12 @@ class SessionClusterMagics(Magics):
             raise UsageError("%%flink_sql: --resume and --resume-from are for STREAMING "
                              "statements (--mode or --runtime-mode streaming)")
         configuration = cell_configuration(args)
-        if streaming:  # the job's result buffer keeps the newest --max-rows too
+        if streaming:  # the JobManager keeps --max-rows too: the rows of an updating query
+            # materialised there in table mode (single mode shows the table's last row), the
+            # newest changes otherwise (Flink's SQL client options)
             configuration[MAX_TABLE_RESULT_ROWS] = str(args.max_rows)
+            configuration[RESULT_MODE] = ("changelog" if args.mode in ("changelog", "append")
+                                          else "table")
             configuration.update(self._resume_configuration(args, session, cell_key))
         unsubscribe = self._show_jobs_started(session) if _in_kernel(self.shell) else None
         result: Any = None

@@ -1,6 +1,8 @@
 """A streaming query's live result in a ``%%flink_sql`` cell's output.
 
-The cell's own thread fetches the job's changelog (``JobClient.stream()``), applies it to a
+The cell's own thread fetches the job's changelog (``JobClient.stream()``), or in table mode
+snapshots of the table the JobManager materialises, bounded in rows (as Flink's SQL client reads
+its ``MaterializedCollectStreamResult``), applies it to a
 :class:`~.sqlresult.LiveResult` and updates one display in place every ``refresh`` seconds
 (``update_display``: from the cell's thread, so the update goes to the cell's output). When the
 job ends, or the cell is interrupted (which cancels the job, as Zeppelin's cancel and Flink's SQL
@@ -10,6 +12,7 @@ notebook shows it.
 
 from __future__ import annotations
 
+import pickle
 import time
 import uuid
 from dataclasses import dataclass
@@ -18,7 +21,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from IPython.core.error import UsageError
 
+from ..client.jobclient import check
 from ..common.checkpoints import is_retained_checkpoint
+from ..graph.lifecycle import JobStatus
+from ..protocol.messages import FetchStreamResults, StreamResults
 from .sqlchart import ChartFigure
 from .sqlresult import DEFAULT_MAX_ROWS, LiveResult
 
@@ -86,14 +92,17 @@ def show_live_result(session: "Session", outcome: "SqlStatementResult", options:
     (the job is then cancelled); the result as last shown."""
     client = session.job(outcome.job_id)
     try:
-        mode = result_mode(options, outcome.live == "update")
+        mode = result_mode(options, outcome.live in ("update", "table"))
+        if outcome.live == "table" and mode not in ("table", "single"):
+            raise UsageError(f"%%flink_sql: the JobManager materialises this result (result "
+                             f"mode table): --mode {mode} cannot show it")
     except UsageError:
         client.cancel()  # the job runs already: nobody would read its result
         raise
     view = LiveResult(outcome.columns, outcome.column_types, mode, options.max_rows,
                       options.template)
     chart = _chart(view, options, in_kernel, client)
-    stream = client.stream()
+    stream: Any = _SnapshotFeed(client) if outcome.live == "table" else _ChangeFeed(client)
     out = _Output(in_kernel)
     out.show(view, "RUNNING", update=False)
 
@@ -172,22 +181,85 @@ def retained_checkpoint(directory: str) -> str | None:
     return str(root) if root is not None and is_retained_checkpoint(root) else None
 
 
-def _follow(stream: Any, view: LiveResult, refresh: Callable[[], None], interval: float) -> None:
-    """Apply what the job produces until it ends, refreshing the display every ``interval``
-    seconds (when something changed). Memory stays bounded: each fetch is applied at once."""
-    shown_at, changed = time.monotonic(), False
-    while not stream.ended:
-        changes = stream.poll()
+class _ChangeFeed:
+    """The job's changes as they come (``JobClient.stream()``), applied to a view."""
+
+    def __init__(self, client: Any) -> None:
+        self.stream = client.stream()
+
+    @property
+    def ended(self) -> bool:
+        return bool(self.stream.ended)
+
+    @property
+    def dropped(self) -> int:
+        return int(self.stream.dropped)
+
+    def update(self, view: LiveResult) -> bool:
+        """Apply what arrived since the last call; True when something did."""
+        changes = self.stream.poll()
         if changes:
             view.apply(changes)
-            changed = True
+        return bool(changes)
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+class _SnapshotFeed:
+    """Snapshots of the table the JobManager materialises (``live_result`` ``table``): the
+    whole table each time it changed, at most ``--max-rows`` rows, as Flink's SQL client
+    pages through its materialised result. ``close()`` cancels the job, as the stream's."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.version = 0
+        self.dropped = 0
+        self.ended = False
+
+    def update(self, view: LiveResult) -> bool:
+        """Show the newest snapshot; True when the table changed."""
+        if self.ended:
+            return False
+        reply = self.client.session.gateway.request(
+            FetchStreamResults(self.client.job_id, None, self.version, peek=True),
+            StreamResults)
+        changed = reply.next_seq != self.version
+        if changed:
+            view.replace(row for _, row in map(pickle.loads, reply.values))
+            self.version, view.changes = reply.next_seq, reply.next_seq
+        self.dropped = reply.dropped
+        if reply.done:
+            self.ended = True
+            if reply.status is JobStatus.FAILED:
+                check(self.client.wait(), self.client.job_name)
+        return changed
+
+    def close(self) -> None:
+        if not self.ended:
+            self.ended = True
+            try:
+                self.client.cancel()
+            except Exception:  # noqa: BLE001 - the job may be gone already
+                pass
+
+
+def _follow(stream: Any, view: LiveResult, refresh: Callable[[], None], interval: float) -> None:
+    """Apply what the job produces until it ends, refreshing the display every ``interval``
+    seconds (when something changed). Memory stays bounded: each fetch is applied at once
+    (a snapshot feed fetches once per ``interval``: the table is at most ``--max-rows``)."""
+    shown_at, changed = time.monotonic(), False
+    pause = interval if isinstance(stream, _SnapshotFeed) else min(interval, IDLE_POLL_SECONDS)
+    while not stream.ended:
+        got = stream.update(view)
+        changed = changed or got
         if stream.dropped != view.dropped_by_job:
             view.dropped_by_job, changed = stream.dropped, True
         if changed and time.monotonic() - shown_at >= interval:
             refresh()
             shown_at, changed = time.monotonic(), False
-        if not changes:
-            time.sleep(min(interval, IDLE_POLL_SECONDS))
+        if not got or isinstance(stream, _SnapshotFeed):
+            time.sleep(pause)
 
 
 def _status(client: Any) -> str:

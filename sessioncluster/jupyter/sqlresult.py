@@ -84,6 +84,16 @@ class LiveResult:
                 self._retract(row, vacate=op == "-U")
         self._purge_vacated()
 
+    def replace(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Show ``rows`` as the whole table (``table`` or ``single`` mode): a snapshot of the
+        result the JobManager materialises, already within ``max_rows``."""
+        if self.mode not in ("table", "single"):
+            raise ValueError(f"a snapshot replaces a table, not a {self.mode} result")
+        self._rows, self._slots, self._vacated = {}, {}, deque()
+        self._next_slot = 0
+        for row in rows:
+            self._add(tuple(row), reuse=False)
+
     def _add(self, row: tuple[Any, ...], reuse: bool) -> None:
         slot = self._vacated.popleft() if reuse and self._vacated else None
         if slot is None:

@@ -340,6 +340,9 @@ class StreamResults(Message):
     done: bool
     status: JobStatus
     error_text: str | None = None
+    #: rows a result materialised on the JobManager evicted (Flink SQL client's table mode:
+    #: ``values`` is then the whole table and ``next_seq`` its version)
+    dropped: int = 0
 
 
 @dataclass(slots=True)
@@ -562,7 +565,9 @@ class SqlResult(Message):
     #: one RowKind byte per row (0 +I, 1 -U, 2 +U, 3 -D); empty when every row is +I
     row_kinds: bytes = b""
     #: a streaming query's job, answered as it starts: its rows come as it runs (fetch them
-    #: with :class:`FetchStreamResults`); ``append`` (+I only) or ``update`` (a changelog);
+    #: with :class:`FetchStreamResults`); ``append`` (+I only) or ``update`` (a changelog), or
+    #: ``table``: an updating query's result materialised on the JobManager, bounded in rows
+    #: (``sql-client.execution.result-mode`` = ``table``), fetched as snapshots;
     #: "" for a result that is all here
     live_result: str = ""
 

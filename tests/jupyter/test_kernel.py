@@ -410,6 +410,36 @@ def test_flink_sql_streaming_table_mode_of_a_bounded_group_by(cluster: Cluster,
     k.run("%%flink_sql\nDROP TABLE {sql_table}")
 
 
+def test_flink_sql_table_mode_keeps_max_rows_of_more_keys_on_the_jobmanager(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """``--mode table`` of an updating GROUP BY over more keys than ``--max-rows``: the
+    JobManager materialises the table and evicts its oldest rows, so the cell shows at most
+    ``--max-rows`` rows (each with its right count) and says how many were dropped."""
+    k = cluster.kernel
+    counts = {f"k{i:02d}": i % 3 + 1 for i in range(30)}
+    source = tmp_path / "keys"
+    source.mkdir()
+    (source / "k.csv").write_text("".join(f"{w}\n" * n for w, n in counts.items()))
+    k.run(f"""
+        %%flink_sql
+        CREATE TABLE kernel_keys (word STRING)
+        WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv')
+    """)
+    cell = k.run("""
+        %%flink_sql --mode table --max-rows 10 --out sql_top
+        SELECT word, COUNT(*) AS cnt FROM kernel_keys GROUP BY word
+    """)
+    results = _sql_results(cell)
+    assert all(len(_result_rows(data)) <= 10 for data in results)
+    final = results[-1]
+    assert "FINISHED" in final["text/html"]
+    assert "10 rows (table mode); 20 older rows dropped (--max-rows 10)" in final["text/plain"]
+    shown = {w: int(n) for w, n in _result_rows(final)}
+    assert len(shown) == 10 and all(counts[w] == n for w, n in shown.items())
+    assert k.run("print(json.dumps(len(sql_top)))").json() == 10
+    k.run("%%flink_sql\nDROP TABLE kernel_keys")
+
+
 def test_flink_sql_streaming_append_mode_of_a_tumble_window(cluster: Cluster,
                                                             tmp_path: Path) -> None:
     k = cluster.kernel

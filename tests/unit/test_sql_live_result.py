@@ -211,3 +211,16 @@ def test_chart_draws_the_rows_shown_and_follows_updates() -> None:
         {"x": ["a"], "y": [1.0]}
     with pytest.raises(ValueError, match="no column 'total'.*word, cnt"):
         ChartFigure("area", result.header(), result.types, "word", "total")
+
+
+def test_a_snapshot_replaces_the_table_and_the_jobs_drops_are_said() -> None:
+    result = word_counts(max_rows=3)
+    result.apply([("+I", ("a", 1))])
+    result.replace([("b", 2), ("c", 1)])
+    assert result.rows() == [("b", 2), ("c", 1)]
+    result.dropped_by_job = 4
+    assert "4 older rows dropped (--max-rows 3)" in result.summary()
+    result.apply([("-U", ("b", 2)), ("+U", ("b", 3))])
+    assert result.rows() == [("b", 3), ("c", 1)]
+    with pytest.raises(ValueError, match="snapshot"):
+        word_counts("changelog").replace([("a", 1)])
