@@ -16,6 +16,8 @@ MAX_TABLE_RESULT_ROWS = "sql-client.execution.max-table-result.rows"
 #: materialises an updating query's result, bounded by the option above; ``changelog``: the
 #: newest changes are kept)
 RESULT_MODE = "sql-client.execution.result-mode"
+#: the keys that say how a SELECT's result reaches its client: a request's own, never a session's
+CLIENT_RESULT_KEYS = frozenset({RESULT_MODE, MAX_TABLE_RESULT_ROWS})
 
 _TOKEN = re.compile(r"""
     (?P<comment>--[^\n]*|/\*.*?\*/)

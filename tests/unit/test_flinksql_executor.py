@@ -278,3 +278,15 @@ def test_a_view_reads_the_files_its_table_has_at_each_query(planner, tmp_path: P
     assert count(planner, "xs") == 1
     (directory / "b.csv").write_text("x\n")
     assert count(planner, "xs") == 2
+
+
+def test_how_a_select_result_reaches_its_client_is_the_requests_alone() -> None:
+    from sessioncluster.common.sqlscript import MAX_TABLE_RESULT_ROWS, RESULT_MODE
+    from sessioncluster.spark.flinksql.executor import select_configuration
+
+    session = {RESULT_MODE: "table", MAX_TABLE_RESULT_ROWS: "5", "parallelism.default": "3"}
+    # a collect() asks for nothing: the session's SET of the SQL client's mode does not apply
+    assert select_configuration({}, session) == {"parallelism.default": "3"}
+    cell = {RESULT_MODE: "changelog", MAX_TABLE_RESULT_ROWS: "1000", "parallelism.default": "1"}
+    assert select_configuration(cell, session) == {
+        RESULT_MODE: "changelog", MAX_TABLE_RESULT_ROWS: "1000", "parallelism.default": "3"}

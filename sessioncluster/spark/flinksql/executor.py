@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
+from ...common.sqlscript import CLIENT_RESULT_KEYS
 from . import connectors, streaming
 from .catalog import HIDDEN_PREFIX, Catalog
 from .dialect import TableArgument
@@ -49,6 +50,16 @@ from .statements import (
 DEFAULT_PATH = "default_catalog.default_database"
 #: the statements that change the catalog or the session's options
 _CATALOG_CHANGES = (CreateTable, CreateView, CreateFunction, Drop, Set, Reset)
+
+
+def select_configuration(request: dict[str, str], session: dict[str, str]) -> dict[str, str]:
+    """A streaming SELECT's configuration: the session's options (``SET``) over the request's,
+    except how the result reaches its client (:data:`CLIENT_RESULT_KEYS`), which is the
+    request's alone: a session's ``SET`` of the SQL client's result mode must not turn another
+    client's ``collect()`` into snapshots of a materialised table."""
+    shared = {k: v for k, v in session.items() if k not in CLIENT_RESULT_KEYS}
+    own = {k: v for k, v in request.items() if k in CLIENT_RESULT_KEYS}
+    return {**request, **shared, **own}
 
 
 class FlinkSqlPlanner:
@@ -104,8 +115,8 @@ class FlinkSqlPlanner:
                                                             **self.options})
                 return StatementOutcome.ok(changes_catalog=True)
             if mode != "BATCH" and isinstance(statement, Query):
-                return self._streaming_query(statement, {**(configuration or {}),
-                                                         **self.options})
+                return self._streaming_query(
+                    statement, select_configuration(configuration or {}, self.options))
             if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
                 inserts = [dataclasses.replace(i, query=self._inline_views(i.query))
