@@ -31,6 +31,7 @@ from sessioncluster.api.table.expressions import (
     lit,
 )
 from sessioncluster.api.table.result import (
+    ChangesDroppedError,
     ResultKind,
     TableResult,
     cell_string,
@@ -604,3 +605,37 @@ def test_table_descriptors_render_create_table(t_env: TableEnvironment,
     assert from_descriptor.query_sql.startswith("SELECT * FROM `UnnamedTable_")
     with pytest.raises(ValueError, match="schema"):
         TableDescriptor.for_connector("datagen").build().create_table_sql("x")
+
+
+class _GappedStream:
+    """A streaming result's reader whose job dropped changes unread after the first one."""
+
+    def __init__(self) -> None:
+        self.dropped, self.closed = 0, False
+        self._items = iter([("+I", ("a", 1)), ("-U", ("a", 1)), ("+U", ("a", 3))])
+
+    def __iter__(self) -> "_GappedStream":
+        return self
+
+    def __next__(self) -> Any:
+        item = next(self._items)
+        if item[0] == "-U":
+            self.dropped = 7  # the fetch that brought it found a gap before it
+        return item
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_streaming_collect_with_a_gap_in_its_changelog_fails_loudly() -> None:
+    stream = _GappedStream()
+    client = type("Client", (), {"stream": lambda self: stream})()
+    from sessioncluster.client.session import SqlStatementResult
+
+    result = SqlStatementResult("j1", "SUCCESS_WITH_CONTENT", ["w", "n"], ["STRING", "BIGINT"],
+                                pa.table({}), None, "update")
+    rows = TableResult(result, streaming=True, job_client=lambda job_id: client).collect()
+    assert next(rows).as_dict() == {"w": "a", "n": 1}
+    with pytest.raises(ChangesDroppedError, match="7 changes .* dropped unread"):
+        next(rows)
+    assert stream.closed  # the job is cancelled

@@ -110,6 +110,11 @@ class StatementRunner(Protocol):
         """Create a temporary table of a TableDescriptor."""
 
 
+class ChangesDroppedError(RuntimeError):
+    """A streaming query's changelog has a gap: its reader fell behind the job's bounded
+    result buffer. Flink's collect() never drops a change, so neither does this silently."""
+
+
 class CloseableIterator:
     """The rows of a result; ``with table_result.collect() as rows: ...`` as in PyFlink.
     Closing the rows of a streaming query cancels its job (``on_close``)."""
@@ -193,6 +198,14 @@ class TableResult:
 
         def rows() -> Iterator[Row]:
             for kind, values in stream:
+                if stream.dropped:  # a gap in the changelog: every row after it may be wrong
+                    stream.close()
+                    raise ChangesDroppedError(
+                        f"{stream.dropped} changes of this streaming query's result were "
+                        f"dropped unread: the JobManager keeps a bounded amount of unread "
+                        f"result (64 MiB), and this reader fell behind its job; the job is "
+                        f"cancelled. Read the rows as they come, or write the query into a "
+                        f"sink table (INSERT INTO).")
                 yield changelog_row(kind, values, names)
 
         return CloseableIterator(rows(), stream.close)
