@@ -57,9 +57,15 @@ def group_by_key(records: Iterable[Any], key_at: int, ts_at: int) -> dict[Any, l
     return groups
 
 
-def run(operator: StreamOperator, records: Iterator[Any]) -> Iterator[Record]:
-    """The operator's output records over ``records`` (it is open)."""
+def run(operator: StreamOperator, records: Iterator[Any], partials: bool = False) -> Iterator[Record]:
+    """The operator's output records over ``records`` (it is open). With ``partials`` the
+    operator is a window whose input was pre-aggregated before the shuffle: its records are
+    partials (``WindowOperator.process_partials``)."""
     two = isinstance(operator, TwoInputStreamOperator)
+    if partials:
+        if not isinstance(operator, WindowOperator):
+            raise TypeError(f"only a window takes pre-aggregated partials, not {operator!r}")
+        return _run_keyed_one(operator, records, operator.process_partials)
     if operator.keyed:
         return _run_keyed(operator, records, two)
     return _run_elements(operator, records, two)
@@ -89,12 +95,14 @@ def _run_keyed(operator: Any, records: Iterator[Any], two: bool) -> Iterator[Rec
     return _run_keyed_one(operator, records)
 
 
-def _run_keyed_one(operator: Any, records: Iterator[Any]) -> Iterator[Record]:
+def _run_keyed_one(operator: Any, records: Iterator[Any],
+                   key_batch: Callable[[list[Any]], bool] | None = None) -> Iterator[Record]:
     out = operator.output
     backend, timers = operator.backend, operator.timers
     set_key, set_timer_key = backend.set_current_key, timers.set_current_key
     process = operator.process_elements
-    key_batch = operator.process_key_batch if isinstance(operator, WindowOperator) else None
+    if key_batch is None and isinstance(operator, WindowOperator):
+        key_batch = operator.process_key_batch
     for key, recs in group_by_key(records, 0, 1).items():
         set_key(key)
         set_timer_key(key)

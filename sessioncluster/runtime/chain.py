@@ -35,12 +35,15 @@ def chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keyed
            if not (op.kind.is_source or op.kind.is_sink or op.config.get("from_cache"))]
     ts = timestamped
     last_tagged = False
+    # BATCH: the window at the head of the chain takes partials pre-aggregated before the shuffle
+    partials = keyed and bool(vertex.inputs) and all(e.window_partials for e in vertex.inputs)
     for i, (op, fn) in enumerate(ops):
         kind = op.kind
         if kind is OperatorKind.PROCESS:
             out_ts = bool(op.config.get("timestamped", ts))
             emitted = batch_driver.run(fn, operator_input(records, keyed, ts, fn.keyed,
-                                                          isinstance(fn, TwoInputStreamOperator)))
+                                                          isinstance(fn, TwoInputStreamOperator)),
+                                       partials=partials and i == 0)
             last_tagged = i == len(ops) - 1 and tagged
             records = operator_output(emitted, out_ts, last_tagged)
             ts, keyed = out_ts, False

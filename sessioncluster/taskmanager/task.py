@@ -49,7 +49,7 @@ from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
 from ..protocol.wire import MessageSigner
 from ..runtime.chain import chain
 from ..runtime.filesink import batch_copy, batch_token, write_partition
-from ..runtime.operators import StreamOperator, open_function
+from ..runtime.operators import StreamOperator, WindowOperator, WindowPreAggregator, open_function
 from .daemon import CONNECTION_ENV, IPC_ENV
 
 BATCH_RECORDS = 1024
@@ -331,7 +331,7 @@ class Task:
                 self.key_selectors[out.key_selector_key] = selector
                 _register_code(self.operator_of, selector, "key_by")
             if out.combiner_key:
-                self.combiners[out.combiner_key] = as_callable(
+                self.combiners[out.combiner_key] = combiner_of(
                     worker.load(out.combiner_key, self.blobs[out.combiner_key], scope))
         if self.spec.data_key:
             self.data = worker.load(self.spec.data_key, self.blobs[self.spec.data_key], scope)
@@ -479,8 +479,16 @@ def _failed_operator(exc: BaseException, operator_of: dict[Any, str], vertex_nam
     return vertex_name
 
 
+def combiner_of(fn: Any) -> Any:
+    """The map-side combiner of a HASH edge's consumer: a keyed reduce's function, or a
+    window's pre-aggregation (``JobEdge.window_partials``)."""
+    if isinstance(fn, WindowOperator):
+        return WindowPreAggregator(fn)
+    return as_callable(fn)
+
+
 def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: Any,
-          combiner: Any, records_out: IntCounter) -> Iterator[Any]:
+          combiner: Any, records_out: IntCounter, timestamped: bool = False) -> Iterator[Any]:
     out = task.output
     if out.kind is OutputKind.COLLECT and out.limit is not None:
         records = itertools.islice(records, out.limit)
@@ -508,6 +516,9 @@ def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: 
         for pid, b in enumerate(buckets):
             if b:
                 yield pid, cloudpickle.dumps(b)
+    elif out.kind is OutputKind.HASH and isinstance(combiner, WindowPreAggregator):
+        yield from _emit_partials(records, out.partitions, key_selector, combiner, records_out,
+                                  timestamped)
     elif out.kind is OutputKind.HASH:
         yield from _emit_hash(records, out.partitions, key_selector, combiner, records_out)
     else:
@@ -548,11 +559,48 @@ def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combi
     except TypeError as exc:
         if "unhashable" not in str(exc):
             raise
-        raise TypeError(f"key_by: the key selector returned an {exc}; return a hashable key, "
-                        f"e.g. a tuple instead of a list") from exc
+        raise _unhashable_key(exc) from exc
     for pid, b in enumerate(buckets):
         if b:
             yield pid, cloudpickle.dumps(b)
+
+
+def _emit_partials(records: Iterator[Any], partitions: int, key_selector: Any,
+                   combiner: WindowPreAggregator, records_out: IntCounter,
+                   timestamped: bool) -> Iterator[tuple[int, bytes]]:
+    """A window's BATCH pre-aggregation: one ``(key, (window's max timestamp, (window,
+    partial)))`` per (key, window) of this subtask's records (no timestamp on a stream without
+    them); records out counts the partials sent."""
+    from pyspark.rdd import portable_hash
+
+    try:
+        combined, _ = combiner.combine(records, key_selector, timestamped)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        raise _unhashable_key(exc) from exc
+    buckets: list[list[Any]] = [[] for _ in range(partitions)]
+    pid_of: dict[Any, int] = {}
+    for n, ((key, window), partial) in enumerate(combined.items(), 1):
+        pid = pid_of.get(key)
+        if pid is None:
+            pid = pid_of[key] = portable_hash(key) % partitions
+        b = buckets[pid]
+        b.append((key, (window.max_timestamp(), (window, partial)) if timestamped
+                  else (window, partial)))
+        if len(b) >= BATCH_RECORDS:
+            yield pid, cloudpickle.dumps(b)
+            b.clear()
+        records_out.value = n
+    for pid, b in enumerate(buckets):
+        if b:
+            yield pid, cloudpickle.dumps(b)
+
+
+def _unhashable_key(exc: TypeError) -> TypeError:
+    """The error of a key selector that returned an unhashable key."""
+    return TypeError(f"key_by: the key selector returned an {exc}; return a hashable key, "
+                     f"e.g. a tuple instead of a list")
 
 
 _SINKS = frozenset({OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT})
@@ -645,7 +693,7 @@ def _emit_all(task: "Task | _RelayContext", records: Iterator[Any], ts: bool) ->
     if ts:
         if out.kind in _SINKS:
             records = map(operator.itemgetter(1), records)  # a sink writes the values
-        else:
+        elif not isinstance(combiner, WindowPreAggregator):  # it takes (timestamp, value) itself
             key_selector, combiner = _on_value(key_selector), None
     if out.kind is OutputKind.TEXT:
         assert isinstance(task, Task)  # a relay never ends in a sink
@@ -654,7 +702,7 @@ def _emit_all(task: "Task | _RelayContext", records: Iterator[Any], ts: bool) ->
     if out.input_index is not None:  # into a two-input vertex: say which input
         records = zip(itertools.repeat(out.input_index), records)
         key_selector, combiner = _on_value(key_selector), None
-    yield from _emit(spec, task.subtask, records, key_selector, combiner, task.records_out)
+    yield from _emit(spec, task.subtask, records, key_selector, combiner, task.records_out, ts)
 
 
 def _write_files(task: "Task", records: Iterator[Any]) -> Iterator[str]:
@@ -730,7 +778,8 @@ class _RelayContext:
             for key, into in ((out.key_selector_key, self.key_selectors),
                               (out.combiner_key, self.combiners)):
                 if key:
-                    into[key] = as_callable(worker.load(key, worker.fetch(key)))
+                    fn = worker.load(key, worker.fetch(key))
+                    into[key] = combiner_of(fn) if into is self.combiners else as_callable(fn)
 
 
 def _emit_many(task: "Task | _RelayContext", tagged: Iterator[tuple[str | None, Any]],

@@ -10,11 +10,12 @@ from .base import (
 from .co import CoFlatMapOperator, CoMapOperator, CoProcessOperator, KeyedCoProcessOperator
 from .process import KeyedFunctionOperator, KeyedProcessOperator, ProcessOperator, ReduceOperator
 from .watermarks import TimestampsAndWatermarksOperator
-from .window import AllWindowOperator, MergingWindowSet, WindowOperator
+from .window import AllWindowOperator, MergingWindowSet, WindowOperator, WindowPreAggregator
 
 __all__ = [
     "AllWindowOperator", "CoFlatMapOperator", "CoMapOperator", "CoProcessOperator",
     "KeyedCoProcessOperator", "KeyedFunctionOperator", "KeyedProcessOperator", "MergingWindowSet",
     "OneInputStreamOperator", "OperatorContext", "ProcessOperator", "ReduceOperator", "StreamOperator",
-    "TimestampsAndWatermarksOperator", "TwoInputStreamOperator", "WindowOperator", "open_function",
+    "TimestampsAndWatermarksOperator", "TwoInputStreamOperator", "WindowOperator", "WindowPreAggregator",
+    "open_function",
 ]

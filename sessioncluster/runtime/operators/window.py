@@ -10,18 +10,25 @@ data side output, or is dropped. Results carry the window's max timestamp.
 The BATCH driver may run a key's sorted records through ``process_key_batch`` instead: the same
 result without a timer per record where the assigner's own trigger decides (the default
 event/processing time trigger without evictor, and count windows).
+
+BATCH pre-aggregation (``WindowPreAggregator``, ``process_partials``): a reduce or aggregate
+over tumbling or sliding windows with the assigner's own trigger and no evictor is combined per
+(key, window) by the subtasks before the shuffle; the window operator after it combines the
+partials and runs the window function once per window.
 """
 
 from __future__ import annotations
 
 import bisect
-from typing import Any, Callable
+import itertools
+from typing import Any, Callable, Iterator
 
 from ...api.functions import (
     MAX_WATERMARK,
     MIN_WATERMARK,
     AggregateFunction,
     AllWindowFunction,
+    Function,
     OutputTag,
     ProcessAllWindowFunction,
     ProcessWindowFunction,
@@ -49,10 +56,13 @@ from ...api.window import (
     GlobalWindow,
     MergingWindowAssigner,
     ProcessingTimeTrigger,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
     TimeWindow,
     Trigger,
     TriggerResult,
     TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
     WindowAssigner,
 )
 from ...common.time import to_millis
@@ -318,6 +328,38 @@ class WindowOperator(OneInputStreamOperator):
                 raise ValueError("a second window function goes with reduce() or aggregate() only")
             _window_function(self.window_function, self.all_windows, f"{kind}()'s window function")
 
+    @property
+    def pre_aggregates_in_batch(self) -> bool:
+        """Whether a BATCH job combines this window's records per (key, window) before the
+        shuffle (``WindowPreAggregator``) and this operator combines the partials
+        (``process_partials``): a reduce, or an aggregate with a ``merge``, over tumbling or
+        sliding windows (event or processing time) with the assigner's own trigger, no evictor,
+        and no ``open``/``close`` of the user's function (it runs unopened before the shuffle).
+
+        Flink's ReduceFunction and AggregateFunction may be combined in any order: a reduce is
+        applied in arrival order in STREAMING, which no program can rely on across parallel
+        inputs, and ``AggregateFunction.merge`` exists for this (Flink's own combiners use it);
+        in BATCH no record is late, and with the assigner's own trigger a window fires once, at
+        the end, over all of its contents."""
+        if type(self.assigner) not in _PRE_AGGREGATING_ASSIGNERS or self.evictor is not None:
+            return False
+        if type(self.trigger) is not type(self.assigner.get_default_trigger()):
+            return False
+        fn = self.function
+        if self.function_kind == "reduce":
+            combine = fn.reduce if callable(getattr(fn, "reduce", None)) else fn
+        elif self.function_kind == "aggregate":
+            combine = getattr(fn, "merge", None)
+            if isinstance(fn, AggregateFunction) and type(fn).merge is AggregateFunction.merge:
+                return False  # merge not implemented
+        else:
+            return False
+        if not callable(combine):
+            return False
+        if isinstance(fn, Function):
+            return all(getattr(type(fn), m) is getattr(Function, m) for m in ("open", "close"))
+        return not any(callable(getattr(fn, m, None)) for m in ("open", "close"))
+
     # -- open ------------------------------------------------------------------------------------
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
@@ -561,6 +603,26 @@ class WindowOperator(OneInputStreamOperator):
             self.timers.watermark = MIN_WATERMARK
         return True
 
+    def process_partials(self, records: list[tuple[int | None, Any]]) -> bool:
+        """The current key's partials (``(window, reduced value or accumulator)`` from
+        ``WindowPreAggregator``): combined per window (the reduce again, or the aggregate's
+        ``merge``), then each window fires once, as ``process_key_batch`` fires them."""
+        if self.function_kind == "reduce":
+            combine = self._reduce
+        else:
+            combine = self.function.merge
+        contents: dict[Any, Any] = {}
+        get = contents.get
+        for _, (window, partial) in records:
+            acc = get(window, _EMPTY)
+            contents[window] = partial if acc is _EMPTY else combine(acc, partial)  # type: ignore[misc]
+        self.timers.watermark = MAX_WATERMARK  # the end of the key: every window fires
+        try:
+            self._batch_fire(contents)
+        finally:
+            self.timers.watermark = MIN_WATERMARK
+        return True
+
     def _batch_fire(self, contents: dict[Any, Any]) -> None:
         """Each window fires at its max timestamp and is cleaned up at its cleanup time, in that
         order, as their timers would."""
@@ -651,6 +713,62 @@ class WindowOperator(OneInputStreamOperator):
 def _fire_order(w: Any) -> tuple[int, int]:
     """Timer order: by max timestamp (then start, where Flink's timer heap leaves ties open)."""
     return (w.max_timestamp(), getattr(w, "start", 0))
+
+
+_PRE_AGGREGATING_ASSIGNERS = (TumblingEventTimeWindows, SlidingEventTimeWindows,
+                              TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
+
+
+class WindowPreAggregator:
+    """The map-side half of a window's BATCH pre-aggregation (``WindowOperator.
+    pre_aggregates_in_batch`` says when, and why it gives Flink's result): a subtask's records
+    before the shuffle, combined per (key, window) with the user's reduce or aggregate function.
+    Each partial goes on as ``(window, reduced value or accumulator)`` with the window's max
+    timestamp; the window operator combines them (``process_partials``)."""
+
+    def __init__(self, operator: WindowOperator) -> None:
+        self.assigner = operator.assigner
+        fn = operator.function
+        if operator.function_kind == "aggregate":
+            create, add = fn.create_accumulator, fn.add
+
+            def adder(acc: Any, value: Any) -> Any:
+                return add(value, create() if acc is _EMPTY else acc)
+        else:
+            reduce = fn.reduce if callable(getattr(fn, "reduce", None)) else fn
+
+            def adder(acc: Any, value: Any) -> Any:
+                return value if acc is _EMPTY else reduce(acc, value)
+        self.add = adder
+
+    def combine(self, records: Iterator[Any], key_selector: Callable[[Any], Any],
+                timestamped: bool) -> tuple[dict[tuple[Any, Any], Any], int]:
+        """(key, window) -> the partial of this subtask's records, and how many came in.
+        ``records`` are ``(timestamp, value)`` pairs when ``timestamped``, else values."""
+        pairs = records if timestamped else zip(itertools.repeat(None), records)
+        assigner, add = self.assigner, self.add
+        n = 0
+        if type(assigner) is TumblingEventTimeWindows:
+            # the hot case, inlined as in process_key_batch: one partial per (key, window start)
+            size, offset = assigner.size, assigner.offset
+            by_start: dict[tuple[Any, int], Any] = {}
+            get_start = by_start.get
+            for n, (t, value) in enumerate(pairs, 1):  # noqa: B007 (n is the count after the loop)
+                if t is None:
+                    raise RuntimeError(NO_TIMESTAMP_ERROR)
+                k = (key_selector(value), t - (t - offset) % size)
+                by_start[k] = add(get_start(k, _EMPTY), value)
+            return {(key, TimeWindow(start, start + size)): acc
+                    for (key, start), acc in by_start.items()}, n
+        combined: dict[tuple[Any, Any], Any] = {}
+        get = combined.get
+        assign = assigner.assign_windows
+        for n, (t, value) in enumerate(pairs, 1):  # noqa: B007
+            key = key_selector(value)
+            for w in assign(value, MIN_WATERMARK if t is None else t, None):
+                k = (key, w)
+                combined[k] = add(get(k, _EMPTY), value)
+        return combined, n
 
 
 class AllWindowOperator(WindowOperator):
