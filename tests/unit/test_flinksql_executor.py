@@ -278,3 +278,12 @@ def test_a_view_reads_the_files_its_table_has_at_each_query(planner, tmp_path: P
     assert count(planner, "xs") == 1
     (directory / "b.csv").write_text("x\n")
     assert count(planner, "xs") == 2
+
+
+def test_window_bounds_over_a_timestamp_ltz_rowtime() -> None:
+    # Flink: window_start/window_end TIMESTAMP(3) whatever the rowtime; window_time keeps it
+    query = sqlglot.parse_one("SELECT window_start, window_end, window_time, COUNT(*) AS n "
+                              "FROM w GROUP BY window_start, window_end, window_time",
+                              read="spark")
+    assert window_bound_types(query, ["TIMESTAMP_LTZ(6)"] * 3 + ["BIGINT"]) == [
+        "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "BIGINT"]

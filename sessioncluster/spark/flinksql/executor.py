@@ -658,8 +658,13 @@ def window_bound_types(query: Any, types: list[str]) -> list[str]:
         name = inner.name.lower() if isinstance(inner, exp.Column) else ""
         func = (inner.name if isinstance(inner, exp.Anonymous) else inner.key).lower() \
             if isinstance(inner, exp.Func) else ""
-        if out[i] == "TIMESTAMP(6)" and (name in _WINDOW_BOUNDS or func in _GROUP_WINDOW_BOUNDS):
-            out[i] = "TIMESTAMP(3)"
+        if out[i] in ("TIMESTAMP(6)", "TIMESTAMP_LTZ(6)") and (
+                name in _WINDOW_BOUNDS or func in _GROUP_WINDOW_BOUNDS):
+            # a window's time is its rowtime's kind (TIMESTAMP_LTZ of an instant); its
+            # bounds are TIMESTAMP(3) whatever the rowtime
+            ltz = out[i].startswith("TIMESTAMP_LTZ") and (name == "window_time"
+                                                           or func.endswith("_rowtime"))
+            out[i] = "TIMESTAMP_LTZ(3)" if ltz else "TIMESTAMP(3)"
         aggregate = inner.this if isinstance(inner, exp.Window) else inner
         scale = re.fullmatch(r"DECIMAL\(\d+, (\d+)\)", out[i])
         if isinstance(aggregate, exp.Sum) and scale:
