@@ -106,9 +106,10 @@ def rowtime_value(timestamp: int | None) -> Any:
 
 
 def _schema_projection(names: list[str], schema: Schema, streaming: bool) -> list[str]:
-    # a watermark (SOURCE_WATERMARK() or an expression) needs nothing more: the stream is
-    # bounded, read as a static table, and a window over it fires at the end of its input, as
-    # Flink's end-of-input watermark fires every window of a bounded source
+    if schema.watermark is not None and streaming:
+        raise NotImplementedError(
+            "from_data_stream() with a Schema's watermark is not supported by sessioncluster "
+            "in STREAMING mode yet (the stream is read as a bounded table); use BATCH mode")
     physical = dict(schema.physical_columns())
     unknown = [n for n in physical if n not in names]
     if unknown:
