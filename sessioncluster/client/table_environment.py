@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from ..api.functions import ProcessFunction
 from ..api.table import conversion
 from ..api.table import environment as table_env
 from ..api.table.descriptor import Schema
@@ -73,14 +74,23 @@ class StreamTableEnvironment(TableEnvironment):
         session, read by the Table's queries in BATCH and STREAMING; columns as Flink derives
         them (a named Row's names, ``f0``, ``f1``... else), or as ``fields_or_schema`` say."""
         _check_bounded(data_stream, "from_data_stream()")
-        records = list(data_stream.execute_and_collect("from_data_stream"))
         schema = fields_or_schema[0] if len(fields_or_schema) == 1 and isinstance(
             fields_or_schema[0], Schema) else None
+        rowtime = conversion.rowtime_column(schema)
+        if rowtime is not None:  # each record with its timestamp: the rowtime column's value
+            pairs = data_stream.process(_WithTimestamp()).execute_and_collect("from_data_stream")
+            records = [record for record, _ in pairs]
+            times = [conversion.rowtime_value(ts) for _, ts in pairs]
+        else:
+            records = list(data_stream.execute_and_collect("from_data_stream"))
         if not records and schema is not None:
             names = [n for n, _ in schema.physical_columns()]
         else:
             names = conversion.stream_column_names(records)
-        table = self.from_elements(conversion.stream_rows(records, names), names)
+        rows = conversion.stream_rows(records, names)
+        if rowtime is not None:
+            rows, names = [(*r, t) for r, t in zip(rows, times)], [*names, rowtime]
+        table = self.from_elements(rows, names)
         select = conversion.projection(names, fields_or_schema,
                                        self.runtime_mode() is RuntimeExecutionMode.STREAMING)
         return table if select is None else self.sql_query(
@@ -149,6 +159,13 @@ def _own_catalog(env: table_env.TableEnvironment) -> None:
     TableEnvironment has); else the session's shared one."""
     if own_catalogs():
         env.get_config().set(table_env.CATALOG_SCOPE, uuid.uuid4().hex)
+
+
+class _WithTimestamp(ProcessFunction):
+    """Each record with its timestamp (epoch milliseconds, None without one)."""
+
+    def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Any:
+        yield value, ctx.timestamp()
 
 
 def _gateway(session: Session) -> table_env.FlinkSqlGateway:

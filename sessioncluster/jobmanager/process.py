@@ -70,10 +70,10 @@ from ..spark.sql import create_temporary_view_in_thread
 from ..spark.streaming import warm_up as warm_up_streaming
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
+from .catalog_log import CatalogLog, replay
 from .dispatcher import Dispatcher, DispatcherServices
 from .ha import (
     HighAvailabilityServices,
-    catalog_entry_id,
     ha_services,
     pack_submission,
     unpack_submission,
@@ -113,6 +113,8 @@ class JobManager:
         #: HA: leader election and the job-graph and job result stores (None: no HA)
         self.ha: HighAvailabilityServices | None = (
             ha_services(name, settings.ha, settings.zookeeper_quorum) if settings.ha else None)
+        #: the Flink SQL catalog's statements in the HA catalog store, compacted as it grows
+        self.catalog_log = CatalogLog(self.ha.catalog_store, self.key) if self.ha else None
         self.standby = standby
         #: HA: the epoch of this JobManager's leadership, 0 while it is a standby
         self.epoch = 0
@@ -231,22 +233,18 @@ class JobManager:
         self._published = True
 
     def _restore_catalog(self) -> None:
-        """The session's Flink SQL catalog as the leaders before made it: its statements planned
-        again in order, into a new planner (before the jobs are recovered: they read it)."""
-        assert self.ha is not None
-        store = self.ha.catalog_store
-        entries = sorted(store.job_ids())
-        if self.spark is None or not entries:
+        """The session's Flink SQL catalog as the leaders before made it: its statements (a
+        compacted snapshot's, then those after it) planned again in order, into a new planner
+        (before the jobs are recovered: they read it)."""
+        assert self.catalog_log is not None
+        if self.spark is None or not self.catalog_log.store.job_ids():
             return
+        messages = self.catalog_log.messages()
         self.flink_sql = planner = FlinkSqlPlanner(self.spark)
-        for entry in entries:
-            try:
-                msg = unpack_submission(self.key, store.get(entry) or b"")
-                assert isinstance(msg, ExecuteSql)
-                planner.plan(msg.query, msg.runtime_mode, msg.configuration, msg.function)
-            except Exception as exc:  # noqa: BLE001 - one statement lost, not the catalog
-                log.warning("catalog statement %s could not be planned again: %s", entry, exc)
-        log.info("restored the Flink SQL catalog from %d statements", len(entries))
+        lost = replay(messages, lambda msg: planner.plan(
+            msg.query, msg.runtime_mode, msg.configuration, msg.function))
+        log.info("restored the Flink SQL catalog from %d statements (%d lost)", len(messages),
+                 lost)
 
     def _recover_jobs(self) -> None:
         assert self.ha is not None
@@ -347,8 +345,8 @@ class JobManager:
             raise RuntimeError("the session's SparkSession is not up yet")
         outcome = self.flink_sql.plan(msg.query, msg.runtime_mode, msg.configuration,
                                       msg.function)
-        if outcome.changes_catalog and self.ha is not None:
-            self.ha.catalog_store.put(catalog_entry_id(), pack_submission(self.key, msg))
+        if outcome.changes_catalog and self.catalog_log is not None:
+            self.catalog_log.append(msg)
         return outcome
 
     def _recovered_statement(self, msg: ExecuteSql) -> StatementJob:
@@ -593,6 +591,7 @@ class JobManager:
         if self._stopping:
             return
         self._stopping = True
+        leader = self.epoch > 0
         log.info("stopping %s of session '%s'", "JobManager" if self.ha else "the session",
                  self.name)
         self.ready = False
@@ -622,9 +621,22 @@ class JobManager:
         except (OSError, ValueError, TypeError):
             pass
         if self.ha is not None:
+            if leader:  # a standby never writes the store
+                self._compact_catalog_log()
             self.own_path.unlink(missing_ok=True)
             self.ha.close()
         self.stopped.set()
+
+
+    def _compact_catalog_log(self) -> None:
+        """A clean shutdown leaves the catalog log compacted (a leader's, of a session that
+        goes on or not: a later leader replays a snapshot)."""
+        if self.catalog_log is None or self.ha is None:
+            return
+        try:
+            self.catalog_log.compact()
+        except Exception:  # noqa: BLE001 - the log stays as it is, replayable
+            log.warning("could not compact the catalog log", exc_info=True)
 
 
 def job_of_group(group: str | None) -> str | None:

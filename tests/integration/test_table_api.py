@@ -101,3 +101,47 @@ def test_execute_insert_into_a_filesystem_table(t_env, tmp_path: Path) -> None:
     lines = [line for f in out.rglob("*") if f.is_file() for line in f.read_text().splitlines()]
     assert sorted(lines) == sorted(f"{w},{n}" for w, n in Counter(WORDS).items())
     t_env.execute_sql("DROP TEMPORARY TABLE word_sink")
+
+
+@pytest.mark.parametrize("mode", ["BATCH"])
+def test_from_data_stream_rowtime_of_the_records_timestamps(session, mode) -> None:
+    """The records' timestamps as the rowtime (a metadata column, SOURCE_WATERMARK()) and a
+    rowtime computed with TO_TIMESTAMP_LTZ, each counted in tumbling windows (real Flink's
+    rows for the same data: tests/pyflink_programs/table_datastream_rowtime.expected)."""
+    from sessioncluster.client.table_environment import StreamTableEnvironment
+    from sessioncluster.common import RuntimeExecutionMode
+    from sessioncluster.pyflink.common import Duration, Types, WatermarkStrategy
+    from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
+    from sessioncluster.pyflink.table import Schema
+
+    class ClickTime(TimestampAssigner):
+        def extract_timestamp(self, value, record_timestamp):
+            return value[1]
+
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode[mode])
+    env.set_parallelism(1)
+    t_env = StreamTableEnvironment.create(env)
+    clicks = env.from_collection([("alice", 1000), ("bob", 4000), ("alice", 9000),
+                                  ("bob", 12000), ("alice", 15000), ("john", 21000)],
+                                 type_info=Types.TUPLE([Types.STRING(), Types.LONG()]))
+    clicks = clicks.assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(1))
+        .with_timestamp_assigner(ClickTime()))
+    schemas = {
+        "rowtime": Schema.new_builder().column_by_metadata("rowtime", "TIMESTAMP_LTZ(3)")
+        .watermark("rowtime", "SOURCE_WATERMARK()").build(),
+        "ts": Schema.new_builder().column_by_expression("ts", "TO_TIMESTAMP_LTZ(f1, 3)")
+        .watermark("ts", "ts - INTERVAL '1' SECOND").build(),
+    }
+    epoch = dt.datetime(1970, 1, 1)
+    for column, schema in schemas.items():
+        view = f"clicks_{column}_{mode.lower()}"
+        t_env.create_temporary_view(view, t_env.from_data_stream(clicks, schema))
+        rows = t_env.sql_query(
+            f"SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE {view}, "
+            f"DESCRIPTOR({column}), INTERVAL '10' SECOND)) GROUP BY window_start, window_end"
+        ).execute().collect()
+        counts = sorted((r[0].replace(tzinfo=None) - epoch, r[1]) for r in rows
+                        if r.get_row_kind() is RowKind.INSERT)
+        assert counts == [(dt.timedelta(seconds=s), n) for s, n in ((0, 3), (10, 2), (20, 1))]

@@ -33,6 +33,7 @@ TABLE_PROGRAMS = [
     "table_api_window",
     "sql_session_window",
     "table_datastream_mixed",
+    "table_datastream_rowtime",
     "table_streaming_word_count",
     "table_pandas_udaf",
     "table_udtaf_top2",

@@ -290,3 +290,12 @@ def test_how_a_select_result_reaches_its_client_is_the_requests_alone() -> None:
     cell = {RESULT_MODE: "changelog", MAX_TABLE_RESULT_ROWS: "1000", "parallelism.default": "1"}
     assert select_configuration(cell, session) == {
         RESULT_MODE: "changelog", MAX_TABLE_RESULT_ROWS: "1000", "parallelism.default": "3"}
+
+
+def test_window_bounds_over_a_timestamp_ltz_rowtime() -> None:
+    # Flink: window_start/window_end TIMESTAMP(3) whatever the rowtime; window_time keeps it
+    query = sqlglot.parse_one("SELECT window_start, window_end, window_time, COUNT(*) AS n "
+                              "FROM w GROUP BY window_start, window_end, window_time",
+                              read="spark")
+    assert window_bound_types(query, ["TIMESTAMP_LTZ(6)"] * 3 + ["BIGINT"]) == [
+        "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "BIGINT"]

@@ -184,6 +184,14 @@ def test_regular_and_interval_joins(spark: Any) -> None:
     assert left == [(1, 1), (2, 2), (3, 3), (4, None)]
 
 
+def test_to_timestamp_ltz_of_epoch_milliseconds_and_seconds(spark: Any) -> None:
+    # instants, shown in the session's time zone: compared with each other
+    millis, seconds, default = run(spark, "SELECT TO_TIMESTAMP_LTZ(1500, 3), "
+                                          "TO_TIMESTAMP_LTZ(2, 0), TO_TIMESTAMP_LTZ(1500)")[0]
+    assert (seconds - millis, default) == (dt.timedelta(milliseconds=500), millis)
+    assert millis.microsecond == 500_000
+
+
 def test_flink_functions(spark: Any) -> None:
     (row,) = run(spark, "SELECT TO_TIMESTAMP('2020-04-15 08:05:00'), "
                         "TO_TIMESTAMP('15/04/2020', 'dd/MM/yyyy'), TO_TIMESTAMP('nope'), "

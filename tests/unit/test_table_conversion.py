@@ -10,6 +10,8 @@ from sessioncluster.api.table.conversion import (
     as_records,
     insert_only,
     projection,
+    rowtime_column,
+    rowtime_value,
     stream_column_names,
     stream_rows,
 )
@@ -68,3 +70,24 @@ def test_rows_as_records_keep_or_drop_their_kind() -> None:
     assert as_records([before], ["w", "n"], changelog=False)[0].get_row_kind() is RowKind.INSERT
     with pytest.raises(ValueError, match="doesn't support consuming update changes"):
         insert_only([before])
+
+
+def test_a_rowtime_metadata_column_takes_the_records_timestamps() -> None:
+    import datetime
+
+    schema = (Schema.new_builder().column_by_metadata("rowtime", "TIMESTAMP_LTZ(3)")
+              .watermark("rowtime", "SOURCE_WATERMARK()").build())
+    assert rowtime_column(schema) == "rowtime" and rowtime_column(None) is None
+    assert rowtime_value(1500) == datetime.datetime(1970, 1, 1, 0, 0, 1, 500_000,
+                                                    tzinfo=datetime.timezone.utc)
+    assert rowtime_value(None) is None
+    # the rowtime column (added after the record's fields) is cast to its declared type
+    assert projection(["f0", "rowtime"], [schema], streaming=False) == \
+        ["`f0`", "CAST(`rowtime` AS TIMESTAMP_LTZ(3)) AS `rowtime`"]
+    other = Schema.new_builder().column_by_metadata("p", "INT", "partition").build()
+    with pytest.raises(ValueError, match="Invalid metadata key 'partition'"):
+        rowtime_column(other)
+    computed = (Schema.new_builder().column_by_expression("ts", "TO_TIMESTAMP_LTZ(f1, 3)")
+                .watermark("ts", "ts - INTERVAL '1' SECOND").build())
+    assert projection(["f0", "f1"], [computed], streaming=False) == \
+        ["`f0`", "`f1`", "TO_TIMESTAMP_LTZ(f1, 3) AS `ts`"]

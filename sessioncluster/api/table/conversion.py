@@ -79,11 +79,37 @@ def projection(names: list[str], fields_or_schema: Sequence[Any], streaming: boo
             for old, e in zip(names, exprs)]
 
 
+#: the metadata key of a DataStream record's timestamp (Flink's ``rowtime`` metadata column)
+ROWTIME_METADATA = "rowtime"
+
+
+def rowtime_column(schema: Any) -> str | None:
+    """The name of a Schema's metadata column of the records' timestamps (``rowtime``), or
+    None; another metadata key fails, as Flink's DataStream source has only this one."""
+    if not isinstance(schema, Schema):
+        return None
+    for name, _, key in schema.metadata_columns():
+        if key != ROWTIME_METADATA:
+            raise ValueError(f"Invalid metadata key '{key}' in column '{name}': a DataStream "
+                             f"offers only '{ROWTIME_METADATA}' (its records' timestamps)")
+        return name
+    return None
+
+
+def rowtime_value(timestamp: int | None) -> Any:
+    """A record's timestamp (epoch milliseconds) as the value of a TIMESTAMP_LTZ(3) column."""
+    import datetime
+
+    if timestamp is None:
+        return None
+    return datetime.datetime.fromtimestamp(timestamp / 1000, tz=datetime.timezone.utc)
+
+
 def _schema_projection(names: list[str], schema: Schema, streaming: bool) -> list[str]:
     if schema.watermark is not None and streaming:
         raise NotImplementedError(
             "from_data_stream() with a Schema's watermark is not supported by sessioncluster "
-            "in STREAMING mode yet (the stream is read as a bounded table)")
+            "in STREAMING mode yet (the stream is read as a bounded table); use BATCH mode")
     physical = dict(schema.physical_columns())
     unknown = [n for n in physical if n not in names]
     if unknown:
@@ -91,8 +117,10 @@ def _schema_projection(names: list[str], schema: Schema, streaming: bool) -> lis
                          f"type derived from the given type information for schema "
                          f"declaration. Make sure that the type information is not a generic "
                          f"raw type. Currently available fields are: {names}")
-    select = [f"CAST({quote_identifier(n)} AS {physical[n]}) AS {quote_identifier(n)}"
-              if n in physical else quote_identifier(n) for n in names]
+    metadata = {name: type_ for name, type_, _ in schema.metadata_columns()}
+    select = [f"CAST({quote_identifier(n)} AS {physical.get(n) or metadata[n]}) AS "
+              f"{quote_identifier(n)}" if n in physical or n in metadata else quote_identifier(n)
+              for n in names]
     return select + schema.computed_columns()
 
 

@@ -38,6 +38,7 @@ class Schema:
             self._primary_key: str | None = None
             self._physical: list[tuple[str, str]] = []
             self._computed: list[str] = []
+            self._metadata: list[tuple[str, str, str]] = []
 
         def from_schema(self, unresolved_schema: "Schema") -> "Schema.Builder":
             self._columns += unresolved_schema.columns
@@ -45,6 +46,7 @@ class Schema:
             self._primary_key = unresolved_schema.primary_key or self._primary_key
             self._physical += unresolved_schema.physical_columns()
             self._computed += unresolved_schema.computed_columns()
+            self._metadata += unresolved_schema.metadata_columns()
             return self
 
         def from_row_data_type(self, data_type: DataType) -> "Schema.Builder":
@@ -78,6 +80,7 @@ class Schema:
             if metadata_key is not None:
                 text += f" FROM {quote_string(metadata_key)}"
             self._columns.append(text + (" VIRTUAL" if is_virtual else ""))
+            self._metadata.append((column_name, str(data_type), metadata_key or column_name))
             return self
 
         def watermark(self, column_name: str, watermark_expr: Any) -> "Schema.Builder":
@@ -98,21 +101,27 @@ class Schema:
 
         def build(self) -> "Schema":
             return Schema(self._columns, self._watermark, self._primary_key, self._physical,
-                          self._computed)
+                          self._computed, self._metadata)
 
     def __init__(self, columns: list[str], watermark: str | None = None,
                  primary_key: str | None = None, physical: list[tuple[str, str]] | None = None,
-                 computed: list[str] | None = None) -> None:
+                 computed: list[str] | None = None,
+                 metadata: list[tuple[str, str, str]] | None = None) -> None:
         #: each column's Flink SQL definition
         self.columns = list(columns)
         self.watermark = watermark
         self.primary_key = primary_key
         self._physical = list(physical or [])
         self._computed = list(computed or [])
+        self._metadata = list(metadata or [])
 
     def physical_columns(self) -> list[tuple[str, str]]:
         """The physical columns declared: (name, Flink type text)."""
         return list(self._physical)
+
+    def metadata_columns(self) -> list[tuple[str, str, str]]:
+        """The metadata columns declared: (name, Flink type text, metadata key)."""
+        return list(self._metadata)
 
     def computed_columns(self) -> list[str]:
         """The computed columns declared, as ``expression AS name`` select items."""

@@ -21,7 +21,7 @@ from sqlglot import exp
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, streaming
+from . import connectors, explain, explain_spark, streaming
 from .catalog import HIDDEN_PREFIX, Catalog
 from .dialect import TableArgument
 from .functions import FunctionCatalog
@@ -102,9 +102,6 @@ class FlinkSqlPlanner:
         key = "execution.runtime-mode"  # a SET in the session wins over the client's default
         mode = (self.options.get(key) or (configuration or {}).get(key) or runtime_mode).upper()
         statement = statements[0]
-        if mode != "BATCH" and isinstance(statement, Explain):
-            raise FlinkSqlError("EXPLAIN in STREAMING mode is not supported by sessioncluster "
-                                "yet; EXPLAIN the statement in BATCH mode")
         scope = (configuration or {}).get(CATALOG_SCOPE, "")
         with self._lock:
             self.catalog = self._catalogs.setdefault(scope, Catalog(scope))
@@ -129,6 +126,8 @@ class FlinkSqlPlanner:
                                              self.functions)
                 return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
                                         job.column_types, job=job)
+            if isinstance(statement, Explain):
+                return self._explain(statement, streaming=mode != "BATCH")
             outcome = (self._create_view(statement, text) if isinstance(statement, CreateView)
                        else self._plan(statement))
             outcome.changes_catalog = isinstance(statement, _CATALOG_CHANGES) and not (
@@ -150,8 +149,6 @@ class FlinkSqlPlanner:
             return self._show(statement)
         if isinstance(statement, Describe):
             return self._describe(statement)
-        if isinstance(statement, Explain):
-            return self._explain(statement)
         if isinstance(statement, (Set, Reset)):
             return self._set(statement)
         if isinstance(statement, StopJob):
@@ -513,16 +510,75 @@ class FlinkSqlPlanner:
             rows.append((c.name, type_text, c.name.lower() not in pk, key, extras, watermark))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, rows)
 
-    def _explain(self, statement: Explain) -> StatementOutcome:
+    def _explain(self, statement: Explain, streaming: bool = False) -> StatementOutcome:
+        """Flink's EXPLAIN sections (see :mod:`.explain`), Spark's physical plan last. In
+        STREAMING the physical plan is Spark's plan of the query over the tables as they are
+        now, its aggregates named as the streaming job runs them (stateful, in Spark's state
+        store) and each scan of a table with a watermark under its WatermarkAssigner."""
+        explain.check_details(statement.details)
         inner = statement.statement
         if isinstance(inner, Query):
-            sql = self._spark_sql(inner.ast)
-        elif isinstance(inner, Insert):
-            sql = self._spark_sql(inner.query)
+            queries: list[tuple[Insert | None, Any]] = [(None, inner.ast)]
+        elif isinstance(inner, (Insert, StatementSet)):
+            inserts = [inner] if isinstance(inner, Insert) else inner.inserts
+            queries = [(i, i.query) for i in inserts]
         else:
-            raise FlinkSqlError("EXPLAIN takes a query or an INSERT statement")
-        plan = self.spark.sql(f"EXPLAIN EXTENDED {sql}").collect()[0][0]
-        return StatementOutcome("SUCCESS_WITH_CONTENT", ["result"], ["STRING"], [(plan,)])
+            raise FlinkSqlError("EXPLAIN takes a query, an INSERT or a STATEMENT SET")
+        asts, physicals, spark_plans = [], [], []
+        for insert, query in queries:
+            frame = self.spark.sql(self._spark_sql(query))
+            scanned = self._scanned_tables(query)
+            watermarks = self._watermarks(scanned) if streaming else {}
+            builder = explain.AstBuilder({name: columns for name, columns, _ in scanned},
+                                         watermarks)
+            windows = explain.window_functions(query)
+            physical = explain_spark.translate(frame._jdf.queryExecution().executedPlan(),
+                                               scanned, windows)
+            if streaming:
+                physical = explain.as_streaming(physical, bool(windows), watermarks)
+            if insert is not None:
+                table = self._table(insert.target)
+                frame = self.conform(frame, table, insert)
+                sink = builder.sink(table.name, insert.columns, query)
+                asts.append(sink)
+                physical = explain.PlanNode("Sink", sink.attrs[:2], [physical])
+            else:
+                asts.append(builder.rel(query))
+            physicals.append(physical)
+            mode = "COST " if "ESTIMATED_COST" in statement.details else ""
+            spark_plans.append(self.spark.sql(f"EXPLAIN {mode}{self._spark_sql(query)}"
+                                              ).collect()[0][0])
+        text = explain.explain_text(asts, physicals, "\n".join(spark_plans),
+                                    statement.details, streaming=streaming)
+        return StatementOutcome("SUCCESS_WITH_CONTENT", ["result"], ["STRING"], [(text,)])
+
+    def _watermarks(self, scanned: list[tuple[str, list[str], str]]
+                    ) -> dict[str, tuple[str, str]]:
+        """table -> (rowtime, watermark expression) of the scanned tables with a watermark."""
+        out = {}
+        for name, _, _ in scanned:
+            table = self.catalog.table(name)
+            if table is not None and table.watermark is not None:
+                out[name] = (table.watermark.rowtime, table.watermark.expression)
+        return out
+
+    def _scanned_tables(self, query: Any) -> list[tuple[str, list[str], str]]:
+        """(name, columns, path) of each table or view ``query`` reads, in the order it names
+        them (their Spark views made already by :meth:`_spark_sql`)."""
+        scanned: list[tuple[str, list[str], str]] = []
+        for table in query.find_all(exp.Table):
+            if not isinstance(table.this, exp.Identifier):
+                continue
+            name = ".".join(p.name for p in table.parts)
+            if name in _cte_names(query) or any(s[0] == name for s in scanned):
+                continue
+            schema = self.catalog.table(name)
+            if schema is None:
+                schema = self._resolve(name)[1]
+            if schema is not None:
+                scanned.append((name, [c.name for c in schema.columns],
+                                schema.options.get("path", "")))
+        return scanned
 
     def _set(self, statement: Set | Reset) -> StatementOutcome:
         if isinstance(statement, Reset):
@@ -613,8 +669,13 @@ def window_bound_types(query: Any, types: list[str]) -> list[str]:
         name = inner.name.lower() if isinstance(inner, exp.Column) else ""
         func = (inner.name if isinstance(inner, exp.Anonymous) else inner.key).lower() \
             if isinstance(inner, exp.Func) else ""
-        if out[i] == "TIMESTAMP(6)" and (name in _WINDOW_BOUNDS or func in _GROUP_WINDOW_BOUNDS):
-            out[i] = "TIMESTAMP(3)"
+        if out[i] in ("TIMESTAMP(6)", "TIMESTAMP_LTZ(6)") and (
+                name in _WINDOW_BOUNDS or func in _GROUP_WINDOW_BOUNDS):
+            # a window's time is its rowtime's kind (TIMESTAMP_LTZ of an instant); its
+            # bounds are TIMESTAMP(3) whatever the rowtime
+            ltz = out[i].startswith("TIMESTAMP_LTZ") and (name == "window_time"
+                                                           or func.endswith("_rowtime"))
+            out[i] = "TIMESTAMP_LTZ(3)" if ltz else "TIMESTAMP(3)"
         aggregate = inner.this if isinstance(inner, exp.Window) else inner
         scale = re.fullmatch(r"DECIMAL\(\d+, (\d+)\)", out[i])
         if isinstance(aggregate, exp.Sum) and scale:

@@ -386,6 +386,10 @@ def _function(node: exp.Anonymous) -> exp.Expression:
         fmt = args[1] if len(args) > 1 else exp.Literal.string("yyyy-MM-dd HH:mm:ss")
         parsed = exp.Anonymous(this="try_to_timestamp", expressions=[args[0], fmt])
         return exp.Cast(this=parsed, to=exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
+    if name == "TO_TIMESTAMP_LTZ":  # epoch milliseconds (precision 3) or seconds (0)
+        precision = args[1].name if len(args) > 1 and isinstance(args[1], exp.Literal) else "3"
+        function = "timestamp_seconds" if precision == "0" else "timestamp_millis"
+        return exp.Anonymous(this=function, expressions=[args[0]])
     if name == "REGEXP_EXTRACT":
         group = args[2] if len(args) > 2 else exp.Literal.number(0)
         extract = exp.Anonymous(this="regexp_extract", expressions=[args[0], args[1], group])

@@ -129,9 +129,11 @@ class Query:
 
 @dataclass(slots=True)
 class Explain:
-    """``EXPLAIN [PLAN FOR] statement``."""
+    """``EXPLAIN [PLAN FOR | detail, ...] statement``."""
 
     statement: "Statement"
+    #: the ExplainDetails asked for (``ESTIMATED_COST``, ``CHANGELOG_MODE``...), upper-case
+    details: tuple[str, ...] = ()
 
 
 Statement = Union[
@@ -292,16 +294,19 @@ class _Script:
     def _explain(self, tokens: list[Token]) -> Explain:
         rest = tokens[1:]
         words = [t.text.upper() for t in rest]
+        found: list[str] = []
         if words[:2] == ["PLAN", "FOR"]:
             rest = rest[2:]
         else:
             details = {"ESTIMATED_COST", "CHANGELOG_MODE", "JSON_EXECUTION_PLAN", "PLAN_ADVICE"}
             while rest and (rest[0].text.upper() in details or rest[0].token_type ==
                             TokenType.COMMA):
+                if rest[0].token_type != TokenType.COMMA:
+                    found.append(rest[0].text.upper())
                 rest = rest[1:]
         if not rest:
             raise self.error(None)
-        return Explain(self.statement(rest))
+        return Explain(self.statement(rest), tuple(dict.fromkeys(found)))
 
     def _stop_job(self, tokens: list[Token]) -> StopJob:
         if len(tokens) < 3 or tokens[2].token_type != TokenType.STRING:
