@@ -34,6 +34,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 from playwright.sync_api import Page, sync_playwright
 
@@ -191,27 +192,34 @@ def screenshot(url: str, out: Path, chromium: str) -> None:
             browser.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "images" / "job-widget.png")
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
-    args = parser.parse_args()
+def take(name: str, cells: list[str], out: Path, chromium: str,
+         shoot: Callable[[str, Path, str], None]) -> None:
+    """A notebook ``name`` of ``cells`` opened in a JupyterLab of its own, ``shoot`` (url, out,
+    chromium) taking the picture; the lab and the notebook's session stopped after."""
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="sc-shot-") as tmp:
         root = Path(tmp)
-        (root / "job-widget.ipynb").write_text(json.dumps(notebook(CELLS), indent=1))
+        (root / f"{name}.ipynb").write_text(json.dumps(notebook(cells), indent=1))
         port, token = free_port(), secrets.token_hex(16)
         lab = start_lab(root, port, token)
         try:
-            screenshot(f"http://127.0.0.1:{port}/lab/tree/job-widget.ipynb?reset&token={token}",
-                       args.out.resolve(), args.chromium)
+            shoot(f"http://127.0.0.1:{port}/lab/tree/{name}.ipynb?reset&token={token}",
+                  out.resolve(), chromium)
         except Exception:
             print((root / "lab.log").read_text()[-3000:], file=sys.stderr)
             raise
         finally:
             stop_lab(lab, port, token)
             stop_session(root)
-    print(f"wrote {args.out} in {time.monotonic() - t0:.0f} s")
+    print(f"wrote {out} ({out.stat().st_size // 1024} KB) in {time.monotonic() - t0:.0f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "images" / "job-widget.png")
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    args = parser.parse_args()
+    take("job-widget", CELLS, args.out, args.chromium, screenshot)
 
 
 if __name__ == "__main__":

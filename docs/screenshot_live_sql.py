@@ -18,26 +18,10 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
-import secrets
-import sys
-import tempfile
-import time
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
-from screenshot import (
-    CHROMIUM_ARGS,
-    REPO,
-    SESSION,
-    free_port,
-    notebook,
-    run,
-    start_lab,
-    stop_lab,
-    stop_session,
-    wait_idle,
-)
+from screenshot import CHROMIUM_ARGS, REPO, SESSION, run, take, wait_idle
 
 USERS = ["Mary", "Bob", "Liz", "Ann", "Tom"]
 CELLS = [
@@ -135,23 +119,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "images" / "live-sql.png")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
-    t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="sc-shot-") as tmp:
-        root = Path(tmp)
-        (root / "live-sql.ipynb").write_text(json.dumps(notebook(CELLS), indent=1))
-        port, token = free_port(), secrets.token_hex(16)
-        lab = start_lab(root, port, token)
-        try:
-            screenshot(f"http://127.0.0.1:{port}/lab/tree/live-sql.ipynb?reset&token={token}",
-                       args.out.resolve(), args.chromium)
-        except Exception:
-            print((root / "lab.log").read_text()[-3000:], file=sys.stderr)
-            raise
-        finally:
-            stop_lab(lab, port, token)
-            stop_session(root)
-    print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KB) in "
-          f"{time.monotonic() - t0:.0f} s")
+    take("live-sql", CELLS, args.out, args.chromium, screenshot)
 
 
 if __name__ == "__main__":
