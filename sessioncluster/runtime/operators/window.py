@@ -595,12 +595,7 @@ class WindowOperator(OneInputStreamOperator):
         if self.merging or self.evictor is not None or \
                 type(self.trigger) not in (EventTimeTrigger, ProcessingTimeTrigger):
             return False
-        contents = self._batch_assign(records)
-        self.timers.watermark = MAX_WATERMARK  # the end of the key: every window fires
-        try:
-            self._batch_fire(contents)
-        finally:
-            self.timers.watermark = MIN_WATERMARK
+        self._batch_fire(self._batch_assign(records))
         return True
 
     def process_partials(self, records: list[tuple[int | None, Any]]) -> bool:
@@ -616,16 +611,20 @@ class WindowOperator(OneInputStreamOperator):
         for _, (window, partial) in records:
             acc = get(window, _EMPTY)
             contents[window] = partial if acc is _EMPTY else combine(acc, partial)  # type: ignore[misc]
-        self.timers.watermark = MAX_WATERMARK  # the end of the key: every window fires
-        try:
-            self._batch_fire(contents)
-        finally:
-            self.timers.watermark = MIN_WATERMARK
+        self._batch_fire(contents)
         return True
 
     def _batch_fire(self, contents: dict[Any, Any]) -> None:
-        """Each window fires at its max timestamp and is cleaned up at its cleanup time, in that
-        order, as their timers would."""
+        """At the end of the key (the watermark at Long.MAX_VALUE meanwhile): each window fires
+        at its max timestamp and is cleaned up at its cleanup time, in that order, as their
+        timers would."""
+        self.timers.watermark = MAX_WATERMARK
+        try:
+            self._fire_in_order(contents)
+        finally:
+            self.timers.watermark = MIN_WATERMARK
+
+    def _fire_in_order(self, contents: dict[Any, Any]) -> None:
         fires = sorted(contents, key=_fire_order) if len(contents) > 1 else list(contents)
         clears = self._main is not None and self._main[0] == "process"
         if self.allowed_lateness == 0 or not self.event_time:
