@@ -34,7 +34,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from playwright.sync_api import Page, sync_playwright
 
@@ -159,18 +159,25 @@ def wait_idle(page: Page, timeout_s: float = 120) -> None:
         " === 'idle'", timeout=timeout_s * 1000)
 
 
+def open_notebook(browser: Any, url: str, width: int, height: int) -> tuple[Page, Any]:
+    """A page of the notebook at ``url``, its kernel idle, the file browser closed and its last
+    cell (``session.stop()``) selected; and the notebook's cells."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(url)
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.last.wait_for(timeout=60_000)
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the file browser
+    wait_idle(page)
+    cells.last.click()
+    return page, cells
+
+
 def screenshot(url: str, out: Path, chromium: str) -> None:
     """Open the notebook at ``url``, run it and save the job's cell and output to ``out``."""
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1800})
-            page.goto(url)
-            cells = page.locator(".jp-Notebook .jp-Cell")
-            cells.last.wait_for(timeout=60_000)
-            page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the file browser
-            wait_idle(page)
-            cells.last.click()                       # the last cell: session.stop()
+            page, cells = open_notebook(browser, url, 1280, 1800)
             run(page, "notebook:run-all-above")
             job = cells.nth(2)
             job.locator(".widget-vbox", has_text="FINISHED").wait_for(timeout=180_000)

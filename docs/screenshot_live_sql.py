@@ -21,7 +21,7 @@ import io
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
-from screenshot import CHROMIUM_ARGS, REPO, SESSION, run, take, wait_idle
+from screenshot import CHROMIUM_ARGS, REPO, SESSION, open_notebook, run, take, wait_idle
 
 USERS = ["Mary", "Bob", "Liz", "Ann", "Tom"]
 CELLS = [
@@ -61,13 +61,7 @@ def screenshot(url: str, out: Path, chromium: str) -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 1400})
-            page.goto(url)
-            cells = page.locator(".jp-Notebook .jp-Cell")
-            cells.last.wait_for(timeout=60_000)
-            page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the file browser
-            wait_idle(page)
-            cells.last.click()                       # the last cell: session.stop()
+            page, cells = open_notebook(browser, url, 1100, 1400)
             start(page, "notebook:run-all-above")   # its promise waits for the query: never
             query = cells.nth(QUERY_CELL)
             wait_for_users(page)
