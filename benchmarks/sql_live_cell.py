@@ -6,11 +6,14 @@ every second), as an ``INSERT INTO`` a ``blackhole`` table (nobody reads anythin
 the same ``SELECT`` with nobody reading its result (what the live cell itself adds),
 interleaved.
 
-A run: a fresh empty source directory, the query started, every file renamed into the directory
-at once, and the time until the job has counted every event (the newest snapshot of its
-changelog state, the last row emitted per key, sums to the events); then the job is
-cancelled. The live cell's final table is checked equal to plain Python's counts. Ratio of
-medians, live cell / blackhole (target <= 1.05).
+A run: a fresh empty source directory, the query started, every file renamed into the
+directory at once, and the time until the job has counted every event (the newest snapshot of
+its changelog state, the last row emitted per key, sums to the events); then the job is
+cancelled. Only the query's start to the last event counted is timed: the cancel, the cell's
+last refresh and the DROPs after are not, the same for every side. The live cell's final
+table is checked equal to plain Python's counts. Ratio of
+medians, with a live cell / the same SELECT without one (issue 28's target: <= 1.05), and
+live cell / blackhole.
 
     python benchmarks/sql_live_cell.py [--events 2000000] [--files 20] [--keys 1000]
                                        [--runs 3] [--quick] [--json FILE]
@@ -36,7 +39,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import bench_session, interleaved, target, write_json  # noqa: E402
+from benchmarks.common import Elapsed, bench_session, interleaved, target, write_json  # noqa: E402
 from sessioncluster.common.execution_mode import RuntimeExecutionMode  # noqa: E402
 from sessioncluster.jupyter.sqlcell import LiveOptions, show_live_result  # noqa: E402
 
@@ -108,7 +111,7 @@ def _tables(session: Any, run: str, src: Path) -> None:
         'path' = '{src}', 'format' = 'csv', 'source.monitor-interval' = '{TRIGGER_MS} ms')""")
 
 
-def select_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -> None:
+def select_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -> Elapsed:
     """The same SELECT with nobody reading its result (the JobManager keeps it): what the
     live cell itself adds is the difference from this."""
     run = uuid.uuid4().hex[:8]
@@ -116,24 +119,28 @@ def select_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -
     src.mkdir()
     _tables(session, run, src)
     try:
+        t0 = time.perf_counter()  # timed: from the query's start until every event is counted
         outcome = session.execute_sql(f"SELECT k, COUNT(*) AS n FROM ev_{run} GROUP BY k",
                                       runtime_mode=STREAMING, configuration=CONF)
         try:
             _drop_all(pool, src)
             _all_counted(session, outcome.job_id, sum(expected.values()))
+            took = Elapsed(time.perf_counter() - t0)
         finally:
             session.job(outcome.job_id).cancel()
     finally:
         session.execute_sql(f"DROP TABLE IF EXISTS ev_{run}")
+    return took
 
 
-def live_cell_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -> None:
+def live_cell_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -> Elapsed:
     """The SELECT, its result followed by a live cell until every event is read."""
     run = uuid.uuid4().hex[:8]
     src = work / f"cell-in-{run}"
     src.mkdir()
     _tables(session, run, src)
     try:
+        t0 = time.perf_counter()  # timed: from the query's start until every event is counted
         outcome = session.execute_sql(f"SELECT k, COUNT(*) AS n FROM ev_{run} GROUP BY k",
                                       runtime_mode=STREAMING, configuration=CONF)
         shown: list[Any] = []
@@ -149,6 +156,7 @@ def live_cell_run(session: Any, pool: Path, work: Path, expected: dict[str, int]
         try:
             _drop_all(pool, src)
             _all_counted(session, outcome.job_id, sum(expected.values()))
+            took = Elapsed(time.perf_counter() - t0)
         finally:
             session.job(outcome.job_id).cancel()  # the cell's loop ends with its job
             follower.join(120)
@@ -156,9 +164,10 @@ def live_cell_run(session: Any, pool: Path, work: Path, expected: dict[str, int]
         assert got == expected, f"the live cell shows {len(got)} keys, {len(expected)} expected"
     finally:
         session.execute_sql(f"DROP TABLE IF EXISTS ev_{run}")
+    return took
 
 
-def blackhole_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -> None:
+def blackhole_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -> Elapsed:
     """The same query into a blackhole table, until every event is read."""
     run = uuid.uuid4().hex[:8]
     src = work / f"bh-in-{run}"
@@ -167,17 +176,20 @@ def blackhole_run(session: Any, pool: Path, work: Path, expected: dict[str, int]
     session.execute_sql(f"CREATE TABLE bh_{run} (k STRING, n BIGINT) WITH ('connector' = "
                         "'blackhole')")
     try:
+        t0 = time.perf_counter()
         job_id = session.execute_sql(
             f"INSERT INTO bh_{run} SELECT k, COUNT(*) FROM ev_{run} GROUP BY k",
             runtime_mode=STREAMING, configuration=CONF).job_id
         try:
             _drop_all(pool, src)
             _all_counted(session, job_id, sum(expected.values()))
+            took = Elapsed(time.perf_counter() - t0)
         finally:
             session.job(job_id).cancel()
     finally:
         session.execute_sql(f"DROP TABLE IF EXISTS ev_{run}")
         session.execute_sql(f"DROP TABLE IF EXISTS bh_{run}")
+    return took
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
@@ -219,8 +231,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "keys": len(expected), "runs": runs, "warmup": warmup, "prepare_s": prepare_s,
         "figures": [f.as_dict() for f in figs.values()], "ratio": a / b,
         "ratio_live_cell_select": a / c,
-        "targets": [target("ratio", a / b, "<=", 1.05,
-                           "ratio streaming SELECT with a live cell / INSERT INTO blackhole")]}
+        "targets": [target("ratio_live_cell_select", a / c, "<=", 1.05,
+                           "ratio streaming SELECT with a live cell / without one (nobody "
+                           "reading)")]}
     write_json(args.json, out)
     return out
 
