@@ -111,32 +111,12 @@ def _tables(session: Any, run: str, src: Path) -> None:
         'path' = '{src}', 'format' = 'csv', 'source.monitor-interval' = '{TRIGGER_MS} ms')""")
 
 
-def select_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -> Elapsed:
-    """The same SELECT with nobody reading its result (the JobManager keeps it): what the
-    live cell itself adds is the difference from this."""
+def select_run(session: Any, pool: Path, work: Path, expected: dict[str, int],
+               live_cell: bool) -> Elapsed:
+    """The SELECT until every event is read: its result followed by a live cell, or with
+    nobody reading it (the JobManager keeps it; what the cell adds is the difference)."""
     run = uuid.uuid4().hex[:8]
     src = work / f"sel-in-{run}"
-    src.mkdir()
-    _tables(session, run, src)
-    try:
-        t0 = time.perf_counter()  # timed: from the query's start until every event is counted
-        outcome = session.execute_sql(f"SELECT k, COUNT(*) AS n FROM ev_{run} GROUP BY k",
-                                      runtime_mode=STREAMING, configuration=CONF)
-        try:
-            _drop_all(pool, src)
-            _all_counted(session, outcome.job_id, sum(expected.values()))
-            took = Elapsed(time.perf_counter() - t0)
-        finally:
-            session.job(outcome.job_id).cancel()
-    finally:
-        session.execute_sql(f"DROP TABLE IF EXISTS ev_{run}")
-    return took
-
-
-def live_cell_run(session: Any, pool: Path, work: Path, expected: dict[str, int]) -> Elapsed:
-    """The SELECT, its result followed by a live cell until every event is read."""
-    run = uuid.uuid4().hex[:8]
-    src = work / f"cell-in-{run}"
     src.mkdir()
     _tables(session, run, src)
     try:
@@ -152,16 +132,19 @@ def live_cell_run(session: Any, pool: Path, work: Path, expected: dict[str, int]
                                                   max_rows=len(expected) + 1), in_kernel=False))
 
         follower = threading.Thread(target=cell, name="live-cell", daemon=True)
-        follower.start()
+        if live_cell:
+            follower.start()
         try:
             _drop_all(pool, src)
             _all_counted(session, outcome.job_id, sum(expected.values()))
             took = Elapsed(time.perf_counter() - t0)
         finally:
             session.job(outcome.job_id).cancel()  # the cell's loop ends with its job
-            follower.join(120)
-        got = {k: n for k, n in shown[0].rows()} if shown else {}
-        assert got == expected, f"the live cell shows {len(got)} keys, {len(expected)} expected"
+            if live_cell:
+                follower.join(120)
+        if live_cell:
+            got = {k: n for k, n in shown[0].rows()} if shown else {}
+            assert got == expected, f"the live cell shows {len(got)} keys, {len(expected)} expected"
     finally:
         session.execute_sql(f"DROP TABLE IF EXISTS ev_{run}")
     return took
@@ -212,9 +195,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         with bench_session("livecell") as (session, _):
             master = session.status().spark_master
             workloads: dict[str, Callable[[], Any]] = {
-                "SELECT + live cell": lambda: live_cell_run(session, pool, work, expected),
+                "SELECT + live cell": lambda: select_run(session, pool, work, expected, True),
                 "INSERT INTO blackhole": lambda: blackhole_run(session, pool, work, expected),
-                "SELECT, nobody reading": lambda: select_run(session, pool, work, expected)}
+                "SELECT, nobody reading": lambda: select_run(session, pool, work, expected,
+                                                             False)}
             figs = interleaved(runs, warmup, **workloads)
     finally:
         shutil.rmtree(work, ignore_errors=True)

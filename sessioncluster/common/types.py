@@ -178,3 +178,13 @@ def rows_as_tuples(value: Any) -> Any:
     if isinstance(value, list):
         return [rows_as_tuples(v) for v in value]
     return value
+
+
+def frozen(value: Any) -> Any:
+    """A hashable stand-in for a value of a row (lists, dicts and ROWs inside made tuples), to
+    find equal rows of a changelog by."""
+    if isinstance(value, dict):
+        return tuple((k, frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    return value

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..common.types import frozen
 from ..graph.jobgraph import JobVertex
 from ..graph.lifecycle import JobStatus
 from ..graph.streamgraph import OperatorKind
@@ -83,15 +84,6 @@ class ResultBuffer:
         return [], max(seq, self.next_seq)
 
 
-def _frozen(value: Any) -> Any:
-    """A hashable stand-in for a row's value (lists, dicts and ROWs inside made tuples)."""
-    if isinstance(value, dict):
-        return tuple((k, _frozen(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
 class MaterializedResult:
     """An updating query's result materialised on the JobManager, bounded in rows, as Flink's
     SQL client's ``MaterializedCollectStreamResult`` keeps it in table mode: ``+I``/``+U``
@@ -130,9 +122,9 @@ class MaterializedResult:
             for blob in values:
                 kind, row = pickle.loads(blob)
                 if kind in ("+I", "+U"):
-                    self._insert(_frozen(row), blob)
+                    self._insert(frozen(row), blob)
                 else:
-                    self._delete(_frozen(row))
+                    self._delete(frozen(row))
                 self.changes += 1
         return True
 

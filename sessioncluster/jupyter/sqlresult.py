@@ -21,6 +21,7 @@ from html import escape
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..api.table.result import cell_string
+from ..common.types import frozen
 from .html import FONT, badge, table
 
 MODES = ("table", "changelog", "append", "single")
@@ -31,13 +32,7 @@ Change = tuple[str, Sequence[Any]]
 
 def _key(row: Sequence[Any]) -> Any:
     """A hashable stand-in for a row (lists, dicts and ROWs inside made tuples)."""
-    def freeze(v: Any) -> Any:
-        if isinstance(v, dict):
-            return tuple((k, freeze(x)) for k, x in v.items())
-        if isinstance(v, (list, tuple)):
-            return tuple(freeze(x) for x in v)
-        return v
-    return tuple(freeze(v) for v in row)
+    return frozen(tuple(row))
 
 
 class LiveResult:
