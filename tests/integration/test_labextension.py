@@ -14,6 +14,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -48,13 +50,17 @@ class Jupyter:
     def __init__(self, app: str, home: Path, tmp: Path) -> None:
         pytest.importorskip("jupyter_server", reason="jupyter_server (the test extra)")
         self.port = free_port()
+        self.root = tmp
         self.url = f"http://127.0.0.1:{self.port}{BASE}"
         env = {**os.environ, "SESSIONCLUSTER_HOME": str(home), "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+               "BOKEH_RESOURCES": "inline",  # a kernel's job widget: this machine may be offline
                "PYTHONPATH": os.pathsep.join(filter(None, [str(EXTENSION), os.environ.get("PYTHONPATH")]))}
         args = [sys.executable, "-m", app, "--no-browser", f"--port={self.port}", "--ip=127.0.0.1",
                 f"--ServerApp.base_url={BASE}", f"--IdentityProvider.token={TOKEN}",
                 f"--ServerApp.root_dir={tmp}", "--ServerApp.jpserver_extensions="
                 "{'sessioncluster_jupyterlab': True}"]
+        if app == "jupyterlab":  # window.jupyterapp, for the tests that run a notebook's cells
+            args.append("--LabApp.expose_app_in_browser=True")
         if os.geteuid() == 0:  # CI machines run as root
             args.append("--allow-root")
         self.log = open(tmp / f"{app}.log", "wb")
@@ -258,3 +264,103 @@ def test_the_sidebar_lists_the_sessions_tables(session: sessioncluster.Session, 
                 browser.close()
     finally:
         session.execute_sql("DROP TABLE IF EXISTS side_words")
+
+
+def test_a_live_table_cell_changes_while_its_job_runs(session: sessioncluster.Session, lab: Jupyter,
+                                                     tmp_path: Path) -> None:
+    """A ``%%flink_sql --mode table`` cell in JupyterLab, in chromium: while its streaming job runs,
+    the table in the cell's output follows each click file the test drops into the monitored
+    directory (Flink's counts, compared with plain Python's after each file), and interrupting
+    the kernel cancels the job."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the test extra)")
+    nbformat = pytest.importorskip("nbformat", reason="nbformat (with JupyterLab)")
+    clicks, table = tmp_path / "clicks", f"live_clicks_{uuid.uuid4().hex[:8]}"
+    clicks.mkdir()
+    files = [[("Mary", "./home"), ("Bob", "./cart")],
+             [("Mary", "./prod?id=1"), ("Liz", "./home"), ("Mary", "./prod?id=7")],
+             [("Bob", "./prod?id=3"), ("Ann", "./home")]]
+    cells = ["%load_ext sessioncluster",
+             f"session = %flink_session connect {session.info.name}",
+             f"%%flink_sql\nCREATE TABLE {table} (name STRING, url STRING) WITH ('connector' = "
+             f"'filesystem', 'path' = '{clicks}', 'format' = 'csv', 'source.monitor-interval' = '1s')",
+             f"%%flink_sql --mode table --refresh-interval 0.5\n"
+             f"SELECT name, COUNT(url) AS clicks FROM {table} GROUP BY name"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab.root / "live.ipynb")
+    known = {j.job_id for j in session.jobs()}
+    expected: Counter[str] = Counter()
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1200, "height": 900})
+                page.set_default_timeout(TIMEOUT_MS)
+                page.goto(f"{lab.url}lab/tree/live.ipynb?token={TOKEN}")
+                page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for()
+                _wait_kernel_idle(page)
+                _lab_command(page, "notebook:run-all-cells")  # the query's cell runs until interrupted
+                for i, rows in enumerate(files):
+                    _drop_csv(clicks, i, rows)
+                    expected.update(name for name, _ in rows)
+                    shown = _wait_for_table(page, len(cells) - 1, dict(expected))
+                    assert shown == {k: str(v) for k, v in expected.items()}, (i, shown)
+                new = [j for j in session.jobs() if j.job_id not in known]
+                running = [j for j in new if j.status.value == "RUNNING"]
+                assert len(running) == 1, [(j.name, j.status.value) for j in new]
+                job = running[0]
+                _lab_command(page, "notebook:interrupt-kernel")
+                query = page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1)
+                query.locator(".sc-sql-result", has_text="CANCELED").wait_for()
+                assert session.job(job.job_id).wait(60).status.value == "CANCELED"
+                _wait_kernel_idle(page)
+            finally:
+                browser.close()
+    finally:
+        session.execute_sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def _drop_csv(directory: Path, index: int, rows: list[tuple[str, str]]) -> None:
+    """A new file in the monitored directory, complete when it appears (written, then renamed)."""
+    part = directory / f".{index}.csv.inprogress"
+    part.write_text("".join(f"{name},{url}\n" for name, url in rows))
+    part.rename(directory / f"{index}.csv")
+
+
+def _lab_command(page: Any, command: str) -> None:
+    """Start a JupyterLab command without waiting for its promise (a running cell's never ends)."""
+    page.evaluate("cmd => { window.jupyterapp.commands.execute(cmd); }", command)
+
+
+def _wait_kernel_idle(page: Any) -> None:
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget?.sessionContext?.session"
+                           "?.kernel?.status === 'idle'", timeout=120_000)
+
+
+def _wait_for_table(page: Any, cell: int, expected: dict[str, int]) -> dict[str, str]:
+    """The live table of cell ``cell`` once it shows ``expected``'s names and counts while the job
+    is RUNNING; what it shows if that does not happen within the timeout."""
+    script = """([cell, expected]) => {
+        const out = document.querySelectorAll('.jp-Notebook .jp-Cell')[cell];
+        const result = out && out.querySelector('.sc-sql-result');
+        if (!result || !result.textContent.includes('RUNNING')) return false;
+        const shown = {};
+        for (const r of result.querySelectorAll('tbody tr'))
+          shown[r.cells[0].textContent] = r.cells[1].textContent;
+        const want = Object.entries(expected);
+        return want.length === Object.keys(shown).length && want.every(([k, v]) => shown[k] === String(v));
+      }"""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(script, arg=[cell, expected], timeout=120_000)
+    except PlaywrightTimeout:  # the caller's assertion says what the table showed instead
+        pass
+    return page.evaluate("""cell => {
+        const cells = document.querySelectorAll('.jp-Notebook .jp-Cell');
+        const result = cells[cell].querySelector('.sc-sql-result');
+        const shown = {};
+        for (const r of (result ? result.querySelectorAll('tbody tr') : []))
+          shown[r.cells[0].textContent] = r.cells[1].textContent;
+        return shown;
+      }""", cell)
