@@ -78,7 +78,7 @@ class StreamTableEnvironment(TableEnvironment):
             fields_or_schema[0], Schema) else None
         rowtime = conversion.rowtime_column(schema)
         if rowtime is not None:  # each record with its timestamp: the rowtime column's value
-            pairs = data_stream.process(_WithTimestamp()).execute_and_collect("from_data_stream")
+            pairs = list(data_stream.process(_WithTimestamp()).execute_and_collect("from_data_stream"))
             records = [record for record, _ in pairs]
             times = [conversion.rowtime_value(ts) for _, ts in pairs]
         else:
@@ -91,8 +91,7 @@ class StreamTableEnvironment(TableEnvironment):
         if rowtime is not None:
             rows, names = [(*r, t) for r, t in zip(rows, times)], [*names, rowtime]
         table = self.from_elements(rows, names)
-        select = conversion.projection(names, fields_or_schema,
-                                       self.runtime_mode() is RuntimeExecutionMode.STREAMING)
+        select = conversion.projection(names, fields_or_schema)
         return table if select is None else self.sql_query(
             f"SELECT {', '.join(select)} FROM ({table.query_sql})")
 

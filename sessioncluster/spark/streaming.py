@@ -57,6 +57,7 @@ from typing import Any, Callable
 from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..streaming.runtime import (
+    CONTROL_OUT,
     MAX_TS,
     RECORD_SCHEMA,
     REGION_SCHEMA,
@@ -88,8 +89,6 @@ ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateS
 #: the timestamp of the end-of-input record (ms): Spark's largest timestamp (microseconds in a
 #: long), where Flink's final watermark is Long.MAX_VALUE
 END_OF_INPUT_MS = (2**63 - 1) // 1000
-#: the ``out`` column of a control record
-CONTROL_OUT = -1
 
 SINK_KINDS = {OperatorKind.SINK_COLLECT: "record", OperatorKind.SINK_PRINT: "line",
               OperatorKind.SINK_TEXT: "record"}  # a FileSink writes the records themselves

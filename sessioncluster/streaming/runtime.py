@@ -45,6 +45,9 @@ SINK_OUT = -1
 #: the output index of a sink's rows whose ``v`` is an Arrow IPC stream: a table of records a
 #: FileSource hands straight to the bulk FileSink chained to it (``runtime.filesink.batch_copy``)
 SINK_TABLE_OUT = -2
+#: the output index of a control record (``spark/streaming.py``): it moves a watermark and is
+#: dropped right behind it, so it must be an index no vertex's rows have
+CONTROL_OUT = -3
 
 _loads = pickle.loads
 

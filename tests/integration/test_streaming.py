@@ -235,6 +235,37 @@ def test_event_time_windows_fire_when_the_watermark_passes(session: sessionclust
         results.close()
 
 
+class _FirstField(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value.split(",")[0]) * 1000
+
+
+@pytest.mark.parametrize("mode", ["BATCH", "STREAMING"])
+def test_a_bounded_stream_with_its_watermark_chained_to_its_sink_keeps_every_record(
+        session: sessioncluster.Session, mode: str) -> None:
+    """A watermark strategy chained to the sink (no keyed operator behind it), on a bounded
+    input: every record arrives, with its timestamp. (The control record that ends a bounded
+    job's watermark once had the sink rows' output index, and the filter that drops it dropped
+    them all.)"""
+    from sessioncluster.client.table_environment import StreamTableEnvironment
+
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode[mode])
+    lines = [f"{t},{w}" for t, w in [(1, "x"), (4, "y"), (9, "x"), (12, "z")]]
+    strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(1))
+                .with_timestamp_assigner(_FirstField()))
+    timed = env.from_collection(lines).assign_timestamps_and_watermarks(strategy)
+    assert sorted(timed.map(str.upper).execute_and_collect(f"timed {mode}")) == sorted(
+        line.upper() for line in lines)
+    t_env = StreamTableEnvironment.create(env)
+    from sessioncluster.pyflink.table import Schema
+    table = t_env.from_data_stream(timed, Schema.new_builder().column_by_metadata(
+        "rowtime", "TIMESTAMP_LTZ(3)").watermark("rowtime", "SOURCE_WATERMARK()").build())
+    rows = table.execute().collect()
+    assert sorted((r[0], r[1].timestamp()) for r in rows) == sorted(
+        (line, float(line.split(",")[0])) for line in lines)
+
+
 def test_an_idle_input_does_not_hold_back_the_watermark(session: sessioncluster.Session,
                                                          tmp_path: Path) -> None:
     """``with_idleness``: two inputs, each with its watermark, unioned into event-time windows.

@@ -103,7 +103,7 @@ def test_execute_insert_into_a_filesystem_table(t_env, tmp_path: Path) -> None:
     t_env.execute_sql("DROP TEMPORARY TABLE word_sink")
 
 
-@pytest.mark.parametrize("mode", ["BATCH"])
+@pytest.mark.parametrize("mode", ["BATCH", "STREAMING"])
 def test_from_data_stream_rowtime_of_the_records_timestamps(session, mode) -> None:
     """The records' timestamps as the rowtime (a metadata column, SOURCE_WATERMARK()) and a
     rowtime computed with TO_TIMESTAMP_LTZ, each counted in tumbling windows (real Flink's

@@ -41,25 +41,24 @@ def test_stream_rows_are_insert_only_tuples() -> None:
 
 
 def test_projection_of_fields_by_name_or_by_position() -> None:
-    assert projection(["a", "b"], [], streaming=False) is None
-    assert projection(["a", "b"], [col("b"), col("a").alias("x")], streaming=False) == \
+    assert projection(["a", "b"], []) is None
+    assert projection(["a", "b"], [col("b"), col("a").alias("x")]) == \
         ["`b`", "`a` AS `x`"]
-    assert projection(["f0", "f1"], [col("word"), col("n")], streaming=False) == \
+    assert projection(["f0", "f1"], [col("word"), col("n")]) == \
         ["`f0` AS `word`", "`f1` AS `n`"]
     with pytest.raises(ValueError, match="no field 'c'"):
-        projection(["a", "b"], [col("a"), col("c")], streaming=False)
+        projection(["a", "b"], [col("a"), col("c")])
 
 
 def test_projection_of_a_schema() -> None:
     schema = (Schema.new_builder().column("score", "DOUBLE")
               .column_by_expression("twice", "score * 2").build())
-    assert projection(["name", "score"], [schema], streaming=False) == \
+    assert projection(["name", "score"], [schema]) == \
         ["`name`", "CAST(`score` AS DOUBLE) AS `score`", "score * 2 AS `twice`"]
     with pytest.raises(ValueError, match="Unable to find a field named 'other'"):
-        projection(["name"], [Schema.new_builder().column("other", "INT").build()], False)
+        projection(["name"], [Schema.new_builder().column("other", "INT").build()])
     watermarked = Schema.new_builder().column("score", "INT").watermark("score", "score").build()
-    with pytest.raises(NotImplementedError, match="watermark"):
-        projection(["score"], [watermarked], streaming=True)
+    assert projection(["score"], [watermarked]) == ["CAST(`score` AS INT) AS `score`"]
 
 
 def test_rows_as_records_keep_or_drop_their_kind() -> None:
@@ -82,12 +81,12 @@ def test_a_rowtime_metadata_column_takes_the_records_timestamps() -> None:
                                                     tzinfo=datetime.timezone.utc)
     assert rowtime_value(None) is None
     # the rowtime column (added after the record's fields) is cast to its declared type
-    assert projection(["f0", "rowtime"], [schema], streaming=False) == \
+    assert projection(["f0", "rowtime"], [schema]) == \
         ["`f0`", "CAST(`rowtime` AS TIMESTAMP_LTZ(3)) AS `rowtime`"]
     other = Schema.new_builder().column_by_metadata("p", "INT", "partition").build()
     with pytest.raises(ValueError, match="Invalid metadata key 'partition'"):
         rowtime_column(other)
     computed = (Schema.new_builder().column_by_expression("ts", "TO_TIMESTAMP_LTZ(f1, 3)")
                 .watermark("ts", "ts - INTERVAL '1' SECOND").build())
-    assert projection(["f0", "f1"], [computed], streaming=False) == \
+    assert projection(["f0", "f1"], [computed]) == \
         ["`f0`", "`f1`", "TO_TIMESTAMP_LTZ(f1, 3) AS `ts`"]

@@ -54,8 +54,7 @@ def stream_rows(records: Sequence[Any], names: list[str]) -> list[tuple[Any, ...
     return rows
 
 
-def projection(names: list[str], fields_or_schema: Sequence[Any], streaming: bool
-               ) -> list[str] | None:
+def projection(names: list[str], fields_or_schema: Sequence[Any]) -> list[str] | None:
     """The SELECT list (Flink SQL) a ``from_data_stream(ds, *fields_or_schema)`` puts over
     the stream's columns ``names``; None for none. Expressions reference the input fields by
     name (and may alias them) or, when none names an input field, rename them by position;
@@ -63,7 +62,7 @@ def projection(names: list[str], fields_or_schema: Sequence[Any], streaming: boo
     if not fields_or_schema:
         return None
     if len(fields_or_schema) == 1 and isinstance(fields_or_schema[0], Schema):
-        return _schema_projection(names, fields_or_schema[0], streaming)
+        return _schema_projection(names, fields_or_schema[0])
     exprs: list[Expression] = [as_expression(f) for f in fields_or_schema]
     referenced = [getattr(e, "alias_of", None) or e.name for e in exprs]
     if any(r in names for r in referenced):  # by name (reordered, projected, aliased)
@@ -105,11 +104,11 @@ def rowtime_value(timestamp: int | None) -> Any:
     return datetime.datetime.fromtimestamp(timestamp / 1000, tz=datetime.timezone.utc)
 
 
-def _schema_projection(names: list[str], schema: Schema, streaming: bool) -> list[str]:
-    if schema.watermark is not None and streaming:
-        raise NotImplementedError(
-            "from_data_stream() with a Schema's watermark is not supported by sessioncluster "
-            "in STREAMING mode yet (the stream is read as a bounded table); use BATCH mode")
+def _schema_projection(names: list[str], schema: Schema) -> list[str]:
+    # The Schema's watermark needs nothing here: the stream is read whole as a bounded table,
+    # and a bounded table's query ends with Flink's final watermark (every window fires).
+    # Where Flink's watermarks would have overtaken some records of the stream (late records),
+    # those records are counted here.
     physical = dict(schema.physical_columns())
     unknown = [n for n in physical if n not in names]
     if unknown:
