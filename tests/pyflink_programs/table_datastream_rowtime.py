@@ -3,7 +3,8 @@
 # and Flink's "Handling of Event-Time and Watermarks" for from_data_stream. The clicks' record
 # timestamps (assigned by a WatermarkStrategy) become the Table's rowtime column (a metadata
 # column, SOURCE_WATERMARK()); a second Table computes its rowtime from a field with
-# TO_TIMESTAMP_LTZ and its own watermark. Both are counted in 10-second tumbling windows.
+# TO_TIMESTAMP_LTZ and its own watermark. Both are counted in 10-second tumbling windows, in
+# BATCH and then in STREAMING.
 from pyflink.common import Duration, Types, WatermarkStrategy
 from pyflink.common.watermark_strategy import TimestampAssigner
 from pyflink.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
@@ -20,10 +21,16 @@ class ClickTime(TimestampAssigner):
 
 
 def main():
+    for mode, settings in ((RuntimeExecutionMode.BATCH, EnvironmentSettings.in_batch_mode()),
+                           (RuntimeExecutionMode.STREAMING, EnvironmentSettings.in_streaming_mode())):
+        count_windows(mode, settings)
+
+
+def count_windows(mode, settings):
     env = StreamExecutionEnvironment.get_execution_environment()
-    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    env.set_runtime_mode(mode)
     env.set_parallelism(1)
-    t_env = StreamTableEnvironment.create(env, EnvironmentSettings.in_batch_mode())
+    t_env = StreamTableEnvironment.create(env, settings)
     t_env.get_config().set("table.local-time-zone", "UTC")
 
     clicks = env.from_collection(CLICKS, type_info=Types.TUPLE([Types.STRING(), Types.LONG()]))
