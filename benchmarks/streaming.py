@@ -37,17 +37,17 @@ from benchmarks.common import (  # noqa: E402
     target,
     write_json,
 )
-from sessioncluster.common.execution_mode import RuntimeExecutionMode  # noqa: E402
-from sessioncluster.common.time import Duration  # noqa: E402
 from sessioncluster.api.connectors.file_system import FileSource, StreamFormat  # noqa: E402
 from sessioncluster.api.watermark import WatermarkStrategy  # noqa: E402
+from sessioncluster.common.execution_mode import RuntimeExecutionMode  # noqa: E402
+from sessioncluster.common.time import Duration  # noqa: E402
 
 TRIGGER_MS = 200
 SEED = 20261124
 KEYS = 5000
 
 
-def _drop(directory: Path, name: str, text: str) -> float:
+def drop(directory: Path, name: str, text: str) -> float:
     """Write a file aside and rename it into ``directory``; the time it appeared."""
     tmp = directory.parent / f".{name}"
     tmp.write_text(text)
@@ -71,10 +71,10 @@ def sc_latency(session: Any, files: int, work: Path) -> list[float]:
     results = counts.execute_and_collect("latency")
     samples = []
     try:
-        _drop(src, "warmup.txt", "warmup\n")
+        drop(src, "warmup.txt", "warmup\n")
         next(results)  # the first micro-batch of a stateful query loads RocksDB: not measured
         for i in range(files):
-            appeared = _drop(src, f"f{i}.txt", f"w{i}\n")
+            appeared = drop(src, f"f{i}.txt", f"w{i}\n")
             word, _ = next(results)
             assert word == f"w{i}", word
             samples.append(time.perf_counter() - appeared)
@@ -124,10 +124,10 @@ def plain_latency(spark: Any, files: int, work: Path) -> list[float]:
             return arrived[word]
 
     try:
-        _drop(src, "warmup.txt", "warmup\n")
+        drop(src, "warmup.txt", "warmup\n")
         wait_for("warmup")
         for i in range(files):
-            appeared = _drop(src, f"f{i}.txt", f"w{i}\n")
+            appeared = drop(src, f"f{i}.txt", f"w{i}\n")
             samples.append(wait_for(f"w{i}") - appeared)
     finally:
         query.stop()
@@ -167,16 +167,16 @@ def sc_count(session: Any, directory: Path, expected: dict[str, int]) -> None:
     assert latest == expected, "wrong counts from the DataStream job"
 
 
-def plain_count(spark: Any, directory: Path, expected: dict[str, int], work: Path) -> None:
+def running_count() -> Any:
+    """A ``StatefulProcessor`` doing what the DataStream job's running ``sum`` does: every record
+    updates its key's count, and every update goes out (Flink's STREAMING semantics). Made by a
+    function so that cloudpickle ships the class by value (the executors cannot import
+    ``benchmarks``)."""
     import numpy as np
     import pandas as pd
-    from pyspark.sql import functions as F
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-    class Count(StatefulProcessor):
-        """The same query as the DataStream job's running ``sum``: every record updates its
-        key's count, and every update goes out (Flink's STREAMING semantics)."""
-
+    class RunningCount(StatefulProcessor):
         def init(self, handle: Any) -> None:
             self.count = handle.getValueState("count", "n long")
 
@@ -191,6 +191,12 @@ def plain_count(spark: Any, directory: Path, expected: dict[str, int], work: Pat
         def close(self) -> None:
             pass
 
+    return RunningCount()
+
+
+def plain_count(spark: Any, directory: Path, expected: dict[str, int], work: Path) -> None:
+    from pyspark.sql import functions as F
+
     got: dict[str, int] = {}
 
     def sink(batch: Any, batch_id: int) -> None:
@@ -202,7 +208,8 @@ def plain_count(spark: Any, directory: Path, expected: dict[str, int], work: Pat
     ckpt = work / f"plain-count-{uuid.uuid4().hex[:6]}"
     query = (spark.readStream.format("text").load(str(directory))
              .select(F.explode(F.split("value", " ")).alias("word"))
-             .groupBy("word").transformWithStateInPandas(Count(), "word string, n long", "Update", "None")
+             .groupBy("word")
+             .transformWithStateInPandas(running_count(), "word string, n long", "Update", "None")
              .writeStream.foreachBatch(sink).option("checkpointLocation", str(ckpt))
              .trigger(availableNow=True).start())
     query.awaitTermination()
