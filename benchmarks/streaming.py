@@ -20,6 +20,7 @@ import argparse
 import os
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import threading
@@ -57,7 +58,18 @@ def drop(directory: Path, name: str, text: str) -> float:
 
 # -- latency ------------------------------------------------------------------------------------
 
-def sc_latency(session: Any, files: int, work: Path) -> list[float]:
+#: Spark's progress report's stages of a micro-batch, in the order they run
+STAGES = ("latestOffset", "getBatch", "queryPlanning", "addBatch", "walCommit", "commitOffsets",
+          "triggerExecution")
+
+
+def stage_medians(reports: list[dict[str, int]]) -> dict[str, float]:
+    """The median ms of each stage over micro-batches' ``durationMs``."""
+    return {name: statistics.median(r.get(name, 0) for r in reports) for name in STAGES
+            if reports and any(name in r for r in reports)}
+
+
+def sc_latency(session: Any, files: int, work: Path) -> tuple[list[float], dict[str, float]]:
     src = work / "sc-in"
     src.mkdir(parents=True)
     env = session.get_execution_environment()
@@ -78,12 +90,15 @@ def sc_latency(session: Any, files: int, work: Path) -> list[float]:
             word, _ = next(results)
             assert word == f"w{i}", word
             samples.append(time.perf_counter() - appeared)
+        # the micro-batches that read a file (the job keeps the last 10 checkpoints)
+        history = results.client.details().streaming["checkpoints"]
+        stages = stage_medians([c.stages for c in history if c.processed and c.stages][-files:])
     finally:
         results.close()
-    return samples
+    return samples, stages
 
 
-def plain_latency(spark: Any, files: int, work: Path) -> list[float]:
+def plain_latency(spark: Any, files: int, work: Path) -> tuple[list[float], dict[str, float]]:
     import pandas as pd
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
@@ -129,9 +144,12 @@ def plain_latency(spark: Any, files: int, work: Path) -> list[float]:
         for i in range(files):
             appeared = drop(src, f"f{i}.txt", f"w{i}\n")
             samples.append(wait_for(f"w{i}") - appeared)
+        query.processAllAvailable()  # the last batch's progress report
+        read = [p for p in query.recentProgress if p.get("numInputRows")][1:]  # not the warm-up
+        stages = stage_medians([{k: int(v) for k, v in p["durationMs"].items()} for p in read[-10:]])
     finally:
         query.stop()
-    return samples
+    return samples, stages
 
 
 # -- throughput ---------------------------------------------------------------------------------
@@ -235,8 +253,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                 spark.conf.set("spark.sql.streaming.stateStore.providerClass",
                                "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
                 spark.conf.set("spark.sql.shuffle.partitions", "2")
-                lat_sc = sc_latency(session, files, work)
-                lat_plain = plain_latency(spark, files, work)
+                lat_sc, stages_sc = sc_latency(session, files, work)
+                lat_plain, stages_plain = plain_latency(spark, files, work)
                 sc_count(session, directory, expected)          # warm-up of both
                 plain_count(spark, directory, expected, work)
                 t_sc, t_plain = [], []
@@ -254,11 +272,22 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     for name, s in (("sessioncluster", lat_sc), ("plain PySpark", lat_plain)):
         print(f"  latency file -> result, {name:<15} p50 {percentile(s, 50) * 1000:7.0f} ms   "
               f"p95 {percentile(s, 95) * 1000:7.0f} ms   (n={len(s)})")
+    print("  where a micro-batch that read a file spent its time, median ms (Spark's durationMs):")
+    print("  " + " " * 17 + "".join(f"{name:>17}" for name in STAGES))
+    for name, st in (("sessioncluster", stages_sc), ("plain PySpark", stages_plain)):
+        print(f"  {name:<17}" + "".join(f"{st.get(n, float('nan')):17.0f}" for n in STAGES))
+    for name, s, st in (("sessioncluster", lat_sc, stages_sc), ("plain PySpark", lat_plain, stages_plain)):
+        # the result leaves the batch in addBatch; walCommit and commitOffsets come after it
+        before = sum(st.get(n, 0) for n in ("latestOffset", "getBatch", "queryPlanning", "addBatch"))
+        print(f"  {name}: the batch up to its result {before:.0f} ms; the rest of the p50 latency, "
+              f"{percentile(s, 50) * 1000 - before:.0f} ms: the wait for the trigger and the way "
+              f"to the client")
     print(f"  keyed count of {words:,} words: DataStream {med_sc:.2f} s, plain TWS {med_plain:.2f} s "
           f"(medians of {runs})")
     ratio = med_sc / med_plain
     out = {"benchmark": "streaming", "master": master, "words": words, "trigger_ms": TRIGGER_MS,
            "latency_s": {"sessioncluster": lat_sc, "plain": lat_plain},
+           "batch_stages_ms": {"sessioncluster": stages_sc, "plain": stages_plain},
            "latency_p50_s": percentile(lat_sc, 50), "latency_p95_s": percentile(lat_sc, 95),
            "plain_latency_p50_s": percentile(lat_plain, 50), "plain_latency_p95_s": percentile(lat_plain, 95),
            "count_s": {"sessioncluster": t_sc, "plain": t_plain},

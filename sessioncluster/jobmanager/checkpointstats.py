@@ -55,7 +55,8 @@ class CheckpointStatistics:
         if rows == 0 and (not watermark or watermark_ms(watermark) == self.watermark):
             return
         trigger = epoch_ms(p.get("timestamp"))
-        duration = int((p.get("durationMs") or {}).get("triggerExecution", 0))
+        stages = {name: int(ms) for name, ms in (p.get("durationMs") or {}).items()}
+        duration = stages.get("triggerExecution", 0)
         state_size = sum(int(op.get("memoryUsedBytes") or 0) for op in p.get("stateOperators") or [])
         self.source_records += rows
         self.records_per_second = float(p.get("processedRowsPerSecond") or 0.0)
@@ -64,7 +65,8 @@ class CheckpointStatistics:
         self.counts["completed"] += 1
         self.checkpoints.append(CheckpointInfo(self.completed, "COMPLETED", trigger,
                                                trigger + duration, duration, state_size, rows,
-                                               batch_id=int(p["batchId"]), query=key))
+                                               batch_id=int(p["batchId"]), query=key,
+                                               stages=stages))
 
     def restored_from(self, checkpoint_id: int, created_ms: int, state_size: int, path: str) -> None:
         """The job started from the savepoint at ``path``."""

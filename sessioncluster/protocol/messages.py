@@ -157,6 +157,9 @@ class CheckpointInfo:
     batch_id: int | None = None
     #: the query (sink) the micro-batch belongs to
     query: str | None = None
+    #: where the micro-batch's time went, in ms: Spark's progress report's ``durationMs``
+    #: (``latestOffset``, ``queryPlanning``, ``addBatch``, ``walCommit``, ``commitOffsets``, ...)
+    stages: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
