@@ -299,3 +299,51 @@ def test_window_bounds_over_a_timestamp_ltz_rowtime() -> None:
                               read="spark")
     assert window_bound_types(query, ["TIMESTAMP_LTZ(6)"] * 3 + ["BIGINT"]) == [
         "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "BIGINT"]
+
+
+def test_a_tables_spark_view_is_made_again_only_when_its_files_change(
+        planner, tmp_path: Path, monkeypatch) -> None:
+    """A query reads the files the table has at its start; the view over unchanged files (same
+    paths, sizes, modification times) is the one made before. A dropped table's view is not."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sessioncluster.spark.flinksql import sources
+
+    made: list[str] = []
+    read_table = sources.connectors.read_table
+    monkeypatch.setattr(sources.connectors, "read_table",
+                        lambda spark, table, streaming: made.append(table.name)
+                        or read_table(spark, table, streaming))
+    directory = tmp_path / "bids"
+    directory.mkdir()
+
+    def write(name: str, prices: list[float], mtime_s: int) -> None:
+        path = directory / name
+        pq.write_table(pa.table({"price": pa.array(prices, pa.float64())}), path)
+        os.utime(path, ns=(mtime_s * 10**9, mtime_s * 10**9))
+
+    def total() -> float:
+        return rows(planner, "SELECT SUM(price) AS s FROM bids")[0][0]
+
+    create = (f"CREATE TABLE bids (price DOUBLE) WITH ('connector' = 'filesystem', "
+              f"'path' = '{directory}', 'format' = 'parquet')")
+    write("a.parquet", [1.0, 2.0], 1_000)
+    planner.plan(create)
+    assert (total(), total(), made) == (3.0, 3.0, ["bids"])
+    write("b.parquet", [4.0], 1_000)  # a new file
+    assert (total(), made) == (7.0, ["bids"] * 2)
+    write("b.parquet", [5.0], 2_000)  # rewritten: the same size, a later modification time
+    assert (total(), made) == (8.0, ["bids"] * 3)
+    (directory / "a.parquet").unlink()
+    assert (total(), total(), made) == (5.0, 5.0, ["bids"] * 4)
+    planner.plan("DROP TABLE bids")
+    planner.plan(create)  # the same definition over the same files: its view was dropped
+    assert (total(), made) == (5.0, ["bids"] * 5)
+    # a datagen table is read anew at each query
+    planner.plan("CREATE TEMPORARY TABLE gen (id BIGINT) "
+                 "WITH ('connector' = 'datagen', 'number-of-rows' = '4')")
+    assert count(planner, "gen") == count(planner, "gen") == 4
+    assert made.count("gen") == 2

@@ -1,10 +1,11 @@
 """The session's Flink SQL planner: its catalog, and each statement planned on Spark.
 
 One :class:`FlinkSqlPlanner` per JobManager (per session), called from worker threads one
-statement at a time. A catalog table is a Spark temporary view of a hidden name, made again over
-its connector at each query that reads it (so that files added meanwhile are read); a view is a
-Spark temporary view of the planned query; every other name a query reads is one of the session's
-Spark temporary views (a DataStream or pandas DataFrame registered with ``create_temporary_view``).
+statement at a time. A catalog table is a Spark temporary view of a hidden name over its
+connector, made again at a query that reads it if its files changed since (:mod:`.sources`: files
+added meanwhile are read); a view is a Spark temporary view of the planned query; every other name
+a query reads is one of the session's Spark temporary views (a DataStream or pandas DataFrame
+registered with ``create_temporary_view``).
 Names resolve as Flink's do: a temporary table or view shadows a permanent one (see
 :mod:`.catalog`).
 """
@@ -28,6 +29,7 @@ from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
 from .planner import to_spark_sql
+from .sources import FLINK_TYPE, SourceViews
 from .statements import (
     CreateFunction,
     CreateTable,
@@ -73,6 +75,8 @@ class FlinkSqlPlanner:
         self.options: dict[str, str] = {}
         #: the session's Python user-defined functions
         self.functions = FunctionCatalog(spark)
+        #: the Spark views the catalog tables are read through
+        self.sources = SourceViews(spark)
         #: catalog scope -> its catalog; "" is the session's shared catalog
         self._catalogs = {"": self.catalog}
         #: catalog scope -> its Python functions
@@ -180,7 +184,7 @@ class FlinkSqlPlanner:
         catalog, key = self.catalog, name.lower()
         if key in catalog.temporary_tables:
             table = catalog.temporary_tables[key]
-            return self._register(table, catalog.hidden_name("temporary", key)), table
+            return self.sources.register(table, catalog.hidden_name("temporary", key)), table
         if key not in catalog.temporary_views and not self._spark_view_exists(name):
             if key in catalog.views:  # planned again: it reads the files there are now
                 name, text = catalog.views[key]
@@ -188,7 +192,7 @@ class FlinkSqlPlanner:
                 return spark_name, self._view_schema(spark_name, name)
             if key in catalog.tables:
                 table = catalog.tables[key]
-                return self._register(table, catalog.hidden_name("table", key)), table
+                return self.sources.register(table, catalog.hidden_name("table", key)), table
             if self._other_catalogs_table(name):
                 raise FlinkSqlError(f"Object '{name}' not found")
         return name, self._view_schema(name, name)
@@ -227,22 +231,6 @@ class FlinkSqlPlanner:
                 fields = self.spark.sql(to_spark_sql(probe, schemas)).schema.fields
                 schemas[cte.alias] = CatalogTable(cte.alias, [Column(f.name, flink_type(f.dataType))
                                                               for f in fields])
-
-    def _register(self, table: CatalogTable, spark_name: str) -> str:
-        """Make ``spark_name`` the Spark view of catalog table ``table`` (over its connector,
-        computed columns and all); returns ``spark_name``."""
-        frame = with_flink_types(connectors.read_table(self.spark, table, streaming=False), table)
-        if all(c.is_physical for c in table.columns):
-            frame.createOrReplaceTempView(spark_name)
-            return spark_name
-        physical = f"{spark_name}__physical"
-        frame.createOrReplaceTempView(physical)
-        select = ", ".join(f"`{c.name}`" if c.is_physical else f"{c.expression} AS `{c.name}`"
-                           for c in table.columns)
-        query = parse_statements(f"SELECT {select} FROM `{physical}`")[0]
-        assert isinstance(query, Query)
-        self.spark.sql(to_spark_sql(query.ast, {})).createOrReplaceTempView(spark_name)
-        return spark_name
 
     def _query(self, statement: Query) -> StatementOutcome:
         sql = self._spark_sql(statement.ast)
@@ -440,8 +428,7 @@ class FlinkSqlPlanner:
             temporary.pop(key, None)
             if view:
                 catalog.temporary_view_texts.pop(key, None)
-            self.spark.catalog.dropTempView(statement.name if view else
-                                            catalog.hidden_name("temporary", key))
+            self.sources.drop(statement.name if view else catalog.hidden_name("temporary", key))
             return StatementOutcome.ok()
         if key not in permanent or statement.temporary:
             if statement.if_exists:
@@ -450,7 +437,7 @@ class FlinkSqlPlanner:
             raise FlinkSqlError(f"{prefix} with identifier '{DEFAULT_PATH}.{statement.name}' "
                                 "does not exist.")
         del permanent[key]
-        self.spark.catalog.dropTempView(catalog.hidden_name("view" if view else "table", key))
+        self.sources.drop(catalog.hidden_name("view" if view else "table", key))
         return StatementOutcome.ok()
 
     def _show(self, statement: Show) -> StatementOutcome:
@@ -631,23 +618,10 @@ def _renamed_tables(query: Any, renames: dict[str, str]) -> Any:
     return query
 
 
-#: Spark column metadata holding a column's declared Flink SQL type where Spark's type loses
-#: what Flink prints (a timestamp's precision); Spark keeps it through column references
-FLINK_TYPE = "flink.type"
 #: Flink's window bounds and the legacy group window functions, all TIMESTAMP(3)
 _WINDOW_BOUNDS = {"window_start", "window_end", "window_time"}
 _GROUP_WINDOW_BOUNDS = {f"{w}_{p}" for w in ("tumble", "hop", "session")
                         for p in ("start", "end", "rowtime")}
-
-
-def with_flink_types(frame: Any, table: CatalogTable) -> Any:
-    """``frame`` (a table's physical columns) with each declared timestamp type in the column's
-    metadata, so that a query reading it answers ``TIMESTAMP(3)`` as Flink does, not Spark's
-    microsecond ``TIMESTAMP(6)``."""
-    for c in table.physical_columns:
-        if c.type and c.type.upper().startswith("TIMESTAMP") and "(" in c.type:
-            frame = frame.withMetadata(c.name, {FLINK_TYPE: c.type.upper()})
-    return frame
 
 
 def window_bound_types(query: Any, types: list[str]) -> list[str]:

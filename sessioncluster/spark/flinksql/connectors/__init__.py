@@ -7,21 +7,22 @@ For the planner and the executor:
 - :func:`read_table` a table's physical columns as a DataFrame (streaming or not);
 - :func:`write_table` a DataFrame into a table (BATCH ``INSERT INTO`` / ``INSERT OVERWRITE``);
 - :func:`print_lines` / :func:`format_row` the lines a ``print`` table shows;
-- :func:`sink_is_append_only`, :func:`is_bounded`.
+- :func:`sink_is_append_only`, :func:`is_bounded`;
+- :func:`source_signature`: when a BATCH read of a table can be reused.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Hashable
 
 from ..model import CatalogTable, FlinkSqlError
 from .datagen import read_datagen
-from .filesystem import read_filesystem, write_filesystem
+from .filesystem import file_signature, read_filesystem, write_filesystem
 from .options import CONNECTORS, validate
 from .printing import format_row, print_lines, write_blackhole, write_print
 
 __all__ = ["CONNECTORS", "format_row", "is_bounded", "print_lines", "read_table",
-           "sink_is_append_only", "validate", "write_table"]
+           "sink_is_append_only", "source_signature", "validate", "write_table"]
 
 
 def read_table(spark: Any, table: CatalogTable, streaming: bool) -> Any:
@@ -74,3 +75,13 @@ def is_bounded(table: CatalogTable) -> bool:
         return "number-of-rows" in table.options or any(
             v == "sequence" for k, v in table.options.items() if k.endswith(".kind"))
     return True
+
+
+def source_signature(table: CatalogTable) -> Hashable | None:
+    """What a BATCH read of ``table`` (:func:`read_table`, not streaming) depends on besides
+    the table's definition: for a bounded ``filesystem`` table, its files with their sizes and
+    modification times (a read made for the same files reads what a new one would). None when
+    the read is made anew at each query: another connector, or an unbounded table."""
+    if table.connector != "filesystem" or not is_bounded(table):
+        return None
+    return file_signature(table)

@@ -82,6 +82,18 @@ def list_files(path: str, regex: str | None = None) -> list[str]:
     return found
 
 
+def file_signature(table: CatalogTable) -> tuple[tuple[str, int, int], ...] | None:
+    """What a bounded read of ``table`` sees of its files: each file's path, size and
+    modification time (ns); None when a file went away while looking (the read says which)."""
+    options = table.options
+    try:
+        return tuple((f, st.st_size, st.st_mtime_ns)
+                     for f in list_files(options["path"], options.get("source.path.regex-pattern"))
+                     for st in (os.stat(f),))
+    except OSError:
+        return None
+
+
 def _partition_values(path: str, keys: list[str], default_name: str) -> list[str | None]:
     """The values of the partition keys in a file's ``k=v`` directories."""
     found: dict[str, str] = {}
