@@ -115,7 +115,10 @@ def _spark_side(spark: Any, path: str) -> Callable[[], float]:
     from pyspark.sql import functions as F
 
     function = F.pandas_udf(weighted, "double")  # type: ignore[call-overload]
-    return lambda: float(spark.read.parquet(path).select(F.sum(function("x", "y"))).first()[0])
+    # read once, as the session's table is defined once (it keeps its view while its files
+    # are unchanged; the DataFrame keeps its file index)
+    numbers = spark.read.parquet(path)
+    return lambda: float(numbers.select(F.sum(function("x", "y"))).first()[0])
 
 
 if __name__ == "__main__":
