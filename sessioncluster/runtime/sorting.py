@@ -28,6 +28,9 @@ from ..api.functions import MIN_WATERMARK
 
 #: PySpark's default ``spark.python.worker.memory`` (MB)
 DEFAULT_MEMORY_MB = 512
+#: the share of the memory limit the records read may take: sorting a run takes the rest (a
+#: key per record)
+RECORDS_SHARE = 0.8
 #: records read between two looks at the worker's memory
 CHECK_EVERY = 4096
 #: records per pickle in a spilled run (what a run costs in memory while merged)
@@ -89,7 +92,8 @@ class KeyedInput:
         self.spilled_runs = 0
         it = iter(records)
         buffer: list[Any] = []
-        limit = max(self.memory_mb, used_memory_mb() * 1.05)
+        bound = self.memory_mb * RECORDS_SHARE
+        limit = max(bound, used_memory_mb() * 1.05)
         runs: list[IO[bytes]] = []
         run_records = self.run_records
         while True:
@@ -103,9 +107,12 @@ class KeyedInput:
                 self.sort(buffer)
                 runs.append(_spill(buffer))
                 self.spilled_runs += 1
+                # freed memory stays with the process (its RSS does not fall): the next runs
+                # are as long as the first one, or end when the RSS grows past it after all
+                if run_records is None:
+                    run_records = len(buffer)
                 buffer.clear()
-                # freed memory stays with the process: spill again only when it grows past it
-                limit = max(self.memory_mb, used_memory_mb() * 1.05)
+                limit = max(bound, used_memory_mb() * 1.05)
         if not runs:
             return self._in_memory(buffer)
         self.sort(buffer)
