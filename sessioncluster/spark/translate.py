@@ -13,6 +13,7 @@ many consumers read it, and each consumer reads its own items.
 
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -69,13 +70,8 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
         index = next(i for i, e in enumerate(source.outputs) if e is edge)
         return shared[edge.source].filter(_OutputFilter(index)).map(operator.itemgetter(1))
 
-    deps = tuple(graph.python_dependencies)
-    sort_memory_mb = python_worker_memory_mb(sc)
-
-    def make_task(*args: Any, **kwargs: Any) -> VertexTask:
-        kwargs["dependencies"] = deps
-        kwargs["sort_memory_mb"] = sort_memory_mb
-        return VertexTask(job_id, *args, **kwargs)
+    make_task = functools.partial(VertexTask, job_id, dependencies=tuple(graph.python_dependencies),
+                                  sort_memory_mb=python_worker_memory_mb(sc))
 
     for vertex in graph.vertices:
         many = _reads_by_index(vertex)

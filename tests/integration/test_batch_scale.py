@@ -17,8 +17,9 @@ from typing import Any, Iterable
 import pytest
 
 import sessioncluster
+from benchmarks.window_count import JITTER_MS, EventTime, parse
 from sessioncluster.api.functions import ProcessWindowFunction
-from sessioncluster.api.watermark import TimestampAssigner, WatermarkStrategy
+from sessioncluster.api.watermark import WatermarkStrategy
 from sessioncluster.api.window import TumblingEventTimeWindows
 from sessioncluster.common.time import Duration, Time
 
@@ -29,7 +30,6 @@ pytestmark = pytest.mark.skipif(os.environ.get("SESSIONCLUSTER_SLOW") != "1",
 
 KEYS = 1000
 WINDOW_MS = 3_600_000
-JITTER_MS = 5000
 
 
 def write_events(path: Path, mb: int, seed: int = 26) -> dict[tuple[str, int], int]:
@@ -51,16 +51,6 @@ def write_events(path: Path, mb: int, seed: int = 26) -> dict[tuple[str, int], i
             fh.write(chunk)
             written += len(chunk)
     return counts
-
-
-def parse(line: str) -> tuple[str, int]:
-    ts, key = line.split(",")
-    return key, int(ts)
-
-
-class EventTime(TimestampAssigner):
-    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
-        return value[1]
 
 
 class Count(ProcessWindowFunction):
