@@ -25,7 +25,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = ["tiny_job", "first_result", "wordcount", "large_closure", "accumulator_latency",
            "many_jobs", "footprint", "spark_connect", "window_count", "streaming", "operators",
-           "file_formats", "flink_sql", "sql_streaming", "sql_live_cell", "pandas_udf", "recovery"]
+           "file_formats", "flink_sql", "sql_streaming", "sql_live_cell", "pandas_udf", "recovery",
+           "scale"]
 BENCH_TMP_ENV = "SESSIONCLUSTER_BENCH_TMP"  # as benchmarks.common
 
 

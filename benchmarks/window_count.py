@@ -116,9 +116,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     return out
 
 
-def _measure(session: sessioncluster.Session, spark: Any, path: str, runs: int,
-             warmup: int) -> tuple[dict[str, Any], list[tuple[str, int, int]]]:
-    """Check that both agree, then time them interleaved."""
+def workloads(session: sessioncluster.Session, spark: Any, path: str) -> dict[str, Any]:
+    """The three programs over the events file, each returning its (key, window start, count)
+    results: the DataStream job at parallelism 2, the DataFrame and the RDD code."""
     from pyspark.sql import functions as F
 
     env = session.get_execution_environment()
@@ -150,14 +150,25 @@ def _measure(session: sessioncluster.Session, spark: Any, path: str, runs: int,
                 .map(lambda kv: (kv[0][0], kv[0][1], kv[1]))
                 .collect())
 
-    ours = sorted(datastream())
-    for name, baseline in (("dataframe", dataframe), ("rdd", rdd)):
-        theirs = sorted(baseline())
-        if ours != theirs:
-            raise AssertionError(
-                f"the window counts differ from {name}: {len(ours)} vs {len(theirs)} results, first "
-                f"difference {next(((x, y) for x, y in zip(ours, theirs) if x != y), None)}")
-    figs = interleaved(runs, warmup, datastream=datastream, dataframe=dataframe, rdd=rdd)
+    return {"datastream": datastream, "dataframe": dataframe, "rdd": rdd}
+
+
+def same_results(name: str, ours: list[Any], theirs: list[Any]) -> None:
+    """Both sorted; raises with the first difference."""
+    if ours != theirs:
+        raise AssertionError(
+            f"the window counts differ from {name}: {len(ours)} vs {len(theirs)} results, first "
+            f"difference {next(((x, y) for x, y in zip(ours, theirs) if x != y), None)}")
+
+
+def _measure(session: sessioncluster.Session, spark: Any, path: str, runs: int,
+             warmup: int) -> tuple[dict[str, Any], list[tuple[str, int, int]]]:
+    """Check that both agree, then time them interleaved."""
+    programs = workloads(session, spark, path)
+    ours = sorted(programs["datastream"]())
+    for name in ("dataframe", "rdd"):
+        same_results(name, ours, sorted(programs[name]()))
+    figs = interleaved(runs, warmup, **programs)
     return figs, ours
 
 

@@ -18,19 +18,22 @@ from . import batch_driver
 from .operators.base import TwoInputStreamOperator
 from .operators.process import ReduceOperator
 from .output import Record
+from .sorting import DEFAULT_MEMORY_MB
 
 _value = _op.itemgetter(1)
 
 
 def chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keyed: bool,
-          tagged: bool = False, timestamped: bool = False) -> tuple[Iterator[Any], bool]:
+          tagged: bool = False, timestamped: bool = False,
+          sort_memory_mb: float = DEFAULT_MEMORY_MB) -> tuple[Iterator[Any], bool]:
     """Nest the chained operators as iterators. Returns the records and whether they carry
     event-time timestamps.
 
     On a stream with timestamps (after ``assign_timestamps_and_watermarks``, or a window) each
     record is a ``(timestamp, value)`` pair and map/filter/flat_map keep the input's timestamp,
     as Flink does. With ``tagged`` the chain yields ``(side output tag or None, record)`` for a
-    vertex read by several consumers."""
+    vertex read by several consumers. A keyed operator's input spills to disk past
+    ``sort_memory_mb`` of the worker's memory (``sorting.KeyedInput``)."""
     ops = [(op, fn) for op, fn in zip(vertex.operators, functions)
            if not (op.kind.is_source or op.kind.is_sink or op.config.get("from_cache"))]
     ts = timestamped
@@ -43,7 +46,7 @@ def chain(vertex: JobVertex, functions: list[Any], records: Iterator[Any], keyed
             out_ts = bool(op.config.get("timestamped", ts))
             emitted = batch_driver.run(fn, operator_input(records, keyed, ts, fn.keyed,
                                                           isinstance(fn, TwoInputStreamOperator)),
-                                       partials=partials and i == 0)
+                                       partials=partials and i == 0, memory_mb=sort_memory_mb)
             last_tagged = i == len(ops) - 1 and tagged
             records = operator_output(emitted, out_ts, last_tagged)
             ts, keyed = out_ts, False

@@ -13,6 +13,7 @@ many consumers read it, and each consumer reads its own items.
 
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -69,11 +70,8 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
         index = next(i for i, e in enumerate(source.outputs) if e is edge)
         return shared[edge.source].filter(_OutputFilter(index)).map(operator.itemgetter(1))
 
-    deps = tuple(graph.python_dependencies)
-
-    def make_task(*args: Any, **kwargs: Any) -> VertexTask:
-        kwargs["dependencies"] = deps
-        return VertexTask(job_id, *args, **kwargs)
+    make_task = functools.partial(VertexTask, job_id, dependencies=tuple(graph.python_dependencies),
+                                  sort_memory_mb=python_worker_memory_mb(sc))
 
     for vertex in graph.vertices:
         many = _reads_by_index(vertex)
@@ -134,6 +132,16 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
         rdds[vertex.vertex_id] = rdd
     plan.sinks = [(v, rdds[v.vertex_id]) for v in graph.vertices if v.is_sink]
     return plan
+
+
+def python_worker_memory_mb(sc: Any) -> float:
+    """``spark.python.worker.memory`` in MB: PySpark's bound for a Python worker's aggregation
+    before it spills (its sorts and groupByKey), here a keyed BATCH operator's input's."""
+    value = sc.getConf().get("spark.python.worker.memory", "512m").strip().lower().rstrip("b")
+    scale = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1 << 20}
+    if value and value[-1] in scale:
+        return float(value[:-1]) * scale[value[-1]]
+    return float(value)  # Spark's default unit here: MB
 
 
 def _vertex_input(sc: Any, vertex: JobVertex,

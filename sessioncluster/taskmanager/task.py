@@ -50,6 +50,7 @@ from ..protocol.wire import MessageSigner
 from ..runtime.chain import chain
 from ..runtime.filesink import batch_copy, batch_token, write_partition
 from ..runtime.operators import StreamOperator, WindowOperator, WindowPreAggregator, open_function
+from ..runtime.sorting import DEFAULT_MEMORY_MB
 from .daemon import CONNECTION_ENV, IPC_ENV
 
 BATCH_RECORDS = 1024
@@ -216,6 +217,9 @@ class VertexTask:
     timestamped_input: bool = False
     #: the job's Python files, archives and requirements
     dependencies: tuple[PythonDependency, ...] = ()
+    #: the worker's memory (MB) past which a keyed operator's input spills to disk
+    #: (``spark.python.worker.memory``)
+    sort_memory_mb: float = DEFAULT_MEMORY_MB
 
     @property
     def all_outputs(self) -> list[VertexOutput]:
@@ -365,7 +369,7 @@ class Task:
             return
         records, ts = chain(self.vertex, self.functions, self.read_input(),
                              spec.input_kind is InputKind.KEYED, tagged=spec.outputs is not None,
-                             timestamped=spec.timestamped_input)
+                             timestamped=spec.timestamped_input, sort_memory_mb=spec.sort_memory_mb)
         yield from _emit_all(self, records, ts)
 
     def _batch_copy(self) -> Any:

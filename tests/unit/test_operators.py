@@ -22,8 +22,8 @@ from sessioncluster.api.functions import (
     RuntimeContext,
     TimeDomain,
 )
-from sessioncluster.runtime.batch_driver import group_by_key
 from sessioncluster.runtime.batch_driver import run as run_batch
+from sessioncluster.runtime.sorting import group_by_key
 from sessioncluster.runtime.operators import (
     CoFlatMapOperator,
     CoMapOperator,
