@@ -130,7 +130,6 @@ def window_sizes(session: Any, spark: Any, sizes: list[int], ours: Callable[[], 
 
 
 def keyed_process(session: Any, spark: Any, mb: int, ours: Callable[[], set[int]]) -> dict[str, Any]:
-    from pyspark.sql import functions as F
 
     path = events_file(mb)
     env = session.get_execution_environment()
