@@ -34,11 +34,7 @@ from typing import Any, Callable
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import bench_session, plain_session, target, write_json  # noqa: E402
-from benchmarks.streaming import TRIGGER_MS, drop, running_count  # noqa: E402
-from sessioncluster.api.connectors.file_system import FileSource, StreamFormat  # noqa: E402
-from sessioncluster.api.watermark import WatermarkStrategy  # noqa: E402
-from sessioncluster.common.execution_mode import RuntimeExecutionMode  # noqa: E402
-from sessioncluster.common.time import Duration  # noqa: E402
+from benchmarks.streaming import TRIGGER_MS, drop, running_count, running_word_counts  # noqa: E402
 
 SEED = 20261126
 WORDS_PER_FILE = 40
@@ -114,15 +110,7 @@ def _wait(probe: Callable[[], Any], what: str) -> Any:
 def sc_recovery(session: Any, rounds: list[list[str]], work: Path) -> list[float]:
     src = work / "sc-in"
     src.mkdir(parents=True)
-    env = session.get_execution_environment()
-    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
-    env.set_parallelism(2)
-    env.enable_checkpointing(TRIGGER_MS)
-    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(src))
-              .monitor_continuously(Duration.of_millis(TRIGGER_MS)).build())
-    results = (env.from_source(source, WatermarkStrategy.no_watermarks(), "words")
-               .map(lambda w: (w, 1)).key_by(lambda t: t[0]).sum(1).uid("counts")
-               .execute_and_collect("recovery"))
+    results = running_word_counts(session, src).execute_and_collect("recovery")
     updates = Updates()
     failure: list[BaseException] = []
 

@@ -69,17 +69,23 @@ def stage_medians(reports: list[dict[str, int]]) -> dict[str, float]:
             if reports and any(name in r for r in reports)}
 
 
-def sc_latency(session: Any, files: int, work: Path) -> tuple[list[float], dict[str, float]]:
-    src = work / "sc-in"
-    src.mkdir(parents=True)
+def running_word_counts(session: Any, src: Path) -> Any:
+    """A STREAMING job's keyed running count of the words (one a line) of the files dropped into
+    ``src`` (checkpoints and trigger every ``TRIGGER_MS``, parallelism 2), not started."""
     env = session.get_execution_environment()
     env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
     env.set_parallelism(2)
     env.enable_checkpointing(TRIGGER_MS)
     source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(src))
               .monitor_continuously(Duration.of_millis(TRIGGER_MS)).build())
-    counts = (env.from_source(source, WatermarkStrategy.no_watermarks(), "words")
-              .map(lambda w: (w, 1)).key_by(lambda t: t[0]).sum(1))
+    return (env.from_source(source, WatermarkStrategy.no_watermarks(), "words")
+            .map(lambda w: (w, 1)).key_by(lambda t: t[0]).sum(1).uid("counts"))
+
+
+def sc_latency(session: Any, files: int, work: Path) -> tuple[list[float], dict[str, float]]:
+    src = work / "sc-in"
+    src.mkdir(parents=True)
+    counts = running_word_counts(session, src)
     results = counts.execute_and_collect("latency")
     samples = []
     try:

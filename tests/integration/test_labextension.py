@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -203,65 +204,64 @@ def lab(session: sessioncluster.Session, sc_home: Path,
         j.stop()
 
 
-def test_the_sidebar_lists_the_session_opens_a_job_and_cancels_one(
-        session: sessioncluster.Session, lab: Jupyter) -> None:
+@contextmanager
+def lab_page(url: str) -> Iterator[Any]:
+    """A page of Debian's chromium (driven by playwright) at ``url``; the browser closes after."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the test extra)")
-    env = session.get_execution_environment()
-    env.set_parallelism(2)
-    done = env.from_collection(list(range(24))).map(slowly).execute_and_collect_async("sidebar job")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.set_default_timeout(TIMEOUT_MS)
-            page.goto(f"{lab.url}lab?token={TOKEN}")
-            page.locator("[data-id='sessioncluster-sessions']").first.click()
-            box = page.locator(f".sc-session[data-session='{session.info.name}']")
-            box.wait_for()
-            assert box.locator(".sc-taskmanager").count() == len(session.status().taskmanagers)
-            job = box.locator(f".sc-job[data-job='{done.get_job_id()}']")
-            job.locator(".sc-open").click()
-            frame = page.frame_locator(f"#sessioncluster-job-{done.get_job_id()} iframe")
-            frame.locator(".jobhead .state[data-state='FINISHED']").wait_for()
-            assert frame.locator("h1").inner_text() == "sidebar job"
-            assert frame.locator("#jobgraph g.vertex").count() == len(done.details().job_graph.vertices)
-            job.locator(".sc-state[data-state='FINISHED']").wait_for()
-            if os.environ.get("SESSIONCLUSTER_SCREENSHOTS") == "1":
-                SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(SCREENSHOT))
-            running = env.from_collection(list(range(400))).map(slowly).execute_and_collect_async("cancel me")
-            row = box.locator(f".sc-job[data-job='{running.get_job_id()}']")
-            row.locator(".sc-cancel").click()
-            assert running.wait(60).status.value == "CANCELED"
-            row.locator(".sc-state[data-state='CANCELED']").wait_for()
+            page.goto(url)
+            yield page
         finally:
             browser.close()
 
 
+def test_the_sidebar_lists_the_session_opens_a_job_and_cancels_one(
+        session: sessioncluster.Session, lab: Jupyter) -> None:
+    env = session.get_execution_environment()
+    env.set_parallelism(2)
+    done = env.from_collection(list(range(24))).map(slowly).execute_and_collect_async("sidebar job")
+    with lab_page(f"{lab.url}lab?token={TOKEN}") as page:
+        page.locator("[data-id='sessioncluster-sessions']").first.click()
+        box = page.locator(f".sc-session[data-session='{session.info.name}']")
+        box.wait_for()
+        assert box.locator(".sc-taskmanager").count() == len(session.status().taskmanagers)
+        job = box.locator(f".sc-job[data-job='{done.get_job_id()}']")
+        job.locator(".sc-open").click()
+        frame = page.frame_locator(f"#sessioncluster-job-{done.get_job_id()} iframe")
+        frame.locator(".jobhead .state[data-state='FINISHED']").wait_for()
+        assert frame.locator("h1").inner_text() == "sidebar job"
+        assert frame.locator("#jobgraph g.vertex").count() == len(done.details().job_graph.vertices)
+        job.locator(".sc-state[data-state='FINISHED']").wait_for()
+        if os.environ.get("SESSIONCLUSTER_SCREENSHOTS") == "1":
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT))
+        running = env.from_collection(list(range(400))).map(slowly).execute_and_collect_async("cancel me")
+        row = box.locator(f".sc-job[data-job='{running.get_job_id()}']")
+        row.locator(".sc-cancel").click()
+        assert running.wait(60).status.value == "CANCELED"
+        row.locator(".sc-state[data-state='CANCELED']").wait_for()
+
+
 def test_the_sidebar_lists_the_sessions_tables(session: sessioncluster.Session, lab: Jupyter,
                                                tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the test extra)")
     session.execute_sql(f"""CREATE TABLE side_words (word STRING) WITH ('connector' =
         'filesystem', 'path' = '{tmp_path}', 'format' = 'csv')""")
     try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 900})
-                page.set_default_timeout(TIMEOUT_MS)
-                page.goto(f"{lab.url}lab?token={TOKEN}")
-                page.locator("[data-id='sessioncluster-sessions']").first.click()
-                box = page.locator(f".sc-session[data-session='{session.info.name}']")
-                row = box.locator(".sc-table[data-table='side_words']")
-                row.wait_for()
-                assert row.get_attribute("data-kind") == "TABLE"
-                assert row.locator(".sc-kind").inner_text() == "table"
-                listed = set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
-                assert box.locator(".sc-table").count() >= len(listed)
-                session.execute_sql("DROP TABLE side_words")
-                row.wait_for(state="detached")  # the sidebar refreshes as the jobs list does
-            finally:
-                browser.close()
+        with lab_page(f"{lab.url}lab?token={TOKEN}") as page:
+            page.locator("[data-id='sessioncluster-sessions']").first.click()
+            box = page.locator(f".sc-session[data-session='{session.info.name}']")
+            row = box.locator(".sc-table[data-table='side_words']")
+            row.wait_for()
+            assert row.get_attribute("data-kind") == "TABLE"
+            assert row.locator(".sc-kind").inner_text() == "table"
+            listed = set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
+            assert box.locator(".sc-table").count() >= len(listed)
+            session.execute_sql("DROP TABLE side_words")
+            row.wait_for(state="detached")  # the sidebar refreshes as the jobs list does
     finally:
         session.execute_sql("DROP TABLE IF EXISTS side_words")
 
@@ -272,7 +272,6 @@ def test_a_live_table_cell_changes_while_its_job_runs(session: sessioncluster.Se
     the table in the cell's output follows each click file the test drops into the monitored
     directory (Flink's counts, compared with plain Python's after each file), and interrupting
     the kernel cancels the job."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the test extra)")
     nbformat = pytest.importorskip("nbformat", reason="nbformat (with JupyterLab)")
     clicks, table = tmp_path / "clicks", f"live_clicks_{uuid.uuid4().hex[:8]}"
     clicks.mkdir()
@@ -291,31 +290,24 @@ def test_a_live_table_cell_changes_while_its_job_runs(session: sessioncluster.Se
     known = {j.job_id for j in session.jobs()}
     expected: Counter[str] = Counter()
     try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1200, "height": 900})
-                page.set_default_timeout(TIMEOUT_MS)
-                page.goto(f"{lab.url}lab/tree/live.ipynb?token={TOKEN}")
-                page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for()
-                _wait_kernel_idle(page)
-                _lab_command(page, "notebook:run-all-cells")  # the query's cell runs until interrupted
-                for i, rows in enumerate(files):
-                    _drop_csv(clicks, i, rows)
-                    expected.update(name for name, _ in rows)
-                    shown = _wait_for_table(page, len(cells) - 1, dict(expected))
-                    assert shown == {k: str(v) for k, v in expected.items()}, (i, shown)
-                new = [j for j in session.jobs() if j.job_id not in known]
-                running = [j for j in new if j.status.value == "RUNNING"]
-                assert len(running) == 1, [(j.name, j.status.value) for j in new]
-                job = running[0]
-                _lab_command(page, "notebook:interrupt-kernel")
-                query = page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1)
-                query.locator(".sc-sql-result", has_text="CANCELED").wait_for()
-                assert session.job(job.job_id).wait(60).status.value == "CANCELED"
-                _wait_kernel_idle(page)
-            finally:
-                browser.close()
+        with lab_page(f"{lab.url}lab/tree/live.ipynb?token={TOKEN}") as page:
+            page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for()
+            _wait_kernel_idle(page)
+            _lab_command(page, "notebook:run-all-cells")  # the query's cell runs until interrupted
+            for i, rows in enumerate(files):
+                _drop_csv(clicks, i, rows)
+                expected.update(name for name, _ in rows)
+                shown = _wait_for_table(page, len(cells) - 1, dict(expected))
+                assert shown == {k: str(v) for k, v in expected.items()}, (i, shown)
+            new = [j for j in session.jobs() if j.job_id not in known]
+            running = [j for j in new if j.status.value == "RUNNING"]
+            assert len(running) == 1, [(j.name, j.status.value) for j in new]
+            job = running[0]
+            _lab_command(page, "notebook:interrupt-kernel")
+            query = page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1)
+            query.locator(".sc-sql-result", has_text="CANCELED").wait_for()
+            assert session.job(job.job_id).wait(60).status.value == "CANCELED"
+            _wait_kernel_idle(page)
     finally:
         session.execute_sql(f"DROP TABLE IF EXISTS {table}")
 
