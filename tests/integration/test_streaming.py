@@ -76,6 +76,13 @@ def python_counts(rounds: list[list[str]]) -> dict[str, int]:
     return dict(collections.Counter(w for lines in rounds for line in lines for w in line.split()))
 
 
+class Seconds(TimestampAssigner):
+    """The event time of a line ``"<seconds>,<word>"``."""
+
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return int(value.split(",")[0]) * 1000
+
+
 def test_keyed_count_over_files_dropped_in_rounds(session: sessioncluster.Session, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """(a) the running keyed count equals plain Python's after each round of new files."""
@@ -198,10 +205,6 @@ def test_event_time_windows_fire_when_the_watermark_passes(session: sessionclust
     from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
     from sessioncluster.pyflink.common import Time
 
-    class Seconds(TimestampAssigner):
-        def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
-            return int(value.split(",")[0]) * 1000
-
     src = tmp_path / "in"
     src.mkdir()
     env = streaming_env(session)
@@ -235,11 +238,6 @@ def test_event_time_windows_fire_when_the_watermark_passes(session: sessionclust
         results.close()
 
 
-class _FirstField(TimestampAssigner):
-    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
-        return int(value.split(",")[0]) * 1000
-
-
 @pytest.mark.parametrize("mode", ["BATCH", "STREAMING"])
 def test_a_bounded_stream_with_its_watermark_chained_to_its_sink_keeps_every_record(
         session: sessioncluster.Session, mode: str) -> None:
@@ -253,7 +251,7 @@ def test_a_bounded_stream_with_its_watermark_chained_to_its_sink_keeps_every_rec
     env.set_runtime_mode(RuntimeExecutionMode[mode])
     lines = [f"{t},{w}" for t, w in [(1, "x"), (4, "y"), (9, "x"), (12, "z")]]
     strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(1))
-                .with_timestamp_assigner(_FirstField()))
+                .with_timestamp_assigner(Seconds()))
     timed = env.from_collection(lines).assign_timestamps_and_watermarks(strategy)
     assert sorted(timed.map(str.upper).execute_and_collect(f"timed {mode}")) == sorted(
         line.upper() for line in lines)
@@ -273,10 +271,6 @@ def test_an_idle_input_does_not_hold_back_the_watermark(session: sessioncluster.
     timeout, the windows fire by input A's watermark alone, as in Flink."""
     from sessioncluster.pyflink.common import Time
     from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
-
-    class Seconds(TimestampAssigner):
-        def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
-            return int(value.split(",")[0]) * 1000
 
     env = streaming_env(session)
     streams = []
@@ -547,10 +541,6 @@ def test_a_socket_source_that_ends_fires_its_last_windows(session: sessioncluste
     the final watermark fires every window still open before the job FINISHES."""
     from sessioncluster.pyflink.common import Time
     from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
-
-    class Seconds(TimestampAssigner):
-        def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
-            return int(value.split(",")[0]) * 1000
 
     events = ["1,x", "3,x", "2,y", "9,x", "13,x", "15,y", "25,z", "27,z"]
     peer = OneConnectionPeer(session, events)
