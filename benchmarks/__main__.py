@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = ["tiny_job", "first_result", "wordcount", "large_closure", "accumulator_latency",
            "many_jobs", "footprint", "spark_connect", "window_count", "streaming", "operators",
            "file_formats", "flink_sql", "sql_streaming", "sql_live_cell", "pandas_udf", "recovery",
-           "scale"]
+           "scale", "window_streaming"]
 BENCH_TMP_ENV = "SESSIONCLUSTER_BENCH_TMP"  # as benchmarks.common
 
 

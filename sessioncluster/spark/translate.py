@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
+from ..runtime import textsplits
 from ..taskmanager.task import (
     InputKind,
     OutputKind,
@@ -108,6 +109,11 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
             parent = _fit(file_listing(sc, head.config["path"].split(",")).rdd, vertex.parallelism)
             task = make_task(vertex, InputKind.FILES, output, data_key=head.function_key,
                               outputs=outputs)
+        elif head.kind is OperatorKind.SOURCE_TEXT_FILE and (
+                splits := textsplits.plan(head.config["path"], vertex.parallelism)) is not None:
+            # local text files: each subtask reads its byte ranges itself
+            parent = sc.parallelize(splits, vertex.parallelism)
+            task = make_task(vertex, InputKind.TEXT_SPLITS, output, outputs=outputs)
         elif head.kind in (OperatorKind.SOURCE_TEXT_FILE, OperatorKind.SOURCE_SPARK):
             parent = _fit(_source_rdd(sc, head.kind, head.config, vertex.parallelism),
                           vertex.parallelism)

@@ -570,13 +570,39 @@ class KeyedVertex:
                                for op in tail_ops]
         _open(self.tail_functions, ctx)
         self.router = _Router(prog)
+        #: event time: key -> the time up to which its timers have fired, in the Spark task
+        #: (attempt) and at the watermark of ``_fired_scope``
+        self._fired: dict[bytes, int] = {}
+        self._fired_scope: tuple[int, int] | None = None
+
+    def fire(self, key: bytes, state: Any, timer_values: Any, fired: int) -> "_Rows":
+        """Spark fired the key's timer at ``fired``. In event time every timer of the key up to
+        the watermark fires now, in order, as Flink's watermark fires them; Spark's calls for the
+        key's later timers of the same watermark then find them done and touch no state (each
+        call was several round trips to Spark's state server, per window)."""
+        if self.driver.spark_domain is not TimeDomain.EVENT_TIME:
+            return self.run(key, state, timer_values, [], fired)
+        watermark = timer_values.getCurrentWatermarkInMs()
+        scope = (_task_attempt(), watermark)  # a task run again starts from its state anew
+        if scope != self._fired_scope:
+            self._fired, self._fired_scope = {}, scope
+        done = self._fired.get(key)
+        if done is not None and fired <= done:
+            return _Rows()
+        until = max(fired, watermark)
+        rows = self.run(key, state, timer_values, [], until)
+        self._fired[key] = until
+        return rows
 
     def run(self, key: bytes, state: Any, timer_values: Any, records: list[tuple[int | None, Any]],
             fired: int | None = None) -> "_Rows":
         """One call of Spark for ``key``: its records (or the timer Spark fired at ``fired``);
         the output rows."""
+        if records:
+            self._fired.pop(key, None)  # new records may have set new timers
         driver = self.driver
-        snapshot = _loads(state.get()[0]) if state.exists() else None
+        row = state.get()  # None without a value (one round trip to Spark's state server)
+        snapshot = _loads(row[0]) if row is not None else None
         driver.open_key(_loads(key), snapshot, timer_values.getCurrentWatermarkInMs(),
                         timer_values.getCurrentProcessingTimeInMs())
         outputs = driver.process(records) if records else []
@@ -584,7 +610,7 @@ class KeyedVertex:
         result = driver.close_key()
         if result.snapshot:
             state.update((_dumps(result.snapshot),))
-        else:
+        elif row is not None:
             state.clear()
         for ts in sorted(result.register):
             self.handle.registerTimer(ts)
@@ -658,8 +684,8 @@ def keyed_processor(prog: VertexProgram) -> Any:
 
         @reports.guarded
         def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
-            fired = expiredTimerInfo.getExpiryTimeInMs()
-            out = self.vertex.run(key[0], self.state, timerValues, [], fired)
+            out = self.vertex.fire(key[0], self.state, timerValues,
+                                   expiredTimerInfo.getExpiryTimeInMs())
             prog.count(_subtask(prog), 0, out)
             self.report.count(0, out.records)
             if len(out):
@@ -674,6 +700,13 @@ def keyed_processor(prog: VertexProgram) -> Any:
                 environment.__exit__(None, None, None)
 
     return _Processor()
+
+
+def _task_attempt() -> int:
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    return tc.taskAttemptId() if tc is not None else -1
 
 
 def _subtask(prog: VertexProgram) -> int:

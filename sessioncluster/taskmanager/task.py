@@ -47,6 +47,7 @@ from ..graph.streamgraph import OperatorKind, Partitioning
 from ..lru import Lru
 from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
 from ..protocol.wire import MessageSigner
+from ..runtime import textsplits
 from ..runtime.chain import chain
 from ..runtime.filesink import batch_copy, batch_token, write_partition
 from ..runtime.operators import StreamOperator, WindowOperator, WindowPreAggregator, open_function
@@ -164,6 +165,8 @@ class InputKind(enum.Enum):
     SPARK_RECORDS = "spark_records"
     #: paths of files (Spark lists them), read by the source's format (its blob is ``data_key``)
     FILES = "files"
+    #: byte ranges of local text files, one list of (path, start, end) per subtask
+    TEXT_SPLITS = "text_splits"
     #: plain records of a FORWARD producer in the same Spark stage
     FORWARD = "forward"
     #: pickled batches of records from a REBALANCE exchange
@@ -432,6 +435,9 @@ class Task:
             source_format = self.data
             records = itertools.chain.from_iterable(source_format.read_file(row.path)
                                                     for row in self.upstream)
+        elif kind is InputKind.TEXT_SPLITS:
+            records = itertools.chain.from_iterable(
+                textsplits.read_split(*split) for splits in self.upstream for split in splits)
         else:
             records = itertools.chain.from_iterable(cloudpickle.loads(b) for _, b in self.upstream)
         return self._counted(records)

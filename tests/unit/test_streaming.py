@@ -80,8 +80,8 @@ class FakeState:
     def exists(self) -> bool:
         return self.key in self.rows
 
-    def get(self) -> tuple[bytes]:
-        return self.rows[self.key]
+    def get(self) -> tuple[bytes] | None:
+        return self.rows.get(self.key)
 
     def update(self, row: tuple[bytes]) -> None:
         self.rows[self.key] = row
@@ -138,7 +138,7 @@ class KeyedHarness:
                 continue
             self.handle.timers.discard((key_bytes, ts))
             self.state.key = self.handle.key = key_bytes
-            out = self.runner.run(key_bytes, self.state, Times(watermark), [], ts)
+            out = self.runner.fire(key_bytes, self.state, Times(watermark), ts)
             fired += [cloudpickle.loads(v) for v in out.v]
         return fired
 
@@ -199,6 +199,26 @@ def test_tumbling_event_time_windows_with_late_records() -> None:
     # 4 s is behind the watermark for [0, 10 s): late, to the side output (not the main output)
     assert h.rows("x", [(4000, ("x", 1))], watermark=11000) == []
     assert h.advance(25000) == [("x", 1)]
+
+
+def test_a_watermark_fires_all_of_a_keys_windows_at_its_first_timer() -> None:
+    """Spark calls handleExpiredTimer once per expired timer; the first call of a key fires all
+    its windows up to the watermark, in order, and the key's later calls read no state."""
+    op = WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "reduce",
+                        lambda a, b: (a[0], a[1] + b[1]))
+    h = KeyedHarness(op)
+    assert h.rows("x", [(t * 1000, ("x", t)) for t in (1, 12, 13, 25, 41)], watermark=0) == []
+    assert h.rows("y", [(2000, ("y", 7))], watermark=0) == []
+    reads = []
+    get = h.state.get
+    h.state.get = lambda: reads.append(h.state.key) or get()  # type: ignore[method-assign]
+    fired = h.advance(30_000)
+    assert sorted(fired) == [("x", 1), ("x", 25), ("x", 25), ("y", 7)]
+    assert [r for r in fired if r[0] == "x"] == [("x", 1), ("x", 25), ("x", 25)]  # in time order
+    assert sorted(reads) == sorted([cloudpickle.dumps("x"), cloudpickle.dumps("y")])
+    # new records of the key: its next timers fire again
+    assert h.rows("x", [(33_000, ("x", 2))], watermark=30_000) == []
+    assert h.advance(50_000) == [("x", 2), ("x", 41)]
 
 
 def test_count_windows_keep_their_count_across_micro_batches() -> None:

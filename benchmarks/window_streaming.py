@@ -1,0 +1,158 @@
+"""The keyed tumbling window count of ``window_count`` in STREAMING mode (issue 26, item 1): the
+same DataStream program run with ``RuntimeExecutionMode.STREAMING`` over a directory holding the
+events file (Structured Streaming underneath: the window a ``transformWithStateInPandas`` keyed
+operator, fired by Spark's watermark, every window by the bounded input's final watermark),
+against the same aggregation written directly with Structured Streaming (``readStream.csv`` +
+``withWatermark`` + ``groupBy(key, window(...)).count()`` in append mode, into a memory sink) on a
+warm plain SparkSession with the same master, shuffle partitions equal to the job's parallelism,
+and the same trigger interval, interleaved.
+
+Spark has no final watermark: its directory holds one more event, far ahead, that closes every
+window; that event's own window is left out when the answers are compared. Time: from the start
+of the job or query until every window's count is out. Answers are compared before timing.
+
+    python -m benchmarks.window_streaming [--mb 50] [--runs 3] [--quick] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import bench_session, interleaved, plain_session, write_json  # noqa: E402
+from benchmarks.window_count import (  # noqa: E402
+    JITTER_MS,
+    WINDOW_MS,
+    EventTime,
+    WithWindowStart,
+    events_file,
+    parse,
+    same_results,
+)
+from sessioncluster.api.watermark import WatermarkStrategy  # noqa: E402
+from sessioncluster.api.window import TumblingEventTimeWindows  # noqa: E402
+from sessioncluster.common.execution_mode import RuntimeExecutionMode  # noqa: E402
+from sessioncluster.common.time import Duration, Time  # noqa: E402
+
+PARALLELISM = 2
+TRIGGER_MS = 200
+#: the key of the plain side's one event far ahead
+END_KEY = "__end"
+#: how long one run may take before it is a failure
+RUN_TIMEOUT_S = 900.0
+
+
+def directories(mb: int) -> tuple[Path, Path]:
+    """Two directories holding the events file (a hard link, no copy): ours, and the plain
+    side's, which also holds the event that closes every window."""
+    path = Path(events_file(mb))
+    root = path.parent / f"winstream-{mb}mb-v1"
+    ours, plain = root / "ours", root / "plain"
+    for d in (ours, plain):
+        d.mkdir(parents=True, exist_ok=True)
+        if not (d / path.name).exists():
+            os.link(path, d / path.name)
+    end = plain / "zz-end.csv"
+    if not end.exists():
+        last = max(int(line.split(",", 1)[0]) for line in open(path))
+        end.write_text(f"{last + 10 * WINDOW_MS},{END_KEY}\n")
+    return ours, plain
+
+
+def datastream_program(session: Any, ours: Path) -> Callable[[], list[tuple[str, int, int]]]:
+    """The DataStream job in STREAMING mode; it returns its sorted (key, window start, count)."""
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    env.set_parallelism(PARALLELISM)
+    strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(JITTER_MS))
+                .with_timestamp_assigner(EventTime()))
+
+    def datastream() -> list[tuple[str, int, int]]:
+        return sorted(env.read_text_file(str(ours)).map(parse)
+                      .assign_timestamps_and_watermarks(strategy)
+                      .map(lambda e: (e[0], 1))
+                      .key_by(lambda e: e[0])
+                      .window(TumblingEventTimeWindows.of(Time.milliseconds(WINDOW_MS)))
+                      .reduce(lambda x, y: (x[0], x[1] + y[1]), window_function=WithWindowStart())
+                      .execute_and_collect("window count, STREAMING"))
+
+    return datastream
+
+
+def structured_streaming_program(spark: Any, plain: Path, windows: int
+                                 ) -> Callable[[], list[tuple[str, int, int]]]:
+    """The Structured Streaming query; it returns once ``windows`` windows (and the end
+    event's, left out) are out, with the sorted (key, window start, count)."""
+    from pyspark.sql import functions as F
+
+    spark.conf.set("spark.sql.shuffle.partitions", str(PARALLELISM))
+
+    def structured_streaming() -> list[tuple[str, int, int]]:
+        name = f"windows_{uuid.uuid4().hex[:8]}"
+        counts = (spark.readStream.schema("ts LONG, key STRING").csv(str(plain))
+                  .withColumn("t", F.timestamp_millis("ts"))
+                  .withWatermark("t", f"{JITTER_MS // 1000} seconds")
+                  .groupBy("key", F.window("t", f"{WINDOW_MS // 1000} seconds"))
+                  .count()
+                  .select("key", F.unix_millis("window.start").alias("start"), "count"))
+        query = (counts.writeStream.outputMode("append").format("memory").queryName(name)
+                 .trigger(processingTime=f"{TRIGGER_MS} milliseconds").start())
+        try:
+            deadline = time.monotonic() + RUN_TIMEOUT_S
+            while spark.table(name).count() < windows:
+                if query.exception() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the Structured Streaming query did not finish: "
+                                       f"{query.exception()}")
+                time.sleep(TRIGGER_MS / 1000)
+            rows = spark.table(name).collect()
+        finally:
+            query.stop()
+        return sorted((r["key"], r["start"], r["count"]) for r in rows if r["key"] != END_KEY)
+
+    return structured_streaming
+
+
+def main(argv: list[str] | None = None) -> dict[str, object]:
+    p = argparse.ArgumentParser()
+    p.add_argument("--mb", type=int, default=50, help="size of the events file (default: %(default)s MB)")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="a smoke run: 5 MB, one run")
+    p.add_argument("--json", default=None, help="write the figures here")
+    args = p.parse_args(argv)
+    mb, runs, warmup = (5, 1, 1) if args.quick else (args.mb, args.runs, 1)
+    ours, plain = directories(mb)
+
+    with bench_session("winstream") as (session, _):
+        master = session.status().spark_master
+        with plain_session(master) as spark:
+            datastream = datastream_program(session, ours)
+            results = datastream()
+            structured_streaming = structured_streaming_program(spark, plain, len(results))
+            same_results("Structured Streaming", results, structured_streaming())
+            figs = interleaved(runs, warmup, datastream=datastream,
+                               structured_streaming=structured_streaming)
+
+    a, b = figs["datastream"].median, figs["structured_streaming"].median
+    events = sum(n for _, _, n in results)
+    print(f"\nKeyed tumbling window count in STREAMING mode, {mb} MB, {events} events, "
+          f"{len(results)} windows, parallelism {PARALLELISM}, trigger {TRIGGER_MS} ms, master {master}")
+    for f in figs.values():
+        print("  " + f.row())
+    print(f"  ratio DataStream (STREAMING) / Structured Streaming = {a / b:.2f}")
+    out = {"benchmark": "window_streaming", "master": master, "mb": mb, "events": events,
+           "results": len(results), "runs": runs, "warmup": warmup,
+           "figures": [f.as_dict() for f in figs.values()],
+           "ratio_datastream_structured_streaming": a / b}
+    write_json(args.json, out)
+    return out
+
+
+if __name__ == "__main__":
+    main()
