@@ -664,9 +664,15 @@ def keyed_processor(prog: VertexProgram) -> Any:
     class _Processor(StatefulProcessor):
         @reports.guarded
         def init(self, handle: Any) -> None:
-            self.report = reports.begin(prog.job_id, prog.vertex)
+            from pyspark import TaskContext
+
             self.handle = handle
             self.state = handle.getValueState("state", "s binary")
+            if TaskContext.get() is None:
+                # Spark's pre-init in a Python process of the driver, at a query's first
+                # micro-batch: it only wants the state variables' schemas; no subtask runs here
+                return
+            self.report = reports.begin(prog.job_id, prog.vertex)
             self.environment = prog.environment()
             if self.environment is not None:
                 self.environment.__enter__()  # left in close()
