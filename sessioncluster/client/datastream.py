@@ -77,10 +77,16 @@ class DataStream:
 
     # -- transformations (PyFlink's signatures: type information is accepted, not needed) ---
     def map(self, func: Any, output_type: Any = None) -> "DataStream":
-        return self._then(OperatorKind.MAP, func)
+        return self._then(OperatorKind.MAP, func)._typed(output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> "DataStream":
-        return self._then(OperatorKind.FLAT_MAP, func)
+        return self._then(OperatorKind.FLAT_MAP, func)._typed(output_type)
+
+    def _typed(self, output_type: Any) -> "DataStream":
+        """This stream, its records of ``output_type`` (kept for a Table of it)."""
+        if output_type is not None:
+            self.env.output_types[self.node.node_id] = output_type
+        return self
 
     def filter(self, func: Any) -> "DataStream":
         return self._then(OperatorKind.FILTER, func)
@@ -100,7 +106,7 @@ class DataStream:
         """Apply a ProcessFunction: ``process_element(value, ctx)`` yields outputs, and
         ``ctx.output(tag, value)`` sends one to a side output (:meth:`get_side_output`)."""
         check_function(func, OperatorKind.PROCESS)
-        return self._then(OperatorKind.PROCESS, ProcessOperator(func))
+        return self._then(OperatorKind.PROCESS, ProcessOperator(func))._typed(output_type)
 
     def get_side_output(self, output_tag: OutputTag) -> "DataStream":
         """The records the process function of this stream sent to ``output_tag``
@@ -243,6 +249,11 @@ class DataStream:
         check(reply, job_name)
         records = records_of(reply)
         return records if limit is None else records[:limit]
+
+    def collect_job_graph(self, job_name: str = "collect") -> tuple[Any, dict[str, bytes]]:
+        """The JobGraph (and its blobs) of a job collecting this stream's records, not
+        submitted: a Table of the stream runs it inside its query (``from_data_stream``)."""
+        return self.env.job_graph(job_name, sinks=[self._sink(OperatorKind.SINK_COLLECT)])
 
     def execute_and_collect_async(self, job_name: str = "collect") -> JobClient:
         """Submit this stream as a job; ``JobClient.collect()`` gives its records."""

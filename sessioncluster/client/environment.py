@@ -53,6 +53,8 @@ class StreamExecutionEnvironment:
         self._python_dependencies: list[tuple[PythonDependency, bytes]] = []
         #: cache ids of this environment's streams released by invalidate()
         self._invalidated: set[str] = set()
+        #: node id -> the TypeInformation its records were declared with (``output_type=``)
+        self.output_types: dict[int, Any] = {}
 
     # -- PyFlink's environment API: the current session, runtime mode, configuration, FileSource --
     @staticmethod

@@ -115,6 +115,9 @@ class FlinkSqlPlanner:
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
                 return StatementOutcome.ok(changes_catalog=True)
+            if isinstance(statement, CreateTable) and function:
+                # an unbounded DataStream's table: its JobGraph (``from_data_stream``)
+                statement.table.payload = function
             if mode != "BATCH" and isinstance(statement, Query):
                 return self._streaming_query(
                     statement, select_configuration(configuration or {}, self.options))
