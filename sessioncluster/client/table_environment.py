@@ -214,7 +214,9 @@ def output_type(data_stream: Any) -> Any:
         if node.kind is OperatorKind.SOURCE_STREAM:
             return {"socket": Types.STRING(), "sequence": Types.LONG(),
                     "rate": Types.LONG()}.get(node.config.get("format"))
-        keeps_type = node.kind is OperatorKind.FILTER or node.config.get("timestamped")
+        # a filter, a reduction (sum/min/max too) and a timestamp assigner keep the type
+        keeps_type = node.kind in (OperatorKind.FILTER, OperatorKind.REDUCE) \
+            or node.config.get("timestamped")
         node = node.inputs[0].source if keeps_type and len(node.inputs) == 1 else None
     return None
 

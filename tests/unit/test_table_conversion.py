@@ -151,3 +151,21 @@ def test_records_of_an_unbounded_stream_as_column_values() -> None:
     retraction.set_row_kind(RowKind.DELETE)
     with pytest.raises(ValueError, match="insert-only"):
         record_values(retraction, 1)
+
+
+def test_output_type_of_a_stream_as_declared_or_kept() -> None:
+    from sessioncluster.client.environment import StreamExecutionEnvironment
+    from sessioncluster.client.table_environment import output_type
+    from sessioncluster.pyflink.common import Duration, WatermarkStrategy
+    from sessioncluster.pyflink.datastream.connectors.file_system import FileSource, StreamFormat
+
+    env = StreamExecutionEnvironment(None)  # type: ignore[arg-type] - builds graphs only
+    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), "/in")
+              .monitor_continuously(Duration.of_millis(200)).build())
+    lines = env.from_source(source, WatermarkStrategy.no_watermarks(), "lines")
+    assert output_type(lines) == Types.STRING()  # a line of text
+    assert output_type(lines.filter(lambda line: bool(line))) == Types.STRING()
+    assert output_type(lines.map(lambda line: line.upper())) is None  # not declared
+    pairs = Types.TUPLE([Types.STRING(), Types.INT()])
+    summed = lines.map(lambda w: (w, 1), output_type=pairs).key_by(lambda p: p[0]).sum(1)
+    assert output_type(summed) == pairs
