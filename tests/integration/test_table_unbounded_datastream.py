@@ -1,8 +1,9 @@
 """An unbounded DataStream as a Table in STREAMING mode (PyFlink's ``from_data_stream``): the
 DataStream's operators and the Table's query run as one streaming job of the session, records
 flowing from files dropped into a monitored directory into a group aggregate's changelog and into
-a window TVF over ``SOURCE_WATERMARK()``, compared round after round with plain Python; the job
-is listed and cancelled as one. A stream without a type or Schema fails naming what to add."""
+a window TVF over ``SOURCE_WATERMARK()``, and through SQL over a view into a filesystem table
+(``execute_insert``), compared round after round with plain Python; the job is listed and
+cancelled as one. A stream without a type or Schema fails naming what to add."""
 
 from __future__ import annotations
 
@@ -96,6 +97,45 @@ def test_group_aggregate_of_an_unbounded_file_source(session, tmp_path: Path) ->
     while job.get_job_status() is not JobStatus.CANCELED:
         assert time.monotonic() < deadline, job.get_job_status()
         time.sleep(0.2)
+
+
+def csv_rows(directory: Path) -> list[tuple[str, ...]]:
+    import csv
+
+    rows: list[tuple[str, ...]] = []
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith((".", "_")):
+            with open(path, newline="") as f:
+                rows += [tuple(r) for r in csv.reader(f) if r]
+    return rows
+
+
+def test_execute_insert_of_sql_over_a_view_of_an_unbounded_stream(session, tmp_path: Path
+                                                                   ) -> None:
+    env, t_env = environments(session)
+    t_env.get_config().set("execution.checkpointing.interval", "500 ms")
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    words = lines(env, src).flat_map(lambda line: line.split(), output_type=Types.STRING())
+    t_env.create_temporary_view("unbounded_words", words, col("word"))  # f0 renamed
+    t_env.execute_sql(f"CREATE TEMPORARY TABLE loud_words (word STRING, loud STRING) WITH ("
+                      f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv')")
+    job = (t_env.sql_query("SELECT word, UPPER(word) AS loud FROM unbounded_words "
+                           "WHERE word <> 'be'")
+           .execute_insert("loud_words").get_job_client())
+    try:
+        for i in range(len(ROUNDS)):
+            drop(src, f"part-{i}", ROUNDS[i])
+            expected = sorted((w, w.upper()) for text in ROUNDS[: i + 1] for t in text
+                              for w in t.split() if w != "be")
+            deadline = time.monotonic() + RESULT_TIMEOUT
+            while sorted(csv_rows(out)) != expected:
+                assert time.monotonic() < deadline, f"{sorted(csv_rows(out))} != {expected}"
+                time.sleep(0.5)
+        assert job.get_job_status() is JobStatus.RUNNING
+    finally:
+        job.cancel()
+        t_env.execute_sql("DROP TEMPORARY TABLE IF EXISTS loud_words")
 
 
 class Seconds(TimestampAssigner):
