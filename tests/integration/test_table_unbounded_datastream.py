@@ -21,10 +21,12 @@ from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.common.types import Row, RowKind
 from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.pyflink.common import Duration, Types, WatermarkStrategy
-from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
 from sessioncluster.pyflink.datastream.connectors.file_system import FileSource, StreamFormat
 from sessioncluster.pyflink.table import Schema
 from sessioncluster.pyflink.table.expressions import col
+
+from ..helpers import csv_rows, wait_until
+from .test_streaming import ROUNDS, Seconds, drop
 
 pytestmark = pytest.mark.integration
 
@@ -47,13 +49,6 @@ def lines(env: sessioncluster.StreamExecutionEnvironment, directory: Path,
     return env.from_source(source, strategy or WatermarkStrategy.no_watermarks(), "lines")
 
 
-def drop(directory: Path, name: str, text: list[str]) -> None:
-    """A file appears whole (written aside, then renamed), as a file source needs."""
-    tmp = directory.parent / f".{name}"
-    tmp.write_text("\n".join(text) + "\n")
-    tmp.rename(directory / name)
-
-
 def read_changelog_until(rows: Iterator[Row], state: dict[Any, Any], expected: dict[Any, Any],
                          key: Any, value: Any) -> None:
     """Apply changelog rows (+I/+U set, -U/-D retract) until ``state`` is ``expected``."""
@@ -65,11 +60,6 @@ def read_changelog_until(rows: Iterator[Row], state: dict[Any, Any], expected: d
             state[key(row)] = value(row)
         else:
             assert state.pop(key(row)) == value(row)
-
-
-ROUNDS = [["to be or not to be", "that is the question"],
-          ["to sleep perchance to dream"],
-          ["be be be", "question everything"]]
 
 
 def test_group_aggregate_of_an_unbounded_file_source(session, tmp_path: Path) -> None:
@@ -99,17 +89,6 @@ def test_group_aggregate_of_an_unbounded_file_source(session, tmp_path: Path) ->
         time.sleep(0.2)
 
 
-def csv_rows(directory: Path) -> list[tuple[str, ...]]:
-    import csv
-
-    rows: list[tuple[str, ...]] = []
-    for path in sorted(directory.rglob("*")):
-        if path.is_file() and not path.name.startswith((".", "_")):
-            with open(path, newline="") as f:
-                rows += [tuple(r) for r in csv.reader(f) if r]
-    return rows
-
-
 def test_execute_insert_of_sql_over_a_view_of_an_unbounded_stream(session, tmp_path: Path
                                                                    ) -> None:
     env, t_env = environments(session)
@@ -128,21 +107,12 @@ def test_execute_insert_of_sql_over_a_view_of_an_unbounded_stream(session, tmp_p
             drop(src, f"part-{i}", ROUNDS[i])
             expected = sorted((w, w.upper()) for text in ROUNDS[: i + 1] for t in text
                               for w in t.split() if w != "be")
-            deadline = time.monotonic() + RESULT_TIMEOUT
-            while sorted(csv_rows(out)) != expected:
-                assert time.monotonic() < deadline, f"{sorted(csv_rows(out))} != {expected}"
-                time.sleep(0.5)
+            wait_until(lambda e=expected: sorted(csv_rows(out)) == e,  # type: ignore[misc]
+                       RESULT_TIMEOUT, f"the rows {expected}")
         assert job.get_job_status() is JobStatus.RUNNING
     finally:
         job.cancel()
         t_env.execute_sql("DROP TEMPORARY TABLE IF EXISTS loud_words")
-
-
-class Seconds(TimestampAssigner):
-    """The event time of a line ``"<seconds>,<word>"``."""
-
-    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
-        return int(value.split(",")[0]) * 1000
 
 
 EVENTS = [["1,a", "2,b", "3,a"], ["12,a", "15,b", "4,b"], ["25,c", "16,a"]]
