@@ -49,8 +49,9 @@ def read_datastream(spark: Any, table: CatalogTable, streaming: bool) -> Any:
     # the DataStream's keyed operators keep their state as the DataStream jobs' do (their
     # transformWithStateInPandas needs RocksDB)
     spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-    inputs = Path(tempfile.mkdtemp(prefix=f"datastream-{table.name}-"))
     job_id = submission.job_id or hashlib.sha256(table.payload).hexdigest()[:32]
+    # made only by a bounded source of the stream (a collection's one Parquet file)
+    inputs = Path(tempfile.gettempdir()) / f"sessioncluster-datastream-{job_id}"
     queries = build_queries(spark, job_id, graph, lambda keys: {k: blobs[k] for k in keys},
                             inputs)
     records = queries[0].frame
