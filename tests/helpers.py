@@ -33,6 +33,18 @@ def wait_until(condition: Callable[[], Any], timeout: float = 60.0, what: str = 
         time.sleep(0.05)
 
 
+def csv_rows(directory: Any) -> list[tuple[str, ...]]:
+    """The rows of the CSV part files under ``directory`` (hidden and ``_`` files skipped)."""
+    import csv
+
+    rows: list[tuple[str, ...]] = []
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith((".", "_")):
+            with open(path, newline="") as f:
+                rows += [tuple(r) for r in csv.reader(f) if r]
+    return rows
+
+
 def wait_gone(pids: list[int], timeout: float = 60.0) -> list[int]:
     """The pids still alive after waiting up to ``timeout`` seconds for them to end."""
     deadline = time.monotonic() + timeout

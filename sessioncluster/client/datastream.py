@@ -77,10 +77,11 @@ class DataStream:
 
     # -- transformations (PyFlink's signatures: type information is accepted, not needed) ---
     def map(self, func: Any, output_type: Any = None) -> "DataStream":
-        return self._then(OperatorKind.MAP, func)
+        return _typed(self._then(OperatorKind.MAP, func), output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> "DataStream":
-        return self._then(OperatorKind.FLAT_MAP, func)
+        return _typed(self._then(OperatorKind.FLAT_MAP, func), output_type)
+
 
     def filter(self, func: Any) -> "DataStream":
         return self._then(OperatorKind.FILTER, func)
@@ -100,7 +101,7 @@ class DataStream:
         """Apply a ProcessFunction: ``process_element(value, ctx)`` yields outputs, and
         ``ctx.output(tag, value)`` sends one to a side output (:meth:`get_side_output`)."""
         check_function(func, OperatorKind.PROCESS)
-        return self._then(OperatorKind.PROCESS, ProcessOperator(func))
+        return _typed(self._then(OperatorKind.PROCESS, ProcessOperator(func)), output_type)
 
     def get_side_output(self, output_tag: OutputTag) -> "DataStream":
         """The records the process function of this stream sent to ``output_tag``
@@ -244,6 +245,11 @@ class DataStream:
         records = records_of(reply)
         return records if limit is None else records[:limit]
 
+    def collect_job_graph(self, job_name: str = "collect") -> tuple[Any, dict[str, bytes]]:
+        """The JobGraph (and its blobs) of a job collecting this stream's records, not
+        submitted: a Table of the stream runs it inside its query (``from_data_stream``)."""
+        return self.env.job_graph(job_name, sinks=[self._sink(OperatorKind.SINK_COLLECT)])
+
     def execute_and_collect_async(self, job_name: str = "collect") -> JobClient:
         """Submit this stream as a job; ``JobClient.collect()`` gives its records."""
         sink = self._sink(OperatorKind.SINK_COLLECT)
@@ -357,6 +363,13 @@ class _Repartitioned:
         return self._next(OperatorKind.FILTER, func)
 
 
+def _typed(stream: DataStream, output_type: Any) -> DataStream:
+    """``stream``, its records declared of ``output_type`` (kept for a Table of it)."""
+    if output_type is not None:
+        stream.env.output_types[stream.node.node_id] = output_type
+    return stream
+
+
 class KeyedStream:
     """A stream partitioned by key (a HASH exchange); reductions give one result per key."""
 
@@ -366,7 +379,8 @@ class KeyedStream:
 
     def reduce(self, func: Any, output_type: Any = None) -> DataStream:
         """Combine the records of each key pairwise; map-side combined before the shuffle."""
-        return self.stream._then(OperatorKind.REDUCE, func, Partitioning.HASH, self.key_selector)
+        stream = self.stream._then(OperatorKind.REDUCE, func, Partitioning.HASH, self.key_selector)
+        return _typed(stream, output_type)
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
         return self.stream._then(OperatorKind.REDUCE, FieldSum(position_to_sum), Partitioning.HASH,
@@ -384,8 +398,9 @@ class KeyedStream:
         """A KeyedProcessFunction: keyed state (through ``open``'s runtime context),
         ``ctx.get_current_key()``, timers and ``on_timer``, side outputs."""
         check_function(func, OperatorKind.PROCESS)
-        return self.stream._then(OperatorKind.PROCESS, KeyedProcessOperator(func),
-                                 Partitioning.HASH, self.key_selector)
+        stream = self.stream._then(OperatorKind.PROCESS, KeyedProcessOperator(func),
+                                   Partitioning.HASH, self.key_selector)
+        return _typed(stream, output_type)
 
     def _keyed(self, kind: OperatorKind, func: Any) -> DataStream:
         """A map/flat_map/filter after key_by; a rich function gets keyed state."""
@@ -409,10 +424,10 @@ class KeyedStream:
         return WindowedStream(self, CountTumblingWindowAssigner.of(size))
 
     def map(self, func: Any, output_type: Any = None) -> DataStream:
-        return self._keyed(OperatorKind.MAP, func)
+        return _typed(self._keyed(OperatorKind.MAP, func), output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
-        return self._keyed(OperatorKind.FLAT_MAP, func)
+        return _typed(self._keyed(OperatorKind.FLAT_MAP, func), output_type)
 
     def filter(self, func: Any) -> DataStream:
         return self._keyed(OperatorKind.FILTER, func)
@@ -448,18 +463,20 @@ class ConnectedStreams:
 
     def map(self, func: Any, output_type: Any = None) -> DataStream:
         """A CoMapFunction: ``map1`` for the first input's records, ``map2`` for the second's."""
-        return self._two_input(CoMapOperator(func, keyed=self.key_selectors is not None), "Co-Map")
+        keyed = self.key_selectors is not None
+        return _typed(self._two_input(CoMapOperator(func, keyed=keyed), "Co-Map"), output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
         """A CoFlatMapFunction: ``flat_map1`` / ``flat_map2`` yield outputs."""
-        return self._two_input(CoFlatMapOperator(func, keyed=self.key_selectors is not None),
-                               "Co-Flat Map")
+        keyed = self.key_selectors is not None
+        return _typed(self._two_input(CoFlatMapOperator(func, keyed=keyed), "Co-Flat Map"),
+                      output_type)
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         """A CoProcessFunction, or after key_by a KeyedCoProcessFunction (state, timers)."""
         if self.key_selectors is not None:
-            return self._two_input(KeyedCoProcessOperator(func), "Co-Process")
-        return self._two_input(CoProcessOperator(func), "Co-Process")
+            return _typed(self._two_input(KeyedCoProcessOperator(func), "Co-Process"), output_type)
+        return _typed(self._two_input(CoProcessOperator(func), "Co-Process"), output_type)
 
 
 class WindowedStream:
@@ -511,17 +528,17 @@ class WindowedStream:
 
     def reduce(self, reduce_function: Any, window_function: Any = None,
                output_type: Any = None) -> DataStream:
-        return self._apply("reduce", reduce_function, window_function)
+        return _typed(self._apply("reduce", reduce_function, window_function), output_type)
 
     def aggregate(self, aggregate_function: Any, window_function: Any = None,
                   accumulator_type: Any = None, output_type: Any = None) -> DataStream:
-        return self._apply("aggregate", aggregate_function, window_function)
+        return _typed(self._apply("aggregate", aggregate_function, window_function), output_type)
 
     def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
-        return self._apply("apply", window_function)
+        return _typed(self._apply("apply", window_function), output_type)
 
     def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
-        return self._apply("process", process_window_function)
+        return _typed(self._apply("process", process_window_function), output_type)
 
 
 class AllWindowedStream(WindowedStream):

@@ -53,6 +53,8 @@ class StreamExecutionEnvironment:
         self._python_dependencies: list[tuple[PythonDependency, bytes]] = []
         #: cache ids of this environment's streams released by invalidate()
         self._invalidated: set[str] = set()
+        #: node id -> the TypeInformation its records were declared with (``output_type=``)
+        self.output_types: dict[int, Any] = {}
 
     # -- PyFlink's environment API: the current session, runtime mode, configuration, FileSource --
     @staticmethod
@@ -140,6 +142,8 @@ class StreamExecutionEnvironment:
         assigner = getattr(watermark_strategy, "timestamp_assigner", None)
         if assigner is not None and hasattr(ds, "assign_timestamps_and_watermarks"):
             ds = ds.assign_timestamps_and_watermarks(watermark_strategy)
+        if type_info is not None:
+            self.output_types[ds.node.node_id] = type_info
         return ds
 
     def _file_source(self, source: Any, source_name: str) -> "DataStream":

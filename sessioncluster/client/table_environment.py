@@ -8,6 +8,7 @@ session cluster: the Table API of ``api/table`` bound to the current session (as
 
 from __future__ import annotations
 
+import pickle
 import uuid
 from typing import Any
 
@@ -15,10 +16,13 @@ from ..api.functions import ProcessFunction
 from ..api.table import conversion
 from ..api.table import environment as table_env
 from ..api.table.descriptor import Schema
-from ..api.table.table import Table
+from ..api.table.table import Table, unnamed_view_name
 from ..common.configuration import Configuration
 from ..common.execution_mode import RuntimeExecutionMode
+from ..common.typeinfo import Types
 from ..common.types import RowKind
+from ..graph.streamgraph import OperatorKind
+from ..protocol.messages import SubmitJob
 from .current import current_or_connect, own_catalogs
 from .session import Session
 
@@ -72,10 +76,16 @@ class StreamTableEnvironment(TableEnvironment):
         """A Table of a bounded DataStream's records (PyFlink's ``from_data_stream``): the
         stream runs as a job of its own and its records become a temporary view of the
         session, read by the Table's queries in BATCH and STREAMING; columns as Flink derives
-        them (a named Row's names, ``f0``, ``f1``... else), or as ``fields_or_schema`` say."""
-        _check_bounded(data_stream, "from_data_stream()")
+        them (a named Row's names, ``f0``, ``f1``... else), or as ``fields_or_schema`` say.
+
+        An unbounded DataStream in STREAMING mode is a table whose queries run it: the
+        DataStream's operators and the query are one streaming job of the session, its
+        records flowing into the query as they come (:meth:`_from_unbounded`)."""
         schema = fields_or_schema[0] if len(fields_or_schema) == 1 and isinstance(
             fields_or_schema[0], Schema) else None
+        if _unbounded_sources(data_stream) and self.runtime_mode() is RuntimeExecutionMode.STREAMING:
+            return self._from_unbounded(data_stream, schema, fields_or_schema)
+        _check_bounded(data_stream, "from_data_stream()")
         rowtime = conversion.rowtime_column(schema)
         if rowtime is not None:  # each record with its timestamp: the rowtime column's value
             pairs = list(data_stream.process(_WithTimestamp()).execute_and_collect("from_data_stream"))
@@ -91,6 +101,36 @@ class StreamTableEnvironment(TableEnvironment):
         if rowtime is not None:
             rows, names = [(*r, t) for r, t in zip(rows, times)], [*names, rowtime]
         table = self.from_elements(rows, names)
+        select = conversion.projection(names, fields_or_schema)
+        return table if select is None else self.sql_query(
+            f"SELECT {', '.join(select)} FROM ({table.query_sql})")
+
+    def _from_unbounded(self, data_stream: Any, schema: Schema | None,
+                        fields_or_schema: tuple[Any, ...]) -> Table:
+        """A temporary table of the ``datastream`` connector, its JobGraph sent with its
+        CREATE TABLE: the columns of the Schema or of the stream's output type, the records'
+        timestamps as the Schema's rowtime, ``SOURCE_WATERMARK()`` the stream's watermark."""
+        rowtime = conversion.rowtime_column(schema)
+        rowtime_type = next((t for n, t, _ in schema.metadata_columns() if n == rowtime),
+                            None) if schema is not None and rowtime is not None else None
+        columns = conversion.unbounded_columns(schema, output_type(data_stream))
+        watermark = conversion.unbounded_watermark(schema, rowtime,
+                                                   _watermark_delay(data_stream))
+        name = unnamed_view_name()
+        graph, blobs = data_stream.collect_job_graph(f"from_data_stream {name}")
+        payload = pickle.dumps(SubmitJob(graph, blobs, uuid.uuid4().hex), protocol=5)
+        statement = conversion.datastream_table_sql(
+            name, columns, (rowtime, rowtime_type or "TIMESTAMP_LTZ(3)") if rowtime else None,
+            watermark)
+        self.stream_execution_environment.session.execute_sql(
+            statement, "flink", self.runtime_mode(), self.get_config().to_dict(),
+            function=payload)
+        table = self.from_path(name)
+        names = [n for n, _ in columns] + ([rowtime] if rowtime else [])
+        if schema is not None:
+            computed = schema.computed_columns()
+            return table if not computed else self.sql_query(
+                f"SELECT *, {', '.join(computed)} FROM ({table.query_sql})")
         select = conversion.projection(names, fields_or_schema)
         return table if select is None else self.sql_query(
             f"SELECT {', '.join(select)} FROM ({table.query_sql})")
@@ -141,16 +181,55 @@ class StreamTableEnvironment(TableEnvironment):
                                                            RowKind.UPDATE_AFTER), r))
 
 
+def _upstream_nodes(data_stream: Any) -> list[Any]:
+    return [data_stream.node, *data_stream.env.stream_graph.upstream_of(data_stream.node)]
+
+
+def _unbounded_sources(data_stream: Any) -> list[str]:
+    """The names of the stream's sources that do not end (watched directories, sockets)."""
+    return sorted({n.name for n in _upstream_nodes(data_stream) if n.config.get("unbounded")})
+
+
+def _watermark_delay(data_stream: Any) -> int | None:
+    """The bounded out-of-orderness (ms) of the stream's watermark strategy; None without."""
+    delays = [n.config["watermark_delay_ms"] for n in _upstream_nodes(data_stream)
+              if "watermark_delay_ms" in n.config]
+    return max(delays) if delays else None
+
+
+def output_type(data_stream: Any) -> Any:
+    """The TypeInformation of the stream's records: declared (``output_type=``), kept by a
+    filter or a timestamp assigner, or a source's (a line of text is a STRING, a number
+    sequence's a LONG); None when unknown."""
+    node, declared = data_stream.node, data_stream.env.output_types
+    while node is not None:
+        if node.node_id in declared:
+            return declared[node.node_id]
+        if node.kind is OperatorKind.SOURCE_TEXT_FILE:
+            fmt = node.function
+            produced = fmt.produced_type() if hasattr(fmt, "produced_type") else None
+            if produced is not None or getattr(fmt, "kind", "text_line") != "text_line":
+                return produced
+            return Types.STRING()
+        if node.kind is OperatorKind.SOURCE_STREAM:
+            return {"socket": Types.STRING(), "sequence": Types.LONG(),
+                    "rate": Types.LONG()}.get(node.config.get("format"))
+        # a filter, a reduction (sum/min/max too) and a timestamp assigner keep the type
+        keeps_type = node.kind in (OperatorKind.FILTER, OperatorKind.REDUCE) \
+            or node.config.get("timestamped")
+        node = node.inputs[0].source if keeps_type and len(node.inputs) == 1 else None
+    return None
+
+
 def _check_bounded(data_stream: Any, what: str) -> None:
     """Fail for a DataStream with an unbounded source (its records are read to their end)."""
-    graph = data_stream.env.stream_graph
-    nodes = [data_stream.node, *graph.upstream_of(data_stream.node)]
-    unbounded = sorted({n.name for n in nodes if n.config.get("unbounded")})
+    unbounded = _unbounded_sources(data_stream)
     if unbounded:
         raise NotImplementedError(
             f"{what} of an unbounded DataStream (source {', '.join(unbounded)}) is not "
             "supported by sessioncluster yet: the stream's records are read to their end into "
-            "a table, which needs bounded sources")
+            "a table, which needs bounded sources (in BATCH mode; a StreamTableEnvironment in "
+            "STREAMING mode runs the stream inside the table's queries)")
 
 
 def _own_catalog(env: table_env.TableEnvironment) -> None:

@@ -27,6 +27,8 @@ from sessioncluster.pyflink.table.udf import (
     udtf,
 )
 
+from ..helpers import csv_rows
+
 pytestmark = pytest.mark.integration
 
 ROWS = [(1, "a", "to be or", 2.0), (2, "b", "", 3.5), (3, "a", "not to be", 1.0),
@@ -218,17 +220,6 @@ def test_a_raising_function_fails_the_job_with_its_traceback(t_env, table) -> No
     assert sorted(r[0] for r in table.select(col("id")).execute().collect()) == [1, 2, 3, 4, 5]
 
 
-def _csv_rows(directory: Any) -> list[tuple[str, ...]]:
-    import csv
-
-    rows: list[tuple[str, ...]] = []
-    for path in sorted(directory.rglob("*")):
-        if path.is_file() and not path.name.startswith((".", "_")):
-            with open(path, newline="") as f:
-                rows += [tuple(r) for r in csv.reader(f) if r]
-    return rows
-
-
 def _wait_until(check: Any, timeout: float = 240.0) -> None:
     import time
 
@@ -270,10 +261,10 @@ def test_python_functions_in_streaming_inserts_over_a_monitored_directory(sessio
             pd.DataFrame(batch).to_csv(source / f"part-{i}.csv", header=False, index=False)
             seen = batches[: i + 1]
             expected_ids = sorted((str(r[0]), str(r[0] + 1)) for b in seen for r in b)
-            _wait_until(lambda ids=expected_ids: sorted(_csv_rows(table_out)) == ids)  # type: ignore[misc]
+            _wait_until(lambda ids=expected_ids: sorted(csv_rows(table_out)) == ids)  # type: ignore[misc]
         expected = sorted((str(i), w, str(len(w)), str(i * 3), str(v * v))
                           for b in batches for i, line, v in b for w in line.split())
-        _wait_until(lambda: sorted(_csv_rows(words_out)) == expected)
+        _wait_until(lambda: sorted(csv_rows(words_out)) == expected)
         assert all(job.get_job_status().name == "RUNNING" for job in jobs)
     finally:
         for job in jobs:

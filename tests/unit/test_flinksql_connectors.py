@@ -500,3 +500,17 @@ def test_json_written_a_column_at_a_time_as_a_row_at_a_time() -> None:
     assert out.getvalue().decode("utf-8").splitlines()[2] == (
         '{"s":"","d":1.0E-4,"m":1E+2,"ts":"2026-01-02 00:00:00.001","lt":null,'
         '"day":"0001-01-01","b":false,"i":-1}')
+
+
+def test_the_datastream_connector_is_from_data_streams_own() -> None:
+    """A ``datastream`` table comes with its DataStream's JobGraph (from_data_stream); one
+    written in DDL has none and fails naming the API, and such a table never ends."""
+    table = CatalogTable("t", [Column("word", "STRING")], {"connector": "datastream"})
+    with pytest.raises(FlinkSqlError, match=r"from_data_stream\(ds\)"):
+        validate(table)
+    table.payload = b"graph"
+    validate(table)
+    assert not is_bounded(table)
+    table.options["path"] = "/x"
+    with pytest.raises(FlinkSqlError, match="Unsupported options"):
+        validate(table)

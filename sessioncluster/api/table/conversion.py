@@ -41,17 +41,18 @@ def stream_column_names(records: Sequence[Any]) -> list[str]:
 def stream_rows(records: Sequence[Any], names: list[str]) -> list[tuple[Any, ...]]:
     """The records as tuples of ``len(names)`` values; a Row that is not an insertion fails
     (Flink: a DataStream converted to a Table is insert-only)."""
-    rows = []
-    for r in records:
-        if isinstance(r, Row) and r.get_row_kind() is not RowKind.INSERT:
-            raise ValueError(f"from_data_stream() takes insert-only records; {r!r} is a "
-                             f"{r.get_row_kind().name} (use from_changelog_stream)")
-        values = tuple(r) if isinstance(r, (Row, tuple, list)) else (r,)
-        if len(values) != len(names):
-            raise ValueError(f"the DataStream's record {r!r} has {len(values)} fields, its "
-                             f"first record {len(names)}")
-        rows.append(values)
-    return rows
+    return [_values(r, len(names), "its first record") for r in records]
+
+
+def _values(record: Any, width: int, expected: str) -> tuple[Any, ...]:
+    if isinstance(record, Row) and record.get_row_kind() is not RowKind.INSERT:
+        raise ValueError(f"from_data_stream() takes insert-only records; {record!r} is a "
+                         f"{record.get_row_kind().name} (use from_changelog_stream)")
+    values = tuple(record) if isinstance(record, (Row, tuple, list)) else (record,)
+    if len(values) != width:
+        raise ValueError(f"the DataStream's record {record!r} has {len(values)} fields, "
+                         f"{expected} {width}")
+    return values
 
 
 def projection(names: list[str], fields_or_schema: Sequence[Any]) -> list[str] | None:
@@ -141,3 +142,111 @@ def as_records(rows: Sequence[Row], names: list[str], changelog: bool) -> list[R
         record.set_row_kind(r.get_row_kind() if changelog else RowKind.INSERT)
         records.append(record)
     return records
+
+
+# -- an unbounded DataStream as a table of the JobManager's streaming query ---------------------
+
+#: the connector of the temporary table an unbounded DataStream becomes (``from_data_stream``):
+#: the DataStream's JobGraph travels with its CREATE TABLE and runs inside the table's query
+DATASTREAM_CONNECTOR = "datastream"
+#: that table's option naming its column of the records' timestamps (the Schema's rowtime)
+ROWTIME_OPTION = "rowtime"
+
+#: Flink's SQL types of PyFlink's basic TypeInformation (``Types.STRING()`` ...)
+_SQL_TYPES = {"String": "STRING", "Character": "STRING", "Boolean": "BOOLEAN",
+              "Byte": "TINYINT", "Short": "SMALLINT", "Integer": "INT", "Long": "BIGINT",
+              "BigInteger": "DECIMAL(38, 0)", "BigDecimal": "DECIMAL(38, 18)",
+              "Float": "FLOAT", "Double": "DOUBLE", "Date": "DATE", "Time": "TIME(0)",
+              "Timestamp": "TIMESTAMP(3)", "Instant": "TIMESTAMP_LTZ(3)"}
+
+
+def sql_type(type_info: Any) -> str:
+    """Flink's SQL type of a column of records of ``type_info`` (a basic TypeInformation)."""
+    from ...common.typeinfo import BasicTypeInfo, PickledBytesTypeInfo
+
+    if isinstance(type_info, BasicTypeInfo) and not isinstance(type_info, PickledBytesTypeInfo):
+        if type_info.name in _SQL_TYPES:
+            return _SQL_TYPES[type_info.name]
+    raise ValueError(f"from_data_stream() of an unbounded DataStream: a column of type "
+                     f"{type_info!r} has no SQL type here; declare the column in a Schema "
+                     "(Schema.new_builder().column(name, DataTypes...))")
+
+
+def type_columns(type_info: Any) -> list[tuple[str, str]]:
+    """The columns (name, Flink SQL type) Flink derives from a DataStream's output type: a
+    named Row's fields, ``f0``, ``f1``... of a tuple or unnamed Row, ``f0`` of an atomic type."""
+    from ...common.typeinfo import RowTypeInfo, TupleTypeInfo
+
+    if isinstance(type_info, RowTypeInfo):
+        return list(zip(type_info.get_field_names(),
+                        [sql_type(t) for t in type_info.get_field_types()]))
+    if isinstance(type_info, TupleTypeInfo):
+        return [(f"f{i}", sql_type(t)) for i, t in enumerate(type_info.get_field_types())]
+    return [("f0", sql_type(type_info))]
+
+
+def unbounded_columns(schema: Schema | None, type_info: Any) -> list[tuple[str, str]]:
+    """The physical columns (name, Flink SQL type) of an unbounded DataStream's table, in the
+    order of the records' fields: the output type's, typed as a Schema declares them; without
+    an output type, the Schema's physical columns. Neither fails, naming what to add: an
+    unbounded stream's records cannot be read first to find its columns."""
+    declared = dict(schema.physical_columns()) if schema is not None else {}
+    if type_info is None:
+        if declared:
+            return list(declared.items())
+        raise ValueError(
+            "from_data_stream() of an unbounded DataStream needs its columns: give the "
+            "stream's output type (e.g. map(f, output_type=Types.ROW_NAMED(['word'], "
+            "[Types.STRING()]))) or a Schema with its physical columns "
+            "(Schema.new_builder().column('word', DataTypes.STRING()).build())")
+    columns = type_columns(type_info)
+    names = [n for n, _ in columns]
+    unknown = [n for n in declared if n not in names]
+    if unknown:
+        raise ValueError(f"Unable to find a field named '{unknown[0]}' in the physical data "
+                         f"type derived from the given type information for schema "
+                         f"declaration. Currently available fields are: {names}")
+    return [(n, declared.get(n, t)) for n, t in columns]
+
+
+def datastream_table_sql(name: str, columns: list[tuple[str, str]],
+                         rowtime: tuple[str, str] | None, watermark: str | None) -> str:
+    """``CREATE TEMPORARY TABLE`` of an unbounded DataStream's table: its physical columns,
+    ``rowtime`` (name, type) the records' timestamps, and ``watermark`` its
+    ``WATERMARK FOR ...`` line."""
+    lines = [f"{quote_identifier(n)} {t}" for n, t in columns]
+    options = {"connector": DATASTREAM_CONNECTOR}
+    if rowtime is not None:
+        lines.append(f"{quote_identifier(rowtime[0])} {rowtime[1]}")
+        options[ROWTIME_OPTION] = rowtime[0]
+    if watermark is not None:
+        lines.append(watermark)
+    with_ = ", ".join(f"'{k}' = '{v}'" for k, v in options.items())
+    return (f"CREATE TEMPORARY TABLE {quote_identifier(name)} (" + ", ".join(lines)
+            + f") WITH ({with_})")
+
+
+def unbounded_watermark(schema: Schema | None, rowtime: str | None,
+                        source_delay_ms: int | None) -> str | None:
+    """The ``WATERMARK FOR`` line of an unbounded DataStream's table: the Schema's own; for
+    ``SOURCE_WATERMARK()``, the DataStream's watermark (its bounded out-of-orderness
+    ``source_delay_ms``) on the rowtime column."""
+    if schema is None or not schema.watermark:
+        return None
+    if "SOURCE_WATERMARK()" not in schema.watermark.upper().replace(" ", ""):
+        return schema.watermark
+    if rowtime is None:
+        raise ValueError("SOURCE_WATERMARK() needs the records' timestamps as a column: "
+                         "column_by_metadata('rowtime', 'TIMESTAMP_LTZ(3)')")
+    if source_delay_ms is None:
+        raise ValueError("SOURCE_WATERMARK() propagates the DataStream's watermarks: this "
+                         "DataStream has none (assign_timestamps_and_watermarks(...) first)")
+    quoted = quote_identifier(rowtime)
+    return f"WATERMARK FOR {quoted} AS {quoted} - INTERVAL '{int(source_delay_ms)}' MILLISECOND"
+
+
+def record_values(record: Any, width: int) -> tuple[Any, ...]:
+    """One record of an unbounded DataStream as its ``width`` column values (as
+    :func:`stream_rows`: an insert-only Row, tuple or list of that many fields, or an atomic
+    value for one column)."""
+    return _values(record, width, "its table's columns")

@@ -89,7 +89,9 @@ class FlinkSqlPlanner:
              function: bytes = b"") -> StatementOutcome:
         """Plan one statement: rows to answer with now, or the job that runs it (named
         ``pipeline.name`` when set, as Flink names a SQL job); ``function`` is the pickled
-        Python function of a ``CREATE FUNCTION`` sent by ``create_temporary_system_function``."""
+        Python function of a ``CREATE FUNCTION`` sent by ``create_temporary_system_function``,
+        or the DataStream (a pickled ``SubmitJob``) of a ``datastream`` table's CREATE TABLE
+        sent by ``from_data_stream``."""
         outcome = self._plan_text(text, runtime_mode, configuration, function)
         name = (configuration or {}).get("pipeline.name") or self.options.get("pipeline.name")
         if outcome.job is not None and name:
@@ -115,6 +117,9 @@ class FlinkSqlPlanner:
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
                 return StatementOutcome.ok(changes_catalog=True)
+            if isinstance(statement, CreateTable) and function:
+                # an unbounded DataStream's table: its JobGraph (``from_data_stream``)
+                statement.table.payload = function
             if mode != "BATCH" and isinstance(statement, Query):
                 return self._streaming_query(
                     statement, select_configuration(configuration or {}, self.options))

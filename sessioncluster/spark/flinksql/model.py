@@ -52,6 +52,9 @@ class CatalogTable:
     partition_keys: list[str] = field(default_factory=list)
     temporary: bool = False
     comment: str | None = None
+    #: what the connector reads that is no option: a ``datastream`` table's JobGraph and blobs
+    #: (a pickled ``SubmitJob``, sent with its CREATE TABLE by ``from_data_stream``)
+    payload: bytes = b""
 
     @property
     def connector(self) -> str:

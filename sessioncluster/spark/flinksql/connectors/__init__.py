@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Hashable
 
+from ....api.table.conversion import DATASTREAM_CONNECTOR
 from ..model import CatalogTable, FlinkSqlError
 from .datagen import read_datagen
+from .datastream import read_datastream
 from .filesystem import file_signature, read_filesystem, write_filesystem
 from .options import CONNECTORS, validate
 from .printing import format_row, print_lines, write_blackhole, write_print
@@ -35,6 +37,8 @@ def read_table(spark: Any, table: CatalogTable, streaming: bool) -> Any:
         return read_filesystem(spark, table, streaming)
     if table.connector == "datagen":
         return read_datagen(spark, table, streaming)
+    if table.connector == DATASTREAM_CONNECTOR:
+        return read_datastream(spark, table, streaming)
     raise FlinkSqlError(f"Connector '{table.connector}' can only be used as a sink. It cannot be "
                         f"used as a source. (table '{table.name}')")
 
@@ -74,7 +78,7 @@ def is_bounded(table: CatalogTable) -> bool:
     if table.connector == "datagen":
         return "number-of-rows" in table.options or any(
             v == "sequence" for k, v in table.options.items() if k.endswith(".kind"))
-    return True
+    return table.connector != DATASTREAM_CONNECTOR
 
 
 def source_signature(table: CatalogTable) -> Hashable | None:

@@ -3,6 +3,7 @@ messages: an unknown connector or format, a missing required option, an unsuppor
 
 from __future__ import annotations
 
+from ....api.table.conversion import DATASTREAM_CONNECTOR, ROWTIME_OPTION
 from ....api.table.typeparser import parse_type
 from ..model import CatalogTable, FlinkSqlError
 from .formats import FORMATS, check_raw, file_row_type
@@ -63,6 +64,9 @@ def validate(table: CatalogTable) -> None:
     if not connector:
         raise FlinkSqlError(f"Table options do not contain an option key 'connector' for "
                             f"discovering a connector. (table '{table.name}')")
+    if connector == DATASTREAM_CONNECTOR:
+        _validate_datastream(table)
+        return
     if connector not in CONNECTORS:
         raise _no_factory(connector, _TABLE_FACTORY, CONNECTORS)
     for column in table.physical_columns:
@@ -76,6 +80,20 @@ def validate(table: CatalogTable) -> None:
         unknown = set(options) - allowed
         if unknown:
             raise _unsupported(connector, unknown, allowed)
+
+
+def _validate_datastream(table: CatalogTable) -> None:
+    """The table of an unbounded DataStream (``from_data_stream``): made by the Table API,
+    never written in DDL (its JobGraph comes with the statement)."""
+    if not table.payload:
+        raise FlinkSqlError(f"the '{DATASTREAM_CONNECTOR}' connector is the table of an "
+                            f"unbounded DataStream: use StreamTableEnvironment.from_data_stream"
+                            f"(ds) (table '{table.name}')")
+    unknown = set(table.options) - _COMMON - {ROWTIME_OPTION}
+    if unknown:
+        raise _unsupported(DATASTREAM_CONNECTOR, unknown, _COMMON | {ROWTIME_OPTION})
+    for column in table.physical_columns:
+        parse_type(column.type or "")
 
 
 def _validate_filesystem(table: CatalogTable) -> None:
