@@ -18,7 +18,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
+from ..graph.jobgraph import JobEdge, JobGraph, JobVertex, OperatorSpec
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime import textsplits
 from ..taskmanager.task import (
@@ -109,9 +109,7 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
             parent = _fit(file_listing(sc, head.config["path"].split(",")).rdd, vertex.parallelism)
             task = make_task(vertex, InputKind.FILES, output, data_key=head.function_key,
                               outputs=outputs)
-        elif head.kind is OperatorKind.SOURCE_TEXT_FILE and (
-                splits := textsplits.plan(head.config["path"], vertex.parallelism)) is not None:
-            # local text files: each subtask reads its byte ranges itself
+        elif (splits := _text_splits(head, vertex.parallelism)) is not None:
             parent = sc.parallelize(splits, vertex.parallelism)
             task = make_task(vertex, InputKind.TEXT_SPLITS, output, outputs=outputs)
         elif head.kind in (OperatorKind.SOURCE_TEXT_FILE, OperatorKind.SOURCE_SPARK):
@@ -213,6 +211,13 @@ class _OutputFilter:
 
     def __call__(self, item: tuple[int, Any]) -> bool:
         return item[0] == self.index
+
+
+def _text_splits(head: OperatorSpec, parallelism: int) -> list[list[textsplits.Split]] | None:
+    """For ``read_text_file`` of local files: the byte ranges each subtask reads itself."""
+    if head.kind is not OperatorKind.SOURCE_TEXT_FILE or head.config.get("file_source"):
+        return None
+    return textsplits.plan(head.config["path"], parallelism)
 
 
 def _source_rdd(sc: Any, kind: OperatorKind, config: dict[str, Any], parallelism: int) -> Any:
