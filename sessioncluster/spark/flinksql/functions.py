@@ -153,11 +153,11 @@ class FunctionCatalog:
     def names(self) -> list[str]:
         return sorted(f.name for f in self.functions.values())
 
-    def table_aggregates_called(self, query: exp.Expr) -> list[str]:
-        """The table aggregate functions (``udtaf``) ``query`` calls, by name."""
-        called = {node.name.lower() for node in query.find_all(exp.Anonymous)}
-        return sorted(f.name for k, f in self.functions.items()
-                      if k in called and f.wrapper.kind == "table_aggregate")
+    def table_aggregate(self, called: str) -> CatalogFunction | None:
+        """The table aggregate function a call names (by its name or its Spark name)."""
+        called = called.lower()
+        return next((f for k, f in self.functions.items() if f.wrapper.kind == "table_aggregate"
+                     and called in (k, f.spark_name.lower())), None)
 
     def rename_calls(self, query: exp.Expr) -> exp.Expr:
         """``query`` with calls of functions registered under another name renamed."""
