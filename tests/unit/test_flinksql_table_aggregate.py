@@ -77,8 +77,8 @@ def test_the_table_aggregation_of_a_flat_aggregate_query_and_flinks_node_name() 
     wrapper = udtaf(Top2(), result_type="ROW<a BIGINT>")
     functions.functions["top2"] = CatalogFunction("Top2", wrapper, "top2")
     query = sqlglot.parse_one(
-        "SELECT key, `_u`.`_r`.`a` AS a FROM (SELECT key, top2(v) AS `_rows` FROM (SELECT * "
-        "FROM src) GROUP BY key) AS `_g` CROSS JOIN UNNEST(`_rows`) AS `_u`(`_r`)", read=Flink)
+        "SELECT key, `_u`.`_r`.`a` AS a FROM (SELECT `key`, top2(`v`) AS `_rows` FROM (SELECT * "
+        "FROM src) GROUP BY `key`) AS `_g` CROSS JOIN UNNEST(`_rows`) AS `_u`(`_r`)", read=Flink)
     found = table_aggregation(query, functions)
     assert found is not None
     select, call, function = found

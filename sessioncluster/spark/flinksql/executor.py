@@ -253,9 +253,12 @@ class FlinkSqlPlanner:
         # registers them under names of its own), as plan_inserts renames an INSERT's
         job = streaming.plan_select(self.spark, tables, self.functions.rename_calls(statement.ast),
                                     configuration, self.functions)
-        frame = job.inserts[0].frame
-        job.column_types = window_bound_types(statement.ast, flink_types(frame.schema))
-        return StatementOutcome("SUCCESS_WITH_CONTENT", list(frame.columns), job.column_types,
+        from pyspark.sql.types import StructType
+
+        fields = job.inserts[0].result_fields
+        job.column_types = window_bound_types(statement.ast, flink_types(StructType(fields)))
+        return StatementOutcome("SUCCESS_WITH_CONTENT", [f.name for f in fields],
+                                job.column_types,
                                 job=job)
 
     def _inline_views(self, query: Any) -> Any:

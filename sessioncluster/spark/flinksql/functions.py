@@ -13,7 +13,8 @@ is registered on Spark as Spark runs Python:
   ``create_accumulator``/``accumulate``/``get_value`` over each group's rows;
 - a ``func_type='pandas'`` aggregate function: a grouped-aggregate ``pandas_udf``;
 - a table aggregate function (``udtaf``): a grouped-aggregate ``pandas_udf`` whose value is the
-  array of the rows ``emit_value`` yields (``flat_aggregate`` unnests it).
+  array of the rows ``emit_value`` yields (``flat_aggregate`` unnests it); over an unbounded
+  table in STREAMING mode, a keyed processor instead (:mod:`.tableaggregate`).
 
 A name Spark has a built-in function of is registered under ``__flink_udf_<name>``, and calls
 of it are renamed in the query (Flink lets a temporary system function shadow a built-in one).

@@ -25,7 +25,8 @@ Several updates of one key within one micro-batch are one ``-U``/``+U`` pair her
 each.
 
 Window aggregations (window TVFs, the legacy ``GROUP BY TUMBLE``) run in ``append`` mode and emit
-a window once the watermark passes its end.
+a window once the watermark passes its end. A table aggregation (``flat_aggregate``) runs on
+keyed state in ``append`` mode, each row with its RowKind (:mod:`.tableaggregate`).
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ class StreamingInsert:
     #: the frame's last column is each row's RowKind (a table aggregation's changelog, made
     #: on keyed state: :mod:`.tableaggregate`)
     row_kinds: bool = False
+
+    @property
+    def result_fields(self) -> list[Any]:
+        """The Spark fields of the rows the sink gets (a RowKind column left out)."""
+        fields = list(self.frame.schema.fields)
+        return fields[:-1] if self.row_kinds else fields
 
     @property
     def sink_name(self) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...api.table.typeparser import spark_type
+from .dialect import Flink
 from .functions import CatalogFunction, FunctionCatalog
 from .model import CatalogTable, FlinkSqlError
 from .planner import to_spark_sql
@@ -47,12 +48,20 @@ def table_aggregation(query: exp.Expr, functions: FunctionCatalog
 
 def updating_node(select: exp.Select, call: exp.Anonymous, function: CatalogFunction) -> str:
     """Flink's name of the node a table aggregation is planned as (its messages name it)."""
-    keys = [k.sql() for k in _group_keys(select)]
-    arguments = ", ".join(a.sql() for a in call.expressions)
+    keys = [_plain(k) for k in _group_keys(select)]
+    arguments = ", ".join(_plain(a) for a in call.expressions)
     names = ", ".join(function.wrapper.result_names())
-    items = keys + [f"{function.name}({arguments}) AS ({names})"]
+    items = keys + [f"{function.wrapper.name or function.name}({arguments}) AS ({names})"]
     by = f"groupBy=[{', '.join(keys)}], " if keys else ""
     return f"PythonGroupTableAggregate({by}select=[{', '.join(items)}])"
+
+
+def _plain(expression: exp.Expression) -> str:
+    """An expression as Flink's plan prints it: its identifiers unquoted."""
+    def unquoted(node: exp.Expression) -> exp.Expression:
+        return exp.to_identifier(node.name) if isinstance(node, exp.Identifier) else node
+
+    return expression.transform(unquoted).sql(dialect=Flink)
 
 
 def _group_keys(select: exp.Select) -> list[exp.Expression]:
@@ -72,8 +81,10 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
         return None
     select, call, function = found
     keys = _group_keys(select)
-    key_names = [f"__k{i}" for i in range(max(len(keys), 1))]
-    arguments = [f"__a{i}" for i in range(len(call.expressions))]
+    # no leading underscore: pyspark hands the processor its rows through namedtuples, which
+    # rename such fields
+    key_names = [f"flink_key{i}" for i in range(max(len(keys), 1))]
+    arguments = [f"flink_argument{i}" for i in range(len(call.expressions))]
     source = select.copy()
     source.set("group", None)
     source.set("expressions",
