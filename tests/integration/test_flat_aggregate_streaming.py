@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -72,7 +73,7 @@ def python_top2(rows: list[tuple[str, int]]) -> dict[str, list[int]]:
 def t_env(session: sessioncluster.Session) -> Iterator[Any]:
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
     yield env
-    for name in ("live_values", "appended"):
+    for name in ("live_values", "appended", "printed_top2"):
         env.execute_sql(f"DROP TABLE IF EXISTS {name}")
 
 
@@ -137,6 +138,44 @@ def test_top2_per_key_over_a_monitored_directory(t_env, tmp_path: Path) -> None:
         current = sorted(row for row, n in applied.items() for _ in range(n))
         assert current == sorted((key, v) for key, vs in after.items() for v in vs)
     iterator.close()
+
+
+def test_print_sink_and_a_savepoint_continue_the_groups(session, sc_home: Path, t_env,
+                                                        tmp_path: Path) -> None:
+    """Into a print sink, Flink's lines; stopped with a savepoint after file 0 and run again
+    from it, the next file's changes retract what the first job emitted: the accumulators
+    came back from the state store's copy."""
+    source = tmp_path / "values"
+    table = monitored(t_env, source)
+    t_env.execute_sql("""CREATE TABLE printed_top2 (key STRING, a BIGINT) WITH (
+        'connector' = 'print', 'print-identifier' = 'top2-changelog')""")
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+
+    def printed() -> list[str]:
+        return [line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                if line.startswith("top2-changelog> ")]
+
+    def wait_printed(n: int) -> list[str]:
+        deadline = time.monotonic() + 180
+        while len(printed()) < n and time.monotonic() < deadline:
+            time.sleep(0.5)
+        return printed()
+
+    flat = table.group_by(col("key")).flat_aggregate(top2(col("v"))).select(col("key"), col("a"))
+    first = flat.execute_insert("printed_top2").get_job_client().get_job_id()
+    drop(source, 0, FILES[0])
+    assert sorted(wait_printed(3)) == ["+I[a, 1]", "+I[a, 5]", "+I[b, 2]"]
+    path = session.job(first).stop_with_savepoint(
+        savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
+
+    t_env.get_config().set("execution.savepoint.path", path)
+    second = flat.execute_insert("printed_top2").get_job_client().get_job_id()
+    drop(source, 1, FILES[1])  # f0.csv is not read again: its offsets were saved
+    lines = wait_printed(11)[3:]
+    assert sorted(lines) == sorted(["-D[a, 5]", "-D[a, 1]", "+I[a, 5]", "+I[a, 3]", "-D[b, 2]",
+                                    "+I[b, 9]", "+I[b, 2]", "+I[c, 4]"])
+    assert lines.index("-D[a, 1]") < lines.index("+I[a, 3]")
+    session.job(second).cancel()
 
 
 def test_into_an_append_only_sink_fails_with_flinks_message(t_env, tmp_path: Path) -> None:
