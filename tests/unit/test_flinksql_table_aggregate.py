@@ -8,27 +8,11 @@ from typing import Any, Iterator
 import sqlglot
 
 from sessioncluster.api.table.udf import TableAggregateFunction, udtaf
-from sessioncluster.common.types import Row
 from sessioncluster.spark.flinksql.dialect import Flink
 from sessioncluster.spark.flinksql.functions import CatalogFunction, FunctionCatalog
 from sessioncluster.spark.flinksql.tableaggregate import table_aggregation, updating_node
 from sessioncluster.spark.flinksql.udf_runners import group_changes, table_aggregate_changelog
-
-
-class Top2(TableAggregateFunction):
-    def create_accumulator(self) -> list[Any]:
-        return [None, None]
-
-    def accumulate(self, accumulator: list[Any], v: int) -> None:
-        if accumulator[0] is None or v > accumulator[0]:
-            accumulator[1], accumulator[0] = accumulator[0], v
-        elif accumulator[1] is None or v > accumulator[1]:
-            accumulator[1] = v
-
-    def emit_value(self, accumulator: list[Any]) -> Iterator[Row]:
-        for v in accumulator:
-            if v is not None:
-                yield Row(v)
+from tests.integration.test_flat_aggregate_streaming import Top2
 
 
 class TopList(Top2):
