@@ -204,3 +204,19 @@ def test_a_failing_function_shows_its_traceback_and_the_session_goes_on(
     assert "Top2 takes no negative value: -4" in str(got)
     assert "in accumulate" in str(got)  # the user's frame of the traceback
     assert session.execute_sql("SELECT 1 + 1 AS two").table.column(0).to_pylist() == [2]
+
+
+def test_flat_aggregate_of_the_whole_table(t_env, tmp_path: Path) -> None:
+    """Without group_by, one group of every row (Flink: a non-keyed GroupTableAggregate)."""
+    source = tmp_path / "values"
+    table = monitored(t_env, source)
+    iterator = table.flat_aggregate(top2(col("v"))).select(col("a")).execute().collect()
+    rows = reading(iterator)
+    drop(source, 0, FILES[0])
+    got = [rows.get(timeout=120) for _ in range(2)]
+    assert [(r.get_row_kind().short_string(), r.a) for r in got] == [("+I", 5), ("+I", 2)]
+    drop(source, 1, FILES[1])
+    got = [rows.get(timeout=120) for _ in range(4)]
+    assert [(r.get_row_kind().short_string(), r.a) for r in got] == [
+        ("-D", 5), ("-D", 2), ("+I", 9), ("+I", 5)]
+    iterator.close()
