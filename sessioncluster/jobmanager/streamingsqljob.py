@@ -71,7 +71,8 @@ def statement_vertices(statement: StreamingStatementJob
     out: list[tuple[JobVertex, dict[str, Partitioning]]] = [
         (JobVertex(f"source-{name}", f"Source: {name}", [], 1), {}) for name in sources]
     for i, insert in enumerate(statement.inserts):
-        operator = "GroupAggregate" if insert.output_mode == "update" else "Calc"
+        operator = ("PythonGroupTableAggregate" if insert.row_kinds else
+                    "GroupAggregate" if insert.output_mode == "update" else "Calc")
         vertex = JobVertex(f"sink-{i}", f"{operator} -> Sink: {insert.table.name}", [], 1)
         out.append((vertex, {f"source-{name}": Partitioning.HASH for name in insert.sources}))
     return out
@@ -159,8 +160,8 @@ class StreamingSqlJob(StreamingRunner):
         """Flink's answer to an INSERT: the job runs, one ``-1`` per sink; to a SELECT: its
         columns, the rows to come from :meth:`fetch_results`."""
         if self.statement.collects:
-            frame = self.statement.inserts[0].frame
-            return SqlResult(self.job_id, rows_as_arrow_ipc(list(frame.columns), []), 0,
+            columns = [f.name for f in self.statement.inserts[0].result_fields]
+            return SqlResult(self.job_id, rows_as_arrow_ipc(columns, []), 0,
                              JobStatus.RUNNING, column_types=list(self.statement.column_types),
                              live_result="table" if self.table is not None else
                              "update" if is_updating(self.statement) else "append")
@@ -217,7 +218,7 @@ class StreamingSqlJob(StreamingRunner):
         if not self.statement.collects:
             raise LookupError(f"job {self.job_id} is an INSERT: its rows go to its sinks")
         if self._result_columns is None:
-            self._result_columns = list(self.statement.inserts[0].frame.columns)
+            self._result_columns = [f.name for f in self.statement.inserts[0].result_fields]
         newest = list(self.latest)[-limit:] if limit > 0 else []
         total = (self.table.changes if self.table is not None
                  else self.results.buffers["sink-0"].next_seq)

@@ -464,8 +464,9 @@ class GroupedTable:
         """A Python table aggregate function (``udtaf``) per group: the group keys and the
         rows the function emits for the group, ``flat_aggregate(f).select(...)``. The
         function runs once per group over the group's rows, as a Spark grouped-aggregate
-        pandas UDF whose value (the rows) is unnested; in STREAMING mode over bounded sources
-        only (such a job runs once, as in BATCH)."""
+        pandas UDF whose value (the rows) is unnested; in STREAMING mode over an unbounded
+        source per key and micro-batch on keyed state, its changes as Flink's (``-D`` of the
+        rows emitted before, ``+I`` of the new ones)."""
         t_env = self.table._t_env
         wrapper, call, names = self.table._function_call(func, "table_aggregate",
                                                          "flat_aggregate")

@@ -108,7 +108,7 @@ class AggregateFunction(UserDefinedFunction):
 
 class TableAggregateFunction(UserDefinedFunction):
     """A table aggregate function: rows accumulated per group, then ``emit_value`` yields the
-    group's result rows (``flat_aggregate``; BATCH mode)."""
+    group's result rows (``flat_aggregate``)."""
 
     @abc.abstractmethod
     def create_accumulator(self) -> Any:
@@ -123,7 +123,7 @@ class TableAggregateFunction(UserDefinedFunction):
         """The rows of ``accumulator``."""
 
     def retract(self, accumulator: Any, *args: Any) -> None:  # noqa: B027 - PyFlink's hook
-        """Remove one row's arguments (not called here: a group is aggregated whole)."""
+        """Remove one row's arguments (not called here: the input is insert-only)."""
 
     def merge(self, accumulator: Any, accumulators: list[Any]) -> None:  # noqa: B027
         """Merge other accumulators into ``accumulator`` (not called here)."""

@@ -127,8 +127,6 @@ class FlinkSqlPlanner:
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
                 inserts = [dataclasses.replace(i, query=self._inline_views(i.query))
                            for i in inserts]
-                for insert in inserts:
-                    self._check_streaming_functions(insert.query)
                 job = streaming.plan_inserts(self.spark, self.catalog.all_tables(), list(inserts),
                                              self.conform,
                                              {**(configuration or {}), **self.options},
@@ -250,7 +248,6 @@ class FlinkSqlPlanner:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
         statement = Query(self._inline_views(statement.ast))
-        self._check_streaming_functions(statement.ast)
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
         tables = self.catalog.all_tables()
         for name in _table_names(statement.ast):
@@ -261,23 +258,13 @@ class FlinkSqlPlanner:
         # registers them under names of its own), as plan_inserts renames an INSERT's
         job = streaming.plan_select(self.spark, tables, self.functions.rename_calls(statement.ast),
                                     configuration, self.functions)
-        frame = job.inserts[0].frame
-        job.column_types = window_bound_types(statement.ast, flink_types(frame.schema))
-        return StatementOutcome("SUCCESS_WITH_CONTENT", list(frame.columns), job.column_types,
-                                job=job)
+        from pyspark.sql.types import StructType
 
-    def _check_streaming_functions(self, query: Any) -> None:
-        """A table aggregate function runs over a group's rows at once: over bounded sources
-        only (such a streaming job runs once, as a BATCH one)."""
-        functions = self.functions.table_aggregates_called(query)
-        tables = self.catalog.all_tables()
-        unbounded = sorted(tables[n.lower()].name for n in _table_names(query)
-                           if n.lower() in tables and not connectors.is_bounded(tables[n.lower()]))
-        if functions and unbounded:
-            raise FlinkSqlError(
-                f"The table aggregate function {functions[0]} (flat_aggregate) over the "
-                f"unbounded table {unbounded[0]} is not supported by sessioncluster in "
-                "STREAMING mode yet; it runs over bounded tables (and in BATCH mode)")
+        fields = job.inserts[0].result_fields
+        job.column_types = window_bound_types(statement.ast, flink_types(StructType(fields)))
+        return StatementOutcome("SUCCESS_WITH_CONTENT", [f.name for f in fields],
+                                job.column_types,
+                                job=job)
 
     def _inline_views(self, query: Any) -> Any:
         """STREAMING: ``query`` with each view made by SQL (``CREATE [TEMPORARY] VIEW``) it
@@ -344,19 +331,23 @@ class FlinkSqlPlanner:
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, ["BIGINT"] * len(columns),
                                 job=StatementJob(name, run, ["BIGINT"] * len(columns)))
 
-    def conform(self, frame: Any, table: CatalogTable, insert: Insert) -> Any:
+    def conform(self, frame: Any, table: CatalogTable, insert: Insert,
+                passed: tuple[str, ...] = ()) -> Any:
         """The query's columns cast to the sink's physical columns, by position (or by the
-        INSERT's column list), as Flink's implicit insert casts do."""
+        INSERT's column list), as Flink's implicit insert casts do; the ``passed`` columns
+        (last in ``frame``) kept as they are, last."""
         targets = table.physical_columns
+        extra = [f"`{c}`" for c in passed]
+        frame_columns = [c for c in frame.columns if c not in passed]
         names = list(insert.columns) if insert.columns else [c.name for c in targets]
-        if len(frame.columns) != len(names):
+        if len(frame_columns) != len(names):
             raise FlinkSqlError(
                 f"Column types of query result and sink for '{DEFAULT_PATH}.{table.name}' do "
-                f"not match. The query has {len(frame.columns)} columns, the sink "
+                f"not match. The query has {len(frame_columns)} columns, the sink "
                 f"{len(names)}: [{', '.join(names)}].")
         by_name = {c.name: c for c in targets}
         cast = []
-        for source, name in zip(frame.columns, names):
+        for source, name in zip(frame_columns, names):
             if name not in by_name:
                 raise FlinkSqlError(f"Unknown target column '{name}' of '{table.name}'")
             ddl = spark_type(by_name[name].type or "STRING")
@@ -364,8 +355,8 @@ class FlinkSqlPlanner:
         missing = [c.name for c in targets if c.name not in names]
         cast += [f"CAST(NULL AS {spark_type(by_name[n].type or 'STRING')}) AS `{n}`"
                  for n in missing]
-        frame = frame.selectExpr(*cast)
-        return frame.select(*[f"`{c.name}`" for c in targets])
+        frame = frame.selectExpr(*cast, *extra)
+        return frame.select(*[f"`{c.name}`" for c in targets], *extra)
 
     # -- DDL and utility statements ---------------------------------------------------------
     def _table(self, name: str) -> CatalogTable:

@@ -13,7 +13,8 @@ is registered on Spark as Spark runs Python:
   ``create_accumulator``/``accumulate``/``get_value`` over each group's rows;
 - a ``func_type='pandas'`` aggregate function: a grouped-aggregate ``pandas_udf``;
 - a table aggregate function (``udtaf``): a grouped-aggregate ``pandas_udf`` whose value is the
-  array of the rows ``emit_value`` yields (``flat_aggregate`` unnests it).
+  array of the rows ``emit_value`` yields (``flat_aggregate`` unnests it); over an unbounded
+  table in STREAMING mode, a keyed processor instead (:mod:`.tableaggregate`).
 
 A name Spark has a built-in function of is registered under ``__flink_udf_<name>``, and calls
 of it are renamed in the query (Flink lets a temporary system function shadow a built-in one).
@@ -153,11 +154,11 @@ class FunctionCatalog:
     def names(self) -> list[str]:
         return sorted(f.name for f in self.functions.values())
 
-    def table_aggregates_called(self, query: exp.Expr) -> list[str]:
-        """The table aggregate functions (``udtaf``) ``query`` calls, by name."""
-        called = {node.name.lower() for node in query.find_all(exp.Anonymous)}
-        return sorted(f.name for k, f in self.functions.items()
-                      if k in called and f.wrapper.kind == "table_aggregate")
+    def table_aggregate(self, called: str) -> CatalogFunction | None:
+        """The table aggregate function a call names (by its name or its Spark name)."""
+        called = called.lower()
+        return next((f for k, f in self.functions.items() if f.wrapper.kind == "table_aggregate"
+                     and called in (k, f.spark_name.lower())), None)
 
     def rename_calls(self, query: exp.Expr) -> exp.Expr:
         """``query`` with calls of functions registered under another name renamed."""

@@ -25,7 +25,8 @@ Several updates of one key within one micro-batch are one ``-U``/``+U`` pair her
 each.
 
 Window aggregations (window TVFs, the legacy ``GROUP BY TUMBLE``) run in ``append`` mode and emit
-a window once the watermark passes its end.
+a window once the watermark passes its end. A table aggregation (``flat_aggregate``) runs on
+keyed state in ``append`` mode, each row with its RowKind (:mod:`.tableaggregate`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
 from .planner import interval_ms, to_spark_sql
 from .statements import Insert, StopJob
+from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
+from .tableaggregate import updating_node as table_aggregate_node
 
 #: Flink's names of its built-in catalog and database
 DEFAULT_PATH = "default_catalog.default_database"
@@ -70,6 +73,15 @@ class StreamingInsert:
     key_positions: list[int] = field(default_factory=list)
     #: the catalog tables it reads
     sources: list[str] = field(default_factory=list)
+    #: the frame's last column is each row's RowKind (a table aggregation's changelog, made
+    #: on keyed state: :mod:`.tableaggregate`)
+    row_kinds: bool = False
+
+    @property
+    def result_fields(self) -> list[Any]:
+        """The Spark fields of the rows the sink gets (a RowKind column left out)."""
+        fields = list(self.frame.schema.fields)
+        return fields[:-1] if self.row_kinds else fields
 
     @property
     def sink_name(self) -> str:
@@ -99,13 +111,14 @@ class StreamingStatementJob(StatementJob):
 
 # -- planning ---------------------------------------------------------------------------------
 def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Insert],
-                 conform: Callable[[Any, CatalogTable, Insert], Any],
+                 conform: Callable[..., Any],
                  configuration: dict[str, str],
                  functions: FunctionCatalog | None = None) -> StreamingStatementJob:
     """Plan a streaming INSERT / statement set: each query as a DataFrame of a new streaming
     session, checked against its sink (an updating query into an append-only sink fails);
     the Python functions of ``functions`` registered on that session, so that a query calls
-    them as in BATCH."""
+    them as in BATCH. ``conform(frame, sink, insert, passed)`` casts a query's columns to its
+    sink's (the ``passed`` ones kept last)."""
     session, read, bounded = _streaming_session(spark, tables, [i.query for i in inserts],
                                                 configuration, functions)
     used = {name.lower(): tables[name.lower()] for names in read for name in names}
@@ -114,15 +127,21 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
         sink = tables.get(insert.target.lower())
         if sink is None:
             raise FlinkSqlError(f"Table '{DEFAULT_PATH}.{insert.target}' was not found.")
+        aggregation = table_aggregation(insert.query, functions) if functions else None
         node = updating_node(insert.query)
+        if aggregation is not None and connectors.sink_is_append_only(sink):
+            raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
+                                "consuming update and delete changes which is produced by "
+                                f"node {table_aggregate_node(*aggregation)}")
         if node is not None and connectors.sink_is_append_only(sink):
             raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
                                 f"consuming update changes which is produced by node {node}")
         schemas = {n: used[n.lower()] for n in names}
-        query = functions.rename_calls(insert.query) if functions is not None else insert.query
-        add_cte_schemas(session, query, schemas, not bounded)
-        frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
-        frame = frame.select(*[c for c in frame.columns if not c.startswith("__window")])
+        frame, row_kinds = _query_frame(session, insert.query, schemas, bounded, functions)
+        if row_kinds:
+            frame = conform(frame, sink, insert, (ROW_KIND,))
+            planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True))
+            continue
         frame = conform(frame, sink, insert)
         updating = node is not None and not bounded
         planned.append(StreamingInsert(sink, frame, "update" if updating else "append",
@@ -142,15 +161,30 @@ def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
     Flink types are the caller's to fill in (``column_types``)."""
     session, read, bounded = _streaming_session(spark, tables, [query], configuration, functions)
     schemas = {n: tables[n.lower()] for n in read[0]}
-    add_cte_schemas(session, query, schemas, not bounded)
-    frame = session.sql(to_spark_sql(query, schemas, streaming=not bounded))
-    frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
-    updating = updating_node(query) is not None and not bounded
+    frame, row_kinds = _query_frame(session, query, schemas, bounded, functions)
+    updating = updating_node(query) is not None and not bounded and not row_kinds
     sink = CatalogTable(COLLECT, [], {"connector": COLLECT})
     insert = StreamingInsert(sink, frame, "update" if updating else "append",
-                             key_positions(query) if updating else [], sorted(read[0]))
+                             key_positions(query) if updating else [], sorted(read[0]),
+                             row_kinds)
     return StreamingStatementJob("collect", _not_a_batch_job, [], [insert], bounded,
                                  dict(configuration))
+
+
+def _query_frame(session: Any, query: Any, schemas: dict[str, CatalogTable], bounded: bool,
+                 functions: FunctionCatalog | None) -> tuple[Any, bool]:
+    """The query's DataFrame (window structs left out), and whether its last column is
+    :data:`ROW_KIND`: a table aggregation over an unbounded table runs on keyed state."""
+    if functions is not None:
+        query = functions.rename_calls(query)
+    add_cte_schemas(session, query, schemas, not bounded)
+    keyed = None if bounded or functions is None else \
+        plan_on_keyed_state(session, query, schemas, functions)
+    frame = session.sql(to_spark_sql(keyed or query, schemas, streaming=not bounded))
+    frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
+    if keyed is not None:  # the RowKind last, whatever the selects around it put it
+        frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
+    return frame, keyed is not None
 
 
 def add_cte_schemas(session: Any, query: Any, schemas: dict[str, CatalogTable],
@@ -171,8 +205,9 @@ def add_cte_schemas(session: Any, query: Any, schemas: dict[str, CatalogTable],
 
 
 def is_updating(job: StreamingStatementJob) -> bool:
-    """True when the statement's (first) query emits updates (-U/+U), not only +I."""
-    return any(insert.output_mode == "update" for insert in job.inserts)
+    """True when the statement's (first) query emits updates (-U/+U) or deletions, not only
+    +I."""
+    return any(insert.output_mode == "update" or insert.row_kinds for insert in job.inserts)
 
 
 def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: list[Any],
@@ -410,7 +445,7 @@ def write_batch(insert: StreamingInsert, df: Any, batch_id: int, state_dir: Path
                 out: Callable[[str], None] = print) -> int:
     """Write one micro-batch (``df``, a batch DataFrame) into the insert's sink; the rows
     written. An updating query's rows become Flink's changelog (``print``: its lines)."""
-    if insert.output_mode != "update":
+    if insert.output_mode != "update" and not insert.row_kinds:
         return connectors.write_table(df, insert.table)
     changes = batch_changelog(insert, df, batch_id, state_dir)
     if insert.table.connector == "print":
@@ -424,11 +459,15 @@ def batch_changelog(insert: StreamingInsert, df: Any, batch_id: int, state_dir: 
                     ) -> list[tuple[str, tuple[Any, ...]]]:
     """One micro-batch as Flink's changelog: ``+I`` per row of an append-only query; an
     updating one's from its :class:`ChangelogState` (nothing for a batch emitted before)."""
-    if insert.output_mode != "update":
+    if insert.output_mode != "update" and not insert.row_kinds:
         return [("+I", tuple(r)) for r in df.collect()]
     state = ChangelogState(state_dir)
     if state.done(batch_id):
         return []  # emitted before the failure that runs this batch again
+    if insert.row_kinds:  # the changes are the rows (the state is in Spark's state store)
+        changes = [(r[-1], tuple(r)[:-1]) for r in df.collect()]
+        state.save(batch_id, {})
+        return changes
     emitted = state.before(batch_id)
     changes = changelog(emitted, [tuple(r) for r in df.collect()], insert.key_positions)
     state.save(batch_id, emitted)

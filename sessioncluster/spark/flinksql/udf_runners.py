@@ -196,5 +196,78 @@ class TableAggregateRunner(_Runner):
         accumulator = function.create_accumulator()
         for row in zip(*[_arguments(c) for c in columns]):
             function.accumulate(accumulator, *row)
-        return [to_spark(tuple(r) if isinstance(r, Row) else r)
-                for r in function.emit_value(accumulator) or []]
+        return _emitted(function, accumulator)
+
+
+def _emitted(function: TableAggregateFunction, accumulator: Any) -> list[Any]:
+    """The rows ``emit_value`` yields, as Spark values (copied now: they may be the
+    accumulator's own objects, which the next ``accumulate`` changes)."""
+    return [to_spark(tuple(r) if isinstance(r, Row) else r)
+            for r in function.emit_value(accumulator) or []]
+
+
+def group_changes(function: TableAggregateFunction, accumulator: Any,
+                  rows: list[tuple[Any, ...]]) -> tuple[Any, list[Any], list[Any]]:
+    """Flink's ``GroupTableAggFunction`` on one key's rows of one bundle (here: micro-batch):
+    the accumulator (a new one when None), the rows it emitted before (Flink retracts them:
+    ``emit_value`` of the accumulator as it was, not a stored copy) and the rows it emits
+    after accumulating ``rows``."""
+    retracted: list[Any] = []
+    if accumulator is None:
+        accumulator = function.create_accumulator()
+    else:
+        retracted = _emitted(function, accumulator)
+    for row in rows:
+        function.accumulate(accumulator, *row)
+    return accumulator, retracted, _emitted(function, accumulator)
+
+
+def table_aggregate_changelog(retracted: list[Any], emitted: list[Any]
+                              ) -> list[tuple[str, list[Any]]]:
+    """One key's changes as Flink 2.3 emits them: ``-D`` for every row emitted before (changed
+    or not), then ``+I`` for every row emitted now; each kind with its rows (none left out)."""
+    out: list[tuple[str, list[Any]]] = []
+    if retracted:
+        out.append(("-D", retracted))
+    if emitted:
+        out.append(("+I", emitted))
+    return out
+
+
+def table_aggregate_processor(runner: _Runner, keys: list[str], arguments: list[str],
+                              rows_column: str, kind_column: str) -> Any:
+    """The StatefulProcessor of ``transformWithStateInPandas`` running a table aggregate
+    function per key: its accumulator (cloudpickled) in the state store, each micro-batch's
+    rows of the key accumulated, the key's changes out as rows of ``keys``, the array of
+    result rows and their RowKind (made here, so that this module imports without pyspark's
+    SQL extras)."""
+    import pandas as pd
+    from pyspark import cloudpickle
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    class TableAggregateProcessor(StatefulProcessor):
+        def init(self, handle: Any) -> None:
+            self.state = handle.getValueState("accumulator", "accumulator binary")
+
+        def handleInputRows(self, key: Any, rows: Iterator[Any],  # noqa: N802
+                            timerValues: Any) -> Iterator[Any]:  # noqa: N803
+            function = runner.opened()
+            assert isinstance(function, TableAggregateFunction)
+            accumulator = cloudpickle.loads(self.state.get()[0]) if self.state.exists() else None
+            arguments_rows: list[tuple[Any, ...]] = []
+            for frame in rows:
+                arguments_rows += zip(*[_arguments(frame[a]) for a in arguments])
+            accumulator, retracted, emitted = group_changes(function, accumulator,
+                                                            arguments_rows)
+            self.state.update((cloudpickle.dumps(accumulator),))
+            changes = table_aggregate_changelog(retracted, emitted)
+            if changes:
+                columns: dict[str, list[Any]] = {k: [v] * len(changes) for k, v in zip(keys, key)}
+                columns[rows_column] = [r for _, r in changes]
+                columns[kind_column] = [kind for kind, _ in changes]
+                yield pd.DataFrame(columns)
+
+        def close(self) -> None:
+            pass
+
+    return TableAggregateProcessor()

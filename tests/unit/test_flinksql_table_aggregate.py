@@ -1,0 +1,73 @@
+"""The changelog step of a table aggregate function on keyed state (issue 27), without Spark:
+what Flink 2.3's GroupTableAggFunction emits for one key's bundle of rows."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import sqlglot
+
+from sessioncluster.api.table.udf import TableAggregateFunction, udtaf
+from sessioncluster.spark.flinksql.dialect import Flink
+from sessioncluster.spark.flinksql.functions import CatalogFunction, FunctionCatalog
+from sessioncluster.spark.flinksql.tableaggregate import table_aggregation, updating_node
+from sessioncluster.spark.flinksql.udf_runners import group_changes, table_aggregate_changelog
+from tests.integration.test_flat_aggregate_streaming import Top2
+
+
+class TopList(Top2):
+    """Emits the accumulator's own list: the retracted rows must be copies."""
+
+    def emit_value(self, accumulator: list[Any]) -> Iterator[Any]:
+        yield accumulator
+
+
+def steps(function: TableAggregateFunction, bundles: list[list[int]]
+          ) -> list[list[tuple[str, list[Any]]]]:
+    accumulator = None
+    out = []
+    for bundle in bundles:
+        accumulator, retracted, emitted = group_changes(function, accumulator,
+                                                        [(v,) for v in bundle])
+        out.append(table_aggregate_changelog(retracted, emitted))
+    return out
+
+
+def test_first_bundle_inserts_later_ones_retract_everything_emitted_before() -> None:
+    # Flink 2.3 printed for key a: +I[a, 5] +I[a, 1] | -D[a, 5] -D[a, 1] +I[a, 5] +I[a, 3]
+    # | -D[a, 5] -D[a, 3] +I[a, 7] +I[a, 5]
+    assert steps(Top2(), [[1, 5], [3], [7]]) == [
+        [("+I", [(5,), (1,)])],
+        [("-D", [(5,), (1,)]), ("+I", [(5,), (3,)])],
+        [("-D", [(5,), (3,)]), ("+I", [(7,), (5,)])],
+    ]
+
+
+def test_an_unchanged_result_is_still_retracted_and_emitted_again() -> None:
+    # Flink 2.3 for key b after "b,1": -D[b, 9] -D[b, 2] +I[b, 9] +I[b, 2]
+    assert steps(Top2(), [[2, 9], [1]])[1] == [("-D", [(9,), (2,)]), ("+I", [(9,), (2,)])]
+
+
+def test_retracted_rows_are_copies_of_what_was_emitted() -> None:
+    assert steps(TopList(), [[4], [6]])[1] == [("-D", [[4, None]]), ("+I", [[6, 4]])]
+
+
+def test_nothing_emitted_nothing_retracted() -> None:
+    assert table_aggregate_changelog([], []) == []
+
+
+def test_the_table_aggregation_of_a_flat_aggregate_query_and_flinks_node_name() -> None:
+    functions = FunctionCatalog(None)
+    wrapper = udtaf(Top2(), result_type="ROW<a BIGINT>")
+    functions.functions["top2"] = CatalogFunction("Top2", wrapper, "top2")
+    query = sqlglot.parse_one(
+        "SELECT key, `_u`.`_r`.`a` AS a FROM (SELECT `key`, top2(`v`) AS `_rows` FROM (SELECT * "
+        "FROM src) GROUP BY `key`) AS `_g` CROSS JOIN UNNEST(`_rows`) AS `_u`(`_r`)", read=Flink)
+    found = table_aggregation(query, functions)
+    assert found is not None
+    select, call, function = found
+    assert function.name == "Top2" and call.name.lower() == "top2"
+    assert updating_node(select, call, function) == \
+        "PythonGroupTableAggregate(groupBy=[key], select=[key, Top2(v) AS (a)])"
+    plain = sqlglot.parse_one("SELECT key, COUNT(*) FROM src GROUP BY key", read=Flink)
+    assert table_aggregation(plain, functions) is None
