@@ -86,6 +86,8 @@ class SqlStatementResult:
     #: a streaming query's: its rows come from its job as it runs (``JobClient.stream()``),
     #: ``append`` (+I only) or ``update`` (a changelog); "" when ``table`` holds them all
     live: str = ""
+    #: the streaming query reads an unbounded source (its job runs until cancelled)
+    unbounded: bool = False
 
 
 class Session:
@@ -261,7 +263,8 @@ class Session:
         table = pa.ipc.open_stream(reply.arrow).read_all()
         kinds = [RowKind(b) for b in reply.row_kinds] if reply.row_kinds else None
         return SqlStatementResult(reply.job_id, reply.result_kind, list(table.column_names),
-                                  list(reply.column_types), table, kinds, reply.live_result)
+                                  list(reply.column_types), table, kinds, reply.live_result,
+                                  reply.unbounded)
 
     def _execute_sql(self, msg: ExecuteSql, timeout: float) -> SqlResult:
         # The reply comes when the statement ends: wait on a socket of its own, so that this

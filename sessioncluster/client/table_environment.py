@@ -160,6 +160,15 @@ class StreamTableEnvironment(TableEnvironment):
 
     def _table_rows(self, table: Any) -> tuple[list[Any], list[str]]:
         result = table.execute()
+        if result.is_unbounded():  # its rows never end: refused now, not read forever
+            client = result.get_job_client()
+            if client is not None:
+                client.cancel()
+            raise NotImplementedError(
+                "to_data_stream() / to_changelog_stream() of a Table over an unbounded source "
+                "is not supported by sessioncluster yet: the Table's rows are read to their end "
+                "into the DataStream's collection, which needs bounded sources (a filesystem "
+                "table without 'source.monitor-interval', datagen with 'number-of-rows')")
         rows = list(result.collect())
         return rows, result.get_table_schema().get_field_names()
 

@@ -164,7 +164,8 @@ class StreamingSqlJob(StreamingRunner):
             return SqlResult(self.job_id, rows_as_arrow_ipc(columns, []), 0,
                              JobStatus.RUNNING, column_types=list(self.statement.column_types),
                              live_result="table" if self.table is not None else
-                             "update" if is_updating(self.statement) else "append")
+                             "update" if is_updating(self.statement) else "append",
+                             unbounded=not self.statement.bounded)
         columns = [insert.sink_name for insert in self.statement.inserts]
         arrow = rows_as_arrow_ipc(columns, [tuple(-1 for _ in columns)])
         return SqlResult(self.job_id, arrow, 1, JobStatus.RUNNING,

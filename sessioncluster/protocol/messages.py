@@ -573,6 +573,8 @@ class SqlResult(Message):
     #: (``sql-client.execution.result-mode`` = ``table``), fetched as snapshots;
     #: "" for a result that is all here
     live_result: str = ""
+    #: a streaming query that reads an unbounded source: its job runs until it is cancelled
+    unbounded: bool = False
 
 
 @dataclass(slots=True)

@@ -5,8 +5,9 @@ expired timer). Per call: the key's snapshot (its keyed state and timers) is res
 Spark's ValueState, the watermark and processing time come from Spark's timer values, the
 records go to ``process_element``, the due timers fire, and the snapshot goes back (none: the
 ValueState is cleared). Timers of the query's time mode (``spark_domain``) are Spark's as well:
-the driver tells which to register and delete, so Spark calls back at their time; the other
-domain's timers fire at the key's next call after they are due.
+the driver tells which to register and delete, so Spark calls back at their time (in event
+time only the key's earliest is Spark's: its call fires all that the watermark has passed); the
+other domain's timers fire at the key's next call after they are due.
 """
 
 from __future__ import annotations
@@ -115,5 +116,14 @@ class KeyedStreamingDriver:
         after = timestamps(timer_data, spark_domain)
         now = (timers.watermark if spark_domain is TimeDomain.EVENT_TIME
                else timers.current_processing_time())
+        if spark_domain is TimeDomain.EVENT_TIME:
+            # one Spark timer per key, its earliest: when the watermark passes it, Spark calls
+            # the key once and every due timer of the key fires (``KeyedVertex.fire``), where a
+            # Spark timer per window cost Spark's round trips per window
+            before, after = _earliest(before), _earliest(after)
         # a timer at or before Spark's time fires in Spark anyway (and finds none of ours)
         return KeyResult(data, after - before, {t for t in before - after if t > now})
+
+
+def _earliest(times: AbstractSet[int]) -> AbstractSet[int]:
+    return {min(times)} if times else _NONE

@@ -14,6 +14,7 @@ import sessioncluster
 from sessioncluster.client.table_environment import StreamTableEnvironment
 from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.common.types import Row, RowKind
+from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.pyflink.common import Types
 from sessioncluster.pyflink.table import Schema
 from sessioncluster.pyflink.table.expressions import col
@@ -96,3 +97,23 @@ def test_an_unbounded_data_stream_fails_naming_it_in_batch_mode(session) -> None
     with pytest.raises(NotImplementedError, match="from_data_stream.. of an unbounded "
                                                   "DataStream"):
         t_env.from_data_stream(env.socket_text_stream("localhost", 9))
+
+
+def test_to_data_stream_of_an_unbounded_table_fails_naming_it_and_stops_its_job(
+        session, tmp_path) -> None:
+    """A Table over a monitored directory never ends: its rows cannot become a collection, so
+    the conversion is refused at once (not read forever) and the query's job is cancelled."""
+    env, t_env = environments(session, RuntimeExecutionMode.STREAMING)
+    (tmp_path / "in").mkdir()
+    name = f"watched_{tmp_path.name.replace('-', '_')}"
+    t_env.execute_sql(f"CREATE TEMPORARY TABLE {name} (name STRING, score INT) WITH ("
+                      f"'connector' = 'filesystem', 'path' = '{tmp_path / 'in'}', "
+                      "'format' = 'csv', 'source.monitor-interval' = '1s')")
+    jobs_before = {j.job_id for j in session.jobs()}
+    with pytest.raises(NotImplementedError, match="to_data_stream.*unbounded source"):
+        t_env.to_data_stream(t_env.from_path(name))
+    started = [j for j in session.jobs() if j.job_id not in jobs_before]
+    assert len(started) == 1
+    client = session.job(started[0].job_id)
+    client.wait(60)
+    assert client.get_job_status() is JobStatus.CANCELED

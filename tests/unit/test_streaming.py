@@ -202,13 +202,16 @@ def test_tumbling_event_time_windows_with_late_records() -> None:
 
 
 def test_a_watermark_fires_all_of_a_keys_windows_at_its_first_timer() -> None:
-    """Spark calls handleExpiredTimer once per expired timer; the first call of a key fires all
-    its windows up to the watermark, in order, and the key's later calls read no state."""
+    """Spark keeps one timer per key (its earliest); its call fires all the key's windows up to
+    the watermark, in order; a key's later calls for the same watermark read no state."""
     op = WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "reduce",
                         lambda a, b: (a[0], a[1] + b[1]))
     h = KeyedHarness(op)
     assert h.rows("x", [(t * 1000, ("x", t)) for t in (1, 12, 13, 25, 41)], watermark=0) == []
     assert h.rows("y", [(2000, ("y", 7))], watermark=0) == []
+    # one Spark timer per key, at its earliest window's end
+    assert sorted(h.handle.timers) == sorted([(cloudpickle.dumps("x"), 9_999),
+                                             (cloudpickle.dumps("y"), 9_999)])
     reads = []
     get = h.state.get
     h.state.get = lambda: reads.append(h.state.key) or get()  # type: ignore[method-assign]

@@ -177,6 +177,10 @@ class TableResult:
     def get_result_kind(self) -> ResultKind:
         return ResultKind[self.result.result_kind]
 
+    def is_unbounded(self) -> bool:
+        """True for a streaming query over an unbounded source: its rows never end."""
+        return bool(getattr(self.result, "unbounded", False))
+
     def is_live(self) -> bool:
         """True for a streaming query's result: its rows come from its job as it runs."""
         return bool(getattr(self.result, "live", ""))
