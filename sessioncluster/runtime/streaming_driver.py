@@ -113,7 +113,7 @@ class KeyedStreamingDriver:
         spark_domain, before = self.spark_domain, self._spark_before
         if spark_domain is None or (not before and not timer_data):
             return KeyResult(data)
-        after = timestamps(timer_data, spark_domain)
+        after: AbstractSet[int] = timestamps(timer_data, spark_domain)
         now = (timers.watermark if spark_domain is TimeDomain.EVENT_TIME
                else timers.current_processing_time())
         if spark_domain is TimeDomain.EVENT_TIME:
