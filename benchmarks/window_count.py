@@ -24,10 +24,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sessioncluster  # noqa: E402
 from benchmarks.common import bench_session, interleaved, plain_session, write_json  # noqa: E402
-from sessioncluster.common.time import Duration, Time  # noqa: E402
 from sessioncluster.api.functions import ProcessWindowFunction  # noqa: E402
 from sessioncluster.api.watermark import TimestampAssigner, WatermarkStrategy  # noqa: E402
 from sessioncluster.api.window import TumblingEventTimeWindows  # noqa: E402
+from sessioncluster.common.time import Duration, Time  # noqa: E402
 
 KEYS = 1000
 SEED = 20261122
@@ -80,14 +80,20 @@ class WithWindowStart(ProcessWindowFunction):
             yield key, context.window().start, n
 
 
-def main(argv: list[str] | None = None) -> dict[str, object]:
+def arguments(argv: list[str] | None) -> tuple[int, int, int, str | None]:
+    """``--mb``, ``--runs``, ``--quick``, ``--json`` (also ``window_streaming``'s): the size of
+    the events file, the timed runs, the warm-up runs and where the figures go."""
     p = argparse.ArgumentParser()
     p.add_argument("--mb", type=int, default=50, help="size of the events file (default: %(default)s MB)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--quick", action="store_true", help="a smoke run: 5 MB, one run")
     p.add_argument("--json", default=None, help="write the figures here")
     args = p.parse_args(argv)
-    mb, runs, warmup = (5, 1, 1) if args.quick else (args.mb, args.runs, 1)
+    return (5, 1, 1, args.json) if args.quick else (args.mb, args.runs, 1, args.json)
+
+
+def main(argv: list[str] | None = None) -> dict[str, object]:
+    mb, runs, warmup, json_path = arguments(argv)
 
     t0 = time.perf_counter()
     path = events_file(mb)
@@ -112,7 +118,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
            "prepare_s": prepare_s, "events": events, "results": len(results), "runs": runs,
            "warmup": warmup, "figures": [f.as_dict() for f in figs.values()],
            "ratio_datastream_dataframe": a / b, "ratio_datastream_rdd": a / c}
-    write_json(args.json, out)
+    write_json(json_path, out)
     return out
 
 

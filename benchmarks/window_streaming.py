@@ -16,7 +16,6 @@ of the job or query until every window's count is out. Answers are compared befo
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -32,6 +31,7 @@ from benchmarks.window_count import (  # noqa: E402
     WINDOW_MS,
     EventTime,
     WithWindowStart,
+    arguments,
     events_file,
     parse,
     same_results,
@@ -120,13 +120,7 @@ def structured_streaming_program(spark: Any, plain: Path, windows: int
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
-    p = argparse.ArgumentParser()
-    p.add_argument("--mb", type=int, default=50, help="size of the events file (default: %(default)s MB)")
-    p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--quick", action="store_true", help="a smoke run: 5 MB, one run")
-    p.add_argument("--json", default=None, help="write the figures here")
-    args = p.parse_args(argv)
-    mb, runs, warmup = (5, 1, 1) if args.quick else (args.mb, args.runs, 1)
+    mb, runs, warmup, json_path = arguments(argv)
     ours, plain = directories(mb)
 
     with bench_session("winstream") as (session, _):
@@ -150,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
            "results": len(results), "runs": runs, "warmup": warmup,
            "figures": [f.as_dict() for f in figs.values()],
            "ratio_datastream_structured_streaming": a / b}
-    write_json(args.json, out)
+    write_json(json_path, out)
     return out
 
 
