@@ -311,9 +311,11 @@ class StreamExecutionEnvironment:
         return DataStream(self, node)
 
     def read_text_file(self, file_path: str) -> "DataStream":
-        """The lines of a text file (or a directory or glob of them), read by Spark: a local
-        path, or anything Spark reads (``hdfs://``, ``s3a://``). A relative local path is taken
-        from this process's working directory."""
+        """The lines of a text file (or a directory or glob of them): a local path, or anything
+        Spark reads (``hdfs://``, ``s3a://``). A relative local path is taken from this process's
+        working directory. In BATCH mode each source subtask reads its share of local,
+        uncompressed files itself (lines end with ``\n``, a ``\r`` before it dropped, as Flink's
+        TextInputFormat); Spark's ``textFile`` reads the rest."""
         if "://" not in file_path:
             file_path = os.path.abspath(os.path.expanduser(file_path))
         node = self.stream_graph.add_node(OperatorKind.SOURCE_TEXT_FILE, None,
