@@ -82,7 +82,6 @@ class DataStream:
     def flat_map(self, func: Any, output_type: Any = None) -> "DataStream":
         return _typed(self._then(OperatorKind.FLAT_MAP, func), output_type)
 
-
     def filter(self, func: Any) -> "DataStream":
         return self._then(OperatorKind.FILTER, func)
 

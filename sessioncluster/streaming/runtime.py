@@ -570,36 +570,19 @@ class KeyedVertex:
                                for op in tail_ops]
         _open(self.tail_functions, ctx)
         self.router = _Router(prog)
-        #: event time: key -> the time up to which its timers have fired, in the Spark task
-        #: (attempt) and at the watermark of ``_fired_scope``
-        self._fired: dict[bytes, int] = {}
-        self._fired_scope: tuple[int, int] | None = None
 
     def fire(self, key: bytes, state: Any, timer_values: Any, fired: int) -> "_Rows":
         """Spark fired the key's timer at ``fired``. In event time every timer of the key up to
-        the watermark fires now, in order, as Flink's watermark fires them; Spark's calls for the
-        key's later timers of the same watermark then find them done and touch no state (each
-        call was several round trips to Spark's state server, per window)."""
-        if self.driver.spark_domain is not TimeDomain.EVENT_TIME:
-            return self.run(key, state, timer_values, [], fired)
-        watermark = timer_values.getCurrentWatermarkInMs()
-        scope = (_task_attempt(), watermark)  # a task run again starts from its state anew
-        if scope != self._fired_scope:
-            self._fired, self._fired_scope = {}, scope
-        done = self._fired.get(key)
-        if done is not None and fired <= done:
-            return _Rows()
-        until = max(fired, watermark)
-        rows = self.run(key, state, timer_values, [], until)
-        self._fired[key] = until
-        return rows
+        the watermark fires now, in order, as Flink's watermark fires them: Spark holds only the
+        key's earliest timer (``KeyedStreamingDriver.close_key``), so it calls each key once."""
+        if self.driver.spark_domain is TimeDomain.EVENT_TIME:
+            fired = max(fired, timer_values.getCurrentWatermarkInMs())
+        return self.run(key, state, timer_values, [], fired)
 
     def run(self, key: bytes, state: Any, timer_values: Any, records: list[tuple[int | None, Any]],
             fired: int | None = None) -> "_Rows":
         """One call of Spark for ``key``: its records (or the timer Spark fired at ``fired``);
         the output rows."""
-        if records:
-            self._fired.pop(key, None)  # new records may have set new timers
         driver = self.driver
         row = state.get()  # None without a value (one round trip to Spark's state server)
         snapshot = _loads(row[0]) if row is not None else None
@@ -706,13 +689,6 @@ def keyed_processor(prog: VertexProgram) -> Any:
                 environment.__exit__(None, None, None)
 
     return _Processor()
-
-
-def _task_attempt() -> int:
-    from pyspark import TaskContext
-
-    tc = TaskContext.get()
-    return tc.taskAttemptId() if tc is not None else -1
 
 
 def _subtask(prog: VertexProgram) -> int:

@@ -203,7 +203,7 @@ def test_tumbling_event_time_windows_with_late_records() -> None:
 
 def test_a_watermark_fires_all_of_a_keys_windows_at_its_first_timer() -> None:
     """Spark keeps one timer per key (its earliest); its call fires all the key's windows up to
-    the watermark, in order; a key's later calls for the same watermark read no state."""
+    the watermark, in order, and each key's state is read once."""
     op = WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "reduce",
                         lambda a, b: (a[0], a[1] + b[1]))
     h = KeyedHarness(op)

@@ -263,8 +263,7 @@ class FlinkSqlPlanner:
         fields = job.inserts[0].result_fields
         job.column_types = window_bound_types(statement.ast, flink_types(StructType(fields)))
         return StatementOutcome("SUCCESS_WITH_CONTENT", [f.name for f in fields],
-                                job.column_types,
-                                job=job)
+                                job.column_types, job=job)
 
     def _inline_views(self, query: Any) -> Any:
         """STREAMING: ``query`` with each view made by SQL (``CREATE [TEMPORARY] VIEW``) it

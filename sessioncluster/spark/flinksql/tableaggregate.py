@@ -22,6 +22,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...api.table.typeparser import spark_type
+from ..streaming import ROCKSDB_PROVIDER
 from .dialect import Flink
 from .functions import CatalogFunction, FunctionCatalog
 from .model import CatalogTable, FlinkSqlError
@@ -30,8 +31,6 @@ from .udf_runners import TableAggregateRunner, table_aggregate_processor
 
 #: the column of a changelog query's rows that holds their RowKind (``+I``, ``-D``)
 ROW_KIND = "__flink_rowkind"
-#: Spark's RocksDB state store, which ``transformWithStateInPandas`` needs
-_ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 
 def table_aggregation(query: exp.Expr, functions: FunctionCatalog
@@ -118,7 +117,8 @@ def _keyed_view(session: Any, frame: Any, function: CatalogFunction, keys: list[
     processor; its columns the keys, ``rows`` (the array of result rows) and :data:`ROW_KIND`."""
     from pyspark.sql.types import DataType, StringType, StructField, StructType
 
-    session.conf.set("spark.sql.streaming.stateStore.providerClass", _ROCKSDB)
+    # transformWithStateInPandas needs RocksDB
+    session.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
     wrapper = function.wrapper
     array = DataType.fromDDL(spark_type(f"ARRAY<{wrapper.result_data_types()[0]}>"))
     schema = StructType([frame.schema[k] for k in keys]

@@ -253,7 +253,8 @@ def table_aggregate_processor(runner: _Runner, keys: list[str], arguments: list[
                             timerValues: Any) -> Iterator[Any]:  # noqa: N803
             function = runner.opened()
             assert isinstance(function, TableAggregateFunction)
-            accumulator = cloudpickle.loads(self.state.get()[0]) if self.state.exists() else None
+            stored = self.state.get()  # None for a new key (one round trip to the state server)
+            accumulator = cloudpickle.loads(stored[0]) if stored is not None else None
             arguments_rows: list[tuple[Any, ...]] = []
             for frame in rows:
                 arguments_rows += zip(*[_arguments(frame[a]) for a in arguments])
