@@ -122,6 +122,19 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     return out
 
 
+def window_counts(env: Any, path: str) -> Any:
+    """The DataStream program (either runtime mode): (key, window start, count) of each
+    ten-minute event-time window of the events under ``path``."""
+    strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(JITTER_MS))
+                .with_timestamp_assigner(EventTime()))
+    return (env.read_text_file(path).map(parse)
+            .assign_timestamps_and_watermarks(strategy)
+            .map(lambda e: (e[0], 1))
+            .key_by(lambda e: e[0])
+            .window(TumblingEventTimeWindows.of(Time.milliseconds(WINDOW_MS)))
+            .reduce(lambda x, y: (x[0], x[1] + y[1]), window_function=WithWindowStart()))
+
+
 def workloads(session: sessioncluster.Session, spark: Any, path: str) -> dict[str, Any]:
     """The three programs over the events file, each returning its (key, window start, count)
     results: the DataStream job at parallelism 2, the DataFrame and the RDD code."""
@@ -129,17 +142,9 @@ def workloads(session: sessioncluster.Session, spark: Any, path: str) -> dict[st
 
     env = session.get_execution_environment()
     env.set_parallelism(2)
-    strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(JITTER_MS))
-                .with_timestamp_assigner(EventTime()))
 
     def datastream() -> list[tuple[str, int, int]]:
-        return (env.read_text_file(path).map(parse)
-                .assign_timestamps_and_watermarks(strategy)
-                .map(lambda e: (e[0], 1))
-                .key_by(lambda e: e[0])
-                .window(TumblingEventTimeWindows.of(Time.milliseconds(WINDOW_MS)))
-                .reduce(lambda x, y: (x[0], x[1] + y[1]), window_function=WithWindowStart())
-                .execute_and_collect("window count"))
+        return window_counts(env, path).execute_and_collect("window count")
 
     def dataframe() -> list[tuple[str, int, int]]:
         df = (spark.read.csv(path, schema="ts LONG, key STRING")

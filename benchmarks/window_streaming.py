@@ -29,17 +29,12 @@ from benchmarks.common import bench_session, interleaved, plain_session, write_j
 from benchmarks.window_count import (  # noqa: E402
     JITTER_MS,
     WINDOW_MS,
-    EventTime,
-    WithWindowStart,
     arguments,
     events_file,
-    parse,
     same_results,
+    window_counts,
 )
-from sessioncluster.api.watermark import WatermarkStrategy  # noqa: E402
-from sessioncluster.api.window import TumblingEventTimeWindows  # noqa: E402
 from sessioncluster.common.execution_mode import RuntimeExecutionMode  # noqa: E402
-from sessioncluster.common.time import Duration, Time  # noqa: E402
 
 PARALLELISM = 2
 TRIGGER_MS = 200
@@ -71,17 +66,9 @@ def datastream_program(session: Any, ours: Path) -> Callable[[], list[tuple[str,
     env = session.get_execution_environment()
     env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
     env.set_parallelism(PARALLELISM)
-    strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_millis(JITTER_MS))
-                .with_timestamp_assigner(EventTime()))
 
     def datastream() -> list[tuple[str, int, int]]:
-        return sorted(env.read_text_file(str(ours)).map(parse)
-                      .assign_timestamps_and_watermarks(strategy)
-                      .map(lambda e: (e[0], 1))
-                      .key_by(lambda e: e[0])
-                      .window(TumblingEventTimeWindows.of(Time.milliseconds(WINDOW_MS)))
-                      .reduce(lambda x, y: (x[0], x[1] + y[1]), window_function=WithWindowStart())
-                      .execute_and_collect("window count, STREAMING"))
+        return sorted(window_counts(env, str(ours)).execute_and_collect("window count, STREAMING"))
 
     return datastream
 
