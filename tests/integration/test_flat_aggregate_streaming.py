@@ -220,3 +220,22 @@ def test_flat_aggregate_of_the_whole_table(t_env, tmp_path: Path) -> None:
     assert [(r.get_row_kind().short_string(), r.a) for r in got] == [
         ("-D", 5), ("-D", 2), ("+I", 9), ("+I", 5)]
     iterator.close()
+
+
+def test_over_an_updating_table_it_fails_by_name_and_the_session_goes_on(
+        t_env, tmp_path: Path) -> None:
+    """Flink retracts the group aggregate's -U changes from Top2 (its ``retract``); Spark runs
+    no stateful operator after an update-mode aggregation: refused, naming both."""
+    source = tmp_path / "values"
+    table = monitored(t_env, source)
+    sums = table.group_by(col("key")).select(col("key"), col("v").sum.alias("s"))
+    with pytest.raises(Exception, match=r"A table aggregation \(flat_aggregate\) over the changes "
+                       r"of an updating query \(GroupAggregate\(groupBy=\[key\], select=\[key, "
+                       r"SUM\(v\) AS s\]\)\) is not supported"):
+        sums.flat_aggregate(top2(col("s"))).select(col("a")).execute()
+    iterator = sums.execute().collect()  # the same table, aggregated once, runs
+    rows = reading(iterator)
+    drop(source, 0, ["a,1", "a,2"])
+    got = rows.get(timeout=120)
+    assert (got.get_row_kind(), got.key, got.s) == (RowKind.INSERT, "a", 3)
+    iterator.close()

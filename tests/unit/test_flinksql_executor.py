@@ -147,6 +147,35 @@ def test_a_streaming_statement_reads_views_as_their_queries(planner, tmp_path: P
         planner.plan("SELECT w FROM loud", "STREAMING")
 
 
+def test_columns_of_the_same_name_are_named_apart_as_flink_does(planner) -> None:
+    """Flink 2.3 (PyFlink) names a join's second ``id`` ``id0`` and a third ``id1``; a name
+    taken by then takes the next free one (``id00``)."""
+    outcome = planner.plan("SELECT * FROM orders a JOIN orders b ON a.id = b.id")
+    assert outcome.columns == ["id", "product", "qty", "price", "total",
+                               "id0", "product0", "qty0", "price0", "total0"]
+    assert sorted(rows(planner, "SELECT * FROM orders a JOIN orders b ON a.id = b.id"))[0][:6] \
+        == (1, "apple", 3, 2.5, 7.5, 1)
+    outcome = planner.plan("SELECT a.id, b.id, c.id, a.qty AS id0 FROM orders a JOIN orders b "
+                           "ON a.id = b.id JOIN orders c ON c.id = a.id")
+    assert outcome.columns == ["id", "id0", "id1", "id00"]
+
+
+def test_a_streaming_aggregation_of_an_aggregation_is_refused_by_name(
+        planner, tmp_path: Path) -> None:
+    words = tmp_path / "words"
+    words.mkdir()
+    planner.plan(f"""CREATE TABLE words (word STRING) WITH ('connector' = 'filesystem',
+        'path' = '{words}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    nested = "SELECT n, COUNT(*) FROM (SELECT word, COUNT(*) AS n FROM words GROUP BY word) " \
+             "GROUP BY n"
+    with pytest.raises(FlinkSqlError, match=r"^An aggregation .* over the changes of an "
+                                            r"updating query \(GroupAggregate"):
+        planner.plan(nested, "STREAMING")
+    assert planner.plan(nested).job is not None  # BATCH runs it
+    joined = planner.plan("SELECT * FROM words a JOIN words b ON a.word = b.word", "STREAMING")
+    assert joined.columns == ["word", "word0"]
+
+
 def test_set_reset_and_the_runtime_mode(planner) -> None:
     planner.plan("SET 'execution.runtime-mode' = 'batch'")
     assert ("execution.runtime-mode", "batch") in rows(planner, "SET")

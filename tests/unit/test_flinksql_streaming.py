@@ -15,6 +15,7 @@ from sessioncluster.spark.flinksql.streaming import (
     ChangelogState,
     changelog,
     key_positions,
+    stateful_over_updating,
     updating_node,
     watermark_delay_ms,
 )
@@ -61,6 +62,33 @@ def test_a_group_aggregate_is_updating_with_flinks_node_name() -> None:
         "GroupAggregate(groupBy=[item], select=[item, COUNT(*) AS cnt])"
     assert updating_node(query("SELECT COUNT(*) FROM Bid")) == "GroupAggregate(select=[COUNT(*)])"
     assert updating_node(query("SELECT DISTINCT item FROM Bid")) is not None
+
+
+@pytest.mark.parametrize("text, operation", [
+    ("SELECT s, COUNT(*) FROM (SELECT item, SUM(price) AS s FROM Bid GROUP BY item) GROUP BY s",
+     "An aggregation"),
+    ("SELECT DISTINCT s FROM (SELECT item, SUM(price) AS s FROM Bid GROUP BY item)",
+     "An aggregation"),
+    ("SELECT * FROM (SELECT item, COUNT(*) AS n FROM Bid GROUP BY item) a JOIN Bid b "
+     "ON a.item = b.item", "A join"),
+    ("SELECT item, SUM(n) OVER (PARTITION BY item ORDER BY n) FROM "
+     "(SELECT item, COUNT(*) AS n FROM Bid GROUP BY item)", "An OVER aggregation")])
+def test_a_stateful_operation_over_an_updating_query_is_refused_by_name(
+        text: str, operation: str) -> None:
+    """Flink retracts the inner aggregate's changes; Structured Streaming cannot chain a
+    stateful operator after an update-mode aggregation: a clear message, not Spark's."""
+    message = stateful_over_updating(query(text))
+    assert message is not None and message.startswith(operation)
+    assert "GroupAggregate(groupBy=[item]" in message and "BATCH" in message
+
+
+@pytest.mark.parametrize("text", [
+    "SELECT item, COUNT(*) FROM Bid GROUP BY item",
+    "SELECT s FROM (SELECT item, SUM(price) AS s FROM Bid GROUP BY item) WHERE s > 2",
+    "SELECT n, COUNT(*) FROM (SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE Bid, "
+    "DESCRIPTOR(ts), INTERVAL '10' MINUTES)) GROUP BY window_start, window_end) GROUP BY n"])
+def test_what_reads_an_updating_query_statelessly_is_not_refused(text: str) -> None:
+    assert stateful_over_updating(query(text)) is None
 
 
 def test_key_positions_are_the_columns_without_aggregates() -> None:

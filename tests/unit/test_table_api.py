@@ -252,6 +252,8 @@ def test_joins(t_env: TableEnvironment) -> None:
     spark_parses(cross.query_sql)
     with pytest.raises(ValueError, match="predicate"):
         left.full_outer_join(right, None)
+    with pytest.raises(ValueError, match=r"^join relations with ambiguous names: \[b\]$"):
+        left.join(t_env.from_path("r").select(col("c"), col("d").alias("b")))
 
 
 @pytest.mark.parametrize("method, op", [("union_all", "UNION ALL"), ("union", "UNION"),

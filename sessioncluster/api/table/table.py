@@ -192,9 +192,11 @@ class Table:
             on, kind = "", "CROSS JOIN"
         else:
             on = f" ON {as_expression(predicate).to_sql()}"
-        columns = None
-        if self._columns is not None and right._columns is not None:
-            columns = self._columns + right._columns
+        left_names, right_names = self.get_column_names(), right.get_column_names()
+        ambiguous = [n for n in left_names if n in right_names]
+        if ambiguous:  # Flink's JoinOperationFactory: the join's columns must be named apart
+            raise ValueError(f"join relations with ambiguous names: [{', '.join(ambiguous)}]")
+        columns = left_names + right_names
         return self._derive(f"SELECT * FROM ({self._query}) AS `_l` {kind} ({right._query}) "
                             f"AS `_r`{on}", columns)
 

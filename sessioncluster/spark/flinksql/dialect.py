@@ -209,3 +209,11 @@ class Flink(Spark):
 
     Parser = FlinkParser
     Generator = _FlinkGenerator
+
+
+def plan_text(expression: exp.Expression) -> str:
+    """An expression as Flink's plans and messages print it: Flink SQL, identifiers unquoted."""
+    def unquoted(node: exp.Expression) -> exp.Expression:
+        return exp.to_identifier(node.name) if isinstance(node, exp.Identifier) else node
+
+    return expression.transform(unquoted).sql(dialect=Flink)

@@ -28,7 +28,7 @@ from .dialect import TableArgument
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
-from .planner import to_spark_sql
+from .planner import flink_named, to_spark_sql
 from .sources import FLINK_TYPE, SourceViews
 from .statements import (
     CreateFunction,
@@ -180,6 +180,10 @@ class FlinkSqlPlanner:
         self._with_cte_schemas(query, schemas)
         return to_spark_sql(query, schemas)
 
+    def _frame(self, query: Any) -> Any:
+        """The query's DataFrame, its columns named as Flink names them."""
+        return flink_named(self.spark.sql(self._spark_sql(query)))
+
     def _resolve(self, name: str) -> tuple[str, CatalogTable | None]:
         """The Spark view a query reads ``name`` as, and its schema (None if there is none):
         a temporary table, a temporary view (Spark's own name), a permanent view, a permanent
@@ -204,7 +208,7 @@ class FlinkSqlPlanner:
         """Make ``spark_name`` the Spark view of the ``CREATE VIEW`` statement ``text``."""
         statement = parse_statements(text)[0]
         assert isinstance(statement, CreateView)
-        self.spark.sql(self._spark_sql(statement.query)).createOrReplaceTempView(spark_name)
+        self._frame(statement.query).createOrReplaceTempView(spark_name)
         return spark_name
 
     def _spark_view_exists(self, name: str) -> bool:
@@ -237,7 +241,7 @@ class FlinkSqlPlanner:
 
     def _query(self, statement: Query) -> StatementOutcome:
         sql = self._spark_sql(statement.ast)
-        frame = self.spark.sql(sql)  # analysed now: a wrong column fails the statement here
+        frame = flink_named(self.spark.sql(sql))  # analysed now: a wrong column fails here
         columns = list(frame.columns)
         types = window_bound_types(statement.ast, flink_types(frame.schema))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
@@ -316,7 +320,7 @@ class FlinkSqlPlanner:
         writes = []
         for insert in inserts:
             table = self._table(insert.target)
-            frame = self.spark.sql(self._spark_sql(insert.query))
+            frame = self._frame(insert.query)
             writes.append((table, self.conform(frame, table, insert), insert.overwrite))
         columns = [f"{DEFAULT_PATH}.{table.name}" for table, _, _ in writes]
 
@@ -395,7 +399,7 @@ class FlinkSqlPlanner:
                 return StatementOutcome.ok()
             raise FlinkSqlError(f"Could not execute CreateView in path `default_catalog`."
                                 f"`default_database`.`{statement.name}`: view already exists")
-        frame = self.spark.sql(self._spark_sql(statement.query))
+        frame = self._frame(statement.query)
         if temporary:
             frame.createOrReplaceTempView(statement.name)
             catalog.temporary_views[key] = statement.name
@@ -508,7 +512,7 @@ class FlinkSqlPlanner:
             raise FlinkSqlError("EXPLAIN takes a query, an INSERT or a STATEMENT SET")
         asts, physicals, spark_plans = [], [], []
         for insert, query in queries:
-            frame = self.spark.sql(self._spark_sql(query))
+            frame = self._frame(query)
             scanned = self._scanned_tables(query)
             watermarks = self._watermarks(scanned) if streaming else {}
             builder = explain.AstBuilder({name: columns for name, columns, _ in scanned},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import count
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -402,3 +403,25 @@ def _function(node: exp.Anonymous) -> exp.Expression:
 
 #: Flink functions Spark has under the same name and meaning
 _SAME_IN_SPARK = {"TIMESTAMPADD", "TIMESTAMPDIFF", "CHAR_LENGTH", "DATE_FORMAT", "TO_DATE"}
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """A query's column names as Flink's (Calcite's) validator makes them unique: a name met
+    before takes the first free one of ``<name>0``, ``<name>1``, … (``SELECT * FROM a JOIN b``
+    of two tables with a ``key`` gives ``key``, ``key0``)."""
+    used: set[str] = set()
+    unique = []
+    for name in names:
+        candidate, n = name, 0
+        while candidate in used:
+            candidate, n = f"{name}{n}", n + 1
+        used.add(candidate)
+        unique.append(candidate)
+    return unique
+
+
+def flink_named(frame: Any) -> Any:
+    """``frame`` with its columns named as Flink names a query's (:func:`unique_names`): Spark
+    keeps a join's two ``key`` columns, which no later step could name apart."""
+    names = unique_names(list(frame.columns))
+    return frame if names == list(frame.columns) else frame.toDF(*names)

@@ -44,11 +44,11 @@ from sqlglot import exp
 from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from . import connectors
 from .connectors.printing import format_row, print_prefix
-from .dialect import Flink
+from .dialect import Flink, plan_text
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
-from .planner import interval_ms, to_spark_sql
+from .planner import flink_named, interval_ms, to_spark_sql
 from .statements import Insert, StopJob
 from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
@@ -177,10 +177,13 @@ def _query_frame(session: Any, query: Any, schemas: dict[str, CatalogTable], bou
     :data:`ROW_KIND`: a table aggregation over an unbounded table runs on keyed state."""
     if functions is not None:
         query = functions.rename_calls(query)
+    refusal = None if bounded else stateful_over_updating(query, functions)
+    if refusal is not None:
+        raise FlinkSqlError(refusal)
     add_cte_schemas(session, query, schemas, not bounded)
     keyed = None if bounded or functions is None else \
         plan_on_keyed_state(session, query, schemas, functions)
-    frame = session.sql(to_spark_sql(keyed or query, schemas, streaming=not bounded))
+    frame = flink_named(session.sql(to_spark_sql(keyed or query, schemas, streaming=not bounded)))
     frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
     if keyed is not None:  # the RowKind last, whatever the selects around it put it
         frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
@@ -349,12 +352,52 @@ def updating_node(query: Any) -> str | None:
         if not _is_aggregation(select) or _is_window_aggregation(select):
             continue
         group = select.args.get("group")
-        keys = [g.sql(dialect=Flink) for g in group.expressions] if group is not None else []
+        keys = [plan_text(g) for g in group.expressions] if group is not None else []
         if not keys and select.args.get("distinct") is not None:
             keys = [e.alias_or_name for e in select.expressions]
-        items = [e.sql(dialect=Flink) for e in select.expressions]
+        items = [plan_text(e) for e in select.expressions]
         by = f"groupBy=[{', '.join(keys)}], " if keys else ""
         return f"GroupAggregate({by}select=[{', '.join(items)}])"
+    return None
+
+
+def stateful_over_updating(query: Any, functions: FunctionCatalog | None = None) -> str | None:
+    """Why an unbounded query cannot run here when a stateful operation (an aggregation, a
+    ``flat_aggregate``, a join, an OVER aggregation) reads the changes of an updating one; None
+    when none does. Flink retracts the changes (``-U``/``-D``) from the operation's state
+    (``COUNT_RETRACT``, a table aggregate function's ``retract``); Structured Streaming runs no
+    stateful operator after an aggregation in ``update`` mode, and its ``append`` mode emits a
+    non-windowed aggregation's rows never."""
+    aggregation = table_aggregation(query, functions) if functions is not None else None
+    for inner in query.find_all(exp.Select):
+        if not _is_aggregation(inner) or _is_window_aggregation(inner):
+            continue
+        outer = inner.parent_select
+        while outer is not None:
+            what = _stateful_operation(outer, aggregation)
+            if what is not None:
+                return (f"{what} over the changes of an updating query ({updating_node(inner)}) "
+                        "is not supported by sessioncluster in STREAMING mode over an unbounded "
+                        "source: Flink retracts each change (-U/-D) from the operation's state, "
+                        "and Spark's Structured Streaming runs no stateful operation after an "
+                        "aggregation that updates its rows. Run it in BATCH mode or over bounded "
+                        "sources, or aggregate once")
+            outer = outer.parent_select
+    return None
+
+
+def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
+    """Flink's name for the stateful operation ``select`` runs, if any."""
+    if aggregation is not None and aggregation[0] is select:
+        return "A table aggregation (flat_aggregate)"
+    if _is_window_aggregation(select):
+        return "A window aggregation"
+    if _is_aggregation(select):
+        return "An aggregation (GROUP BY, DISTINCT)"
+    if select.args.get("joins"):
+        return "A join"
+    if any(w.find_ancestor(exp.Select) is select for w in select.find_all(exp.Window)):
+        return "An OVER aggregation"
     return None
 
 

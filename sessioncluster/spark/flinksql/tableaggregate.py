@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from ...api.table.typeparser import spark_type
 from ..streaming import ROCKSDB_PROVIDER
-from .dialect import Flink
+from .dialect import plan_text
 from .functions import CatalogFunction, FunctionCatalog
 from .model import CatalogTable, FlinkSqlError
 from .planner import to_spark_sql
@@ -47,20 +47,12 @@ def table_aggregation(query: exp.Expr, functions: FunctionCatalog
 
 def updating_node(select: exp.Select, call: exp.Anonymous, function: CatalogFunction) -> str:
     """Flink's name of the node a table aggregation is planned as (its messages name it)."""
-    keys = [_plain(k) for k in _group_keys(select)]
-    arguments = ", ".join(_plain(a) for a in call.expressions)
+    keys = [plan_text(k) for k in _group_keys(select)]
+    arguments = ", ".join(plan_text(a) for a in call.expressions)
     names = ", ".join(function.wrapper.result_names())
     items = keys + [f"{function.wrapper.name or function.name}({arguments}) AS ({names})"]
     by = f"groupBy=[{', '.join(keys)}], " if keys else ""
     return f"PythonGroupTableAggregate({by}select=[{', '.join(items)}])"
-
-
-def _plain(expression: exp.Expression) -> str:
-    """An expression as Flink's plan prints it: its identifiers unquoted."""
-    def unquoted(node: exp.Expression) -> exp.Expression:
-        return exp.to_identifier(node.name) if isinstance(node, exp.Identifier) else node
-
-    return expression.transform(unquoted).sql(dialect=Flink)
 
 
 def _group_keys(select: exp.Select) -> list[exp.Expression]:
