@@ -210,3 +210,46 @@ def test_the_job_keeps_the_newest_max_rows_of_an_append_only_result(session,
     with pytest.raises(Exception, match="positive integer"):
         session.execute_sql("SELECT n FROM many_numbers", runtime_mode=STREAMING,
                             configuration={"sql-client.execution.max-table-result.rows": "x"})
+
+
+def test_an_aggregation_of_an_updating_view_over_a_monitored_directory(
+        session, t_env, tmp_path: Path) -> None:
+    """How many words have each count: a GROUP BY over a GROUP BY's result (Flink retracts
+    the inner changes, COUNT_RETRACT). After each micro-batch the changes bring the result to
+    plain Python's; a count no word has any more is deleted (-D)."""
+    source = tmp_path / "words"
+    source.mkdir()
+    t_env.execute_sql(f"""CREATE TABLE tally_words (word STRING) WITH ('connector' =
+        'filesystem', 'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    t_env.execute_sql("CREATE TEMPORARY VIEW word_counts AS "
+                      "SELECT word, COUNT(*) AS n FROM tally_words GROUP BY word")
+    result = t_env.execute_sql("SELECT n, COUNT(*) AS words FROM word_counts GROUP BY n")
+    assert result.get_table_schema().get_field_names() == ["n", "words"]
+    iterator = result.collect()
+    rows: queue.Queue[Any] = queue.Queue()
+    threading.Thread(target=lambda: [rows.put(r) for r in iterator], daemon=True).start()
+    counts: collections.Counter[str] = collections.Counter()
+    shown: dict[int, int] = {}
+    try:
+        for k, words in enumerate([["x", "y", "x"], ["x"], ["z", "y", "z", "x"]]):
+            counts.update(words)
+            expected = dict(collections.Counter(counts.values()))
+            changes = [("-D", n, c) for n, c in shown.items() if n not in expected] + [
+                (("+U" if n in shown else "+I"), n, c) for n, c in expected.items()
+                if shown.get(n) != c] + [("-U", n, shown[n]) for n, c in expected.items()
+                                         if n in shown and shown[n] != c]
+            tmp = source / f".f{k}.csv"
+            tmp.write_text("".join(f"{w}\n" for w in words))
+            tmp.rename(source / f"f{k}.csv")
+            got = [rows.get(timeout=120) for _ in changes]
+            assert sorted((r.get_row_kind().short_string(), r.n, r.words) for r in got) \
+                == sorted(changes)
+            for r in got:
+                if r.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER):
+                    shown[r.n] = r.words
+                elif r.get_row_kind() is RowKind.DELETE:
+                    del shown[r.n]
+            assert shown == expected
+    finally:
+        iterator.close()
+        t_env.execute_sql("DROP TEMPORARY VIEW word_counts")

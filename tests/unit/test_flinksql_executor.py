@@ -160,20 +160,34 @@ def test_columns_of_the_same_name_are_named_apart_as_flink_does(planner) -> None
     assert outcome.columns == ["id", "id0", "id1", "id00"]
 
 
-def test_a_streaming_aggregation_of_an_aggregation_is_refused_by_name(
+def test_a_streaming_aggregation_of_an_aggregation_runs_over_its_result(
         planner, tmp_path: Path) -> None:
+    """The inner (updating) query is the streaming query; the outer one, over its current
+    result, is a batch query after each micro-batch; what else reads an updating query is
+    refused by name."""
     words = tmp_path / "words"
     words.mkdir()
     planner.plan(f"""CREATE TABLE words (word STRING) WITH ('connector' = 'filesystem',
         'path' = '{words}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
-    nested = "SELECT n, COUNT(*) FROM (SELECT word, COUNT(*) AS n FROM words GROUP BY word) " \
-             "GROUP BY n"
-    with pytest.raises(FlinkSqlError, match=r"^An aggregation .* over the changes of an "
-                                            r"updating query \(GroupAggregate"):
-        planner.plan(nested, "STREAMING")
-    assert planner.plan(nested).job is not None  # BATCH runs it
+    nested = "SELECT n, COUNT(*) AS words FROM (SELECT word, COUNT(*) AS n FROM words " \
+             "GROUP BY word) GROUP BY n"
+    outcome = planner.plan(nested, "STREAMING")
+    insert = outcome.job.inserts[0]
+    assert outcome.columns == ["n", "words"] and insert.output_mode == "update"
+    assert insert.frame.isStreaming and list(insert.frame.columns) == ["word", "n"]
+    assert insert.key_positions == [0] and insert.outer.key_positions == [0]
+    spark = insert.frame.sparkSession
+    assert sorted(insert.outer.rows(spark, [("a", 2), ("b", 1), ("c", 2)])) == [(1, 1), (2, 2)]
+    with pytest.raises(FlinkSqlError, match=r"^A join over the changes of an updating query "
+                                            r"\(GroupAggregate"):
+        planner.plan("SELECT * FROM (SELECT word, COUNT(*) AS n FROM words GROUP BY word) a "
+                     "JOIN words b ON a.word = b.word", "STREAMING")
     joined = planner.plan("SELECT * FROM words a JOIN words b ON a.word = b.word", "STREAMING")
     assert joined.columns == ["word", "word0"]
+    planner.plan("CREATE TABLE tally (n INT, words DOUBLE) WITH ('connector' = 'print')")
+    into = planner.plan(f"INSERT INTO tally {nested}", "STREAMING").job.inserts[0]
+    assert into.output_mode == "update" and into.outer is not None
+    assert sorted(into.outer.rows(spark, [("a", 2)])) == [(2, 1.0)]  # cast to the sink's types
 
 
 def test_set_reset_and_the_runtime_mode(planner) -> None:

@@ -11,13 +11,15 @@ import pytest
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
-from sessioncluster.spark.flinksql.streaming import (
-    ChangelogState,
+from sessioncluster.spark.flinksql.streaming import ChangelogState, watermark_delay_ms
+from sessioncluster.spark.flinksql.updating import (
     changelog,
     key_positions,
-    stateful_over_updating,
+    over_updating,
+    over_updating_refusal,
+    result_changes,
+    split_over_updating,
     updating_node,
-    watermark_delay_ms,
 )
 
 
@@ -69,16 +71,16 @@ def test_a_group_aggregate_is_updating_with_flinks_node_name() -> None:
      "An aggregation"),
     ("SELECT DISTINCT s FROM (SELECT item, SUM(price) AS s FROM Bid GROUP BY item)",
      "An aggregation"),
+    ("WITH c AS (SELECT item, COUNT(*) AS n FROM Bid GROUP BY item), "
+     "d AS (SELECT n FROM c WHERE n > 1) SELECT n, COUNT(*) FROM d GROUP BY n", "An aggregation"),
     ("SELECT * FROM (SELECT item, COUNT(*) AS n FROM Bid GROUP BY item) a JOIN Bid b "
      "ON a.item = b.item", "A join"),
     ("SELECT item, SUM(n) OVER (PARTITION BY item ORDER BY n) FROM "
      "(SELECT item, COUNT(*) AS n FROM Bid GROUP BY item)", "An OVER aggregation")])
-def test_a_stateful_operation_over_an_updating_query_is_refused_by_name(
-        text: str, operation: str) -> None:
-    """Flink retracts the inner aggregate's changes; Structured Streaming cannot chain a
-    stateful operator after an update-mode aggregation: a clear message, not Spark's."""
-    message = stateful_over_updating(query(text))
-    assert message is not None and message.startswith(operation)
+def test_a_stateful_operation_over_an_updating_query_is_found(text: str, operation: str) -> None:
+    found = over_updating(query(text))
+    assert found is not None and found.operation.startswith(operation)
+    message = over_updating_refusal(found)
     assert "GroupAggregate(groupBy=[item]" in message and "BATCH" in message
 
 
@@ -87,8 +89,48 @@ def test_a_stateful_operation_over_an_updating_query_is_refused_by_name(
     "SELECT s FROM (SELECT item, SUM(price) AS s FROM Bid GROUP BY item) WHERE s > 2",
     "SELECT n, COUNT(*) FROM (SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE Bid, "
     "DESCRIPTOR(ts), INTERVAL '10' MINUTES)) GROUP BY window_start, window_end) GROUP BY n"])
-def test_what_reads_an_updating_query_statelessly_is_not_refused(text: str) -> None:
-    assert stateful_over_updating(query(text)) is None
+def test_what_reads_an_updating_query_statelessly_is_not_found(text: str) -> None:
+    assert over_updating(query(text)) is None
+
+
+def test_an_aggregation_over_an_updating_subquery_is_cut_below_it() -> None:
+    """The updating query becomes a query of its own; the rest reads its result by a name."""
+    q = query("SELECT n, COUNT(*) AS c FROM (SELECT item, COUNT(*) AS n FROM Bid "
+              "WHERE price > 1 GROUP BY item) AS counts GROUP BY n")
+    inner, rest, name = split_over_updating(q, over_updating(q))
+    assert norm(inner.sql(dialect="spark")) == (
+        f"WITH {name} AS (SELECT item, COUNT(*) AS n FROM Bid WHERE price > 1 GROUP BY item) "
+        f"SELECT * FROM {name}")
+    assert norm(rest.sql(dialect="spark")) == \
+        f"SELECT n, COUNT(*) AS c FROM {name} AS counts GROUP BY n"
+    assert key_positions(rest) == [0] and key_positions(inner) == [0]
+
+
+def test_an_aggregation_over_an_updating_view_keeps_the_views_it_needs() -> None:
+    q = query("WITH cheap AS (SELECT * FROM Bid WHERE price < 5), "
+              "counts AS (SELECT item, COUNT(*) AS n FROM cheap GROUP BY item), "
+              "big AS (SELECT n FROM counts WHERE n > 1) SELECT n, COUNT(*) FROM big GROUP BY n")
+    inner, rest, name = split_over_updating(q, over_updating(q))
+    assert name == "counts"
+    assert [c.alias for c in inner.args["with_"].expressions] == ["cheap", "counts"]
+    assert [c.alias for c in rest.args["with_"].expressions] == ["big"]
+
+
+def test_an_aggregation_that_also_reads_a_stream_is_not_cut() -> None:
+    q = query("SELECT b.item, COUNT(*) FROM (SELECT item, COUNT(*) AS n FROM Bid GROUP BY item) "
+              "a, Bid b WHERE a.item = b.item GROUP BY b.item")
+    assert split_over_updating(q, over_updating(q)) is None
+
+
+def test_result_changes_delete_what_is_gone() -> None:
+    previous = {(1,): (1, 2), (2,): (2, 1)}
+    changes = result_changes(previous, [(1, 1), (3, 1)], [0])
+    assert changes == [("-D", (2, 1)), ("-U", (1, 2)), ("+U", (1, 1)), ("+I", (3, 1))]
+    assert previous == {(1,): (1, 1), (3,): (3, 1)}
+
+
+def norm(text: str) -> str:
+    return " ".join(text.split())
 
 
 def test_key_positions_are_the_columns_without_aggregates() -> None:

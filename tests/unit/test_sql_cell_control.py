@@ -178,7 +178,7 @@ def test_keys_of_a_projection_of_an_updating_view_are_the_views_keys() -> None:
     import sqlglot
 
     from sessioncluster.spark.flinksql.dialect import Flink
-    from sessioncluster.spark.flinksql.streaming import key_positions
+    from sessioncluster.spark.flinksql.updating import key_positions
 
     view = "WITH v AS (SELECT word, COUNT(*) AS cnt FROM t GROUP BY word) "
     for select, keys in [("SELECT word, cnt FROM v", [0]), ("SELECT cnt, word FROM v", [1]),

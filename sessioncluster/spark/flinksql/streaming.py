@@ -44,7 +44,7 @@ from sqlglot import exp
 from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from . import connectors
 from .connectors.printing import format_row, print_prefix
-from .dialect import Flink, plan_text
+from .dialect import Flink
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
@@ -52,6 +52,16 @@ from .planner import flink_named, interval_ms, to_spark_sql
 from .statements import Insert, StopJob
 from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
+from .updating import (
+    OuterQuery,
+    changelog,
+    key_positions,
+    over_updating,
+    over_updating_refusal,
+    result_changes,
+    split_over_updating,
+    updating_node,
+)
 
 #: Flink's names of its built-in catalog and database
 DEFAULT_PATH = "default_catalog.default_database"
@@ -76,10 +86,15 @@ class StreamingInsert:
     #: the frame's last column is each row's RowKind (a table aggregation's changelog, made
     #: on keyed state: :mod:`.tableaggregate`)
     row_kinds: bool = False
+    #: the query over ``frame``'s current result whose changes the sink gets, when ``frame``
+    #: is an updating query that a stateful one reads (:mod:`.updating`)
+    outer: OuterQuery | None = None
 
     @property
     def result_fields(self) -> list[Any]:
         """The Spark fields of the rows the sink gets (a RowKind column left out)."""
+        if self.outer is not None:
+            return list(self.outer.schema.fields)
         fields = list(self.frame.schema.fields)
         return fields[:-1] if self.row_kinds else fields
 
@@ -137,16 +152,19 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
             raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
                                 f"consuming update changes which is produced by node {node}")
         schemas = {n: used[n.lower()] for n in names}
-        frame, row_kinds = _query_frame(session, insert.query, schemas, bounded, functions)
-        if row_kinds:
-            frame = conform(frame, sink, insert, (ROW_KIND,))
+        query = _Query.plan(session, insert.query, schemas, bounded, functions)
+        if query.row_kinds:
+            frame = conform(query.frame, sink, insert, (ROW_KIND,))
             planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True))
             continue
-        frame = conform(frame, sink, insert)
+        if query.outer is not None:  # its rows are the outer query's, cast there
+            query.outer.conform = lambda frame, sink=sink, insert=insert: conform(
+                frame, sink, insert)
+        frame = query.frame if query.outer is not None else conform(query.frame, sink, insert)
         updating = node is not None and not bounded
         planned.append(StreamingInsert(sink, frame, "update" if updating else "append",
-                                       key_positions(insert.query) if updating else [],
-                                       sorted(names)))
+                                       key_positions(query.updating) if updating else [],
+                                       sorted(names), outer=query.outer))
     columns = [p.sink_name for p in planned]
     return StreamingStatementJob("insert-into_" + ",".join(columns), _not_a_batch_job,
                                  ["BIGINT"] * len(columns), planned, bounded,
@@ -161,33 +179,60 @@ def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
     Flink types are the caller's to fill in (``column_types``)."""
     session, read, bounded = _streaming_session(spark, tables, [query], configuration, functions)
     schemas = {n: tables[n.lower()] for n in read[0]}
-    frame, row_kinds = _query_frame(session, query, schemas, bounded, functions)
-    updating = updating_node(query) is not None and not bounded and not row_kinds
+    planned = _Query.plan(session, query, schemas, bounded, functions)
+    updating = updating_node(query) is not None and not bounded and not planned.row_kinds
     sink = CatalogTable(COLLECT, [], {"connector": COLLECT})
-    insert = StreamingInsert(sink, frame, "update" if updating else "append",
-                             key_positions(query) if updating else [], sorted(read[0]),
-                             row_kinds)
+    insert = StreamingInsert(sink, planned.frame, "update" if updating else "append",
+                             key_positions(planned.updating) if updating else [],
+                             sorted(read[0]), planned.row_kinds, planned.outer)
     return StreamingStatementJob("collect", _not_a_batch_job, [], [insert], bounded,
                                  dict(configuration))
 
 
-def _query_frame(session: Any, query: Any, schemas: dict[str, CatalogTable], bounded: bool,
-                 functions: FunctionCatalog | None) -> tuple[Any, bool]:
-    """The query's DataFrame (window structs left out), and whether its last column is
-    :data:`ROW_KIND`: a table aggregation over an unbounded table runs on keyed state."""
-    if functions is not None:
-        query = functions.rename_calls(query)
-    refusal = None if bounded else stateful_over_updating(query, functions)
-    if refusal is not None:
-        raise FlinkSqlError(refusal)
-    add_cte_schemas(session, query, schemas, not bounded)
-    keyed = None if bounded or functions is None else \
-        plan_on_keyed_state(session, query, schemas, functions)
-    frame = flink_named(session.sql(to_spark_sql(keyed or query, schemas, streaming=not bounded)))
-    frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
-    if keyed is not None:  # the RowKind last, whatever the selects around it put it
-        frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
-    return frame, keyed is not None
+@dataclass(slots=True)
+class _Query:
+    """A streaming query planned: its DataFrame (window structs left out); whether its last
+    column is :data:`ROW_KIND` (a table aggregation over an unbounded table runs on keyed
+    state); the updating query whose changelog ``frame`` gives (the query itself, or the one
+    a stateful query reads, which ``outer`` runs over)."""
+
+    frame: Any
+    row_kinds: bool
+    updating: Any
+    outer: OuterQuery | None = None
+
+    @classmethod
+    def plan(cls, session: Any, query: Any, schemas: dict[str, CatalogTable], bounded: bool,
+             functions: FunctionCatalog | None) -> "_Query":
+        if functions is not None:
+            query = functions.rename_calls(query)
+        found = None if bounded else over_updating(query, functions)
+        if found is not None:
+            parts = split_over_updating(query, found) if found.aggregation else None
+            if parts is None:
+                raise FlinkSqlError(over_updating_refusal(found))
+            inner, rest, view = parts
+            planned = cls.plan(session, inner, schemas, bounded, functions)
+            planned.outer = _outer_query(session, rest, view, planned.frame.schema, schemas)
+            return planned
+        add_cte_schemas(session, query, schemas, not bounded)
+        keyed = None if bounded or functions is None else \
+            plan_on_keyed_state(session, query, schemas, functions)
+        frame = flink_named(session.sql(to_spark_sql(keyed or query, schemas,
+                                                     streaming=not bounded)))
+        frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
+        if keyed is not None:  # the RowKind last, whatever the selects around it put it
+            frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
+        return cls(frame, keyed is not None, query)
+
+
+def _outer_query(session: Any, rest: Any, view: str, inner_schema: Any,
+                 schemas: dict[str, CatalogTable]) -> OuterQuery:
+    """The query over an updating query's result (the view ``view``), as a batch query."""
+    session.createDataFrame([], inner_schema).createOrReplaceTempView(view)
+    sql = to_spark_sql(rest, schemas)
+    schema = flink_named(session.sql(sql)).schema  # analysed now: a wrong column fails here
+    return OuterQuery(view, sql, inner_schema, schema, key_positions(rest))
 
 
 def add_cte_schemas(session: Any, query: Any, schemas: dict[str, CatalogTable],
@@ -322,126 +367,7 @@ def watermark_delay_ms(table: CatalogTable) -> int | None:
                         "(Flink docs: CREATE TABLE / WATERMARK)")
 
 
-# -- what Flink's planner calls an updating query -------------------------------------------------
-_WINDOW_FUNCTIONS = {"TUMBLE", "HOP", "SESSION"}
-
-
-def _is_window_aggregation(select: exp.Select) -> bool:
-    group = select.args.get("group")
-    if group is None:
-        return False
-    for key in group.expressions:
-        if isinstance(key, exp.Anonymous) and key.name.upper() in _WINDOW_FUNCTIONS:
-            return True
-    keys = {c.name.lower() for g in group.expressions for c in g.find_all(exp.Column)}
-    return {"window_start", "window_end"} <= keys
-
-
-def _is_aggregation(select: exp.Select) -> bool:
-    if select.args.get("group") is not None or select.args.get("distinct") is not None:
-        return True
-    return any(agg.find_ancestor(exp.Select) is select and not agg.find_ancestor(exp.Window)
-               for e in select.expressions for agg in e.find_all(exp.AggFunc))
-
-
-def updating_node(query: Any) -> str | None:
-    """Flink's name of the node that makes the query updating (``GroupAggregate(groupBy=[k],
-    select=[k, COUNT(*) AS cnt])``), or None for an append-only query (projections, filters,
-    window aggregations)."""
-    for select in query.find_all(exp.Select):
-        if not _is_aggregation(select) or _is_window_aggregation(select):
-            continue
-        group = select.args.get("group")
-        keys = [plan_text(g) for g in group.expressions] if group is not None else []
-        if not keys and select.args.get("distinct") is not None:
-            keys = [e.alias_or_name for e in select.expressions]
-        items = [plan_text(e) for e in select.expressions]
-        by = f"groupBy=[{', '.join(keys)}], " if keys else ""
-        return f"GroupAggregate({by}select=[{', '.join(items)}])"
-    return None
-
-
-def stateful_over_updating(query: Any, functions: FunctionCatalog | None = None) -> str | None:
-    """Why an unbounded query cannot run here when a stateful operation (an aggregation, a
-    ``flat_aggregate``, a join, an OVER aggregation) reads the changes of an updating one; None
-    when none does. Flink retracts the changes (``-U``/``-D``) from the operation's state
-    (``COUNT_RETRACT``, a table aggregate function's ``retract``); Structured Streaming runs no
-    stateful operator after an aggregation in ``update`` mode, and its ``append`` mode emits a
-    non-windowed aggregation's rows never."""
-    aggregation = table_aggregation(query, functions) if functions is not None else None
-    for inner in query.find_all(exp.Select):
-        if not _is_aggregation(inner) or _is_window_aggregation(inner):
-            continue
-        outer = inner.parent_select
-        while outer is not None:
-            what = _stateful_operation(outer, aggregation)
-            if what is not None:
-                return (f"{what} over the changes of an updating query ({updating_node(inner)}) "
-                        "is not supported by sessioncluster in STREAMING mode over an unbounded "
-                        "source: Flink retracts each change (-U/-D) from the operation's state, "
-                        "and Spark's Structured Streaming runs no stateful operation after an "
-                        "aggregation that updates its rows. Run it in BATCH mode or over bounded "
-                        "sources, or aggregate once")
-            outer = outer.parent_select
-    return None
-
-
-def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
-    """Flink's name for the stateful operation ``select`` runs, if any."""
-    if aggregation is not None and aggregation[0] is select:
-        return "A table aggregation (flat_aggregate)"
-    if _is_window_aggregation(select):
-        return "A window aggregation"
-    if _is_aggregation(select):
-        return "An aggregation (GROUP BY, DISTINCT)"
-    if select.args.get("joins"):
-        return "A join"
-    if any(w.find_ancestor(exp.Select) is select for w in select.find_all(exp.Window)):
-        return "An OVER aggregation"
-    return None
-
-
-def key_positions(query: Any) -> list[int]:
-    """The positions of an updating query's output columns that are its keys (no aggregate
-    function in them): its changelog's rows are matched by them."""
-    top = query if isinstance(query, exp.Select) else next(query.find_all(exp.Select))
-    grouping = next((s for s in query.find_all(exp.Select)
-                     if _is_aggregation(s) and not _is_window_aggregation(s)), None)
-    if grouping is None or grouping is top or _is_aggregation(top):
-        return _plain_positions(top)
-    # a projection of an updating view or subquery: its keys are the grouping's, by name
-    names = {grouping.expressions[i].alias_or_name.lower() for i in _plain_positions(grouping)}
-    if any(isinstance(e, exp.Star) for e in top.expressions):
-        return _plain_positions(grouping)
-    return [i for i, e in enumerate(top.expressions) if e.alias_or_name.lower() in names]
-
-
-def _plain_positions(select: exp.Select) -> list[int]:
-    """The positions of the select's expressions with no aggregate function in them."""
-    return [i for i, e in enumerate(select.expressions)
-            if not any(True for _ in e.find_all(exp.AggFunc))]
-
-
 # -- the changelog of an updating query ------------------------------------------------------------
-def changelog(previous: dict[tuple[Any, ...], tuple[Any, ...]], rows: list[tuple[Any, ...]],
-              keys: list[int]) -> list[tuple[str, tuple[Any, ...]]]:
-    """Flink's changelog of a micro-batch's updated rows: ``+I`` for a new key, ``-U`` (the
-    row emitted before) and ``+U`` for an updated one, nothing for an unchanged one.
-    ``previous`` (key -> last emitted row) is brought up to date."""
-    out: list[tuple[str, tuple[Any, ...]]] = []
-    for row in rows:
-        key = tuple(row[i] for i in keys)
-        before = previous.get(key)
-        if before is None:
-            out.append(("+I", row))
-        elif before != row:
-            out += [("-U", before), ("+U", row)]
-        else:
-            continue
-        previous[key] = row
-    return out
-
-
 class ChangelogState:
     """The last emitted row per key of one updating query, one snapshot per micro-batch id in
     ``directory`` (the two latest kept): a batch run again finds the snapshot of the batch
@@ -513,6 +439,13 @@ def batch_changelog(insert: StreamingInsert, df: Any, batch_id: int, state_dir: 
         return changes
     emitted = state.before(batch_id)
     changes = changelog(emitted, [tuple(r) for r in df.collect()], insert.key_positions)
+    if insert.outer is not None:  # the changes of the query over the updating one
+        outer = ChangelogState(state_dir / "outer")
+        result = outer.before(batch_id)
+        changes = result_changes(result, insert.outer.rows(
+            df.sparkSession, list(emitted.values())), insert.outer.key_positions) \
+            if changes else []
+        outer.save(batch_id, result)
     state.save(batch_id, emitted)
     return changes
 

@@ -1,0 +1,269 @@
+"""What Flink's planner calls an updating query, and a query that reads one, in STREAMING.
+
+An updating query (a non-windowed ``GROUP BY``, ``DISTINCT``) emits a changelog: ``+I`` for a new
+key, ``-U`` then ``+U`` per update. Spark gives such an aggregation's new rows in ``update``
+mode, and :func:`changelog` makes Flink's changes of them against the rows emitted before.
+
+Flink retracts those changes from the state of a stateful operation that reads them (an
+aggregation of an aggregation's result, ``SELECT n, COUNT(*) FROM (SELECT word, COUNT(*) AS n
+FROM words GROUP BY word) GROUP BY n``, runs ``COUNT_RETRACT``). Structured Streaming runs no
+stateful operator after an aggregation in ``update`` mode. So when that operation is an
+aggregation that reads nothing else (:func:`split_over_updating`), the inner query is the
+streaming query, its current result kept per key as for any updating query, and the outer query
+is a batch query of Spark over that result after each micro-batch (:class:`OuterQuery`): its
+changes against the result before are the changelog, ``-D`` for a group that is gone. After
+each micro-batch the result is Flink's; Flink emits every change on the way, this one per key
+and micro-batch (as every updating query here). Other stateful operations over an updating
+query are refused by name (:func:`over_updating_refusal`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from sqlglot import exp
+
+from .dialect import plan_text
+from .functions import FunctionCatalog
+from .tableaggregate import table_aggregation
+
+_WINDOW_FUNCTIONS = {"TUMBLE", "HOP", "SESSION"}
+
+
+def _is_window_aggregation(select: exp.Select) -> bool:
+    group = select.args.get("group")
+    if group is None:
+        return False
+    for key in group.expressions:
+        if isinstance(key, exp.Anonymous) and key.name.upper() in _WINDOW_FUNCTIONS:
+            return True
+    keys = {c.name.lower() for g in group.expressions for c in g.find_all(exp.Column)}
+    return {"window_start", "window_end"} <= keys
+
+
+def _is_aggregation(select: exp.Select) -> bool:
+    if select.args.get("group") is not None or select.args.get("distinct") is not None:
+        return True
+    return any(agg.find_ancestor(exp.Select) is select and not agg.find_ancestor(exp.Window)
+               for e in select.expressions for agg in e.find_all(exp.AggFunc))
+
+
+def updating_node(query: Any) -> str | None:
+    """Flink's name of the node that makes the query updating (``GroupAggregate(groupBy=[k],
+    select=[k, COUNT(*) AS cnt])``), or None for an append-only query (projections, filters,
+    window aggregations)."""
+    for select in query.find_all(exp.Select):
+        if not _is_aggregation(select) or _is_window_aggregation(select):
+            continue
+        group = select.args.get("group")
+        keys = [plan_text(g) for g in group.expressions] if group is not None else []
+        if not keys and select.args.get("distinct") is not None:
+            keys = [e.alias_or_name for e in select.expressions]
+        items = [plan_text(e) for e in select.expressions]
+        by = f"groupBy=[{', '.join(keys)}], " if keys else ""
+        return f"GroupAggregate({by}select=[{', '.join(items)}])"
+    return None
+
+
+def key_positions(query: Any) -> list[int]:
+    """The positions of an updating query's output columns that are its keys (no aggregate
+    function in them): its changelog's rows are matched by them."""
+    top = query if isinstance(query, exp.Select) else next(query.find_all(exp.Select))
+    grouping = next((s for s in query.find_all(exp.Select)
+                     if _is_aggregation(s) and not _is_window_aggregation(s)), None)
+    if grouping is None or grouping is top or _is_aggregation(top):
+        return _plain_positions(top)
+    # a projection of an updating view or subquery: its keys are the grouping's, by name
+    names = {grouping.expressions[i].alias_or_name.lower() for i in _plain_positions(grouping)}
+    if any(isinstance(e, exp.Star) for e in top.expressions):
+        return _plain_positions(grouping)
+    return [i for i, e in enumerate(top.expressions) if e.alias_or_name.lower() in names]
+
+
+def _plain_positions(select: exp.Select) -> list[int]:
+    """The positions of the select's expressions with no aggregate function in them."""
+    return [i for i, e in enumerate(select.expressions)
+            if not any(True for _ in e.find_all(exp.AggFunc))]
+
+
+# -- the changelog of an updating query ------------------------------------------------------------
+def changelog(previous: dict[tuple[Any, ...], tuple[Any, ...]], rows: list[tuple[Any, ...]],
+              keys: list[int]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Flink's changelog of a micro-batch's updated rows: ``+I`` for a new key, ``-U`` (the
+    row emitted before) and ``+U`` for an updated one, nothing for an unchanged one.
+    ``previous`` (key -> last emitted row) is brought up to date."""
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for row in rows:
+        key = tuple(row[i] for i in keys)
+        before = previous.get(key)
+        if before is None:
+            out.append(("+I", row))
+        elif before != row:
+            out += [("-U", before), ("+U", row)]
+        else:
+            continue
+        previous[key] = row
+    return out
+
+
+# -- a stateful operation over an updating query ------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class OverUpdating:
+    """An updating select and the stateful select that reads its rows."""
+
+    inner: exp.Select
+    reader: exp.Select
+    #: Flink's name of what ``reader`` does ("An aggregation (GROUP BY, DISTINCT)", ...)
+    operation: str
+
+    @property
+    def aggregation(self) -> bool:
+        return self.operation == AGGREGATION
+
+
+AGGREGATION = "An aggregation (GROUP BY, DISTINCT)"
+
+
+def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverUpdating | None:
+    """The first stateful operation (an aggregation, a ``flat_aggregate``, a join, an OVER
+    aggregation) that reads an updating query, directly or through projections, subqueries
+    and common table expressions (views); None when there is none."""
+    aggregation = table_aggregation(query, functions) if functions is not None else None
+    for inner in query.find_all(exp.Select):
+        if not _is_aggregation(inner) or _is_window_aggregation(inner):
+            continue
+        pending, seen = _readers(inner), set()
+        while pending:
+            reader = pending.pop()
+            if id(reader) in seen:
+                continue
+            seen.add(id(reader))
+            operation = _stateful_operation(reader, aggregation)
+            if operation is not None:
+                return OverUpdating(inner, reader, operation)
+            pending += _readers(reader)
+    return None
+
+
+def over_updating_refusal(found: OverUpdating) -> str:
+    """Why ``found`` cannot run here (an operation other than an aggregation reading nothing
+    but the updating query)."""
+    return (f"{found.operation} over the changes of an updating query "
+            f"({updating_node(found.inner)}) is not supported by sessioncluster in STREAMING "
+            "mode over an unbounded source: Flink retracts each change (-U/-D) from the "
+            "operation's state, and Spark's Structured Streaming runs no stateful operation "
+            "after an aggregation that updates its rows (sessioncluster runs an aggregation "
+            "that reads nothing but the updating query). Run it in BATCH mode or over bounded "
+            "sources, or aggregate once")
+
+
+def _readers(select: exp.Select) -> list[exp.Select]:
+    """The selects that read ``select``'s rows: the one around it, or each one that names it
+    when it is a common table expression."""
+    if isinstance(select.parent, exp.CTE):
+        name = select.parent.alias_or_name.lower()
+        return [t.parent_select for t in select.root().find_all(exp.Table)
+                if isinstance(t.this, exp.Identifier) and t.name.lower() == name
+                and t.parent_select is not None]
+    return [select.parent_select] if select.parent_select is not None else []
+
+
+def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
+    """Flink's name for the stateful operation ``select`` runs, if any."""
+    if aggregation is not None and aggregation[0] is select:
+        return "A table aggregation (flat_aggregate)"
+    if _is_window_aggregation(select):
+        return "A window aggregation"
+    if _is_aggregation(select):
+        return AGGREGATION
+    if select.args.get("joins"):
+        return "A join"
+    if any(w.find_ancestor(exp.Select) is select for w in select.find_all(exp.Window)):
+        return "An OVER aggregation"
+    return None
+
+
+def split_over_updating(query: Any, found: OverUpdating) -> tuple[Any, Any, str] | None:
+    """``query`` cut below the updating query of ``found``: (the updating query as a query of
+    its own, the rest reading its rows as the table ``name``, ``name``); None when the rest
+    reads another table too (a join of the updating query with a stream)."""
+    position = next(i for i, s in enumerate(query.find_all(exp.Select)) if s is found.inner)
+    tree = query.copy()
+    inner = list(tree.find_all(exp.Select))[position]
+    if isinstance(inner.parent, exp.CTE):
+        name = inner.parent.alias_or_name
+    else:  # a subquery: made a common table expression of a fresh name
+        name = f"__updating_{secrets.token_hex(4)}"
+        subquery = inner.parent
+        alias = subquery.args.get("alias") or exp.TableAlias(this=exp.to_identifier(name))
+        subquery.replace(exp.Table(this=exp.to_identifier(name), alias=alias))
+        with_ = tree.args.get("with_")
+        ctes = list(with_.expressions) if with_ is not None else []
+        tree.set("with_", exp.With(expressions=[*ctes, exp.CTE(
+            this=inner, alias=exp.TableAlias(this=exp.to_identifier(name)))]))
+    ctes = list(tree.args["with_"].expressions)
+    at = next(i for i, c in enumerate(ctes) if c.alias_or_name == name)
+    updating = exp.select("*").from_(exp.to_identifier(name))
+    updating.set("with_", exp.With(expressions=[c.copy() for c in ctes[: at + 1]]))
+    rest = tree.copy()
+    rest.set("with_", None)
+    kept = _needed_ctes(rest, [c for c in ctes if c.alias_or_name != name])
+    if kept:
+        rest.set("with_", exp.With(expressions=[c.copy() for c in kept]))
+    own = {c.alias_or_name.lower() for c in kept}
+    if _table_names(rest) - own != {name.lower()}:
+        return None
+    return updating, rest, name
+
+
+def _needed_ctes(body: Any, ctes: list[exp.CTE]) -> list[exp.CTE]:
+    """The common table expressions ``body`` reads, directly or through each other, in order."""
+    needed: set[str] = set()
+    pending = _table_names(body)
+    by_name = {c.alias_or_name.lower(): c for c in ctes}
+    while pending:
+        name = pending.pop()
+        if name in by_name and name not in needed:
+            needed.add(name)
+            pending |= _table_names(by_name[name].this)
+    return [c for c in ctes if c.alias_or_name.lower() in needed]
+
+
+def _table_names(query: Any) -> set[str]:
+    return {t.name.lower() for t in query.find_all(exp.Table) if isinstance(t.this, exp.Identifier)}
+
+
+@dataclass(slots=True)
+class OuterQuery:
+    """The query over an updating query's current result, run by Spark as a batch query after
+    each micro-batch (the result's Spark view is ``view``)."""
+
+    view: str
+    #: Spark SQL of the outer query
+    sql: str
+    #: the updating query's rows' Spark schema, and the outer query's
+    inner_schema: Any
+    schema: Any
+    #: the outer query's key columns (by position): its changelog's keys
+    key_positions: list[int]
+    #: casts the outer query's rows to its sink's columns (an INSERT's)
+    conform: Callable[[Any], Any] | None = None
+
+    def rows(self, session: Any, inner_rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """The outer query's result over the updating query's current rows."""
+        session.createDataFrame(inner_rows, self.inner_schema).createOrReplaceTempView(self.view)
+        frame = session.sql(self.sql)
+        if self.conform is not None:
+            frame = self.conform(frame)
+        return [tuple(r) for r in frame.collect()]
+
+
+def result_changes(previous: dict[tuple[Any, ...], tuple[Any, ...]], rows: list[tuple[Any, ...]],
+                   keys: list[int]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Flink's changelog from one whole result of a query (``previous``, key -> row, brought up
+    to date) to the next (``rows``): :func:`changelog`, and ``-D`` for each key gone."""
+    current = {tuple(r[i] for i in keys) for r in rows}
+    gone = [("-D", previous.pop(k)) for k in list(previous) if k not in current]
+    return gone + changelog(previous, rows, keys)
