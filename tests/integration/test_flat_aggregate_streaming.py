@@ -239,3 +239,18 @@ def test_over_an_updating_table_it_fails_by_name_and_the_session_goes_on(
     got = rows.get(timeout=120)
     assert (got.get_row_kind(), got.key, got.s) == (RowKind.INSERT, "a", 3)
     iterator.close()
+
+
+def test_explain_shows_flinks_table_aggregate(t_env, tmp_path: Path) -> None:
+    """Flink 2.3 (PyFlink) explains this as LogicalTableAggregate(group=[{0}], ...) and, in
+    STREAMING, PythonGroupTableAggregate over the exchange by its key."""
+    table = monitored(t_env, tmp_path / "values")
+    plan = table.group_by(col("key")).flat_aggregate(top2(col("v"))).select(
+        col("key"), col("a")).explain()
+    ast, physical = plan.split("== Optimized Physical Plan ==")[0], \
+        plan.split("== Optimized Physical Plan ==")[1].split("== Optimized Execution")[0]
+    assert "LogicalTableAggregate(group=[{0}], tableAggregate=[[Top2($1)]])" in ast
+    assert "EXPLODE" not in ast and "PYUDF" not in ast
+    assert physical.strip().splitlines()[:2] == [
+        "PythonGroupTableAggregate(groupBy=[key], select=[key, Top2(v) AS (a)])",
+        "+- Exchange(distribution=[hash[key]])"]

@@ -11,7 +11,12 @@ from typing import Any, Iterator
 import pytest
 
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
-from sessioncluster.spark.flinksql.explain import PlanNode, render
+from sessioncluster.spark.flinksql.explain import (
+    PlanNode,
+    as_table_aggregate,
+    as_table_aggregate_ast,
+    render,
+)
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import Explain, parse_statement
 
@@ -181,3 +186,32 @@ def test_parse_keeps_the_details() -> None:
 def test_render_draws_flink_branches() -> None:
     tree = PlanNode("Join", [], [PlanNode("A", [], [PlanNode("A1")]), PlanNode("B")])
     assert render(tree) == "Join()\n:- A()\n:  +- A1()\n+- B()"
+
+
+def test_a_table_aggregate_is_explained_as_flinks() -> None:
+    """Spark's batch form of flat_aggregate (an array aggregate, unnested) becomes Flink's
+    one table aggregate node, in the logical and the streaming physical plan."""
+    scan = PlanNode("LogicalTableScan", ["table=[[default_catalog, default_database, t]]"],
+                    fields=[("t", "key"), ("t", "v")])
+    keys = PlanNode("LogicalProject", ["key=[$0]"], [scan], [("", "key")])
+    rows = PlanNode("LogicalProject", ["key=[$0]", "_rows=[PYUDF_TOP2_1(`v`)]"],
+                    [PlanNode("LogicalAggregate", ["group=[{0}]"], [keys])])
+    unnest = PlanNode("LogicalTableScan", ["table=[[EXPLODE(`_rows`, `_u`(`_r`))]]"])
+    top = PlanNode("LogicalProject", ["key=[$0]", "a=[$1]"], [PlanNode(
+        "LogicalProject", ["key=[$0]", "a=[`_u`.`_r`.`a`]"],
+        [PlanNode("LogicalJoin", ["condition=[true]"], [rows, unnest])])])
+    assert render(as_table_aggregate_ast(top, "Top2", ["key"], ["v"])) == (
+        "LogicalProject(key=[$0], a=[$1])\n"
+        "+- LogicalTableAggregate(group=[{0}], tableAggregate=[[Top2($1)]])\n"
+        "   +- LogicalTableScan(table=[[default_catalog, default_database, t]])")
+    source = PlanNode("TableSourceScan", ["table=[[default_catalog, default_database, t]]"])
+    spark = PlanNode("Calc", ["select=[key, _r.a AS a]"], [PlanNode(
+        "Correlate", ["select=[key, _r]"], [PlanNode("Calc", ["where=[size(_rows) > 0]"], [
+            PlanNode("ArrowAggregatePython", ["select=[key, _rows]"], [PlanNode(
+                "Sort", ["orderBy=[key ASC]"], [PlanNode(
+                    "Exchange", ["distribution=[hash[key]]"], [source])])])])])])
+    assert render(as_table_aggregate(spark, ["groupBy=[key]", "select=[key, Top2(v) AS (a)]"],
+                                     ["key", "a"])) == (
+        "PythonGroupTableAggregate(groupBy=[key], select=[key, Top2(v) AS (a)])\n"
+        "+- Exchange(distribution=[hash[key]])\n"
+        "   +- TableSourceScan(table=[[default_catalog, default_database, t]])")

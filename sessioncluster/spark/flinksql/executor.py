@@ -24,7 +24,7 @@ from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
 from . import connectors, explain, explain_spark, streaming
 from .catalog import HIDDEN_PREFIX, Catalog
-from .dialect import TableArgument
+from .dialect import TableArgument, plan_text
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
@@ -47,6 +47,7 @@ from .statements import (
     StopJob,
     parse_statements,
 )
+from .tableaggregate import group_key_names, node_attributes, table_aggregation
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
 DEFAULT_PATH = "default_catalog.default_database"
@@ -520,8 +521,14 @@ class FlinkSqlPlanner:
             windows = explain.window_functions(query)
             physical = explain_spark.translate(frame._jdf.queryExecution().executedPlan(),
                                                scanned, windows)
+            aggregation = table_aggregation(query, self.functions)
             if streaming:
                 physical = explain.as_streaming(physical, bool(windows), watermarks)
+            if streaming and aggregation is not None:
+                select, call, function = aggregation
+                physical = explain.as_table_aggregate(
+                    physical, node_attributes(select, call, function),
+                    [*group_key_names(select), *function.wrapper.result_names()])
             if insert is not None:
                 table = self._table(insert.target)
                 frame = self.conform(frame, table, insert)
@@ -530,6 +537,11 @@ class FlinkSqlPlanner:
                 physical = explain.PlanNode("Sink", sink.attrs[:2], [physical])
             else:
                 asts.append(builder.rel(query))
+            if aggregation is not None:
+                select, call, function = aggregation
+                asts[-1] = explain.as_table_aggregate_ast(
+                    asts[-1], function.wrapper.name or function.name, group_key_names(select),
+                    [plan_text(a) for a in call.expressions])
             physicals.append(physical)
             mode = "COST " if "ESTIMATED_COST" in statement.details else ""
             spark_plans.append(self.spark.sql(f"EXPLAIN {mode}{self._spark_sql(query)}"

@@ -13,6 +13,7 @@ operators. ``CHANGELOG_MODE`` adds each node's changelog mode in STREAMING (inse
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -115,6 +116,62 @@ def as_streaming(node: PlanNode, windowed: bool,
                                                   f"watermark=[{expression}]"], [node],
                             node.fields)
     return node
+
+
+def as_table_aggregate(node: PlanNode, attrs: list[str], outputs: list[str]) -> PlanNode:
+    """STREAMING: a ``flat_aggregate``'s plan as Flink's, one ``PythonGroupTableAggregate``
+    (``attrs``) over the exchange by its keys, as the job runs it on keyed state, in place of
+    Spark's batch form (each group's rows aggregated into an array by a Python aggregate,
+    unnested by a Correlate); a Calc above it that only names its ``outputs`` is left out."""
+    def aggregate_below(n: PlanNode) -> PlanNode | None:
+        while len(n.inputs) == 1 and n.name != "ArrowAggregatePython":
+            n = n.inputs[0]
+        return n if n.name == "ArrowAggregatePython" else None
+
+    def rewrite(n: PlanNode) -> PlanNode:
+        found = aggregate_below(n) if n.name == "Correlate" else None
+        if found is None:
+            n.inputs = [rewrite(child) for child in n.inputs]
+            if n.name == "Calc" and len(n.inputs) == 1 \
+                    and n.inputs[0].name == "PythonGroupTableAggregate":
+                n.attrs = [re.sub(r"\b_r\.(\w+) AS \1\b", r"\1", a) for a in n.attrs]
+                if n.attrs == [f"select=[{', '.join(outputs)}]"]:
+                    return n.inputs[0]
+            return n
+        below = found.inputs[0] if found.inputs else None
+        while below is not None and below.name == "Sort" and below.inputs:
+            below = below.inputs[0]
+        return PlanNode("PythonGroupTableAggregate", attrs, [below] if below else [], n.fields)
+
+    return rewrite(node)
+
+
+def as_table_aggregate_ast(node: PlanNode, function: str, keys: list[str],
+                           arguments: list[str]) -> PlanNode:
+    """A ``flat_aggregate``'s logical plan as Flink's: one ``LogicalTableAggregate`` of the
+    function over its input, in place of the array aggregate and the unnest of it that the
+    query is written as here (left as it is if its shape is not that)."""
+    def unnested(n: PlanNode) -> bool:
+        return n.name == "LogicalTableScan" and any("EXPLODE(" in a for a in n.attrs)
+
+    def rewrite(n: PlanNode) -> PlanNode:
+        join = n.inputs[0] if n.name == "LogicalProject" and len(n.inputs) == 1 else None
+        if join is None or join.name != "LogicalJoin" or len(join.inputs) != 2 \
+                or not unnested(join.inputs[1]) or not join.inputs[0].inputs:
+            n.inputs = [rewrite(child) for child in n.inputs]
+            return n
+        below = join.inputs[0].inputs[0]  # under the project of the array aggregate
+        if below.name == "LogicalAggregate" and below.inputs and below.inputs[0].inputs:
+            below = below.inputs[0].inputs[0]  # under the aggregate's project of its keys
+        names = [name for _, name in below.fields]
+        if not set(keys + arguments) <= set(names):
+            return n
+        group = ", ".join(str(names.index(k)) for k in keys)
+        call = f"{function}({', '.join(f'${names.index(a)}' for a in arguments)})"
+        return PlanNode("LogicalTableAggregate", [f"group=[{{{group}}}]",
+                                                  f"tableAggregate=[[{call}]]"], [below], n.fields)
+
+    return rewrite(node)
 
 
 # -- the changelog modes (STREAMING) ------------------------------------------------------------

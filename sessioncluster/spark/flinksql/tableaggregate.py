@@ -47,12 +47,23 @@ def table_aggregation(query: exp.Expr, functions: FunctionCatalog
 
 def updating_node(select: exp.Select, call: exp.Anonymous, function: CatalogFunction) -> str:
     """Flink's name of the node a table aggregation is planned as (its messages name it)."""
-    keys = [plan_text(k) for k in _group_keys(select)]
+    return f"PythonGroupTableAggregate({', '.join(node_attributes(select, call, function))})"
+
+
+def node_attributes(select: exp.Select, call: exp.Anonymous, function: CatalogFunction
+                    ) -> list[str]:
+    """The attributes of a table aggregation's node in Flink's plans (``groupBy=[k]``,
+    ``select=[k, Top2(v) AS (a)]``)."""
+    keys = group_key_names(select)
     arguments = ", ".join(plan_text(a) for a in call.expressions)
     names = ", ".join(function.wrapper.result_names())
     items = keys + [f"{function.wrapper.name or function.name}({arguments}) AS ({names})"]
-    by = f"groupBy=[{', '.join(keys)}], " if keys else ""
-    return f"PythonGroupTableAggregate({by}select=[{', '.join(items)}])"
+    return ([f"groupBy=[{', '.join(keys)}]"] if keys else []) + [f"select=[{', '.join(items)}]"]
+
+
+def group_key_names(select: exp.Select) -> list[str]:
+    """A table aggregation's group keys as Flink's plans print them."""
+    return [plan_text(k) for k in _group_keys(select)]
 
 
 def _group_keys(select: exp.Select) -> list[exp.Expression]:

@@ -132,8 +132,9 @@ def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverU
     and common table expressions (views); None when there is none."""
     aggregation = table_aggregation(query, functions) if functions is not None else None
     for inner in query.find_all(exp.Select):
-        if not _is_aggregation(inner) or _is_window_aggregation(inner):
-            continue
+        if not _is_aggregation(inner) or _is_window_aggregation(inner) \
+                or (aggregation is not None and aggregation[0] is inner):
+            continue  # (a table aggregation runs on keyed state, its rows unnested by a join)
         pending, seen = _readers(inner), set()
         while pending:
             reader = pending.pop()
