@@ -1,0 +1,150 @@
+"""An unbounded Table as a DataStream in STREAMING mode (PyFlink's ``to_data_stream`` and
+``to_changelog_stream``): the Table's query over a monitored directory of CSV files and the
+DataStream's operators after it run as one streaming job of the session, read incrementally as
+files are dropped, compared round after round with plain Python, and cancelled as one job. An
+updating query fails for ``to_data_stream`` at once, with Flink's message, and the session goes
+on."""
+
+from __future__ import annotations
+
+import collections
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import sessioncluster
+from sessioncluster.client.table_environment import StreamTableEnvironment
+from sessioncluster.common import RuntimeExecutionMode
+from sessioncluster.common.types import Row
+from sessioncluster.graph.lifecycle import JobStatus
+from sessioncluster.pyflink.common import Types
+
+from .test_streaming import drop
+
+pytestmark = pytest.mark.integration
+
+#: generous: the first micro-batch of a stateful query loads the state store
+RESULT_TIMEOUT = 180.0
+
+#: the CSV lines ``word,n`` of each round, one file per round
+ROUNDS = [["to,1", "be,2", "or,3"], ["to,4", "be,1", "not,2"], ["be,5", "question,3", "to,1"]]
+
+
+def environments(session: sessioncluster.Session, source: Path
+                 ) -> tuple[sessioncluster.StreamExecutionEnvironment, StreamTableEnvironment]:
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    env.set_parallelism(2)
+    t_env = StreamTableEnvironment.create(env)
+    t_env.execute_sql(f"""CREATE TEMPORARY TABLE words_{source.parent.name} (word STRING, n INT)
+        WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv',
+        'source.monitor-interval' = '1s')""")
+    return env, t_env
+
+
+def take(records: Iterator[Any], n: int) -> list[Any]:
+    """The next ``n`` records (the iterator blocks until each comes)."""
+    deadline = time.monotonic() + RESULT_TIMEOUT
+    out = []
+    while len(out) < n:
+        assert time.monotonic() < deadline, f"only {out} of {n} records"
+        out.append(next(records))
+    return out
+
+
+def wait_for_status(job: Any, status: JobStatus) -> None:
+    deadline = time.monotonic() + 60
+    while job.get_job_status() is not status:
+        assert time.monotonic() < deadline, job.get_job_status()
+        time.sleep(0.2)
+
+
+def test_to_data_stream_of_an_unbounded_table_then_map(session, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    env, t_env = environments(session, src)
+    table = t_env.sql_query(f"SELECT word, n FROM words_{tmp_path.name} WHERE n > 1")
+    stream = t_env.to_data_stream(table).map(
+        lambda r: (r.word, r.n * 10, str(r.get_row_kind())),
+        output_type=Types.TUPLE([Types.STRING(), Types.INT(), Types.STRING()]))
+    records = stream.execute_and_collect("unbounded table to stream")
+    job = records.client
+    assert job.get_job_id() in {j.job_id for j in session.jobs()}
+    for i, lines in enumerate(ROUNDS):
+        drop(src, f"part-{i}.csv", lines)
+        expected = sorted((w, int(n) * 10, "+I") for w, n in (line.split(",") for line in lines)
+                          if int(n) > 1)
+        assert sorted(take(records, len(expected))) == expected
+    assert job.get_job_status() is JobStatus.RUNNING
+    job.cancel()
+    wait_for_status(job, JobStatus.CANCELED)
+
+
+def plain_changelog(rounds: list[list[str]]) -> list[list[tuple[str, str, int]]]:
+    """Plain Python: per round, the changelog of ``SELECT word, COUNT(*) ... GROUP BY word``
+    (each round one micro-batch: +I for a new word, -U old then +U new for a counted one)."""
+    counts: collections.Counter[str] = collections.Counter()
+    out = []
+    for lines in rounds:
+        before = dict(counts)
+        counts.update(line.split(",")[0] for line in lines)
+        changes: list[tuple[str, str, int]] = []
+        for word in sorted({line.split(",")[0] for line in lines}):
+            if word in before:
+                changes += [("-U", word, before[word]), ("+U", word, counts[word])]
+            else:
+                changes.append(("+I", word, counts[word]))
+        out.append(changes)
+    return out
+
+
+def test_to_changelog_stream_of_an_unbounded_group_aggregate(session, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    env, t_env = environments(session, src)
+    table = t_env.sql_query(f"SELECT word, COUNT(*) AS c FROM words_{tmp_path.name} "
+                            "GROUP BY word")
+    stream = t_env.to_changelog_stream(table).map(
+        lambda r: (str(r.get_row_kind()), r.word, r.c),
+        output_type=Types.TUPLE([Types.STRING(), Types.STRING(), Types.LONG()]))
+    records = stream.execute_and_collect("unbounded changelog to stream")
+    try:
+        for i, expected in enumerate(plain_changelog(ROUNDS)):
+            drop(src, f"part-{i}.csv", ROUNDS[i])
+            assert sorted(take(records, len(expected))) == sorted(expected)
+        assert records.client.get_job_status() is JobStatus.RUNNING
+    finally:
+        records.close()  # cancels the job: both its queries
+    wait_for_status(records.client, JobStatus.CANCELED)
+
+
+def test_to_data_stream_of_an_updating_unbounded_table_fails_at_once(session,
+                                                                     tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    env, t_env = environments(session, src)
+    running = {j.job_id for j in session.jobs()}
+    table = t_env.sql_query(f"SELECT word, COUNT(*) AS c FROM words_{tmp_path.name} "
+                            "GROUP BY word")
+    with pytest.raises(Exception, match=r"Table sink '\*anonymous_datastream_sink\$1\*' doesn't "
+                                        r"support consuming update changes which is produced by "
+                                        r"node GroupAggregate\(groupBy=\[word\]"):
+        t_env.to_data_stream(table)
+    assert {j.job_id for j in session.jobs()} == running  # nothing was started
+    # the session goes on: the same table's insert-only query converts and runs
+    drop(src, "part-0.csv", ROUNDS[0])
+    stream = t_env.to_data_stream(t_env.sql_query(f"SELECT word FROM words_{tmp_path.name}"))
+    records = stream.map(lambda r: r.word, output_type=Types.STRING()).execute_and_collect()
+    with records:
+        assert sorted(take(records, 3)) == sorted(line.split(",")[0] for line in ROUNDS[0])
+
+
+def test_a_bounded_table_keeps_its_collection_source(session, tmp_path: Path) -> None:
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    t_env = StreamTableEnvironment.create(env)
+    table = t_env.from_elements([("a", 1), ("b", 2)], ["word", "n"])
+    got = list(t_env.to_data_stream(table).execute_and_collect(limit=2))
+    assert sorted(got, key=lambda r: r.word) == [Row(word="a", n=1), Row(word="b", n=2)]
