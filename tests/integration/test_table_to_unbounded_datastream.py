@@ -19,9 +19,12 @@ from sessioncluster.client.table_environment import StreamTableEnvironment
 from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.common.types import Row
 from sessioncluster.graph.lifecycle import JobStatus
-from sessioncluster.pyflink.common import Types
+from sessioncluster.pyflink.common import Time, Types
+from sessioncluster.pyflink.datastream.functions import ProcessFunction, ProcessWindowFunction
+from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
 
 from .test_streaming import drop
+from .test_table_unbounded_datastream import EVENTS, closed_windows
 
 pytestmark = pytest.mark.integration
 
@@ -148,3 +151,68 @@ def test_a_bounded_table_keeps_its_collection_source(session, tmp_path: Path) ->
     table = t_env.from_elements([("a", 1), ("b", 2)], ["word", "n"])
     got = list(t_env.to_data_stream(table).execute_and_collect(limit=2))
     assert sorted(got, key=lambda r: r.word) == [Row(word="a", n=1), Row(word="b", n=2)]
+
+
+def event_lines(events: list[str]) -> list[str]:
+    """``"<seconds>,<word>"`` as CSV lines of a TIMESTAMP(3) and a word."""
+    return [f"1970-01-01 00:00:{int(s):02d},{w}" for s, w in (e.split(",") for e in events)]
+
+
+def events_table(t_env: StreamTableEnvironment, source: Path) -> str:
+    name = f"events_{source.parent.name}"
+    t_env.execute_sql(f"""CREATE TEMPORARY TABLE {name} (ts TIMESTAMP(3), word STRING,
+            WATERMARK FOR ts AS ts - INTERVAL '0' SECOND)
+        WITH ('connector' = 'filesystem', 'path' = '{source}', 'format' = 'csv',
+              'source.monitor-interval' = '1s')""")
+    return name
+
+
+class Stamp(ProcessFunction):
+    """Each record's word with its timestamp (the Table's rowtime, epoch ms)."""
+
+    def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Any:
+        yield value.word, ctx.timestamp()
+
+
+class StartAndCount(ProcessWindowFunction):
+    """A window's start (epoch ms), its key and its count."""
+
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        yield context.window().start, key, sum(1 for _ in elements)
+
+
+def test_the_rowtime_stamps_the_records(session, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    env, t_env = environments(session, src)
+    name = events_table(t_env, src)
+    stream = t_env.to_data_stream(t_env.sql_query(f"SELECT word, ts FROM {name}"))
+    records = stream.process(Stamp(), output_type=Types.TUPLE(
+        [Types.STRING(), Types.LONG()])).execute_and_collect("stamped")
+    with records:
+        drop(src, "part-0.csv", event_lines(EVENTS[0]))
+        expected = sorted((w, int(s) * 1000) for s, w in (e.split(",") for e in EVENTS[0]))
+        assert sorted(take(records, len(expected))) == expected
+
+
+def test_event_time_windows_after_the_table_fire_by_its_watermark(session,
+                                                                  tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    env, t_env = environments(session, src)
+    name = events_table(t_env, src)
+    windows = (t_env.to_data_stream(t_env.sql_query(f"SELECT word, ts FROM {name}"))
+               .map(lambda r: (r.word, 1), output_type=Types.TUPLE([Types.STRING(), Types.INT()]))
+               .key_by(lambda t: t[0])
+               .window(TumblingEventTimeWindows.of(Time.seconds(10)))
+               .process(StartAndCount(), output_type=Types.TUPLE(
+                   [Types.LONG(), Types.STRING(), Types.INT()])))
+    records = windows.execute_and_collect("windows after a table")
+    got: dict[tuple[int, str], int] = {}
+    with records:
+        for i in range(len(EVENTS)):
+            drop(src, f"part-{i}.csv", event_lines(EVENTS[i]))
+            expected = closed_windows(EVENTS[: i + 1], 10)
+            for start, word, n in take(records, len(expected) - len(got)):
+                got[(start // 1000, word)] = n
+            assert got == expected
