@@ -3,7 +3,8 @@
 DataStream's operators after it run as one streaming job of the session, read incrementally as
 files are dropped, compared round after round with plain Python, and cancelled as one job. An
 updating query fails for ``to_data_stream`` at once, with Flink's message, and the session goes
-on."""
+on. The Table's rowtime stamps the records and its watermark fires the event-time windows after
+it; a Table of an unbounded DataStream converts back into one (three parts, one job)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ from sessioncluster.pyflink.common import Time, Types
 from sessioncluster.pyflink.datastream.functions import ProcessFunction, ProcessWindowFunction
 from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
 
+from .test_streaming import ROUNDS as WORD_ROUNDS
 from .test_streaming import drop
 from .test_table_unbounded_datastream import EVENTS, closed_windows
+from .test_table_unbounded_datastream import lines as line_source
 
 pytestmark = pytest.mark.integration
 
@@ -216,3 +219,21 @@ def test_event_time_windows_after_the_table_fire_by_its_watermark(session,
             for start, word, n in take(records, len(expected) - len(got)):
                 got[(start // 1000, word)] = n
             assert got == expected
+
+
+def test_a_table_of_an_unbounded_datastream_back_into_a_datastream(session,
+                                                                   tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    env, t_env = environments(session, src)
+    words = (line_source(env, src).flat_map(lambda line: line.split(), output_type=Types.STRING())
+             .map(lambda w: Row(word=w), output_type=Types.ROW_NAMED(["word"], [Types.STRING()])))
+    table = t_env.from_data_stream(words)
+    loud = t_env.sql_query(f"SELECT UPPER(word) AS loud FROM {table} WHERE word <> 'be'")
+    records = t_env.to_data_stream(loud).map(lambda r: r.loud, output_type=Types.STRING()) \
+        .execute_and_collect("datastream, table, datastream")
+    with records:
+        for i, text in enumerate(WORD_ROUNDS):
+            drop(src, f"part-{i}", text)
+            expected = sorted(w.upper() for t in text for w in t.split() if w != "be")
+            assert sorted(take(records, len(expected))) == expected
