@@ -296,6 +296,11 @@ class _QueryPlanner:
             df = self.input_frame(v).mapInArrow(ChainFunction(self.program(v)), RECORD_SCHEMA)
         delay = watermark_delay(v)
         if delay is not None:
+            if any(_stamped_table(u) for u in _upstream(self.graph, v)):
+                raise StreamingPlanError(
+                    f"'{v.name}' assigns a watermark to the records of a Table that has one (its "
+                    "rowtime's WATERMARK FOR, which already drives the event-time operators "
+                    "after it): Spark keeps one watermark per query (no watermark over another)")
             df = self.with_watermark(v, df, delay)
         self.roots[v.vertex_id] = df
         return df

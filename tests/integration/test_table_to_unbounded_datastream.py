@@ -20,7 +20,8 @@ from sessioncluster.client.table_environment import StreamTableEnvironment
 from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.common.types import Row
 from sessioncluster.graph.lifecycle import JobStatus
-from sessioncluster.pyflink.common import Time, Types
+from sessioncluster.pyflink.common import Duration, Time, Types, WatermarkStrategy
+from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
 from sessioncluster.pyflink.datastream.functions import ProcessFunction, ProcessWindowFunction
 from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
 
@@ -237,3 +238,22 @@ def test_a_table_of_an_unbounded_datastream_back_into_a_datastream(session,
             drop(src, f"part-{i}", text)
             expected = sorted(w.upper() for t in text for w in t.split() if w != "be")
             assert sorted(take(records, len(expected))) == expected
+
+
+def test_a_watermark_over_the_tables_is_refused_naming_it(session, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    env, t_env = environments(session, src)
+    name = events_table(t_env, src)
+    strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(1))
+                .with_timestamp_assigner(RowtimeAgain()))
+    stream = (t_env.to_data_stream(t_env.sql_query(f"SELECT word, ts FROM {name}"))
+              .assign_timestamps_and_watermarks(strategy).map(lambda r: r.word))
+    with pytest.raises(Exception, match="assigns a watermark to the records of a Table that has "
+                                        "one"):
+        list(stream.execute_and_collect("watermark over a table's"))
+
+
+class RowtimeAgain(TimestampAssigner):
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        return record_timestamp
