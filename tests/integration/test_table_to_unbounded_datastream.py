@@ -1,10 +1,11 @@
 """An unbounded Table as a DataStream in STREAMING mode (PyFlink's ``to_data_stream`` and
 ``to_changelog_stream``): the Table's query over a monitored directory of CSV files and the
 DataStream's operators after it run as one streaming job of the session, read incrementally as
-files are dropped, compared round after round with plain Python, and cancelled as one job. An
-updating query fails for ``to_data_stream`` at once, with Flink's message, and the session goes
-on. The Table's rowtime stamps the records and its watermark fires the event-time windows after
-it; a Table of an unbounded DataStream converts back into one (three parts, one job)."""
+files are dropped (or written by a FileSink), compared round after round with plain Python, and
+cancelled as one job. An updating query fails for ``to_data_stream`` at once, with Flink's
+message, and the session goes on. The Table's rowtime stamps the records and its watermark
+fires the event-time windows after it; a Table of an unbounded DataStream converts back into
+one (three parts, one job)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.common.types import Row
 from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.pyflink.common import Duration, Time, Types, WatermarkStrategy
+from sessioncluster.pyflink.common.serialization import Encoder
 from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
+from sessioncluster.pyflink.datastream.connectors.file_system import FileSink
 from sessioncluster.pyflink.datastream.functions import ProcessFunction, ProcessWindowFunction
 from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
 
@@ -257,3 +260,37 @@ def test_a_watermark_over_the_tables_is_refused_naming_it(session, tmp_path: Pat
 class RowtimeAgain(TimestampAssigner):
     def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
         return record_timestamp
+
+
+def test_a_changelog_into_a_file_sink(session, tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    env, t_env = environments(session, src)
+    table = t_env.sql_query(f"SELECT word, COUNT(*) AS c FROM words_{tmp_path.name} "
+                            "GROUP BY word")
+    (t_env.to_changelog_stream(table)
+     .map(lambda r: f"{r.get_row_kind()},{r.word},{r.c}", output_type=Types.STRING())
+     .sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder()).build()))
+    job = env.execute_async("changelog to files")
+    try:
+        expected: list[str] = []
+        for i, changes in enumerate(plain_changelog(ROUNDS)):
+            drop(src, f"part-{i}.csv", ROUNDS[i])
+            expected = sorted(expected + [f"{kind},{word},{c}" for kind, word, c in changes])
+            wait_for(lambda e=expected: sorted(committed_lines(out)) == e,  # type: ignore[misc]
+                     lambda: (job.get_job_status(), sorted(committed_lines(out))))
+    finally:
+        job.cancel()
+    wait_for_status(job, JobStatus.CANCELED)
+
+
+def committed_lines(directory: Path) -> list[str]:
+    """The lines of the FileSink's committed part files (in their bucket directories)."""
+    return [line for p in sorted(directory.rglob("part-*")) for line in p.read_text().splitlines()]
+
+
+def wait_for(done: Any, state: Any) -> None:
+    deadline = time.monotonic() + RESULT_TIMEOUT
+    while not done():
+        assert time.monotonic() < deadline, state()
+        time.sleep(0.2)
