@@ -144,8 +144,13 @@ class StreamTableEnvironment(TableEnvironment):
 
     def to_data_stream(self, table: Any, *target: Any) -> Any:
         """An insert-only Table's rows as a DataStream of named Rows (PyFlink's
-        ``to_data_stream``): the Table runs as a job, its rows become a bounded collection
-        source of this environment. An updating Table fails as in Flink."""
+        ``to_data_stream``). A bounded Table runs as a job and its rows become a bounded
+        collection source of this environment; an unbounded one in STREAMING is the source of
+        the DataStream's job, its query and the DataStream's operators one streaming job
+        (:meth:`_from_unbounded_table`). An updating Table fails as in Flink."""
+        stream = self._from_unbounded_table(table, "data")
+        if stream is not None:
+            return stream
         rows, names = self._table_rows(table)
         conversion.insert_only(rows)
         return self._stream_environment().from_collection(
@@ -153,22 +158,54 @@ class StreamTableEnvironment(TableEnvironment):
 
     def to_changelog_stream(self, table: Any, *target: Any) -> Any:
         """A Table's changelog as a DataStream of Rows with their RowKind (``+I``, ``-U``,
-        ``+U``, ``-D``), as PyFlink's ``to_changelog_stream``."""
+        ``+U``, ``-D``), as PyFlink's ``to_changelog_stream``; an unbounded Table's as its
+        query produces it (:meth:`_from_unbounded_table`)."""
+        stream = self._from_unbounded_table(table, "changelog")
+        if stream is not None:
+            return stream
         rows, names = self._table_rows(table)
         return self._stream_environment().from_collection(
             conversion.as_records(rows, names, changelog=True))
 
+    def _from_unbounded_table(self, table: Any, kind: str) -> Any:
+        """In STREAMING, the DataStream whose source is the unbounded ``table``'s query (a
+        ``SOURCE_TABLE`` node carrying the query and this environment's configuration, planned
+        on the JobManager when the DataStream's job runs); its records are stamped with the
+        Table's rowtime. None for a bounded Table (or in BATCH). The JobManager plans the
+        query first (nothing runs): an updating query fails here for ``to_data_stream``."""
+        if self.runtime_mode() is not RuntimeExecutionMode.STREAMING:
+            return None
+        env = self._stream_environment()
+        configuration = self.get_config().to_dict()
+        self.get_config().set(conversion.TO_DATASTREAM, kind)
+        try:
+            probe = self.execute_sql(table.query_sql).collect()
+            bounded, _, rowtime = tuple(next(iter(probe)))
+        finally:
+            self.get_config().get_configuration().remove_config(conversion.TO_DATASTREAM)
+        if bounded:
+            return None
+        from .datastream import DataStream
+
+        node = env.stream_graph.add_node(OperatorKind.SOURCE_TABLE)
+        node.config.update({"unbounded": True, conversion.TABLE_QUERY: table.query_sql,
+                            conversion.TABLE_CONFIGURATION: configuration,
+                            conversion.TABLE_CONVERSION: kind,
+                            conversion.TABLE_ROWTIME: rowtime or ""})
+        if rowtime:
+            node.config["timestamped"] = True  # the Table's rowtime is the record's timestamp
+        return DataStream(env, node)
+
     def _table_rows(self, table: Any) -> tuple[list[Any], list[str]]:
         result = table.execute()
-        if result.is_unbounded():  # its rows never end: refused now, not read forever
+        if result.is_unbounded():  # BATCH of an unbounded source: its rows never end
             client = result.get_job_client()
             if client is not None:
                 client.cancel()
             raise NotImplementedError(
                 "to_data_stream() / to_changelog_stream() of a Table over an unbounded source "
-                "is not supported by sessioncluster yet: the Table's rows are read to their end "
-                "into the DataStream's collection, which needs bounded sources (a filesystem "
-                "table without 'source.monitor-interval', datagen with 'number-of-rows')")
+                "runs in STREAMING mode only: the Table's rows are read to their end into the "
+                "DataStream's collection in BATCH")
         rows = list(result.collect())
         return rows, result.get_table_schema().get_field_names()
 

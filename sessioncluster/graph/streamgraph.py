@@ -33,6 +33,9 @@ class OperatorKind(str, enum.Enum):
     SOURCE_SPARK = "source_spark"
     #: an unbounded or generated source of STREAMING mode (socket, rate, number sequence)
     SOURCE_STREAM = "source_stream"
+    #: the rows of an unbounded Table's query (``to_data_stream`` / ``to_changelog_stream`` in
+    #: STREAMING): its config carries the query, planned on the JobManager
+    SOURCE_TABLE = "source_table"
     MAP = "map"
     FLAT_MAP = "flat_map"
     FILTER = "filter"
@@ -46,7 +49,8 @@ class OperatorKind(str, enum.Enum):
     @property
     def is_source(self) -> bool:
         return self in (OperatorKind.SOURCE_COLLECTION, OperatorKind.SOURCE_TEXT_FILE,
-                        OperatorKind.SOURCE_SPARK, OperatorKind.SOURCE_STREAM)
+                        OperatorKind.SOURCE_SPARK, OperatorKind.SOURCE_STREAM,
+                        OperatorKind.SOURCE_TABLE)
 
     @property
     def is_sink(self) -> bool:
@@ -65,6 +69,7 @@ DEFAULT_NAMES = {
     OperatorKind.SOURCE_TEXT_FILE: "Source: Text File",
     OperatorKind.SOURCE_SPARK: "Source: Spark SQL",
     OperatorKind.SOURCE_STREAM: "Source: Stream",
+    OperatorKind.SOURCE_TABLE: "Source: Table",
     OperatorKind.MAP: "Map",
     OperatorKind.FLAT_MAP: "FlatMap",
     OperatorKind.FILTER: "Filter",

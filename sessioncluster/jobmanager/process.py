@@ -320,7 +320,7 @@ class JobManager:
         streaming = RuntimeExecutionMode.STREAMING
         if isinstance(submission, SubmitJob) and submission.job_graph.runtime_mode is streaming:
             return StreamingJob(job_id, submission.job_graph, self.spark, self.rm, self.loop,
-                                self.publish, done, self.blobs.get, self.dir)
+                                self.publish, done, self.blobs.get, self.dir, self.flink_sql)
         if isinstance(submission, SubmitJob):
             return JobMaster(job_id, submission.job_graph, self.spark.sparkContext, self.rm,
                              self.loop, self.publish, done, self.caches)

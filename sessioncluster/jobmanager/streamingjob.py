@@ -33,6 +33,7 @@ from ..protocol.messages import (
     VertexInfo,
 )
 from ..spark.filesink import sink_program
+from ..spark.flinksql.tablestream import TableSources
 from ..spark.streaming import (
     DEFAULT_TRIGGER_MS,
     RecordCounts,
@@ -58,7 +59,7 @@ class StreamingJob(StreamingRunner):
     def __init__(self, job_id: str, job_graph: JobGraph, spark: Any, rm: ResourceManager,
                  loop: asyncio.AbstractEventLoop, publish: Publish,
                  on_done: Callable[[JobRunner], None], blobs: Callable[[str], bytes | None],
-                 session_dir: Path) -> None:
+                 session_dir: Path, sql_planner: Any = None) -> None:
         config = dict(job_graph.configuration)
         super().__init__(job_id, job_graph.job_name, job_graph, spark.sparkContext, rm, loop,
                          publish, on_done, config,
@@ -85,14 +86,19 @@ class StreamingJob(StreamingRunner):
         #: the subtasks' reports, one Spark task per micro-batch, merged into the graph
         self.subtasks = StreamingSubtasks(self.graph, rm, lambda: self.cancel_requested)
         self.final_accumulators: dict[str, Accumulator[Any]] = {}
+        #: the session's Flink SQL planner: it plans the queries of the job's Table sources
+        self.sql_planner = sql_planner
+        self.table_sources: TableSources | None = None
 
     # -- the job's thread -----------------------------------------------------------------------
     def set_up(self) -> None:
         """Once per job: the queries' DataFrames (the savepoint restored by the runner)."""
         self.counter = self.sc.accumulator({}, RecordCounts())
+        if self.sql_planner is not None:
+            self.table_sources = TableSources(self.sql_planner, self.checkpoint_dir / "tables")
         self.stream_queries = build_queries(self.spark, self.job_id, self.job_graph, self._blobs,
                                             self.checkpoint_dir / "inputs", self.counter,
-                                            self.watermarks.control_dir)
+                                            self.watermarks.control_dir, self.table_sources)
         self.results.build(self.stream_queries)
         if self.bounded and self.watermarks:
             # a bounded job's sources are read whole by its first micro-batch: Flink's final
@@ -123,6 +129,11 @@ class StreamingJob(StreamingRunner):
                 interval = self.interval_ms or DEFAULT_TRIGGER_MS
                 writer = writer.trigger(processingTime=f"{interval} milliseconds")
             self.queries[query.key] = writer.start()
+        for feeder in self.table_sources.feeders if self.table_sources is not None else []:
+            # an updating Table's changelog, read by the queries above
+            self.queries[feeder.key] = feeder.start(
+                self.checkpoint_dir / feeder.key, self.interval_ms or DEFAULT_TRIGGER_MS,
+                f"{self.name} [{feeder.key}] {self.job_id[:8]}")
 
     def commit_outputs(self) -> None:
         self.results.commit_files()  # the FileSinks' files of the batches Spark committed

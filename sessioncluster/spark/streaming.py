@@ -115,6 +115,11 @@ class StreamQuery:
         return ", ".join(v.name for v in self.sinks)
 
 
+#: the records of a Table's query for a ``SOURCE_TABLE`` vertex (a streaming DataFrame of
+#: ``RECORD_SCHEMA``)
+TableSourceFrames = Callable[[JobVertex], Any]
+
+
 class StreamingPlanError(ValueError):
     """A program STREAMING mode cannot run, with the reason."""
 
@@ -159,18 +164,22 @@ def controlled_watermarks(graph: JobGraph) -> dict[str, tuple[int, int | None]]:
 
 def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[list[str]], dict[str, bytes]],
                   inputs_dir: Path, counter: Any = None,
-                  control_dir: Path | None = None) -> list[StreamQuery]:
+                  control_dir: Path | None = None,
+                  table_sources: TableSourceFrames | None = None) -> list[StreamQuery]:
     """The streaming queries of ``graph`` (``sink_groups``; nothing started yet); the vertices
     count their records into the Spark accumulator ``counter``; bounded sources of collections
     and sequences are files in ``inputs_dir``. The watermarks of ``controlled_watermarks`` also
-    read ``control_dir/<vertex id>`` (``write_control``)."""
+    read ``control_dir/<vertex id>`` (``write_control``). ``table_sources`` gives the records
+    of a Table's query (a ``SOURCE_TABLE`` vertex: ``to_data_stream``), planned by the caller's
+    Flink SQL planner, which this module does not know."""
     sinks = [v for v in graph.vertices if v.is_sink]
     if not sinks:
         raise StreamingPlanError("the job has no sink")
     for v in sinks:
         if v.operators[-1].kind not in SINK_KINDS:
             raise StreamingPlanError(f"the sink '{v.name}' is not supported in STREAMING mode")
-    planner = _QueryPlanner(spark, job_id, graph, blobs, inputs_dir, counter, control_dir)
+    planner = _QueryPlanner(spark, job_id, graph, blobs, inputs_dir, counter, control_dir,
+                            table_sources)
     return [planner.query(index, group) for index, group in sink_groups(graph)]
 
 
@@ -181,8 +190,9 @@ class _QueryPlanner:
 
     def __init__(self, spark: Any, job_id: str, graph: JobGraph,
                  blobs: Callable[[list[str]], dict[str, bytes]], inputs_dir: Path, counter: Any,
-                 control_dir: Path | None) -> None:
+                 control_dir: Path | None, table_sources: TableSourceFrames | None = None) -> None:
         self.spark, self.job_id, self.graph = spark, job_id, graph
+        self.table_sources = table_sources
         self.blobs, self.inputs_dir, self.counter = blobs, inputs_dir, counter
         self.control_dir = control_dir
         self.roots: dict[str, Any] = {}
@@ -207,7 +217,7 @@ class _QueryPlanner:
         keys = [op.function_key for op in v.operators if op.function_key]
         keys += [e.key_selector_key for e in v.outputs if e.key_selector_key]
         return VertexProgram(self.job_id, v, self.blobs(keys), edge_outs(v),
-                             timestamped_input(v, graph) if v.inputs else False,
+                             timestamped_input(v, graph) if v.inputs else _stamped_table(v),
                              timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind),
                              counter=self.counter, dependencies=list(graph.python_dependencies),
                              **kw)
@@ -277,7 +287,8 @@ class _QueryPlanner:
             raise StreamingPlanError("a temporary view is a BATCH sink: in STREAMING mode use "
                                      "print(), execute_and_collect() or a FileSink")
         if head.kind.is_source:
-            raw, fmt = source_frame(self.spark, v, self.blobs, self.inputs_dir)
+            raw, fmt = source_frame(self.spark, v, self.blobs, self.inputs_dir,
+                                    self.table_sources)
             df = raw.mapInArrow(ChainFunction(self.program(v, source_format=fmt)), RECORD_SCHEMA)
         elif is_keyed_head(v):
             df = self.keyed_frame(v)
@@ -285,6 +296,11 @@ class _QueryPlanner:
             df = self.input_frame(v).mapInArrow(ChainFunction(self.program(v)), RECORD_SCHEMA)
         delay = watermark_delay(v)
         if delay is not None:
+            if any(_stamped_table(u) for u in _upstream(self.graph, v)):
+                raise StreamingPlanError(
+                    f"'{v.name}' assigns a watermark to the records of a Table that has one (its "
+                    "rowtime's WATERMARK FOR, which already drives the event-time operators "
+                    "after it): Spark keeps one watermark per query (no watermark over another)")
             df = self.with_watermark(v, df, delay)
         self.roots[v.vertex_id] = df
         return df
@@ -309,7 +325,10 @@ class _QueryPlanner:
                 .transformWithStateInPandas(keyed_processor(prog), RECORD_SCHEMA, "Append", mode))
 
     def upstream_watermark(self, v: JobVertex) -> bool:
-        return any(watermark_delay(u) is not None for u in _upstream(self.graph, v) if u is not v)
+        """True when a watermark is upstream of ``v``: a DataStream's, or a Table's (the
+        Spark watermark of its query, on the rowtime that stamps its records)."""
+        return any(watermark_delay(u) is not None or _stamped_table(u)
+                   for u in _upstream(self.graph, v) if u is not v)
 
     def with_watermark(self, v: JobVertex, df: Any, delay: int) -> Any:
         """``df`` with Spark's watermark on its event time; for a controlled watermark, its
@@ -465,10 +484,15 @@ def _upstream(graph: JobGraph, *vertices: JobVertex) -> list[JobVertex]:
 
 
 def source_frame(spark: Any, v: JobVertex, blobs: Callable[[list[str]], dict[str, bytes]],
-                 inputs_dir: Path) -> tuple[Any, str]:
+                 inputs_dir: Path, table_sources: TableSourceFrames | None = None) -> tuple[Any, str]:
     """The streaming DataFrame a source vertex reads, and how its rows become records."""
     head = v.operators[0]
     config = head.config
+    if head.kind is OperatorKind.SOURCE_TABLE:
+        if table_sources is None:
+            raise StreamingPlanError(f"the source '{v.name}' is a Table's query: it needs the "
+                                     "session's Flink SQL planner")
+        return table_sources(v), "records"
     if head.kind is OperatorKind.SOURCE_COLLECTION:
         # the collection's blob goes through a one-row Parquet file: the JobManager never
         # unpickles it; the source's chain does, in a worker
@@ -507,6 +531,13 @@ def source_frame(spark: Any, v: JobVertex, blobs: Callable[[list[str]], dict[str
         raise StreamingPlanError(f"unknown streaming source {fmt!r}")
     raise StreamingPlanError(f"the source '{v.name}' ({head.kind.value}) is not supported in "
                              "STREAMING mode")
+
+
+def _stamped_table(v: JobVertex) -> bool:
+    """True for a Table's source whose records carry the Table's rowtime (and its query the
+    watermark on it)."""
+    head = v.operators[0]
+    return head.kind is OperatorKind.SOURCE_TABLE and bool(head.config.get("timestamped"))
 
 
 def _write_rows(directory: Path, columns: dict[str, list[Any]]) -> None:

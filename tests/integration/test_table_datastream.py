@@ -6,6 +6,7 @@ naming what is not supported. Results compared with plain Python."""
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
 import pytest
@@ -99,10 +100,11 @@ def test_an_unbounded_data_stream_fails_naming_it_in_batch_mode(session) -> None
         t_env.from_data_stream(env.socket_text_stream("localhost", 9))
 
 
-def test_to_data_stream_of_an_unbounded_table_fails_naming_it_and_stops_its_job(
+def test_to_data_stream_of_an_unbounded_table_is_a_source_started_by_its_job(
         session, tmp_path) -> None:
-    """A Table over a monitored directory never ends: its rows cannot become a collection, so
-    the conversion is refused at once (not read forever) and the query's job is cancelled."""
+    """A Table over a monitored directory never ends: its rows do not become a collection;
+    the conversion starts no job, and the DataStream's job runs its query (planned on the
+    JobManager; see test_table_to_unbounded_datastream.py), listed and cancelled as one."""
     env, t_env = environments(session, RuntimeExecutionMode.STREAMING)
     (tmp_path / "in").mkdir()
     name = f"watched_{tmp_path.name.replace('-', '_')}"
@@ -110,10 +112,14 @@ def test_to_data_stream_of_an_unbounded_table_fails_naming_it_and_stops_its_job(
                       f"'connector' = 'filesystem', 'path' = '{tmp_path / 'in'}', "
                       "'format' = 'csv', 'source.monitor-interval' = '1s')")
     jobs_before = {j.job_id for j in session.jobs()}
-    with pytest.raises(NotImplementedError, match="to_data_stream.*unbounded source"):
-        t_env.to_data_stream(t_env.from_path(name))
-    started = [j for j in session.jobs() if j.job_id not in jobs_before]
-    assert len(started) == 1
-    client = session.job(started[0].job_id)
+    stream = t_env.to_data_stream(t_env.from_path(name))
+    assert {j.job_id for j in session.jobs()} == jobs_before
+    client = stream.execute_and_collect_async("unbounded table")
+    assert client.get_job_id() in {j.job_id for j in session.jobs()}
+    deadline = time.monotonic() + 120
+    while client.get_job_status() is not JobStatus.RUNNING:
+        assert time.monotonic() < deadline, client.get_job_status()
+        time.sleep(0.2)
+    client.cancel()
     client.wait(60)
     assert client.get_job_status() is JobStatus.CANCELED

@@ -127,9 +127,13 @@ def _schema_projection(names: list[str], schema: Schema) -> list[str]:
 def insert_only(rows: Sequence[Row], node: str = "the query") -> None:
     """Fail as Flink's planner does when an updating Table is converted by ``to_data_stream``."""
     if any(r.get_row_kind() is not RowKind.INSERT for r in rows):
-        raise ValueError(f"Table sink '{DATASTREAM_SINK}' doesn't support consuming update "
-                         f"changes which is produced by {node}. Use to_changelog_stream() for "
-                         "an updating table.")
+        raise _updates_refused(node)
+
+
+def _updates_refused(producer: str) -> ValueError:
+    return ValueError(f"Table sink '{DATASTREAM_SINK}' doesn't support consuming update "
+                      f"changes which is produced by {producer}. Use to_changelog_stream() "
+                      "for an updating table.")
 
 
 def as_records(rows: Sequence[Row], names: list[str], changelog: bool) -> list[Row]:
@@ -250,3 +254,48 @@ def record_values(record: Any, width: int) -> tuple[Any, ...]:
     :func:`stream_rows`: an insert-only Row, tuple or list of that many fields, or an atomic
     value for one column)."""
     return _values(record, width, "its table's columns")
+
+
+# -- an unbounded Table as the source of the JobManager's DataStream query ---------------------
+
+#: the configuration key of a query planned as a DataStream's source (the JobManager answers
+#: whether it is bounded, updating, and its rowtime column, and refuses an updating query for
+#: ``to_data_stream``): ``data`` (``to_data_stream``) or ``changelog``
+TO_DATASTREAM = "sessioncluster.table.to-datastream"
+#: the keys of a ``SOURCE_TABLE`` operator's config: its query, the TableEnvironment's
+#: configuration, ``data`` or ``changelog``, and the rowtime column ("" for none)
+TABLE_QUERY, TABLE_CONFIGURATION, TABLE_CONVERSION, TABLE_ROWTIME = (
+    "query", "configuration", "conversion", "rowtime")
+
+#: RowKind by its short string (``+I``, ``-U``, ``+U``, ``-D``), as a changelog names it
+ROW_KINDS = {kind.short_string(): kind for kind in RowKind}
+
+
+def row_record(values: Sequence[Any], names: list[str], kind: str = "+I") -> Row:
+    """One row of an unbounded Table as its DataStream's record: a Row of the column names
+    with the RowKind of ``kind`` (``to_data_stream`` passes ``+I`` only)."""
+    record = Row(*values)
+    record.set_field_names(list(names))
+    record.set_row_kind(ROW_KINDS[kind])
+    return record
+
+
+def rowtime_millis(value: Any) -> int | None:
+    """The record timestamp (epoch ms) of a rowtime column's value, as Flink's
+    ``to_data_stream`` stamps each record with the Table's rowtime; None for no value."""
+    import datetime
+
+    if value is None:
+        return None
+    if isinstance(value, datetime.datetime):
+        # a naive value is UTC's: the planner's session runs in UTC
+        epoch = datetime.datetime(1970, 1, 1, tzinfo=value.tzinfo and datetime.timezone.utc)
+        return (value - epoch) // datetime.timedelta(milliseconds=1)
+    return int(value)
+
+
+def insert_only_table(updating_node: str | None) -> None:
+    """Fail as Flink's planner does when ``to_data_stream`` is given an updating Table (its
+    node, e.g. ``GroupAggregate(...)``, named when known)."""
+    if updating_node is not None:
+        raise _updates_refused(f"node {updating_node}")

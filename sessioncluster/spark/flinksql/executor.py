@@ -19,10 +19,11 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, explain, explain_spark, streaming
+from . import connectors, explain, explain_spark, streaming, tablestream
 from .catalog import HIDDEN_PREFIX, Catalog
 from .dialect import TableArgument, plan_text
 from .functions import FunctionCatalog
@@ -93,6 +94,8 @@ class FlinkSqlPlanner:
         Python function of a ``CREATE FUNCTION`` sent by ``create_temporary_system_function``,
         or the DataStream (a pickled ``SubmitJob``) of a ``datastream`` table's CREATE TABLE
         sent by ``from_data_stream``."""
+        if (configuration or {}).get(TO_DATASTREAM):  # a Table into a DataStream: planned only
+            return tablestream.probe(self, text, configuration or {})
         outcome = self._plan_text(text, runtime_mode, configuration, function)
         name = (configuration or {}).get("pipeline.name") or self.options.get("pipeline.name")
         if outcome.job is not None and name:

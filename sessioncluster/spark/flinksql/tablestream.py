@@ -1,0 +1,194 @@
+"""An unbounded Table as the source of a DataStream (``StreamTableEnvironment.to_data_stream``
+and ``to_changelog_stream`` in STREAMING): the mirror of the ``datastream`` connector
+(:mod:`.connectors.datastream`). The DataStream's JobGraph has a ``SOURCE_TABLE`` vertex whose
+config carries the Table's query and the TableEnvironment's configuration; the JobManager's
+runner hands the DataStream planner (``spark/streaming.py``) a :class:`TableSources`, which
+plans the query with the session's Flink SQL planner (its catalog, temporary views and Python
+functions) into a streaming DataFrame and turns its rows into the DataStream's records
+(``RECORD_SCHEMA``: a pickled ``Row`` with the column names and its RowKind, the rowtime as the
+record's timestamp) with one ``mapInArrow``. The query and the DataStream's operators are then
+one Structured Streaming query, pipelined as Flink runs them in one job.
+
+An updating query (a non-windowed GROUP BY) runs in Spark's ``update`` output mode, after which
+Spark chains no stateful operator (its UnsupportedOperationChecker), and Flink's ``-U`` needs the
+row emitted before (:class:`~.streaming.ChangelogState`). Its changelog is therefore a query of
+its own (a :class:`Feeder`, started by the job beside the DataStream's query, stopped with it):
+``foreachBatch`` writes each micro-batch's changes as records into a directory the DataStream's
+query reads as a file stream.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from ...api.table.conversion import (
+    TABLE_CONFIGURATION,
+    TABLE_CONVERSION,
+    TABLE_QUERY,
+    TABLE_ROWTIME,
+    TO_DATASTREAM,
+    insert_only_table,
+    row_record,
+    rowtime_millis,
+)
+from ...graph.jobgraph import JobVertex
+from ...streaming.runtime import RECORD_SCHEMA
+from ..streaming import ROCKSDB_PROVIDER
+from .model import FlinkSqlError
+from .outcome import StatementOutcome
+from .statements import Query, parse_statements
+from .streaming import (
+    StreamingInsert,
+    StreamingStatementJob,
+    batch_changelog,
+    is_updating,
+    plain_value,
+    updating_node,
+)
+
+#: Spark's metadata key of an event-time column (``withWatermark``): the Table's rowtime
+WATERMARK_DELAY = "spark.watermarkDelayMs"
+
+
+def probe(planner: Any, text: str, configuration: dict[str, str]) -> StatementOutcome:
+    """What the client needs to convert the query into a DataStream (nothing runs): one row
+    ``(bounded, updating, rowtime)``. An unbounded updating query fails for ``to_data_stream``
+    with Flink's message."""
+    job = planned(planner, text, configuration)
+    updating = is_updating(job)
+    if updating and not job.bounded and configuration.get(TO_DATASTREAM) == "data":
+        refuse_updates(text)
+    return StatementOutcome("SUCCESS_WITH_CONTENT", ["bounded", "updating", "rowtime"],
+                            ["BOOLEAN", "BOOLEAN", "STRING"],
+                            [(job.bounded, updating, rowtime_column(job.inserts[0]) or "")])
+
+
+def planned(planner: Any, text: str, configuration: dict[str, str]) -> StreamingStatementJob:
+    """The query planned in STREAMING by the session's Flink SQL planner (a job not run)."""
+    own = {k: v for k, v in configuration.items() if k != TO_DATASTREAM}
+    job = planner.plan(text, "STREAMING", own).job
+    if not isinstance(job, StreamingStatementJob) or not job.collects:
+        raise FlinkSqlError("to_data_stream() / to_changelog_stream() take a query's Table")
+    return job
+
+
+def refuse_updates(text: str) -> None:
+    """Flink's error for an updating query converted by ``to_data_stream``."""
+    statement = parse_statements(text)[0]
+    node = updating_node(statement.ast) if isinstance(statement, Query) else None
+    try:
+        insert_only_table(node or "GroupAggregate")
+    except ValueError as exc:
+        raise FlinkSqlError(str(exc)) from None
+
+
+def rowtime_column(insert: StreamingInsert) -> str | None:
+    """The query's rowtime column: the one its watermark is on (Spark's event time)."""
+    return next((f.name for f in insert.result_fields if WATERMARK_DELAY in f.metadata), None)
+
+
+class TableSources:
+    """The ``SOURCE_TABLE`` vertices' frames of one DataStream job (given to ``build_queries``),
+    and the :class:`Feeder` of each updating one, for the job to start with its queries."""
+
+    def __init__(self, planner: Any, directory: Path) -> None:
+        self.planner, self.directory = planner, directory
+        self.feeders: list[Feeder] = []
+
+    def __call__(self, vertex: JobVertex) -> Any:
+        config = vertex.operators[0].config
+        text = str(config[TABLE_QUERY])
+        job = planned(self.planner, text, dict(config[TABLE_CONFIGURATION]))
+        insert = job.inserts[0]
+        session = insert.frame.sparkSession
+        # the DataStream's keyed operators keep their state as DataStream jobs do (their
+        # transformWithStateInPandas needs RocksDB)
+        session.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+        names = [f.name for f in insert.result_fields]
+        rowtime = str(config.get(TABLE_ROWTIME) or "") or None
+        if insert.output_mode == "update":
+            if config.get(TABLE_CONVERSION) != "changelog":
+                refuse_updates(text)
+            feeder = Feeder(f"table-{vertex.vertex_id}", insert, names, rowtime,
+                            self.directory / vertex.vertex_id)
+            self.feeders.append(feeder)
+            return session.readStream.schema(RECORD_SCHEMA).parquet(str(feeder.records_dir))
+        return insert.frame.mapInArrow(TableRecords(names, rowtime, insert.row_kinds),
+                                       RECORD_SCHEMA)
+
+
+def record_columns(changes: Iterable[tuple[str, Sequence[Any]]], names: list[str],
+                   rowtime: str | None) -> dict[str, list[Any]]:
+    """A Table's changes ``(row kind, values)`` as the columns of ``RECORD_SCHEMA``: each a
+    pickled ``Row`` of the column names with its RowKind, stamped with its rowtime (epoch ms)."""
+    index = names.index(rowtime) if rowtime in names else None
+    columns: dict[str, list[Any]] = {"out": [], "k": [], "ts": [], "v": []}
+    for kind, values in changes:
+        columns["out"].append(0)
+        columns["k"].append(None)
+        columns["ts"].append(None if index is None else rowtime_millis(values[index]))
+        columns["v"].append(pickle.dumps(row_record(values, names, kind), protocol=5))
+    return columns
+
+
+def record_batch(columns: dict[str, list[Any]]) -> Any:
+    """The columns of :func:`record_columns` as an Arrow RecordBatch of ``RECORD_SCHEMA``."""
+    import pyarrow as pa
+
+    types = {"out": pa.int32(), "k": pa.binary(), "ts": pa.int64(), "v": pa.binary()}
+    return pa.RecordBatch.from_arrays([pa.array(columns[n], type=t) for n, t in types.items()],
+                                      names=list(types))
+
+
+class TableRecords:
+    """``mapInArrow`` of an insert-only (or RowKind-carrying) query's rows into records."""
+
+    def __init__(self, names: list[str], rowtime: str | None, row_kinds: bool) -> None:
+        self.names, self.rowtime, self.row_kinds = names, rowtime, row_kinds
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        width = len(self.names)
+        for batch in batches:
+            columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+            rows = list(zip(*columns)) if columns else []
+            changes = ((str(r[width]) if self.row_kinds else "+I", r[:width]) for r in rows)
+            yield record_batch(record_columns(changes, self.names, self.rowtime))
+
+
+class Feeder:
+    """The query of an updating Table's changelog: each micro-batch's changes (``+I``, ``-U``,
+    ``+U``, ``-D``, from the rows Spark's ``update`` mode gives and the rows emitted before)
+    written as one Parquet file of records into ``records_dir``, which the DataStream's query
+    reads. A micro-batch run again after a failure writes the same file, once."""
+
+    def __init__(self, key: str, insert: StreamingInsert, names: list[str],
+                 rowtime: str | None, directory: Path) -> None:
+        self.key, self.insert, self.names, self.rowtime = key, insert, names, rowtime
+        self.records_dir = directory / "records"
+        self.state_dir = directory / "changelog"
+        self.records_dir.mkdir(parents=True, exist_ok=True)
+
+    def start(self, checkpoint: Path, trigger_ms: int, name: str) -> Any:
+        """The feeding query, started (its checkpoint under ``checkpoint``)."""
+        return (self.insert.frame.writeStream.outputMode("update").foreachBatch(self.write)
+                .option("checkpointLocation", str(checkpoint)).queryName(name)
+                .trigger(processingTime=f"{trigger_ms} milliseconds").start())
+
+    def write(self, df: Any, batch_id: int) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        target = self.records_dir / f"batch-{batch_id:012d}.parquet"
+        changes = batch_changelog(self.insert, df, batch_id, self.state_dir)
+        if not changes or target.exists():
+            return
+        changes = [(kind, tuple(plain_value(v) for v in row)) for kind, row in changes]
+        batch = record_batch(record_columns(changes, self.names, self.rowtime))
+        # written aside, then renamed: Spark's file source sees it whole or not at all
+        staging = self.records_dir.parent / f".{target.name}-{uuid.uuid4().hex[:8]}"
+        pq.write_table(pa.Table.from_batches([batch]), str(staging))
+        os.replace(staging, target)

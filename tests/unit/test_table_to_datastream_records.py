@@ -1,0 +1,91 @@
+"""The pure parts of an unbounded Table as a DataStream's source (``to_data_stream`` /
+``to_changelog_stream`` in STREAMING), without Spark: a Table's rows and changes as the
+records between vertices (``RECORD_SCHEMA``: a pickled named Row with its RowKind, the rowtime
+as the record's timestamp), Flink's error for an updating Table, and a Table's source refused by
+a planner that has no Flink SQL planner to plan it."""
+
+from __future__ import annotations
+
+import datetime
+import pickle
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from sessioncluster.api.table.conversion import (
+    insert_only_table,
+    row_record,
+    rowtime_millis,
+)
+from sessioncluster.common.types import Row, RowKind
+from sessioncluster.graph.jobgraph import JobVertex, OperatorSpec
+from sessioncluster.graph.streamgraph import OperatorKind
+from sessioncluster.spark.flinksql.tablestream import TableRecords, record_batch, record_columns
+from sessioncluster.spark.streaming import StreamingPlanError, source_frame
+
+
+def test_a_row_record_has_the_column_names_and_its_kind() -> None:
+    record = row_record(("a", 2), ["word", "c"], "-U")
+    assert record.word == "a" and record.c == 2
+    assert record.get_row_kind() is RowKind.UPDATE_BEFORE
+    expected = Row(word="a", c=2)
+    assert record != expected  # a Row's kind is part of it, as in PyFlink
+    expected.set_row_kind(RowKind.UPDATE_BEFORE)
+    assert record == expected
+
+
+def test_rowtime_as_epoch_milliseconds() -> None:
+    assert rowtime_millis(None) is None
+    assert rowtime_millis(datetime.datetime(1970, 1, 1, 0, 0, 12, 345678)) == 12345
+    utc = datetime.datetime(2026, 1, 1, 0, 0, 1, 500999, tzinfo=datetime.timezone.utc)
+    assert rowtime_millis(utc) == 1767225601500
+    later = datetime.timezone(datetime.timedelta(hours=2))
+    assert rowtime_millis(datetime.datetime(1970, 1, 1, 2, 0, 1, tzinfo=later)) == 1000
+
+
+def test_changes_as_record_columns_stamped_with_the_rowtime() -> None:
+    ts = datetime.datetime(1970, 1, 1, 0, 0, 3)
+    columns = record_columns([("+I", ("a", ts)), ("-D", ("b", None))], ["word", "ts"], "ts")
+    assert columns["out"] == [0, 0] and columns["k"] == [None, None]
+    assert columns["ts"] == [3000, None]
+    records = [pickle.loads(v) for v in columns["v"]]
+    assert [(r.word, r.get_row_kind()) for r in records] == [("a", RowKind.INSERT),
+                                                            ("b", RowKind.DELETE)]
+    assert record_columns([("+I", ("a",))], ["word"], None)["ts"] == [None]
+
+
+def test_record_batch_has_the_record_schema() -> None:
+    batch = record_batch(record_columns([("+I", ("a", 1))], ["word", "n"], None))
+    assert batch.schema.names == ["out", "k", "ts", "v"]
+    assert [str(t) for t in batch.schema.types] == ["int32", "binary", "int64", "binary"]
+
+
+def test_table_records_of_arrow_batches_insert_only_or_with_their_kinds() -> None:
+    rows = pa.RecordBatch.from_pydict({"word": ["a", "b"], "n": [1, 2]})
+    out = list(TableRecords(["word", "n"], None, False)(iter([rows])))
+    records = [pickle.loads(v) for v in out[0].column("v").to_pylist()]
+    assert [(r.word, r.n, str(r.get_row_kind())) for r in records] == [("a", 1, "+I"),
+                                                                      ("b", 2, "+I")]
+    kinds = pa.RecordBatch.from_pydict({"word": ["a", "a"], "n": [1, 2], "__kind": ["-U", "+U"]})
+    out = list(TableRecords(["word", "n"], None, True)(iter([kinds])))
+    records = [pickle.loads(v) for v in out[0].column("v").to_pylist()]
+    assert [(tuple(r), str(r.get_row_kind())) for r in records] == [(("a", 1), "-U"),
+                                                                   (("a", 2), "+U")]
+
+
+def test_an_updating_table_is_refused_with_flinks_message() -> None:
+    insert_only_table(None)  # insert-only: nothing to refuse
+    with pytest.raises(ValueError, match=r"Table sink '\*anonymous_datastream_sink\$1\*' doesn't "
+                                         r"support consuming update changes which is produced "
+                                         r"by node GroupAggregate\(groupBy=\[w\]"):
+        insert_only_table("GroupAggregate(groupBy=[w], select=[w, COUNT(*) AS c])")
+
+
+def test_a_table_source_needs_the_sql_planner(tmp_path: Path) -> None:
+    vertex = JobVertex("v0", "Source: Table", [OperatorSpec(0, OperatorKind.SOURCE_TABLE,
+                                                                "Source: Table")], 1)
+    with pytest.raises(StreamingPlanError, match="Table's query"):
+        source_frame(None, vertex, lambda keys: {}, tmp_path)
+    assert source_frame(None, vertex, lambda keys: {}, tmp_path,
+                        lambda v: f"frame of {v.name}") == ("frame of Source: Table", "records")
