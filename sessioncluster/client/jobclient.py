@@ -15,6 +15,7 @@ import cloudpickle
 from ..api.accumulators import Accumulator
 from ..graph.lifecycle import JobStatus
 from ..protocol.messages import (
+    PRINT_SINK,
     Ack,
     AwaitJobResult,
     CancelJob,
@@ -169,6 +170,10 @@ class JobClient:
     def stream(self, sink_id: str | None = None) -> "CloseableIterator":
         """The records of the job's collect sink as they are produced (STREAMING)."""
         return CloseableIterator(self, sink_id)
+
+    def printed(self) -> "CloseableIterator":
+        """The lines a streaming SQL INSERT's ``print`` sinks print, as they are printed."""
+        return CloseableIterator(self, PRINT_SINK, lines=True)
 
     def collect(self, timeout: float | None = None) -> list[Any]:
         """The records of the job's collect sink."""

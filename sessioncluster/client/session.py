@@ -88,6 +88,9 @@ class SqlStatementResult:
     live: str = ""
     #: the streaming query reads an unbounded source (its job runs until cancelled)
     unbounded: bool = False
+    #: a streaming INSERT into a ``print`` sink: its lines come from its job as it runs
+    #: (``JobClient.stream("print", lines=True)``)
+    prints: bool = False
 
 
 class Session:
@@ -262,9 +265,14 @@ class Session:
                 JobResultReply(reply.job_id, True, reply.status, error_text=reply.error_text))
         table = pa.ipc.open_stream(reply.arrow).read_all()
         kinds = [RowKind(b) for b in reply.row_kinds] if reply.row_kinds else None
+        # a print sink's lines, printed here as an attached DataStream job's print() lines are
+        for line in reply.printed:
+            print(line)
+        for line in reply.printed_err:
+            print(line, file=sys.stderr)
         return SqlStatementResult(reply.job_id, reply.result_kind, list(table.column_names),
                                   list(reply.column_types), table, kinds, reply.live_result,
-                                  reply.unbounded)
+                                  reply.unbounded, reply.prints)
 
     def _execute_sql(self, msg: ExecuteSql, timeout: float) -> SqlResult:
         # The reply comes when the statement ends: wait on a socket of its own, so that this

@@ -75,7 +75,10 @@ class SqlJob(SparkJobRunner):
         status = self.status
         types = self.statement.column_types if self.statement is not None else []
         if status is JobStatus.FINISHED and arrow is not None:
-            return SqlResult(self.job_id, arrow, self._rows, status, column_types=types)
+            printed = self.statement.printed if self.statement is not None else None
+            return SqlResult(self.job_id, arrow, self._rows, status, column_types=types,
+                             printed=printed.out if printed else [],
+                             printed_err=printed.err if printed else [])
         text = self.error_text or ("the job was cancelled" if status is JobStatus.CANCELED
                                    else f"the job is {status}")
         return SqlResult(self.job_id, b"", 0, status, text, column_types=types)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import pickle
-import sys
 import threading
 from collections import deque
 from pathlib import Path
@@ -37,7 +36,15 @@ from ..common.sqlscript import MAX_TABLE_RESULT_ROWS, RESULT_MODE
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
-from ..protocol.messages import JobDetails, Message, SqlResult, StreamResults, VertexInfo
+from ..protocol.messages import (
+    PRINT_SINK,
+    JobDetails,
+    Message,
+    SqlResult,
+    StreamResults,
+    VertexInfo,
+)
+from ..spark.flinksql.connectors.printing import PrintedLines
 from ..spark.flinksql.outcome import rows_as_arrow_ipc
 from ..spark.flinksql.streaming import (
     ChangelogState,
@@ -152,6 +159,8 @@ class StreamingSqlJob(StreamingRunner):
             self.table = MaterializedResult(result_rows(statement) or 1)
         if statement.collects:
             self.results.build_sinks(["sink-0"], result_rows(statement))
+        elif any(insert.table.connector == "print" for insert in statement.inserts):
+            self.results.build_sinks([PRINT_SINK])
         #: a SELECT's newest changes (pickled ``(kind, values)``), for :meth:`latest_changes`
         self.latest: deque[bytes] = deque(maxlen=LATEST_CHANGES)
         self._result_columns: list[str] | None = None
@@ -169,7 +178,8 @@ class StreamingSqlJob(StreamingRunner):
         columns = [insert.sink_name for insert in self.statement.inserts]
         arrow = rows_as_arrow_ipc(columns, [tuple(-1 for _ in columns)])
         return SqlResult(self.job_id, arrow, 1, JobStatus.RUNNING,
-                         column_types=["BIGINT"] * len(columns))
+                         column_types=["BIGINT"] * len(columns),
+                         prints=PRINT_SINK in self.results.buffers)
 
     # -- the job's thread -----------------------------------------------------------------
     def run_on_spark(self) -> None:
@@ -193,8 +203,11 @@ class StreamingSqlJob(StreamingRunner):
             self._collect((f"insert-{i}", batch_id), collected(changes))
             self.records[i] += len(changes)
             return
-        self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i),
-                                       self._printer(insert))
+        printed = PrintedLines()
+        self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i), printed)
+        lines = self.results.buffers.get(PRINT_SINK)
+        if lines is not None and (printed.out or printed.err):  # for a client that waits
+            lines.add((f"insert-{i}", batch_id), [x.encode() for x in printed.out + printed.err])
 
     def _collect(self, batch_key: tuple[str, int], values: list[bytes]) -> None:
         """A SELECT's changes into its materialised table or its result buffer."""
@@ -205,7 +218,7 @@ class StreamingSqlJob(StreamingRunner):
     def fetch_results(self, sink_id: str | None, after: int, limit: int,
                       peek: bool = False) -> StreamResults:
         """A SELECT's rows from sequence number ``after`` on (pickled ``(kind, values)``)."""
-        if not self.statement.collects:
+        if not self.statement.collects and sink_id != PRINT_SINK:
             raise LookupError(f"job {self.job_id} is an INSERT: its rows go to its sinks")
         if self.table is not None:
             return self.table.fetch(self.job_id, after, limit, self.status, self.error_text)
@@ -228,12 +241,6 @@ class StreamingSqlJob(StreamingRunner):
 
     def _state_dir(self, i: int) -> Path:
         return self.checkpoint_dir / f"insert-{i}" / "changelog"
-
-    @staticmethod
-    def _printer(insert: StreamingInsert) -> Callable[[str], None]:
-        err = insert.table.options.get("standard-error", "false").lower() == "true"
-        out = sys.stderr if err else sys.stdout
-        return lambda line: print(line, file=out, flush=True)
 
     def set_up(self) -> None:
         """The statement's queries as the savepoint format names them (one per INSERT)."""

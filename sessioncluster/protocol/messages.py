@@ -549,6 +549,10 @@ class ExecuteSql(Message):
     function: bytes = b""
 
 
+#: the result sink of a streaming SQL INSERT's ``print`` lines (``SqlResult.prints``)
+PRINT_SINK = "print"
+
+
 @dataclass(slots=True)
 class SqlResult(Message):
     """The end of an SQL job: its rows as an Arrow IPC stream if it FINISHED, else the reason."""
@@ -575,6 +579,13 @@ class SqlResult(Message):
     live_result: str = ""
     #: a streaming query that reads an unbounded source: its job runs until it is cancelled
     unbounded: bool = False
+    #: the lines the statement's ``print`` sinks printed to standard out and to standard error
+    #: (BATCH), for the client to print as an attached DataStream job's ``print()`` lines
+    printed: list[str] = field(default_factory=list)
+    printed_err: list[str] = field(default_factory=list)
+    #: a streaming INSERT into a ``print`` sink: its lines come as it runs, from its result
+    #: sink ``print`` (:class:`FetchStreamResults`)
+    prints: bool = False
 
 
 @dataclass(slots=True)

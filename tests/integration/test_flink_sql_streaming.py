@@ -408,3 +408,49 @@ def test_session_windows_of_sql_legacy_sql_and_the_table_api_over_a_view(
         assert got == expected, name  # each session once, the open one ([40, 45) of b) not
     session.job(job_id).cancel()
     wait_for(lambda: status(session, job_id) is JobStatus.CANCELED, 60)
+
+
+def test_a_print_sinks_lines_reach_the_client_that_waits(session, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """PyFlink's word_count example writes into a print table and calls ``.wait()``: the
+    lines are printed at the client (as an attached DataStream job's ``print()`` lines), in
+    BATCH when the statement ends and in STREAMING as each micro-batch commits."""
+    import threading
+
+    from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    batch = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+    batch.execute_sql("""CREATE TABLE printed_batch (word STRING, n BIGINT)
+        WITH ('connector' = 'print', 'print-identifier' = 'b')""")
+    words = batch.from_elements([("a",), ("b",), ("a",)], ["word"])
+    words.group_by(words.word).select(words.word, words.word.count).execute_insert(
+        "printed_batch").wait()
+    assert sorted(capsys.readouterr().out.splitlines()) == ["b> +I[a, 2]", "b> +I[b, 1]"]
+
+    source = tmp_path / "words"
+    source.mkdir()
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
+    t_env.execute_sql(f"""CREATE TABLE printed_source (word STRING) WITH ('connector' =
+        'filesystem', 'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    t_env.execute_sql("CREATE TABLE printed_live (word STRING, n BIGINT) WITH ('connector' = "
+                      "'print')")
+    result = t_env.execute_sql("INSERT INTO printed_live SELECT word, COUNT(*) FROM "
+                               "printed_source GROUP BY word")
+    waiter = threading.Thread(target=result.wait, daemon=True)
+    waiter.start()
+    seen: list[str] = []
+    for k, (words_in, lines) in enumerate([(["x", "x"], ["+I[x, 2]"]),
+                                           (["x", "y"], ["-U[x, 2]", "+U[x, 3]", "+I[y, 1]"])]):
+        tmp = source / f".f{k}.csv"
+        tmp.write_text("".join(f"{w}\n" for w in words_in))
+        tmp.rename(source / f"f{k}.csv")
+        deadline = time.monotonic() + 120
+        while len(seen) < len(lines) and time.monotonic() < deadline:
+            seen += capsys.readouterr().out.splitlines()
+            time.sleep(0.25)
+        assert sorted(seen) == sorted(lines)
+        seen.clear()
+    result.get_job_client().cancel()
+    waiter.join(60)
+    assert not waiter.is_alive()  # wait() ended with the job

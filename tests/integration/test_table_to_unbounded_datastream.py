@@ -294,3 +294,35 @@ def wait_for(done: Any, state: Any) -> None:
     while not done():
         assert time.monotonic() < deadline, state()
         time.sleep(0.2)
+
+
+def test_pyflinks_mixing_example_with_a_python_udf(session, capsys: pytest.CaptureFixture[str]
+                                                   ) -> None:
+    """PyFlink's examples/table/mixing_use_of_datastream_and_table.py: a Table calling a Python
+    UDF into a DataStream and back into a print table, ``.wait()``ed. The UDF's registration
+    travels beside the probe of the Table's query (it once took the probe's place)."""
+    from sessioncluster.pyflink.table import DataTypes, Schema, TableDescriptor
+    from sessioncluster.pyflink.table.expressions import col
+    from sessioncluster.pyflink.table.udf import udf
+
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    t_env = StreamTableEnvironment.create(stream_execution_environment=env)
+    t_env.create_temporary_table("mixing_source", TableDescriptor.for_connector("datagen")
+                                 .schema(Schema.new_builder().column("id", DataTypes.BIGINT())
+                                         .column("data", DataTypes.STRING()).build())
+                                 .option("number-of-rows", "10").build())
+    t_env.create_temporary_table("mixing_sink", TableDescriptor.for_connector("print")
+                                 .schema(Schema.new_builder().column("a", DataTypes.BIGINT())
+                                         .build()).build())
+
+    @udf(result_type=DataTypes.BIGINT())
+    def length(data: str) -> int:
+        return len(data)
+
+    table = t_env.from_path("mixing_source").select(col("id"), length(col("data")))
+    ds = t_env.to_data_stream(table).map(lambda i: i[0] + i[1], output_type=Types.LONG())
+    back = t_env.from_data_stream(ds, Schema.new_builder().column("f0", DataTypes.BIGINT()).build())
+    back.execute_insert("mixing_sink").wait()
+    printed = [line for line in capsys.readouterr().out.splitlines() if "+I[" in line]
+    assert len(printed) == 10  # datagen's ten rows, each its id plus 100 (its string's length)

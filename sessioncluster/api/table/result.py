@@ -163,10 +163,23 @@ class TableResult:
         return self._job_client_of(job_id)
 
     def wait(self, timeout_ms: int | None = None) -> None:
-        """Wait until the statement's job, if any, has finished."""
+        """Wait until the statement's job, if any, has finished. A streaming INSERT's
+        ``print`` sinks' lines are printed here as they come (an interrupt cancels the job), as
+        an attached DataStream job's ``print()`` lines are."""
         client = self.get_job_client()
-        if client is not None:
-            client.wait(None if timeout_ms is None else timeout_ms / 1000)
+        if client is None:
+            return
+        if getattr(self.result, "prints", False) and timeout_ms is None:
+            lines = client.printed()
+            try:
+                for line in lines:
+                    print(line, flush=True)
+            except KeyboardInterrupt:
+                client.cancel()
+                raise
+            except RuntimeError:
+                pass  # the job failed: its result below says why
+        client.wait(None if timeout_ms is None else timeout_ms / 1000)
 
     def get_table_schema(self) -> TableSchema:
         return TableSchema(self.result.columns, self.result.column_types)

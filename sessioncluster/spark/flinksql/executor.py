@@ -94,7 +94,9 @@ class FlinkSqlPlanner:
         Python function of a ``CREATE FUNCTION`` sent by ``create_temporary_system_function``,
         or the DataStream (a pickled ``SubmitJob``) of a ``datastream`` table's CREATE TABLE
         sent by ``from_data_stream``."""
-        if (configuration or {}).get(TO_DATASTREAM):  # a Table into a DataStream: planned only
+        # a Table into a DataStream: planned only (a function sent is the Table's UDF's
+        # registration, on its way to the same probe)
+        if (configuration or {}).get(TO_DATASTREAM) and not function:
             return tablestream.probe(self, text, configuration or {})
         outcome = self._plan_text(text, runtime_mode, configuration, function)
         name = (configuration or {}).get("pipeline.name") or self.options.get("pipeline.name")
@@ -330,13 +332,13 @@ class FlinkSqlPlanner:
 
         def run() -> Any:
             for table, frame, overwrite in writes:
-                connectors.write_table(frame, table, overwrite=overwrite)
+                connectors.write_table(frame, table, overwrite=overwrite, printed=job.printed)
             return self.spark.createDataFrame([tuple(-1 for _ in columns)],
                                               ", ".join(f"`{c}` BIGINT" for c in columns))
 
-        name = "insert-into_" + ",".join(columns)
+        job = StatementJob("insert-into_" + ",".join(columns), run, ["BIGINT"] * len(columns))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, ["BIGINT"] * len(columns),
-                                job=StatementJob(name, run, ["BIGINT"] * len(columns)))
+                                job=job)
 
     def conform(self, frame: Any, table: CatalogTable, insert: Insert,
                 passed: tuple[str, ...] = ()) -> Any:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .connectors.printing import PrintedLines
+
 
 @dataclass(slots=True)
 class StatementJob:
@@ -18,6 +20,8 @@ class StatementJob:
     run: Callable[[], Any]
     #: the result columns' Flink SQL types
     column_types: list[str] = field(default_factory=list)
+    #: what its ``print`` sinks printed, filled by ``run``
+    printed: PrintedLines = field(default_factory=PrintedLines, kw_only=True)
 
 
 @dataclass(slots=True)

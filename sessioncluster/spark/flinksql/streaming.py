@@ -43,7 +43,7 @@ from sqlglot import exp
 
 from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from . import connectors
-from .connectors.printing import format_row, print_prefix
+from .connectors.printing import PrintedLines, format_row, print_prefix, print_to_standard
 from .dialect import Flink
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
@@ -411,16 +411,19 @@ class ChangelogState:
 
 # -- the sinks, per micro-batch -------------------------------------------------------------------
 def write_batch(insert: StreamingInsert, df: Any, batch_id: int, state_dir: Path,
-                out: Callable[[str], None] = print) -> int:
+                printed: PrintedLines | None = None) -> int:
     """Write one micro-batch (``df``, a batch DataFrame) into the insert's sink; the rows
-    written. An updating query's rows become Flink's changelog (``print``: its lines)."""
+    written. An updating query's rows become Flink's changelog (``print``: its lines). A
+    ``print`` sink's lines also go into ``printed``."""
     if insert.output_mode != "update" and not insert.row_kinds:
-        return connectors.write_table(df, insert.table)
+        return connectors.write_table(df, insert.table, printed=printed)
     changes = batch_changelog(insert, df, batch_id, state_dir)
     if insert.table.connector == "print":
         prefix = print_prefix(insert.table.options.get("print-identifier", ""), 0, 1)
-        for kind, row in changes:
-            out(prefix + format_row(list(row), kind))
+        lines = [prefix + format_row(list(row), kind) for kind, row in changes]
+        print_to_standard(insert.table, lines)
+        if printed is not None:
+            printed.add(insert.table, lines)
     return len(changes)
 
 

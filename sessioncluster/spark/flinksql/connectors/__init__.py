@@ -21,7 +21,7 @@ from .datagen import read_datagen
 from .datastream import read_datastream
 from .filesystem import file_signature, read_filesystem, write_filesystem
 from .options import CONNECTORS, validate
-from .printing import format_row, print_lines, write_blackhole, write_print
+from .printing import PrintedLines, format_row, print_lines, write_blackhole, write_print
 
 __all__ = ["CONNECTORS", "format_row", "is_bounded", "print_lines", "read_table",
            "sink_is_append_only", "source_signature", "validate", "write_table"]
@@ -43,12 +43,13 @@ def read_table(spark: Any, table: CatalogTable, streaming: bool) -> Any:
                         f"used as a source. (table '{table.name}')")
 
 
-def write_table(df: Any, table: CatalogTable, overwrite: bool = False) -> int:
+def write_table(df: Any, table: CatalogTable, overwrite: bool = False,
+                printed: PrintedLines | None = None) -> int:
     """Write ``df`` (the table's physical columns, by position) into the table in BATCH: a
     ``filesystem`` table's part files (committed at the end; ``overwrite`` replaces the table's,
-    or the written partitions', files), a ``print`` table's lines on standard out/err (use
-    :func:`print_lines` to get them instead), a ``blackhole`` discarding everything. Returns the
-    number of rows written."""
+    or the written partitions', files), a ``print`` table's lines on standard out/err (and into
+    ``printed``, for the client that waits for the statement), a ``blackhole`` discarding
+    everything. Returns the number of rows written."""
     validate(table)
     if table.connector == "filesystem":
         return write_filesystem(df, table, overwrite)
@@ -56,7 +57,10 @@ def write_table(df: Any, table: CatalogTable, overwrite: bool = False) -> int:
         raise FlinkSqlError(f"INSERT OVERWRITE requires that the underlying DynamicTableSink of "
                             f"table '{table.name}' implements the SupportsOverwrite interface.")
     if table.connector == "print":
-        return len(write_print(df, table))
+        lines = write_print(df, table)
+        if printed is not None:
+            printed.add(table, lines)
+        return len(lines)
     if table.connector == "blackhole":
         return write_blackhole(df)
     raise FlinkSqlError(f"Connector '{table.connector}' can only be used as a source. It cannot "

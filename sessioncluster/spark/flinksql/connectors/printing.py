@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import math
 import sys
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -96,15 +97,37 @@ def print_lines(df: Any, table: CatalogTable) -> list[str]:
     return df.rdd.mapPartitionsWithIndex(lines).collect()
 
 
+@dataclass(slots=True)
+class PrintedLines:
+    """What a statement's ``print`` sinks printed, for the client that waits for it (as an
+    attached DataStream job's ``print()`` lines): standard out's and standard error's."""
+
+    out: list[str] = field(default_factory=list)
+    err: list[str] = field(default_factory=list)
+
+    def add(self, table: CatalogTable, lines: list[str]) -> None:
+        (self.err if to_standard_error(table) else self.out).extend(lines)
+
+
+def to_standard_error(table: CatalogTable) -> bool:
+    """True when the ``print`` table prints to standard error (``'standard-error' = 'true'``)."""
+    return table.options.get("standard-error", "false").lower() == "true"
+
+
 def write_print(df: Any, table: CatalogTable) -> list[str]:
     """Print ``df``'s rows to standard out (or standard error with ``standard-error``) as
     Flink's print sink does; the lines printed."""
-    out = sys.stderr if table.options.get("standard-error", "false").lower() == "true" \
-        else sys.stdout
     printed = print_lines(df, table)
-    for line in printed:
-        print(line, file=out)
+    print_to_standard(table, printed)
     return printed
+
+
+def print_to_standard(table: CatalogTable, lines: list[str]) -> None:
+    """Print the ``print`` table's lines to this process's standard out or error."""
+    out = sys.stderr if to_standard_error(table) else sys.stdout
+    for line in lines:
+        print(line, file=out)
+    out.flush()
 
 
 def write_blackhole(df: Any) -> int:
