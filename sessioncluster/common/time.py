@@ -1,7 +1,9 @@
-"""PyFlink's ``Duration`` and ``Time``: spans of time, exact to the millisecond."""
+"""PyFlink's ``Duration`` and ``Time`` (spans of time, exact to the millisecond) and ``Instant``
+(a point on the time-line, the values of ``Types.INSTANT()``)."""
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 
 
@@ -83,3 +85,27 @@ def to_millis(span: "Duration | Time | int") -> int:
     if isinstance(span, int) and not isinstance(span, bool):
         return span
     raise TypeError(f"expected a Duration, a Time or milliseconds, got {span!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Instant:
+    """A point on the time-line, as Java's ``Instant`` (PyFlink's ``pyflink.common.time.
+    Instant``): seconds since the epoch and nanoseconds within the second."""
+
+    seconds: int
+    nanos: int
+
+    @staticmethod
+    def of_epoch_milli(epoch_milli: int) -> "Instant":
+        return Instant(epoch_milli // 1000, epoch_milli % 1000 * 1_000_000)
+
+    def to_epoch_milli(self) -> int:
+        return self.seconds * 1000 + self.nanos // 1_000_000
+
+    def to_datetime(self) -> "datetime.datetime":
+        """As a timezone-aware UTC datetime (a ``TIMESTAMP_LTZ`` value), to the microsecond."""
+        epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+        return epoch + datetime.timedelta(seconds=self.seconds, microseconds=self.nanos // 1000)
+
+    def __repr__(self) -> str:
+        return f"Instant<{self.seconds}, {self.nanos}>"

@@ -420,6 +420,13 @@ def test_print_lines_as_flink(spark: Any) -> None:
     lines = print_lines(two, table([("n", "INT")], connector="print", print_identifier="id"))
     assert sorted(line.split("> ")[0] for line in lines) == ["id:1", "id:2"]
     assert format_row([1.0e20, b"\x01\xff"], "-U") == "-U[1.0E20, [1, -1]]"
+    # Flink 2.3 printed +I[Alice, 130.1, 1970-01-01T00:00:00Z] for FLOAT and TIMESTAMP_LTZ(3)
+    utc = spark.createDataFrame([("Alice", 130.1, datetime.datetime(1970, 1, 1,
+                                                                      tzinfo=datetime.timezone.utc))],
+                                "name STRING, price FLOAT, w TIMESTAMP")
+    assert print_lines(utc.coalesce(1), table([("name", "STRING"), ("price", "FLOAT"),
+                                               ("w", "TIMESTAMP_LTZ(3)")], connector="print")) \
+        == ["+I[Alice, 130.1, 1970-01-01T00:00:00Z]"]
 
 
 def test_print_and_blackhole_sinks(spark: Any, capsys: Any) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ...common.time import Instant
 from ...common.types import Row, RowKind
 from .descriptor import Schema
 from .expressions import Expression, as_expression, quote_identifier
@@ -49,6 +50,8 @@ def _values(record: Any, width: int, expected: str) -> tuple[Any, ...]:
         raise ValueError(f"from_data_stream() takes insert-only records; {record!r} is a "
                          f"{record.get_row_kind().name} (use from_changelog_stream)")
     values = tuple(record) if isinstance(record, (Row, tuple, list)) else (record,)
+    if any(isinstance(v, Instant) for v in values):  # Types.INSTANT(): a TIMESTAMP_LTZ value
+        values = tuple(v.to_datetime() if isinstance(v, Instant) else v for v in values)
     if len(values) != width:
         raise ValueError(f"the DataStream's record {record!r} has {len(values)} fields, "
                          f"{expected} {width}")
@@ -117,6 +120,8 @@ def _schema_projection(names: list[str], schema: Schema) -> list[str]:
                          f"type derived from the given type information for schema "
                          f"declaration. Make sure that the type information is not a generic "
                          f"raw type. Currently available fields are: {names}")
+    if physical:  # Flink: the declared columns only, in their order (as print_schema shows)
+        return schema.select_items()
     metadata = {name: type_ for name, type_, _ in schema.metadata_columns()}
     select = [f"CAST({quote_identifier(n)} AS {physical.get(n) or metadata[n]}) AS "
               f"{quote_identifier(n)}" if n in physical or n in metadata else quote_identifier(n)

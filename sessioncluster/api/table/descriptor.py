@@ -26,6 +26,10 @@ def _expression_sql(expr: Any) -> str:
     return expr.to_sql() if isinstance(expr, Expression) else str(expr)
 
 
+def _cast_item(name: str, type_text: str) -> str:
+    return f"CAST({quote_identifier(name)} AS {type_text}) AS {quote_identifier(name)}"
+
+
 class Schema:
     """The columns, watermark and primary key of a table (``Schema.new_builder()...build()``)."""
 
@@ -39,6 +43,8 @@ class Schema:
             self._physical: list[tuple[str, str]] = []
             self._computed: list[str] = []
             self._metadata: list[tuple[str, str, str]] = []
+            #: each column as a select item over the data's fields, in declared order
+            self._select: list[str] = []
 
         def from_schema(self, unresolved_schema: "Schema") -> "Schema.Builder":
             self._columns += unresolved_schema.columns
@@ -47,6 +53,7 @@ class Schema:
             self._physical += unresolved_schema.physical_columns()
             self._computed += unresolved_schema.computed_columns()
             self._metadata += unresolved_schema.metadata_columns()
+            self._select += unresolved_schema.select_items()
             return self
 
         def from_row_data_type(self, data_type: DataType) -> "Schema.Builder":
@@ -64,12 +71,14 @@ class Schema:
             """A physical column."""
             self._columns.append(f"{quote_identifier(column_name)} {data_type}")
             self._physical.append((column_name, str(data_type)))
+            self._select.append(_cast_item(column_name, str(data_type)))
             return self
 
         def column_by_expression(self, column_name: str, expr: Any) -> "Schema.Builder":
             """A computed column (``ts AS TO_TIMESTAMP(...)``, ``pt AS PROCTIME()``)."""
             self._columns.append(f"{quote_identifier(column_name)} AS {_expression_sql(expr)}")
             self._computed.append(f"{_expression_sql(expr)} AS {quote_identifier(column_name)}")
+            self._select.append(self._computed[-1])
             return self
 
         def column_by_metadata(self, column_name: str, data_type: DataType | str,
@@ -81,6 +90,7 @@ class Schema:
                 text += f" FROM {quote_string(metadata_key)}"
             self._columns.append(text + (" VIRTUAL" if is_virtual else ""))
             self._metadata.append((column_name, str(data_type), metadata_key or column_name))
+            self._select.append(_cast_item(column_name, str(data_type)))
             return self
 
         def watermark(self, column_name: str, watermark_expr: Any) -> "Schema.Builder":
@@ -101,12 +111,13 @@ class Schema:
 
         def build(self) -> "Schema":
             return Schema(self._columns, self._watermark, self._primary_key, self._physical,
-                          self._computed, self._metadata)
+                          self._computed, self._metadata, self._select)
 
     def __init__(self, columns: list[str], watermark: str | None = None,
                  primary_key: str | None = None, physical: list[tuple[str, str]] | None = None,
                  computed: list[str] | None = None,
-                 metadata: list[tuple[str, str, str]] | None = None) -> None:
+                 metadata: list[tuple[str, str, str]] | None = None,
+                 select: list[str] | None = None) -> None:
         #: each column's Flink SQL definition
         self.columns = list(columns)
         self.watermark = watermark
@@ -114,6 +125,7 @@ class Schema:
         self._physical = list(physical or [])
         self._computed = list(computed or [])
         self._metadata = list(metadata or [])
+        self._select = list(select or [])
 
     def physical_columns(self) -> list[tuple[str, str]]:
         """The physical columns declared: (name, Flink type text)."""
@@ -122,6 +134,11 @@ class Schema:
     def metadata_columns(self) -> list[tuple[str, str, str]]:
         """The metadata columns declared: (name, Flink type text, metadata key)."""
         return list(self._metadata)
+
+    def select_items(self) -> list[str]:
+        """Every column declared, in order, as a select item over the data's fields (a
+        physical or metadata column cast to its declared type, a computed one its expression)."""
+        return list(self._select)
 
     def computed_columns(self) -> list[str]:
         """The computed columns declared, as ``expression AS name`` select items."""

@@ -6,6 +6,7 @@ _NAMES = {
     'Configuration': 'sessioncluster.common.configuration',
     'DeserializationSchema': 'sessioncluster.common.serialization',
     'Duration': 'sessioncluster.common.time',
+    'Instant': 'sessioncluster.common.time',
     'Encoder': 'sessioncluster.common.serialization',
     'ExecutionConfig': 'sessioncluster.common.execution_config',
     'JobClient': 'sessioncluster.client.jobclient',

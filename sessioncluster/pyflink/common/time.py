@@ -4,6 +4,7 @@ from .._exports import lazy_exports
 
 _NAMES = {
     'Duration': 'sessioncluster.common.time',
+    'Instant': 'sessioncluster.common.time',
     'Time': 'sessioncluster.common.time',
 }
 

@@ -43,7 +43,14 @@ from sqlglot import exp
 
 from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from . import connectors
-from .connectors.printing import PrintedLines, format_row, print_prefix, print_to_standard
+from .connectors.printing import (
+    PrintedLines,
+    fixed,
+    format_row,
+    print_prefix,
+    print_to_standard,
+    value_fixers,
+)
 from .dialect import Flink
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
@@ -420,7 +427,8 @@ def write_batch(insert: StreamingInsert, df: Any, batch_id: int, state_dir: Path
     changes = batch_changelog(insert, df, batch_id, state_dir)
     if insert.table.connector == "print":
         prefix = print_prefix(insert.table.options.get("print-identifier", ""), 0, 1)
-        lines = [prefix + format_row(list(row), kind) for kind, row in changes]
+        fixers = value_fixers(df.schema)
+        lines = [prefix + format_row(fixed(list(row), fixers), kind) for kind, row in changes]
         print_to_standard(insert.table, lines)
         if printed is not None:
             printed.add(insert.table, lines)

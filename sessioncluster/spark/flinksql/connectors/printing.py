@@ -8,7 +8,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from ....api.formats.base import java_double
 from ..model import CatalogTable
@@ -41,6 +41,8 @@ def java_text(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, JavaFloat) and not (math.isnan(value) or math.isinf(value)):
+        return java_float(value)
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
@@ -67,6 +69,40 @@ def java_text(value: Any) -> str:
     return str(value)
 
 
+class JavaFloat(float):
+    """A FLOAT column's value: Java's ``Float.toString`` writes the float's own shortest
+    digits (``130.1``), not the double's (``130.10000610351562``)."""
+
+
+def java_float(x: float) -> str:
+    """A float as Java's ``Float.toString``: the float32's shortest digits, in ``Double``'s
+    layout."""
+    import numpy as np
+
+    return java_double(float(str(np.float32(x))))
+
+
+def value_fixers(schema: Any) -> list[Callable[[Any], Any] | None]:
+    """Per column of a Spark schema, what makes its collected values print as Flink prints
+    them: a FLOAT as a float, a TIMESTAMP_LTZ (Spark's local-time TIMESTAMP) as an Instant."""
+    from pyspark.sql.types import FloatType, TimestampType
+
+    def instant(value: Any) -> Any:
+        return value.astimezone(datetime.timezone.utc) if isinstance(
+            value, datetime.datetime) and value.tzinfo is None else value
+
+    def single(value: Any) -> Any:
+        return JavaFloat(value) if isinstance(value, float) else value
+
+    return [instant if isinstance(f.dataType, TimestampType) else
+            single if isinstance(f.dataType, FloatType) else None for f in schema.fields]
+
+
+def fixed(values: list[Any], fixers: list[Callable[[Any], Any] | None]) -> list[Any]:
+    """``values`` with each column's fixer applied (:func:`value_fixers`)."""
+    return [v if fix is None or v is None else fix(v) for v, fix in zip(values, fixers)]
+
+
 def format_row(values: list[Any], kind: str = "+I") -> str:
     """A row as Flink's ``Row.toString``: ``+I[alice, 1]`` (kind ``+I``, ``-U``, ``+U``, ``-D``)."""
     return f"{kind}[{', '.join(java_text(v) for v in values)}]"
@@ -89,10 +125,11 @@ def print_lines(df: Any, table: CatalogTable) -> list[str]:
         df = df.repartition(int(options["sink.parallelism"]))
     parallelism = df.rdd.getNumPartitions()
     identifier = options.get("print-identifier", "")
+    fixers = value_fixers(df.schema)
 
     def lines(index: int, rows: Any) -> Any:
         prefix = print_prefix(identifier, index, parallelism)
-        return (prefix + format_row(list(row)) for row in rows)
+        return (prefix + format_row(fixed(list(row), fixers)) for row in rows)
 
     return df.rdd.mapPartitionsWithIndex(lines).collect()
 
