@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Sequence
 
+from .jsonexpressions import JsonMethods, JsonOnNull, json_constructor_sql
 from .types import DataType, DataTypes
 
 
@@ -91,7 +92,7 @@ class TimePointUnit(Enum):
 Renderer = Callable[[RenderContext], str]
 
 
-class Expression:
+class Expression(JsonMethods):
     """A Table API expression: a column, a literal, or a call, rendered as Flink SQL."""
 
     def __init__(self, render: Renderer, name: str | None = None, *,
@@ -685,6 +686,25 @@ def from_unixtime(unixtime: Any, format: Any = None) -> Expression:
 def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
     args = [a for a in (date_str, format) if a is not None]
     return _call("UNIX_TIMESTAMP", *args)
+
+
+def json_string(value: Any) -> Expression:
+    """``JSON_STRING(value)``: the value serialized as JSON."""
+    return _call("JSON_STRING", value)
+
+
+def json_object(on_null: JsonOnNull = JsonOnNull.NULL, *args: Any) -> Expression:
+    """``JSON_OBJECT(KEY k VALUE v, ... <on_null> ON NULL)`` of keys and values alternately."""
+    items = [to_expr(a) for a in args]
+    return Expression(lambda c: json_constructor_sql("JSON_OBJECT",
+                                                     [i.to_sql(c) for i in items], on_null))
+
+
+def json_array(on_null: JsonOnNull = JsonOnNull.ABSENT, *args: Any) -> Expression:
+    """``JSON_ARRAY(v, ... <on_null> ON NULL)``."""
+    items = [to_expr(a) for a in args]
+    return Expression(lambda c: json_constructor_sql("JSON_ARRAY",
+                                                     [i.to_sql(c) for i in items], on_null))
 
 
 def array(head: Any, *tail: Any) -> Expression:

@@ -171,7 +171,7 @@ Rewrite = Callable[[exp.Expression], exp.Expression]
 _PATH = re.compile(r"\$(\.[^.\[\]\s]+|\[\d+\]|\['[^']*'\]|\[\"[^\"]*\"\])*")
 #: RETURNING types of JSON_VALUE (Flink rejects others) and the JSON types each accepts
 _RETURNING = {"STRING": None, "VARCHAR": None, "CHAR": None, "BOOLEAN": ("BOOLEAN",),
-              "INT": ("BIGINT",), "INTEGER": ("BIGINT",), "DOUBLE": ("BIGINT", "DECIMAL", "DOUBLE")}
+              "INT": ("BIGINT",), "INTEGER": ("BIGINT",), "DOUBLE": ("DECIMAL", "DOUBLE")}
 
 
 def _f(name: str, *args: exp.Expression) -> exp.Expression:
@@ -263,11 +263,13 @@ def _json_value(node: FlinkJson, x: exp.Expression, v: exp.Expression, got: exp.
     on_error = _behaviour(node, "error", "NULL", to, rewrite)
     on_empty = on_error if strict else _behaviour(node, "empty", "NULL", to, rewrite)
     null = exp.Null()
+    # a JSON null or a non-scalar is "empty" in lax mode, an error in strict mode (whose
+    # on_empty is its on_error), as Flink answers
     whens = [(exp.Is(this=x, expression=null.copy()), null.copy()),
              (exp.Is(this=v.copy(), expression=null.copy()), on_error),
-             (exp.Is(this=got.copy(), expression=null.copy()), on_empty),
-             (_f("is_variant_null", got.copy()), null.copy() if strict else on_empty.copy()),
-             (_schema_is(got, "OBJECT", "ARRAY"), on_error.copy())]
+             (exp.or_(exp.Is(this=got.copy(), expression=null.copy()),
+                      _f("is_variant_null", got.copy()),
+                      _schema_is(got, "OBJECT", "ARRAY")), on_empty)]
     accepted = _RETURNING[base]
     if accepted is not None:  # Flink fails the job on a JSON value of another type
         whens.append((exp.Not(this=_schema_is(got, *accepted)),
