@@ -1,16 +1,12 @@
 """The JSON part of PyFlink's expression DSL: the enums of ``pyflink.table.expression`` and the
-``is_json``/``json_exists``/``json_value``/``json_query`` methods of an Expression, rendered as
-Flink SQL's JSON functions."""
+Flink SQL text of the JSON functions (of an Expression's ``is_json``/``json_exists``/
+``json_value``/``json_query`` and of ``json_object``/``json_array``), from rendered operands."""
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Any
 
-from .types import DataType, DataTypes
-
-if TYPE_CHECKING:
-    from .expressions import Expression, RenderContext
+from .types import DataType
 
 
 class JsonType(Enum):
@@ -67,58 +63,40 @@ def _string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _words(behaviour: Enum) -> str:
-    return behaviour.name.replace("_", " ")
+def is_json_sql(x: str, json_type: JsonType | None) -> str:
+    """``x IS JSON [type]``."""
+    return f"{x} IS JSON" + (f" {json_type.name}" if json_type is not None else "")
 
 
-class JsonMethods:
-    """The JSON methods of :class:`~.expressions.Expression`."""
+def json_exists_sql(x: str, path: str, on_error: JsonExistsOnError | None) -> str:
+    """``JSON_EXISTS(x, path [... ON ERROR])``."""
+    error = f" {on_error.name} ON ERROR" if on_error is not None else ""
+    return f"JSON_EXISTS({x}, {_string(path)}{error})"
 
-    def _json(self: "Expression", render: Any) -> "Expression":
-        return type(self)(render)
 
-    def is_json(self: "Expression", json_type: JsonType | None = None) -> "Expression":
-        """``self IS JSON [VALUE|SCALAR|ARRAY|OBJECT]``."""
-        kind = f" {json_type.name}" if json_type is not None else ""
-        return self._json(lambda c: f"{self.to_sql(c)} IS JSON{kind}")
+def value_behaviour(word: JsonValueOnEmptyOrError, default: str) -> str:
+    """``NULL``, ``ERROR`` or ``DEFAULT <default>`` (``default``: rendered)."""
+    return f"DEFAULT {default}" if word is JsonValueOnEmptyOrError.DEFAULT else word.name
 
-    def json_exists(self: "Expression", path: str,
-                    on_error: JsonExistsOnError | None = None) -> "Expression":
-        """``JSON_EXISTS(self, path [... ON ERROR])``."""
-        error = f" {on_error.name} ON ERROR" if on_error is not None else ""
-        return self._json(lambda c: f"JSON_EXISTS({self.to_sql(c)}, {_string(path)}{error})")
 
-    def json_value(self: "Expression", path: str,
-                   returning_type: DataType = DataTypes.STRING(),
-                   on_empty: JsonValueOnEmptyOrError = JsonValueOnEmptyOrError.NULL,
-                   default_on_empty: Any = None,
-                   on_error: JsonValueOnEmptyOrError = JsonValueOnEmptyOrError.NULL,
-                   default_on_error: Any = None) -> "Expression":
-        """``JSON_VALUE(self, path RETURNING <type> ... ON EMPTY ... ON ERROR)``."""
-        from .expressions import to_expr
+def json_value_sql(x: str, path: str, returning_type: DataType, on_empty: str,
+                   on_error: str) -> str:
+    """``JSON_VALUE(x, path RETURNING <type> <on_empty> ON EMPTY <on_error> ON ERROR)``."""
+    return (f"JSON_VALUE({x}, {_string(path)} RETURNING {returning_type} {on_empty} ON EMPTY "
+            f"{on_error} ON ERROR)")
 
-        def behaviour(word: JsonValueOnEmptyOrError, default: Any, c: "RenderContext") -> str:
-            if word is JsonValueOnEmptyOrError.DEFAULT:
-                return f"DEFAULT {to_expr(default).to_sql(c)}"
-            return word.name
 
-        return self._json(lambda c: (
-            f"JSON_VALUE({self.to_sql(c)}, {_string(path)} RETURNING {returning_type} "
-            f"{behaviour(on_empty, default_on_empty, c)} ON EMPTY "
-            f"{behaviour(on_error, default_on_error, c)} ON ERROR)"))
+_WRAPPERS = {JsonQueryWrapper.WITHOUT_ARRAY: "WITHOUT",
+             JsonQueryWrapper.CONDITIONAL_ARRAY: "WITH CONDITIONAL",
+             JsonQueryWrapper.UNCONDITIONAL_ARRAY: "WITH UNCONDITIONAL"}
 
-    def json_query(self: "Expression", path: str,
-                   wrapping_behavior: JsonQueryWrapper = JsonQueryWrapper.WITHOUT_ARRAY,
-                   on_empty: JsonQueryOnEmptyOrError = JsonQueryOnEmptyOrError.NULL,
-                   on_error: JsonQueryOnEmptyOrError = JsonQueryOnEmptyOrError.NULL
-                   ) -> "Expression":
-        """``JSON_QUERY(self, path <wrapper> ... ON EMPTY ... ON ERROR)``."""
-        wrapper = {JsonQueryWrapper.WITHOUT_ARRAY: "WITHOUT",
-                   JsonQueryWrapper.CONDITIONAL_ARRAY: "WITH CONDITIONAL",
-                   JsonQueryWrapper.UNCONDITIONAL_ARRAY: "WITH UNCONDITIONAL"}[wrapping_behavior]
-        return self._json(lambda c: (
-            f"JSON_QUERY({self.to_sql(c)}, {_string(path)} {wrapper} ARRAY WRAPPER "
-            f"{_words(on_empty)} ON EMPTY {_words(on_error)} ON ERROR)"))
+
+def json_query_sql(x: str, path: str, wrapper: JsonQueryWrapper,
+                   on_empty: JsonQueryOnEmptyOrError, on_error: JsonQueryOnEmptyOrError) -> str:
+    """``JSON_QUERY(x, path <wrapper> ARRAY WRAPPER ... ON EMPTY ... ON ERROR)``."""
+    empty, error = (b.name.replace("_", " ") for b in (on_empty, on_error))
+    return (f"JSON_QUERY({x}, {_string(path)} {_WRAPPERS[wrapper]} ARRAY WRAPPER {empty} ON "
+            f"EMPTY {error} ON ERROR)")
 
 
 def json_constructor_sql(function: str, items: list[str], on_null: JsonOnNull) -> str:

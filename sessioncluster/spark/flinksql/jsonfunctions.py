@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 from sqlglot.tokens import TokenType
@@ -174,7 +174,7 @@ _RETURNING = {"STRING": None, "VARCHAR": None, "CHAR": None, "BOOLEAN": ("BOOLEA
               "INT": ("BIGINT",), "INTEGER": ("BIGINT",), "DOUBLE": ("DECIMAL", "DOUBLE")}
 
 
-def _f(name: str, *args: exp.Expression) -> exp.Expression:
+def _f(name: str, *args: exp.Expr) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
@@ -186,8 +186,7 @@ def _fail(message: str) -> exp.Expression:
     return _f("raise_error", _s(message))
 
 
-def _case(whens: list[tuple[exp.Expression, exp.Expression]],
-          default: exp.Expression) -> exp.Expression:
+def _case(whens: Sequence[tuple[exp.Expr, exp.Expr]], default: exp.Expr) -> exp.Expression:
     return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in whens], default=default)
 
 
