@@ -103,32 +103,29 @@ def _parse_on_null(parser: Any) -> str | None:
     return None
 
 
-def _parse_object(parser: Any) -> exp.Expr:
-    items: list[exp.Expr] = []
-    on_null = _parse_on_null(parser)
-    while on_null is None and parser._curr and parser._curr.token_type != TokenType.R_PAREN:
-        parser._match_text_seq("KEY")
-        items.append(parser._parse_bitwise())
-        if not parser._match_text_seq("VALUE"):
-            parser.raise_error("Expecting VALUE after a JSON_OBJECT key")
-        items.append(parser._parse_disjunction())
-        on_null = _parse_on_null(parser)
-        if on_null is None and not parser._match(TokenType.COMMA):
-            break
-    return parser.expression(FlinkJson(function="OBJECT", expressions=items,
-                                       on_null=on_null or "NULL"))
+def _object_entry(parser: Any) -> list[exp.Expr]:
+    parser._match_text_seq("KEY")
+    key = parser._parse_bitwise()
+    if not parser._match_text_seq("VALUE"):
+        parser.raise_error("Expecting VALUE after a JSON_OBJECT key")
+    return [key, parser._parse_disjunction()]
 
 
-def _parse_array(parser: Any) -> exp.Expr:
-    items: list[exp.Expr] = []
-    on_null = _parse_on_null(parser)
-    while on_null is None and parser._curr and parser._curr.token_type != TokenType.R_PAREN:
-        items.append(parser._parse_disjunction())
+def _constructor_parser(function: str, entry: Callable[[Any], list[exp.Expr]],
+                        default_on_null: str) -> Callable[[Any], exp.Expr]:
+    """The parser of ``JSON_OBJECT``/``JSON_ARRAY``: entries, then ``{NULL|ABSENT} ON NULL``."""
+    def parse(parser: Any) -> exp.Expr:
+        items: list[exp.Expr] = []
         on_null = _parse_on_null(parser)
-        if on_null is None and not parser._match(TokenType.COMMA):
-            break
-    return parser.expression(FlinkJson(function="ARRAY", expressions=items,
-                                       on_null=on_null or "ABSENT"))
+        while on_null is None and parser._curr and parser._curr.token_type != TokenType.R_PAREN:
+            items.extend(entry(parser))
+            on_null = _parse_on_null(parser)
+            if on_null is None and not parser._match(TokenType.COMMA):
+                break
+        return parser.expression(FlinkJson(function=function, expressions=items,
+                                           on_null=on_null or default_on_null))
+
+    return parse
 
 
 def _parse_string(parser: Any) -> exp.Expr:
@@ -138,7 +135,10 @@ def _parse_string(parser: Any) -> exp.Expr:
 #: the FUNCTION_PARSERS of the Flink dialect
 JSON_FUNCTION_PARSERS = {
     "JSON_VALUE": _parse_value, "JSON_EXISTS": _parse_exists, "JSON_QUERY": _parse_query,
-    "JSON_STRING": _parse_string, "JSON_OBJECT": _parse_object, "JSON_ARRAY": _parse_array,
+    "JSON_STRING": _parse_string,
+    "JSON_OBJECT": _constructor_parser("OBJECT", _object_entry, "NULL"),
+    "JSON_ARRAY": _constructor_parser("ARRAY", lambda parser: [parser._parse_disjunction()],
+                                      "ABSENT"),
 }
 
 
