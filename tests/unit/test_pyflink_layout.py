@@ -66,6 +66,9 @@ REQUIRED: dict[str, list[str]] = {
     "pyflink.datastream.formats.orc": ["OrcBulkWriters"],
     "pyflink.table": ["DataTypes", "Row"],
     "pyflink.table.types": ["DataTypes", "DataType", "RowType", "RowField"],
+    "pyflink.table.expression": ["JsonType", "JsonExistsOnError", "JsonValueOnEmptyOrError",
+                                 "JsonQueryWrapper", "JsonQueryOnEmptyOrError", "JsonOnNull"],
+    "pyflink.table.expressions": ["json_string", "json_object", "json_array"],
 }
 
 

@@ -17,6 +17,20 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Sequence
 
+from .jsonexpressions import (
+    JsonExistsOnError,
+    JsonOnNull,
+    JsonQueryOnEmptyOrError,
+    JsonQueryWrapper,
+    JsonType,
+    JsonValueOnEmptyOrError,
+    is_json_sql,
+    json_constructor_sql,
+    json_exists_sql,
+    json_query_sql,
+    json_value_sql,
+    value_behaviour,
+)
 from .types import DataType, DataTypes
 
 
@@ -89,6 +103,7 @@ class TimePointUnit(Enum):
 
 
 Renderer = Callable[[RenderContext], str]
+_STRING = DataTypes.STRING()
 
 
 class Expression:
@@ -317,6 +332,35 @@ class Expression:
 
     def try_cast(self, data_type: DataType) -> "Expression":
         return Expression(lambda c: f"TRY_CAST({self.to_sql(c)} AS {data_type})")
+
+    # -- JSON ------------------------------------------------------------------------------------
+    def is_json(self, json_type: JsonType | None = None) -> "Expression":
+        """``self IS JSON [VALUE|SCALAR|ARRAY|OBJECT]``."""
+        return Expression(lambda c: is_json_sql(self.to_sql(c), json_type))
+
+    def json_exists(self, path: str, on_error: JsonExistsOnError | None = None) -> "Expression":
+        """``JSON_EXISTS(self, path [... ON ERROR])``."""
+        return Expression(lambda c: json_exists_sql(self.to_sql(c), path, on_error))
+
+    def json_value(self, path: str, returning_type: DataType = _STRING,
+                   on_empty: JsonValueOnEmptyOrError = JsonValueOnEmptyOrError.NULL,
+                   default_on_empty: Any = None,
+                   on_error: JsonValueOnEmptyOrError = JsonValueOnEmptyOrError.NULL,
+                   default_on_error: Any = None) -> "Expression":
+        """``JSON_VALUE(self, path RETURNING <type> ... ON EMPTY ... ON ERROR)``."""
+        empty, error = to_expr(default_on_empty), to_expr(default_on_error)
+        return Expression(lambda c: json_value_sql(
+            self.to_sql(c), path, returning_type, value_behaviour(on_empty, empty.to_sql(c)),
+            value_behaviour(on_error, error.to_sql(c))))
+
+    def json_query(self, path: str,
+                   wrapping_behavior: JsonQueryWrapper = JsonQueryWrapper.WITHOUT_ARRAY,
+                   on_empty: JsonQueryOnEmptyOrError = JsonQueryOnEmptyOrError.NULL,
+                   on_error: JsonQueryOnEmptyOrError = JsonQueryOnEmptyOrError.NULL
+                   ) -> "Expression":
+        """``JSON_QUERY(self, path <wrapper> ... ON EMPTY ... ON ERROR)``."""
+        return Expression(lambda c: json_query_sql(self.to_sql(c), path, wrapping_behavior,
+                                                   on_empty, on_error))
 
     # -- aggregates ------------------------------------------------------------------------------
     def _agg(self, fn: str, *extra: Any) -> "Expression":
@@ -685,6 +729,25 @@ def from_unixtime(unixtime: Any, format: Any = None) -> Expression:
 def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
     args = [a for a in (date_str, format) if a is not None]
     return _call("UNIX_TIMESTAMP", *args)
+
+
+def json_string(value: Any) -> Expression:
+    """``JSON_STRING(value)``: the value serialized as JSON."""
+    return _call("JSON_STRING", value)
+
+
+def json_object(on_null: JsonOnNull = JsonOnNull.NULL, *args: Any) -> Expression:
+    """``JSON_OBJECT(KEY k VALUE v, ... <on_null> ON NULL)`` of keys and values alternately."""
+    items = [to_expr(a) for a in args]
+    return Expression(lambda c: json_constructor_sql("JSON_OBJECT",
+                                                     [i.to_sql(c) for i in items], on_null))
+
+
+def json_array(on_null: JsonOnNull = JsonOnNull.ABSENT, *args: Any) -> Expression:
+    """``JSON_ARRAY(v, ... <on_null> ON NULL)``."""
+    items = [to_expr(a) for a in args]
+    return Expression(lambda c: json_constructor_sql("JSON_ARRAY",
+                                                     [i.to_sql(c) for i in items], on_null))
 
 
 def array(head: Any, *tail: Any) -> Expression:

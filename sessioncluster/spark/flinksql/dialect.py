@@ -16,6 +16,8 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
 
+from .jsonfunctions import JSON_FUNCTION_PARSERS, FlinkJson, json_sql
+
 
 class TableArgument(exp.Expression):
     """``TABLE t [PARTITION BY k, ...]``: a table passed to a table-valued function."""
@@ -108,6 +110,7 @@ class FlinkParser(SparkParser):
         "DESCRIPTOR": _parse_descriptor,
         "CAST": _cast_parser(False),
         "TRY_CAST": _cast_parser(True),
+        **JSON_FUNCTION_PARSERS,
     }
     FUNCTIONS = {**SparkParser.FUNCTIONS,
                  **{n: _raw_function(n) for n in RAW_FUNCTIONS + USER_FUNCTION_NAMES}}
@@ -191,6 +194,7 @@ class _FlinkGenerator(Spark.Generator):  # type: ignore[valid-type,misc]
         **Spark.Generator.TRANSFORMS,
         FlinkType: lambda gen, node: node.this,
         FlinkCast: _cast_sql,
+        FlinkJson: json_sql,
         TableArgument: _table_argument_sql,
         Descriptor: lambda gen, node: f"DESCRIPTOR({gen.expressions(node, flat=True)})",
     }
