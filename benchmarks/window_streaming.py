@@ -61,16 +61,32 @@ def directories(mb: int) -> tuple[Path, Path]:
     return ours, plain
 
 
-def datastream_program(session: Any, ours: Path) -> Callable[[], list[tuple[str, int, int]]]:
-    """The DataStream job in STREAMING mode; it returns its sorted (key, window start, count)."""
+def datastream_program(session: Any, ours: Path, last: dict[str, Any]
+                       ) -> Callable[[], list[tuple[str, int, int]]]:
+    """The DataStream job in STREAMING mode; it returns its sorted (key, window start, count)
+    and keeps its job client in ``last["client"]``."""
     env = session.get_execution_environment()
     env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
     env.set_parallelism(PARALLELISM)
 
     def datastream() -> list[tuple[str, int, int]]:
-        return sorted(window_counts(env, str(ours)).execute_and_collect("window count, STREAMING"))
+        results = window_counts(env, str(ours)).execute_and_collect("window count, STREAMING")
+        last["client"] = results.client
+        return sorted(results)
 
     return datastream
+
+
+def micro_batches(client: Any) -> list[str]:
+    """Where the job's micro-batches went (its checkpoint statistics: Spark's ``durationMs``)."""
+    details = client.details()
+    records = {v.name.split(" -> ")[0]: (v.records_in, v.records_out) for v in details.vertices}
+    lines = [f"records in/out per vertex: {records}"]
+    for c in (details.streaming or {}).get("checkpoints", []):
+        stages = ", ".join(f"{k} {v}" for k, v in sorted(c.stages.items()) if v >= 50)
+        lines.append(f"micro-batch {c.batch_id}: {c.processed} records read, {c.duration_ms} ms "
+                     f"({stages})")
+    return lines
 
 
 def structured_streaming_program(spark: Any, plain: Path, windows: int
@@ -113,12 +129,14 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     with bench_session("winstream") as (session, _):
         master = session.status().spark_master
         with plain_session(master) as spark:
-            datastream = datastream_program(session, ours)
+            last: dict[str, Any] = {}
+            datastream = datastream_program(session, ours, last)
             results = datastream()
             structured_streaming = structured_streaming_program(spark, plain, len(results))
             same_results("Structured Streaming", results, structured_streaming())
             figs = interleaved(runs, warmup, datastream=datastream,
                                structured_streaming=structured_streaming)
+            batches = micro_batches(last["client"])
 
     a, b = figs["datastream"].median, figs["structured_streaming"].median
     events = sum(n for _, _, n in results)
@@ -127,6 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     for f in figs.values():
         print("  " + f.row())
     print(f"  ratio DataStream (STREAMING) / Structured Streaming = {a / b:.2f}")
+    print("  the last DataStream run: " + "\n    ".join(batches))
     out = {"benchmark": "window_streaming", "master": master, "mb": mb, "events": events,
            "results": len(results), "runs": runs, "warmup": warmup,
            "figures": [f.as_dict() for f in figs.values()],
