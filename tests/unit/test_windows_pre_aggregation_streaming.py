@@ -13,7 +13,7 @@ import cloudpickle
 import pyarrow as pa
 import pytest
 
-from sessioncluster.api.functions import OutputTag
+from sessioncluster.api.functions import OutputTag, TimeDomain
 from sessioncluster.api.window import (
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
@@ -134,14 +134,15 @@ def micro_batches(seed: int) -> list[list[tuple[int, Any]]]:
 
 
 class WindowVertex(KeyedHarness):
-    """The keyed window as ``transformWithStateInPandas`` runs it, its input partials or records."""
+    """The keyed window as ``transformWithStateInPandas`` runs it, its input partials or records
+    (a vertex with an input edge; ``advance`` fires Spark's timers as ``KeyedHarness``'s)."""
 
     def __init__(self, op: WindowOperator, partials: bool) -> None:
         v, blobs = vertex([(OperatorKind.PROCESS, op), (OperatorKind.SINK_COLLECT, None)],
                           inputs=[JobEdge("p", "w", Partitioning.HASH, None, None,
                                           window_partials=partials,
                                           window_partials_streaming=partials)])
-        self.prog = VertexProgram("job", v, blobs, [], True, True, "record", time_mode=op_domain())
+        self.prog = VertexProgram("job", v, blobs, [], True, True, "record", time_mode=TimeDomain.EVENT_TIME)
         self.handle, self.state = FakeHandle(), FakeState()
         self.runner = KeyedVertex(self.prog, self.handle)
 
@@ -155,12 +156,6 @@ class WindowVertex(KeyedHarness):
             out += [cloudpickle.loads(v) for v in
                     self.runner.run(k, self.state, Times(watermark), recs).v]
         return out
-
-
-def op_domain() -> Any:
-    from sessioncluster.api.functions import TimeDomain
-
-    return TimeDomain.EVENT_TIME
 
 
 @pytest.mark.parametrize("assigner", [TUMBLING, SLIDING], ids=["tumbling", "sliding"])
