@@ -348,3 +348,10 @@ class AggregatingState(State):
         table = self._table
         acc = table[key] if key in table else self._agg.create_accumulator()
         table[key] = self._agg.add(value, acc)
+
+    def add_accumulator(self, accumulator: Any) -> None:
+        """Fold an accumulator of the same AggregateFunction in with its ``merge`` (a window's
+        partial aggregated before the shuffle)."""
+        key = self._backend.current_key
+        table = self._table
+        table[key] = self._agg.merge(table[key], accumulator) if key in table else accumulator

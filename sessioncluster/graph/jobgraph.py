@@ -41,9 +41,11 @@ class JobEdge:
     #: into a two-input vertex (``connect``): which input, 0 or 1; None: a one-input vertex
     input_index: int | None = None
     #: BATCH: a HASH edge into a window that pre-aggregates (``combiner_key`` is the window
-    #: operator): the source sends one partial per (key, window), the window combines them. The
-    #: STREAMING runtime reads neither this nor ``combiner_key``
+    #: operator): the source sends one partial per (key, window), the window combines them
     window_partials: bool = False
+    #: STREAMING: the same (a subset of ``window_partials``: ``WindowOperator.
+    #: pre_aggregates_in_streaming``); the STREAMING runtime reads this, not ``window_partials``
+    window_partials_streaming: bool = False
 
     @property
     def intermediate_dataset_id(self) -> str:
@@ -244,12 +246,13 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
             key_sel = (put_blob(edge.key_selector, f"the key selector of '{chain[0].name}'")
                        if edge.key_selector is not None else None)
             combiner = None
-            partials = False
+            partials = streaming = False
             if edge.partitioning is Partitioning.HASH and chain[0].kind is OperatorKind.REDUCE:
                 combiner = target.operators[0].function_key
             elif edge.partitioning is Partitioning.HASH and chain[0].kind is OperatorKind.PROCESS \
                     and getattr(chain[0].function, "pre_aggregates_in_batch", False) is True:
                 combiner, partials = target.operators[0].function_key, True
+                streaming = getattr(chain[0].function, "pre_aggregates_in_streaming", False) is True
             strategy = edge.partitioning
             if strategy is Partitioning.FORWARD and (source.parallelism != target.parallelism
                                                      or sum(e.source.node_id in in_job
@@ -258,9 +261,10 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
                 # one exchange here (Spark cannot line up several inputs' partitions 1:1)
                 strategy = Partitioning.REBALANCE
             if edge.input_index is not None:
-                combiner, partials = None, False  # the two inputs of a connect are never combined
+                # the two inputs of a connect are never combined
+                combiner, partials, streaming = None, False, False
             job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner,
-                               edge.side_output, edge.input_index, partials)
+                               edge.side_output, edge.input_index, partials, streaming)
             target.inputs.append(job_edge)
             source.outputs.append(job_edge)
     order = [vertices[head_of[n.node_id]] for n in nodes if head_of[n.node_id] == n.node_id]
@@ -277,7 +281,7 @@ def _window_partials_all_or_none(vertices: list[JobVertex]) -> None:
         if any(e.window_partials for e in edges) and not all(
                 e.window_partials and len(by_id[e.source].outputs) == 1 for e in edges):
             for e in edges:
-                e.combiner_key, e.window_partials = None, False
+                e.combiner_key, e.window_partials, e.window_partials_streaming = None, False, False
 
 
 def _vertex_id(chain: list[StreamNode], graph: StreamGraph) -> str:

@@ -70,10 +70,14 @@ class KeyedStreamingDriver:
             and watermark >= 0 else MIN_WATERMARK
         timers.processing_time = processing_time
 
-    def process(self, records: list[tuple[int | None, Any]]) -> list[Record]:
-        """The key's records of this micro-batch; a two-input operator's are ``(input, value)``."""
+    def process(self, records: list[tuple[int | None, Any]], partials: bool = False) -> list[Record]:
+        """The key's records of this micro-batch; a two-input operator's are ``(input, value)``;
+        a window's partials pre-aggregated before the shuffle with ``partials``
+        (``WindowOperator.process_partials``)."""
         op: Any = self.operator
-        if self.two_inputs:
+        if partials:
+            op.process_partials(records)
+        elif self.two_inputs:
             calls = (op.process_element1, op.process_element2)
             for ts, (index, value) in records:
                 calls[index](value, ts)

@@ -216,6 +216,8 @@ class _QueryPlanner:
         graph = self.graph
         keys = [op.function_key for op in v.operators if op.function_key]
         keys += [e.key_selector_key for e in v.outputs if e.key_selector_key]
+        # a window that pre-aggregates: its operator combines before the shuffle
+        keys += [e.combiner_key for e in v.outputs if e.window_partials_streaming and e.combiner_key]
         return VertexProgram(self.job_id, v, self.blobs(keys), edge_outs(v),
                              timestamped_input(v, graph) if v.inputs else _stamped_table(v),
                              timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind),

@@ -25,13 +25,13 @@ from typing import Any, Callable, Iterable, Iterator
 
 import cloudpickle
 
-from ..api.functions import RuntimeContext, TimeDomain, as_callable
+from ..api.functions import MIN_WATERMARK, RuntimeContext, TimeDomain, as_callable
 from ..dependencies import JobEnvironment, prepare
 from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec, PythonDependency
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime.chain import chain
 from ..runtime.filesink import WRITE_TABLE_ROWS, batch_copy
-from ..runtime.operators import ReduceOperator, StreamOperator, open_function
+from ..runtime.operators import ReduceOperator, StreamOperator, WindowPreAggregator, open_function
 from ..runtime.output import Record
 from ..runtime.streaming_driver import KeyedStreamingDriver
 from . import report as reports
@@ -71,6 +71,9 @@ class EdgeOut:
     key_selector_key: str | None
     #: into a two-input vertex: the input (0 or 1)
     input_index: int | None = None
+    #: into a window that pre-aggregates (``JobEdge.window_partials_streaming``): the window
+    #: operator's blob key
+    window_operator_key: str | None = None
 
 
 @dataclass(slots=True)
@@ -251,6 +254,9 @@ class _Router:
         self.edges = [(e.index, e.side_output,
                        as_callable(prog.load(e.key_selector_key)) if e.key_selector_key else None,
                        e.input_index) for e in prog.edges]
+        #: the one edge into a window that pre-aggregates takes partials (``route_partials``)
+        self.pre_aggregator = next((WindowPreAggregator(prog.load(e.window_operator_key))
+                                    for e in prog.edges if e.window_operator_key), None)
 
     def route(self, tagged: Iterable[tuple[str | None, Any]], rows: _Rows) -> None:
         ts_on = self.ts
@@ -267,6 +273,9 @@ class _Router:
                 add_ts(ts)
                 add_v(str(value).encode("utf-8") if as_line else _dumps(value))
             rows.records += len(rows.v) - before
+            return
+        if self.pre_aggregator is not None:
+            self.route_partials(tagged, rows, self.pre_aggregator)
             return
         edges = self.edges
         if len(edges) == 1 and edges[0][1] is None and edges[0][3] is None:
@@ -296,6 +305,40 @@ class _Router:
                 add_ts(ts)
                 add_v(pickled if input_index is None else _dumps((input_index, value)))
         rows.records += routed
+
+
+    def route_partials(self, tagged: Iterable[tuple[str | None, Any]], rows: _Rows,
+                       pre_aggregator: WindowPreAggregator) -> None:
+        """The main output into a window that pre-aggregates: one row per (key, window) of
+        these records, ``(window, partial)`` as in BATCH (records out: the partials). Its
+        timestamp is the window's max timestamp, but no later than the largest of the records:
+        Spark's watermark after this vertex is the largest timestamp of its rows, which must
+        stay the records' (the window operator reads no partial's timestamp)."""
+        index, _, selector, _ = self.edges[0]
+        assert selector is not None  # a HASH edge
+        latest: list[int] = []
+
+        def main() -> Iterator[Any]:
+            top = MIN_WATERMARK
+            for tag, rec in tagged:
+                if tag is None:
+                    if self.ts and rec[0] is not None and rec[0] > top:
+                        top = rec[0]
+                    yield rec
+            latest.append(top)
+
+        combined, _ = pre_aggregator.combine(main(), selector, self.ts)
+        top = latest[0] if latest else MIN_WATERMARK
+        keys: dict[Any, bytes] = {}
+        for (key, window), partial in combined.items():
+            k = keys.get(key)
+            if k is None:
+                k = keys[key] = _dumps(key)
+            rows.out.append(index)
+            rows.k.append(k)
+            rows.ts.append(min(window.max_timestamp(), top))
+            rows.v.append(_dumps((window, partial)))
+        rows.records += len(combined)
 
 
 def _open(functions: list[Any], ctx: RuntimeContext) -> None:
@@ -441,6 +484,14 @@ class ChainFunction:
             task = _ChainTask(self.prog)
             is_source = self.prog.vertex.operators[0].kind.is_source
             copy = table_copy(self.prog) if is_source else None
+            if task.router.pre_aggregator is not None:
+                # the task's records in one pass: one partial per (key, window) of the partition
+                rows = task.process(itertools.chain.from_iterable(
+                    _source_records(self.prog, b) if is_source
+                    else _input_records(b, self.prog.timestamped_input) for b in batches))
+                if len(rows):
+                    yield rows.arrow()
+                return
             for batch in batches:
                 if copy is not None:
                     for rows in task.copy(copy, batch.column("path").to_pylist()):
@@ -570,6 +621,8 @@ class KeyedVertex:
                                for op in tail_ops]
         _open(self.tail_functions, ctx)
         self.router = _Router(prog)
+        #: its input is partials pre-aggregated before the shuffle
+        self.partials = bool(vertex.inputs) and all(e.window_partials_streaming for e in vertex.inputs)
 
     def fire(self, key: bytes, state: Any, timer_values: Any, fired: int) -> "_Rows":
         """Spark fired the key's timer at ``fired``. In event time every timer of the key up to
@@ -588,7 +641,7 @@ class KeyedVertex:
         snapshot = _loads(row[0]) if row is not None else None
         driver.open_key(_loads(key), snapshot, timer_values.getCurrentWatermarkInMs(),
                         timer_values.getCurrentProcessingTimeInMs())
-        outputs = driver.process(records) if records else []
+        outputs = driver.process(records, self.partials) if records else []
         outputs += driver.fire_timers(fired)
         result = driver.close_key()
         if result.snapshot:
@@ -712,7 +765,9 @@ def is_keyed_head(vertex: JobVertex) -> bool:
 
 def edge_outs(vertex: JobVertex) -> list[EdgeOut]:
     return [EdgeOut(i, e.side_output, e.key_selector_key if e.ship_strategy is Partitioning.HASH
-                    else None, e.input_index) for i, e in enumerate(vertex.outputs)]
+                    else None, e.input_index,
+                    e.combiner_key if e.window_partials_streaming else None)
+            for i, e in enumerate(vertex.outputs)]
 
 
 def edge_index(vertex: JobVertex, edge: JobEdge) -> int:

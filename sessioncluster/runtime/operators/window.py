@@ -11,17 +11,19 @@ The BATCH driver may run a key's sorted records through ``process_key_batch`` in
 result without a timer per record where the assigner's own trigger decides (the default
 event/processing time trigger without evictor, and count windows).
 
-BATCH pre-aggregation (``WindowPreAggregator``, ``process_partials``): a reduce or aggregate
-over tumbling or sliding windows with the assigner's own trigger and no evictor is combined per
-(key, window) by the subtasks before the shuffle; the window operator after it combines the
-partials and runs the window function once per window.
+Pre-aggregation (``WindowPreAggregator``, ``process_partials``): a reduce or aggregate over
+tumbling or sliding windows with the assigner's own trigger and no evictor is combined per
+(key, window) by the subtasks before the shuffle; in BATCH the window operator after it combines
+the partials and runs the window function once per window; in STREAMING (event time, no allowed
+lateness, no late data side output) it adds them to the windows' keyed state, which fire at the
+watermark.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ...api.functions import (
     MAX_WATERMARK,
@@ -360,6 +362,21 @@ class WindowOperator(OneInputStreamOperator):
             return all(getattr(type(fn), m) is getattr(Function, m) for m in ("open", "close"))
         return not any(callable(getattr(fn, m, None)) for m in ("open", "close"))
 
+    @property
+    def pre_aggregates_in_streaming(self) -> bool:
+        """Whether a STREAMING job pre-aggregates as BATCH does (``pre_aggregates_in_batch``):
+        only for event-time windows with allowed lateness 0 and no late data side output.
+
+        There Flink's lateness test is per window (``isWindowLate``: its max timestamp at or
+        before the watermark), so a micro-batch's records of one (key, window), which meet the
+        same watermark, are late or not together; a window that is not late fires exactly once,
+        at the watermark, and is gone. Combined into one partial before the shuffle they give
+        Flink's result. A late record that goes to a side output must go one by one; allowed
+        lateness fires a window again per late record; a processing-time window is assigned by
+        the clock of the operator that sees the record."""
+        return (self.pre_aggregates_in_batch and self.event_time and self.allowed_lateness == 0
+                and self.late_data_tag is None)
+
     # -- open ------------------------------------------------------------------------------------
     def open(self, ctx: OperatorContext) -> None:
         super().open(ctx)
@@ -598,10 +615,13 @@ class WindowOperator(OneInputStreamOperator):
         self._batch_fire(self._batch_assign(records))
         return True
 
-    def process_partials(self, records: list[tuple[int | None, Any]]) -> bool:
+    def process_partials(self, records: Iterable[tuple[int | None, Any]]) -> bool:
         """The current key's partials (``(window, reduced value or accumulator)`` from
-        ``WindowPreAggregator``): combined per window (the reduce again, or the aggregate's
-        ``merge``), then each window fires once, as ``process_key_batch`` fires them."""
+        ``WindowPreAggregator``), combined per window (the reduce again, or the aggregate's
+        ``merge``). BATCH: then each window fires once, as ``process_key_batch`` fires them.
+        STREAMING (``pre_aggregates_in_streaming``): a window late by the current watermark is
+        dropped, as each of its records would be; the others join the window's contents in the
+        keyed state, and the trigger registers its timer as for a record."""
         if self.function_kind == "reduce":
             combine = self._reduce
         else:
@@ -611,7 +631,17 @@ class WindowOperator(OneInputStreamOperator):
         for _, (window, partial) in records:
             acc = get(window, _EMPTY)
             contents[window] = partial if acc is _EMPTY else combine(acc, partial)  # type: ignore[misc]
-        self._batch_fire(contents)
+        if self.batch:
+            self._batch_fire(contents)
+            return True
+        scope, state = self._scope, self._contents
+        add = state.add if self.function_kind == "reduce" else state.add_accumulator
+        for window, partial in contents.items():
+            if self._is_window_late(window):
+                continue
+            scope.namespace = window
+            add(partial)
+            self._on_element(partial, window.max_timestamp(), window)
         return True
 
     def _batch_fire(self, contents: dict[Any, Any]) -> None:
