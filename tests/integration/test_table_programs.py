@@ -37,10 +37,20 @@ TABLE_PROGRAMS = [
     "table_streaming_word_count",
     "table_pandas_udaf",
     "table_udtaf_top2",
+    # PyFlink 2.3's own examples (pyflink/examples/table), unchanged
+    "example_tumble_window",
+    "example_over_window",
+    "example_process_json_data_with_udf",
+    "example_multi_sink",
 ]
 
 #: programs with Flink's rows that do not run here yet, and why
-NOT_YET: dict[str, str] = {}
+NOT_YET: dict[str, str] = {
+    "example_sliding_window": (
+        "Flink sums a FLOAT column in float32 in the order its records come: 86.399994 for "
+        "Bob's 30.2, 53.1 and 3.1 in two sliding windows, yet 86.4 for the same three in "
+        "example_tumble_window; Spark sums in double and casts the sum (86.4)"),
+}
 
 Rows = collections.Counter[tuple[str, ...]]
 
@@ -63,8 +73,9 @@ def printed_tables(stdout: str) -> tuple[list[list[str]], Rows]:
             while i < len(lines) and lines[i].startswith("|"):
                 rows[tuple(_cells(lines[i]))] += 1
                 i += 1
-        elif re.match(r"[+-][IUD]\[", lines[i]) or lines[i].startswith("("):
-            rows[parse_record(lines[i])] += 1  # a DataStream's or a Python tuple's record
+        elif re.match(r"([\w:-]*> )?[+-][IUD]\[", lines[i]) or lines[i].startswith("("):
+            # a DataStream's or a Python tuple's record (a print sink's subtask prefix left out)
+            rows[parse_record(re.sub(r"^[\w:-]*> ", "", lines[i]))] += 1
         i += 1
     return headers, rows
 

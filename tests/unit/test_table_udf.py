@@ -198,6 +198,10 @@ def test_row_based_operations_render_flink_sql_spark_can_run(t_env) -> None:
     lateral = t.left_outer_join_lateral(split(col("line")))
     assert f"LEFT JOIN LATERAL {name.upper()}(`line`)" in spark_sql(lateral.query_sql)
     assert lateral.get_column_names() == ["id", "line", "f0", "f1"]
+    # PyFlink's examples/table/basic_operations.py: the function named, applied to whole rows
+    named = t.join_lateral(split.alias("w", "k"))
+    assert named.get_column_names() == ["id", "line", "w", "k"]
+    assert f"{name.upper()}((STRUCT(`id`, `line`)))" in spark_sql(named.query_sql)
 
     pair = udf(lambda r: Row(r.id, r.line), result_type=DataTypes.ROW([
         DataTypes.FIELD("x", DataTypes.BIGINT()), DataTypes.FIELD("y", DataTypes.STRING())]))

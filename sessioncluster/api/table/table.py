@@ -324,7 +324,10 @@ class Table:
                 raise TypeError(f"{operation}() takes a Python {kind} function (made by "
                                 f"{_MAKERS[kind]}) or a call of one, not {func!r}")
             row = ", ".join(quote_identifier(n) for n in self.get_column_names())
+            names = func.alias_names
             func = func(call_sql(f"ROW({row})"))
+            if names:
+                func = func.alias(*names)
         wrapper = func.udf
         if wrapper is None or wrapper.kind != kind:
             raise TypeError(f"{operation}() takes a call of a Python {kind} function (made by "

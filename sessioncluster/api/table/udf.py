@@ -195,6 +195,14 @@ class UserDefinedFunctionWrapper:
         self._name = name or default
         #: the name this wrapper is called by in SQL text (set when registered or first called)
         self.catalog_name: str | None = None
+        #: the result columns' names when applied to whole rows (:meth:`alias`)
+        self.alias_names: tuple[str, ...] | None = None
+
+    def alias(self, *alias_names: str) -> "UserDefinedFunctionWrapper":
+        """Name the result columns of the function applied to whole rows, as PyFlink's
+        (``join_lateral(split.alias('a'))``, ``aggregate(count_sum.alias('cnt', 'sum'))``)."""
+        self.alias_names = alias_names
+        return self
 
     @property
     def function(self) -> UserDefinedFunction:
