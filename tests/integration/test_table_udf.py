@@ -163,6 +163,36 @@ def test_aggregate_functions_with_group_by(t_env, table) -> None:
         {k: e[0] for k, e in expected.items()})
 
 
+class CountAndSum(AggregateFunction):
+    """PyFlink's basic_operations example: a ROW result, over each whole row (a ROW argument)."""
+
+    def create_accumulator(self) -> list[int]:
+        return [0, 0]
+
+    def accumulate(self, accumulator: list[int], row: Row) -> None:
+        accumulator[0] += 1
+        accumulator[1] += int(row.id)
+
+    def get_value(self, accumulator: list[int]) -> Row:
+        return Row(accumulator[0], accumulator[1])
+
+
+def test_an_aggregate_function_with_a_row_result_over_whole_rows(t_env, table) -> None:
+    """``aggregate(count_sum.alias("cnt", "sum"))``: the function applied to each group's
+    whole rows, its ROW value as two columns (Spark's grouped pandas functions return no
+    struct: it comes in a one-element array)."""
+    count_sum = udaf(CountAndSum(), result_type=DataTypes.ROW([
+        DataTypes.FIELD("cnt", DataTypes.BIGINT()), DataTypes.FIELD("sum", DataTypes.BIGINT())]),
+        accumulator_type=DataTypes.ARRAY(DataTypes.BIGINT()))
+    got = (table.group_by(col("k")).aggregate(count_sum.alias("cnt", "sum"))
+           .select(col("k"), col("cnt"), col("sum")).execute().collect())
+    expected: dict[str, tuple[int, int]] = {}
+    for i, k, _, _ in ROWS:
+        n, total = expected.get(k, (0, 0))
+        expected[k] = (n + 1, total + i)
+    assert {r[0]: (r[1], r[2]) for r in got} == expected
+
+
 def test_flat_aggregate_with_a_table_aggregate_function(t_env, table) -> None:
     """group_by(k).flat_aggregate(top2): each group's two largest values (PyFlink's Top 2),
     and over the whole table; compared with plain Python."""

@@ -49,6 +49,7 @@ from .statements import (
     parse_statements,
 )
 from .tableaggregate import group_key_names, node_attributes, table_aggregation
+from .updating import updating_node
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
 DEFAULT_PATH = "default_catalog.default_database"
@@ -551,8 +552,9 @@ class FlinkSqlPlanner:
             mode = "COST " if "ESTIMATED_COST" in statement.details else ""
             spark_plans.append(self.spark.sql(f"EXPLAIN {mode}{self._spark_sql(query)}"
                                               ).collect()[0][0])
+        updating = any(updating_node(query) is not None for _, query in queries)
         text = explain.explain_text(asts, physicals, "\n".join(spark_plans),
-                                    statement.details, streaming=streaming)
+                                    statement.details, streaming=streaming, updating=updating)
         return StatementOutcome("SUCCESS_WITH_CONTENT", ["result"], ["STRING"], [(text,)])
 
     def _watermarks(self, scanned: list[tuple[str, list[str], str]]

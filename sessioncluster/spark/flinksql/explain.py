@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from .dialect import Descriptor, TableArgument
+from .dialect import Descriptor, Flink, TableArgument
 from .model import FlinkSqlError
 
 #: Flink's ``ExplainDetail`` names this planner prints
-SUPPORTED_DETAILS = ("ESTIMATED_COST", "CHANGELOG_MODE")
+SUPPORTED_DETAILS = ("ESTIMATED_COST", "CHANGELOG_MODE", "PLAN_ADVICE")
+#: what Flink's plan advice says of a plan none of its analyzers has advice for
+NO_ADVICE = "No available advice..."
 #: STREAMING: Spark's partial and final aggregates (the final one keeps its state in Spark's
 #: state store) under the names of Flink's two-phase streaming aggregates
 _STREAMING_AGGREGATES = {
@@ -81,9 +83,9 @@ def check_details(details: Sequence[str]) -> None:
 
 
 def explain_text(asts: Sequence[PlanNode], physicals: Sequence[PlanNode], spark_plan: str,
-                 details: Sequence[str], streaming: bool) -> str:
+                 details: Sequence[str], streaming: bool, updating: bool = False) -> str:
     """The text of an EXPLAIN: Flink's three sections (a tree per sink of a statement set)
-    and Spark's plan."""
+    and Spark's plan; ``updating``: a query is what Flink calls updating (plan advice)."""
     changelog = streaming and "CHANGELOG_MODE" in details
     if changelog:
         for physical in physicals:
@@ -92,11 +94,30 @@ def explain_text(asts: Sequence[PlanNode], physicals: Sequence[PlanNode], spark_
     def trees(nodes: Sequence[PlanNode], with_changelog: bool = False) -> str:
         return "\n\n".join(render(n, with_changelog) for n in nodes)
 
+    optimized = ("Optimized Physical Plan", trees(physicals, changelog))
+    if "PLAN_ADVICE" in details:
+        optimized = ("Optimized Physical Plan With Advice",
+                     f"{optimized[1]}\n\n{plan_advice(updating, streaming)}")
     sections = [("Abstract Syntax Tree", trees(asts)),
-                ("Optimized Physical Plan", trees(physicals, changelog)),
+                optimized,
                 ("Optimized Execution Plan", trees(physicals)),
                 ("Spark Physical Plan", spark_plan.strip())]
     return "\n\n".join(f"== {title} ==\n{body}" for title, body in sections) + "\n"
+
+
+def plan_advice(updating: bool, streaming: bool) -> str:
+    """Flink's plan advice for a plan that none of its analyzers advises on. Flink's two
+    analyzers look at a STREAMING plan's group aggregates (local-global aggregation by
+    mini-batch settings) and at updating streams (non-deterministic updates), both of Flink's
+    own runtime: such a plan is refused, as an advice of Flink's would be about a runtime this
+    is not."""
+    if streaming and updating:
+        raise FlinkSqlError("EXPLAIN PLAN_ADVICE of a STREAMING query with a group aggregate or "
+                            "an updating stream is not supported by sessioncluster: Flink's "
+                            "advice there (mini-batch, local-global aggregation, non-deterministic "
+                            "updates) is about Flink's own runtime (Flink docs: SQL / EXPLAIN "
+                            "Statements)")
+    return NO_ADVICE
 
 
 def as_streaming(node: PlanNode, windowed: bool,
@@ -418,7 +439,7 @@ class AstBuilder:
         if isinstance(node, exp.Cast):
             return f"CAST({self.rex(node.this, fields, aliases)}):{node.to.sql().upper()}"
         if isinstance(node, exp.Window) or not isinstance(node, exp.Func):
-            return node.sql(dialect="spark")
+            return node.sql(dialect=Flink)  # (Flink's own calls too: JSON_VALUE(...))
         args = [self.rex(a, fields, aliases) for a in _func_args(node)]
         return f"{_func_name(node)}({', '.join(args)})"
 

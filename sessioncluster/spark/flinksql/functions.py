@@ -161,18 +161,36 @@ class FunctionCatalog:
                      and called in (k, f.spark_name.lower())), None)
 
     def rename_calls(self, query: exp.Expr) -> exp.Expr:
-        """``query`` with calls of functions registered under another name renamed."""
+        """``query`` with calls of functions registered under another name renamed, and the
+        value of a ROW-valued aggregate function taken out of its array (:func:`returns_row`)."""
         renamed = {k: f.spark_name for k, f in self.functions.items() if f.spark_name != f.name}
-        if not renamed:
+        boxed = {n.lower() for k, f in self.functions.items() if returns_row(f.wrapper)
+                 for n in (k, f.spark_name)}
+        if not renamed and not boxed:
             return query
 
         def rename(node: exp.Expression) -> exp.Expression:
-            if isinstance(node, exp.Anonymous) and node.name.lower() in renamed:
-                return exp.Anonymous(this=renamed[node.name.lower()],
-                                     expressions=node.expressions)
-            return node
+            if not isinstance(node, exp.Anonymous):
+                return node
+            name = node.name.lower()
+            call = node
+            if name in renamed:
+                call = exp.Anonymous(this=renamed[name], expressions=node.expressions)
+            if name in boxed and not (isinstance(node.parent, exp.Anonymous)
+                                      and node.parent.name.lower() == "element_at"):
+                return exp.Anonymous(this="element_at",
+                                     expressions=[call, exp.Literal.number(1)])
+            return call
 
         return query.transform(rename)
+
+
+def returns_row(wrapper: UserDefinedFunctionWrapper) -> bool:
+    """True for an aggregate function whose value is a ROW: Spark's grouped-aggregate pandas
+    function returns it in a one-element array, which each call takes the element out of
+    (:meth:`FunctionCatalog.rename_calls`)."""
+    types = wrapper.result_data_types()
+    return wrapper.kind == "aggregate" and len(types) == 1 and isinstance(types[0], RowType)
 
 
 def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
@@ -192,7 +210,7 @@ def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
         spark.udtf.register(spark_name, udtf(table_function_class(runner), returnType=schema))
         return
     ddl = spark_type(f"ARRAY<{types[0]}>" if wrapper.kind == "table_aggregate"
-                     else str(types[0]))
+                     or returns_row(wrapper) else str(types[0]))
     with warnings.catch_warnings():  # PandasUDFType's deprecation: our runners have no hints
         warnings.simplefilter("ignore", UserWarning)
         spark_function = _spark_function(wrapper, ddl, token, parameters)
@@ -212,8 +230,9 @@ def _spark_function(wrapper: UserDefinedFunctionWrapper, ddl: str, token: str,
                                     PandasUDFType.GROUPED_AGG)
     elif wrapper.kind == "aggregate":
         make = PandasAggregateRunner if wrapper.func_type == PANDAS else AggregateRunner
-        spark_function = pandas_udf(make(function, token, wrapper.name, parameters), ddl,
-                                    PandasUDFType.GROUPED_AGG)
+        runner = make(function, token, wrapper.name, parameters)
+        runner.boxed = returns_row(wrapper)
+        spark_function = pandas_udf(runner, ddl, PandasUDFType.GROUPED_AGG)
     elif wrapper.func_type == PANDAS:
         spark_function = pandas_udf(PandasScalarRunner(function, token, wrapper.name,
                                                        parameters), ddl, PandasUDFType.SCALAR)

@@ -154,23 +154,31 @@ def _values(series: Any) -> list[Any]:
 
 class AggregateRunner(_Runner):
     """A general aggregate function as a grouped-aggregate pandas function: each group's rows
-    accumulated one by one into a new accumulator, then ``get_value``."""
+    accumulated one by one into a new accumulator, then ``get_value``. ``boxed``: the value is
+    a ROW, returned in a one-element array (Spark's grouped-aggregate pandas functions return
+    no struct, but an array of them; the query takes the element out)."""
+
+    boxed = False
 
     def __call__(self, *series: Any) -> Any:
         function = self.opened()
         assert isinstance(function, AggregateFunction)
         accumulator = function.create_accumulator()
-        columns = [_values(s) for s in series]
-        for row in zip(*columns):
-            function.accumulate(accumulator, *[from_spark(v) for v in row])
-        return to_spark(function.get_value(accumulator))
+        for row in zip(*[_arguments(s) for s in series]):  # a ROW argument as a Row
+            function.accumulate(accumulator, *row)
+        value = to_spark(function.get_value(accumulator))
+        return [value] if self.boxed else value
 
 
 class PandasAggregateRunner(_Runner):
-    """A vectorized aggregate function: each group's pandas Series to one value."""
+    """A vectorized aggregate function: each group's pandas Series to one value (``boxed``
+    as :class:`AggregateRunner`'s)."""
+
+    boxed = False
 
     def __call__(self, *series: Any) -> Any:
-        return self.opened().eval(*series)
+        value = self.opened().eval(*series)
+        return [to_spark(value)] if self.boxed else value
 
 
 def _arguments(column: Any) -> list[Any]:
