@@ -26,9 +26,7 @@ from ..graph.streamgraph import (
 from . import display
 from .datastream import DataStream
 from .jobclient import (
-    CloseableIterator,
     JobClient,
-    JobExecutionException,
     JobExecutionResult,
     check,
     wait_attached,
@@ -418,7 +416,7 @@ class StreamExecutionEnvironment:
         prints = [s for s in self._sinks if s.kind is OperatorKind.SINK_PRINT]
         client = self._attached(self.execute_async(job_name))
         if streaming and prints:
-            _print_streamed(client)
+            client.print_lines()
         reply = wait_attached(client)
         if streaming:
             check(reply, job_name)
@@ -436,20 +434,6 @@ class ContextStreamExecutionEnvironment(StreamExecutionEnvironment):
     def execute_async(self, *args: Any, **kwargs: Any) -> Any:
         self._check_executable()
         return super().execute_async(*args, **kwargs)
-
-
-def _print_streamed(client: JobClient) -> None:
-    """Print a STREAMING job's ``print()`` lines as they come, until it ends; an interrupt
-    cancels the job."""
-    lines = CloseableIterator(client, lines=True)
-    try:
-        for line in lines:
-            print(line, flush=True)
-    except KeyboardInterrupt:
-        client.cancel()
-        raise
-    except JobExecutionException:
-        pass  # the job's own result says why, next
 
 
 def _as_row(value: Any, names: list[str]) -> Any:

@@ -171,9 +171,22 @@ class JobClient:
         """The records of the job's collect sink as they are produced (STREAMING)."""
         return CloseableIterator(self, sink_id)
 
-    def printed(self) -> "CloseableIterator":
-        """The lines a streaming SQL INSERT's ``print`` sinks print, as they are printed."""
-        return CloseableIterator(self, PRINT_SINK, lines=True)
+    def print_lines(self, sink_id: str | None = None) -> None:
+        """Print a STREAMING job's ``print()`` lines here as they come, until it ends (the
+        job's result says how); an interrupt cancels the job."""
+        lines = CloseableIterator(self, sink_id, lines=True)
+        try:
+            for line in lines:
+                print(line, flush=True)
+        except KeyboardInterrupt:
+            self.cancel()
+            raise
+        except JobExecutionException:
+            pass  # the job's own result says why, when waited for
+
+    def print_statement_lines(self) -> None:
+        """:meth:`print_lines` of a streaming SQL INSERT's ``print`` sinks."""
+        self.print_lines(PRINT_SINK)
 
     def collect(self, timeout: float | None = None) -> list[Any]:
         """The records of the job's collect sink."""

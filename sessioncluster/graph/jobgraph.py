@@ -245,14 +245,7 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
             source = vertices[head_of[edge.source.node_id]]
             key_sel = (put_blob(edge.key_selector, f"the key selector of '{chain[0].name}'")
                        if edge.key_selector is not None else None)
-            combiner = None
-            partials = streaming = False
-            if edge.partitioning is Partitioning.HASH and chain[0].kind is OperatorKind.REDUCE:
-                combiner = target.operators[0].function_key
-            elif edge.partitioning is Partitioning.HASH and chain[0].kind is OperatorKind.PROCESS \
-                    and getattr(chain[0].function, "pre_aggregates_in_batch", False) is True:
-                combiner, partials = target.operators[0].function_key, True
-                streaming = getattr(chain[0].function, "pre_aggregates_in_streaming", False) is True
+            combiner, partials, streaming = _combiner(edge, chain[0], target)
             strategy = edge.partitioning
             if strategy is Partitioning.FORWARD and (source.parallelism != target.parallelism
                                                      or sum(e.source.node_id in in_job
@@ -260,9 +253,6 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
                 # as Flink: FORWARD needs equal parallelism; and the inputs of a union meet in
                 # one exchange here (Spark cannot line up several inputs' partitions 1:1)
                 strategy = Partitioning.REBALANCE
-            if edge.input_index is not None:
-                # the two inputs of a connect are never combined
-                combiner, partials, streaming = None, False, False
             job_edge = JobEdge(source.vertex_id, target.vertex_id, strategy, key_sel, combiner,
                                edge.side_output, edge.input_index, partials, streaming)
             target.inputs.append(job_edge)
@@ -270,6 +260,21 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
     order = [vertices[head_of[n.node_id]] for n in nodes if head_of[n.node_id] == n.node_id]
     _window_partials_all_or_none(order)
     return JobGraph(job_name, order, notes)
+
+
+def _combiner(edge: StreamEdge, head: StreamNode, target: JobVertex
+              ) -> tuple[str | None, bool, bool]:
+    """How the records of ``edge`` into ``head``'s vertex are combined before the shuffle:
+    (the combining function's key, window partials in BATCH, window partials in STREAMING)."""
+    if edge.input_index is not None:  # the two inputs of a connect are never combined
+        return None, False, False
+    if edge.partitioning is Partitioning.HASH and head.kind is OperatorKind.REDUCE:
+        return target.operators[0].function_key, False, False
+    if edge.partitioning is Partitioning.HASH and head.kind is OperatorKind.PROCESS \
+            and getattr(head.function, "pre_aggregates_in_batch", False) is True:
+        return (target.operators[0].function_key, True,
+                getattr(head.function, "pre_aggregates_in_streaming", False) is True)
+    return None, False, False
 
 
 def _window_partials_all_or_none(vertices: list[JobVertex]) -> None:

@@ -60,8 +60,12 @@ def test_projection_of_fields_by_name_or_by_position() -> None:
 def test_projection_of_a_schema() -> None:
     schema = (Schema.new_builder().column("score", "DOUBLE")
               .column_by_expression("twice", "score * 2").build())
+    # Flink 2.3: a Schema that declares physical columns keeps those only, in its order
+    # (print_schema of this one over a stream of (name, score): `score` DOUBLE, `twice`)
     assert projection(["name", "score"], [schema]) == \
-        ["`name`", "CAST(`score` AS DOUBLE) AS `score`", "score * 2 AS `twice`"]
+        ["CAST(`score` AS DOUBLE) AS `score`", "score * 2 AS `twice`"]
+    computed = Schema.new_builder().column_by_expression("twice", "score * 2").build()
+    assert projection(["name", "score"], [computed]) == ["`name`", "`score`", "score * 2 AS `twice`"]
     with pytest.raises(ValueError, match="Unable to find a field named 'other'"):
         projection(["name"], [Schema.new_builder().column("other", "INT").build()])
     watermarked = Schema.new_builder().column("score", "INT").watermark("score", "score").build()

@@ -170,15 +170,7 @@ class TableResult:
         if client is None:
             return
         if getattr(self.result, "prints", False) and timeout_ms is None:
-            lines = client.printed()
-            try:
-                for line in lines:
-                    print(line, flush=True)
-            except KeyboardInterrupt:
-                client.cancel()
-                raise
-            except RuntimeError:
-                pass  # the job failed: its result below says why
+            client.print_statement_lines()
         client.wait(None if timeout_ms is None else timeout_ms / 1000)
 
     def get_table_schema(self) -> TableSchema:
