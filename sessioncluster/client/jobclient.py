@@ -5,10 +5,11 @@ from __future__ import annotations
 import linecache
 import os
 import pickle
+import sys
 import time
 from collections import deque
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import cloudpickle
 
@@ -16,6 +17,7 @@ from ..api.accumulators import Accumulator
 from ..graph.lifecycle import JobStatus
 from ..protocol.messages import (
     PRINT_SINK,
+    PRINT_SINK_ERR,
     Ack,
     AwaitJobResult,
     CancelJob,
@@ -171,13 +173,21 @@ class JobClient:
         """The records of the job's collect sink as they are produced (STREAMING)."""
         return CloseableIterator(self, sink_id)
 
-    def print_lines(self, sink_id: str | None = None) -> None:
+    def print_lines(self, sinks: dict[str | None, TextIO] | None = None) -> None:
         """Print a STREAMING job's ``print()`` lines here as they come, until it ends (the
-        job's result says how); an interrupt cancels the job."""
-        lines = CloseableIterator(self, sink_id, lines=True)
+        job's result says how): each of ``sinks`` (result sink id: where its lines go; the
+        default: the job's one print sink, to standard out). An interrupt cancels the job."""
+        streams = [(CloseableIterator(self, sink_id, lines=True), out)
+                   for sink_id, out in (sinks or {None: sys.stdout}).items()]
         try:
-            for line in lines:
-                print(line, flush=True)
+            while not all(lines.ended for lines, _ in streams):
+                printed = False
+                for lines, out in streams:
+                    for line in lines.poll():
+                        print(line, file=out, flush=True)
+                        printed = True
+                if not printed:
+                    time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:
             self.cancel()
             raise
@@ -185,8 +195,9 @@ class JobClient:
             pass  # the job's own result says why, when waited for
 
     def print_statement_lines(self) -> None:
-        """:meth:`print_lines` of a streaming SQL INSERT's ``print`` sinks."""
-        self.print_lines(PRINT_SINK)
+        """:meth:`print_lines` of a streaming SQL INSERT's ``print`` sinks: a
+        ``'standard-error' = 'true'`` table's lines to standard error, as Flink prints them."""
+        self.print_lines({PRINT_SINK: sys.stdout, PRINT_SINK_ERR: sys.stderr})
 
     def collect(self, timeout: float | None = None) -> list[Any]:
         """The records of the job's collect sink."""

@@ -38,6 +38,7 @@ from ..graph.lifecycle import ExecutionState, JobStatus
 from ..graph.streamgraph import Partitioning
 from ..protocol.messages import (
     PRINT_SINK,
+    PRINT_SINK_ERR,
     JobDetails,
     Message,
     SqlResult,
@@ -160,7 +161,7 @@ class StreamingSqlJob(StreamingRunner):
         if statement.collects:
             self.results.build_sinks(["sink-0"], result_rows(statement))
         elif any(insert.table.connector == "print" for insert in statement.inserts):
-            self.results.build_sinks([PRINT_SINK])
+            self.results.build_sinks([PRINT_SINK, PRINT_SINK_ERR])
         #: a SELECT's newest changes (pickled ``(kind, values)``), for :meth:`latest_changes`
         self.latest: deque[bytes] = deque(maxlen=LATEST_CHANGES)
         self._result_columns: list[str] | None = None
@@ -205,9 +206,10 @@ class StreamingSqlJob(StreamingRunner):
             return
         printed = PrintedLines()
         self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i), printed)
-        lines = self.results.buffers.get(PRINT_SINK)
-        if lines is not None and (printed.out or printed.err):  # for a client that waits
-            lines.add((f"insert-{i}", batch_id), [x.encode() for x in printed.out + printed.err])
+        for sink_id, text in ((PRINT_SINK, printed.out), (PRINT_SINK_ERR, printed.err)):
+            lines = self.results.buffers.get(sink_id)
+            if lines is not None and text:  # for a client that waits
+                lines.add((f"insert-{i}", batch_id), [x.encode() for x in text])
 
     def _collect(self, batch_key: tuple[str, int], values: list[bytes]) -> None:
         """A SELECT's changes into its materialised table or its result buffer."""
@@ -218,7 +220,7 @@ class StreamingSqlJob(StreamingRunner):
     def fetch_results(self, sink_id: str | None, after: int, limit: int,
                       peek: bool = False) -> StreamResults:
         """A SELECT's rows from sequence number ``after`` on (pickled ``(kind, values)``)."""
-        if not self.statement.collects and sink_id != PRINT_SINK:
+        if not self.statement.collects and sink_id not in (PRINT_SINK, PRINT_SINK_ERR):
             raise LookupError(f"job {self.job_id} is an INSERT: its rows go to its sinks")
         if self.table is not None:
             return self.table.fetch(self.job_id, after, limit, self.status, self.error_text)

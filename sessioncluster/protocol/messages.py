@@ -549,8 +549,10 @@ class ExecuteSql(Message):
     function: bytes = b""
 
 
-#: the result sink of a streaming SQL INSERT's ``print`` lines (``SqlResult.prints``)
+#: the result sinks of a streaming SQL INSERT's ``print`` lines (``SqlResult.prints``): those
+#: for standard out, and those of ``'standard-error' = 'true'`` tables
 PRINT_SINK = "print"
+PRINT_SINK_ERR = "print-err"
 
 
 @dataclass(slots=True)

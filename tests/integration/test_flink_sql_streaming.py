@@ -415,7 +415,8 @@ def test_a_print_sinks_lines_reach_the_client_that_waits(session, tmp_path: Path
                                                           ) -> None:
     """PyFlink's word_count example writes into a print table and calls ``.wait()``: the
     lines are printed at the client (as an attached DataStream job's ``print()`` lines), in
-    BATCH when the statement ends and in STREAMING as each micro-batch commits."""
+    BATCH when the statement ends and in STREAMING as each micro-batch commits; a
+    ``'standard-error'`` table's lines on standard error."""
     import threading
 
     from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
@@ -435,22 +436,33 @@ def test_a_print_sinks_lines_reach_the_client_that_waits(session, tmp_path: Path
         'filesystem', 'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
     t_env.execute_sql("CREATE TABLE printed_live (word STRING, n BIGINT) WITH ('connector' = "
                       "'print')")
-    result = t_env.execute_sql("INSERT INTO printed_live SELECT word, COUNT(*) FROM "
-                               "printed_source GROUP BY word")
+    t_env.execute_sql("CREATE TABLE printed_err (word STRING) WITH ('connector' = 'print', "
+                      "'print-identifier' = 'e', 'standard-error' = 'true')")
+    statements = t_env.create_statement_set()
+    statements.add_insert_sql("INSERT INTO printed_live SELECT word, COUNT(*) FROM "
+                              "printed_source GROUP BY word")
+    statements.add_insert_sql("INSERT INTO printed_err SELECT word FROM printed_source")
+    result = statements.execute()
     waiter = threading.Thread(target=result.wait, daemon=True)
     waiter.start()
     seen: list[str] = []
+    seen_err: list[str] = []
     for k, (words_in, lines) in enumerate([(["x", "x"], ["+I[x, 2]"]),
                                            (["x", "y"], ["-U[x, 2]", "+U[x, 3]", "+I[y, 1]"])]):
         tmp = source / f".f{k}.csv"
         tmp.write_text("".join(f"{w}\n" for w in words_in))
         tmp.rename(source / f"f{k}.csv")
         deadline = time.monotonic() + 120
-        while len(seen) < len(lines) and time.monotonic() < deadline:
-            seen += capsys.readouterr().out.splitlines()
+        while ((len(seen) < len(lines) or len(seen_err) < len(words_in))
+               and time.monotonic() < deadline):
+            captured = capsys.readouterr()
+            seen += captured.out.splitlines()
+            seen_err += captured.err.splitlines()
             time.sleep(0.25)
-        assert sorted(seen) == sorted(lines)
+        assert sorted(seen) == sorted(lines)  # standard error's lines kept apart
+        assert sorted(seen_err) == sorted(f"e> +I[{w}]" for w in words_in)
         seen.clear()
+        seen_err.clear()
     result.get_job_client().cancel()
     waiter.join(60)
     assert not waiter.is_alive()  # wait() ended with the job
