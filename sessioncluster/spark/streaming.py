@@ -56,21 +56,17 @@ from typing import Any, Callable
 
 from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
+from ..streaming.keyed import keyed_processor, time_domain
+from ..streaming.regions import REGION_SCHEMA, ROOT_NODE, RegionFunction, RegionVertex
 from ..streaming.runtime import (
     CONTROL_OUT,
     MAX_TS,
     RECORD_SCHEMA,
-    REGION_SCHEMA,
-    ROOT_NODE,
     ChainFunction,
-    RegionFunction,
-    RegionVertex,
     VertexProgram,
     edge_index,
     edge_outs,
     is_keyed_head,
-    keyed_processor,
-    time_domain,
     watermark_delay,
 )
 from .files import file_stream

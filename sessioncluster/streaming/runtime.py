@@ -1,11 +1,11 @@
 """The STREAMING runtime inside Spark's Python workers: a JobVertex's operator chain over the
-Arrow batches of a micro-batch, and its keyed head in Spark's state store.
+Arrow batches of a micro-batch (a keyed head in Spark's state store: ``streaming.keyed``).
 
 Between vertices every record is one Arrow row ``(out int, k binary, ts long, v binary)``:
 which output edge of the producer it travels on, its cloudpickled key (for a HASH edge), its
 event time (or null), and the cloudpickled record. A stateless vertex is one ``mapInArrow``
 (:class:`ChainFunction`); a keyed vertex is ``groupBy("k")`` then
-``transformWithStateInPandas`` (``keyed_processor``), whose state (the operator's keyed state
+``transformWithStateInPandas`` (``streaming.keyed.keyed_processor``), whose state (the operator's keyed state
 and timers, its windows among them: ``runtime.streaming_driver``) is one pickled value per key in
 Spark's state store
 (RocksDB), checkpointed with each micro-batch. Sinks get ``v`` as the record (collect) or as the
@@ -31,9 +31,7 @@ from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec, PythonDependency
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime.chain import chain
 from ..runtime.filesink import WRITE_TABLE_ROWS, batch_copy
-from ..runtime.operators import ReduceOperator, StreamOperator, WindowPreAggregator, open_function
-from ..runtime.output import Record
-from ..runtime.streaming_driver import KeyedStreamingDriver
+from ..runtime.operators import WindowPreAggregator, open_function
 from . import report as reports
 
 #: the Arrow schema of records between vertices
@@ -49,10 +47,11 @@ SINK_TABLE_OUT = -2
 #: dropped right behind it, so it must be an index no vertex's rows have
 CONTROL_OUT = -3
 
-_loads = pickle.loads
+#: a record or key from its bytes (:func:`dumps`)
+loads = pickle.loads
 
 
-def _dumps(obj: Any) -> bytes:
+def dumps(obj: Any) -> bytes:
     """A record or key as bytes: the C pickler (several times faster per record than
     cloudpickle's), cloudpickle for what it cannot pickle (a lambda inside a record)."""
     try:
@@ -105,10 +104,10 @@ class VertexProgram:
     def load(self, key: str) -> Any:
         code = self._code.get(key)
         if code is None:
-            code = self._code[key] = _loads(self.blobs[key])
+            code = self._code[key] = loads(self.blobs[key])
         return code
 
-    def count(self, subtask: int, records_in: int, rows: "_Rows") -> None:
+    def count(self, subtask: int, records_in: int, rows: "Rows") -> None:
         """Add to the vertex's records in and out, and to its largest output timestamp if it
         has a watermark (Spark merges them on the driver)."""
         if self.counter is None or not (records_in or rows.records):
@@ -178,7 +177,7 @@ def _source_records(prog: VertexProgram, batch: Any) -> Iterator[Any]:
     if fmt == "long":
         return iter(batch.column("value").to_pylist())
     if fmt == "blob":
-        return itertools.chain.from_iterable(_loads(b) for b in batch.column(0).to_pylist())
+        return itertools.chain.from_iterable(loads(b) for b in batch.column(0).to_pylist())
     if fmt == "files":
         # a FileSource: the paths Spark listed, each file read whole by the source's format
         source_format = prog.load(prog.vertex.operators[0].function_key or "")
@@ -193,11 +192,11 @@ def _source_records(prog: VertexProgram, batch: Any) -> Iterator[Any]:
 def _input_records(batch: Any, timestamped: bool) -> Iterator[Any]:
     vs = batch.column("v").to_pylist()
     if timestamped:
-        return zip(batch.column("ts").to_pylist(), map(_loads, vs))
-    return map(_loads, vs)
+        return zip(batch.column("ts").to_pylist(), map(loads, vs))
+    return map(loads, vs)
 
 
-class _Rows:
+class Rows:
     """Output rows, built column by column, and the records they carry (a record sent on two
     edges is two rows and one record, as Flink counts a collect once)."""
 
@@ -241,7 +240,7 @@ def _objects(values: list[Any]) -> Any:
     return array
 
 
-class _Router:
+class Router:
     """Sends a vertex's ``(tag, record)`` outputs to its edges (or encodes them for its sink).
 
     This is the per-record hot path of a STREAMING job: the loops append to the columns
@@ -258,7 +257,7 @@ class _Router:
         self.pre_aggregator = next((WindowPreAggregator(prog.load(e.window_operator_key))
                                     for e in prog.edges if e.window_operator_key), None)
 
-    def route(self, tagged: Iterable[tuple[str | None, Any]], rows: _Rows) -> None:
+    def route(self, tagged: Iterable[tuple[str | None, Any]], rows: Rows) -> None:
         ts_on = self.ts
         add_out, add_k, add_ts, add_v = rows.out.append, rows.k.append, rows.ts.append, rows.v.append
         before = len(rows.v)
@@ -271,7 +270,7 @@ class _Router:
                 add_out(SINK_OUT)
                 add_k(None)
                 add_ts(ts)
-                add_v(str(value).encode("utf-8") if as_line else _dumps(value))
+                add_v(str(value).encode("utf-8") if as_line else dumps(value))
             rows.records += len(rows.v) - before
             return
         if self.pre_aggregator is not None:
@@ -285,9 +284,9 @@ class _Router:
                     continue
                 ts, value = rec if ts_on else (None, rec)
                 add_out(index)
-                add_k(None if selector is None else _dumps(selector(value)))
+                add_k(None if selector is None else dumps(selector(value)))
                 add_ts(ts)
-                add_v(_dumps(value))
+                add_v(dumps(value))
             rows.records += len(rows.v) - before
             return
         routed = 0
@@ -298,16 +297,16 @@ class _Router:
                 if side_output != tag:
                     continue
                 if pickled is None:
-                    pickled = _dumps(value)
+                    pickled = dumps(value)
                     routed += 1
                 add_out(index)
-                add_k(None if selector is None else _dumps(selector(value)))
+                add_k(None if selector is None else dumps(selector(value)))
                 add_ts(ts)
-                add_v(pickled if input_index is None else _dumps((input_index, value)))
+                add_v(pickled if input_index is None else dumps((input_index, value)))
         rows.records += routed
 
 
-    def route_partials(self, tagged: Iterable[tuple[str | None, Any]], rows: _Rows,
+    def route_partials(self, tagged: Iterable[tuple[str | None, Any]], rows: Rows,
                        pre_aggregator: WindowPreAggregator) -> None:
         """The main output into a window that pre-aggregates: one row per (key, window) of
         these records, ``(window, partial)`` as in BATCH (records out: the partials). Its
@@ -333,20 +332,22 @@ class _Router:
         for (key, window), partial in combined.items():
             k = keys.get(key)
             if k is None:
-                k = keys[key] = _dumps(key)
+                k = keys[key] = dumps(key)
             rows.out.append(index)
             rows.k.append(k)
             rows.ts.append(min(window.max_timestamp(), top))
-            rows.v.append(_dumps((window, partial)))
+            rows.v.append(dumps((window, partial)))
         rows.records += len(combined)
 
 
-def _open(functions: list[Any], ctx: RuntimeContext) -> None:
+def open_functions(functions: list[Any], ctx: RuntimeContext) -> None:
+    """``open`` each of a chain's functions with the subtask's context (STREAMING)."""
     for fn in functions:
         open_function(fn, ctx, batch=False)
 
 
-def _stateless(vertex: JobVertex, operators: list[OperatorSpec]) -> JobVertex:
+def stateless_vertex(vertex: JobVertex, operators: list[OperatorSpec]) -> JobVertex:
+    """``vertex`` with only ``operators``, and no edges: a chain to run on its own."""
     return replace(vertex, operators=operators, inputs=[], outputs=[])
 
 
@@ -368,7 +369,7 @@ class _Counted:
 # -- stateless vertices: mapInArrow ---------------------------------------------------------
 
 
-class _ChainTask:
+class ChainTask:
     """A stateless vertex's chain opened in one Spark task: records in, rows out."""
 
     def __init__(self, prog: VertexProgram) -> None:
@@ -381,13 +382,13 @@ class _ChainTask:
         tc = TaskContext.get()
         self.subtask = (tc.partitionId() if tc is not None else 0) % max(vertex.parallelism, 1)
         self.report = reports.begin(prog.job_id, vertex)
-        _open(self.functions, self.report.context())
+        open_functions(self.functions, self.report.context())
         self.report.running()
-        self.router = _Router(prog)
-        self.chain_vertex = _stateless(vertex, ops)
+        self.router = Router(prog)
+        self.chain_vertex = stateless_vertex(vertex, ops)
         self.two_inputs = prog.timestamped_input and any(e.input_index is not None for e in vertex.inputs)
 
-    def process(self, records: Iterable[Any]) -> _Rows:
+    def process(self, records: Iterable[Any]) -> Rows:
         """The rows of the vertex's outputs for ``records`` (counted into its records in/out)."""
         prog = self.prog
         if self.two_inputs:  # a two-input operator takes (input, (timestamp, value))
@@ -396,13 +397,13 @@ class _ChainTask:
         seen = _Counted(records)
         tagged, _ = chain(self.chain_vertex, self.functions, iter(seen), keyed=False, tagged=True,
                           timestamped=prog.timestamped_input)
-        rows = _Rows()
+        rows = Rows()
         self.router.route(tagged, rows)
         prog.count(self.subtask, seen.n, rows)
         self.report.count(seen.n, rows.records)
         return rows
 
-    def copy(self, read: Callable[[str], Iterator[Any]], paths: list[str]) -> Iterator[_Rows]:
+    def copy(self, read: Callable[[str], Iterator[Any]], paths: list[str]) -> Iterator[Rows]:
         """A FileSource chained straight into a bulk FileSink: the files' records as Arrow
         tables (``read``), handed to the sink in rows of their own (``SINK_TABLE_OUT``: an IPC
         stream of up to ``WRITE_TABLE_ROWS`` records), no Row made; counted as records in and
@@ -411,7 +412,7 @@ class _ChainTask:
         reports.activate(self.report)
         for path in paths:
             for data, n in ipc_streams(read(path)):
-                rows = _Rows()
+                rows = Rows()
                 rows.out.append(SINK_TABLE_OUT)
                 rows.k.append(None)
                 rows.ts.append(None)
@@ -419,7 +420,7 @@ class _ChainTask:
                 rows.records += n
                 yield self._copied(rows)
 
-    def _copied(self, rows: _Rows) -> _Rows:
+    def _copied(self, rows: Rows) -> Rows:
         self.prog.count(self.subtask, rows.records, rows)
         self.report.count(rows.records, rows.records)
         return rows
@@ -480,8 +481,8 @@ class ChainFunction:
         self.prog = prog
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        with reports.reporting(), _environment(self.prog):
-            task = _ChainTask(self.prog)
+        with reports.reporting(), user_code_environment(self.prog):
+            task = ChainTask(self.prog)
             is_source = self.prog.vertex.operators[0].kind.is_source
             copy = table_copy(self.prog) if is_source else None
             if task.router.pre_aggregator is not None:
@@ -503,254 +504,13 @@ class ChainFunction:
                     yield rows.arrow()
 
 
-#: the Arrow schema of a region's rows: records with the ``node`` of the vertex that made them
-REGION_SCHEMA = "node int, out int, k binary, ts long, v binary"
-#: the ``node`` of a region's input: its stage's root
-ROOT_NODE = -1
-
-
-@dataclass(slots=True)
-class RegionVertex:
-    """A stateless vertex run in a region (``RegionFunction``)."""
-
-    #: the ``node`` of its rows
-    node: int
-    program: VertexProgram
-    #: what it reads: (the producer's node, or ``ROOT_NODE``; the producer's output edge)
-    inputs: list[tuple[int, int]]
-    #: its output edges read inside the region: their rows stay in the worker
-    internal: frozenset[int] = frozenset()
-
-
-class RegionFunction:
-    """``mapInArrow`` of a stage's region: the stateless vertices that read only its root's
-    stream, run in one Python task in topological order, each fed the rows of its producers.
-    A stream fanned out (several consumers, side outputs, sinks) is computed once: a Spark plan is
-    a tree, and consumers in DataFrames of their own would each compute their producer again."""
-
-    def __init__(self, vertices: list[RegionVertex]) -> None:
-        self.vertices = vertices
-
-    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        with reports.reporting(), _environment(self.vertices[0].program):
-            tasks = [(rv, _ChainTask(rv.program)) for rv in self.vertices]
-            for batch in batches:
-                produced = {ROOT_NODE: (batch.column("out").to_pylist(), batch.column("ts").to_pylist(),
-                                        batch.column("v").to_pylist())}
-                node: list[int] = []
-                out = _Rows()
-                for rv, task in tasks:
-                    rows = task.process(_picked(produced, rv.inputs, rv.program.timestamped_input))
-                    produced[rv.node] = (rows.out, rows.ts, rows.v)
-                    if not rv.internal:
-                        node += [rv.node] * len(rows)
-                        out.out += rows.out
-                        out.k += rows.k
-                        out.ts += rows.ts
-                        out.v += rows.v
-                        continue
-                    for o, k, ts, v in zip(rows.out, rows.k, rows.ts, rows.v):
-                        if o not in rv.internal:
-                            node.append(rv.node)
-                            out.out.append(o)
-                            out.k.append(k)
-                            out.ts.append(ts)
-                            out.v.append(v)
-                if node:
-                    records = out.arrow()
-                    yield pa.RecordBatch.from_arrays([pa.array(node, pa.int32()), *records.columns],
-                                                     ["node", *records.schema.names])
-
-
-def _picked(produced: dict[int, tuple[list[int], list[int | None], list[bytes]]],
-            inputs: list[tuple[int, int]], timestamped: bool) -> Iterator[Any]:
-    """The records a region's vertex reads from the rows its producers made."""
-    for producer, edge in inputs:
-        outs, stamps, values = produced[producer]
-        if outs.count(edge) == len(outs):  # all of them (the common case): no test per row
-            yield from zip(stamps, map(_loads, values)) if timestamped else map(_loads, values)
-            continue
-        for o, ts, v in zip(outs, stamps, values):
-            if o == edge:
-                yield (ts, _loads(v)) if timestamped else _loads(v)
-
-
-def _environment(prog: VertexProgram) -> Any:
+def user_code_environment(prog: VertexProgram) -> Any:
     """The job's Python dependencies as a context for a task's run of user code."""
     env = prog.environment()
     return contextlib.nullcontext() if env is None else env
 
 
-# -- a keyed vertex: transformWithStateInPandas ---------------------------------------------
-
 #: Spark's time mode of a keyed vertex's query by the domain of its timers
-SPARK_TIME_MODES = {None: "None", TimeDomain.EVENT_TIME: "EventTime",
-                    TimeDomain.PROCESSING_TIME: "ProcessingTime"}
-
-
-def time_domain(spark_time_mode: str) -> TimeDomain | None:
-    """The TimeDomain of a Spark time mode ("EventTime", "ProcessingTime", "None")."""
-    return next(d for d, m in SPARK_TIME_MODES.items() if m == spark_time_mode)
-
-
-class KeyedVertex:
-    """A keyed vertex in a Python worker: its head operator, run by the STREAMING driver for one
-    key at a time with the key's snapshot in Spark's state store, then its chained tail."""
-
-    def __init__(self, prog: VertexProgram, handle: Any) -> None:
-        self.prog = prog
-        self.handle = handle
-        vertex = prog.vertex
-        head = vertex.operators[0]
-        function = prog.load(head.function_key) if head.function_key else None
-        operator: StreamOperator
-        if head.kind is OperatorKind.REDUCE:
-            operator = ReduceOperator(function)  # a running reduce: every update goes out
-        elif isinstance(function, StreamOperator) and function.keyed:
-            operator = function
-        else:
-            raise NotImplementedError(
-                f"'{vertex.name}': {type(function).__name__} is not supported in STREAMING mode yet")
-        ctx = reports.context_of(vertex)
-        self.driver = KeyedStreamingDriver(operator, ctx, prog.time_mode)
-        tail_ops = [op for op in vertex.operators[1:] if not op.kind.is_sink]
-        self.tail_vertex = _stateless(vertex, tail_ops)
-        self.tail_functions = [prog.load(op.function_key) if op.function_key else None
-                               for op in tail_ops]
-        _open(self.tail_functions, ctx)
-        self.router = _Router(prog)
-        #: its input is partials pre-aggregated before the shuffle
-        self.partials = bool(vertex.inputs) and all(e.window_partials_streaming for e in vertex.inputs)
-
-    def fire(self, key: bytes, state: Any, timer_values: Any, fired: int) -> "_Rows":
-        """Spark fired the key's timer at ``fired``. In event time every timer of the key up to
-        the watermark fires now, in order, as Flink's watermark fires them: Spark holds only the
-        key's earliest timer (``KeyedStreamingDriver.close_key``), so it calls each key once."""
-        if self.driver.spark_domain is TimeDomain.EVENT_TIME:
-            fired = max(fired, timer_values.getCurrentWatermarkInMs())
-        return self.run(key, state, timer_values, [], fired)
-
-    def run(self, key: bytes, state: Any, timer_values: Any, records: list[tuple[int | None, Any]],
-            fired: int | None = None) -> "_Rows":
-        """One call of Spark for ``key``: its records (or the timer Spark fired at ``fired``);
-        the output rows."""
-        driver = self.driver
-        row = state.get()  # None without a value (one round trip to Spark's state server)
-        snapshot = _loads(row[0]) if row is not None else None
-        driver.open_key(_loads(key), snapshot, timer_values.getCurrentWatermarkInMs(),
-                        timer_values.getCurrentProcessingTimeInMs())
-        outputs = driver.process(records, self.partials) if records else []
-        outputs += driver.fire_timers(fired)
-        result = driver.close_key()
-        if result.snapshot:
-            state.update((_dumps(result.snapshot),))
-        elif row is not None:
-            state.clear()
-        for ts in sorted(result.register):
-            self.handle.registerTimer(ts)
-        for ts in sorted(result.delete):
-            self.handle.deleteTimer(ts)
-        rows = _Rows()
-        self.emit(outputs, rows)
-        return rows
-
-    def emit(self, outputs: list[Record], rows: _Rows) -> None:
-        """The head's outputs through the chained tail, then to the edges or the sink."""
-        ts_out = self.prog.timestamped_output
-        if not self.tail_vertex.operators:  # main and side outputs in one pass
-            self.router.route((((tag, (ts, value)) if ts_out else (tag, value))
-                               for tag, ts, value in outputs), rows)
-            return
-        main: list[Any] = []
-        side: list[tuple[str | None, Any]] = []
-        for tag, ts, value in outputs:
-            rec = (ts, value)
-            if tag is None:
-                main.append(rec)
-            else:
-                side.append((tag, rec if ts_out else value))
-        tagged, _ = chain(self.tail_vertex, self.tail_functions, iter(main), keyed=False,
-                          tagged=True, timestamped=True)
-        # the tail keeps timestamps; drop them if the output does not carry event time
-        self.router.route(tagged if ts_out else ((t, r[1]) for t, r in tagged), rows)
-        if side:
-            self.router.route(side, rows)
-
-
-def _rows_records(prog: VertexProgram, rows: Iterator[Any]) -> list[tuple[int | None, Any]]:
-    """A key's records from Spark's pandas batches of its rows."""
-    records: list[tuple[int | None, Any]] = []
-    for pdf in rows:
-        values = map(_loads, pdf["v"].tolist())
-        if prog.timestamped_input:  # Spark gives a long column with nulls as floats
-            records.extend((None if t is None or t != t else int(t), v)
-                           for t, v in zip(pdf["ts"].tolist(), values))
-        else:
-            records.extend(zip(itertools.repeat(None), values))
-    return records
-
-
-def keyed_processor(prog: VertexProgram) -> Any:
-    """The StatefulProcessor of ``transformWithStateInPandas`` running ``prog``'s keyed vertex
-    (a subclass made here, so that this module imports without pyspark's SQL extras)."""
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
-
-    class _Processor(StatefulProcessor):
-        @reports.guarded
-        def init(self, handle: Any) -> None:
-            from pyspark import TaskContext
-
-            self.handle = handle
-            self.state = handle.getValueState("state", "s binary")
-            if TaskContext.get() is None:
-                # Spark's pre-init in a Python process of the driver, at a query's first
-                # micro-batch: it only wants the state variables' schemas; no subtask runs here
-                return
-            self.report = reports.begin(prog.job_id, prog.vertex)
-            self.environment = prog.environment()
-            if self.environment is not None:
-                self.environment.__enter__()  # left in close()
-            self.vertex = KeyedVertex(prog, handle)
-            self.report.running()
-
-        @reports.guarded
-        def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-            records = _rows_records(prog, rows)
-            out = self.vertex.run(key[0], self.state, timerValues, records)
-            prog.count(_subtask(prog), len(records), out)
-            self.report.count(len(records), out.records)
-            if len(out):
-                yield out.pandas()
-
-        @reports.guarded
-        def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
-            out = self.vertex.fire(key[0], self.state, timerValues,
-                                   expiredTimerInfo.getExpiryTimeInMs())
-            prog.count(_subtask(prog), 0, out)
-            self.report.count(0, out.records)
-            if len(out):
-                yield out.pandas()
-
-        def close(self) -> None:
-            report = getattr(self, "report", None)
-            if report is not None:
-                report.finished()
-            environment = getattr(self, "environment", None)
-            if environment is not None:
-                environment.__exit__(None, None, None)
-
-    return _Processor()
-
-
-def _subtask(prog: VertexProgram) -> int:
-    from pyspark import TaskContext
-
-    tc = TaskContext.get()
-    return (tc.partitionId() if tc is not None else 0) % max(prog.vertex.parallelism, 1)
-
-
 def watermark_delay(vertex: JobVertex) -> int | None:
     """The bounded out-of-orderness (ms) of a watermark strategy in the vertex's chain."""
     delays = [op.config["watermark_delay_ms"] for op in vertex.operators
@@ -774,7 +534,7 @@ def edge_index(vertex: JobVertex, edge: JobEdge) -> int:
     return next(i for i, e in enumerate(vertex.outputs) if e is edge)
 
 
-__all__ = ["ChainFunction", "EdgeOut", "KeyedVertex", "RECORD_SCHEMA", "REGION_SCHEMA", "ROOT_NODE",
-           "RegionFunction", "RegionVertex", "SINK_OUT", "SINK_TABLE_OUT", "VertexProgram", "edge_index",
-           "edge_outs", "is_keyed_head", "keyed_processor", "table_copy", "tables_of", "time_domain",
+__all__ = ["ChainFunction", "EdgeOut", "RECORD_SCHEMA",
+           "SINK_OUT", "SINK_TABLE_OUT", "VertexProgram", "edge_index",
+           "edge_outs", "is_keyed_head", "table_copy", "tables_of",
            "watermark_delay"]

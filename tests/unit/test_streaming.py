@@ -23,7 +23,8 @@ from sessioncluster.runtime.operators import KeyedProcessOperator, WindowOperato
 from sessioncluster.protocol.messages import CheckpointInfo, JobDetails, JobSummary, VertexInfo
 from sessioncluster.graph.lifecycle import ExecutionState, JobStatus
 from sessioncluster.spark.streaming import StreamQuery
-from sessioncluster.streaming.runtime import ChainFunction, KeyedVertex, VertexProgram
+from sessioncluster.streaming.keyed import KeyedVertex
+from sessioncluster.streaming.runtime import ChainFunction, VertexProgram
 from sessioncluster.api.functions import KeyedProcessFunction, TimeDomain
 from sessioncluster.api.state import ValueStateDescriptor
 from sessioncluster.api.window import TumblingEventTimeWindows

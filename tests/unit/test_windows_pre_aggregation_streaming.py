@@ -24,7 +24,8 @@ from sessioncluster.common.time import Time
 from sessioncluster.graph.jobgraph import JobEdge
 from sessioncluster.graph.streamgraph import OperatorKind, Partitioning
 from sessioncluster.runtime.operators import WindowOperator
-from sessioncluster.streaming.runtime import ChainFunction, KeyedVertex, VertexProgram, edge_outs
+from sessioncluster.streaming.keyed import KeyedVertex
+from sessioncluster.streaming.runtime import ChainFunction, VertexProgram, edge_outs
 from tests.unit.test_streaming import FakeHandle, FakeState, KeyedHarness, Times, blob, vertex
 from tests.unit.test_windows_pre_aggregation import Sum, SumAndCount, WithWindow, _edges
 
