@@ -59,6 +59,7 @@ from .planner import flink_named, interval_ms, to_spark_sql
 from .statements import Insert, StopJob
 from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
+from .temporaljoin import plan_temporal_join
 from .updating import (
     OuterQuery,
     changelog,
@@ -223,6 +224,7 @@ class _Query:
             planned.outer = _outer_query(session, rest, view, planned.frame.schema, schemas)
             return planned
         add_cte_schemas(session, query, schemas, not bounded)
+        query = plan_temporal_join(session, query, schemas, streaming=not bounded)
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
         frame = flink_named(session.sql(to_spark_sql(keyed or query, schemas,
