@@ -253,3 +253,68 @@ def test_an_aggregation_of_an_updating_view_over_a_monitored_directory(
     finally:
         iterator.close()
         t_env.execute_sql("DROP TEMPORARY VIEW word_counts")
+
+
+def test_a_join_with_a_bounded_table_and_a_top_n_over_an_updating_view(
+        session, t_env, tmp_path: Path) -> None:
+    """Word counts over a monitored directory joined with a bounded table of descriptions (two
+    rows for ``b``), and the two most frequent words (``ROW_NUMBER() ... <= 2``): Flink runs both
+    over the counts' changes; here each runs over the counts' result after each micro-batch.
+    Each round's changes: a match whose count changed is updated (-U/+U, as Flink's join
+    forwards its input's update), and the result equals plain Python's."""
+    source, dims = tmp_path / "words", tmp_path / "dims"
+    source.mkdir()
+    dims.mkdir()
+    (dims / "d.csv").write_text("x,ex\ny,why\ny,wye\n")
+    t_env.execute_sql(f"""CREATE TABLE joined_words (word STRING) WITH ('connector' =
+        'filesystem', 'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    t_env.execute_sql(f"""CREATE TABLE word_dims (word STRING, descr STRING) WITH (
+        'connector' = 'filesystem', 'path' = '{dims}', 'format' = 'csv')""")
+    t_env.execute_sql("CREATE TEMPORARY VIEW joined_counts AS "
+                      "SELECT word, COUNT(*) AS n FROM joined_words GROUP BY word")
+    joined = t_env.execute_sql("SELECT c.word, c.n, d.descr FROM joined_counts c "
+                               "JOIN word_dims d ON c.word = d.word")
+    top = t_env.execute_sql("SELECT word, n FROM (SELECT word, n, ROW_NUMBER() OVER (ORDER BY "
+                            "n DESC, word) AS rn FROM joined_counts) WHERE rn <= 2")
+    queues: list[queue.Queue[Any]] = []
+    iterators = [joined.collect(), top.collect()]
+    for iterator in iterators:
+        q: queue.Queue[Any] = queue.Queue()
+        threading.Thread(target=lambda i=iterator, q=q: [q.put(r) for r in i],
+                         daemon=True).start()
+        queues.append(q)
+    descriptions = {"x": ["ex"], "y": ["why", "wye"]}
+    counts: collections.Counter[str] = collections.Counter()
+    shown: list[collections.Counter[tuple[Any, ...]]] = [collections.Counter(),
+                                                          collections.Counter()]
+    try:
+        for k, words in enumerate([["x", "y", "x"], ["y", "z"], ["z", "z", "y"]]):
+            before_join = {(w, counts[w], d) for w in counts for d in descriptions.get(w, [])}
+            counts.update(words)
+            expected = [
+                collections.Counter((w, n, d) for w, n in counts.items()
+                                    for d in descriptions.get(w, [])),
+                collections.Counter(sorted(counts.items(), key=lambda c: (-c[1], c[0]))[:2])]
+            tmp = source / f".f{k}.csv"
+            tmp.write_text("".join(f"{w}\n" for w in words))
+            tmp.rename(source / f"f{k}.csv")
+            for i, q in enumerate(queues):
+                deadline = time.monotonic() + 120
+                while shown[i] != expected[i] and time.monotonic() < deadline:
+                    try:
+                        row = q.get(timeout=1)
+                    except queue.Empty:
+                        continue
+                    kind = row.get_row_kind()
+                    if i == 0 and kind in (RowKind.UPDATE_BEFORE, RowKind.DELETE):
+                        assert tuple(row) in before_join  # retracts what it emitted
+                    change = 1 if kind in (RowKind.INSERT, RowKind.UPDATE_AFTER) else -1
+                    shown[i][tuple(row)] += change
+                    shown[i] = +shown[i]
+                assert shown[i] == expected[i], (k, i)
+        time.sleep(2)
+        assert all(q.empty() for q in queues)  # nothing more, and nothing twice
+    finally:
+        for iterator in iterators:
+            iterator.close()
+        t_env.execute_sql("DROP TEMPORARY VIEW joined_counts")

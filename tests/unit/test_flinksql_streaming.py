@@ -15,6 +15,7 @@ from sessioncluster.spark.flinksql.streaming import ChangelogState, watermark_de
 from sessioncluster.spark.flinksql.updating import (
     changelog,
     key_positions,
+    outer_key_positions,
     over_updating,
     over_updating_refusal,
     result_changes,
@@ -123,10 +124,41 @@ def test_an_aggregation_that_also_reads_a_stream_is_not_cut() -> None:
 
 
 def test_result_changes_delete_what_is_gone() -> None:
-    previous = {(1,): (1, 2), (2,): (2, 1)}
+    previous: dict = {}
+    result_changes(previous, [(1, 2), (2, 1)], [0])
     changes = result_changes(previous, [(1, 1), (3, 1)], [0])
     assert changes == [("-D", (2, 1)), ("-U", (1, 2)), ("+U", (1, 1)), ("+I", (3, 1))]
-    assert previous == {(1,): (1, 1), (3,): (3, 1)}
+    assert sorted(previous.values()) == [(1, 1), (3, 1)]
+
+
+def test_result_changes_pair_a_keys_matches_with_their_updates() -> None:
+    """A join of word counts with a table holding two rows of ``b``: each match of ``b`` is
+    updated (-U/+U), as Flink's join forwards its input's update; identical rows are two."""
+    previous: dict = {}
+    first = [("b", 1, "bravo"), ("a", 1, "alpha"), ("b", 1, "beta")]
+    assert sorted(result_changes(previous, first, [0])) == sorted(("+I", r) for r in first)
+    changes = result_changes(previous, [("b", 2, "beta"), ("a", 1, "alpha"), ("b", 2, "bravo")],
+                             [0])
+    assert changes == [("-U", ("b", 1, "beta")), ("+U", ("b", 2, "beta")),
+                       ("-U", ("b", 1, "bravo")), ("+U", ("b", 2, "bravo"))]
+    assert result_changes(previous, [("a", 1, "alpha"), ("a", 1, "alpha")], [0]) == [
+        ("-D", ("b", 2, "beta")), ("-D", ("b", 2, "bravo")), ("+I", ("a", 1, "alpha"))]
+
+
+def test_a_join_or_over_aggregation_with_bounded_tables_is_cut_with_the_inner_keys() -> None:
+    q = query("SELECT a.item, a.n, d.descr FROM (SELECT item, COUNT(*) AS n FROM Bid "
+              "GROUP BY item) a JOIN dims d ON a.item = d.item")
+    found = over_updating(q)
+    assert split_over_updating(q, found) is None  # dims read as a stream
+    inner, rest, name = split_over_updating(q, found, lambda t: t == "dims")
+    assert outer_key_positions(rest, found, ["item", "n", "descr"]) == [0]
+    q = query("SELECT * FROM (SELECT item, n, ROW_NUMBER() OVER (ORDER BY n DESC) AS rn FROM "
+              "(SELECT item, COUNT(*) AS n FROM Bid GROUP BY item)) WHERE rn <= 2")
+    found = over_updating(q)
+    assert found is not None and found.operation == "An OVER aggregation"
+    inner, rest, name = split_over_updating(q, found)
+    assert outer_key_positions(rest, found, ["item", "n", "rn"]) == [0]
+    assert outer_key_positions(rest, found, ["x", "rn"]) == [0, 1]  # no key named: every column
 
 
 def norm(text: str) -> str:

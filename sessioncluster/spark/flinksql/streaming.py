@@ -35,6 +35,7 @@ import os
 import pickle
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -61,9 +62,12 @@ from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
 from .temporaljoin import plan_temporal_join
 from .updating import (
+    OVER_RESULT,
     OuterQuery,
+    OverUpdating,
     changelog,
     key_positions,
+    outer_key_positions,
     over_updating,
     over_updating_refusal,
     result_changes,
@@ -216,12 +220,14 @@ class _Query:
             query = functions.rename_calls(query)
         found = None if bounded else over_updating(query, functions)
         if found is not None:
-            parts = split_over_updating(query, found) if found.aggregation else None
+            parts = split_over_updating(query, found, partial(_is_static, schemas)) \
+                if found.operation in OVER_RESULT else None
             if parts is None:
                 raise FlinkSqlError(over_updating_refusal(found))
             inner, rest, view = parts
             planned = cls.plan(session, inner, schemas, bounded, functions)
-            planned.outer = _outer_query(session, rest, view, planned.frame.schema, schemas)
+            planned.outer = _outer_query(session, rest, view, planned.frame.schema, schemas,
+                                         found)
             return planned
         add_cte_schemas(session, query, schemas, not bounded)
         query = plan_temporal_join(session, query, schemas, streaming=not bounded)
@@ -236,12 +242,21 @@ class _Query:
 
 
 def _outer_query(session: Any, rest: Any, view: str, inner_schema: Any,
-                 schemas: dict[str, CatalogTable]) -> OuterQuery:
-    """The query over an updating query's result (the view ``view``), as a batch query."""
+                 schemas: dict[str, CatalogTable], found: OverUpdating) -> OuterQuery:
+    """The query over an updating query's result (the view ``view``) and bounded tables, as
+    a batch query."""
     session.createDataFrame([], inner_schema).createOrReplaceTempView(view)
     sql = to_spark_sql(rest, schemas)
     schema = flink_named(session.sql(sql)).schema  # analysed now: a wrong column fails here
-    return OuterQuery(view, sql, inner_schema, schema, key_positions(rest))
+    return OuterQuery(view, sql, inner_schema, schema,
+                      outer_key_positions(rest, found, schema.names))
+
+
+def _is_static(schemas: dict[str, CatalogTable], name: str) -> bool:
+    """True for a table a streaming query reads as a bounded (static) one: a bounded catalog
+    table, or the session's temporary view of local data."""
+    table = next((t for n, t in schemas.items() if n.lower() == name), None)
+    return table is None or connectors.is_bounded(table)
 
 
 def add_cte_schemas(session: Any, query: Any, schemas: dict[str, CatalogTable],

@@ -90,13 +90,15 @@ def _plain_positions(select: exp.Select) -> list[int]:
 
 # -- the changelog of an updating query ------------------------------------------------------------
 def changelog(previous: dict[tuple[Any, ...], tuple[Any, ...]], rows: list[tuple[Any, ...]],
-              keys: list[int]) -> list[tuple[str, tuple[Any, ...]]]:
+              keys: list[int], trim: int = 0) -> list[tuple[str, tuple[Any, ...]]]:
     """Flink's changelog of a micro-batch's updated rows: ``+I`` for a new key, ``-U`` (the
     row emitted before) and ``+U`` for an updated one, nothing for an unchanged one.
-    ``previous`` (key -> last emitted row) is brought up to date."""
+    ``previous`` (key -> last emitted row) is brought up to date. ``trim``: the rows' last
+    columns that are part of the key only."""
     out: list[tuple[str, tuple[Any, ...]]] = []
     for row in rows:
         key = tuple(row[i] for i in keys)
+        row = row[: len(row) - trim]
         before = previous.get(key)
         if before is None:
             out.append(("+I", row))
@@ -148,16 +150,20 @@ def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverU
     return None
 
 
+#: the operations over an updating query that run over its result (:func:`split_over_updating`)
+OVER_RESULT = (AGGREGATION, "A join", "An OVER aggregation")
+
+
 def over_updating_refusal(found: OverUpdating) -> str:
-    """Why ``found`` cannot run here (an operation other than an aggregation reading nothing
-    but the updating query)."""
+    """Why ``found`` cannot run here (a window or table aggregation over the updating query,
+    or an operation that also reads a stream)."""
     return (f"{found.operation} over the changes of an updating query "
             f"({updating_node(found.inner)}) is not supported by sessioncluster in STREAMING "
             "mode over an unbounded source: Flink retracts each change (-U/-D) from the "
             "operation's state, and Spark's Structured Streaming runs no stateful operation "
-            "after an aggregation that updates its rows (sessioncluster runs an aggregation "
-            "that reads nothing but the updating query). Run it in BATCH mode or over bounded "
-            "sources, or aggregate once")
+            "after an aggregation that updates its rows (sessioncluster runs an aggregation, "
+            "a join or an OVER aggregation over the updating query's result and bounded "
+            "tables). Run it in BATCH mode or over bounded sources, or aggregate once")
 
 
 def _readers(select: exp.Select) -> list[exp.Select]:
@@ -186,10 +192,12 @@ def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
     return None
 
 
-def split_over_updating(query: Any, found: OverUpdating) -> tuple[Any, Any, str] | None:
+def split_over_updating(query: Any, found: OverUpdating,
+                        static: Callable[[str], bool] = lambda name: False
+                        ) -> tuple[Any, Any, str] | None:
     """``query`` cut below the updating query of ``found``: (the updating query as a query of
     its own, the rest reading its rows as the table ``name``, ``name``); None when the rest
-    reads another table too (a join of the updating query with a stream)."""
+    reads a table that is not ``static`` (a join of the updating query with a stream)."""
     position = next(i for i, s in enumerate(query.find_all(exp.Select)) if s is found.inner)
     tree = query.copy()
     inner = list(tree.find_all(exp.Select))[position]
@@ -214,9 +222,22 @@ def split_over_updating(query: Any, found: OverUpdating) -> tuple[Any, Any, str]
     if kept:
         rest.set("with_", exp.With(expressions=[c.copy() for c in kept]))
     own = {c.alias_or_name.lower() for c in kept}
-    if _table_names(rest) - own != {name.lower()}:
+    if not all(static(t) for t in _table_names(rest) - own - {name.lower()}):
         return None
     return updating, rest, name
+
+
+def outer_key_positions(rest: Any, found: OverUpdating, columns: list[str]) -> list[int]:
+    """The key columns (by position in ``columns``, the outer query's) of the changelog of a
+    query over an updating one: an aggregation's group keys; else the columns named as the
+    updating query's keys (a join's or an OVER aggregation's rows follow its keys' changes),
+    or every column when none is."""
+    if _is_aggregation(rest if isinstance(rest, exp.Select) else next(rest.find_all(exp.Select))):
+        return key_positions(rest)
+    names = {found.inner.expressions[i].alias_or_name.lower()
+             for i in _plain_positions(found.inner)}
+    keys = [i for i, c in enumerate(columns) if c.lower() in names]
+    return keys or list(range(len(columns)))
 
 
 def _needed_ctes(body: Any, ctes: list[exp.CTE]) -> list[exp.CTE]:
@@ -264,7 +285,17 @@ class OuterQuery:
 def result_changes(previous: dict[tuple[Any, ...], tuple[Any, ...]], rows: list[tuple[Any, ...]],
                    keys: list[int]) -> list[tuple[str, tuple[Any, ...]]]:
     """Flink's changelog from one whole result of a query (``previous``, key -> row, brought up
-    to date) to the next (``rows``): :func:`changelog`, and ``-D`` for each key gone."""
-    current = {tuple(r[i] for i in keys) for r in rows}
+    to date) to the next (``rows``): ``-D`` for each key gone, then ``+I`` for a new key and
+    ``-U``/``+U`` for a changed row. A key's rows (a join's matches) are told apart by their
+    order (its last element), so a row whose other columns stay pairs with its update."""
+    seen: dict[tuple[Any, ...], int] = {}
+    indexed: list[tuple[Any, ...]] = []
+    ordered = sorted(rows, key=lambda r: tuple(map(repr, r)))
+    for row in ordered:
+        key = tuple(row[i] for i in keys)
+        seen[key] = seen.get(key, -1) + 1
+        indexed.append((*key, seen[key]))
+    current = set(indexed)
     gone = [("-D", previous.pop(k)) for k in list(previous) if k not in current]
-    return gone + changelog(previous, rows, keys)
+    return gone + changelog(previous, [(*r, k[-1]) for r, k in zip(ordered, indexed)],
+                            [*keys, -1], trim=1)
