@@ -16,6 +16,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
 
+from .builtins import BUILTIN_CALLS
 from .jsonfunctions import JSON_FUNCTION_PARSERS, FlinkJson, json_sql
 
 
@@ -113,7 +114,8 @@ class FlinkParser(SparkParser):
         **JSON_FUNCTION_PARSERS,
     }
     FUNCTIONS = {**SparkParser.FUNCTIONS,
-                 **{n: _raw_function(n) for n in RAW_FUNCTIONS + USER_FUNCTION_NAMES}}
+                 **{n: _raw_function(n)
+                    for n in RAW_FUNCTIONS + USER_FUNCTION_NAMES + BUILTIN_CALLS}}
 
     def _parse_lambda(self, alias: bool = False) -> exp.Expr | None:
         if self._curr and self._curr.token_type == TokenType.TABLE:

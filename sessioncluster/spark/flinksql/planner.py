@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import count
-from typing import Any
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
 
 from sessioncluster.api.table.typeparser import spark_type
+from sessioncluster.spark.flinksql.builtins import builtin, integer_arithmetic
 from sessioncluster.spark.flinksql.dialect import Descriptor, FlinkCast, TableArgument
 from sessioncluster.spark.flinksql.jsonfunctions import FlinkJson, is_json, to_spark
 from sessioncluster.spark.flinksql.model import CatalogTable, FlinkSqlError
@@ -45,6 +46,7 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     grouping key carries the watermark, which ``window_start``/``window_end`` (fields taken
     out of the struct) do not."""
     tree = query.copy()
+    integer_arithmetic(tree, _column_types(tables), _typeable)
     names = count()
     for select in list(tree.find_all(exp.Select)):
         _rewrite_group_window(select, names, streaming)
@@ -62,6 +64,31 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
             window.replace(exp.Cast(this=window.copy(), to=exp.DataType.build("BIGINT")))
     tree = tree.transform(_rewrite_node)
     return tree.sql(dialect="spark")
+
+
+def _typeable(tree: exp.Expr) -> exp.Expr:
+    """A copy of ``tree`` whose Flink casts are sqlglot's, for its type inference."""
+    def cast(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, FlinkCast):
+            to = exp.DataType.build(spark_type(node.args["to"].this), dialect="spark")
+            return exp.Cast(this=node.this, to=to)
+        return node
+
+    return tree.copy().transform(cast)
+
+
+def _column_types(tables: Mapping[str, CatalogTable]) -> dict[str, dict[str, str]]:
+    """The tables' typed columns as Spark type text, by lower-case table and column name."""
+    columns: dict[str, dict[str, str]] = {}
+    for name, table in tables.items():
+        typed = {}
+        for column in table.columns:
+            try:
+                typed[column.name.lower()] = spark_type(column.type) if column.type else None
+            except (ValueError, KeyError):
+                typed[column.name.lower()] = None
+        columns[name.lower()] = {c: t for c, t in typed.items() if t}
+    return columns
 
 
 def _group_by_window_struct(select: exp.Select, windows: dict[str, int],
@@ -332,6 +359,9 @@ def _window_aux(node: exp.Expression, name: str, start: exp.Expression,
 
 
 def _rewrite_node(node: exp.Expression) -> exp.Expression:
+    replaced = builtin(node, lambda arg: arg.transform(_rewrite_node))
+    if replaced is not None:
+        return cast(exp.Expression, replaced)
     if isinstance(node, FlinkCast):
         to = exp.DataType.build(spark_type(node.args["to"].this), dialect="spark")
         if node.args.get("safe"):

@@ -1,0 +1,185 @@
+"""Flink's built-in scalar functions and operators where Spark's differ in name, arguments or
+meaning, written as Spark SQL (checked against PyFlink 2.3's answers in
+``tests/unit/test_flinksql_builtins.py``).
+
+:func:`builtin` is called by the planner's rewrite for each node; it returns the node's Spark
+form (its arguments rewritten by ``rewrite``: a new node's children are not visited again), or
+None to leave the node as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from sqlglot import exp
+
+from .model import FlinkSqlError
+
+Rewrite = Callable[[exp.Expr], exp.Expr]
+
+#: Flink's names that the parser keeps as calls (:data:`dialect.RAW_FUNCTIONS`) and this maps
+BUILTIN_CALLS = ("LOG10", "LOG2", "STR_TO_MAP", "SHA224", "SHA256", "SHA384", "SHA512",
+                 "SPLIT_INDEX", "IS_ALPHA", "IS_DECIMAL", "IS_DIGIT", "ELEMENT", "RAND_INTEGER")
+
+
+def builtin(node: exp.Expr, rewrite: Rewrite) -> exp.Expr | None:
+    """The Spark form of a Flink built-in ``node``; None when it needs none."""
+    if isinstance(node, exp.Bracket):
+        return _subscript(node, rewrite)
+    if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
+        return _floor_ceil_to(node, rewrite)
+    if isinstance(node, exp.Trunc) and node.args.get("decimals") is not None:
+        return _truncate(node, rewrite)
+    if isinstance(node, exp.SimilarTo):
+        return _similar_to(node, rewrite)
+    if isinstance(node, exp.Week):  # the ISO week of the year
+        return exp.Anonymous(this="weekofyear", expressions=[rewrite(node.this)])
+    if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIME) \
+            and isinstance(node.this, exp.Literal) and node.this.is_string:
+        return exp.Var(this=f"TIME '{node.this.name}'")  # Spark reads TIME literals only
+    if isinstance(node, exp.Anonymous) and node.name.upper() in BUILTIN_CALLS:
+        return _call(node.name.upper(), [rewrite(a) for a in node.expressions])
+    return None
+
+
+def _call(name: str, args: list[exp.Expr]) -> exp.Expr:
+    if name in ("LOG10", "LOG2"):  # Spark's own: LOG(10, x) is ln(x) / ln(10), 2.9999999999999996
+        return exp.Anonymous(this=name.lower(), expressions=args)
+    if name == "STR_TO_MAP":  # Flink's delimiters default to ',' and '='
+        defaults = [exp.Literal.string(","), exp.Literal.string("=")]
+        return exp.Anonymous(this="str_to_map", expressions=[*args, *defaults[len(args) - 1:]])
+    if name.startswith("SHA"):
+        return exp.Anonymous(this="sha2", expressions=[args[0], exp.Literal.number(name[3:])])
+    if name == "SPLIT_INDEX":  # the separator is text, not a pattern; the index 0-based
+        quoted = exp.Concat(expressions=[exp.Literal.string("\\Q"), args[1],
+                                         exp.Literal.string("\\E")])
+        parts = exp.Anonymous(this="split", expressions=[args[0], quoted])
+        index = exp.Add(this=exp.paren(args[2]), expression=exp.Literal.number(1))
+        return exp.Anonymous(this="try_element_at", expressions=[parts, index])
+    if name in ("IS_ALPHA", "IS_DIGIT"):
+        pattern = "^\\p{L}+$" if name == "IS_ALPHA" else "^\\p{Nd}+$"
+        matches = exp.RegexpLike(this=args[0], expression=exp.Literal.string(pattern))
+        return exp.Coalesce(this=matches, expressions=[exp.false()])
+    if name == "IS_DECIMAL":
+        parsed = exp.TryCast(this=args[0], to=exp.DataType.build("DOUBLE"), safe=True)
+        return exp.Not(this=exp.Is(this=parsed, expression=exp.null()))
+    if name == "ELEMENT":  # the one element of an array, NULL of an empty one
+        size = exp.Anonymous(this="size", expressions=[args[0]])
+        failure = exp.Anonymous(this="raise_error", expressions=[exp.Literal.string(
+            "ELEMENT: the array has more than one element")])
+        return exp.Case(ifs=[
+            exp.If(this=exp.EQ(this=size, expression=exp.Literal.number(0)), true=exp.null()),
+            exp.If(this=exp.EQ(this=size.copy(), expression=exp.Literal.number(1)),
+                   true=exp.Anonymous(this="element_at", expressions=[
+                       args[0].copy(), exp.Literal.number(1)]))], default=failure)
+    # RAND_INTEGER([seed,] bound): an INT in [0, bound)
+    rand = exp.Anonymous(this="rand", expressions=args[:-1])
+    scaled = exp.Floor(this=exp.Mul(this=rand, expression=exp.paren(args[-1])))
+    return exp.Cast(this=scaled, to=exp.DataType.build("INT"))
+
+
+def _subscript(node: exp.Bracket, rewrite: Rewrite) -> exp.Expr:
+    """``MAP[k, v, ...]`` constructs a map; ``a[i]`` is an array's element ``i`` counted from
+    1 (Spark's ``a[i]`` counts from 0) or a map's value of key ``i``, NULL when there is none."""
+    args = [rewrite(a) for a in node.expressions]
+    target = node.this
+    if isinstance(target, exp.Column) and not target.table and target.name.upper() == "MAP":
+        return exp.Anonymous(this="map", expressions=args)
+    if len(args) != 1:
+        raise FlinkSqlError(f"{node.sql()}: a subscript takes one index")
+    return exp.Anonymous(this="try_element_at", expressions=[rewrite(target), args[0]])
+
+
+def _floor_ceil_to(node: exp.Floor | exp.Ceil, rewrite: Rewrite) -> exp.Expr:
+    """``FLOOR(ts TO unit)`` and ``CEIL(ts TO unit)``: ``ts`` rounded down or up to the unit."""
+    unit = node.args["to"].name.upper()
+    value = rewrite(node.this)
+    down = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string(unit), value])
+    if isinstance(node, exp.Floor):
+        return down
+    up = exp.Add(this=down.copy(), expression=exp.Interval(this=exp.Literal.string("1"),
+                                                           unit=exp.Var(this=unit)))
+    return exp.Case(ifs=[exp.If(this=exp.EQ(this=down, expression=value.copy()),
+                                true=value.copy())], default=up)
+
+
+def _truncate(node: exp.Trunc, rewrite: Rewrite) -> exp.Expr:
+    """``TRUNCATE(x, n)``: ``x`` cut (towards zero) to ``n`` decimals."""
+    value, decimals = rewrite(node.this), rewrite(node.args["decimals"])
+    down = exp.Anonymous(this="floor", expressions=[value, decimals])
+    up = exp.Anonymous(this="ceil", expressions=[value.copy(), decimals.copy()])
+    return exp.Case(ifs=[exp.If(this=exp.GTE(this=value.copy(), expression=exp.Literal.number(0)),
+                                true=down)], default=up)
+
+
+def _similar_to(node: exp.SimilarTo, rewrite: Rewrite) -> exp.Expr:
+    """``s SIMILAR TO pattern``: the whole of ``s`` matches the SQL regular expression (``%``
+    any text, ``_`` one character, the rest as Java's regular expressions), as Calcite's."""
+    pattern = node.expression
+    if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+        raise FlinkSqlError("SIMILAR TO takes a string literal as its pattern in sessioncluster")
+    regex = "".join(".*" if c == "%" else "." if c == "_" else c for c in pattern.name)
+    return exp.RegexpLike(this=rewrite(node.this), expression=exp.Literal.string(f"^(?:{regex})$"))
+
+
+#: Flink's integer types, narrowest first
+_INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
+
+
+def integer_arithmetic(tree: exp.Expr, columns: dict[str, dict[str, str]],
+                       typeable: Callable[[exp.Expr], exp.Expr]) -> None:
+    """Flink's integer arithmetic in ``tree`` (in place): ``a / b`` of two integers is an
+    integer (truncated: ``7 / 2`` is 3, ``-7 / 2`` is -3), and ``AVG`` of an integer column
+    one of its type (``AVG`` of 1 and 2 is 1), where Spark gives a DOUBLE. The operands' types
+    come from sqlglot's type inference over the tables' ``columns`` (Spark type text by column
+    by table; ``typeable``: a copy of the tree with its Flink casts as sqlglot's); an operand of
+    unknown type leaves its operation as Spark's."""
+    from sqlglot.optimizer.annotate_types import annotate_types
+    from sqlglot.optimizer.qualify import qualify
+
+    schema: dict[str, object] = dict(columns)
+    for _ in range(4):  # again while a rewrite types an operation around it as an integer
+        originals = [n for n in tree.walk(bfs=False) if _spark_typed(n)]
+        if not originals:
+            return
+        try:
+            typed = qualify(typeable(tree), schema=schema, dialect="spark",
+                            validate_qualify_columns=False, quote_identifiers=False)
+            annotate_types(typed, schema=schema, dialect="spark")
+        except Exception:  # noqa: BLE001 - a query sqlglot cannot type keeps Spark's arithmetic
+            return
+        annotated = [n for n in typed.walk(bfs=False) if _spark_typed(n)]
+        if len(originals) != len(annotated) or not any(
+                _as_flink(node, types) for node, types in zip(originals, annotated)):
+            return
+
+
+def _spark_typed(node: exp.Expr) -> bool:
+    """A division or AVG not made Flink's yet."""
+    return isinstance(node, (exp.Div, exp.Avg)) and not (
+        isinstance(node.parent, exp.Cast) and node.parent.args.get("flink_integer"))
+
+
+def _as_flink(node: exp.Expr, types: exp.Expr) -> bool:
+    """``node`` (typed as ``types``) replaced by Flink's integer form; False when it is not
+    one of integers."""
+    if isinstance(node, exp.Div):
+        left, right = _integer(types.this), _integer(types.expression)
+        if not (left and right):
+            return False
+        wider = max(left, right, key=_INTEGERS.index)
+        division = exp.IntDiv(this=node.this.copy(), expression=node.expression.copy())
+        node.replace(exp.Cast(this=division, to=exp.DataType.build(wider), flink_integer=True))
+        return True
+    argument = _integer(types.this)
+    if argument is None:
+        return False
+    node.replace(exp.Cast(this=node.copy(), to=exp.DataType.build(argument), flink_integer=True))
+    return True
+
+
+def _integer(node: exp.Expr | None) -> str | None:
+    """The Flink integer type of a typed node; None for another or an unknown type."""
+    kind = node.type.this.name if node is not None and node.type is not None else ""
+    return {"TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INT",
+            "BIGINT": "BIGINT"}.get(kind)

@@ -1,0 +1,84 @@
+"""Flink's built-in functions and operators where Spark's differ, translated by to_spark_sql and
+run on a local SparkSession: each value is the one real Flink 2.3 (PyFlink, BATCH) gave for the
+same expression, recorded with ``SELECT <expression>`` on 2026-11-27."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from sessioncluster.spark.flinksql.model import CatalogTable, Column
+from sessioncluster.spark.flinksql.planner import to_spark_sql
+from sessioncluster.spark.flinksql.statements import Query, parse_statements
+
+#: expression -> Flink 2.3's value
+FLINK = {
+    "ARRAY[1, 2, 3][2]": 2,
+    "ARRAY[1, 2, 3][4]": None,
+    "MAP['a', 1, 'b', 2]": {"a": 1, "b": 2},
+    "MAP['a', 1]['a']": 1,
+    "FLOOR(TIMESTAMP '2026-01-02 03:04:05' TO HOUR)": dt.datetime(2026, 1, 2, 3),
+    "CEIL(TIMESTAMP '2026-01-02 03:04:05' TO DAY)": dt.datetime(2026, 1, 3),
+    "CEIL(TIMESTAMP '2026-01-02 00:00:00' TO DAY)": dt.datetime(2026, 1, 2),
+    "'abc' SIMILAR TO 'a.c'": True,
+    "'abcd' SIMILAR TO 'a%'": True,
+    "'abcd' SIMILAR TO 'a_'": False,
+    "LOG10(1000)": 3.0,
+    "TRUNCATE(2.567, 1)": Decimal("2.5"),
+    "TRUNCATE(-2.567, 2)": Decimal("-2.56"),
+    "STR_TO_MAP('a=1,b=2')": {"a": "1", "b": "2"},
+    "TIME '12:34:56'": dt.time(12, 34, 56),
+    "SHA256('abc')": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    "WEEK(DATE '2026-03-04')": 10,
+    "ELEMENT(ARRAY[7])": 7,
+    "SPLIT_INDEX('a,b,c', ',', 1)": "b",
+    "SPLIT_INDEX('a.b.c', '.', 5)": None,
+    "IS_ALPHA('abc')": True,
+    "IS_DIGIT('123')": True,
+    "IS_DECIMAL('1.5')": True,
+    "IS_DECIMAL('x')": False,
+    "7 / 2": 3,
+    "-7 / 2": -3,
+    "7 / -2": -3,
+    "CAST(7 AS TINYINT) / CAST(2 AS BIGINT)": 3,
+    "7.0 / 2": Decimal("3.5"),
+}
+
+TABLES = {"t": CatalogTable("t", [Column("a", "INT"), Column("b", "DOUBLE")])}
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[1]").appName("flinksql-builtins")
+               .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
+               .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    session.createDataFrame([(1, 1.0), (2, 2.0)], "a INT, b DOUBLE").createOrReplaceTempView("t")
+    yield session
+
+
+def run(spark: Any, sql: str) -> list[tuple[Any, ...]]:
+    (statement,) = parse_statements(sql)
+    assert isinstance(statement, Query)
+    return [tuple(r) for r in spark.sql(to_spark_sql(statement.ast, TABLES)).collect()]
+
+
+@pytest.mark.parametrize("expression", list(FLINK))
+def test_a_builtin_gives_flinks_value(spark: Any, expression: str) -> None:
+    (value,) = run(spark, f"SELECT {expression}")[0]
+    assert value == FLINK[expression]
+
+
+def test_integer_division_and_avg_of_integers_are_integers_as_flinks(spark: Any) -> None:
+    """Flink 2.3 over VALUES (1), (2): AVG(a) 1 (INT), SUM(a) / COUNT(*) 1 (BIGINT); a DOUBLE
+    column keeps its fraction."""
+    assert run(spark, "SELECT AVG(a), SUM(a) / COUNT(*), AVG(b), SUM(b) / COUNT(*) FROM t") \
+        == [(1, 1, 1.5, 1.5)]
+    assert run(spark, "SELECT a / 2, x / 2 FROM (SELECT a, a AS x FROM t) WHERE a = 2") \
+        == [(1, 1)]
+    assert run(spark, "SELECT a / (a / 2) FROM t WHERE a = 2") == [(2,)]  # nested: INT too
