@@ -39,3 +39,32 @@ def test_process_json_data_as_pyflinks_example(session) -> None:
     assert result.get_table_schema().get_field_names() == ["id", "country", "tel"]
     assert sorted(tuple(r) for r in result.collect()) == [
         (1, "Germany", 123), (2, "China", 135), (3, "USA", 124), (4, "China", 32)]
+
+
+def test_json_aggregates_of_the_table_api_as_pyflinks(session) -> None:
+    from sessioncluster.pyflink.table.expression import JsonOnNull
+    from sessioncluster.pyflink.table.expressions import json_array_agg, json_object_agg
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+    table = t_env.from_elements([(1, "b", 2), (1, "a", 1), (2, "c", 3), (1, "c", None)],
+                                DataTypes.ROW([DataTypes.FIELD("g", DataTypes.INT()),
+                                               DataTypes.FIELD("k", DataTypes.STRING()),
+                                               DataTypes.FIELD("n", DataTypes.INT())]))
+    grouped = table.group_by(col("g"))
+    # PyFlink 2.3's columns and rows of the same programs
+    cases = [
+        (grouped.select(col("g"), json_object_agg(JsonOnNull.NULL, col("k"), col("n"))),
+         ["g", "EXPR$0"], [(1, '{"a":1,"b":2,"c":null}'), (2, '{"c":3}')]),
+        (grouped.select(col("g"), json_object_agg(JsonOnNull.ABSENT, col("k"), col("n"))),
+         ["g", "EXPR$0"], [(1, '{"a":1,"b":2}'), (2, '{"c":3}')]),
+        (grouped.select(col("g"), json_object_agg(JsonOnNull.NULL, col("k"), col("n"))
+                        .alias("o"), col("n").count),
+         ["g", "o", "EXPR$1"], [(1, '{"a":1,"b":2,"c":null}', 2), (2, '{"c":3}', 1)]),
+        (grouped.select(col("g"), json_array_agg(JsonOnNull.NULL, col("n"))),
+         ["g", "EXPR$0"], [(1, "[2,1,null]"), (2, "[3]")]),
+        (table.select(json_array_agg(JsonOnNull.ABSENT, col("n"))), ["EXPR$0"], [("[2,1,3]",)]),
+    ]
+    for query, names, rows in cases:
+        result = query.execute()
+        assert result.get_table_schema().get_field_names() == names
+        assert sorted(tuple(r) for r in result.collect()) == rows
