@@ -2,11 +2,13 @@
 into a monitored directory (``raw`` format, one micro-batch per file) read by two streaming
 SELECTs at once: a projection with JSON_VALUE/JSON_QUERY/IS JSON/JSON_OBJECT (``+I`` rows) and
 a JSON_OBJECTAGG group aggregate (Flink's changelog: ``+I``, then ``-U``/``+U`` per update),
-each round compared with the same computed in plain Python."""
+each round compared with the same computed in plain Python; and JSON_OBJECTAGG/JSON_ARRAYAGG in
+a TUMBLE window aggregate, each window emitted once the watermark passed its end."""
 
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import json
 import queue
 import threading
@@ -125,3 +127,44 @@ def test_json_functions_and_json_objectagg_in_streaming(session: sessioncluster.
                     == sorted(expected)
     finally:
         t_env.execute_sql("DROP TABLE IF EXISTS json_lines")
+
+
+def test_json_aggregates_of_a_tumble_window_in_streaming(session: sessioncluster.Session,
+                                                         tmp_path: Path) -> None:
+    """A window aggregate emits each window once, when the watermark passed its end: file k
+    holds window k's events (and moves the watermark past window k-1)."""
+    source = tmp_path / "json_events"
+    source.mkdir()
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
+    t_env.execute_sql(f"""CREATE TABLE json_events (ts TIMESTAMP(3), k STRING, n INT,
+        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem',
+        'path' = '{source}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    t0 = dt.datetime(2024, 1, 1)
+    windows = [[(1, "b", 2), (4, "a", None), (6, "c", 1)], [(2, "z", 5), (3, "é", 7)],
+               [(5, "a", 1)]]
+    try:
+        result = t_env.execute_sql(
+            "SELECT window_start, JSON_OBJECTAGG(KEY k VALUE n) AS o, JSON_ARRAYAGG(n) AS a "
+            "FROM TABLE(TUMBLE(TABLE json_events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+            "GROUP BY window_start, window_end")
+        with result.collect() as rows_iterator:
+            rows = _reader(rows_iterator)
+            for w, events in enumerate(windows):
+                tmp = source / f".f{w}.csv"
+                tmp.write_text("".join(
+                    f"{t0 + dt.timedelta(seconds=10 * w + s):%Y-%m-%d %H:%M:%S},{k},"
+                    f"{'' if n is None else n}\n" for s, k, n in events))
+                tmp.rename(source / f"f{w}.csv")
+                if not w:
+                    continue
+                done = windows[w - 1]  # the watermark passed window w-1's end
+                row = rows.get(timeout=120)
+                assert row.get_row_kind() is RowKind.INSERT
+                assert row.window_start == t0 + dt.timedelta(seconds=10 * (w - 1))
+                assert row.o == _items_text({k: n for _, k, n in done})
+                # the items' order is the order the rows reach the aggregate
+                assert sorted(json.loads(row.a)) == sorted(n for _, _, n in done
+                                                           if n is not None)
+            assert rows.empty()  # the last window is still open
+    finally:
+        t_env.execute_sql("DROP TABLE IF EXISTS json_events")

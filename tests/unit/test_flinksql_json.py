@@ -347,6 +347,21 @@ def test_json_objectagg_fails_the_job_as_flinks(agg_planner: FlinkSqlPlanner, qu
         outcome.job.run().collect()
 
 
+def test_explain_names_the_json_aggregates_as_flinks(agg_planner: FlinkSqlPlanner) -> None:
+    outcome = agg_planner.plan("EXPLAIN SELECT g, JSON_OBJECTAGG(k VALUE n), JSON_ARRAYAGG(n) "
+                               "FROM __json_agg GROUP BY g")
+    ast = outcome.rows[0][0].splitlines()[1]
+    # PyFlink 2.3's explain_sql of the same query
+    assert ast == ("LogicalAggregate(group=[{0}], EXPR$1=[JSON_OBJECTAGG_NULL_ON_NULL($1, $2)], "
+                   "EXPR$2=[JSON_ARRAYAGG_ABSENT_ON_NULL($2)])")
+
+
+def test_json_aggregates_are_refused_in_over_windows(agg_planner: FlinkSqlPlanner) -> None:
+    # Flink 2.3: a parse error at OVER ('not supported in OVER windows', its docs say)
+    with pytest.raises(FlinkSqlError, match="JSON_ARRAYAGG is not supported in OVER windows"):
+        agg_planner.plan("SELECT JSON_ARRAYAGG(k) OVER (ORDER BY g) FROM __json_agg")
+
+
 def _table_api_cases() -> list[tuple[Any, str]]:
     from sessioncluster.api.table.types import DataTypes
     from sessioncluster.pyflink.table.expression import (

@@ -410,6 +410,9 @@ def _field(name: str, field: str) -> exp.Expression:
 def aggregate_to_spark(node: FlinkJsonObjectAgg | FlinkJsonArrayAgg,
                        rewrite: Rewrite) -> exp.Expression:
     """The Spark SQL expression of ``JSON_OBJECTAGG``/``JSON_ARRAYAGG``."""
+    if isinstance(node.parent, exp.Window):
+        raise FlinkSqlError(f"{node.sql_name()} is not supported in OVER windows (Flink docs: "
+                            "System Functions / JSON Functions)")
     absent = node.args.get("on_null") == "ABSENT"
     if isinstance(node, FlinkJsonArrayAgg):
         item = _value_json(node.this, rewrite)
