@@ -16,7 +16,9 @@ from typing import Any, Sequence
 from ...common.time import Instant
 from ...common.types import Row, RowKind
 from .descriptor import Schema
-from .expressions import Expression, as_expression, quote_identifier
+from .expression import Expression
+from .expressions import as_expression
+from .sqltext import quote_identifier
 
 #: the sink name Flink's planner gives a Table converted into a DataStream
 DATASTREAM_SINK = "*anonymous_datastream_sink$1*"

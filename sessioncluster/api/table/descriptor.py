@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .expressions import Expression, quote_identifier, quote_path, quote_string
+from .expression import Expression
+from .sqltext import quote_identifier, quote_path, quote_string
 from .types import DataType, RowType
 
 

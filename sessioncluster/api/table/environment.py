@@ -17,8 +17,8 @@ from ...common.configuration import Configuration
 from ...common.execution_mode import RuntimeExecutionMode
 from ...common.types import Row, rows_as_tuples
 from .descriptor import TableDescriptor
-from .expressions import quote_identifier, quote_path, quote_string
 from .result import DEFAULT_MAX_COLUMN_WIDTH, TableResult, TableSchema
+from .sqltext import quote_identifier, quote_path, quote_string
 from .statement_set import StatementSet
 from .table import Table, unnamed_view_name
 from .types import DataType, RowType

@@ -1,6 +1,7 @@
 """The JSON part of PyFlink's expression DSL: the enums of ``pyflink.table.expression`` and the
 Flink SQL text of the JSON functions (of an Expression's ``is_json``/``json_exists``/
-``json_value``/``json_query`` and of ``json_object``/``json_array``), from rendered operands."""
+``json_value``/``json_query``, of ``json_object``/``json_array`` and of the aggregates
+``json_object_agg``/``json_array_agg``), from rendered operands."""
 
 from __future__ import annotations
 
@@ -107,3 +108,13 @@ def json_constructor_sql(function: str, items: list[str], on_null: JsonOnNull) -
             raise ValueError("json_object() takes keys and values in pairs")
         items = [f"KEY {k} VALUE {v}" for k, v in zip(items[::2], items[1::2], strict=True)]
     return f"{function}({' '.join([', '.join(items), f'{on_null.name} ON NULL']).strip()})"
+
+
+def json_object_agg_sql(key: str, value: str, on_null: JsonOnNull) -> str:
+    """``JSON_OBJECTAGG(KEY key VALUE value <on_null> ON NULL)``."""
+    return f"JSON_OBJECTAGG(KEY {key} VALUE {value} {on_null.name} ON NULL)"
+
+
+def json_array_agg_sql(item: str, on_null: JsonOnNull) -> str:
+    """``JSON_ARRAYAGG(item <on_null> ON NULL)``."""
+    return f"JSON_ARRAYAGG({item} {on_null.name} ON NULL)"

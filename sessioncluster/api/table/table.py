@@ -14,17 +14,10 @@ import secrets
 from typing import Any, Sequence
 
 from ...common.types import RowKind
-from .expressions import (
-    Expression,
-    RenderContext,
-    as_expression,
-    call_sql,
-    col,
-    expressions_sql,
-    quote_identifier,
-    quote_path,
-)
+from .expression import Expression
+from .expressions import as_expression, call_sql, col, expressions_sql
 from .result import StatementRunner, TableResult, TableSchema
+from .sqltext import RenderContext, quote_identifier, quote_path
 from .types import RowType
 from .window import GroupWindow, OverWindow
 

@@ -18,7 +18,7 @@ import re
 import secrets
 from typing import Any, Callable, Iterable
 
-from .expressions import Expression, to_expr
+from .expression import Expression, to_expr
 from .typeparser import parse_type
 from .types import DataType, RowType
 

@@ -13,14 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .expressions import (
-    CURRENT_RANGE,
-    CURRENT_ROW,
-    Expression,
-    as_expression,
-    expressions_sql,
-    lit,
-)
+from .expression import Expression, lit
+from .expressions import CURRENT_RANGE, CURRENT_ROW, as_expression, expressions_sql
 
 
 def _name(alias: Any) -> str:

@@ -17,7 +17,15 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
 
 from .builtins import BUILTIN_CALLS
-from .jsonfunctions import JSON_FUNCTION_PARSERS, FlinkJson, json_sql
+from .jsonfunctions import (
+    JSON_FUNCTION_PARSERS,
+    FlinkJson,
+    FlinkJsonArrayAgg,
+    FlinkJsonObjectAgg,
+    json_array_agg_sql,
+    json_object_agg_sql,
+    json_sql,
+)
 
 
 class TableArgument(exp.Expression):
@@ -197,6 +205,8 @@ class _FlinkGenerator(Spark.Generator):  # type: ignore[valid-type,misc]
         FlinkType: lambda gen, node: node.this,
         FlinkCast: _cast_sql,
         FlinkJson: json_sql,
+        FlinkJsonObjectAgg: json_object_agg_sql,
+        FlinkJsonArrayAgg: json_array_agg_sql,
         TableArgument: _table_argument_sql,
         Descriptor: lambda gen, node: f"DESCRIPTOR({gen.expressions(node, flat=True)})",
     }

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from .dialect import Descriptor, Flink, TableArgument
+from .jsonfunctions import FlinkJsonArrayAgg, FlinkJsonObjectAgg
 from .model import FlinkSqlError
 
 #: Flink's ``ExplainDetail`` names this planner prints
@@ -518,7 +519,7 @@ def _call_args(call: exp.Func) -> list[exp.Expr]:
     flat: list[exp.Expr] = []
     for a in args:
         flat += list(a.expressions) if isinstance(a, exp.Distinct) else [a]
-    return [a for a in flat if not isinstance(a, exp.Star)]
+    return [a for a in flat if not isinstance(a, (exp.Star, exp.Order))]
 
 
 def _func_args(node: exp.Func) -> list[exp.Expr]:
@@ -538,6 +539,8 @@ def _func_name(node: exp.Func) -> str:
 def _agg_name(call: exp.AggFunc) -> str:
     if isinstance(call, exp.Avg):
         return "AVG"
+    if isinstance(call, (FlinkJsonObjectAgg, FlinkJsonArrayAgg)):  # Flink's names say ON NULL
+        return f"{call.sql_name()}_{call.args['on_null']}_ON_NULL"
     return _func_name(call)
 
 

@@ -8,6 +8,10 @@ answers show): a missing path is an error there and "empty" only in ``lax`` mode
 ``JSON_STRING``/``JSON_OBJECT``/``JSON_ARRAY`` write a value's JSON with ``to_json`` of a
 one-field struct (works for scalars, arrays, maps and rows alike) and build the text with
 ``concat``/``concat_ws``.
+
+The aggregates ``JSON_OBJECTAGG``/``JSON_ARRAYAGG`` (:class:`FlinkJsonObjectAgg`,
+:class:`FlinkJsonArrayAgg`) collect each row's JSON text with ``collect_list`` and join it: an
+object's entries sorted by key, as Flink writes them, an array's in the order the rows come.
 """
 
 from __future__ import annotations
@@ -32,6 +36,20 @@ class FlinkJson(exp.Expression):
     arg_types = {"function": True, "this": False, "path": False, "returning": False,
                  "empty": False, "empty_default": False, "error": False, "error_default": False,
                  "wrapper": False, "on_null": False, "expressions": False}
+
+
+class FlinkJsonObjectAgg(exp.Expression, exp.AggFunc):
+    """``JSON_OBJECTAGG([KEY] this VALUE expression [NULL|ABSENT ON NULL])``."""
+
+    arg_types = {"this": True, "expression": True, "on_null": False}
+    _sql_names = ["JSON_OBJECTAGG"]
+
+
+class FlinkJsonArrayAgg(exp.Expression, exp.AggFunc):
+    """``JSON_ARRAYAGG(this [ORDER BY ...] [NULL|ABSENT ON NULL])``."""
+
+    arg_types = {"this": True, "order": False, "on_null": False}
+    _sql_names = ["JSON_ARRAYAGG"]
 
 
 _BEHAVIOURS = ("NULL", "ERROR", "DEFAULT", "TRUE", "FALSE", "UNKNOWN", "EMPTY ARRAY",
@@ -128,6 +146,21 @@ def _constructor_parser(function: str, entry: Callable[[Any], list[exp.Expr]],
     return parse
 
 
+def _parse_object_agg(parser: Any) -> exp.Expr:
+    key, value = _object_entry(parser)
+    return parser.expression(FlinkJsonObjectAgg(this=key, expression=value,
+                                                on_null=_parse_on_null(parser) or "NULL"))
+
+
+def _parse_array_agg(parser: Any) -> exp.Expr:
+    item = parser._parse_disjunction()
+    # Flink 2.3 accepts ORDER BY here and keeps the rows' order all the same (its answer to
+    # JSON_ARRAYAGG(k ORDER BY k) of 'b', 'a', 'c' is ["b","a","c"]): kept for the text only
+    order = parser._parse_order()
+    return parser.expression(FlinkJsonArrayAgg(this=item, order=order,
+                                               on_null=_parse_on_null(parser) or "ABSENT"))
+
+
 def _parse_string(parser: Any) -> exp.Expr:
     return parser.expression(FlinkJson(function="STRING", this=parser._parse_disjunction()))
 
@@ -139,7 +172,21 @@ JSON_FUNCTION_PARSERS = {
     "JSON_OBJECT": _constructor_parser("OBJECT", _object_entry, "NULL"),
     "JSON_ARRAY": _constructor_parser("ARRAY", lambda parser: [parser._parse_disjunction()],
                                       "ABSENT"),
+    "JSON_OBJECTAGG": _parse_object_agg,
+    "JSON_ARRAYAGG": _parse_array_agg,
 }
+
+
+def json_object_agg_sql(gen: Any, node: FlinkJsonObjectAgg) -> str:
+    """``node`` as Flink SQL."""
+    return (f"JSON_OBJECTAGG(KEY {gen.sql(node, 'this')} VALUE {gen.sql(node, 'expression')} "
+            f"{node.args['on_null']} ON NULL)")
+
+
+def json_array_agg_sql(gen: Any, node: FlinkJsonArrayAgg) -> str:
+    """``node`` as Flink SQL."""
+    order = gen.sql(node, "order")
+    return f"JSON_ARRAYAGG({gen.sql(node, 'this')}{order} {node.args['on_null']} ON NULL)"
 
 
 def json_sql(gen: Any, node: FlinkJson) -> str:
@@ -349,3 +396,54 @@ def is_json(node: exp.Is, rewrite: Rewrite) -> exp.Expression:
     check = {"OBJECT": _schema_is(v.copy(), "OBJECT"), "ARRAY": _schema_is(v.copy(), "ARRAY"),
              "SCALAR": exp.Not(this=structured)}[kind]
     return _f("coalesce", exp.and_(valid, check), exp.false())
+
+
+# -- the aggregates -----------------------------------------------------------------------------
+def _lambda(body: exp.Expr, *names: str) -> exp.Expression:
+    return exp.Lambda(this=body, expressions=[exp.to_identifier(n) for n in names])
+
+
+def _field(name: str, field: str) -> exp.Expression:
+    return exp.Dot(this=exp.column(name), expression=exp.to_identifier(field))
+
+
+def aggregate_to_spark(node: FlinkJsonObjectAgg | FlinkJsonArrayAgg,
+                       rewrite: Rewrite) -> exp.Expression:
+    """The Spark SQL expression of ``JSON_OBJECTAGG``/``JSON_ARRAYAGG``."""
+    if isinstance(node.parent, exp.Window):
+        raise FlinkSqlError(f"{node.sql_name()} is not supported in OVER windows (Flink docs: "
+                            "System Functions / JSON Functions)")
+    absent = node.args.get("on_null") == "ABSENT"
+    if isinstance(node, FlinkJsonArrayAgg):
+        item = _value_json(node.this, rewrite)
+        # collect_list skips NULLs: ABSENT ON NULL as it is
+        texts = _f("collect_list", item if absent else _f("coalesce", item, _s("null")))
+        return _f("concat", _s("["), _f("array_join", texts, _s(",")), _s("]"))
+    key = rewrite(node.this.copy())
+    entry = _f("named_struct", _s("k"), key, _s("j"), _value_json(node.this, rewrite),
+               _s("v"), _value_json(node.expression, rewrite))
+    entries = _f("array_sort", _f("collect_list", entry))  # by key, as Flink writes them
+    keys = _f("transform", entries.copy(), _lambda(_field("e", "k"), "e"))
+    duplicate = _f("filter", keys.copy(), _lambda(
+        exp.and_(exp.GT(this=exp.column("i"), expression=exp.Literal.number(0)),
+                 exp.EQ(this=exp.column("x"), expression=exp.Bracket(
+                     this=keys.copy(),
+                     expressions=[exp.Sub(this=exp.column("i"),
+                                          expression=exp.Literal.number(1))]))),
+        "x", "i"))
+    if absent:
+        entries = _f("filter", entries, _lambda(
+            exp.Not(this=exp.Is(this=_field("e", "v"), expression=exp.Null())), "e"))
+    text = _f("concat", _field("e", "j"), _s(":"),
+              _f("coalesce", _field("e", "v"), _s("null")))
+    joined = _f("concat", _s("{"), _f("array_join", _f("transform", entries,
+                                                       _lambda(text, "e")), _s(",")), _s("}"))
+    # Flink fails the job on a NULL key (a NullPointerException) and on a duplicate key
+    null_key = _f("exists", keys.copy(), _lambda(
+        exp.Is(this=exp.column("x"), expression=exp.Null()), "x"))
+    message = _f("concat", _s("Key '"), _f("element_at", duplicate, exp.Literal.number(1)),
+                 _s("' is already present. Duplicate keys are not allowed in JSON_OBJECTAGG. "
+                    "Please ensure that keys are unique."))
+    return _case([(null_key, _fail("JSON_OBJECTAGG: a key is NULL (Flink fails on it)")),
+                  (exp.GT(this=_f("size", duplicate.copy()), expression=exp.Literal.number(0)),
+                   _f("raise_error", message))], joined)

@@ -19,7 +19,14 @@ from sqlglot import exp
 from sessioncluster.api.table.typeparser import spark_type
 from sessioncluster.spark.flinksql.builtins import builtin, integer_arithmetic
 from sessioncluster.spark.flinksql.dialect import Descriptor, FlinkCast, TableArgument
-from sessioncluster.spark.flinksql.jsonfunctions import FlinkJson, is_json, to_spark
+from sessioncluster.spark.flinksql.jsonfunctions import (
+    FlinkJson,
+    FlinkJsonArrayAgg,
+    FlinkJsonObjectAgg,
+    aggregate_to_spark,
+    is_json,
+    to_spark,
+)
 from sessioncluster.spark.flinksql.model import CatalogTable, FlinkSqlError
 
 _UNITS_MS = {
@@ -369,6 +376,8 @@ def _rewrite_node(node: exp.Expression) -> exp.Expression:
         return exp.Cast(this=node.this, to=to)
     if isinstance(node, FlinkJson):
         return to_spark(node, lambda arg: arg.transform(_rewrite_node))
+    if isinstance(node, (FlinkJsonObjectAgg, FlinkJsonArrayAgg)):
+        return aggregate_to_spark(node, lambda arg: arg.transform(_rewrite_node))
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.JSON):
         return is_json(node, lambda arg: arg.transform(_rewrite_node))
     if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIMESTAMPTZ) \
