@@ -34,13 +34,9 @@ from ..protocol.messages import (
 )
 from ..spark.filesink import sink_program
 from ..spark.flinksql.tablestream import TableSources
-from ..spark.streaming import (
-    DEFAULT_TRIGGER_MS,
-    RecordCounts,
-    build_queries,
-    is_bounded,
-    streaming_session,
-)
+from ..spark.sources import is_bounded
+from ..spark.streaming import DEFAULT_TRIGGER_MS, RecordCounts, build_queries
+from ..spark.warmup import streaming_session
 from ..streaming.runtime import is_keyed_head
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, execution_infos, plain_values

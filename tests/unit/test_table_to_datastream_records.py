@@ -22,7 +22,7 @@ from sessioncluster.common.types import Row, RowKind
 from sessioncluster.graph.jobgraph import JobVertex, OperatorSpec
 from sessioncluster.graph.streamgraph import OperatorKind
 from sessioncluster.spark.flinksql.tablestream import TableRecords, record_batch, record_columns
-from sessioncluster.spark.streaming import StreamingPlanError, source_frame
+from sessioncluster.spark.sources import StreamingPlanError, source_frame
 
 
 def test_a_row_record_has_the_column_names_and_its_kind() -> None:
