@@ -147,35 +147,44 @@ class StreamTableEnvironment(TableEnvironment):
         ``to_data_stream``). A bounded Table runs as a job and its rows become a bounded
         collection source of this environment; an unbounded one in STREAMING is the source of
         the DataStream's job, its query and the DataStream's operators one streaming job
-        (:meth:`_from_unbounded_table`). An updating Table fails as in Flink."""
-        stream = self._from_unbounded_table(table, "data")
+        (:meth:`_from_unbounded_table`). An updating Table fails as in Flink. The records
+        carry the Table's rowtime as their timestamps (a window TVF's ``window_time``)."""
+        stream, rowtime = self._from_unbounded_table(table, "data")
         if stream is not None:
             return stream
         rows, names = self._table_rows(table)
         conversion.insert_only(rows)
-        return self._stream_environment().from_collection(
-            conversion.as_records(rows, names, changelog=False))
+        return self._bounded_stream(conversion.as_records(rows, names, changelog=False),
+                                    names, rowtime)
 
     def to_changelog_stream(self, table: Any, *target: Any) -> Any:
         """A Table's changelog as a DataStream of Rows with their RowKind (``+I``, ``-U``,
         ``+U``, ``-D``), as PyFlink's ``to_changelog_stream``; an unbounded Table's as its
         query produces it (:meth:`_from_unbounded_table`)."""
-        stream = self._from_unbounded_table(table, "changelog")
+        stream, rowtime = self._from_unbounded_table(table, "changelog")
         if stream is not None:
             return stream
         rows, names = self._table_rows(table)
-        return self._stream_environment().from_collection(
-            conversion.as_records(rows, names, changelog=True))
+        return self._bounded_stream(conversion.as_records(rows, names, changelog=True),
+                                    names, rowtime)
 
-    def _from_unbounded_table(self, table: Any, kind: str) -> Any:
+    def _bounded_stream(self, records: list[Any], names: list[str], rowtime: str) -> Any:
+        """A bounded Table's records as a collection source, stamped with the ``rowtime``
+        column's values when the Table has one."""
+        stream = self._stream_environment().from_collection(records)
+        if rowtime in names:
+            stream = stream.assign_timestamps_and_watermarks(
+                conversion.rowtime_strategy(names.index(rowtime)))
+        return stream
+
+    def _from_unbounded_table(self, table: Any, kind: str) -> tuple[Any, str]:
         """In STREAMING, the DataStream whose source is the unbounded ``table``'s query (a
         ``SOURCE_TABLE`` node carrying the query and this environment's configuration, planned
         on the JobManager when the DataStream's job runs); its records are stamped with the
         Table's rowtime. None for a bounded Table (or in BATCH). The JobManager plans the
-        query first (nothing runs): an updating query fails here for ``to_data_stream``."""
-        if self.runtime_mode() is not RuntimeExecutionMode.STREAMING:
-            return None
-        env = self._stream_environment()
+        query first (nothing runs): an updating query fails here for ``to_data_stream``.
+        With it, the Table's rowtime column ("" for none)."""
+        self._stream_environment()
         configuration = self.get_config().to_dict()
         self.get_config().set(conversion.TO_DATASTREAM, kind)
         try:
@@ -183,9 +192,11 @@ class StreamTableEnvironment(TableEnvironment):
             bounded, _, rowtime = tuple(next(iter(probe)))
         finally:
             self.get_config().get_configuration().remove_config(conversion.TO_DATASTREAM)
-        if bounded:
-            return None
+        if bounded or self.runtime_mode() is not RuntimeExecutionMode.STREAMING:
+            return None, str(rowtime or "")
         from .datastream import DataStream
+
+        env = self._stream_environment()
 
         node = env.stream_graph.add_node(OperatorKind.SOURCE_TABLE)
         node.config.update({"unbounded": True, conversion.TABLE_QUERY: table.query_sql,
@@ -194,7 +205,7 @@ class StreamTableEnvironment(TableEnvironment):
                             conversion.TABLE_ROWTIME: rowtime or ""})
         if rowtime:
             node.config["timestamped"] = True  # the Table's rowtime is the record's timestamp
-        return DataStream(env, node)
+        return DataStream(env, node), str(rowtime or "")
 
     def _table_rows(self, table: Any) -> tuple[list[Any], list[str]]:
         result = table.execute()

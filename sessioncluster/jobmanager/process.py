@@ -67,7 +67,7 @@ from ..spark.flinksql.executor import FlinkSqlPlanner
 from ..spark.flinksql.outcome import StatementJob, StatementOutcome
 from ..spark.flinksql.streaming import StreamingStatementJob
 from ..spark.sql import create_temporary_view_in_thread
-from ..spark.streaming import warm_up as warm_up_streaming
+from ..spark.warmup import warm_up as warm_up_streaming
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
 from .blobserver import BlobServer
 from .catalog_log import CatalogLog, replay

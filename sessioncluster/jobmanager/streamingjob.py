@@ -33,14 +33,10 @@ from ..protocol.messages import (
     VertexInfo,
 )
 from ..spark.filesink import sink_program
-from ..spark.flinksql.tablestream import TableSources
-from ..spark.streaming import (
-    DEFAULT_TRIGGER_MS,
-    RecordCounts,
-    build_queries,
-    is_bounded,
-    streaming_session,
-)
+from ..spark.flinksql.tablestream import Feeder, TableSources
+from ..spark.sources import is_bounded
+from ..spark.streaming import DEFAULT_TRIGGER_MS, RecordCounts, build_queries
+from ..spark.warmup import streaming_session
 from ..streaming.runtime import is_keyed_head
 from .resourcemanager import ResourceManager
 from .runner import JobRunner, Publish, execution_infos, plain_values
@@ -95,7 +91,7 @@ class StreamingJob(StreamingRunner):
         """Once per job: the queries' DataFrames (the savepoint restored by the runner)."""
         self.counter = self.sc.accumulator({}, RecordCounts())
         if self.sql_planner is not None:
-            self.table_sources = TableSources(self.sql_planner, self.checkpoint_dir / "tables")
+            self.table_sources = TableSources(self.sql_planner, self.checkpoint_dir)
         self.stream_queries = build_queries(self.spark, self.job_id, self.job_graph, self._blobs,
                                             self.checkpoint_dir / "inputs", self.counter,
                                             self.watermarks.control_dir, self.table_sources)
@@ -129,11 +125,15 @@ class StreamingJob(StreamingRunner):
                 interval = self.interval_ms or DEFAULT_TRIGGER_MS
                 writer = writer.trigger(processingTime=f"{interval} milliseconds")
             self.queries[query.key] = writer.start()
-        for feeder in self.table_sources.feeders if self.table_sources is not None else []:
+        for feeder in self.feeds():
             # an updating Table's changelog, read by the queries above
             self.queries[feeder.key] = feeder.start(
-                self.checkpoint_dir / feeder.key, self.interval_ms or DEFAULT_TRIGGER_MS,
+                self.interval_ms or DEFAULT_TRIGGER_MS,
                 f"{self.name} [{feeder.key}] {self.job_id[:8]}")
+
+    def feeds(self) -> list[Feeder]:
+        """The feeding queries of the job's updating Tables."""
+        return self.table_sources.feeders if self.table_sources is not None else []
 
     def commit_outputs(self) -> None:
         self.results.commit_files()  # the FileSinks' files of the batches Spark committed

@@ -28,7 +28,7 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..api.restart import RestartBackoff, RestartStrategyConfiguration
 from ..graph.jobgraph import JobGraph
@@ -82,6 +82,10 @@ class StreamingRunner(SparkJobRunner):
     @abc.abstractmethod
     def start_queries(self) -> None:
         """Start every query of ``stream_queries`` on its checkpoint, into ``queries``."""
+
+    def feeds(self) -> Sequence[savepoints.Feed]:
+        """Hook: the queries beside ``stream_queries`` that feed them (a savepoint holds them)."""
+        return ()
 
     def commit_outputs(self) -> None:
         """Hook: make visible what the sinks wrote in the micro-batches Spark committed."""
@@ -141,7 +145,8 @@ class StreamingRunner(SparkJobRunner):
             ignore = str(self.config.get("execution.savepoint.ignore-unclaimed-state",
                                          "false")).lower() in ("true", "1")
             info = savepoints.restore(Path(str(restore).removeprefix("file://")),
-                                      self.stream_queries, self.checkpoint_dir, ignore)
+                                      self.stream_queries, self.checkpoint_dir, ignore,
+                                      self.feeds())
             self.stats.restored_from(info.checkpoint_id, info.created_ms, info.state_size,
                                      str(restore))
 
@@ -201,7 +206,7 @@ class StreamingRunner(SparkJobRunner):
             self.stats.collect(self.queries)
             location = savepoints.write(Path(path), self.job_id, self.job_graph,
                                         self.stream_queries, self.checkpoint_dir,
-                                        self.stats.completed)
+                                        self.stats.completed, self.feeds())
             self.stats.savepoints.append(str(location))
             future.set_result(str(location))
         except Exception as exc:  # noqa: BLE001 - the client gets the reason

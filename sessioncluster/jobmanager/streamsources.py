@@ -12,7 +12,7 @@ import psutil
 
 from ..graph.jobgraph import JobGraph
 from ..graph.streamgraph import OperatorKind
-from ..spark.streaming import socket_peers
+from ..spark.sources import socket_peers
 
 
 class SocketPeers:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..graph.jobgraph import JobGraph
-from ..spark.streaming import END_OF_INPUT_MS, MAX_TS, StreamQuery, controlled_watermarks, write_control
+from ..spark.sources import write_control
+from ..spark.streaming import END_OF_INPUT_MS, MAX_TS, StreamQuery, controlled_watermarks
 from .checkpointstats import watermark_ms
 
 log = logging.getLogger("sessioncluster.streaming")

@@ -41,15 +41,14 @@ Spark runs the last uncommitted batch again), so every sink is idempotent by bat
 collect and print sinks drop a batch id they have delivered, and the FileSink
 (``spark/filesink.py``) writes a batch's in-progress files under names of that batch, committed
 once Spark has committed the batch.
+
+Beside this module: the stages and sink groups (:mod:`.stages`), the sources' DataFrames
+(:mod:`.sources`), the streaming session and its warm-up (:mod:`.warmup`).
 """
 
 from __future__ import annotations
 
-import glob
 import logging
-import os
-import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -69,7 +68,15 @@ from ..streaming.runtime import (
     is_keyed_head,
     watermark_delay,
 )
-from .files import file_stream
+from .sources import (
+    StreamingPlanError,
+    TableSourceFrames,
+    is_bounded,
+    socket_peers,
+    source_frame,
+    stamped_table,
+)
+from .stages import StagePlan, by_stage, sink_groups, upstream
 
 log = logging.getLogger("sessioncluster.streaming")
 
@@ -109,15 +116,6 @@ class StreamQuery:
     def name(self) -> str:
         """The sinks' names."""
         return ", ".join(v.name for v in self.sinks)
-
-
-#: the records of a Table's query for a ``SOURCE_TABLE`` vertex (a streaming DataFrame of
-#: ``RECORD_SCHEMA``)
-TableSourceFrames = Callable[[JobVertex], Any]
-
-
-class StreamingPlanError(ValueError):
-    """A program STREAMING mode cannot run, with the reason."""
 
 
 def timestamped_output(vertex: JobVertex, graph: JobGraph) -> bool:
@@ -201,7 +199,7 @@ class _QueryPlanner:
     def query(self, index: int, group: list[JobVertex]) -> StreamQuery:
         """The query of sink group ``index``: its sinks' rows and the keyed state upstream."""
         frame = self.sinks_frame(group)
-        stateful = [u for u in _upstream(self.graph, *group) if is_keyed_head(u)]
+        stateful = [u for u in upstream(self.graph, *group) if is_keyed_head(u)]
         return StreamQuery(f"sink-{index}", group, frame,
                            [u.operators[0].uid or "" for u in stateful],
                            [u.operators[0].name for u in stateful],
@@ -215,7 +213,7 @@ class _QueryPlanner:
         # a window that pre-aggregates: its operator combines before the shuffle
         keys += [e.combiner_key for e in v.outputs if e.window_partials_streaming and e.combiner_key]
         return VertexProgram(self.job_id, v, self.blobs(keys), edge_outs(v),
-                             timestamped_input(v, graph) if v.inputs else _stamped_table(v),
+                             timestamped_input(v, graph) if v.inputs else stamped_table(v),
                              timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind),
                              counter=self.counter, dependencies=list(graph.python_dependencies),
                              **kw)
@@ -294,7 +292,7 @@ class _QueryPlanner:
             df = self.input_frame(v).mapInArrow(ChainFunction(self.program(v)), RECORD_SCHEMA)
         delay = watermark_delay(v)
         if delay is not None:
-            if any(_stamped_table(u) for u in _upstream(self.graph, v)):
+            if any(stamped_table(u) for u in upstream(self.graph, v)):
                 raise StreamingPlanError(
                     f"'{v.name}' assigns a watermark to the records of a Table that has one (its "
                     "rowtime's WATERMARK FOR, which already drives the event-time operators "
@@ -325,8 +323,8 @@ class _QueryPlanner:
     def upstream_watermark(self, v: JobVertex) -> bool:
         """True when a watermark is upstream of ``v``: a DataStream's, or a Table's (the
         Spark watermark of its query, on the rowtime that stamps its records)."""
-        return any(watermark_delay(u) is not None or _stamped_table(u)
-                   for u in _upstream(self.graph, v) if u is not v)
+        return any(watermark_delay(u) is not None or stamped_table(u)
+                   for u in upstream(self.graph, v) if u is not v)
 
     def with_watermark(self, v: JobVertex, df: Any, delay: int) -> Any:
         """``df`` with Spark's watermark on its event time; for a controlled watermark, its
@@ -356,7 +354,7 @@ class _QueryPlanner:
         graph = self.graph
         several = len(group) > 1
         parts = []
-        for stage, members in _by_stage(self.plan, group).items():
+        for stage, members in by_stage(self.plan, group).items():
             if stage in members:  # the stage's root is the sink
                 df = self.root_frame(graph.vertex(stage))
                 parts.append(df.withColumn("sink", F.lit(group.index(graph.vertex(stage))))
@@ -379,294 +377,6 @@ def _union(parts: list[Any]) -> Any:
     for part in parts[1:]:
         df = df.unionByName(part)
     return df
-
-
-@dataclass(slots=True)
-class StagePlan:
-    """The job's vertices in stages, each one streaming DataFrame and its region.
-
-    A stage's root runs on its own: a source, a keyed vertex (its exchange), a vertex with a
-    watermark (Spark's watermark is on a DataFrame), or a vertex that reads several stages. Its
-    region is the stateless vertices that read only the stage: they run in one ``mapInArrow``
-    after the root (``RegionFunction``), so a stream fanned out to them is computed once."""
-
-    #: vertex id -> the vertex id of its stage's root
-    stage_of: dict[str, str]
-    #: root vertex id -> its region, in topological order
-    members: dict[str, list[JobVertex]]
-    #: vertex id -> its ``node`` in a region's rows (its index in the graph)
-    node: dict[str, int]
-
-    @classmethod
-    def of(cls, graph: JobGraph) -> "StagePlan":
-        stage_of: dict[str, str] = {}
-        members: dict[str, list[JobVertex]] = {}
-        for v in _topological(graph):
-            stages = {stage_of[e.source] for e in v.inputs}
-            if (v.operators[0].kind.is_source or is_keyed_head(v) or len(stages) != 1
-                    or watermark_delay(v) is not None):
-                stage_of[v.vertex_id] = v.vertex_id
-                members[v.vertex_id] = []
-            else:
-                stage = stages.pop()
-                stage_of[v.vertex_id] = stage
-                members[stage].append(v)
-        return cls(stage_of, members, {v.vertex_id: i for i, v in enumerate(graph.vertices)})
-
-    def frame_of(self, vertex_id: str) -> tuple[str, str]:
-        """The DataFrame that computes the vertex: ("root" | "region", the stage's root id)."""
-        stage = self.stage_of[vertex_id]
-        return ("root" if stage == vertex_id else "region", stage)
-
-
-def _by_stage(plan: StagePlan, vertices: list[JobVertex]) -> dict[str, list[str]]:
-    by_stage: dict[str, list[str]] = {}
-    for v in vertices:
-        by_stage.setdefault(plan.stage_of[v.vertex_id], []).append(v.vertex_id)
-    return by_stage
-
-
-def _topological(graph: JobGraph) -> list[JobVertex]:
-    """The graph's vertices, each after its inputs (in the graph's order otherwise)."""
-    done: dict[str, JobVertex] = {}
-
-    def visit(v: JobVertex) -> None:
-        if v.vertex_id in done:
-            return
-        for e in v.inputs:
-            visit(graph.vertex(e.source))
-        done[v.vertex_id] = v
-
-    for v in graph.vertices:
-        visit(v)
-    return list(done.values())
-
-
-def sink_groups(graph: JobGraph) -> list[tuple[int, list[JobVertex]]]:
-    """The job's sinks in groups that share an upstream vertex, each with the index of its
-    first sink (its query's key: ``sink-<index>``, as when each sink was a query of its own).
-
-    Sinks behind different watermarks stay in queries of their own: Spark keeps one watermark
-    per query (the minimum of its ``withWatermark``), where Flink's watermark is per operator,
-    so one query would hold back the windows and timers of the branch with the earlier one."""
-    sinks = [v for v in graph.vertices if v.is_sink]
-    position = {v.vertex_id: i for i, v in enumerate(sinks)}
-    groups: list[tuple[int, list[JobVertex], set[str], frozenset[str]]] = []
-    for i, v in enumerate(sinks):
-        upstream = _upstream(graph, v)
-        seen = {u.vertex_id for u in upstream}
-        marks = frozenset(u.vertex_id for u in upstream if watermark_delay(u) is not None)
-        joined = [g for g in groups if g[2] & seen and g[3] == marks]
-        members = [m for g in joined for m in g[1]] + [v]
-        members.sort(key=lambda m: position[m.vertex_id])
-        groups = [g for g in groups if all(g is not j for j in joined)]
-        groups.append((min([i] + [g[0] for g in joined]), members,
-                       seen.union(*(g[2] for g in joined)), marks))
-    return [(g[0], g[1]) for g in sorted(groups, key=lambda g: g[0])]
-
-
-def _upstream(graph: JobGraph, *vertices: JobVertex) -> list[JobVertex]:
-    """The vertices upstream of ``vertices`` (themselves included), in the graph's order."""
-    seen: dict[str, JobVertex] = {}
-
-    def walk(x: JobVertex) -> None:
-        if x.vertex_id in seen:
-            return
-        seen[x.vertex_id] = x
-        for e in x.inputs:
-            walk(graph.vertex(e.source))
-
-    for v in vertices:
-        walk(v)
-    return [x for x in graph.vertices if x.vertex_id in seen]
-
-
-def source_frame(spark: Any, v: JobVertex, blobs: Callable[[list[str]], dict[str, bytes]],
-                 inputs_dir: Path, table_sources: TableSourceFrames | None = None) -> tuple[Any, str]:
-    """The streaming DataFrame a source vertex reads, and how its rows become records."""
-    head = v.operators[0]
-    config = head.config
-    if head.kind is OperatorKind.SOURCE_TABLE:
-        if table_sources is None:
-            raise StreamingPlanError(f"the source '{v.name}' is a Table's query: it needs the "
-                                     "session's Flink SQL planner")
-        return table_sources(v), "records"
-    if head.kind is OperatorKind.SOURCE_COLLECTION:
-        # the collection's blob goes through a one-row Parquet file: the JobManager never
-        # unpickles it; the source's chain does, in a worker
-        directory = inputs_dir / f"source-{v.vertex_id}"
-        _write_rows(directory, {"blob": [blobs([head.function_key or ""])[head.function_key or ""]]})
-        return spark.readStream.schema("blob binary").parquet(str(directory)), "blob"
-    if head.kind is OperatorKind.SOURCE_TEXT_FILE and config.get("file_source"):
-        # no maxFilesPerTrigger: a bounded job's first micro-batch reads every file, and its
-        # final watermark with them (``StreamingJob._set_up``)
-        return file_stream(spark, config["path"].split(",")), "files"
-    if head.kind is OperatorKind.SOURCE_TEXT_FILE:
-        paths = [p for p in config["path"].split(",") if p]
-        for p in paths:
-            if "://" not in p and not glob.has_magic(p) and not os.path.exists(p):
-                raise FileNotFoundError(f"the source directory {p} does not exist")
-        if len(paths) > 1:
-            raise StreamingPlanError("a streaming file source reads one directory")
-        # no maxFilesPerTrigger: a bounded job's first micro-batch reads every file, and its
-        # final watermark with them (``StreamingJob._set_up``)
-        return spark.readStream.format("text").load(paths[0]), "text"
-    if head.kind is OperatorKind.SOURCE_STREAM:
-        fmt = config["format"]
-        if fmt == "sequence":
-            start, end, p = int(config["start"]), int(config["end"]), max(v.parallelism, 1)
-            bounds = [start + (end - start + 1) * i // p for i in range(p + 1)]
-            directory = inputs_dir / f"source-{v.vertex_id}"
-            _write_rows(directory, {"start": bounds[:-1], "end": [b - 1 for b in bounds[1:]]})
-            return spark.readStream.schema("start long, end long").parquet(str(directory)), "sequence"
-        if fmt == "rate":
-            reader = spark.readStream.format("rate").option("rowsPerSecond", int(config["rows_per_second"]))
-            reader = reader.option("numPartitions", max(v.parallelism, 1))
-            return reader.load(), "long"
-        if fmt == "socket":
-            return (spark.readStream.format("socket").option("host", config["host"])
-                    .option("port", int(config["port"])).load(), "text")
-        raise StreamingPlanError(f"unknown streaming source {fmt!r}")
-    raise StreamingPlanError(f"the source '{v.name}' ({head.kind.value}) is not supported in "
-                             "STREAMING mode")
-
-
-def _stamped_table(v: JobVertex) -> bool:
-    """True for a Table's source whose records carry the Table's rowtime (and its query the
-    watermark on it)."""
-    head = v.operators[0]
-    return head.kind is OperatorKind.SOURCE_TABLE and bool(head.config.get("timestamped"))
-
-
-def _write_rows(directory: Path, columns: dict[str, list[Any]]) -> None:
-    """A bounded source's one Parquet file, written once per job: a run of the job again (a
-    restart, a new leader) finds the file its checkpoint says it has read, and reads it no more."""
-    import pyarrow as pa
-
-    target = directory / "part-0.parquet"
-    if not target.exists():
-        directory.mkdir(parents=True, exist_ok=True)
-        _write_whole(target, pa.table(columns))
-
-
-def _write_whole(target: Path, table: Any) -> None:
-    """A Parquet file written aside (outside the watched directory), then renamed: Spark's file
-    source sees it whole or not at all."""
-    import pyarrow.parquet as pq
-
-    staging = target.parent.parent / f".{target.parent.name}-{uuid.uuid4().hex[:8]}.parquet"
-    pq.write_table(table, str(staging))
-    os.replace(staging, target)
-
-
-def write_control(directory: Path, timestamp: int, name: str) -> None:
-    """A control record of ``timestamp`` for the watermark reading ``directory`` (its watermark
-    becomes ``timestamp`` - its delay, if that is later)."""
-    import pyarrow as pa
-
-    table = pa.table({"out": pa.array([CONTROL_OUT], pa.int32()), "k": pa.array([None], pa.binary()),
-                      "ts": pa.array([timestamp], pa.int64()), "v": pa.array([None], pa.binary())})
-    _write_whole(directory / f"{name}.parquet", table)
-
-
-def socket_peers(graph: JobGraph) -> list[tuple[str, int]]:
-    """The (host, port) of the job's socket sources when they are its only unbounded sources
-    (the job ends when their peers close, as Flink's socket source does); else []."""
-    peers = []
-    for v in graph.vertices:
-        head = v.operators[0]
-        if head.kind is OperatorKind.SOURCE_STREAM and head.config.get("format") == "socket":
-            peers.append((str(head.config["host"]), int(head.config["port"])))
-        elif head.kind.is_source and _unbounded(head):
-            return []
-    return peers
-
-
-def is_bounded(graph: JobGraph) -> bool:
-    """True when every source ends (the job FINISHES once its queries consumed them)."""
-    return not any(v.operators[0].kind.is_source and _unbounded(v.operators[0]) for v in graph.vertices)
-
-
-def _unbounded(source: Any) -> bool:
-    """True for a source operator that does not end: a watched directory, a rate generator, a
-    socket."""
-    return bool(source.config.get("unbounded")) or (
-        source.kind is OperatorKind.SOURCE_STREAM and source.config.get("format") in ("rate", "socket"))
-
-
-# -- the session's warm-up -------------------------------------------------------------------
-
-
-def streaming_session(spark: Any, state_partitions: int) -> Any:
-    """A SparkSession of its own (same SparkContext) for streaming queries: keyed state in
-    RocksDB, ``state_partitions`` partitions of it."""
-    session = spark.newSession()
-    session.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-    session.conf.set("spark.sql.shuffle.partitions", str(state_partitions))
-    return session
-
-
-def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool]) -> float:
-    """A one-row keyed streaming query (a Parquet file source, a watermark, ``mapInArrow``,
-    ``transformWithStateInPandas`` with event-time timers on RocksDB, ``foreachBatch``), run
-    once after the session is ready: the first STREAMING job then finds
-    Spark's streaming classes, the state store's native library and their Python workers loaded
-    (its first micro-batch took 9-13 s on a cold session here, 2-5 s on a warm one). It ends
-    early when ``stopping()`` (the session stops). Its seconds."""
-    import time
-
-    import pyspark.sql.functions as F
-
-    t0 = time.monotonic()
-    session = streaming_session(spark, 1)
-    session.sparkContext.setJobGroup("warm-up", "sessioncluster warm-up (STREAMING)")
-    try:
-        (directory / "input").mkdir(parents=True, exist_ok=True)
-        write_control(directory / "input", 0, "part-0")  # one record of RECORD_SCHEMA
-        df = session.readStream.schema(RECORD_SCHEMA).parquet(str(directory / "input"))
-        df = (df.withColumn("et", F.timestamp_millis(F.col("ts"))).withWatermark("et", "0 milliseconds")
-              .drop("et").mapInArrow(_pass_through, RECORD_SCHEMA).groupBy("k")
-              .transformWithStateInPandas(_warm_processor(), RECORD_SCHEMA, "Append", "EventTime"))
-        query = (df.writeStream.foreachBatch(lambda batch, _: batch.count())
-                 .option("checkpointLocation", str(directory / "checkpoint"))
-                 .trigger(availableNow=True).start())
-        deadline = time.monotonic() + 300
-        while not query.awaitTermination(0.5):
-            if stopping() or time.monotonic() > deadline:
-                query.stop()
-                break
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-        if session.sparkContext._jsc is not None:  # not stopped: this thread runs other jobs
-            session.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-            session.sparkContext.setLocalProperty("spark.job.description", None)
-    return time.monotonic() - t0
-
-
-def _pass_through(batches: Any) -> Any:
-    yield from batches
-
-
-def _warm_processor() -> Any:
-    """A StatefulProcessor that keeps a count and sets a timer per key (made here, so that this
-    module imports without pyspark's SQL extras)."""
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
-
-    class _Warm(StatefulProcessor):
-        def init(self, handle: Any) -> None:
-            self.handle = handle
-            self.count = handle.getValueState("n", "n long")
-
-        def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Any:  # noqa: N802,N803
-            n = (self.count.get()[0] if self.count.exists() else 0) + sum(len(pdf) for pdf in rows)
-            self.count.update((n,))
-            self.handle.registerTimer(timerValues.getCurrentWatermarkInMs() + 1)
-            return iter(())
-
-        def close(self) -> None:
-            pass
-
-    return _Warm()
 
 
 # -- record counts --------------------------------------------------------------------------

@@ -478,7 +478,7 @@ def _fan_out() -> Any:
 def test_sinks_that_share_a_stream_are_one_query_whose_region_computes_it_once() -> None:
     """A stream fanned out to two sinks is one query (each source read once per micro-batch),
     and its two stateless branches are one region of the source's stage: the source runs once."""
-    from sessioncluster.spark.streaming import StagePlan, sink_groups
+    from sessioncluster.spark.stages import StagePlan, sink_groups
 
     graph = _fan_out()
     groups = [(i, [v.name for v in members]) for i, members in sink_groups(graph)]
@@ -495,7 +495,7 @@ def test_a_stream_read_by_a_keyed_vertex_and_a_region_is_computed_once_for_each(
     the keyed exchange and by its own region (it runs twice)."""
     from sessioncluster.graph.jobgraph import build_job_graph
     from sessioncluster.graph.streamgraph import ChainingStrategy, Partitioning, StreamGraph
-    from sessioncluster.spark.streaming import StagePlan
+    from sessioncluster.spark.stages import StagePlan
 
     g = StreamGraph()
     src = g.add_node(OperatorKind.SOURCE_TEXT_FILE, name="numbers", chaining=ChainingStrategy.HEAD)

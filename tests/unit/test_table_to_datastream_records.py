@@ -22,7 +22,7 @@ from sessioncluster.common.types import Row, RowKind
 from sessioncluster.graph.jobgraph import JobVertex, OperatorSpec
 from sessioncluster.graph.streamgraph import OperatorKind
 from sessioncluster.spark.flinksql.tablestream import TableRecords, record_batch, record_columns
-from sessioncluster.spark.streaming import StreamingPlanError, source_frame
+from sessioncluster.spark.sources import StreamingPlanError, source_frame
 
 
 def test_a_row_record_has_the_column_names_and_its_kind() -> None:
@@ -89,3 +89,33 @@ def test_a_table_source_needs_the_sql_planner(tmp_path: Path) -> None:
         source_frame(None, vertex, lambda keys: {}, tmp_path)
     assert source_frame(None, vertex, lambda keys: {}, tmp_path,
                         lambda v: f"frame of {v.name}") == ("frame of Source: Table", "records")
+
+
+TVF = ("SELECT window_start, window_end, window_time, COUNT(*) AS c FROM TABLE(TUMBLE(TABLE t, "
+       "DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, window_time")
+
+
+def test_a_window_tvfs_result_has_window_time_as_its_rowtime_in_batch() -> None:
+    """Flink: window_time is the time attribute of a window TVF's result; the probe of a BATCH
+    Table tells it without planning the query (the Table's rows are read to their end)."""
+    from sessioncluster.api.table.conversion import WINDOW_TIME
+    from sessioncluster.spark.flinksql.tablestream import probe, window_aggregation
+
+    assert probe(None, TVF, {}, "BATCH").rows == [(True, False, WINDOW_TIME)]
+    assert probe(None, "SELECT word, ts FROM t", {}, "BATCH").rows == [(True, False, "")]
+    assert window_aggregation(TVF)
+    assert not window_aggregation("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
+                                  "INTERVAL '10' SECOND))")
+    assert not window_aggregation("SELECT word, COUNT(*) FROM t GROUP BY word")
+
+
+def test_a_bounded_tables_records_get_their_rowtime_as_timestamps() -> None:
+    from sessioncluster.api.table.conversion import rowtime_strategy
+
+    strategy = rowtime_strategy(2)
+    end = datetime.datetime(1970, 1, 1, 0, 0, 20)
+    record = row_record((end - datetime.timedelta(seconds=10), end,
+                         end - datetime.timedelta(milliseconds=1), 3),
+                        ["window_start", "window_end", "window_time", "c"])
+    assert strategy.timestamp_assigner.extract_timestamp(record, -1) == 19_999
+    assert strategy.max_out_of_orderness == 0

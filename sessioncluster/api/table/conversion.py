@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from ...common.time import Instant
 from ...common.types import Row, RowKind
+from ..watermark import TimestampAssigner, WatermarkStrategy
 from .descriptor import Schema
 from .expression import Expression
 from .expressions import as_expression
@@ -299,6 +300,30 @@ def rowtime_millis(value: Any) -> int | None:
         epoch = datetime.datetime(1970, 1, 1, tzinfo=value.tzinfo and datetime.timezone.utc)
         return (value - epoch) // datetime.timedelta(milliseconds=1)
     return int(value)
+
+
+#: the rowtime of a window table-valued function's result: Flink's time attribute of the
+#: windows (``window_end`` - 1 ms), which stamps the records of ``to_data_stream``
+WINDOW_TIME = "window_time"
+
+
+class RowtimeAssigner(TimestampAssigner):
+    """A bounded Table's records stamped with their rowtime column (field ``index``), as
+    Flink's ``to_data_stream`` writes a Table's time attribute into the records' timestamps."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        millis = rowtime_millis(value[self.index])
+        return record_timestamp if millis is None else millis
+
+
+def rowtime_strategy(index: int) -> WatermarkStrategy:
+    """The watermark strategy of a bounded Table's records with a rowtime (field ``index``):
+    the Table's rows are read whole before its final watermark, so none is late."""
+    return WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+        RowtimeAssigner(index))
 
 
 def insert_only_table(updating_node: str | None) -> None:

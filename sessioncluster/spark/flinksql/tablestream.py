@@ -15,6 +15,19 @@ row emitted before (:class:`~.streaming.ChangelogState`). Its changelog is there
 its own (a :class:`Feeder`, started by the job beside the DataStream's query, stopped with it):
 ``foreachBatch`` writes each micro-batch's changes as records into a directory the DataStream's
 query reads as a file stream.
+
+A window aggregation's result (a window TVF's GROUP BY) is fed the same way, each window once
+(``append``): Spark judges a record late against the watermark of the micro-batch that carries
+it, and a window's row leaves Spark's aggregation in the micro-batch whose watermark has just
+passed its end, so a window after it in the same query would drop it, where Flink's watermark
+reaches the DataStream's windows after the rows it closed. Read as a file stream, its rows
+carry their rowtime ``window_time`` under a watermark of their own (the largest window_time
+read, Flink's bounded out-of-orderness of 0: windows close in order), so the DataStream's
+event-time windows and timers fire by it.
+
+The feeder's directory (``<checkpoint dir>/table-<vertex id>``)
+is its Spark checkpoint, its changelog state and those files (its ``outbox``): a savepoint holds
+it, with the files the DataStream's query has not read yet (``jobmanager/savepoint.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from ...api.table.conversion import (
     TABLE_QUERY,
     TABLE_ROWTIME,
     TO_DATASTREAM,
+    WINDOW_TIME,
     insert_only_table,
     row_record,
     rowtime_millis,
@@ -54,17 +68,23 @@ from .streaming import (
 WATERMARK_DELAY = "spark.watermarkDelayMs"
 
 
-def probe(planner: Any, text: str, configuration: dict[str, str]) -> StatementOutcome:
+def probe(planner: Any, text: str, configuration: dict[str, str],
+          runtime_mode: str = "STREAMING") -> StatementOutcome:
     """What the client needs to convert the query into a DataStream (nothing runs): one row
     ``(bounded, updating, rowtime)``. An unbounded updating query fails for ``to_data_stream``
-    with Flink's message."""
+    with Flink's message. In BATCH the query is read to its end: only its rowtime is told
+    (a window TVF's ``window_time``, if the Table's rows have one)."""
+    columns, types = ["bounded", "updating", "rowtime"], ["BOOLEAN", "BOOLEAN", "STRING"]
+    if runtime_mode == "BATCH":
+        statement = parse_statements(text)[0]
+        rowtime = WINDOW_TIME if isinstance(statement, Query) and windowed(statement.ast) else ""
+        return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, [(True, False, rowtime)])
     job = planned(planner, text, configuration)
     updating = is_updating(job)
     if updating and not job.bounded and configuration.get(TO_DATASTREAM) == "data":
         refuse_updates(text)
-    return StatementOutcome("SUCCESS_WITH_CONTENT", ["bounded", "updating", "rowtime"],
-                            ["BOOLEAN", "BOOLEAN", "STRING"],
-                            [(job.bounded, updating, rowtime_column(job.inserts[0]) or "")])
+    return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
+                            [(job.bounded, updating, rowtime_column(job.inserts[0], text) or "")])
 
 
 def planned(planner: Any, text: str, configuration: dict[str, str]) -> StreamingStatementJob:
@@ -86,17 +106,47 @@ def refuse_updates(text: str) -> None:
         raise FlinkSqlError(str(exc)) from None
 
 
-def rowtime_column(insert: StreamingInsert) -> str | None:
-    """The query's rowtime column: the one its watermark is on (Spark's event time)."""
+def rowtime_column(insert: StreamingInsert, text: str = "") -> str | None:
+    """The query's rowtime column: a window TVF's ``window_time`` (Flink's time attribute of
+    its result: the TVF's time column is a plain TIMESTAMP after it), else the column its
+    watermark is on (Spark's event time)."""
+    names = [f.name for f in insert.result_fields]
+    if WINDOW_TIME in names and text:
+        statement = parse_statements(text)[0]
+        if isinstance(statement, Query) and windowed(statement.ast):
+            return WINDOW_TIME
     return next((f.name for f in insert.result_fields if WATERMARK_DELAY in f.metadata), None)
+
+
+def window_aggregation(text: str) -> bool:
+    """True for a window TVF's aggregation (``... FROM TABLE(TUMBLE(...)) GROUP BY ...``)."""
+    statement = parse_statements(text)[0]
+    return (isinstance(statement, Query) and windowed(statement.ast)
+            and statement.ast.args.get("group") is not None)
+
+
+def rowtime_watermark(records: Any) -> Any:
+    """Records with Spark's watermark on their timestamps (``ts``), with no delay."""
+    import pyspark.sql.functions as F
+
+    return (records.withColumn("et", F.timestamp_millis(F.col("ts")))
+            .withWatermark("et", "0 milliseconds").drop("et"))
+
+
+def windowed(query: Any) -> bool:
+    """True for a query over a window table-valued function (``TABLE(TUMBLE(...))``)."""
+    from sqlglot import exp
+
+    return any(isinstance(t.this, exp.Anonymous) and t.this.name.upper() == "TABLE"
+               for t in query.find_all(exp.Table))
 
 
 class TableSources:
     """The ``SOURCE_TABLE`` vertices' frames of one DataStream job (given to ``build_queries``),
     and the :class:`Feeder` of each updating one, for the job to start with its queries."""
 
-    def __init__(self, planner: Any, directory: Path) -> None:
-        self.planner, self.directory = planner, directory
+    def __init__(self, planner: Any, checkpoint_dir: Path) -> None:
+        self.planner, self.checkpoint_dir = planner, checkpoint_dir
         self.feeders: list[Feeder] = []
 
     def __call__(self, vertex: JobVertex) -> Any:
@@ -110,13 +160,15 @@ class TableSources:
         session.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
         names = [f.name for f in insert.result_fields]
         rowtime = str(config.get(TABLE_ROWTIME) or "") or None
-        if insert.output_mode == "update":
-            if config.get(TABLE_CONVERSION) != "changelog":
-                refuse_updates(text)
-            feeder = Feeder(f"table-{vertex.vertex_id}", insert, names, rowtime,
-                            self.directory / vertex.vertex_id)
+        if insert.output_mode == "update" and config.get(TABLE_CONVERSION) != "changelog":
+            refuse_updates(text)
+        windows = rowtime == WINDOW_TIME and window_aggregation(text)
+        if insert.output_mode == "update" or windows:
+            key = f"table-{vertex.vertex_id}"
+            feeder = Feeder(key, insert, names, rowtime, self.checkpoint_dir / key)
             self.feeders.append(feeder)
-            return session.readStream.schema(RECORD_SCHEMA).parquet(str(feeder.records_dir))
+            records = session.readStream.schema(RECORD_SCHEMA).parquet(str(feeder.records_dir))
+            return rowtime_watermark(records) if windows else records
         return insert.frame.mapInArrow(TableRecords(names, rowtime, insert.row_kinds),
                                        RECORD_SCHEMA)
 
@@ -161,21 +213,29 @@ class TableRecords:
 
 class Feeder:
     """The query of an updating Table's changelog: each micro-batch's changes (``+I``, ``-U``,
-    ``+U``, ``-D``, from the rows Spark's ``update`` mode gives and the rows emitted before)
-    written as one Parquet file of records into ``records_dir``, which the DataStream's query
-    reads. A micro-batch run again after a failure writes the same file, once."""
+    ``+U``, ``-D``, from the rows Spark's ``update`` mode gives and the rows emitted before;
+    ``+I`` of the windows an ``append`` window aggregation closed)
+    written as one Parquet file of records into ``records_dir`` (its ``outbox``), which the
+    DataStream's query reads. A micro-batch run again after a failure writes the same file, once.
+    ``directory`` is its Spark checkpoint, with the changelog state and the outbox in it."""
+
+    #: the subdirectory of the records files (a savepoint's ``Feed``)
+    outbox = "records"
 
     def __init__(self, key: str, insert: StreamingInsert, names: list[str],
                  rowtime: str | None, directory: Path) -> None:
         self.key, self.insert, self.names, self.rowtime = key, insert, names, rowtime
-        self.records_dir = directory / "records"
+        self.directory = directory
+        self.records_dir = directory / self.outbox
         self.state_dir = directory / "changelog"
         self.records_dir.mkdir(parents=True, exist_ok=True)
 
-    def start(self, checkpoint: Path, trigger_ms: int, name: str) -> Any:
-        """The feeding query, started (its checkpoint under ``checkpoint``)."""
-        return (self.insert.frame.writeStream.outputMode("update").foreachBatch(self.write)
-                .option("checkpointLocation", str(checkpoint)).queryName(name)
+    def start(self, trigger_ms: int, name: str) -> Any:
+        """The feeding query, started on its checkpoint."""
+        self.records_dir.mkdir(parents=True, exist_ok=True)  # a restored feed may have none
+        return (self.insert.frame.writeStream.outputMode(self.insert.output_mode)
+                .foreachBatch(self.write)
+                .option("checkpointLocation", str(self.directory)).queryName(name)
                 .trigger(processingTime=f"{trigger_ms} milliseconds").start())
 
     def write(self, df: Any, batch_id: int) -> None:
