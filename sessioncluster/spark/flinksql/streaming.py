@@ -43,6 +43,7 @@ from sqlglot import exp
 
 from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from . import connectors
+from .boundedchangelog import changelog_query, ordered_changes
 from .connectors.printing import (
     PrintedLines,
     fixed,
@@ -223,6 +224,9 @@ class _Query:
             planned.outer = _outer_query(session, rest, view, planned.frame.schema, schemas)
             return planned
         add_cte_schemas(session, query, schemas, not bounded)
+        changes = _bounded_changes(session, query, schemas) if bounded else None
+        if changes is not None:
+            return cls(changes, True, query)
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
         frame = flink_named(session.sql(to_spark_sql(keyed or query, schemas,
@@ -231,6 +235,21 @@ class _Query:
         if keyed is not None:  # the RowKind last, whatever the selects around it put it
             frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
         return cls(frame, keyed is not None, query)
+
+
+def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable]) -> Any:
+    """A group aggregation over bounded sources as Flink's streaming job emits it, record by
+    record (:mod:`.boundedchangelog`), its RowKind last; None for a query of another shape, or
+    one Spark cannot analyse so (it runs as before: its final rows)."""
+    from pyspark.errors import AnalysisException
+
+    rewritten = changelog_query(query)
+    if rewritten is None:
+        return None
+    try:
+        return ordered_changes(flink_named(session.sql(to_spark_sql(rewritten, schemas))))
+    except AnalysisException:
+        return None
 
 
 def _outer_query(session: Any, rest: Any, view: str, inner_schema: Any,
