@@ -94,7 +94,7 @@ def _read_from(select: exp.Select) -> bool:
                                            and isinstance(parent.parent, exp.From))
 
 
-def _readers(root: exp.Select, aggregation: exp.Select) -> list[exp.Select] | None:
+def _readers(root: exp.Expr, aggregation: exp.Select) -> list[exp.Select] | None:
     """The selects that read the aggregation's rows, directly or through others (subqueries
     in FROM, common table expressions), up to ``root``; None when ``root`` does not read them."""
     ctes = {c.alias_or_name.lower(): c.this for c in root.find_all(exp.CTE)}
@@ -120,9 +120,10 @@ def _records(aggregation: exp.Select) -> exp.Select | None:
     """The select that replaces ``aggregation``: its changelog records, with :data:`SEQ`,
     :data:`SUB` and :data:`~.tableaggregate.ROW_KIND`; None when it cannot."""
     group = aggregation.args.get("group")
-    if group is not None and any(v for k, v in group.args.items() if k != "expressions"):
-        return None  # GROUPING SETS, ROLLUP, CUBE
     keys = list(group.expressions) if group is not None else []
+    if group is not None and any(v for k, v in group.args.items() if k != "expressions") \
+            or any(isinstance(k, (exp.Rollup, exp.Cube, exp.GroupingSets)) for k in keys):
+        return None  # GROUPING SETS, ROLLUP, CUBE
     having = aggregation.args.get("having")
     parts = [*aggregation.expressions, *([having.this] if having is not None else [])]
     own = [n for p in parts for n in p.find_all(exp.AggFunc, exp.Anonymous)
@@ -217,6 +218,7 @@ def _changes(rows: exp.Select, names: list[str], keys: int, values: int) -> exp.
             f"WHERE CASE WHEN {q(_FIRST)} = 1 THEN __cl_s = 0 ELSE NOT ({same}) END "
             f"AND COALESCE({passes}, FALSE)")
     changes = sqlglot.parse_one(text, read=Flink)
+    assert isinstance(changes, exp.Select)
     placeholder = next(t for t in changes.find_all(exp.Table) if t.name == _ROWS)
     placeholder.replace(exp.Subquery(this=rows, alias=exp.TableAlias(
         this=exp.to_identifier(_ROWS, quoted=True))))
