@@ -100,6 +100,9 @@ class StreamingInsert:
     #: the query over ``frame``'s current result whose changes the sink gets, when ``frame``
     #: is an updating query that a stateful one reads (:mod:`.updating`)
     outer: OuterQuery | None = None
+    #: Flink's name of the query's operator in the job's graph, when its output mode and
+    #: ``row_kinds`` do not tell it (a bounded group aggregation's changelog: ``GroupAggregate``)
+    operator: str = ""
 
     @property
     def result_fields(self) -> list[Any]:
@@ -166,7 +169,8 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
         query = _Query.plan(session, insert.query, schemas, bounded, functions)
         if query.row_kinds:
             frame = conform(query.frame, sink, insert, (ROW_KIND,))
-            planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True))
+            planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True,
+                                           operator=query.operator))
             continue
         if query.outer is not None:  # its rows are the outer query's, cast there
             query.outer.conform = lambda frame, sink=sink, insert=insert: conform(
@@ -195,7 +199,8 @@ def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
     sink = CatalogTable(COLLECT, [], {"connector": COLLECT})
     insert = StreamingInsert(sink, planned.frame, "update" if updating else "append",
                              key_positions(planned.updating) if updating else [],
-                             sorted(read[0]), planned.row_kinds, planned.outer)
+                             sorted(read[0]), planned.row_kinds, planned.outer,
+                             planned.operator)
     return StreamingStatementJob("collect", _not_a_batch_job, [], [insert], bounded,
                                  dict(configuration))
 
@@ -211,6 +216,8 @@ class _Query:
     row_kinds: bool
     updating: Any
     outer: OuterQuery | None = None
+    #: :attr:`StreamingInsert.operator`
+    operator: str = ""
 
     @classmethod
     def plan(cls, session: Any, query: Any, schemas: dict[str, CatalogTable], bounded: bool,
@@ -229,7 +236,7 @@ class _Query:
         add_cte_schemas(session, query, schemas, not bounded)
         changes = _bounded_changes(session, query, schemas) if bounded else None
         if changes is not None:
-            return cls(changes, True, query)
+            return cls(changes, True, query, operator="GroupAggregate")
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
         frame = flink_named(session.sql(to_spark_sql(keyed or query, schemas,
