@@ -79,8 +79,9 @@ def statement_vertices(statement: StreamingStatementJob
     out: list[tuple[JobVertex, dict[str, Partitioning]]] = [
         (JobVertex(f"source-{name}", f"Source: {name}", [], 1), {}) for name in sources]
     for i, insert in enumerate(statement.inserts):
-        operator = ("PythonGroupTableAggregate" if insert.row_kinds else
-                    "GroupAggregate" if insert.output_mode == "update" else "Calc")
+        operator = insert.operator or (
+            "PythonGroupTableAggregate" if insert.row_kinds else
+            "GroupAggregate" if insert.output_mode == "update" else "Calc")
         vertex = JobVertex(f"sink-{i}", f"{operator} -> Sink: {insert.table.name}", [], 1)
         out.append((vertex, {f"source-{name}": Partitioning.HASH for name in insert.sources}))
     return out

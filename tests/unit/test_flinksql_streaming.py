@@ -241,11 +241,16 @@ def test_a_statement_sets_vertices_sources_then_one_per_insert() -> None:
     sink = CatalogTable("out", [Column("n", "BIGINT")], {"connector": "print"})
     job = StreamingStatementJob("insert", lambda: None, [], [
         StreamingInsert(sink, None, "append", [], ["a", "b"]),
-        StreamingInsert(sink, None, "update", [0], ["b"])])
+        StreamingInsert(sink, None, "update", [0], ["b"]),
+        StreamingInsert(sink, None, "append", [], ["a"], True),
+        # a bounded group aggregation's changelog, its RowKinds computed with it
+        StreamingInsert(sink, None, "append", [], ["a"], True, operator="GroupAggregate")])
     shape = [(v.name, sorted(inputs)) for v, inputs in statement_vertices(job)]
     assert shape == [("Source: a", []), ("Source: b", []),
                      ("Calc -> Sink: out", ["source-a", "source-b"]),
-                     ("GroupAggregate -> Sink: out", ["source-b"])]
+                     ("GroupAggregate -> Sink: out", ["source-b"]),
+                     ("PythonGroupTableAggregate -> Sink: out", ["source-a"]),
+                     ("GroupAggregate -> Sink: out", ["source-a"])]
 
 
 def test_flinks_restart_strategy_options_of_a_statement() -> None:

@@ -8,7 +8,10 @@ Each catalog table an INSERT reads becomes a view of a SparkSession of the state
 TIMESTAMP, the session in UTC, so that its value is unchanged). A statement whose every source
 is bounded (``filesystem`` without ``source.monitor-interval``, ``datagen`` with
 ``number-of-rows``) reads them once and ends, as Flink's bounded streaming job does after its
-final watermark: it runs as one batch (every window fires).
+final watermark: it runs as one batch (every window fires). A group aggregation in it still
+emits Flink's streaming changelog record by record (``+I``, ``-U``/``+U`` per row that changes
+it), computed by that batch (:mod:`.boundedchangelog`); a shape it does not rewrite gives its
+final rows, each ``+I``.
 
 What Flink's planner calls an *updating* query (a non-windowed GROUP BY, ``DISTINCT``) is refused
 into an append-only sink (``filesystem``) with Flink's message. Into ``print`` (and
@@ -44,6 +47,7 @@ from sqlglot import exp
 
 from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from . import connectors
+from .boundedchangelog import changelog_query, ordered_changes
 from .connectors.printing import (
     PrintedLines,
     fixed,
@@ -101,6 +105,9 @@ class StreamingInsert:
     #: the query over ``frame``'s current result whose changes the sink gets, when ``frame``
     #: is an updating query that a stateful one reads (:mod:`.updating`)
     outer: OuterQuery | None = None
+    #: Flink's name of the query's operator in the job's graph, when its output mode and
+    #: ``row_kinds`` do not tell it (a bounded group aggregation's changelog: ``GroupAggregate``)
+    operator: str = ""
 
     @property
     def result_fields(self) -> list[Any]:
@@ -167,7 +174,8 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
         query = _Query.plan(session, insert.query, schemas, bounded, functions)
         if query.row_kinds:
             frame = conform(query.frame, sink, insert, (ROW_KIND,))
-            planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True))
+            planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True,
+                                           operator=query.operator))
             continue
         if query.outer is not None:  # its rows are the outer query's, cast there
             query.outer.conform = lambda frame, sink=sink, insert=insert: conform(
@@ -196,7 +204,8 @@ def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
     sink = CatalogTable(COLLECT, [], {"connector": COLLECT})
     insert = StreamingInsert(sink, planned.frame, "update" if updating else "append",
                              key_positions(planned.updating) if updating else [],
-                             sorted(read[0]), planned.row_kinds, planned.outer)
+                             sorted(read[0]), planned.row_kinds, planned.outer,
+                             planned.operator)
     return StreamingStatementJob("collect", _not_a_batch_job, [], [insert], bounded,
                                  dict(configuration))
 
@@ -212,6 +221,8 @@ class _Query:
     row_kinds: bool
     updating: Any
     outer: OuterQuery | None = None
+    #: :attr:`StreamingInsert.operator`
+    operator: str = ""
 
     @classmethod
     def plan(cls, session: Any, query: Any, schemas: dict[str, CatalogTable], bounded: bool,
@@ -230,6 +241,9 @@ class _Query:
                                          found)
             return planned
         add_cte_schemas(session, query, schemas, not bounded)
+        changes = _bounded_changes(session, query, schemas) if bounded else None
+        if changes is not None:
+            return cls(changes, True, query, operator="GroupAggregate")
         query = plan_temporal_join(session, query, schemas, streaming=not bounded)
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
@@ -239,6 +253,21 @@ class _Query:
         if keyed is not None:  # the RowKind last, whatever the selects around it put it
             frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
         return cls(frame, keyed is not None, query)
+
+
+def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable]) -> Any:
+    """A group aggregation over bounded sources as Flink's streaming job emits it, record by
+    record (:mod:`.boundedchangelog`), its RowKind last; None for a query of another shape, or
+    one Spark cannot analyse so (it runs as before: its final rows)."""
+    from pyspark.errors import AnalysisException
+
+    rewritten = changelog_query(query)
+    if rewritten is None:
+        return None
+    try:
+        return ordered_changes(flink_named(session.sql(to_spark_sql(rewritten, schemas))))
+    except AnalysisException:
+        return None
 
 
 def _outer_query(session: Any, rest: Any, view: str, inner_schema: Any,

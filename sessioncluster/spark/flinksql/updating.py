@@ -32,7 +32,9 @@ from .tableaggregate import table_aggregation
 _WINDOW_FUNCTIONS = {"TUMBLE", "HOP", "SESSION"}
 
 
-def _is_window_aggregation(select: exp.Select) -> bool:
+def is_window_aggregation(select: exp.Select) -> bool:
+    """A window aggregation: grouped by ``TUMBLE(...)``/``HOP``/``SESSION`` or by a window
+    TVF's ``window_start`` and ``window_end``."""
     group = select.args.get("group")
     if group is None:
         return False
@@ -43,7 +45,8 @@ def _is_window_aggregation(select: exp.Select) -> bool:
     return {"window_start", "window_end"} <= keys
 
 
-def _is_aggregation(select: exp.Select) -> bool:
+def is_aggregation(select: exp.Select) -> bool:
+    """The select aggregates: ``GROUP BY``, ``DISTINCT`` or an aggregate function of its own."""
     if select.args.get("group") is not None or select.args.get("distinct") is not None:
         return True
     return any(agg.find_ancestor(exp.Select) is select and not agg.find_ancestor(exp.Window)
@@ -55,7 +58,7 @@ def updating_node(query: Any) -> str | None:
     select=[k, COUNT(*) AS cnt])``), or None for an append-only query (projections, filters,
     window aggregations)."""
     for select in query.find_all(exp.Select):
-        if not _is_aggregation(select) or _is_window_aggregation(select):
+        if not is_aggregation(select) or is_window_aggregation(select):
             continue
         group = select.args.get("group")
         keys = [plan_text(g) for g in group.expressions] if group is not None else []
@@ -72,8 +75,8 @@ def key_positions(query: Any) -> list[int]:
     function in them): its changelog's rows are matched by them."""
     top = query if isinstance(query, exp.Select) else next(query.find_all(exp.Select))
     grouping = next((s for s in query.find_all(exp.Select)
-                     if _is_aggregation(s) and not _is_window_aggregation(s)), None)
-    if grouping is None or grouping is top or _is_aggregation(top):
+                     if is_aggregation(s) and not is_window_aggregation(s)), None)
+    if grouping is None or grouping is top or is_aggregation(top):
         return _plain_positions(top)
     # a projection of an updating view or subquery: its keys are the grouping's, by name
     names = {grouping.expressions[i].alias_or_name.lower() for i in _plain_positions(grouping)}
@@ -134,7 +137,7 @@ def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverU
     and common table expressions (views); None when there is none."""
     aggregation = table_aggregation(query, functions) if functions is not None else None
     for inner in query.find_all(exp.Select):
-        if not _is_aggregation(inner) or _is_window_aggregation(inner) \
+        if not is_aggregation(inner) or is_window_aggregation(inner) \
                 or (aggregation is not None and aggregation[0] is inner):
             continue  # (a table aggregation runs on keyed state, its rows unnested by a join)
         pending, seen = _readers(inner), set()
@@ -181,9 +184,9 @@ def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
     """Flink's name for the stateful operation ``select`` runs, if any."""
     if aggregation is not None and aggregation[0] is select:
         return "A table aggregation (flat_aggregate)"
-    if _is_window_aggregation(select):
+    if is_window_aggregation(select):
         return "A window aggregation"
-    if _is_aggregation(select):
+    if is_aggregation(select):
         return AGGREGATION
     if select.args.get("joins"):
         return "A join"
@@ -232,7 +235,8 @@ def outer_key_positions(rest: Any, found: OverUpdating, columns: list[str]) -> l
     query over an updating one: an aggregation's group keys; else the columns named as the
     updating query's keys (a join's or an OVER aggregation's rows follow its keys' changes),
     or every column when none is."""
-    if _is_aggregation(rest if isinstance(rest, exp.Select) else next(rest.find_all(exp.Select))):
+    if is_aggregation(rest if isinstance(rest, exp.Select)
+                      else next(rest.find_all(exp.Select))):
         return key_positions(rest)
     names = {found.inner.expressions[i].alias_or_name.lower()
              for i in _plain_positions(found.inner)}
