@@ -46,6 +46,8 @@ FLINK = {
     "7 / -2": -3,
     "CAST(7 AS TINYINT) / CAST(2 AS BIGINT)": 3,
     "7.0 / 2": Decimal("3.5"),
+    "SIGN(-2)": -1,
+    "ARRAY_REVERSE(ARRAY[1, 2, 3])": [3, 2, 1],
 }
 
 TABLES = {"t": CatalogTable("t", [Column("a", "INT"), Column("b", "DOUBLE")])}
@@ -72,6 +74,24 @@ def run(spark: Any, sql: str) -> list[tuple[Any, ...]]:
 def test_a_builtin_gives_flinks_value(spark: Any, expression: str) -> None:
     (value,) = run(spark, f"SELECT {expression}")[0]
     assert value == FLINK[expression]
+
+
+def test_timestamp_expressions_have_flinks_precision() -> None:
+    """What Flink 2.3 prints: TIMESTAMP '2026-01-02 03:04:05' without a fraction (TIMESTAMP(0)),
+    TO_TIMESTAMP(...) with three digits, FLOOR/TIMESTAMPADD/+ INTERVAL as their operand."""
+    from sessioncluster.spark.flinksql.executor import window_bound_types
+
+    expressions = ["TIMESTAMP '2026-01-02 03:04:05'", "TIMESTAMP '2026-01-02 03:04:05.12'",
+                   "TO_TIMESTAMP('2026-05-06 07:08:09')",
+                   "FLOOR(TIMESTAMP '2026-01-02 03:04:05' TO HOUR)",
+                   "TIMESTAMPADD(HOUR, 5, TO_TIMESTAMP('2026-05-06 07:08:09'))",
+                   "TIMESTAMP '2026-01-02 03:04:05' - INTERVAL '1 10' DAY TO HOUR",
+                   "TIME '12:34:56'", "CURRENT_TIMESTAMP"]
+    (statement,) = parse_statements(f"SELECT {', '.join(expressions)}")
+    spark_types = ["TIMESTAMP(6)"] * 6 + ["TIME(6)", "TIMESTAMP_LTZ(6)"]
+    assert window_bound_types(statement.ast, spark_types) == [  # type: ignore[attr-defined]
+        "TIMESTAMP(0)", "TIMESTAMP(2)", "TIMESTAMP(3)", "TIMESTAMP(0)", "TIMESTAMP(3)",
+        "TIMESTAMP(0)", "TIME(0)", "TIMESTAMP_LTZ(6)"]
 
 
 def test_integer_division_and_avg_of_integers_are_integers_as_flinks(spark: Any) -> None:

@@ -32,6 +32,8 @@ def builtin(node: exp.Expr, rewrite: Rewrite) -> exp.Expr | None:
         return _truncate(node, rewrite)
     if isinstance(node, exp.SimilarTo):
         return _similar_to(node, rewrite)
+    if isinstance(node, exp.ArrayReverse):
+        return exp.Anonymous(this="reverse", expressions=[rewrite(node.this)])
     if isinstance(node, exp.Week):  # the ISO week of the year
         return exp.Anonymous(this="weekofyear", expressions=[rewrite(node.this)])
     if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIME) \
@@ -129,8 +131,8 @@ _INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 def integer_arithmetic(tree: exp.Expr, columns: dict[str, dict[str, str]],
                        typeable: Callable[[exp.Expr], exp.Expr]) -> None:
     """Flink's integer arithmetic in ``tree`` (in place): ``a / b`` of two integers is an
-    integer (truncated: ``7 / 2`` is 3, ``-7 / 2`` is -3), and ``AVG`` of an integer column
-    one of its type (``AVG`` of 1 and 2 is 1), where Spark gives a DOUBLE. The operands' types
+    integer (truncated: ``7 / 2`` is 3, ``-7 / 2`` is -3), and ``AVG`` and ``SIGN`` of an
+    integer one of its type (``AVG`` of 1 and 2 is 1), where Spark gives a DOUBLE. The operands' types
     come from sqlglot's type inference over the tables' ``columns`` (Spark type text by column
     by table; ``typeable``: a copy of the tree with its Flink casts as sqlglot's); an operand of
     unknown type leaves its operation as Spark's."""
@@ -155,8 +157,8 @@ def integer_arithmetic(tree: exp.Expr, columns: dict[str, dict[str, str]],
 
 
 def _spark_typed(node: exp.Expr) -> bool:
-    """A division or AVG not made Flink's yet."""
-    return isinstance(node, (exp.Div, exp.Avg)) and not (
+    """A division, AVG or SIGN not made Flink's yet."""
+    return isinstance(node, (exp.Div, exp.Avg, exp.Sign)) and not (
         isinstance(node.parent, exp.Cast) and node.parent.args.get("flink_integer"))
 
 
@@ -183,3 +185,32 @@ def _integer(node: exp.Expr | None) -> str | None:
     kind = node.type.this.name if node is not None and node.type is not None else ""
     return {"TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INT",
             "BIGINT": "BIGINT"}.get(kind)
+
+
+def temporal_type(node: exp.Expr) -> str | None:
+    """Flink's type of a timestamp or time expression whose precision Spark does not keep
+    (Spark's are microseconds): ``TIMESTAMP '2026-01-02 03:04:05'`` is ``TIMESTAMP(0)``,
+    ``TO_TIMESTAMP(s)`` ``TIMESTAMP(3)``, ``FLOOR(ts TO HOUR)``, ``TIMESTAMPADD`` and
+    ``ts + INTERVAL ...`` keep their operand's; None when it is not known here."""
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        digits = len(node.this.name.partition(".")[2].strip())
+        if node.to.is_type(exp.DataType.Type.TIME):
+            return f"TIME({digits})"
+        if node.to.is_type(exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ):
+            return f"TIMESTAMP({digits})"
+        return None
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "TO_TIMESTAMP":
+        return "TIMESTAMP(3)"
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "TIMESTAMPADD" \
+            and len(node.expressions) == 3:
+        return temporal_type(node.expressions[2])
+    if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
+        return temporal_type(node.this)
+    if isinstance(node, (exp.Add, exp.Sub)):
+        if isinstance(node.expression, exp.Interval):
+            return temporal_type(node.this)
+        if isinstance(node, exp.Add) and isinstance(node.this, exp.Interval):
+            return temporal_type(node.expression)
+    if isinstance(node, exp.Paren):
+        return temporal_type(node.this)
+    return None

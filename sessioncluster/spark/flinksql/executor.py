@@ -24,6 +24,7 @@ from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
 from . import connectors, explain, explain_spark, streaming, tablestream
+from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .dialect import TableArgument, plan_text
 from .functions import FunctionCatalog
@@ -648,7 +649,8 @@ _GROUP_WINDOW_BOUNDS = {f"{w}_{p}" for w in ("tumble", "hop", "session")
 def window_bound_types(query: Any, types: list[str]) -> list[str]:
     """``types`` of a query's columns as Flink types them where Spark's differ: its window
     bounds (``window_start``, ``w.start``, ``TUMBLE_END(...)``, however aliased) are
-    ``TIMESTAMP(3)``, a SUM of a DECIMAL(p, s) is DECIMAL(38, s). A ``SELECT *`` over one
+    ``TIMESTAMP(3)``, a SUM of a DECIMAL(p, s) is DECIMAL(38, s), a timestamp expression has
+    Flink's precision (``builtins.temporal_type``). A ``SELECT *`` over one
     subquery (the Table API's ``order_by``, ``limit``, ``where``) types as its subquery."""
     if not isinstance(query, exp.Select):
         return types
@@ -671,6 +673,11 @@ def window_bound_types(query: Any, types: list[str]) -> list[str]:
             ltz = out[i].startswith("TIMESTAMP_LTZ") and (name == "window_time"
                                                            or func.endswith("_rowtime"))
             out[i] = "TIMESTAMP_LTZ(3)" if ltz else "TIMESTAMP(3)"
+        temporal = temporal_type(inner)
+        if temporal is not None and out[i] in ("TIMESTAMP(6)", "TIME(6)"):
+            out[i] = temporal
+        elif temporal is not None and out[i] == "TIMESTAMP_LTZ(6)":  # Spark's date_trunc
+            out[i] = temporal.replace("TIMESTAMP", "TIMESTAMP_LTZ")
         aggregate = inner.this if isinstance(inner, exp.Window) else inner
         scale = re.fullmatch(r"DECIMAL\(\d+, (\d+)\)", out[i])
         if isinstance(aggregate, exp.Sum) and scale:
