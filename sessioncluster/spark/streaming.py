@@ -55,7 +55,7 @@ from typing import Any, Callable
 
 from ..graph.jobgraph import JobEdge, JobGraph, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
-from ..streaming.keyed import keyed_processor, time_domain
+from ..streaming.keyed import keyed_processor, spark_interface, time_domain
 from ..streaming.regions import REGION_SCHEMA, ROOT_NODE, RegionFunction, RegionVertex
 from ..streaming.runtime import (
     CONTROL_OUT,
@@ -317,8 +317,9 @@ class _QueryPlanner:
             # job would never end: there, as when Flink's input ends, they do not fire
             mode = "ProcessingTime"
         prog = self.program(v, time_mode=time_domain(mode))
-        return (self.input_frame(v).groupBy("k")
-                .transformWithStateInPandas(keyed_processor(prog), RECORD_SCHEMA, "Append", mode))
+        interface = spark_interface(v)
+        keyed = getattr(self.input_frame(v).groupBy("k"), interface.method)
+        return keyed(keyed_processor(prog, interface), RECORD_SCHEMA, "Append", mode)
 
     def upstream_watermark(self, v: JobVertex) -> bool:
         """True when a watermark is upstream of ``v``: a DataStream's, or a Table's (the

@@ -1,5 +1,5 @@
 """The keyed vertices of the STREAMING runtime: a JobVertex whose head operator is keyed runs
-as ``groupBy("k")`` then ``transformWithStateInPandas`` (:func:`keyed_processor`), one key at a
+as ``groupBy("k")`` then Spark's keyed operator (:func:`keyed_processor`), one key at a
 time, the key's operator state and timers (its windows among them:
 ``runtime.streaming_driver``) one pickled value in Spark's state store (RocksDB), checkpointed with
 each micro-batch."""
@@ -10,6 +10,7 @@ import itertools
 from typing import Any, Iterator
 
 from ..api.functions import TimeDomain
+from ..graph.jobgraph import JobVertex
 from ..graph.streamgraph import OperatorKind
 from ..runtime.chain import chain
 from ..runtime.operators import ReduceOperator, StreamOperator
@@ -55,7 +56,7 @@ class KeyedVertex:
         open_functions(self.tail_functions, ctx)
         self.router = Router(prog)
         #: its input is partials pre-aggregated before the shuffle
-        self.partials = bool(vertex.inputs) and all(e.window_partials_streaming for e in vertex.inputs)
+        self.partials = takes_partials(vertex)
 
     def fire(self, key: bytes, state: Any, timer_values: Any, fired: int) -> "Rows":
         """Spark fired the key's timer at ``fired``. In event time every timer of the key up to
@@ -112,22 +113,70 @@ class KeyedVertex:
             self.router.route(side, rows)
 
 
-def _rows_records(prog: VertexProgram, rows: Iterator[Any]) -> list[tuple[int | None, Any]]:
-    """A key's records from Spark's pandas batches of its rows."""
-    records: list[tuple[int | None, Any]] = []
-    for pdf in rows:
-        values = map(loads, pdf["v"].tolist())
-        if prog.timestamped_input:  # Spark gives a long column with nulls as floats
-            records.extend((None if t is None or t != t else int(t), v)
-                           for t, v in zip(pdf["ts"].tolist(), values))
-        else:
-            records.extend(zip(itertools.repeat(None), values))
-    return records
+class PandasInterface:
+    """``transformWithStateInPandas``: a key's rows come as pandas frames, its output goes as
+    one (fast over many rows of a key, as a keyed stream's records)."""
+
+    method = "transformWithStateInPandas"
+
+    @staticmethod
+    def records(prog: VertexProgram, frames: Iterator[Any]) -> list[tuple[int | None, Any]]:
+        """A key's records from Spark's pandas batches of its rows."""
+        records: list[tuple[int | None, Any]] = []
+        for pdf in frames:
+            values = map(loads, pdf["v"].tolist())
+            if prog.timestamped_input:  # Spark gives a long column with nulls as floats
+                records.extend((None if t is None or t != t else int(t), v)
+                               for t, v in zip(pdf["ts"].tolist(), values))
+            else:
+                records.extend(zip(itertools.repeat(None), values))
+        return records
+
+    @staticmethod
+    def output(rows: Rows) -> Iterator[Any]:
+        if len(rows):
+            yield rows.pandas()
 
 
-def keyed_processor(prog: VertexProgram) -> Any:
-    """The StatefulProcessor of ``transformWithStateInPandas`` running ``prog``'s keyed vertex
-    (a subclass made here, so that this module imports without pyspark's SQL extras)."""
+class RowInterface:
+    """``transformWithState`` (Spark's Row interface): Spark turns all the rows the expired
+    timers of a micro-batch give into one Arrow batch, where it turns each key's frame into one
+    (half the cost of firing 1,000 keys' windows), and a key's input needs no frame; but it
+    reads each input cell on its own, so it serves few rows per key (pre-aggregated windows)."""
+
+    method = "transformWithState"
+
+    @staticmethod
+    def records(prog: VertexProgram, rows: Iterator[Any]) -> list[tuple[int | None, Any]]:
+        """A key's records from Spark's rows of it."""
+        if prog.timestamped_input:
+            return [(row.ts, loads(row.v)) for row in rows]
+        return [(None, loads(row.v)) for row in rows]
+
+    @staticmethod
+    def output(rows: Rows) -> Iterator[Any]:
+        from pyspark.sql import Row
+
+        return map(Row("out", "k", "ts", "v"), rows.out, rows.k, rows.ts, rows.v)
+
+
+def takes_partials(vertex: JobVertex) -> bool:
+    """True when the keyed vertex's input is window partials pre-aggregated before the
+    shuffle (``JobEdge.window_partials_streaming``)."""
+    return bool(vertex.inputs) and all(e.window_partials_streaming for e in vertex.inputs)
+
+
+def spark_interface(vertex: JobVertex) -> type[PandasInterface] | type[RowInterface]:
+    """The interface of Spark's keyed operator a keyed vertex runs on: rows for one whose
+    input is pre-aggregated window partials, pandas frames otherwise."""
+    return RowInterface if takes_partials(vertex) else PandasInterface
+
+
+def keyed_processor(prog: VertexProgram,
+                    interface: type[PandasInterface] | type[RowInterface]) -> Any:
+    """The StatefulProcessor of Spark's keyed operator (``interface.method``) running
+    ``prog``'s keyed vertex (a subclass made here, so that this module imports without
+    pyspark's SQL extras)."""
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
     class _Processor(StatefulProcessor):
@@ -150,12 +199,11 @@ def keyed_processor(prog: VertexProgram) -> Any:
 
         @reports.guarded
         def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-            records = _rows_records(prog, rows)
+            records = interface.records(prog, rows)
             out = self.vertex.run(key[0], self.state, timerValues, records)
             prog.count(_subtask(prog), len(records), out)
             self.report.count(len(records), out.records)
-            if len(out):
-                yield out.pandas()
+            return interface.output(out)
 
         @reports.guarded
         def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
@@ -163,8 +211,7 @@ def keyed_processor(prog: VertexProgram) -> Any:
                                    expiredTimerInfo.getExpiryTimeInMs())
             prog.count(_subtask(prog), 0, out)
             self.report.count(0, out.records)
-            if len(out):
-                yield out.pandas()
+            return interface.output(out)
 
         def close(self) -> None:
             report = getattr(self, "report", None)
