@@ -45,6 +45,22 @@ def session(sc_home: Path) -> Iterator[sessioncluster.Session]:
     assert not left, f"processes of the session outlived stop(): {left}"
 
 
+def table_names(session: sessioncluster.Session) -> set[str]:
+    """The tables and views of the session's catalog."""
+    return set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
+
+
+@pytest.fixture
+def drop_new_tables(session: sessioncluster.Session) -> Iterator[None]:
+    """The catalog is the shared session's: drop what a test made (a table left behind would
+    shadow a later test's view of the same name)."""
+    before = table_names(session)
+    yield
+    for name in table_names(session) - before:
+        session.execute_sql(f"DROP VIEW IF EXISTS `{name}`")
+        session.execute_sql(f"DROP TABLE IF EXISTS `{name}`")
+
+
 @pytest.fixture
 def env(session: sessioncluster.Session) -> sessioncluster.StreamExecutionEnvironment:
     e = session.get_execution_environment()

@@ -24,24 +24,11 @@ from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
 
 from .test_dashboard import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, browser  # noqa: F401 - a fixture
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "dashboard-sql.png"
 FILES = [["x", "y", "x"], ["x"], ["z", "y", "z", "x"]]
 
-
-def table_names(session: sessioncluster.Session) -> set[str]:
-    return set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
-
-
-@pytest.fixture(autouse=True)
-def drop_new_tables(session: sessioncluster.Session) -> Iterator[None]:
-    """The catalog is the shared session's: drop what a test made."""
-    before = table_names(session)
-    yield
-    for name in table_names(session) - before:
-        session.execute_sql(f"DROP VIEW IF EXISTS `{name}`")
-        session.execute_sql(f"DROP TABLE IF EXISTS `{name}`")
 
 
 @pytest.fixture

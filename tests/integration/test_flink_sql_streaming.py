@@ -22,7 +22,7 @@ from sessioncluster.client.session import SqlExecutionException
 from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.graph.lifecycle import JobStatus
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
 
 STREAMING = RuntimeExecutionMode.STREAMING
 T0 = dt.datetime(2026, 11, 26, 8, 0, 0)
@@ -31,19 +31,6 @@ T0 = dt.datetime(2026, 11, 26, 8, 0, 0)
 def sql(session: sessioncluster.Session, statement: str) -> sessioncluster.client.session.SqlStatementResult:
     return session.execute_sql(statement, runtime_mode=STREAMING)
 
-
-def table_names(session: sessioncluster.Session) -> set[str]:
-    return set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
-
-
-@pytest.fixture(autouse=True)
-def drop_new_tables(session: sessioncluster.Session) -> object:
-    """The catalog is the shared session's: a table left here (``words``) would shadow a later
-    test's view of the same name."""
-    before = table_names(session)
-    yield
-    for name in table_names(session) - before:
-        session.execute_sql(f"DROP TABLE IF EXISTS `{name}`")
 
 
 def wait_for(what: Callable[[], object], timeout: float = 240.0) -> object:

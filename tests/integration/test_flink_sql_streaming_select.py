@@ -21,22 +21,10 @@ from sessioncluster.common.types import RowKind
 from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
 
 STREAMING = RuntimeExecutionMode.STREAMING
 
-
-def table_names(session: sessioncluster.Session) -> set[str]:
-    return set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
-
-
-@pytest.fixture(autouse=True)
-def drop_new_tables(session: sessioncluster.Session) -> object:
-    """The catalog is the shared session's: drop what a test made."""
-    before = table_names(session)
-    yield
-    for name in table_names(session) - before:
-        session.execute_sql(f"DROP TABLE IF EXISTS `{name}`")
 
 
 @pytest.fixture()

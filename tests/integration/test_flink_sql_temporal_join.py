@@ -18,7 +18,7 @@ import pytest
 import sessioncluster
 from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
 
 ORDERS = [("o1", 10.0, "EUR", "2026-01-01 10:00:00"), ("o2", 20.0, "USD", "2026-01-01 10:05:00"),
           ("o3", 30.0, "EUR", "2026-01-01 10:20:00"), ("o4", 40.0, "JPY", "2026-01-01 10:25:00"),
@@ -29,18 +29,6 @@ RATES = [("EUR", 1.10, "2026-01-01 09:30:00"), ("USD", 1.00, "2026-01-01 09:30:0
 JOIN = ("FROM orders_tj AS o {kind} rates_tj FOR SYSTEM_TIME AS OF o.order_time AS r "
         "ON o.currency = r.currency{more}")
 
-
-def table_names(session: sessioncluster.Session) -> set[str]:
-    return set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
-
-
-@pytest.fixture(autouse=True)
-def drop_new_tables(session: sessioncluster.Session) -> object:
-    """The catalog is the shared session's: drop what a test made."""
-    before = table_names(session)
-    yield
-    for name in table_names(session) - before:
-        session.execute_sql(f"DROP TABLE IF EXISTS `{name}`")
 
 
 @pytest.fixture()
@@ -68,6 +56,17 @@ def create_tables(t_env: Any, orders: Path, rates: Path, monitored: bool) -> Non
         WITH ('connector' = 'filesystem', 'path' = '{rates}', 'format' = 'csv'{monitor})""")
 
 
+def bounded_tables(t_env: Any, tmp_path: Path) -> tuple[Path, Path]:
+    """The orders and rates tables over one file each; their directories."""
+    orders, rates = tmp_path / "orders", tmp_path / "rates"
+    orders.mkdir()
+    rates.mkdir()
+    write_csv(orders, "orders.csv", ORDERS)
+    write_csv(rates, "rates.csv", RATES)
+    create_tables(t_env, orders, rates, monitored=False)
+    return orders, rates
+
+
 def rows_of(t_env: Any, sql: str) -> list[tuple[Any, ...]]:
     with t_env.execute_sql(sql).collect() as rows:
         return sorted(tuple(r) for r in rows)
@@ -76,12 +75,7 @@ def rows_of(t_env: Any, sql: str) -> list[tuple[Any, ...]]:
 def test_bounded_tables_give_flinks_rows(t_env, tmp_path: Path) -> None:
     """The rows real Flink 2.3 printed for these statements over the same two files
     (``parallelism.default`` 1, STREAMING, bounded filesystem tables)."""
-    orders, rates = tmp_path / "orders", tmp_path / "rates"
-    orders.mkdir()
-    rates.mkdir()
-    write_csv(orders, "orders.csv", ORDERS)
-    write_csv(rates, "rates.csv", RATES)
-    create_tables(t_env, orders, rates, monitored=False)
+    bounded_tables(t_env, tmp_path)
     ts = datetime.fromisoformat
     assert rows_of(t_env, "SELECT o.order_id, o.price * r.rate AS conv, r.rate, o.order_time, "
                    "r.update_time " + JOIN.format(kind="JOIN", more="")) == [
@@ -107,12 +101,8 @@ def test_bounded_tables_give_flinks_rows(t_env, tmp_path: Path) -> None:
 def test_an_aggregation_and_an_insert_over_the_join(t_env, tmp_path: Path) -> None:
     """Flink 2.3: ``SUM(o.price * r.rate) GROUP BY o.currency`` ends at EUR 47.0, USD 74.0
     (its changelog applied); the joined rows go into an append-only filesystem sink."""
-    orders, rates, out = tmp_path / "orders", tmp_path / "rates", tmp_path / "out"
-    orders.mkdir()
-    rates.mkdir()
-    write_csv(orders, "orders.csv", ORDERS)
-    write_csv(rates, "rates.csv", RATES)
-    create_tables(t_env, orders, rates, monitored=False)
+    bounded_tables(t_env, tmp_path)
+    out = tmp_path / "out"
     final: dict[str, float] = {}
     with t_env.execute_sql("SELECT o.currency, SUM(o.price * r.rate) AS s "
                            + JOIN.format(kind="JOIN", more="") + " GROUP BY o.currency"
@@ -180,12 +170,7 @@ def test_unbounded_tables_join_each_order_once_the_watermark_passes_it(t_env,
 
 
 def test_flinks_errors(t_env, tmp_path: Path) -> None:
-    orders, rates = tmp_path / "orders", tmp_path / "rates"
-    orders.mkdir()
-    rates.mkdir()
-    write_csv(orders, "orders.csv", ORDERS)
-    write_csv(rates, "rates.csv", RATES)
-    create_tables(t_env, orders, rates, monitored=False)
+    orders, rates = bounded_tables(t_env, tmp_path)
     t_env.execute_sql(f"""CREATE TABLE rates_nopk (currency STRING, rate DOUBLE,
         update_time TIMESTAMP(3), WATERMARK FOR update_time AS update_time)
         WITH ('connector' = 'filesystem', 'path' = '{rates}', 'format' = 'csv')""")
