@@ -25,7 +25,7 @@ from ..api.restart import RestartBackoff
 from ..background import BackgroundTasks
 from ..graph.executiongraph import Execution, ExecutionGraph
 from ..graph.jobgraph import JobGraph
-from ..graph.lifecycle import ExecutionState, JobStatus
+from ..graph.lifecycle import ExecutionState, IllegalStateTransition, JobStatus
 from ..protocol.messages import (
     AccumulatorsUpdated,
     ExecutionInfo,
@@ -166,7 +166,7 @@ class SparkJobRunner(JobRunner):
         self.error_text: str | None = None
         self.cancel_requested = False
         self.done = asyncio.Event()
-        self.background = BackgroundTasks(f"job {job_id[:8]}")
+        self.background = BackgroundTasks(f"job {job_id[:8]}", on_failure=self._internal_failure)
         #: Spark jobs (actions) started in the job's group
         self.spark_jobs = 0
         self._progress = asyncio.Event()
@@ -239,6 +239,28 @@ class SparkJobRunner(JobRunner):
 
     def on_end(self) -> None:
         """Hook: what a job publishes at its end, before ``done`` is set."""
+
+    def _internal_failure(self, exc: BaseException) -> None:
+        """One of the job's own tasks failed (a fault of the JobManager's, logged): the job
+        ends FAILED with it (CANCELED when it was being cancelled), so that nothing waits for
+        it forever."""
+        if self.status.is_globally_terminal:
+            return
+        self.error_text = self.error_text or (
+            f"the JobManager failed the job: {type(exc).__name__}: {exc}")
+        middle, final = ((JobStatus.CANCELLING, JobStatus.CANCELED) if self.cancel_requested
+                         else (JobStatus.FAILING, JobStatus.FAILED))
+        if self.status is not middle:
+            try:
+                self._set_status(middle)
+            except IllegalStateTransition:
+                pass
+        try:
+            self.end(final)
+        except Exception:  # noqa: BLE001 - the bookkeeping is broken: end it all the same
+            log.exception("job %s: ending it after an internal failure", self.job_id)
+            self.done.set()
+            self.on_done(self)
 
     # -- restart (Flink's restart of the whole job) ------------------------------------------
     def restart(self, backoff: RestartBackoff, reason: str) -> None:
