@@ -65,3 +65,9 @@ class CatalogTable:
     def physical_columns(self) -> list[Column]:
         """The columns a connector reads and writes, in declaration order."""
         return [c for c in self.columns if c.is_physical]
+
+
+def table_named(tables: dict[str, CatalogTable], name: str) -> CatalogTable | None:
+    """The table of ``tables`` (by name as a query wrote it) named ``name``, whatever the case
+    (Flink's identifiers are matched without it here, as Spark's); None when there is none."""
+    return next((t for n, t in tables.items() if n.lower() == name.lower()), None)

@@ -75,13 +75,16 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
 
 def _typeable(tree: exp.Expr) -> exp.Expr:
     """A copy of ``tree`` whose Flink casts are sqlglot's, for its type inference."""
-    def cast(node: exp.Expr) -> exp.Expr:
-        if isinstance(node, FlinkCast):
-            to = exp.DataType.build(spark_type(node.args["to"].this), dialect="spark")
-            return exp.Cast(this=node.this, to=to)
-        return node
+    return tree.copy().transform(
+        lambda node: _spark_cast(node) if isinstance(node, FlinkCast) else node)
 
-    return tree.copy().transform(cast)
+
+def _spark_cast(node: FlinkCast) -> exp.Expression:
+    """A Flink ``CAST``/``TRY_CAST`` as sqlglot's, to the Spark type of its Flink type."""
+    to = exp.DataType.build(spark_type(node.args["to"].this), dialect="spark")
+    if node.args.get("safe"):
+        return exp.TryCast(this=node.this, to=to, safe=True)
+    return exp.Cast(this=node.this, to=to)
 
 
 def _column_types(tables: Mapping[str, CatalogTable]) -> dict[str, dict[str, str]]:
@@ -370,10 +373,7 @@ def _rewrite_node(node: exp.Expression) -> exp.Expression:
     if replaced is not None:
         return cast(exp.Expression, replaced)
     if isinstance(node, FlinkCast):
-        to = exp.DataType.build(spark_type(node.args["to"].this), dialect="spark")
-        if node.args.get("safe"):
-            return exp.TryCast(this=node.this, to=to, safe=True)
-        return exp.Cast(this=node.this, to=to)
+        return _spark_cast(node)
     if isinstance(node, FlinkJson):
         return to_spark(node, lambda arg: arg.transform(_rewrite_node))
     if isinstance(node, (FlinkJsonObjectAgg, FlinkJsonArrayAgg)):

@@ -58,7 +58,7 @@ from .connectors.printing import (
 )
 from .dialect import Flink
 from .functions import FunctionCatalog
-from .model import CatalogTable, Column, FlinkSqlError
+from .model import CatalogTable, Column, FlinkSqlError, table_named
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, interval_ms, to_spark_sql
 from .statements import Insert, StopJob
@@ -284,7 +284,7 @@ def _outer_query(session: Any, rest: Any, view: str, inner_schema: Any,
 def _is_static(schemas: dict[str, CatalogTable], name: str) -> bool:
     """True for a table a streaming query reads as a bounded (static) one: a bounded catalog
     table, or the session's temporary view of local data."""
-    table = next((t for n, t in schemas.items() if n.lower() == name), None)
+    table = table_named(schemas, name)
     return table is None or connectors.is_bounded(table)
 
 

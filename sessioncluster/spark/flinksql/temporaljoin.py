@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from sqlglot import exp
 
-from .model import CatalogTable, FlinkSqlError
+from .model import CatalogTable, FlinkSqlError, table_named
 from .planner import to_spark_sql
 
 #: the probe's columns in the join's view are ``flink_l<i>``, the versioned table's ``flink_r<j>``
@@ -94,7 +94,7 @@ def find_temporal_join(query: exp.Expr, schemas: dict[str, CatalogTable]
 
 
 def _catalog_table(schemas: dict[str, CatalogTable], name: str) -> CatalogTable:
-    found = next((t for n, t in schemas.items() if n.lower() == name.lower()), None)
+    found = table_named(schemas, name)
     if found is None:
         raise FlinkSqlError(f"sessioncluster runs a temporal join with a table of the catalog "
                             f"as its versioned table, not '{name}' (Flink docs: Versioned Tables)")

@@ -123,10 +123,6 @@ class OverUpdating:
     #: Flink's name of what ``reader`` does ("An aggregation (GROUP BY, DISTINCT)", ...)
     operation: str
 
-    @property
-    def aggregation(self) -> bool:
-        return self.operation == AGGREGATION
-
 
 AGGREGATION = "An aggregation (GROUP BY, DISTINCT)"
 
