@@ -6,6 +6,7 @@ each micro-batch."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, Iterator
 
@@ -155,9 +156,15 @@ class RowInterface:
 
     @staticmethod
     def output(rows: Rows) -> Iterator[Any]:
-        from pyspark.sql import Row
+        return map(_record_row(), rows.out, rows.k, rows.ts, rows.v)
 
-        return map(Row("out", "k", "ts", "v"), rows.out, rows.k, rows.ts, rows.v)
+
+@functools.cache
+def _record_row() -> Any:
+    """The Row factory of a record's columns (made once per worker: ``output`` runs per key)."""
+    from pyspark.sql import Row
+
+    return Row("out", "k", "ts", "v")
 
 
 def takes_partials(vertex: JobVertex) -> bool:
