@@ -21,7 +21,7 @@ from sessioncluster.client.table_environment import StreamTableEnvironment
 from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.common.types import Row
 from sessioncluster.graph.lifecycle import JobStatus
-from sessioncluster.pyflink.common import Duration, Time, Types, WatermarkStrategy
+from sessioncluster.pyflink.common import Configuration, Duration, Time, Types, WatermarkStrategy
 from sessioncluster.pyflink.common.serialization import Encoder
 from sessioncluster.pyflink.common.watermark_strategy import TimestampAssigner
 from sessioncluster.pyflink.datastream.connectors.file_system import FileSink
@@ -111,9 +111,10 @@ def plain_changelog(rounds: list[list[str]]) -> list[list[tuple[str, str, int]]]
 
 
 def test_to_changelog_stream_of_an_unbounded_group_aggregate(session, tmp_path: Path) -> None:
-    src = tmp_path / "in"
+    src, checkpoints = tmp_path / "in", tmp_path / "checkpoints"
     src.mkdir()
     env, t_env = environments(session, src)
+    env.configure(Configuration().set_string("state.checkpoints.dir", str(checkpoints)))
     table = t_env.sql_query(f"SELECT word, COUNT(*) AS c FROM words_{tmp_path.name} "
                             "GROUP BY word")
     stream = t_env.to_changelog_stream(table).map(
@@ -125,6 +126,10 @@ def test_to_changelog_stream_of_an_unbounded_group_aggregate(session, tmp_path: 
             drop(src, f"part-{i}.csv", ROUNDS[i])
             assert sorted(take(records, len(expected))) == sorted(expected)
         assert records.client.get_job_status() is JobStatus.RUNNING
+        # the feeder's outbox keeps only what the DataStream's query has not committed: a
+        # file is deleted once its batch is (at the next batch), so it does not grow
+        outbox = list(checkpoints.glob("*/table-*/records/*.parquet"))
+        assert 0 < len(outbox) < len(ROUNDS), outbox
     finally:
         records.close()  # cancels the job: both its queries
     wait_for_status(records.client, JobStatus.CANCELED)

@@ -167,7 +167,10 @@ class TableSources:
             key = f"table-{vertex.vertex_id}"
             feeder = Feeder(key, insert, names, rowtime, self.checkpoint_dir / key)
             self.feeders.append(feeder)
-            records = session.readStream.schema(RECORD_SCHEMA).parquet(str(feeder.records_dir))
+            # the reader deletes a file once its batch is committed: the outbox holds only the
+            # changes not read yet, and does not grow with the job's age
+            records = (session.readStream.schema(RECORD_SCHEMA).option("cleanSource", "delete")
+                       .parquet(str(feeder.records_dir)))
             return rowtime_watermark(records) if windows else records
         return insert.frame.mapInArrow(TableRecords(names, rowtime, insert.row_kinds),
                                        RECORD_SCHEMA)
