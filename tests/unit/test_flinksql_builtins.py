@@ -48,6 +48,9 @@ FLINK = {
     "7.0 / 2": Decimal("3.5"),
     "SIGN(-2)": -1,
     "ARRAY_REVERSE(ARRAY[1, 2, 3])": [3, 2, 1],
+    "CAST(TRUE AS STRING)": "TRUE",
+    "TRY_CAST(1 > 2 AS VARCHAR(5))": "FALSE",
+    "CAST('true' AS STRING)": "true",
 }
 
 TABLES = {"t": CatalogTable("t", [Column("a", "INT"), Column("b", "DOUBLE")])}
@@ -102,3 +105,12 @@ def test_integer_division_and_avg_of_integers_are_integers_as_flinks(spark: Any)
     assert run(spark, "SELECT a / 2, x / 2 FROM (SELECT a, a AS x FROM t) WHERE a = 2") \
         == [(1, 1)]
     assert run(spark, "SELECT a / (a / 2) FROM t WHERE a = 2") == [(2,)]  # nested: INT too
+
+
+def test_a_boolean_column_cast_to_text_is_flinks_upper_case(spark: Any) -> None:
+    """Flink 2.3: CAST of a BOOLEAN to STRING is TRUE/FALSE (Spark's is lower case); the cast
+    of another type keeps its text."""
+    assert run(spark, "SELECT CAST(a > 1 AS STRING), CAST(a AS STRING) FROM t ORDER BY a") \
+        == [("FALSE", "1"), ("TRUE", "2")]
+    assert run(spark, "SELECT CAST(f AS STRING) FROM (SELECT a = 2 AS f, a FROM t) ORDER BY a") \
+        == [("FALSE",), ("TRUE",)]  # typed through the subquery

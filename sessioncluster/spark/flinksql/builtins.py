@@ -136,24 +136,64 @@ def integer_arithmetic(tree: exp.Expr, columns: dict[str, dict[str, str]],
     come from sqlglot's type inference over the tables' ``columns`` (Spark type text by column
     by table; ``typeable``: a copy of the tree with its Flink casts as sqlglot's); an operand of
     unknown type leaves its operation as Spark's."""
-    from sqlglot.optimizer.annotate_types import annotate_types
-    from sqlglot.optimizer.qualify import qualify
-
-    schema: dict[str, object] = dict(columns)
     for _ in range(4):  # again while a rewrite types an operation around it as an integer
         originals = [n for n in tree.walk(bfs=False) if _spark_typed(n)]
         if not originals:
             return
-        try:
-            typed = qualify(typeable(tree), schema=schema, dialect="spark",
-                            validate_qualify_columns=False, quote_identifiers=False)
-            annotate_types(typed, schema=schema, dialect="spark")
-        except Exception:  # noqa: BLE001 - a query sqlglot cannot type keeps Spark's arithmetic
+        typed = _typed(tree, columns, typeable)
+        if typed is None:  # a query sqlglot cannot type keeps Spark's arithmetic
             return
         annotated = [n for n in typed.walk(bfs=False) if _spark_typed(n)]
         if len(originals) != len(annotated) or not any(
                 _as_flink(node, types) for node, types in zip(originals, annotated)):
             return
+
+
+def boolean_text(tree: exp.Expr, casts: list[exp.Expr], columns: dict[str, dict[str, str]],
+                 typeable: Callable[[exp.Expr], exp.Expr]) -> None:
+    """Flink's text of a BOOLEAN (in place): ``CAST(b AS STRING)`` (of ``casts``, the tree's
+    Flink casts) is ``TRUE``/``FALSE``, where Spark gives ``true``/``false``. The operand's type
+    comes from sqlglot's type inference, as for :func:`integer_arithmetic`; an operand of
+    unknown type keeps Spark's text."""
+    casts = [n for n in casts if _is_text(n)]
+    if not casts:
+        return
+    for i, cast in enumerate(casts):
+        cast.this.meta[_OPERAND] = i
+    typed = _typed(tree, columns, typeable)
+    booleans = set() if typed is None else {
+        n.meta[_OPERAND] for n in typed.walk() if _OPERAND in n.meta
+        and n.type is not None and n.type.is_type(exp.DataType.Type.BOOLEAN)}
+    for i, cast in enumerate(casts):
+        cast.this.meta.pop(_OPERAND, None)
+        if i in booleans:
+            cast.replace(exp.Upper(this=cast.copy()))
+
+
+#: the mark of a cast's operand, found again in the typed copy of the tree
+_OPERAND = "flink_cast_operand"
+
+
+def _is_text(cast: exp.Expr) -> bool:
+    """A cast to a character string type."""
+    return str(cast.args["to"].this).upper().startswith(("STRING", "VARCHAR", "CHAR"))
+
+
+def _typed(tree: exp.Expr, columns: dict[str, dict[str, str]],
+           typeable: Callable[[exp.Expr], exp.Expr]) -> exp.Expr | None:
+    """A copy of ``tree`` typed by sqlglot over the tables' ``columns``; None when sqlglot
+    cannot type it."""
+    from sqlglot.optimizer.annotate_types import annotate_types
+    from sqlglot.optimizer.qualify import qualify
+
+    schema: dict[str, object] = dict(columns)
+    try:
+        typed = qualify(typeable(tree), schema=schema, dialect="spark",
+                        validate_qualify_columns=False, quote_identifiers=False)
+        annotate_types(typed, schema=schema, dialect="spark")
+    except Exception:  # noqa: BLE001 - sqlglot's inference is best effort
+        return None
+    return typed
 
 
 def _spark_typed(node: exp.Expr) -> bool:

@@ -17,7 +17,7 @@ import sqlglot
 from sqlglot import exp
 
 from sessioncluster.api.table.typeparser import spark_type
-from sessioncluster.spark.flinksql.builtins import builtin, integer_arithmetic
+from sessioncluster.spark.flinksql.builtins import boolean_text, builtin, integer_arithmetic
 from sessioncluster.spark.flinksql.dialect import Descriptor, FlinkCast, TableArgument
 from sessioncluster.spark.flinksql.jsonfunctions import (
     FlinkJson,
@@ -53,7 +53,9 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     grouping key carries the watermark, which ``window_start``/``window_end`` (fields taken
     out of the struct) do not."""
     tree = query.copy()
-    integer_arithmetic(tree, _column_types(tables), _typeable)
+    columns = _column_types(tables)
+    integer_arithmetic(tree, columns, _typeable)
+    boolean_text(tree, list(tree.find_all(FlinkCast)), columns, _typeable)
     names = count()
     for select in list(tree.find_all(exp.Select)):
         _rewrite_group_window(select, names, streaming)
