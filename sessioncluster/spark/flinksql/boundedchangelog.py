@@ -26,12 +26,14 @@ with projections and filters below and above it. Anything else (joins, ``OVER``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
 from .dialect import Flink
+from .groupingsets import flink_order, grouping_sets
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation, is_window_aggregation
 
@@ -41,6 +43,10 @@ SEQ, SUB = "__cl_seq", "__cl_sub"
 _PASS, _COUNT, _ROWS, _SOURCE = "__cl_pass", "__cl_count", "__cl_rows", "__cl_source"
 #: an aggregation's input row: its position in order, and +1 for an addition, -1 a retraction
 _POS, _SIGN = "__cl_pos", "__cl_sign"
+#: the number of an input row's copy for one grouping set (``GROUPING SETS``/``ROLLUP``/``CUBE``)
+_GROUPING_SET = "__cl_g"
+#: the column names of an aggregation's FROM (a table or a subquery), None when unknown
+Columns = Callable[[exp.Expression], list[str] | None]
 #: aggregate functions Spark runs as running window functions with Flink's values
 _RUNNING = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
 #: nodes after which rows are no longer in their source order, or whose changelog differs
@@ -48,11 +54,14 @@ _REORDERING = (exp.Join, exp.Window, exp.SetOperation, exp.Lateral, exp.Unnest, 
                exp.Fetch, exp.Order, exp.Filter)
 
 
-def changelog_query(query: exp.Expr) -> exp.Expr | None:
+def changelog_query(query: exp.Expr, columns: Columns | None = None) -> exp.Expr | None:
     """``query`` (a bounded STREAMING query, Flink dialect) rewritten to give Flink's changelog
     of its group aggregations: the query's columns, then :data:`SEQ`, :data:`SUB` and
     :data:`~.tableaggregate.ROW_KIND` (``+I``/``-U``/``+U``/``-D``), in any order (see
-    :func:`ordered_changes`); None for a query of another shape (module docstring)."""
+    :func:`ordered_changes`); None for a query of another shape (module docstring).
+    ``columns``: the column names of an aggregation's FROM (a table or a subquery), which
+    order the grouping sets (:func:`~.groupingsets.flink_order`); without it, or when it gives
+    None, a ``GROUPING SETS``/``ROLLUP``/``CUBE`` query gives None."""
     tree = query.copy()
     if any(True for _ in tree.find_all(*_REORDERING)) or _calls_table_function(tree):
         return None
@@ -70,7 +79,7 @@ def changelog_query(query: exp.Expr) -> exp.Expr | None:
     over_changes: set[int] = set()
     for aggregation in aggregations:
         path = paths[id(aggregation)] or []
-        records = _records(aggregation, id(aggregation) in over_changes)
+        records = _records(aggregation, id(aggregation) in over_changes, columns)
         if records is None:
             return None
         upto = next((i for i, s in enumerate(path) if is_aggregation(s)), len(path))
@@ -144,24 +153,30 @@ def _readers(root: exp.Expr, aggregation: exp.Select) -> list[exp.Select] | None
     return path if id(root) in reading else None
 
 
-def _records(aggregation: exp.Select, over_changes: bool) -> exp.Select | None:
+def _records(aggregation: exp.Select, over_changes: bool,
+             columns: Columns | None) -> exp.Select | None:
     """The select that replaces ``aggregation``: its changelog records, with :data:`SEQ`,
     :data:`SUB` and :data:`~.tableaggregate.ROW_KIND`; None when it cannot. ``over_changes``:
     its input is itself a changelog (records with those three columns)."""
     group = aggregation.args.get("group")
+    from_ = aggregation.args.get("from_")
+    if from_ is None or group is not None \
+            and any(v for k, v in group.args.items() if k != "expressions"):
+        return None
+    names = [_name(e, i) for i, e in enumerate(aggregation.expressions)]
     keys = list(group.expressions) if group is not None else []
-    if group is not None and any(v for k, v in group.args.items() if k != "expressions") \
-            or any(isinstance(k, (exp.Rollup, exp.Cube, exp.GroupingSets)) for k in keys):
-        return None  # GROUPING SETS, ROLLUP, CUBE
+    expanded = None
+    if any(isinstance(k, (exp.Rollup, exp.Cube, exp.GroupingSets)) for k in keys):
+        expanded = _expand(aggregation, columns)
+        if expanded is None:
+            return None
+        keys = expanded[0]
     having = aggregation.args.get("having")
     parts = [*aggregation.expressions, *([having.this] if having is not None else [])]
     own = [n for p in parts for n in p.find_all(exp.AggFunc, exp.Anonymous)
            if n.find_ancestor(exp.Select) is aggregation]
     if not all(_runs(n, over_changes) for n in own):
         return None  # a Python aggregate function (Anonymous), or one Spark cannot run so
-    from_ = aggregation.args.get("from_")
-    if from_ is None:
-        return None
     values: dict[str, exp.Expression] = {}
     for call in own:
         values.setdefault(call.sql(dialect=Flink), _running(call, keys, over_changes))
@@ -171,7 +186,6 @@ def _records(aggregation: exp.Select, over_changes: bool) -> exp.Select | None:
     source = from_.this
     alias = source.alias_or_name if isinstance(source, exp.Table) else source.alias or _SOURCE
     numbered = exp.select(exp.Star(), *_position_and_sign(over_changes)).from_(source.copy())
-    names = [_name(e, i) for i, e in enumerate(aggregation.expressions)]
     items = [exp.alias_(e.unalias().copy(), n, quoted=True)
              for e, n in zip(aggregation.expressions, names)]
     items += [exp.alias_(k.copy(), f"__cl_k{i}", quoted=True) for i, k in enumerate(keys)]
@@ -179,14 +193,71 @@ def _records(aggregation: exp.Select, over_changes: bool) -> exp.Select | None:
     passes = having.this.copy() if having is not None else exp.true()
     count = _window(keys, frame=True)
     count.set("this", exp.Sum(this=exp.column(_SIGN, quoted=True)))
+    position: exp.Expression = exp.column(_POS, quoted=True)
+    if expanded is not None:  # each row's records in the order of its grouping sets
+        position = exp.alias_(sqlglot.parse_one(
+            f"{_quoted(_POS)} * {expanded[1]} + {_GROUPING_SET}", read=Flink), _POS, quoted=True)
     items += [exp.alias_(passes, _PASS, quoted=True), exp.alias_(count, _COUNT, quoted=True),
-              exp.column(_POS, quoted=True)]
+              position]
     rows = exp.select(*items).from_(exp.Subquery(
         this=numbered, alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True))))
+    if expanded is not None:
+        rows = rows.join(f"(VALUES {', '.join(f'({i})' for i in range(expanded[1]))}) AS "
+                         f"__cl_sets({_GROUPING_SET})", join_type="CROSS", dialect=Flink)
     where = aggregation.args.get("where")
     if where is not None:
         rows.set("where", where.copy())
     return _changes(rows, names, len(keys), len(values))
+
+
+def _expand(aggregation: exp.Select, columns: Columns | None
+            ) -> tuple[list[exp.Expression], int] | None:
+    """Rewrite the grouping sets' aggregation for an input expanded into one row per set
+    (:data:`_GROUPING_SET`: its number, in Flink's order): each key outside an aggregate
+    function NULL in the sets without it, ``GROUPING(..)`` its bits. The keys to partition by
+    and the number of sets; None when the keys are not plain columns of the input."""
+    found = grouping_sets(aggregation.args["group"])
+    source = aggregation.args["from_"].this
+    known = columns(source) if columns is not None and found is not None else None
+    if found is None or known is None:
+        return None
+    keys, sets = found
+    lowered = [c.lower() for c in known]
+    if not all(isinstance(k, exp.Column) and not k.table and k.name.lower() in lowered
+               for k in keys):
+        return None
+    sets = flink_order(sets, [lowered.index(k.name.lower()) for k in keys])
+    g = exp.column(_GROUPING_SET)
+
+    def nulled(i: int) -> exp.Expression:
+        with_key = [exp.Literal.number(n) for n, s in enumerate(sets) if i in s]
+        return exp.Case(ifs=[exp.If(this=g.copy().isin(*with_key), true=keys[i].copy())]) \
+            if with_key else exp.Null()
+
+    def grouping(call: exp.Grouping) -> exp.Expression | None:
+        positions = [next((i for i, k in enumerate(keys) if k == a), None)
+                     for a in call.expressions]
+        if None in positions:
+            return None
+        bits = [sum(1 << (len(positions) - 1 - j) for j, i in enumerate(positions)
+                    if i not in s) for s in sets]
+        return exp.Case(this=g.copy(), ifs=[exp.If(this=exp.Literal.number(n),
+                                                   true=exp.Literal.number(b))
+                                            for n, b in enumerate(bits)])
+
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Grouping):
+            return grouping(node) or node
+        if isinstance(node, exp.Column) and not node.find_ancestor(exp.AggFunc):
+            return next((nulled(i) for i, k in enumerate(keys) if k == node), node)
+        return node
+
+    having = aggregation.args.get("having")
+    for part in [*aggregation.expressions, *([having] if having is not None else [])]:
+        part.replace(part.transform(rewrite))
+    if any(isinstance(n, exp.Grouping) for n in aggregation.find_all(exp.Grouping)):
+        return None
+    return [*(nulled(i) for i in range(len(keys))), g], len(sets)
 
 
 def _runs(call: exp.Expression, over_changes: bool) -> bool:
