@@ -165,7 +165,7 @@ class Table:
 
     def distinct(self) -> "Table":
         # the columns named (not *): a bounded STREAMING DISTINCT's changelog is planned per column
-        columns = ", ".join(quote_identifier(c) for c in self._columns)
+        columns = ", ".join(quote_identifier(c) for c in self.get_column_names())
         return self._derive(f"SELECT DISTINCT {columns} {self._from()}", self._columns,
                             self._types)
 

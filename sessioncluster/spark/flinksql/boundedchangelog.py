@@ -17,11 +17,23 @@ two records (a cross join with ``VALUES (0), (1)``), the selects above the aggre
 records' kind and position, and :func:`ordered_changes` orders them. Across keys the order is
 Flink's at parallelism 1 (its source order); per key it is Flink's at any parallelism.
 
-Only a shape whose order is the source's is rewritten: one non-windowed aggregation (``GROUP
-BY`` or a global one) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG`` (and ``COUNT(DISTINCT x)``)
-with projections and filters below and above it. Anything else (joins, ``OVER``, Top-N,
-``DISTINCT``, an aggregation of an aggregation, a Python aggregate function, ``ORDER BY`` /
-``LIMIT``, set operations) gives None: the caller keeps the final rows, all ``+I``.
+An aggregation over another's changelog (directly, or through projections and filters) reads
+its records in their order (position ``SEQ * 2 + SUB``), each counted with its sign (+1 for
+``+I``/``+U``, -1 for ``-U``/``-D``): ``COUNT`` and ``SUM`` are running sums of signed values,
+and a key whose count of rows goes back to 0 emits ``-D`` (its values before), ``+I`` again
+when a row comes back, as Flink's ``GroupAggFunction`` does. ``SELECT DISTINCT`` is the group
+aggregation without aggregate functions Flink plans for it. ``GROUPING SETS``, ``ROLLUP`` and
+``CUBE`` expand each numbered input row into one per set (position ``n * sets + set``), the
+sets in Flink's order (:mod:`.groupingsets`).
+
+Only a shape whose order is the source's is rewritten: non-windowed aggregations (``GROUP BY``,
+global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG``
+(and ``COUNT(DISTINCT x)``) over insert-only rows, of ``COUNT``/``SUM`` over a changelog, with
+projections and filters below and above them. Anything else (joins, ``OVER``, Top-N, ``MIN``/
+``MAX`` over a changelog, a Python aggregate function, ``ORDER BY`` / ``LIMIT``, set
+operations) gives None: the caller keeps the final rows, all ``+I`` (for a Python aggregate
+function that is Flink's output too, for an input within one bundle: its Python group
+aggregation emits once per bundle).
 """
 
 from __future__ import annotations
@@ -46,7 +58,7 @@ _POS, _SIGN = "__cl_pos", "__cl_sign"
 #: the number of an input row's copy for one grouping set (``GROUPING SETS``/``ROLLUP``/``CUBE``)
 _GROUPING_SET = "__cl_g"
 #: the column names of an aggregation's FROM (a table or a subquery), None when unknown
-Columns = Callable[[exp.Expression], list[str] | None]
+Columns = Callable[[exp.Expr], list[str] | None]
 #: aggregate functions Spark runs as running window functions with Flink's values
 _RUNNING = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
 #: nodes after which rows are no longer in their source order, or whose changelog differs
@@ -177,7 +189,7 @@ def _records(aggregation: exp.Select, over_changes: bool,
            if n.find_ancestor(exp.Select) is aggregation]
     if not all(_runs(n, over_changes) for n in own):
         return None  # a Python aggregate function (Anonymous), or one Spark cannot run so
-    values: dict[str, exp.Expression] = {}
+    values: dict[str, exp.Expr] = {}
     for call in own:
         values.setdefault(call.sql(dialect=Flink), _running(call, keys, over_changes))
     for call in own:
@@ -193,7 +205,7 @@ def _records(aggregation: exp.Select, over_changes: bool,
     passes = having.this.copy() if having is not None else exp.true()
     count = _window(keys, frame=True)
     count.set("this", exp.Sum(this=exp.column(_SIGN, quoted=True)))
-    position: exp.Expression = exp.column(_POS, quoted=True)
+    position: exp.Expr = exp.column(_POS, quoted=True)
     if expanded is not None:  # each row's records in the order of its grouping sets
         position = exp.alias_(sqlglot.parse_one(
             f"{_quoted(_POS)} * {expanded[1]} + {_GROUPING_SET}", read=Flink), _POS, quoted=True)
@@ -211,7 +223,7 @@ def _records(aggregation: exp.Select, over_changes: bool,
 
 
 def _expand(aggregation: exp.Select, columns: Columns | None
-            ) -> tuple[list[exp.Expression], int] | None:
+            ) -> tuple[list[exp.Expr], int] | None:
     """Rewrite the grouping sets' aggregation for an input expanded into one row per set
     (:data:`_GROUPING_SET`: its number, in Flink's order): each key outside an aggregate
     function NULL in the sets without it, ``GROUPING(..)`` its bits. The keys to partition by
@@ -229,12 +241,12 @@ def _expand(aggregation: exp.Select, columns: Columns | None
     sets = flink_order(sets, [lowered.index(k.name.lower()) for k in keys])
     g = exp.column(_GROUPING_SET)
 
-    def nulled(i: int) -> exp.Expression:
+    def nulled(i: int) -> exp.Expr:
         with_key = [exp.Literal.number(n) for n, s in enumerate(sets) if i in s]
         return exp.Case(ifs=[exp.If(this=g.copy().isin(*with_key), true=keys[i].copy())]) \
             if with_key else exp.Null()
 
-    def grouping(call: exp.Grouping) -> exp.Expression | None:
+    def grouping(call: exp.Grouping) -> exp.Expr | None:
         positions = [next((i for i, k in enumerate(keys) if k == a), None)
                      for a in call.expressions]
         if None in positions:
@@ -245,7 +257,7 @@ def _expand(aggregation: exp.Select, columns: Columns | None
                                                    true=exp.Literal.number(b))
                                             for n, b in enumerate(bits)])
 
-    def rewrite(node: exp.Expression) -> exp.Expression:
+    def rewrite(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Grouping):
             return grouping(node) or node
         if isinstance(node, exp.Column) and not node.find_ancestor(exp.AggFunc):
@@ -260,7 +272,7 @@ def _expand(aggregation: exp.Select, columns: Columns | None
     return [*(nulled(i) for i in range(len(keys))), g], len(sets)
 
 
-def _runs(call: exp.Expression, over_changes: bool) -> bool:
+def _runs(call: exp.Expr, over_changes: bool) -> bool:
     """Spark runs the aggregate call as a running window function with Flink's values: over
     insert-only rows :data:`_RUNNING` (``COUNT(DISTINCT x)`` too), over a changelog ``COUNT``
     and ``SUM`` (MIN, MAX and DISTINCT need the multiset of the values so far)."""
@@ -271,13 +283,13 @@ def _runs(call: exp.Expression, over_changes: bool) -> bool:
         and (distinct == 0 or isinstance(call, exp.Count))
 
 
-def _position_and_sign(over_changes: bool) -> list[exp.Expression]:
+def _position_and_sign(over_changes: bool) -> list[exp.Expr]:
     """An input row's position (:data:`_POS`: its source order, or, over a changelog, its
     record's ``SEQ * 2 + SUB``) and :data:`_SIGN` (-1 for a ``-U``/``-D`` record, else 1)."""
     if not over_changes:
-        position: exp.Expression = exp.Anonymous(this="MONOTONICALLY_INCREASING_ID",
+        position: exp.Expr = exp.Anonymous(this="MONOTONICALLY_INCREASING_ID",
                                                  expressions=[])
-        sign: exp.Expression = exp.Literal.number(1)
+        sign: exp.Expr = exp.Literal.number(1)
     else:
         position = sqlglot.parse_one(f"{_quoted(SEQ)} * 2 + {_quoted(SUB)}", read=Flink)
         sign = sqlglot.parse_one(f"CASE WHEN {_quoted(ROW_KIND)} IN ('-U', '-D') THEN -1 "
@@ -285,19 +297,19 @@ def _position_and_sign(over_changes: bool) -> list[exp.Expression]:
     return [exp.alias_(position, _POS, quoted=True), exp.alias_(sign, _SIGN, quoted=True)]
 
 
-def _distinct_arguments(call: exp.Expression) -> int:
+def _distinct_arguments(call: exp.Expr) -> int:
     """How many arguments a ``DISTINCT`` call has (0 for a call without DISTINCT)."""
     return len(call.this.expressions) if isinstance(call.this, exp.Distinct) else 0
 
 
-def _name(expression: exp.Expression, position: int) -> str:
+def _name(expression: exp.Expr, position: int) -> str:
     """A select item's column name, Flink's ``EXPR$<n>`` for an unnamed expression."""
     if isinstance(expression, (exp.Alias, exp.Column)):
         return expression.alias_or_name
     return f"EXPR${position}"
 
 
-def _window(keys: list[exp.Expression], frame: bool) -> exp.Window:
+def _window(keys: list[exp.Expr], frame: bool) -> exp.Window:
     return exp.Window(
         partition_by=[k.copy() for k in keys], over="OVER",
         order=exp.Order(expressions=[exp.Ordered(this=exp.column(_POS, quoted=True))]),
@@ -305,8 +317,8 @@ def _window(keys: list[exp.Expression], frame: bool) -> exp.Window:
                             end="CURRENT ROW") if frame else None)
 
 
-def _running(call: exp.Expression, keys: list[exp.Expression],
-             over_changes: bool) -> exp.Expression:
+def _running(call: exp.Expr, keys: list[exp.Expr],
+             over_changes: bool) -> exp.Expr:
     """The aggregate call over its key's rows up to the current one (``COUNT(DISTINCT x)``: the
     size of the set of the ``x`` so far; over a changelog, each record counted with its
     :data:`_SIGN`, and a ``SUM`` of no values NULL)."""

@@ -21,13 +21,13 @@ from sqlglot import exp
 GroupingSet = tuple[int, ...]
 
 
-def grouping_sets(group: exp.Group) -> tuple[list[exp.Expression], list[GroupingSet]] | None:
+def grouping_sets(group: exp.Group) -> tuple[list[exp.Expr], list[GroupingSet]] | None:
     """The distinct keys of a ``GROUP BY`` (in the order written) and its grouping sets, in
     the order written (a ``ROLLUP`` from all its keys down, a ``CUBE``'s subsets from all);
     None for a plain ``GROUP BY``, or nested grouping constructs, or a set written twice."""
-    keys: list[exp.Expression] = []
+    keys: list[exp.Expr] = []
 
-    def position(key: exp.Expression) -> int:
+    def position(key: exp.Expr) -> int:
         key = key.unnest()
         for i, known in enumerate(keys):
             if known == key:
@@ -53,7 +53,7 @@ def grouping_sets(group: exp.Group) -> tuple[list[exp.Expression], list[Grouping
     return keys, sets
 
 
-def _item_sets(item: exp.Expression, at: Callable[[exp.Expression], int]
+def _item_sets(item: exp.Expr, at: Callable[[exp.Expr], int]
                ) -> list[GroupingSet] | None:
     """The sets of one ``ROLLUP``, ``CUBE`` or ``GROUPING SETS`` (``at``: a key's position)."""
     parts = list(item.expressions)
