@@ -11,6 +11,7 @@ from typing import Any, Iterator
 import pytest
 
 from sessioncluster.spark.flinksql.boundedchangelog import changelog_query, ordered_changes
+from sessioncluster.spark.flinksql.groupingsets import flink_order, grouping_sets
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
 
@@ -39,8 +40,13 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+def table_columns(spark: Any) -> Any:
+    """The columns of an aggregation's FROM when it is a table (the grouping sets' order)."""
+    return lambda source: spark.table(source.name).columns if source.name else None
+
+
 def changes(spark: Any, text: str) -> list[tuple[Any, ...]]:
-    rewritten = changelog_query(query(text))
+    rewritten = changelog_query(query(text), table_columns(spark))
     assert rewritten is not None
     frame = ordered_changes(spark.sql(to_spark_sql(rewritten, {})))
     return [(r[-1], *r[:-1]) for r in frame.collect()]
@@ -85,12 +91,125 @@ FLINK = {
     "SELECT v, COUNT(*) AS c FROM (SELECT k, v FROM nums WHERE v > 1) GROUP BY v": [
         ("+I", 5, 1), ("+I", 3, 1), ("+I", 2, 1), ("-U", 5, 1), ("+U", 5, 2), ("-U", 3, 1),
         ("+U", 3, 2)],
+    # an aggregation of an aggregation's changelog: -U/-D retract, a key whose count goes to
+    # 0 is -D (its values before), and +I when it comes back
+    "SELECT c, COUNT(*) AS n FROM (SELECT k, COUNT(*) AS c FROM nums GROUP BY k) GROUP BY c": [
+        ("+I", 1, 1), ("-U", 1, 1), ("+U", 1, 2), ("-U", 1, 2), ("+U", 1, 1), ("+I", 2, 1),
+        ("-D", 2, 1), ("+I", 3, 1), ("-D", 1, 1), ("+I", 2, 1), ("-D", 3, 1), ("+I", 4, 1),
+        ("-D", 2, 1), ("+I", 3, 1)],
+    ("SELECT c, COUNT(*) AS n, SUM(s) AS ss"
+     " FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s FROM nums GROUP BY k) GROUP BY c"): [
+        ("+I", 1, 1, 1), ("-U", 1, 1, 1), ("+U", 1, 2, 6), ("-U", 1, 2, 6), ("+U", 1, 1, 5),
+        ("+I", 2, 1, 4), ("-D", 2, 1, 4), ("+I", 3, 1, 6), ("-D", 1, 1, 5), ("+I", 2, 1, 10),
+        ("-D", 3, 1, 6), ("+I", 4, 1, 9), ("-D", 2, 1, 10), ("+I", 3, 1, 11)],
+    "SELECT COUNT(*) AS n, SUM(c) AS t FROM (SELECT k, COUNT(*) AS c FROM nums GROUP BY k)": [
+        ("+I", 1, 1), ("-U", 1, 1), ("+U", 2, 2), ("-U", 2, 2), ("+U", 1, 1), ("-U", 1, 1),
+        ("+U", 2, 3), ("-U", 2, 3), ("+U", 1, 1), ("-U", 1, 1), ("+U", 2, 4), ("-U", 2, 4),
+        ("+U", 1, 3), ("-U", 1, 3), ("+U", 2, 5), ("-U", 2, 5), ("+U", 1, 2), ("-U", 1, 2),
+        ("+U", 2, 6), ("-U", 2, 6), ("+U", 1, 4), ("-U", 1, 4), ("+U", 2, 7)],
+    # SELECT DISTINCT is a group aggregation without aggregate functions: a row's first
+    # occurrence is +I, the others emit nothing; over a changelog -D when its count is 0
+    "SELECT DISTINCT k FROM nums": [
+        ("+I", "a"), ("+I", "b")],
+    "SELECT DISTINCT k, v FROM nums": [
+        ("+I", "a", 1), ("+I", "b", 5), ("+I", "a", 3), ("+I", "a", 2), ("+I", "b", 1)],
+    "SELECT DISTINCT v FROM nums WHERE v > 1": [
+        ("+I", 5), ("+I", 3), ("+I", 2)],
+    ("SELECT COUNT(*) AS n"
+     " FROM (SELECT k, COUNT(*) AS c FROM nums GROUP BY k HAVING COUNT(*) > 1)"): [
+        ("+I", 1), ("-D", 1), ("+I", 1), ("-U", 1), ("+U", 2), ("-U", 2), ("+U", 1), ("-U", 1),
+        ("+U", 2), ("-U", 2), ("+U", 1), ("-U", 1), ("+U", 2)],
+    ("SELECT c, COUNT(*) AS n"
+     " FROM (SELECT k, COUNT(*) AS c FROM nums GROUP BY k HAVING COUNT(*) > 1) GROUP BY c"): [
+        ("+I", 2, 1), ("-D", 2, 1), ("+I", 3, 1), ("+I", 2, 1), ("-D", 3, 1), ("+I", 4, 1),
+        ("-D", 2, 1), ("+I", 3, 1)],
+    "SELECT DISTINCT c FROM (SELECT k, COUNT(*) AS c FROM nums GROUP BY k)": [
+        ("+I", 1), ("+I", 2), ("-D", 2), ("+I", 3), ("-D", 1), ("+I", 2), ("-D", 3), ("+I", 4),
+        ("-D", 2), ("+I", 3)],
+    ("SELECT c, SUM(v) AS s, COUNT(v) AS cv"
+     " FROM (SELECT k, MAX(v) AS v, COUNT(*) AS c FROM nums GROUP BY k) GROUP BY c"): [
+        ("+I", 1, 1, 1), ("-U", 1, 1, 1), ("+U", 1, 6, 2), ("-U", 1, 6, 2), ("+U", 1, 5, 1),
+        ("+I", 2, 3, 1), ("-D", 2, 3, 1), ("+I", 3, 3, 1), ("-D", 1, 5, 1), ("+I", 2, 5, 1),
+        ("-D", 3, 3, 1), ("+I", 4, 3, 1), ("-D", 2, 5, 1), ("+I", 3, 5, 1)],
+    ("SELECT n, COUNT(*) AS m"
+     " FROM (SELECT c, COUNT(*) AS n"
+     " FROM (SELECT k, COUNT(*) AS c FROM nums GROUP BY k) GROUP BY c) GROUP BY n"): [
+        ("+I", 1, 1), ("-D", 1, 1), ("+I", 2, 1), ("-D", 2, 1), ("+I", 1, 1), ("-U", 1, 1),
+        ("+U", 1, 2), ("-U", 1, 2), ("+U", 1, 1), ("-U", 1, 1), ("+U", 1, 2), ("-U", 1, 2),
+        ("+U", 1, 1), ("-U", 1, 1), ("+U", 1, 2), ("-U", 1, 2), ("+U", 1, 1), ("-U", 1, 1),
+        ("+U", 1, 2), ("-U", 1, 2), ("+U", 1, 1), ("-U", 1, 1), ("+U", 1, 2)],
+    "SELECT k, COUNT(*) AS c FROM (SELECT DISTINCT k, v FROM nums) GROUP BY k": [
+        ("+I", "a", 1), ("+I", "b", 1), ("-U", "a", 1), ("+U", "a", 2), ("-U", "a", 2),
+        ("+U", "a", 3), ("-U", "b", 1), ("+U", "b", 2)],
+    # grouping sets: each row's records in the order of its sets, Calcite's (a set before the
+    # sets it contains, else by the smaller column position: k's before v's)
+    "SELECT k, v, COUNT(*) AS c FROM nums GROUP BY GROUPING SETS ((k), (v), ())": [
+        ("+I", "a", None, 1), ("+I", None, 1, 1), ("+I", None, None, 1), ("+I", "b", None, 1),
+        ("+I", None, 5, 1), ("-U", None, None, 1), ("+U", None, None, 2), ("-U", "a", None, 1),
+        ("+U", "a", None, 2), ("+I", None, 3, 1), ("-U", None, None, 2), ("+U", None, None, 3),
+        ("-U", "a", None, 2), ("+U", "a", None, 3), ("+I", None, 2, 1), ("-U", None, None, 3),
+        ("+U", None, None, 4), ("-U", "b", None, 1), ("+U", "b", None, 2), ("-U", None, 5, 1),
+        ("+U", None, 5, 2), ("-U", None, None, 4), ("+U", None, None, 5), ("-U", "a", None, 3),
+        ("+U", "a", None, 4), ("-U", None, 3, 1), ("+U", None, 3, 2), ("-U", None, None, 5),
+        ("+U", None, None, 6), ("-U", "b", None, 2), ("+U", "b", None, 3), ("-U", None, 1, 1),
+        ("+U", None, 1, 2), ("-U", None, None, 6), ("+U", None, None, 7)],
+    "SELECT k, SUM(v) AS s FROM nums GROUP BY ROLLUP (k)": [
+        ("+I", "a", 1), ("+I", None, 1), ("+I", "b", 5), ("-U", None, 1), ("+U", None, 6),
+        ("-U", "a", 1), ("+U", "a", 4), ("-U", None, 6), ("+U", None, 9), ("-U", "a", 4),
+        ("+U", "a", 6), ("-U", None, 9), ("+U", None, 11), ("-U", "b", 5), ("+U", "b", 10),
+        ("-U", None, 11), ("+U", None, 16), ("-U", "a", 6), ("+U", "a", 9), ("-U", None, 16),
+        ("+U", None, 19), ("-U", "b", 10), ("+U", "b", 11), ("-U", None, 19), ("+U", None, 20)],
+    "SELECT k, v, COUNT(*) AS c FROM nums GROUP BY CUBE (k, v)": [
+        ("+I", "a", 1, 1), ("+I", "a", None, 1), ("+I", None, 1, 1), ("+I", None, None, 1),
+        ("+I", "b", 5, 1), ("+I", "b", None, 1), ("+I", None, 5, 1), ("-U", None, None, 1),
+        ("+U", None, None, 2), ("+I", "a", 3, 1), ("-U", "a", None, 1), ("+U", "a", None, 2),
+        ("+I", None, 3, 1), ("-U", None, None, 2), ("+U", None, None, 3), ("+I", "a", 2, 1),
+        ("-U", "a", None, 2), ("+U", "a", None, 3), ("+I", None, 2, 1), ("-U", None, None, 3),
+        ("+U", None, None, 4), ("-U", "b", 5, 1), ("+U", "b", 5, 2), ("-U", "b", None, 1),
+        ("+U", "b", None, 2), ("-U", None, 5, 1), ("+U", None, 5, 2), ("-U", None, None, 4),
+        ("+U", None, None, 5), ("-U", "a", 3, 1), ("+U", "a", 3, 2), ("-U", "a", None, 3),
+        ("+U", "a", None, 4), ("-U", None, 3, 1), ("+U", None, 3, 2), ("-U", None, None, 5),
+        ("+U", None, None, 6), ("+I", "b", 1, 1), ("-U", "b", None, 2), ("+U", "b", None, 3),
+        ("-U", None, 1, 1), ("+U", None, 1, 2), ("-U", None, None, 6), ("+U", None, None, 7)],
+    "SELECT k, v, COUNT(*) AS c FROM nums GROUP BY ROLLUP (k, v)": [
+        ("+I", "a", 1, 1), ("+I", "a", None, 1), ("+I", None, None, 1), ("+I", "b", 5, 1),
+        ("+I", "b", None, 1), ("-U", None, None, 1), ("+U", None, None, 2), ("+I", "a", 3, 1),
+        ("-U", "a", None, 1), ("+U", "a", None, 2), ("-U", None, None, 2), ("+U", None, None, 3),
+        ("+I", "a", 2, 1), ("-U", "a", None, 2), ("+U", "a", None, 3), ("-U", None, None, 3),
+        ("+U", None, None, 4), ("-U", "b", 5, 1), ("+U", "b", 5, 2), ("-U", "b", None, 1),
+        ("+U", "b", None, 2), ("-U", None, None, 4), ("+U", None, None, 5), ("-U", "a", 3, 1),
+        ("+U", "a", 3, 2), ("-U", "a", None, 3), ("+U", "a", None, 4), ("-U", None, None, 5),
+        ("+U", None, None, 6), ("+I", "b", 1, 1), ("-U", "b", None, 2), ("+U", "b", None, 3),
+        ("-U", None, None, 6), ("+U", None, None, 7)],
+    "SELECT k, v, SUM(v) AS s FROM nums GROUP BY k, ROLLUP (v)": [
+        ("+I", "a", 1, 1), ("+I", "a", None, 1), ("+I", "b", 5, 5), ("+I", "b", None, 5),
+        ("+I", "a", 3, 3), ("-U", "a", None, 1), ("+U", "a", None, 4), ("+I", "a", 2, 2),
+        ("-U", "a", None, 4), ("+U", "a", None, 6), ("-U", "b", 5, 5), ("+U", "b", 5, 10),
+        ("-U", "b", None, 5), ("+U", "b", None, 10), ("-U", "a", 3, 3), ("+U", "a", 3, 6),
+        ("-U", "a", None, 6), ("+U", "a", None, 9), ("+I", "b", 1, 1), ("-U", "b", None, 10),
+        ("+U", "b", None, 11)],
+    "SELECT k, v, COUNT(*) AS c, GROUPING(k) AS gk FROM nums GROUP BY GROUPING SETS ((k), (v))": [
+        ("+I", "a", None, 1, 0), ("+I", None, 1, 1, 1), ("+I", "b", None, 1, 0),
+        ("+I", None, 5, 1, 1), ("-U", "a", None, 1, 0), ("+U", "a", None, 2, 0),
+        ("+I", None, 3, 1, 1), ("-U", "a", None, 2, 0), ("+U", "a", None, 3, 0),
+        ("+I", None, 2, 1, 1), ("-U", "b", None, 1, 0), ("+U", "b", None, 2, 0),
+        ("-U", None, 5, 1, 1), ("+U", None, 5, 2, 1), ("-U", "a", None, 3, 0),
+        ("+U", "a", None, 4, 0), ("-U", None, 3, 1, 1), ("+U", None, 3, 2, 1),
+        ("-U", "b", None, 2, 0), ("+U", "b", None, 3, 0), ("-U", None, 1, 1, 1),
+        ("+U", None, 1, 2, 1)],
 }
 
 
 @pytest.mark.parametrize("text", list(FLINK))
 def test_the_changelog_is_flinks(spark: Any, text: str) -> None:
     assert changes(spark, text) == FLINK[text]
+
+
+def test_grouping_sets_in_flinks_order_whatever_the_order_written(spark: Any) -> None:
+    """PyFlink 2.3 printed the same rows for ``GROUPING SETS ((), (v), (k))``."""
+    assert changes(spark, "SELECT k, v, COUNT(*) AS c FROM nums "
+                          "GROUP BY GROUPING SETS ((), (v), (k))") == \
+        FLINK["SELECT k, v, COUNT(*) AS c FROM nums GROUP BY GROUPING SETS ((k), (v), ())"]
 
 
 def test_an_aggregation_in_a_common_table_expression_and_its_unnamed_column(spark: Any) -> None:
@@ -108,8 +227,9 @@ def test_an_aggregation_in_a_common_table_expression_and_its_unnamed_column(spar
 
 @pytest.mark.parametrize("text", [
     "SELECT k, v FROM nums WHERE v > 1",  # no aggregation: append-only as it is
-    "SELECT DISTINCT k FROM nums",
-    "SELECT c, COUNT(*) FROM (SELECT k, COUNT(*) AS c FROM nums GROUP BY k) GROUP BY c",
+    # MIN/MAX over a changelog need the multiset of the values so far
+    "SELECT c, MAX(k) FROM (SELECT k, COUNT(*) AS c FROM nums GROUP BY k) GROUP BY c",
+    "SELECT DISTINCT k, COUNT(*) FROM nums GROUP BY k",
     "SELECT a.k, COUNT(*) FROM nums a JOIN nums b ON a.k = b.k GROUP BY a.k",
     "SELECT k, COUNT(*) AS c FROM nums GROUP BY k ORDER BY c LIMIT 1",
     "SELECT k, my_udaf(v) FROM nums GROUP BY k",
@@ -118,7 +238,40 @@ def test_an_aggregation_in_a_common_table_expression_and_its_unnamed_column(spar
     "SELECT k, STDDEV_POP(v) FROM nums GROUP BY k",
     "SELECT k, COUNT(*) FROM nums WHERE v > (SELECT MIN(v) FROM nums) GROUP BY k",
     "SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS r FROM nums",
-    "SELECT k, COUNT(*) FROM nums GROUP BY ROLLUP (k)",
+    "SELECT k, COUNT(*) FROM nums GROUP BY ROLLUP (k)",  # the input's column order unknown
 ])
 def test_other_shapes_are_left_as_they_are(text: str) -> None:
     assert changelog_query(query(text)) is None
+
+
+@pytest.mark.parametrize("text", [
+    "SELECT MOD(v, 2) AS m, COUNT(*) FROM nums GROUP BY ROLLUP (MOD(v, 2))",  # a computed key
+    "SELECT k, COUNT(*) FROM nums GROUP BY GROUPING SETS ((k), (k))",  # a set twice
+    "SELECT k, GROUPING(v) FROM nums GROUP BY ROLLUP (k)",  # GROUPING of no key
+])
+def test_grouping_sets_flink_orders_by_other_columns_are_left(spark: Any, text: str) -> None:
+    assert changelog_query(query(text), table_columns(spark)) is None
+
+
+def grouped(text: str) -> list[list[str]]:
+    found = grouping_sets(query(text).args["group"])
+    assert found is not None
+    keys, sets = found
+    return [[keys[i].sql() for i in s] for s in sets]
+
+
+def test_grouping_sets_as_written() -> None:
+    assert grouped("SELECT 1 FROM t GROUP BY ROLLUP (a, b)") == [["a", "b"], ["a"], []]
+    assert grouped("SELECT 1 FROM t GROUP BY CUBE (a, b)") == [["a", "b"], ["a"], ["b"], []]
+    assert grouped("SELECT 1 FROM t GROUP BY c, GROUPING SETS ((a), (a, b), ())") == [
+        ["c", "a"], ["c", "a", "b"], ["c"]]
+    assert grouping_sets(query("SELECT 1 FROM t GROUP BY a, b").args["group"]) is None
+
+
+def test_flinks_order_of_grouping_sets() -> None:
+    """Calcite's ImmutableBitSet.COMPARATOR over the keys' input positions: a set before its
+    subsets, else the one whose next position is missing or smaller first."""
+    sets = [(), (1,), (0,)]  # keys 0: v (input column 1), 1: k (input column 0)
+    assert flink_order(sets, [1, 0]) == [(1,), (0,), ()]
+    assert flink_order([(0,), (0, 1), (1,)], [0, 1]) == [(0, 1), (0,), (1,)]
+    assert flink_order([(0,), (1, 2)], [0, 1, 2]) == [(0,), (1, 2)]

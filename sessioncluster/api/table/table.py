@@ -164,7 +164,10 @@ class Table:
         return self._derive(f"SELECT {sql} {self._from()}", new, self._types)
 
     def distinct(self) -> "Table":
-        return self._derive(f"SELECT DISTINCT * {self._from()}", self._columns, self._types)
+        # the columns named (not *): a bounded STREAMING DISTINCT's changelog is planned per column
+        columns = ", ".join(quote_identifier(c) for c in self.get_column_names())
+        return self._derive(f"SELECT DISTINCT {columns} {self._from()}", self._columns,
+                            self._types)
 
     def group_by(self, *fields: Any) -> "GroupedTable":
         return GroupedTable(self, [as_expression(f) for f in fields])

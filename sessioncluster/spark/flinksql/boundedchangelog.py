@@ -17,28 +17,48 @@ two records (a cross join with ``VALUES (0), (1)``), the selects above the aggre
 records' kind and position, and :func:`ordered_changes` orders them. Across keys the order is
 Flink's at parallelism 1 (its source order); per key it is Flink's at any parallelism.
 
-Only a shape whose order is the source's is rewritten: one non-windowed aggregation (``GROUP
-BY`` or a global one) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG`` (and ``COUNT(DISTINCT x)``)
-with projections and filters below and above it. Anything else (joins, ``OVER``, Top-N,
-``DISTINCT``, an aggregation of an aggregation, a Python aggregate function, ``ORDER BY`` /
-``LIMIT``, set operations) gives None: the caller keeps the final rows, all ``+I``.
+An aggregation over another's changelog (directly, or through projections and filters) reads
+its records in their order (position ``SEQ * 2 + SUB``), each counted with its sign (+1 for
+``+I``/``+U``, -1 for ``-U``/``-D``): ``COUNT`` and ``SUM`` are running sums of signed values,
+and a key whose count of rows goes back to 0 emits ``-D`` (its values before), ``+I`` again
+when a row comes back, as Flink's ``GroupAggFunction`` does. ``SELECT DISTINCT`` is the group
+aggregation without aggregate functions Flink plans for it. ``GROUPING SETS``, ``ROLLUP`` and
+``CUBE`` expand each numbered input row into one per set (position ``n * sets + set``), the
+sets in Flink's order (:mod:`.groupingsets`).
+
+Only a shape whose order is the source's is rewritten: non-windowed aggregations (``GROUP BY``,
+global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG``
+(and ``COUNT(DISTINCT x)``) over insert-only rows, of ``COUNT``/``SUM`` over a changelog, with
+projections and filters below and above them. Anything else (joins, ``OVER``, Top-N, ``MIN``/
+``MAX`` over a changelog, a Python aggregate function, ``ORDER BY`` / ``LIMIT``, set
+operations) gives None: the caller keeps the final rows, all ``+I`` (for a Python aggregate
+function that is Flink's output too, for an input within one bundle: its Python group
+aggregation emits once per bundle).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
 from .dialect import Flink
+from .groupingsets import flink_order, grouping_sets
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation, is_window_aggregation
 
 #: the position of an input row in its source order, and of a record made of it (0: ``+I`` or
 #: ``-U``, 1: ``+U``)
 SEQ, SUB = "__cl_seq", "__cl_sub"
-_PASS, _FIRST, _ROWS, _SOURCE = "__cl_pass", "__cl_n", "__cl_rows", "__cl_source"
+_PASS, _COUNT, _ROWS, _SOURCE = "__cl_pass", "__cl_count", "__cl_rows", "__cl_source"
+#: an aggregation's input row: its position in order, and +1 for an addition, -1 a retraction
+_POS, _SIGN = "__cl_pos", "__cl_sign"
+#: the number of an input row's copy for one grouping set (``GROUPING SETS``/``ROLLUP``/``CUBE``)
+_GROUPING_SET = "__cl_g"
+#: the column names of an aggregation's FROM (a table or a subquery), None when unknown
+Columns = Callable[[exp.Expr], list[str] | None]
 #: aggregate functions Spark runs as running window functions with Flink's values
 _RUNNING = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
 #: nodes after which rows are no longer in their source order, or whose changelog differs
@@ -46,33 +66,62 @@ _REORDERING = (exp.Join, exp.Window, exp.SetOperation, exp.Lateral, exp.Unnest, 
                exp.Fetch, exp.Order, exp.Filter)
 
 
-def changelog_query(query: exp.Expr) -> exp.Expr | None:
+def changelog_query(query: exp.Expr, columns: Columns | None = None) -> exp.Expr | None:
     """``query`` (a bounded STREAMING query, Flink dialect) rewritten to give Flink's changelog
-    of its one group aggregation: the query's columns, then :data:`SEQ`, :data:`SUB` and
-    :data:`~.tableaggregate.ROW_KIND` (``+I``/``-U``/``+U``), in any order (see
-    :func:`ordered_changes`); None for a query of another shape (module docstring)."""
+    of its group aggregations: the query's columns, then :data:`SEQ`, :data:`SUB` and
+    :data:`~.tableaggregate.ROW_KIND` (``+I``/``-U``/``+U``/``-D``), in any order (see
+    :func:`ordered_changes`); None for a query of another shape (module docstring).
+    ``columns``: the column names of an aggregation's FROM (a table or a subquery), which
+    order the grouping sets (:func:`~.groupingsets.flink_order`); without it, or when it gives
+    None, a ``GROUPING SETS``/``ROLLUP``/``CUBE`` query gives None."""
     tree = query.copy()
     if any(True for _ in tree.find_all(*_REORDERING)) or _calls_table_function(tree):
         return None
     selects = list(tree.find_all(exp.Select))
+    if not all(s is tree or _read_from(s) for s in selects) \
+            or not all([_distinct_as_group(s) for s in selects]):
+        return None
     aggregations = [s for s in selects if is_aggregation(s)]
-    if len(aggregations) != 1 or is_window_aggregation(aggregations[0]) \
-            or any(s.args.get("distinct") is not None for s in selects) \
-            or not all(s is tree or _read_from(s) for s in selects):
+    paths = {id(a): _readers(tree, a) for a in aggregations}
+    if not aggregations or any(is_window_aggregation(a) for a in aggregations) \
+            or any(p is None for p in paths.values()):
         return None
-    aggregation = aggregations[0]
-    readers = _readers(tree, aggregation)
-    records = _records(aggregation) if readers is not None else None
-    if records is None or readers is None:
-        return None
-    if aggregation is tree:
-        return records
-    aggregation.replace(records)
-    for reader in readers:
-        if not any(isinstance(e, exp.Star) or e.is_star for e in reader.expressions):
-            for name in (SEQ, SUB, ROW_KIND):
-                reader.append("expressions", exp.column(name, quoted=True))
+    # innermost first: an aggregation's readers are also those of each aggregation over it
+    aggregations.sort(key=lambda a: -len(paths[id(a)] or ()))
+    over_changes: set[int] = set()
+    for aggregation in aggregations:
+        path = paths[id(aggregation)] or []
+        records = _records(aggregation, id(aggregation) in over_changes, columns)
+        if records is None:
+            return None
+        upto = next((i for i, s in enumerate(path) if is_aggregation(s)), len(path))
+        if upto < len(path):
+            over_changes.add(id(path[upto]))
+        if aggregation is tree:
+            tree = records
+        else:
+            aggregation.replace(records)
+        for reader in path[:upto]:
+            if not any(isinstance(e, exp.Star) or e.is_star for e in reader.expressions):
+                for name in (SEQ, SUB, ROW_KIND):
+                    reader.append("expressions", exp.column(name, quoted=True))
     return tree
+
+
+def _distinct_as_group(select: exp.Select) -> bool:
+    """Turn ``SELECT DISTINCT a, b`` into ``SELECT a, b ... GROUP BY a, b`` (Flink plans it as
+    that group aggregation without aggregate functions); False for a DISTINCT it cannot."""
+    distinct = select.args.get("distinct")
+    if distinct is None:
+        return True
+    if distinct.args.get("on") is not None or select.args.get("group") is not None \
+            or any(a.find_ancestor(exp.Select) is select
+                   for e in select.expressions for a in e.find_all(exp.AggFunc)) \
+            or any(isinstance(e, exp.Star) or e.is_star for e in select.expressions):
+        return False
+    select.set("distinct", None)
+    select.set("group", exp.Group(expressions=[e.unalias().copy() for e in select.expressions]))
+    return True
 
 
 def ordered_changes(frame: Any) -> Any:
@@ -116,75 +165,175 @@ def _readers(root: exp.Expr, aggregation: exp.Select) -> list[exp.Select] | None
     return path if id(root) in reading else None
 
 
-def _records(aggregation: exp.Select) -> exp.Select | None:
+def _records(aggregation: exp.Select, over_changes: bool,
+             columns: Columns | None) -> exp.Select | None:
     """The select that replaces ``aggregation``: its changelog records, with :data:`SEQ`,
-    :data:`SUB` and :data:`~.tableaggregate.ROW_KIND`; None when it cannot."""
+    :data:`SUB` and :data:`~.tableaggregate.ROW_KIND`; None when it cannot. ``over_changes``:
+    its input is itself a changelog (records with those three columns)."""
     group = aggregation.args.get("group")
+    from_ = aggregation.args.get("from_")
+    if from_ is None or group is not None \
+            and any(v for k, v in group.args.items() if k != "expressions"):
+        return None
+    names = [_name(e, i) for i, e in enumerate(aggregation.expressions)]
     keys = list(group.expressions) if group is not None else []
-    if group is not None and any(v for k, v in group.args.items() if k != "expressions") \
-            or any(isinstance(k, (exp.Rollup, exp.Cube, exp.GroupingSets)) for k in keys):
-        return None  # GROUPING SETS, ROLLUP, CUBE
+    expanded = None
+    if any(isinstance(k, (exp.Rollup, exp.Cube, exp.GroupingSets)) for k in keys):
+        expanded = _expand(aggregation, columns)
+        if expanded is None:
+            return None
+        keys = expanded[0]
     having = aggregation.args.get("having")
     parts = [*aggregation.expressions, *([having.this] if having is not None else [])]
     own = [n for p in parts for n in p.find_all(exp.AggFunc, exp.Anonymous)
            if n.find_ancestor(exp.Select) is aggregation]
-    if any(not isinstance(n, _RUNNING) or _distinct_arguments(n) not in (0, 1) for n in own) \
-            or any(isinstance(n.this, exp.Distinct) and not isinstance(n, exp.Count)
-                   for n in own):
+    if not all(_runs(n, over_changes) for n in own):
         return None  # a Python aggregate function (Anonymous), or one Spark cannot run so
-    from_ = aggregation.args.get("from_")
-    if from_ is None:
-        return None
-    values: dict[str, exp.Expression] = {}
+    values: dict[str, exp.Expr] = {}
     for call in own:
-        values.setdefault(call.sql(dialect=Flink), _running(call, keys))
+        values.setdefault(call.sql(dialect=Flink), _running(call, keys, over_changes))
     for call in own:
         call.replace(values[call.sql(dialect=Flink)].copy())
 
     source = from_.this
     alias = source.alias_or_name if isinstance(source, exp.Table) else source.alias or _SOURCE
-    numbered = exp.select(exp.Star(), exp.alias_(
-        exp.Anonymous(this="MONOTONICALLY_INCREASING_ID", expressions=[]), SEQ, quoted=True)
-    ).from_(source.copy())
-    names = [_name(e, i) for i, e in enumerate(aggregation.expressions)]
+    numbered = exp.select(exp.Star(), *_position_and_sign(over_changes)).from_(source.copy())
     items = [exp.alias_(e.unalias().copy(), n, quoted=True)
              for e, n in zip(aggregation.expressions, names)]
     items += [exp.alias_(k.copy(), f"__cl_k{i}", quoted=True) for i, k in enumerate(keys)]
     items += [exp.alias_(v, f"__cl_a{i}", quoted=True) for i, v in enumerate(values.values())]
     passes = having.this.copy() if having is not None else exp.true()
-    items += [exp.alias_(passes, _PASS, quoted=True), exp.column(SEQ, quoted=True)]
+    count = _window(keys, frame=True)
+    count.set("this", exp.Sum(this=exp.column(_SIGN, quoted=True)))
+    position: exp.Expr = exp.column(_POS, quoted=True)
+    if expanded is not None:  # each row's records in the order of its grouping sets
+        position = exp.alias_(sqlglot.parse_one(
+            f"{_quoted(_POS)} * {expanded[1]} + {_GROUPING_SET}", read=Flink), _POS, quoted=True)
+    items += [exp.alias_(passes, _PASS, quoted=True), exp.alias_(count, _COUNT, quoted=True),
+              position]
     rows = exp.select(*items).from_(exp.Subquery(
         this=numbered, alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True))))
+    if expanded is not None:
+        rows = rows.join(f"(VALUES {', '.join(f'({i})' for i in range(expanded[1]))}) AS "
+                         f"__cl_sets({_GROUPING_SET})", join_type="CROSS", dialect=Flink)
     where = aggregation.args.get("where")
     if where is not None:
         rows.set("where", where.copy())
     return _changes(rows, names, len(keys), len(values))
 
 
-def _distinct_arguments(call: exp.Expression) -> int:
+def _expand(aggregation: exp.Select, columns: Columns | None
+            ) -> tuple[list[exp.Expr], int] | None:
+    """Rewrite the grouping sets' aggregation for an input expanded into one row per set
+    (:data:`_GROUPING_SET`: its number, in Flink's order): each key outside an aggregate
+    function NULL in the sets without it, ``GROUPING(..)`` its bits. The keys to partition by
+    and the number of sets; None when the keys are not plain columns of the input."""
+    found = grouping_sets(aggregation.args["group"])
+    source = aggregation.args["from_"].this
+    known = columns(source) if columns is not None and found is not None else None
+    if found is None or known is None:
+        return None
+    keys, sets = found
+    lowered = [c.lower() for c in known]
+    if not all(isinstance(k, exp.Column) and not k.table and k.name.lower() in lowered
+               for k in keys):
+        return None
+    sets = flink_order(sets, [lowered.index(k.name.lower()) for k in keys])
+    g = exp.column(_GROUPING_SET)
+
+    def nulled(i: int) -> exp.Expr:
+        with_key = [exp.Literal.number(n) for n, s in enumerate(sets) if i in s]
+        return exp.Case(ifs=[exp.If(this=g.copy().isin(*with_key), true=keys[i].copy())]) \
+            if with_key else exp.Null()
+
+    def grouping(call: exp.Grouping) -> exp.Expr | None:
+        positions = [next((i for i, k in enumerate(keys) if k == a), None)
+                     for a in call.expressions]
+        if None in positions:
+            return None
+        bits = [sum(1 << (len(positions) - 1 - j) for j, i in enumerate(positions)
+                    if i not in s) for s in sets]
+        return exp.Case(this=g.copy(), ifs=[exp.If(this=exp.Literal.number(n),
+                                                   true=exp.Literal.number(b))
+                                            for n, b in enumerate(bits)])
+
+    def rewrite(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Grouping):
+            return grouping(node) or node
+        if isinstance(node, exp.Column) and not node.find_ancestor(exp.AggFunc):
+            return next((nulled(i) for i, k in enumerate(keys) if k == node), node)
+        return node
+
+    having = aggregation.args.get("having")
+    for part in [*aggregation.expressions, *([having] if having is not None else [])]:
+        part.replace(part.transform(rewrite))
+    if any(isinstance(n, exp.Grouping) for n in aggregation.find_all(exp.Grouping)):
+        return None
+    return [*(nulled(i) for i in range(len(keys))), g], len(sets)
+
+
+def _runs(call: exp.Expr, over_changes: bool) -> bool:
+    """Spark runs the aggregate call as a running window function with Flink's values: over
+    insert-only rows :data:`_RUNNING` (``COUNT(DISTINCT x)`` too), over a changelog ``COUNT``
+    and ``SUM`` (MIN, MAX and DISTINCT need the multiset of the values so far)."""
+    distinct = _distinct_arguments(call)
+    if over_changes:
+        return isinstance(call, (exp.Count, exp.Sum)) and distinct == 0
+    return isinstance(call, _RUNNING) and distinct in (0, 1) \
+        and (distinct == 0 or isinstance(call, exp.Count))
+
+
+def _position_and_sign(over_changes: bool) -> list[exp.Expr]:
+    """An input row's position (:data:`_POS`: its source order, or, over a changelog, its
+    record's ``SEQ * 2 + SUB``) and :data:`_SIGN` (-1 for a ``-U``/``-D`` record, else 1)."""
+    if not over_changes:
+        position: exp.Expr = exp.Anonymous(this="MONOTONICALLY_INCREASING_ID",
+                                                 expressions=[])
+        sign: exp.Expr = exp.Literal.number(1)
+    else:
+        position = sqlglot.parse_one(f"{_quoted(SEQ)} * 2 + {_quoted(SUB)}", read=Flink)
+        sign = sqlglot.parse_one(f"CASE WHEN {_quoted(ROW_KIND)} IN ('-U', '-D') THEN -1 "
+                                 "ELSE 1 END", read=Flink)
+    return [exp.alias_(position, _POS, quoted=True), exp.alias_(sign, _SIGN, quoted=True)]
+
+
+def _distinct_arguments(call: exp.Expr) -> int:
     """How many arguments a ``DISTINCT`` call has (0 for a call without DISTINCT)."""
     return len(call.this.expressions) if isinstance(call.this, exp.Distinct) else 0
 
 
-def _name(expression: exp.Expression, position: int) -> str:
+def _name(expression: exp.Expr, position: int) -> str:
     """A select item's column name, Flink's ``EXPR$<n>`` for an unnamed expression."""
     if isinstance(expression, (exp.Alias, exp.Column)):
         return expression.alias_or_name
     return f"EXPR${position}"
 
 
-def _window(keys: list[exp.Expression], frame: bool) -> exp.Window:
+def _window(keys: list[exp.Expr], frame: bool) -> exp.Window:
     return exp.Window(
         partition_by=[k.copy() for k in keys], over="OVER",
-        order=exp.Order(expressions=[exp.Ordered(this=exp.column(SEQ, quoted=True))]),
+        order=exp.Order(expressions=[exp.Ordered(this=exp.column(_POS, quoted=True))]),
         spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING",
                             end="CURRENT ROW") if frame else None)
 
 
-def _running(call: exp.Expression, keys: list[exp.Expression]) -> exp.Expression:
+def _running(call: exp.Expr, keys: list[exp.Expr],
+             over_changes: bool) -> exp.Expr:
     """The aggregate call over its key's rows up to the current one (``COUNT(DISTINCT x)``: the
-    size of the set of the ``x`` so far)."""
+    size of the set of the ``x`` so far; over a changelog, each record counted with its
+    :data:`_SIGN`, and a ``SUM`` of no values NULL)."""
     window = _window(keys, frame=True)
+    if over_changes:
+        sign, over = _quoted(_SIGN), window.sql(dialect=Flink)
+        argument = call.this
+        if isinstance(call, exp.Count) and (argument is None or isinstance(argument, exp.Star)):
+            return sqlglot.parse_one(f"SUM({sign}) {over}", read=Flink)
+        x = argument.sql(dialect=Flink)
+        counted = f"SUM(CASE WHEN ({x}) IS NOT NULL THEN {sign} ELSE 0 END) {over}"
+        if isinstance(call, exp.Count):
+            return sqlglot.parse_one(counted, read=Flink)
+        return sqlglot.parse_one(f"CASE WHEN {counted} = 0 THEN NULL ELSE SUM(CASE WHEN "
+                                 f"{sign} > 0 THEN ({x}) ELSE -({x}) END) {over} END", read=Flink)
     if isinstance(call.this, exp.Distinct):
         window.set("this", exp.Anonymous(this="COLLECT_SET",
                                          expressions=[call.this.expressions[0].copy()]))
@@ -196,27 +345,29 @@ def _running(call: exp.Expression, keys: list[exp.Expression]) -> exp.Expression
 
 def _changes(rows: exp.Select, names: list[str], keys: int, values: int) -> exp.Select:
     """The records of ``rows`` (one per input row: the result after it, its key columns
-    ``__cl_k<i>``, aggregate values ``__cl_a<i>``, HAVING ``__cl_pass`` and :data:`SEQ`): ``+I``
-    for a key's first row, ``-U`` (the values before) and ``+U`` for a row that changes the
-    aggregate values, each kept when its HAVING holds."""
+    ``__cl_k<i>``, aggregate values ``__cl_a<i>``, HAVING ``__cl_pass``, the key's count of
+    rows :data:`_COUNT` and position :data:`_POS`): ``+I`` when the key's count becomes
+    non-zero, ``-D`` (the values before) when it becomes zero, else ``-U`` (the values before)
+    and ``+U`` for a row that changes the aggregate values, each kept when its HAVING holds."""
     q = _quoted
     window = _window([exp.column(f"__cl_k{i}", quoted=True) for i in range(keys)], frame=False)
-    earlier = [*names, *[f"__cl_a{i}" for i in range(values)], _PASS]
+    earlier = [*names, *[f"__cl_a{i}" for i in range(values)], _PASS, _COUNT]
     lags = [f"LAG({q(n)}) {window.sql(dialect=Flink)} AS {q(f'__cl_p{i}')}"
             for i, n in enumerate(earlier)]
-    lags.append(f"ROW_NUMBER() {window.sql(dialect=Flink)} AS {q(_FIRST)}")
-    before = "__cl_s = 0 AND " + q(_FIRST) + " > 1"
+    was, now = f"COALESCE({q(f'__cl_p{len(earlier) - 1}')}, 0)", q(_COUNT)
+    first, gone = f"({was} = 0 AND {now} > 0)", f"({was} > 0 AND {now} = 0)"
+    before = f"(__cl_s = 0 AND NOT {first})"
     items = [f"CASE WHEN {before} THEN {q(f'__cl_p{i}')} ELSE {q(n)} END AS {q(n)}"
              for i, n in enumerate(names)]
-    items += [f"CASE WHEN {q(_FIRST)} = 1 THEN '+I' WHEN __cl_s = 0 THEN '-U' ELSE '+U' END "
-              f"AS {q(ROW_KIND)}", q(SEQ), f"__cl_s AS {q(SUB)}"]
+    items += [f"CASE WHEN {first} THEN '+I' WHEN {gone} THEN '-D' WHEN __cl_s = 0 THEN '-U' "
+              f"ELSE '+U' END AS {q(ROW_KIND)}", f"{q(_POS)} AS {q(SEQ)}", f"__cl_s AS {q(SUB)}"]
     same = " AND ".join(f"{q(f'__cl_a{i}')} IS NOT DISTINCT FROM "
                         f"{q(f'__cl_p{len(names) + i}')}" for i in range(values)) or "TRUE"
-    passes = f"CASE WHEN {before} THEN {q(f'__cl_p{len(earlier) - 1}')} ELSE {q(_PASS)} END"
+    passes = f"CASE WHEN {before} THEN {q(f'__cl_p{len(earlier) - 2}')} ELSE {q(_PASS)} END"
     text = (f"SELECT {', '.join(items)} FROM (SELECT *, {', '.join(lags)} FROM {_ROWS}) AS "
             f"{q('__cl_changes')} CROSS JOIN (VALUES (0), (1)) AS __cl_sub(__cl_s) "
-            f"WHERE CASE WHEN {q(_FIRST)} = 1 THEN __cl_s = 0 ELSE NOT ({same}) END "
-            f"AND COALESCE({passes}, FALSE)")
+            f"WHERE CASE WHEN {first} OR {gone} THEN __cl_s = 0 WHEN {was} > 0 AND {now} > 0 "
+            f"THEN NOT ({same}) ELSE FALSE END AND COALESCE({passes}, FALSE)")
     changes = sqlglot.parse_one(text, read=Flink)
     assert isinstance(changes, exp.Select)
     placeholder = next(t for t in changes.find_all(exp.Table) if t.name == _ROWS)

@@ -261,7 +261,14 @@ def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable])
     one Spark cannot analyse so (it runs as before: its final rows)."""
     from pyspark.errors import AnalysisException
 
-    rewritten = changelog_query(query)
+    def columns(source: Any) -> list[str] | None:  # an aggregation's FROM, analysed only
+        try:
+            probe = exp.select("*").from_(source.copy())
+            return list(session.sql(to_spark_sql(probe, schemas)).columns)
+        except AnalysisException:
+            return None
+
+    rewritten = changelog_query(query, columns)
     if rewritten is None:
         return None
     try:
