@@ -125,6 +125,7 @@ class OverUpdating:
 
 
 AGGREGATION = "An aggregation (GROUP BY, DISTINCT)"
+JOIN = "A join"
 
 
 def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverUpdating | None:
@@ -150,19 +151,20 @@ def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverU
 
 
 #: the operations over an updating query that run over its result (:func:`split_over_updating`)
-OVER_RESULT = (AGGREGATION, "A join", "An OVER aggregation")
+OVER_RESULT = (AGGREGATION, JOIN, "An OVER aggregation")
 
 
 def over_updating_refusal(found: OverUpdating) -> str:
     """Why ``found`` cannot run here (a window or table aggregation over the updating query,
-    or an operation that also reads a stream)."""
+    or an aggregation or OVER aggregation that also reads a stream)."""
     return (f"{found.operation} over the changes of an updating query "
             f"({updating_node(found.inner)}) is not supported by sessioncluster in STREAMING "
             "mode over an unbounded source: Flink retracts each change (-U/-D) from the "
             "operation's state, and Spark's Structured Streaming runs no stateful operation "
-            "after an aggregation that updates its rows (sessioncluster runs an aggregation, "
-            "a join or an OVER aggregation over the updating query's result and bounded "
-            "tables). Run it in BATCH mode or over bounded sources, or aggregate once")
+            "after an aggregation that updates its rows (sessioncluster runs an aggregation "
+            "or an OVER aggregation over the updating query's result and bounded tables, and "
+            "an equi-join of it with bounded tables or streams). Run it in BATCH mode or over "
+            "bounded sources, or aggregate once")
 
 
 def _readers(select: exp.Select) -> list[exp.Select]:
@@ -185,7 +187,7 @@ def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
     if is_aggregation(select):
         return AGGREGATION
     if select.args.get("joins"):
-        return "A join"
+        return JOIN
     if any(w.find_ancestor(exp.Select) is select for w in select.find_all(exp.Window)):
         return "An OVER aggregation"
     return None
