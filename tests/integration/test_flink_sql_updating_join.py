@@ -16,6 +16,8 @@ import pytest
 import sessioncluster
 from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
 
+from .test_flink_sql_temporal_join import write_csv
+
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
 
 ROUNDS = [([(1, "a"), (2, "b")], [("a", 10)]),
@@ -28,12 +30,6 @@ def t_env(session: sessioncluster.Session) -> Any:
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
     env.get_config().set("parallelism.default", "2")
     return env
-
-
-def write_csv(directory: Path, name: str, rows: list[tuple[Any, ...]]) -> None:
-    tmp = directory / f".{name}"
-    tmp.write_text("".join(",".join(str(v) for v in row) + "\n" for row in rows))
-    tmp.rename(directory / name)
 
 
 def counts(rows: list[tuple[Any, ...]], column: int) -> dict[Any, int]:
@@ -99,3 +95,53 @@ def test_a_non_equi_join_is_refused_naming_it(t_env, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="non-equi join condition is not supported"):
         t_env.execute_sql("SELECT o.id, c.n FROM orders_uj o JOIN (SELECT customer, COUNT(*) "
                           "AS n FROM cust_uj GROUP BY customer) c ON o.id < c.n")
+
+
+def printed_join(lines: list[str]) -> Counter:
+    """Print lines ``+I[1, a, 2]`` applied: the rows they leave."""
+    applied: Counter = Counter()
+    for line in lines:
+        kind, values = line[:2], line[3:-1].split(", ")
+        row = (int(values[0]), values[1], int(values[2]))
+        applied[row] += 1 if kind in ("+I", "+U") else -1
+        assert applied[row] >= 0, f"{line} retracts a row not printed"
+    return +applied
+
+
+def test_an_insert_into_print_keeps_its_state_through_a_savepoint(
+        session: sessioncluster.Session, sc_home: Path, tmp_path: Path) -> None:
+    """The join's state (both sides' rows per key, the feeder's changelog and its files)
+    is in the job's checkpoints: a job restored from a savepoint goes on from it."""
+    from .test_flink_sql_streaming import sql, wait_for
+
+    orders, cust = tmp_path / "orders", tmp_path / "cust"
+    orders.mkdir()
+    cust.mkdir()
+    sql(session, f"""CREATE TABLE orders_uj (id INT, customer STRING) WITH ('connector' =
+        'filesystem', 'path' = '{orders}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql(session, """CREATE TABLE joined_uj (id INT, customer STRING, n BIGINT)
+        WITH ('connector' = 'print', 'print-identifier' = 'uj-changelog')""")
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+    insert = f"INSERT INTO joined_uj {QUERIES[0][0]}"
+
+    def printed() -> Counter:
+        return printed_join([line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                             if line.startswith("uj-changelog> ")])
+
+    seen: list[tuple[Any, ...]] = []
+    first = sql(session, insert).job_id
+    for k, (new_orders, _) in enumerate(ROUNDS[:2]):
+        write_csv(orders, f"o{k}.csv", new_orders)
+        seen.extend(new_orders)
+        wait_for(lambda: printed() == inner_join(seen, []))
+    path = session.job(first).stop_with_savepoint(
+        savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
+    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
+    try:
+        second = sql(session, insert).job_id
+    finally:
+        sql(session, "RESET 'execution.savepoint.path'")
+    write_csv(orders, "o2.csv", ROUNDS[2][0])  # o0, o1 are not read again: their offsets saved
+    seen.extend(ROUNDS[2][0])
+    wait_for(lambda: printed() == inner_join(seen, []))
+    session.job(second).cancel()

@@ -24,7 +24,7 @@ def _plain_join(left: Counter, right: Counter, spec: JoinSpec) -> Counter:
             out[lrow + (None,) * spec.right_width] += lc
     if spec.right_outer:
         for rrow, rc in right.items():
-            if not any(l[0] == rrow[0] and l[0] is not None for l in left):
+            if not any(x[0] == rrow[0] and x[0] is not None for x in left):
                 out[(None,) * spec.left_width + rrow] += rc
     return +out
 
