@@ -145,3 +145,38 @@ def test_an_insert_into_print_keeps_its_state_through_a_savepoint(
     seen.extend(ROUNDS[2][0])
     wait_for(lambda: printed() == inner_join(seen, []))
     session.job(second).cancel()
+
+
+def test_to_changelog_stream_of_the_join(session: sessioncluster.Session,
+                                         tmp_path: Path) -> None:
+    """The join as a DataStream (``to_changelog_stream``): its feeders run with the job."""
+    from sessioncluster.pyflink.common import Types
+
+    from .test_streaming import drop
+    from .test_table_to_unbounded_datastream import ROUNDS as WORDS
+    from .test_table_to_unbounded_datastream import environments, take
+
+    src = tmp_path / "in"
+    src.mkdir()
+    _, t_env = environments(session, src)
+    words = f"words_{tmp_path.name}"
+    table = t_env.sql_query(f"SELECT w.word, w.n, c.c FROM {words} AS w JOIN (SELECT word, "
+                            f"COUNT(*) AS c FROM {words} GROUP BY word) AS c ON w.word = c.word")
+    records = t_env.to_changelog_stream(table).map(
+        lambda r: (str(r.get_row_kind()), r.word, r.n, r.c),
+        output_type=Types.TUPLE([Types.STRING(), Types.STRING(), Types.INT(), Types.LONG()])
+    ).execute_and_collect("updating join to stream")
+    seen: list[tuple[str, int]] = []
+    applied: Counter = Counter()
+    try:
+        for i, lines in enumerate(WORDS):
+            drop(src, f"part-{i}.csv", lines)
+            seen.extend((w, int(n)) for w, n in (line.split(",") for line in lines))
+            count = Counter(w for w, _ in seen)
+            want = Counter((w, n, count[w]) for w, n in seen)
+            while +applied != want:
+                kind, *row = take(records, 1)[0]
+                applied[tuple(row)] += 1 if kind in ("+I", "+U") else -1
+                assert applied[tuple(row)] >= 0, f"round {i}: {kind}{row} retracts nothing"
+    finally:
+        records.close()  # cancels the job: its queries and feeders
