@@ -59,7 +59,9 @@ def create_tables(t_env: Any, tmp_path: Path) -> tuple[Path, Path]:
     orders.mkdir()
     cust.mkdir()
     monitor = ", 'source.monitor-interval' = '1s'"
-    t_env.execute_sql(f"""CREATE TABLE orders_uj (id INT, customer STRING) WITH (
+    # a watermark on the stream side: Spark's union of it with the feed, keyed, as Flink's
+    t_env.execute_sql(f"""CREATE TABLE orders_uj (id INT, customer STRING, ts TIMESTAMP(3),
+        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (
         'connector' = 'filesystem', 'path' = '{orders}', 'format' = 'csv'{monitor})""")
     t_env.execute_sql(f"""CREATE TABLE cust_uj (customer STRING, v INT) WITH (
         'connector' = 'filesystem', 'path' = '{cust}', 'format' = 'csv'{monitor})""")
@@ -78,7 +80,7 @@ def test_the_changes_applied_are_the_join_of_the_current_rows(t_env, tmp_path: P
     applied: Counter = Counter()
     for k, (new_orders, new_cust) in enumerate(ROUNDS):
         write_csv(cust, f"c{k}.csv", new_cust)
-        write_csv(orders, f"o{k}.csv", new_orders)
+        write_csv(orders, f"o{k}.csv", [(*o, f"2026-01-01 10:00:0{o[0]}") for o in new_orders])
         seen_orders += new_orders
         seen_cust += new_cust
         want = expected(seen_orders, seen_cust)

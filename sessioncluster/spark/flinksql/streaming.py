@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from functools import partial
@@ -294,8 +295,12 @@ class _Query:
                                      planned.frame, "update", key_positions(planned.updating))
             return planned.frame, partial(batch_changelog, insert)
 
-        query, feeds = plan_updating_join(session, query, select, plan_side, *feeds_at)
-        frame = flink_named(session.sql(to_spark_sql(query, schemas, streaming=True)))
+        directory, prefix = feeds_at
+        with tempfile.TemporaryDirectory(prefix="flink-join-plan-") as scratch:
+            # planning only (no directory): the feeds are planned again under the job's
+            query, feeds = plan_updating_join(session, query, select, plan_side,
+                                              directory or Path(scratch), prefix)
+            frame = flink_named(session.sql(to_spark_sql(query, schemas, streaming=True)))
         frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
         return cls(frame, True, query, operator="Join", feeds=feeds)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,12 +95,12 @@ class _Side:
 
 
 def plan_updating_join(session: Any, query: Any, select: exp.Select, plan_side: PlanSide,
-                       feed_root: Path | None, feed_prefix: str = ""
+                       feed_root: Path, feed_prefix: str = ""
                        ) -> tuple[Any, list[ChangelogFeed]]:
     """``query`` with the join of ``select`` (a join that reads an updating query and a
     stream) read from a view of its changes, :data:`ROW_KIND` carried to the query's last
-    column; the feeds of its updating sides (under ``feed_root``: a job's checkpoint
-    directory; a directory of its own when None, for planning only)."""
+    column; the feeds of its updating sides, under ``feed_root`` (a job's checkpoint
+    directory), their keys starting with ``feed_prefix``."""
     joins = select.args.get("joins") or []
     if len(joins) != 1 or select.args.get("from_") is None:
         raise FlinkSqlError("sessioncluster runs a join of an updating query with a stream as "
@@ -112,7 +111,6 @@ def plan_updating_join(session: Any, query: Any, select: exp.Select, plan_side: 
                                                                                 "OUTER"):
         raise FlinkSqlError(f"A {join.args.get('kind') or side_type} JOIN of an updating query "
                             "is not supported by sessioncluster in STREAMING mode")
-    root = feed_root or Path(tempfile.mkdtemp(prefix="flink-join-plan-"))
     sides = []
     for n, node in enumerate((select.args["from_"].this, join.this)):
         side_query = exp.select("*").from_(node.copy())
@@ -122,7 +120,7 @@ def plan_updating_join(session: Any, query: Any, select: exp.Select, plan_side: 
         feed = None
         if changes is not None:
             key = f"{feed_prefix}join-feed-{n}"
-            feed = ChangelogFeed(key, frame, changes, root / key)
+            feed = ChangelogFeed(key, frame, changes, feed_root / key)
             frame = session.readStream.schema(feed.schema).parquet(str(feed.records_dir))
         sides.append(_Side(node.alias_or_name, frame, feed))
     left, right = sides
