@@ -121,7 +121,9 @@ def plan_updating_join(session: Any, query: Any, select: exp.Select, plan_side: 
         if changes is not None:
             key = f"{feed_prefix}join-feed-{n}"
             feed = ChangelogFeed(key, frame, changes, feed_root / key)
-            frame = session.readStream.schema(feed.schema).parquet(str(feed.records_dir))
+            # a file deleted once its batch is committed: the outbox does not grow with age
+            frame = (session.readStream.schema(feed.schema).option("cleanSource", "delete")
+                     .parquet(str(feed.records_dir)))
         sides.append(_Side(node.alias_or_name, frame, feed))
     left, right = sides
     names = JoinNames(left.alias, right.alias, _columns(left), _columns(right))
