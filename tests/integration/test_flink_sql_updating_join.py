@@ -1,7 +1,8 @@
-"""A regular join of an updating query (a GROUP BY) with a stream, in STREAMING over monitored
-directories fed in rounds, on a real session: after each round the changes collected, applied,
-are the join (inner, LEFT) of both inputs' current rows computed in plain Python; a non-equi
-join of an updating query with a stream is refused naming the construct."""
+"""A regular join of an updating query (a GROUP BY) with a stream or with another updating
+query, in STREAMING over monitored directories fed in rounds, on a real session: after each
+round the changes collected, applied, are the join (inner, LEFT) of both inputs' current rows
+computed in plain Python; into a print sink through a savepoint; as a changelog stream; a
+non-equi join of an updating query with a stream is refused naming the construct."""
 
 from __future__ import annotations
 
@@ -46,11 +47,22 @@ def left_join(orders: list[tuple[Any, ...]], cust: list[tuple[Any, ...]]) -> Cou
     return Counter((i, n.get(c)) for i, c in orders)
 
 
+def two_aggregates(orders: list[tuple[Any, ...]], cust: list[tuple[Any, ...]]) -> Counter:
+    n = counts(orders, 1)
+    m: dict[str, int] = {}
+    for c, v in cust:
+        m[c] = m.get(c, 0) + v
+    return Counter((c, n[c], m[c]) for c in n if c in m)
+
+
 QUERIES = [
     ("SELECT o.id, o.customer, c.n FROM orders_uj o JOIN (SELECT customer, COUNT(*) AS n "
      "FROM orders_uj GROUP BY customer) c ON o.customer = c.customer", inner_join),
     ("SELECT o.id, c.n FROM orders_uj AS o LEFT JOIN (SELECT customer, COUNT(*) AS n "
      "FROM cust_uj GROUP BY customer) AS c ON o.customer = c.customer", left_join),
+    ("SELECT a.customer, a.n, b.m FROM (SELECT customer, COUNT(*) AS n FROM orders_uj GROUP BY "
+     "customer) a JOIN (SELECT customer, SUM(v) AS m FROM cust_uj GROUP BY customer) b "
+     "ON a.customer = b.customer", two_aggregates),
 ]
 
 
@@ -68,7 +80,7 @@ def create_tables(t_env: Any, tmp_path: Path) -> tuple[Path, Path]:
     return orders, cust
 
 
-@pytest.mark.parametrize("sql,expected", QUERIES, ids=["inner", "left"])
+@pytest.mark.parametrize("sql,expected", QUERIES, ids=["inner", "left", "two_aggregates"])
 def test_the_changes_applied_are_the_join_of_the_current_rows(t_env, tmp_path: Path, sql: str,
                                                               expected: Any) -> None:
     orders, cust = create_tables(t_env, tmp_path)
