@@ -34,6 +34,7 @@ from ..protocol.messages import (
 )
 from ..spark.filesink import sink_program
 from ..spark.flinksql.tablestream import Feeder, TableSources
+from ..spark.flinksql.updatingjoin import ChangelogFeed
 from ..spark.sources import is_bounded
 from ..spark.streaming import DEFAULT_TRIGGER_MS, RecordCounts, build_queries
 from ..spark.warmup import streaming_session
@@ -131,7 +132,7 @@ class StreamingJob(StreamingRunner):
                 self.interval_ms or DEFAULT_TRIGGER_MS,
                 f"{self.name} [{feeder.key}] {self.job_id[:8]}")
 
-    def feeds(self) -> list[Feeder]:
+    def feeds(self) -> list[Feeder | ChangelogFeed]:
         """The feeding queries of the job's updating Tables."""
         return self.table_sources.feeders if self.table_sources is not None else []
 

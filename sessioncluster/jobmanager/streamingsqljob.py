@@ -56,6 +56,7 @@ from ..spark.flinksql.streaming import (
     is_updating,
     write_batch,
 )
+from ..spark.flinksql.updatingjoin import ChangelogFeed
 from ..spark.sql import spark_error_text
 from ..spark.streaming import DEFAULT_TRIGGER_MS, StreamQuery
 from .resourcemanager import ResourceManager
@@ -246,7 +247,11 @@ class StreamingSqlJob(StreamingRunner):
         return self.checkpoint_dir / f"insert-{i}" / "changelog"
 
     def set_up(self) -> None:
-        """The statement's queries as the savepoint format names them (one per INSERT)."""
+        """The statement's queries as the savepoint format names them (one per INSERT); a
+        query with feeds planned again to read them under the job's checkpoint directory."""
+        for i, insert in enumerate(self.statement.inserts):
+            if insert.replan is not None:
+                insert.frame, insert.feeds = insert.replan(self.checkpoint_dir, f"insert-{i}-")
         self.stream_queries = [
             StreamQuery(f"insert-{i}", [self.graph.job_vertices[f"sink-{i}"].job_vertex],
                         insert.frame, [], [])
@@ -274,6 +279,13 @@ class StreamingSqlJob(StreamingRunner):
                      .queryName(f"{self.name} [{i}] {self.job_id[:8]}")
                      .trigger(processingTime=f"{interval} milliseconds"))
             self.queries[f"insert-{i}"] = query.start()
+        for feed in self.feeds():  # an updating query's changelog, read by a query above
+            self.queries[feed.key] = feed.start(interval, f"{self.name} [{feed.key}] "
+                                                          f"{self.job_id[:8]}")
+
+    def feeds(self) -> list[ChangelogFeed]:
+        """The feeding queries of the statement's joins of updating queries with streams."""
+        return [feed for insert in self.statement.inserts for feed in insert.feeds]
 
     # -- the loop thread ------------------------------------------------------------------
     def _deployed(self) -> None:

@@ -165,8 +165,8 @@ def test_columns_of_the_same_name_are_named_apart_as_flink_does(planner) -> None
 def test_a_streaming_aggregation_of_an_aggregation_runs_over_its_result(
         planner, tmp_path: Path) -> None:
     """The inner (updating) query is the streaming query; the outer one, over its current
-    result, is a batch query after each micro-batch; what else reads an updating query is
-    refused by name."""
+    result, is a batch query after each micro-batch; a join of it with a stream runs on keyed
+    state; a non-equi one is refused by name."""
     words = tmp_path / "words"
     words.mkdir()
     planner.plan(f"""CREATE TABLE words (word STRING) WITH ('connector' = 'filesystem',
@@ -180,10 +180,16 @@ def test_a_streaming_aggregation_of_an_aggregation_runs_over_its_result(
     assert insert.key_positions == [0] and insert.outer.key_positions == [0]
     spark = insert.frame.sparkSession
     assert sorted(insert.outer.rows(spark, [("a", 2), ("b", 1), ("c", 2)])) == [(1, 1), (2, 2)]
-    with pytest.raises(FlinkSqlError, match=r"^A join over the changes of an updating query "
-                                            r"\(GroupAggregate"):
+    # a join with a stream runs on keyed state, its updating side fed by a query of its own
+    streamed = planner.plan("SELECT * FROM (SELECT word, COUNT(*) AS n FROM words GROUP BY "
+                            "word) a JOIN words b ON a.word = b.word", "STREAMING")
+    assert streamed.columns == ["word", "n", "word0"]
+    join = streamed.job.inserts[0]
+    assert join.row_kinds and [f.key for f in join.feeds] == ["join-feed-0"]
+    assert join.frame.columns[-1] == "__flink_rowkind" and join.replan is not None
+    with pytest.raises(FlinkSqlError, match="non-equi join condition is not supported"):
         planner.plan("SELECT * FROM (SELECT word, COUNT(*) AS n FROM words GROUP BY word) a "
-                     "JOIN words b ON a.word = b.word", "STREAMING")
+                     "JOIN words b ON a.word < b.word", "STREAMING")
     joined = planner.plan("SELECT * FROM words a JOIN words b ON a.word = b.word", "STREAMING")
     assert joined.columns == ["word", "word0"]
     planner.plan("CREATE TABLE tally (n INT, words DOUBLE) WITH ('connector' = 'print')")

@@ -85,6 +85,18 @@ def test_a_stateful_operation_over_an_updating_query_is_found(text: str, operati
     assert "GroupAggregate(groupBy=[item]" in message and "BATCH" in message
 
 
+def test_a_window_tvf_over_an_updating_query_is_refused_with_flinks_message() -> None:
+    """Flink 2.3 refuses a window TVF over an updating view: "The window function requires the
+    timecol is a time attribute type, but is TIMESTAMP(3)."""
+    found = over_updating(query(
+        "WITH c AS (SELECT item, COUNT(*) AS n, MAX(ts) AS ts FROM Bid GROUP BY item) "
+        "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE c, DESCRIPTOR(ts), "
+        "INTERVAL '10' SECOND)) GROUP BY window_start, window_end"))
+    assert found is not None
+    assert over_updating_refusal(found).startswith(
+        "The window function requires the timecol is a time attribute type")
+
+
 @pytest.mark.parametrize("text", [
     "SELECT item, COUNT(*) FROM Bid GROUP BY item",
     "SELECT s FROM (SELECT item, SUM(price) AS s FROM Bid GROUP BY item) WHERE s > 2",

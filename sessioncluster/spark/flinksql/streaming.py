@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from functools import partial
@@ -66,6 +67,7 @@ from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
 from .temporaljoin import plan_temporal_join
 from .updating import (
+    JOIN,
     OVER_RESULT,
     OuterQuery,
     OverUpdating,
@@ -78,6 +80,7 @@ from .updating import (
     split_over_updating,
     updating_node,
 )
+from .updatingjoin import ChangelogFeed, plan_updating_join
 
 #: Flink's names of its built-in catalog and database
 DEFAULT_PATH = "default_catalog.default_database"
@@ -108,6 +111,11 @@ class StreamingInsert:
     #: Flink's name of the query's operator in the job's graph, when its output mode and
     #: ``row_kinds`` do not tell it (a bounded group aggregation's changelog: ``GroupAggregate``)
     operator: str = ""
+    #: the feeding queries of a join of an updating query with a stream (:mod:`.updatingjoin`)
+    feeds: list[ChangelogFeed] = field(default_factory=list)
+    #: ``(checkpoint dir, feed key prefix)`` -> ``(frame, feeds)``: the query planned again to
+    #: read its feeds under a job's checkpoint directory (None: it has no feeds)
+    replan: Callable[[Path, str], tuple[Any, list[ChangelogFeed]]] | None = None
 
     @property
     def result_fields(self) -> list[Any]:
@@ -175,7 +183,11 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
         if query.row_kinds:
             frame = conform(query.frame, sink, insert, (ROW_KIND,))
             planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True,
-                                           operator=query.operator))
+                                           operator=query.operator, feeds=query.feeds))
+            if query.feeds:
+                cast = partial(_conform_kinds, conform, sink, insert)
+                planned[-1].replan = partial(_replanned, session, insert.query, schemas,
+                                             functions, cast)
             continue
         if query.outer is not None:  # its rows are the outer query's, cast there
             query.outer.conform = lambda frame, sink=sink, insert=insert: conform(
@@ -205,7 +217,9 @@ def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
     insert = StreamingInsert(sink, planned.frame, "update" if updating else "append",
                              key_positions(planned.updating) if updating else [],
                              sorted(read[0]), planned.row_kinds, planned.outer,
-                             planned.operator)
+                             planned.operator, planned.feeds)
+    if planned.feeds:
+        insert.replan = partial(_replanned, session, query, schemas, functions, None)
     return StreamingStatementJob("collect", _not_a_batch_job, [], [insert], bounded,
                                  dict(configuration))
 
@@ -223,16 +237,23 @@ class _Query:
     outer: OuterQuery | None = None
     #: :attr:`StreamingInsert.operator`
     operator: str = ""
+    #: :attr:`StreamingInsert.feeds`
+    feeds: list[ChangelogFeed] = field(default_factory=list)
 
     @classmethod
     def plan(cls, session: Any, query: Any, schemas: dict[str, CatalogTable], bounded: bool,
-             functions: FunctionCatalog | None) -> "_Query":
+             functions: FunctionCatalog | None,
+             feeds_at: tuple[Path | None, str] = (None, "")) -> "_Query":
+        """``feeds_at``: where the feeds of a join of an updating query with a stream are (a
+        job's checkpoint directory and a prefix of their keys; None: planning only)."""
         if functions is not None:
             query = functions.rename_calls(query)
         found = None if bounded else over_updating(query, functions)
         if found is not None:
             parts = split_over_updating(query, found, partial(_is_static, schemas)) \
                 if found.operation in OVER_RESULT else None
+            if parts is None and found.operation == JOIN:
+                return cls._updating_join(session, query, found, schemas, functions, feeds_at)
             if parts is None:
                 raise FlinkSqlError(over_updating_refusal(found))
             inner, rest, view = parts
@@ -253,6 +274,49 @@ class _Query:
         if keyed is not None:  # the RowKind last, whatever the selects around it put it
             frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
         return cls(frame, keyed is not None, query)
+
+    @classmethod
+    def _updating_join(cls, session: Any, query: Any, found: OverUpdating,
+                       schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
+                       feeds_at: tuple[Path | None, str]) -> "_Query":
+        """A join of an updating query with a stream, on keyed state (:mod:`.updatingjoin`):
+        its changes carry their RowKind last."""
+        position = next(i for i, s in enumerate(query.find_all(exp.Select)) if s is found.reader)
+        query = query.copy()
+        select = list(query.find_all(exp.Select))[position]
+
+        def plan_side(side: Any) -> tuple[Any, Any]:
+            planned = cls.plan(session, side, schemas, False, functions)
+            if planned.row_kinds or planned.outer is not None:
+                raise FlinkSqlError(over_updating_refusal(found))
+            if updating_node(side) is None:
+                return planned.frame, None
+            insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
+                                     planned.frame, "update", key_positions(planned.updating))
+            return planned.frame, partial(batch_changelog, insert)
+
+        directory, prefix = feeds_at
+        with tempfile.TemporaryDirectory(prefix="flink-join-plan-") as scratch:
+            # planning only (no directory): the feeds are planned again under the job's
+            query, feeds = plan_updating_join(session, query, select, plan_side,
+                                              directory or Path(scratch), prefix)
+            frame = flink_named(session.sql(to_spark_sql(query, schemas, streaming=True)))
+        frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
+        return cls(frame, True, query, operator="Join", feeds=feeds)
+
+
+def _conform_kinds(conform: Callable[..., Any], sink: CatalogTable, insert: Insert,
+                   frame: Any) -> Any:
+    return conform(frame, sink, insert, (ROW_KIND,))
+
+
+def _replanned(session: Any, query: Any, schemas: dict[str, CatalogTable],
+               functions: FunctionCatalog | None, conform: Callable[[Any], Any] | None,
+               directory: Path, prefix: str) -> tuple[Any, list[ChangelogFeed]]:
+    """A query with feeds planned again, its feeds under ``directory`` (a job's checkpoint
+    directory), their keys starting with ``prefix``."""
+    planned = _Query.plan(session, query, schemas, False, functions, (directory, prefix))
+    return (conform(planned.frame) if conform is not None else planned.frame), planned.feeds
 
 
 def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable]) -> Any:

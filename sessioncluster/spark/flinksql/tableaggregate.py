@@ -110,7 +110,7 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
     items.append(exp.column(ROW_KIND))
     replacement = exp.select(*items).from_(exp.to_identifier(view, quoted=True))
     select.replace(replacement)
-    _carry_row_kind(replacement)
+    carry_row_kind(replacement, "flat_aggregate")
     return query
 
 
@@ -135,15 +135,16 @@ def _keyed_view(session: Any, frame: Any, function: CatalogFunction, keys: list[
     return view
 
 
-def _carry_row_kind(select: exp.Select) -> None:
-    """Add :data:`ROW_KIND` to each select around ``select`` (one with ``*`` has it)."""
+def carry_row_kind(select: exp.Select, what: str) -> None:
+    """Add :data:`ROW_KIND` to each select around ``select`` (one with ``*`` has it); ``what``
+    (the changelog's maker, for the error of an aggregation around it)."""
     node = select.parent
     while node is not None:
         if isinstance(node, exp.Select):
             aggregating = node.args.get("group") is not None or any(
                 True for e in node.expressions for _ in e.find_all(exp.AggFunc))
             if aggregating or node.args.get("distinct") is not None:
-                raise FlinkSqlError("An aggregation of the rows of flat_aggregate over an "
+                raise FlinkSqlError(f"An aggregation of the rows of {what} over an "
                                     "unbounded table is not supported by sessioncluster in "
                                     "STREAMING mode yet")
             if not any(isinstance(e, exp.Star) or e.is_star for e in node.expressions):

@@ -63,6 +63,7 @@ from .streaming import (
     plain_value,
     updating_node,
 )
+from .updatingjoin import ChangelogFeed
 
 #: Spark's metadata key of an event-time column (``withWatermark``): the Table's rowtime
 WATERMARK_DELAY = "spark.watermarkDelayMs"
@@ -147,7 +148,7 @@ class TableSources:
 
     def __init__(self, planner: Any, checkpoint_dir: Path) -> None:
         self.planner, self.checkpoint_dir = planner, checkpoint_dir
-        self.feeders: list[Feeder] = []
+        self.feeders: list[Feeder | ChangelogFeed] = []
 
     def __call__(self, vertex: JobVertex) -> Any:
         config = vertex.operators[0].config
@@ -172,8 +173,11 @@ class TableSources:
             records = (session.readStream.schema(RECORD_SCHEMA).option("cleanSource", "delete")
                        .parquet(str(feeder.records_dir)))
             return rowtime_watermark(records) if windows else records
-        return insert.frame.mapInArrow(TableRecords(names, rowtime, insert.row_kinds),
-                                       RECORD_SCHEMA)
+        frame = insert.frame
+        if insert.replan is not None:  # a join of an updating query with a stream: its feeds
+            frame, feeds = insert.replan(self.checkpoint_dir, f"table-{vertex.vertex_id}-")
+            self.feeders += feeds
+        return frame.mapInArrow(TableRecords(names, rowtime, insert.row_kinds), RECORD_SCHEMA)
 
 
 def record_columns(changes: Iterable[tuple[str, Sequence[Any]]], names: list[str],

@@ -152,7 +152,7 @@ def _replace(session: Any, join: TemporalJoin, schemas: dict[str, CatalogTable],
     probe_names = session.sql(to_spark_sql(exp.select("*").from_(join.probe.copy()), schemas,
                                            streaming=streaming)).columns
     versioned_names = [c.name for c in join.versioned.columns]
-    names = _Names(join, probe_names, versioned_names)
+    names = JoinNames(join.probe_alias, join.versioned_alias, probe_names, versioned_names)
     probe = _side_frame(session, join, schemas, streaming, names, versioned=False)
     versioned = _side_frame(session, join, schemas, streaming, names, versioned=True)
     frame = (_keyed_join(probe, versioned, join, len(probe_names), len(versioned_names))
@@ -163,33 +163,22 @@ def _replace(session: Any, join: TemporalJoin, schemas: dict[str, CatalogTable],
     if join.residual is not None:  # the other conditions, on the version found
         view = _with_residual(session, view, names.rewrite(join.residual.copy()), join.outer,
                               len(probe_names), len(versioned_names))
-    select = join.select
-    select.set("joins", None)
-    select.set("from_", exp.From(this=exp.to_table(view)))
-    # a column selected keeps its name; stars become the sides' columns
-    select.set("expressions", [exp.alias_(e, e.name, quoted=True)
-                               if isinstance(e, exp.Column) and not e.is_star else e
-                               for item in select.expressions for e in names.expand(item)])
-    for column in list(select.find_all(exp.Column)):
-        if column.find_ancestor(exp.Select) is select and not column.is_star \
-                and not column.name.startswith((PROBE, VERSIONED)):
-            column.replace(names.rewrite(column))
+    names.read_from(join.select, view)
 
 
-class _Names:
-    """The columns of the two sides as the join's view names them."""
+class JoinNames:
+    """The columns of a join's two sides as the view of its rows names them (``flink_l<i>``,
+    ``flink_r<j>``), by the sides' aliases and column names."""
 
-    def __init__(self, join: TemporalJoin, probe: list[str], versioned: list[str]) -> None:
-        self.join = join
-        self.probe = probe
-        self.versioned = versioned
+    def __init__(self, left_alias: str, right_alias: str, left: list[str],
+                 right: list[str]) -> None:
+        self.sides = [(PROBE, left_alias, left), (VERSIONED, right_alias, right)]
+        self.probe, self.versioned = left, right
 
     def position(self, column: exp.Column) -> str:
         """``flink_l<i>`` or ``flink_r<j>`` for a column of either side."""
         qualifier, name = column.table.lower(), column.name.lower()
-        sides = [(PROBE, self.join.probe_alias, self.probe),
-                 (VERSIONED, self.join.versioned_alias, self.versioned)]
-        for prefix, alias, names in sides:
+        for prefix, alias, names in self.sides:
             if qualifier and qualifier != alias.lower():
                 continue
             index = next((i for i, n in enumerate(names) if n.lower() == name), None)
@@ -213,16 +202,29 @@ class _Names:
             return [item]
         qualifier = item.table.lower() if isinstance(item, exp.Column) else ""
         items = []
-        for prefix, alias, names in [(PROBE, self.join.probe_alias, self.probe),
-                                     (VERSIONED, self.join.versioned_alias, self.versioned)]:
+        for prefix, alias, names in self.sides:
             if not qualifier or qualifier == alias.lower():
                 items += [exp.alias_(exp.column(f"{prefix}{i}"), n, quoted=True)
                           for i, n in enumerate(names)]
         return items
 
+    def read_from(self, select: exp.Select, view: str) -> None:
+        """``select`` (the join's) made to read the join's rows from ``view``: its join gone,
+        its columns the view's; a column selected keeps its name, stars become the sides'
+        columns."""
+        select.set("joins", None)
+        select.set("from_", exp.From(this=exp.to_table(view)))
+        select.set("expressions", [exp.alias_(e, e.name, quoted=True)
+                                   if isinstance(e, exp.Column) and not e.is_star else e
+                                   for item in select.expressions for e in self.expand(item)])
+        for column in list(select.find_all(exp.Column)):
+            if column.find_ancestor(exp.Select) is select and not column.is_star \
+                    and not column.name.startswith((PROBE, VERSIONED)):
+                column.replace(self.rewrite(column))
+
 
 def _side_frame(session: Any, join: TemporalJoin, schemas: dict[str, CatalogTable],
-                streaming: bool, names: _Names, versioned: bool) -> Any:
+                streaming: bool, names: JoinNames, versioned: bool) -> Any:
     """One input of the join: its keys (``flink_k<i>``), its time, its side and its columns."""
     if versioned:
         source: exp.Expr = exp.alias_(exp.to_table(join.versioned.name),

@@ -13,8 +13,9 @@ streaming query, its current result kept per key as for any updating query, and 
 is a batch query of Spark over that result after each micro-batch (:class:`OuterQuery`): its
 changes against the result before are the changelog, ``-D`` for a group that is gone. After
 each micro-batch the result is Flink's; Flink emits every change on the way, this one per key
-and micro-batch (as every updating query here). Other stateful operations over an updating
-query are refused by name (:func:`over_updating_refusal`).
+and micro-batch (as every updating query here). A join of an updating query with a stream
+runs on keyed state (:mod:`.updatingjoin`). Other stateful operations over an updating query
+are refused by name (:func:`over_updating_refusal`).
 """
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ class OverUpdating:
 
 
 AGGREGATION = "An aggregation (GROUP BY, DISTINCT)"
+JOIN = "A join"
+WINDOW_AGGREGATION = "A window aggregation"
 
 
 def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverUpdating | None:
@@ -150,19 +153,27 @@ def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverU
 
 
 #: the operations over an updating query that run over its result (:func:`split_over_updating`)
-OVER_RESULT = (AGGREGATION, "A join", "An OVER aggregation")
+OVER_RESULT = (AGGREGATION, JOIN, "An OVER aggregation")
 
 
 def over_updating_refusal(found: OverUpdating) -> str:
     """Why ``found`` cannot run here (a window or table aggregation over the updating query,
-    or an operation that also reads a stream)."""
+    or an aggregation or OVER aggregation that also reads a stream). A window TVF over it
+    gets Flink 2.3's error: an updating query's rows have no time attribute."""
+    if found.operation == WINDOW_AGGREGATION and any(
+            isinstance(t.this, exp.Anonymous) and t.this.name.upper() == "TABLE"
+            for t in found.reader.find_all(exp.Table)):
+        return ("The window function requires the timecol is a time attribute type, but is "
+                f"a regular TIMESTAMP: the rows of an updating query "
+                f"({updating_node(found.inner)}) have no time attribute")
     return (f"{found.operation} over the changes of an updating query "
             f"({updating_node(found.inner)}) is not supported by sessioncluster in STREAMING "
             "mode over an unbounded source: Flink retracts each change (-U/-D) from the "
             "operation's state, and Spark's Structured Streaming runs no stateful operation "
-            "after an aggregation that updates its rows (sessioncluster runs an aggregation, "
-            "a join or an OVER aggregation over the updating query's result and bounded "
-            "tables). Run it in BATCH mode or over bounded sources, or aggregate once")
+            "after an aggregation that updates its rows (sessioncluster runs an aggregation "
+            "or an OVER aggregation over the updating query's result and bounded tables, and "
+            "an equi-join of it with bounded tables or streams). Run it in BATCH mode or over "
+            "bounded sources, or aggregate once")
 
 
 def _readers(select: exp.Select) -> list[exp.Select]:
@@ -181,11 +192,11 @@ def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
     if aggregation is not None and aggregation[0] is select:
         return "A table aggregation (flat_aggregate)"
     if is_window_aggregation(select):
-        return "A window aggregation"
+        return WINDOW_AGGREGATION
     if is_aggregation(select):
         return AGGREGATION
     if select.args.get("joins"):
-        return "A join"
+        return JOIN
     if any(w.find_ancestor(exp.Select) is select for w in select.find_all(exp.Window)):
         return "An OVER aggregation"
     return None

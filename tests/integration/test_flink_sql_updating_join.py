@@ -1,0 +1,196 @@
+"""A regular join of an updating query (a GROUP BY) with a stream or with another updating
+query, in STREAMING over monitored directories fed in rounds, on a real session: after each
+round the changes collected, applied, are the join (inner, LEFT) of both inputs' current rows
+computed in plain Python; into a print sink through a savepoint; as a changelog stream; a
+non-equi join of an updating query with a stream is refused naming the construct."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sessioncluster
+from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
+
+from .test_flink_sql_temporal_join import write_csv
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
+
+ROUNDS = [([(1, "a"), (2, "b")], [("a", 10)]),
+          ([(3, "a")], [("b", 5), ("a", 1)]),
+          ([(4, "c"), (5, "b")], [("c", 7), ("d", 2)])]
+
+
+@pytest.fixture()
+def t_env(session: sessioncluster.Session) -> Any:
+    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
+    env.get_config().set("parallelism.default", "2")
+    return env
+
+
+def counts(rows: list[tuple[Any, ...]], column: int) -> dict[Any, int]:
+    return dict(Counter(r[column] for r in rows))
+
+
+def inner_join(orders: list[tuple[Any, ...]], cust: list[tuple[Any, ...]]) -> Counter:
+    n = counts(orders, 1)
+    return Counter((i, c, n[c]) for i, c in orders)
+
+
+def left_join(orders: list[tuple[Any, ...]], cust: list[tuple[Any, ...]]) -> Counter:
+    n = counts(cust, 0)
+    return Counter((i, n.get(c)) for i, c in orders)
+
+
+def two_aggregates(orders: list[tuple[Any, ...]], cust: list[tuple[Any, ...]]) -> Counter:
+    n = counts(orders, 1)
+    m: dict[str, int] = {}
+    for c, v in cust:
+        m[c] = m.get(c, 0) + v
+    return Counter((c, n[c], m[c]) for c in n if c in m)
+
+
+QUERIES = [
+    ("SELECT o.id, o.customer, c.n FROM orders_uj o JOIN (SELECT customer, COUNT(*) AS n "
+     "FROM orders_uj GROUP BY customer) c ON o.customer = c.customer", inner_join),
+    ("SELECT o.id, c.n FROM orders_uj AS o LEFT JOIN (SELECT customer, COUNT(*) AS n "
+     "FROM cust_uj GROUP BY customer) AS c ON o.customer = c.customer", left_join),
+    ("SELECT a.customer, a.n, b.m FROM (SELECT customer, COUNT(*) AS n FROM orders_uj GROUP BY "
+     "customer) a JOIN (SELECT customer, SUM(v) AS m FROM cust_uj GROUP BY customer) b "
+     "ON a.customer = b.customer", two_aggregates),
+]
+
+
+def create_tables(t_env: Any, tmp_path: Path) -> tuple[Path, Path]:
+    orders, cust = tmp_path / "orders", tmp_path / "cust"
+    orders.mkdir()
+    cust.mkdir()
+    monitor = ", 'source.monitor-interval' = '1s'"
+    # a watermark on the stream side: Spark's union of it with the feed, keyed, as Flink's
+    t_env.execute_sql(f"""CREATE TABLE orders_uj (id INT, customer STRING, ts TIMESTAMP(3),
+        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (
+        'connector' = 'filesystem', 'path' = '{orders}', 'format' = 'csv'{monitor})""")
+    t_env.execute_sql(f"""CREATE TABLE cust_uj (customer STRING, v INT) WITH (
+        'connector' = 'filesystem', 'path' = '{cust}', 'format' = 'csv'{monitor})""")
+    return orders, cust
+
+
+@pytest.mark.parametrize("sql,expected", QUERIES, ids=["inner", "left", "two_aggregates"])
+def test_the_changes_applied_are_the_join_of_the_current_rows(t_env, tmp_path: Path, sql: str,
+                                                              expected: Any) -> None:
+    orders, cust = create_tables(t_env, tmp_path)
+    got: queue.Queue[Any] = queue.Queue()
+    iterator = t_env.execute_sql(sql).collect()
+    threading.Thread(target=lambda: [got.put(r) for r in iterator], daemon=True).start()
+    seen_orders: list[tuple[Any, ...]] = []
+    seen_cust: list[tuple[Any, ...]] = []
+    applied: Counter = Counter()
+    for k, (new_orders, new_cust) in enumerate(ROUNDS):
+        write_csv(cust, f"c{k}.csv", new_cust)
+        write_csv(orders, f"o{k}.csv", [(*o, f"2026-01-01 10:00:0{o[0]}") for o in new_orders])
+        seen_orders += new_orders
+        seen_cust += new_cust
+        want = expected(seen_orders, seen_cust)
+        while +applied != want:  # the feeder's changes come a micro-batch later
+            row = got.get(timeout=120)
+            kind = row.get_row_kind().short_string()
+            applied[tuple(row)] += 1 if kind in ("+I", "+U") else -1
+            assert applied[tuple(row)] >= 0, f"round {k}: {kind}{tuple(row)} retracts nothing"
+    iterator.close()
+
+
+def test_a_non_equi_join_is_refused_naming_it(t_env, tmp_path: Path) -> None:
+    create_tables(t_env, tmp_path)
+    with pytest.raises(Exception, match="non-equi join condition is not supported"):
+        t_env.execute_sql("SELECT o.id, c.n FROM orders_uj o JOIN (SELECT customer, COUNT(*) "
+                          "AS n FROM cust_uj GROUP BY customer) c ON o.id < c.n")
+
+
+def printed_join(lines: list[str]) -> Counter:
+    """Print lines ``+I[1, a, 2]`` applied: the rows they leave."""
+    applied: Counter = Counter()
+    for line in lines:
+        kind, values = line[:2], line[3:-1].split(", ")
+        row = (int(values[0]), values[1], int(values[2]))
+        applied[row] += 1 if kind in ("+I", "+U") else -1
+        assert applied[row] >= 0, f"{line} retracts a row not printed"
+    return +applied
+
+
+def test_an_insert_into_print_keeps_its_state_through_a_savepoint(
+        session: sessioncluster.Session, sc_home: Path, tmp_path: Path) -> None:
+    """The join's state (both sides' rows per key, the feeder's changelog and its files)
+    is in the job's checkpoints: a job restored from a savepoint goes on from it."""
+    from .test_flink_sql_streaming import sql, wait_for
+
+    orders, cust = tmp_path / "orders", tmp_path / "cust"
+    orders.mkdir()
+    cust.mkdir()
+    sql(session, f"""CREATE TABLE orders_uj (id INT, customer STRING) WITH ('connector' =
+        'filesystem', 'path' = '{orders}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    sql(session, """CREATE TABLE joined_uj (id INT, customer STRING, n BIGINT)
+        WITH ('connector' = 'print', 'print-identifier' = 'uj-changelog')""")
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+    insert = f"INSERT INTO joined_uj {QUERIES[0][0]}"
+
+    def printed() -> Counter:
+        return printed_join([line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                             if line.startswith("uj-changelog> ")])
+
+    seen: list[tuple[Any, ...]] = []
+    first = sql(session, insert).job_id
+    for k, (new_orders, _) in enumerate(ROUNDS[:2]):
+        write_csv(orders, f"o{k}.csv", new_orders)
+        seen.extend(new_orders)
+        wait_for(lambda: printed() == inner_join(seen, []))
+    path = session.job(first).stop_with_savepoint(
+        savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
+    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
+    try:
+        second = sql(session, insert).job_id
+    finally:
+        sql(session, "RESET 'execution.savepoint.path'")
+    write_csv(orders, "o2.csv", ROUNDS[2][0])  # o0, o1 are not read again: their offsets saved
+    seen.extend(ROUNDS[2][0])
+    wait_for(lambda: printed() == inner_join(seen, []))
+    session.job(second).cancel()
+
+
+def test_to_changelog_stream_of_the_join(session: sessioncluster.Session,
+                                         tmp_path: Path) -> None:
+    """The join as a DataStream (``to_changelog_stream``): its feeders run with the job."""
+    from sessioncluster.pyflink.common import Types
+
+    from .test_streaming import drop
+    from .test_table_to_unbounded_datastream import ROUNDS as WORDS
+    from .test_table_to_unbounded_datastream import environments, take
+
+    src = tmp_path / "in"
+    src.mkdir()
+    _, t_env = environments(session, src)
+    words = f"words_{tmp_path.name}"
+    table = t_env.sql_query(f"SELECT w.word, w.n, c.c FROM {words} AS w JOIN (SELECT word, "
+                            f"COUNT(*) AS c FROM {words} GROUP BY word) AS c ON w.word = c.word")
+    records = t_env.to_changelog_stream(table).map(
+        lambda r: (str(r.get_row_kind()), r.word, r.n, r.c),
+        output_type=Types.TUPLE([Types.STRING(), Types.STRING(), Types.INT(), Types.LONG()])
+    ).execute_and_collect("updating join to stream")
+    seen: list[tuple[str, int]] = []
+    applied: Counter = Counter()
+    try:
+        for i, lines in enumerate(WORDS):
+            drop(src, f"part-{i}.csv", lines)
+            seen.extend((w, int(n)) for w, n in (line.split(",") for line in lines))
+            count = Counter(w for w, _ in seen)
+            want = Counter((w, n, count[w]) for w, n in seen)
+            while +applied != want:
+                kind, *row = take(records, 1)[0]
+                applied[tuple(row)] += 1 if kind in ("+I", "+U") else -1
+                assert applied[tuple(row)] >= 0, f"round {i}: {kind}{row} retracts nothing"
+    finally:
+        records.close()  # cancels the job: its queries and feeders
