@@ -21,6 +21,8 @@ TOLERABLE_FAILURES = "execution.checkpointing.tolerable-failed-checkpoints"
 MODE = "execution.checkpointing.mode"
 NUM_RETAINED = "state.checkpoints.num-retained"
 CHECKPOINTS_DIR = "state.checkpoints.dir"
+#: incremental state commits (on by default here, where Flink's default is off)
+INCREMENTAL = "execution.checkpointing.incremental"
 
 
 class CheckpointingMode(enum.Enum):

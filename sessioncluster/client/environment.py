@@ -219,13 +219,14 @@ class StreamExecutionEnvironment:
 
     def _streaming_options(self) -> dict[str, Any]:
         """The checkpoint and savepoint options a STREAMING job is submitted with."""
-        from ..api.checkpoint_config import INTERVAL, parse_duration_ms
+        from ..api.checkpoint_config import INCREMENTAL, INTERVAL, parse_duration_ms
 
         options: dict[str, Any] = {}
         conf = getattr(self, "_configuration", None)
         if conf is not None:
             for key in ("execution.savepoint.path", "state.checkpoints.dir", INTERVAL,
-                        "execution.savepoint.ignore-unclaimed-state", "state.checkpoints.num-retained"):
+                        "execution.savepoint.ignore-unclaimed-state", "state.checkpoints.num-retained",
+                        INCREMENTAL):
                 if conf.contains_key(key):
                     options[key] = conf.get_string(key, "")
             if INTERVAL in options:

@@ -32,9 +32,10 @@ from ..protocol.messages import (
     TaskEvent,
     VertexInfo,
 )
+from ..spark.driver import incremental_checkpoints
 from ..spark.filesink import sink_program
-from ..spark.flinksql.tablestream import Feeder, TableSources
-from ..spark.flinksql.updatingjoin import ChangelogFeed
+from ..spark.flinksql.feeds import OutboxFeed
+from ..spark.flinksql.tablestream import TableSources
 from ..spark.sources import is_bounded
 from ..spark.streaming import DEFAULT_TRIGGER_MS, RecordCounts, build_queries
 from ..spark.warmup import streaming_session
@@ -69,6 +70,7 @@ class StreamingJob(StreamingRunner):
         retained = job_graph.configuration.get("state.checkpoints.num-retained")
         if retained:  # Flink's retained checkpoints: the micro-batches Spark keeps
             self.spark.conf.set("spark.sql.streaming.minBatchesToRetain", str(int(retained)))
+        incremental_checkpoints(self.spark, job_graph.configuration)
         # this run's own (a job run again by a new leader, HA, may overlap a suspended run)
         self.work_dir = session_dir / "streaming" / f"{job_id}-{os.getpid()}-{id(self):x}"
         # the job's code and data, read now on the loop thread (the BlobServer is not shared)
@@ -132,7 +134,7 @@ class StreamingJob(StreamingRunner):
                 self.interval_ms or DEFAULT_TRIGGER_MS,
                 f"{self.name} [{feeder.key}] {self.job_id[:8]}")
 
-    def feeds(self) -> list[Feeder | ChangelogFeed]:
+    def feeds(self) -> list[OutboxFeed]:
         """The feeding queries of the job's updating Tables."""
         return self.table_sources.feeders if self.table_sources is not None else []
 

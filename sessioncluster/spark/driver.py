@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from ..api.checkpoint_config import INCREMENTAL
 from ..options import StartOptions
 from ..taskmanager.daemon import CONNECTION_ENV, SLOTS_ENV
 from . import cds
@@ -24,6 +25,10 @@ from .events import (
 )
 
 log = logging.getLogger("sessioncluster.spark")
+
+#: Spark's RocksDB changelog checkpointing: a stateful micro-batch's commit writes its changes,
+#: and snapshots are made in the background (Flink's incremental checkpoints)
+CHANGELOG_CHECKPOINTING = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 
 def start_spark(settings: StartOptions, connection_file: str) -> Any:
@@ -68,10 +73,9 @@ def start_spark(settings: StartOptions, connection_file: str) -> Any:
         .config("spark.scheduler.revive.interval", "5s")
         # A cancelled task's Python worker is killed this soon if it does not stop by itself.
         .config("spark.python.task.killTimeout", "200ms")
-        # A stateful micro-batch's commit writes its changes, not a RocksDB snapshot: snapshots
-        # are made in the background (as Flink's incremental checkpoints), which cuts each
-        # batch's commit on the critical path of STREAMING latency.
-        .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
+        # A stateful micro-batch's commit on the critical path of STREAMING latency: its
+        # changes, not a RocksDB snapshot (a job may turn it off: incremental_checkpoints).
+        .config(CHANGELOG_CHECKPOINTING, "true")
     )
     if settings.taskmanagers > 0 and not settings.spark_master:
         builder = builder.config("spark.executor.memory", f"{settings.memory}m")
@@ -293,3 +297,14 @@ def add_listener(sc: Any, bridge: SparkListenerBridge) -> None:
         jgws = JavaObject("GATEWAY_SERVER", gw._gateway_client)
         jgws.resetCallbackClient(jgws.getCallbackClient().getAddress(), port)
     sc._jsc.sc().addSparkListener(bridge)
+
+
+def incremental_checkpoints(session: Any, configuration: Any) -> None:
+    """A job's ``execution.checkpointing.incremental`` (``true``/``false``) on its own
+    SparkSession's state commits; the session's default (on) when the job does not set it."""
+    text = str(configuration.get(INCREMENTAL) or "").strip().lower()
+    if not text:
+        return
+    if text not in ("true", "false"):
+        raise ValueError(f"{INCREMENTAL} must be true or false, not {text!r}")
+    session.conf.set(CHANGELOG_CHECKPOINTING, text)

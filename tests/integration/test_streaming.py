@@ -736,3 +736,31 @@ def test_live_accumulators_and_running_subtasks_of_an_unbounded_job(
     ended = client.details()
     assert ended.summary.status is JobStatus.CANCELED
     assert all(ex.state.is_terminal for ex in ended.executions)
+
+
+@pytest.mark.parametrize("incremental", [None, "false"])
+def test_state_commits_are_incremental_unless_the_job_says_not(
+        session: sessioncluster.Session, tmp_path: Path, incremental: str | None) -> None:
+    """Keyed state commits write RocksDB changelogs (Spark's changelog checkpointing, Flink's
+    incremental checkpoints) by default, snapshots with ``execution.checkpointing.incremental``
+    false; the counts are plain Python's either way."""
+    src, checkpoints = tmp_path / "in", tmp_path / "checkpoints"
+    src.mkdir()
+    env = streaming_env(session)
+    config = Configuration().set_string("state.checkpoints.dir", str(checkpoints))
+    if incremental is not None:
+        config.set_string("execution.checkpointing.incremental", incremental)
+    env.configure(config)
+    results = word_counts(env, src).execute_and_collect(f"incremental {incremental}")
+    latest: dict[str, int] = {}
+    try:
+        for i, lines in enumerate(ROUNDS[:2]):
+            drop(src, f"round-{i}.txt", lines)
+            read_until(results, latest, python_counts(ROUNDS[:i + 1]))
+    finally:
+        results.close()
+    state = [p.suffix for p in checkpoints.rglob("state/*/*/*") if p.suffix in (".zip", ".changelog")]
+    if incremental is None:
+        assert ".changelog" in state, state
+    else:
+        assert ".zip" in state and ".changelog" not in state, state

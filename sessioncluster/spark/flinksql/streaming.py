@@ -47,6 +47,7 @@ import sqlglot
 from sqlglot import exp
 
 from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
+from ..driver import incremental_checkpoints
 from . import connectors
 from .boundedchangelog import changelog_query, ordered_changes
 from .connectors.printing import (
@@ -393,6 +394,10 @@ def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: lis
     if functions is not None:
         functions.register_on(session)
     session.conf.set("spark.sql.session.timeZone", "UTC")
+    try:
+        incremental_checkpoints(session, configuration)
+    except ValueError as exc:
+        raise FlinkSqlError(str(exc)) from None
     parallelism = str(configuration.get("parallelism.default") or "").strip()
     if parallelism and (not parallelism.isdigit() or int(parallelism) < 1):
         raise FlinkSqlError(f"parallelism.default must be a positive integer, not "

@@ -32,9 +32,7 @@ it, with the files the DataStream's query has not read yet (``jobmanager/savepoi
 
 from __future__ import annotations
 
-import os
 import pickle
-import uuid
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -52,6 +50,7 @@ from ...api.table.conversion import (
 from ...graph.jobgraph import JobVertex
 from ...streaming.runtime import RECORD_SCHEMA
 from ..streaming import ROCKSDB_PROVIDER
+from .feeds import OutboxFeed
 from .model import FlinkSqlError
 from .outcome import StatementOutcome
 from .statements import Query, parse_statements
@@ -63,7 +62,6 @@ from .streaming import (
     plain_value,
     updating_node,
 )
-from .updatingjoin import ChangelogFeed
 
 #: Spark's metadata key of an event-time column (``withWatermark``): the Table's rowtime
 WATERMARK_DELAY = "spark.watermarkDelayMs"
@@ -148,7 +146,7 @@ class TableSources:
 
     def __init__(self, planner: Any, checkpoint_dir: Path) -> None:
         self.planner, self.checkpoint_dir = planner, checkpoint_dir
-        self.feeders: list[Feeder | ChangelogFeed] = []
+        self.feeders: list[OutboxFeed] = []
 
     def __call__(self, vertex: JobVertex) -> Any:
         config = vertex.operators[0].config
@@ -168,10 +166,7 @@ class TableSources:
             key = f"table-{vertex.vertex_id}"
             feeder = Feeder(key, insert, names, rowtime, self.checkpoint_dir / key)
             self.feeders.append(feeder)
-            # the reader deletes a file once its batch is committed: the outbox holds only the
-            # changes not read yet, and does not grow with the job's age
-            records = (session.readStream.schema(RECORD_SCHEMA).option("cleanSource", "delete")
-                       .parquet(str(feeder.records_dir)))
+            records = feeder.reader(session, RECORD_SCHEMA)
             return rowtime_watermark(records) if windows else records
         frame = insert.frame
         if insert.replan is not None:  # a join of an updating query with a stream: its feeds
@@ -218,44 +213,23 @@ class TableRecords:
             yield record_batch(record_columns(changes, self.names, self.rowtime))
 
 
-class Feeder:
-    """The query of an updating Table's changelog: each micro-batch's changes (``+I``, ``-U``,
-    ``+U``, ``-D``, from the rows Spark's ``update`` mode gives and the rows emitted before;
-    ``+I`` of the windows an ``append`` window aggregation closed)
-    written as one Parquet file of records into ``records_dir`` (its ``outbox``), which the
-    DataStream's query reads. A micro-batch run again after a failure writes the same file, once.
-    ``directory`` is its Spark checkpoint, with the changelog state and the outbox in it."""
-
-    #: the subdirectory of the records files (a savepoint's ``Feed``)
-    outbox = "records"
+class Feeder(OutboxFeed):
+    """The feed of an updating Table's changelog (``+I``, ``-U``, ``+U``, ``-D``, from the rows
+    Spark's ``update`` mode gives and the rows emitted before; ``+I`` of the windows an
+    ``append`` window aggregation closed) as records, which the DataStream's query reads."""
 
     def __init__(self, key: str, insert: StreamingInsert, names: list[str],
                  rowtime: str | None, directory: Path) -> None:
-        self.key, self.insert, self.names, self.rowtime = key, insert, names, rowtime
-        self.directory = directory
-        self.records_dir = directory / self.outbox
-        self.state_dir = directory / "changelog"
-        self.records_dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(key, insert.frame, insert.output_mode, directory)
+        self.insert, self.names, self.rowtime = insert, names, rowtime
 
-    def start(self, trigger_ms: int, name: str) -> Any:
-        """The feeding query, started on its checkpoint."""
-        self.records_dir.mkdir(parents=True, exist_ok=True)  # a restored feed may have none
-        return (self.insert.frame.writeStream.outputMode(self.insert.output_mode)
-                .foreachBatch(self.write)
-                .option("checkpointLocation", str(self.directory)).queryName(name)
-                .trigger(processingTime=f"{trigger_ms} milliseconds").start())
-
-    def write(self, df: Any, batch_id: int) -> None:
+    def changes_table(self, df: Any, batch_id: int) -> Any:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        target = self.records_dir / f"batch-{batch_id:012d}.parquet"
         changes = batch_changelog(self.insert, df, batch_id, self.state_dir)
-        if not changes or target.exists():
-            return
+        if not changes:
+            return None
         changes = [(kind, tuple(plain_value(v) for v in row)) for kind, row in changes]
-        batch = record_batch(record_columns(changes, self.names, self.rowtime))
-        # written aside, then renamed: Spark's file source sees it whole or not at all
-        staging = self.records_dir.parent / f".{target.name}-{uuid.uuid4().hex[:8]}"
-        pq.write_table(pa.Table.from_batches([batch]), str(staging))
-        os.replace(staging, target)
+        return pa.Table.from_batches([record_batch(record_columns(changes, self.names,
+                                                                  self.rowtime))])
+

@@ -16,9 +16,7 @@ the join's changes per change of them, as Flink's.
 
 from __future__ import annotations
 
-import os
 import secrets
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -27,6 +25,7 @@ from sqlglot import exp
 
 from ..streaming import ROCKSDB_PROVIDER
 from .changelogjoin import KIND, SEQUENCE, SIDE, JoinSpec, changelog_join_processor
+from .feeds import OutboxFeed
 from .model import FlinkSqlError
 from .tableaggregate import ROW_KIND, carry_row_kind
 from .temporaljoin import PROBE, VERSIONED, JoinNames
@@ -40,44 +39,25 @@ _TYPES = {"": (False, False), "LEFT": (True, False), "RIGHT": (False, True),
           "FULL": (True, True)}
 
 
-class ChangelogFeed:
-    """The query of an updating side's changelog: each micro-batch's changes written as one
-    Parquet file (the side's columns, :data:`KIND`, :data:`SEQUENCE`) into ``records_dir`` (its
-    ``outbox``), which the join's query reads. ``directory`` (``<checkpoint dir>/<key>``) is its
-    Spark checkpoint, with its changelog state and the outbox. A micro-batch run again after a
-    failure writes the same file, once."""
-
-    outbox = "records"
+class ChangelogFeed(OutboxFeed):
+    """The feed of an updating side's changelog: each micro-batch's changes as the side's
+    columns, :data:`KIND` and :data:`SEQUENCE`, which the join's query reads."""
 
     def __init__(self, key: str, frame: Any, changes: Changes, directory: Path) -> None:
-        self.key, self.frame, self.changes, self.directory = key, frame, changes, directory
-        self.records_dir = directory / self.outbox
-        self.records_dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(key, frame, "update", directory)
+        self.changes = changes
         self.schema = _change_schema(frame.schema)
 
-    def start(self, trigger_ms: int, name: str) -> Any:
-        """The feeding query, started on its checkpoint."""
-        self.records_dir.mkdir(parents=True, exist_ok=True)  # a restored feed may have none
-        return (self.frame.writeStream.outputMode("update").foreachBatch(self.write)
-                .option("checkpointLocation", str(self.directory)).queryName(name)
-                .trigger(processingTime=f"{trigger_ms} milliseconds").start())
-
-    def write(self, df: Any, batch_id: int) -> None:
+    def changes_table(self, df: Any, batch_id: int) -> Any:
         import pyarrow as pa
-        import pyarrow.parquet as pq
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        target = self.records_dir / f"batch-{batch_id:012d}.parquet"
-        changes = self.changes(df, batch_id, self.directory / "changelog")
-        if not changes or target.exists():
-            return
+        changes = self.changes(df, batch_id, self.state_dir)
+        if not changes:
+            return None
         rows = [dict(zip(self.schema.names, (*row, kind, (batch_id << 24) + i)))
                 for i, (kind, row) in enumerate(changes)]
-        table = pa.Table.from_pylist(rows, schema=to_arrow_schema(self.schema))
-        # written aside, then renamed: Spark's file source sees it whole or not at all
-        staging = self.directory / f".{target.name}-{uuid.uuid4().hex[:8]}"
-        pq.write_table(table, str(staging))
-        os.replace(staging, target)
+        return pa.Table.from_pylist(rows, schema=to_arrow_schema(self.schema))
 
 
 def _change_schema(schema: Any) -> Any:
@@ -121,9 +101,7 @@ def plan_updating_join(session: Any, query: Any, select: exp.Select, plan_side: 
         if changes is not None:
             key = f"{feed_prefix}join-feed-{n}"
             feed = ChangelogFeed(key, frame, changes, feed_root / key)
-            # a file deleted once its batch is committed: the outbox does not grow with age
-            frame = (session.readStream.schema(feed.schema).option("cleanSource", "delete")
-                     .parquet(str(feed.records_dir)))
+            frame = feed.reader(session, feed.schema)
         sides.append(_Side(node.alias_or_name, frame, feed))
     left, right = sides
     names = JoinNames(left.alias, right.alias, _columns(left), _columns(right))
