@@ -65,6 +65,8 @@ from .statements import Insert, StopJob
 from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
 from .temporaljoin import plan_temporal_join
+from .topn import changes as top_n_changes
+from .topn import find_top_n
 from .updating import (
     OVER_RESULT,
     OuterQuery,
@@ -244,6 +246,9 @@ class _Query:
         changes = _bounded_changes(session, query, schemas) if bounded else None
         if changes is not None:
             return cls(changes, True, query, operator="GroupAggregate")
+        ranked = _bounded_top_n(session, query, schemas) if bounded else None
+        if ranked is not None:
+            return cls(ranked, True, query, operator="Rank")
         query = plan_temporal_join(session, query, schemas, streaming=not bounded)
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
@@ -273,6 +278,21 @@ def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable])
         return None
     try:
         return ordered_changes(flink_named(session.sql(to_spark_sql(rewritten, schemas))))
+    except AnalysisException:
+        return None
+
+
+def _bounded_top_n(session: Any, query: Any, schemas: dict[str, CatalogTable]) -> Any:
+    """A Top-N over a bounded insert-only table as Flink's streaming job emits it, record by
+    record (:mod:`.topn`), its RowKind last; None for another query, or one Spark cannot
+    analyse so."""
+    from pyspark.errors import AnalysisException
+
+    found = find_top_n(query)
+    if found is None:
+        return None
+    try:
+        return flink_named(top_n_changes(session, found, partial(to_spark_sql, tables=schemas)))
     except AnalysisException:
         return None
 
