@@ -12,7 +12,8 @@ import pytest
 
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
-from sessioncluster.spark.flinksql.topn import RankRange, changes, find_top_n, replay
+from sessioncluster.spark.flinksql.rankfunctions import RankRange, replay, replay_retractable
+from sessioncluster.spark.flinksql.topn import changes, find_top_n
 
 #: the rows of ``nums`` in their source order
 NUMS = [("a", 1), ("b", 5), ("a", 3), ("a", 2), ("b", 5), ("a", 3), ("b", 1)]
@@ -64,6 +65,46 @@ FLINK: dict[str, list[tuple[Any, ...]]] = {
 }
 
 
+OVER_SUMS = ("SELECT k, s{rn} FROM (SELECT k, s, ROW_NUMBER() OVER (ORDER BY s DESC) AS rn FROM "
+             "(SELECT k, SUM(v) AS s FROM nums GROUP BY k)) WHERE rn <= {n}")
+# what PyFlink 2.3 printed for a Top-N over a group aggregation (RetractableTopNFunction)
+FLINK_OVER_CHANGES: dict[str, list[tuple[Any, ...]]] = {
+    OVER_SUMS.format(rn=", rn", n=1): [
+        ("+I", "a", 1, 1), ("-D", "a", 1, 1), ("+I", "b", 5, 1), ("-D", "b", 5, 1),
+        ("+I", "a", 6, 1), ("-D", "a", 6, 1), ("+I", "b", 10, 1), ("-D", "b", 10, 1),
+        ("+I", "a", 9, 1), ("-D", "a", 9, 1), ("+I", "b", 11, 1)],
+    OVER_SUMS.format(rn="", n=1): [
+        ("+I", "a", 1), ("-D", "a", 1), ("+I", "b", 5), ("-D", "b", 5), ("+I", "a", 6),
+        ("-D", "a", 6), ("+I", "b", 10), ("-D", "b", 10), ("+I", "a", 9), ("-D", "a", 9),
+        ("+I", "b", 11)],
+    OVER_SUMS.format(rn="", n=2): [
+        ("+I", "a", 1), ("+I", "b", 5), ("-D", "a", 1), ("+I", "a", 4), ("-D", "a", 4),
+        ("+I", "a", 6), ("-D", "b", 5), ("+I", "b", 10), ("-D", "a", 6), ("+I", "a", 9),
+        ("-D", "b", 10), ("+I", "b", 11)],
+    OVER_SUMS.format(rn=", rn", n=2): [
+        ("+I", "a", 1, 1), ("-U", "a", 1, 1), ("+U", "b", 5, 1), ("+I", "a", 1, 2),
+        ("-D", "a", 1, 2), ("+I", "a", 4, 2), ("-D", "a", 4, 2), ("-U", "b", 5, 1),
+        ("+U", "a", 6, 1), ("+I", "b", 5, 2), ("-D", "b", 5, 2), ("-U", "a", 6, 1),
+        ("+U", "b", 10, 1), ("+I", "a", 6, 2), ("-D", "a", 6, 2), ("+I", "a", 9, 2),
+        ("-U", "b", 10, 1), ("+U", "a", 9, 1), ("-D", "a", 9, 2), ("-U", "a", 9, 1),
+        ("+U", "b", 11, 1), ("+I", "a", 9, 2)],
+}
+
+
+def sums_changelog() -> list[tuple[str, str, int]]:
+    """``SELECT k, SUM(v) AS s FROM nums GROUP BY k``'s changelog (``+I``, then ``-U``/``+U``
+    per row)."""
+    sums: dict[str, int] = {}
+    out = []
+    for k, v in NUMS:
+        seen = k in sums
+        if seen:
+            out.append(("-U", k, sums[k]))
+        sums[k] = sums.get(k, 0) + v
+        out.append(("+U" if seen else "+I", k, sums[k]))
+    return out
+
+
 def query(text: str) -> Any:
     statement = parse_statements(text)[0]
     assert isinstance(statement, Query)
@@ -96,6 +137,17 @@ def test_replay_gives_flinks_records(text: str) -> None:
     assert replayed(text) == FLINK[text]
 
 
+@pytest.mark.parametrize("text", list(FLINK_OVER_CHANGES))
+def test_retractable_replay_gives_flinks_records(text: str) -> None:
+    top_n = find_top_n(query(text))
+    assert top_n is not None and top_n.over_changes
+    with_rn = top_n.columns is not None and "rn" in top_n.columns
+    records = [(kind, (s,), (k, s)) for kind, k, s in sums_changelog()]
+    got = [(kind, *row, *([rank] if with_rn else []))
+           for _, _, kind, row, rank in replay_retractable(records, top_n.ranks)]
+    assert got == FLINK_OVER_CHANGES[text]
+
+
 def test_ties_keep_their_arrival_order() -> None:
     ranks = RankRange(1, 2, True, True, ((True, False),))
     rows = [((5,), ("x",)), ((5,), ("y",)), ((5,), ("z",)), ((6,), ("w",))]
@@ -113,7 +165,7 @@ def test_ties_keep_their_arrival_order() -> None:
     "SELECT k, v FROM (SELECT k, v, RANK() OVER (PARTITION BY k ORDER BY v) AS rn "
     "FROM nums) WHERE rn <= 2",
     "SELECT k, s FROM (SELECT k, s, ROW_NUMBER() OVER (ORDER BY s DESC) AS rn FROM "
-    "(SELECT k, SUM(v) AS s FROM nums GROUP BY k)) WHERE rn <= 1",
+    "(SELECT k, v AS s FROM nums)) WHERE rn <= 1",
     "SELECT k, v + 1 FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn "
     "FROM nums) WHERE rn <= 2",
 ])
@@ -140,3 +192,11 @@ def test_spark_gives_flinks_records(spark: Any, text: str) -> None:
     assert top_n is not None
     frame = changes(spark, top_n, lambda q: to_spark_sql(q, {}))
     assert [(r[-1], *r[:-1]) for r in frame.collect()] == FLINK[text]
+
+
+@pytest.mark.parametrize("text", list(FLINK_OVER_CHANGES))
+def test_spark_gives_flinks_records_over_an_aggregation(spark: Any, text: str) -> None:
+    top_n = find_top_n(query(text))
+    assert top_n is not None
+    frame = changes(spark, top_n, lambda q: to_spark_sql(q, {}))
+    assert [(r[-1], *r[:-1]) for r in frame.collect()] == FLINK_OVER_CHANGES[text]

@@ -266,14 +266,7 @@ def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable])
     one Spark cannot analyse so (it runs as before: its final rows)."""
     from pyspark.errors import AnalysisException
 
-    def columns(source: Any) -> list[str] | None:  # an aggregation's FROM, analysed only
-        try:
-            probe = exp.select("*").from_(source.copy())
-            return list(session.sql(to_spark_sql(probe, schemas)).columns)
-        except AnalysisException:
-            return None
-
-    rewritten = changelog_query(query, columns)
+    rewritten = changelog_query(query, partial(_source_columns, session, schemas))
     if rewritten is None:
         return None
     try:
@@ -282,19 +275,34 @@ def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable])
         return None
 
 
+def _source_columns(session: Any, schemas: dict[str, CatalogTable],
+                    source: Any) -> list[str] | None:
+    """The column names of an aggregation's FROM (a table or a subquery), analysed only; None
+    when Spark cannot analyse it."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        probe = exp.select("*").from_(source.copy())
+        return list(session.sql(to_spark_sql(probe, schemas)).columns)
+    except AnalysisException:
+        return None
+
+
 def _bounded_top_n(session: Any, query: Any, schemas: dict[str, CatalogTable]) -> Any:
-    """A Top-N over a bounded insert-only table as Flink's streaming job emits it, record by
-    record (:mod:`.topn`), its RowKind last; None for another query, or one Spark cannot
-    analyse so."""
+    """A Top-N over a bounded table or group aggregation as Flink's streaming job emits it,
+    record by record (:mod:`.topn`), its RowKind last; None for another query, or one Spark
+    cannot analyse so."""
     from pyspark.errors import AnalysisException
 
     found = find_top_n(query)
     if found is None:
         return None
     try:
-        return flink_named(top_n_changes(session, found, partial(to_spark_sql, tables=schemas)))
+        frame = top_n_changes(session, found, partial(to_spark_sql, tables=schemas),
+                              partial(_source_columns, session, schemas))
     except AnalysisException:
         return None
+    return None if frame is None else flink_named(frame)
 
 
 def _outer_query(session: Any, rest: Any, view: str, inner_schema: Any,

@@ -1,164 +1,46 @@
-"""Top-N over bounded insert-only sources in STREAMING mode: Flink's changelog record by record.
+"""Top-N over bounded sources in STREAMING mode: Flink's changelog record by record.
 
-Flink plans ``SELECT .. FROM (SELECT .., ROW_NUMBER() OVER (PARTITION BY p ORDER BY o) AS rn
-FROM t) WHERE rn <= N`` over an insert-only input as a ``Rank`` whose function keeps, per
-partition key, the rows ranked so far (``TopNBuffer``: sort key to rows, ties in arrival order)
-and emits, for each input row (:func:`replay`, the rules of Flink's ``AppendOnlyTopNFunction``
-and ``FastTop1Function``):
+Flink runs ``SELECT .. FROM (SELECT .., ROW_NUMBER() OVER (PARTITION BY p ORDER BY o) AS rn
+FROM t) WHERE rn <= N`` as a ``Rank`` whose function keeps, per partition key, the rows ranked
+so far and emits records for each input record (:mod:`.rankfunctions`: the rules of
+``FastTop1Function`` and ``AppendOnlyTopNFunction`` over an insert-only table,
+``RetractableTopNFunction`` over a group aggregation's changelog).
 
-- a rank end of 1 from rank 1 (``FastTop1Function``): ``+I`` for the partition's first row, then
-  ``-U`` old / ``+U`` new for a row ranked strictly before it; the ``-U`` only without
-  ``PARTITION BY`` (with one, the partition key is the result's upsert key and Flink's planner
-  asks for no update-before: PyFlink 2.3 prints a bare ``+U``);
-- with ``rn`` in the output, or a rank start after 1: a row ranked within the end shifts the
-  rows after it, each changed rank ``-U`` (the row there before) / ``+U`` (the row there now),
-  and ``+I`` for the rank that was empty, only ranks within the range emitted;
-- without ``rn``: ``-D`` of the row pushed out of the top N, then ``+I`` of the new one.
-
-A row ranked after the buffer's worst (or equal to it) when the buffer is full is dropped.
-Here the input rows are numbered in their source order (``MONOTONICALLY_INCREASING_ID``, before
-any shuffle), grouped by the partition key (``applyInPandas``) and replayed in that order; the
-records carry their position (the row's number, then the record's number within it) as
-:mod:`.boundedchangelog`'s do, and :func:`~.boundedchangelog.ordered_changes` orders them: at
-parallelism 1 the order is Flink's.
+Here the input is numbered in its source order: a table's rows by ``MONOTONICALLY_INCREASING_ID``
+(before any shuffle), an aggregation's records by their position in its changelog
+(:mod:`.boundedchangelog`, ``SEQ * 2 + SUB``); it is grouped by the partition key
+(``applyInPandas``) and replayed in that order. The records carry their position (the input
+record's, then the record's number within it) as :mod:`.boundedchangelog`'s do, and
+:func:`~.boundedchangelog.ordered_changes` orders them: at parallelism 1 the order is Flink's.
 
 Only that shape is rewritten (:func:`find_top_n`): the outer select plain columns of the ranked
-subquery, its WHERE only the bound on ``rn``; the subquery's items plain columns and the one
-``ROW_NUMBER()`` over columns, its FROM a table (a Top-N over an aggregation is Flink's
-``RetractableTopNFunction``, not replayed here).
+subquery (or ``*``), its WHERE only the bound on ``rn`` (``<=``, ``<``, ``=``, ``BETWEEN``);
+the subquery's items plain columns and the one ``ROW_NUMBER()`` over columns, its FROM a table
+or a group aggregation whose changelog :func:`~.boundedchangelog.changelog_query` gives.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from sqlglot import exp
 
-from .boundedchangelog import SEQ, SUB, ordered_changes
+from .boundedchangelog import SEQ, SUB, Columns, changelog_query, ordered_changes
+from .rankfunctions import RankRange, replay, replay_retractable
 from .tableaggregate import ROW_KIND
+from .updating import is_aggregation
 
-#: a ranked row's columns carried for the replay: partition key i, order key i
-_PART, _ORDER = "__tn_p", "__tn_o"
-
-
-@dataclass(frozen=True, slots=True)
-class RankRange:
-    """A Top-N's ranks kept (``start`` to ``end``, 1-based, inclusive) and its rules."""
-
-    start: int
-    end: int
-    #: ``rn`` is a column of the result
-    output_number: bool
-    #: the rank has a PARTITION BY (a top-1 then emits no ``-U``)
-    partitioned: bool
-    #: per order key: descending, and NULLs first
-    order: tuple[tuple[bool, bool], ...]
-
-
-#: a record of the replay: the input row's index, its number within that row, its kind, the
-#: row and its rank
-Record = tuple[int, int, str, tuple[Any, ...], int]
-
-
-def replay(rows: Iterable[tuple[tuple[Any, ...], tuple[Any, ...]]],
-           ranks: RankRange) -> Iterator[Record]:
-    """Flink's Top-N records of one partition's insert-only rows (``(sort key, row)`` each,
-    in arrival order), as the module docstring says."""
-    compare = functools.cmp_to_key(functools.partial(_compare_keys, ranks.order))
-    if ranks.start == 1 and ranks.end == 1:
-        yield from _top1(rows, compare, not ranks.partitioned)
-        return
-    buffer: list[tuple[Any, list[tuple[Any, ...]]]] = []  # (sort key, rows), best first
-    for index, (key, row) in enumerate(rows):
-        ordered = compare(key)
-        size = sum(len(r) for _, r in buffer)
-        if buffer and not (ordered < buffer[-1][0]) and size >= ranks.end:
-            continue  # not within the buffer's range
-        at = next((i for i, (k, _) in enumerate(buffer) if not (k < ordered)), len(buffer))
-        if at < len(buffer) and buffer[at][0] == ordered:
-            buffer[at][1].append(row)
-        else:
-            buffer.insert(at, (ordered, [row]))
-        emitted = _with_number(buffer, at, row, ranks) \
-            if ranks.output_number or ranks.start > 1 else _without_number(buffer, row, ranks)
-        for sub, (kind, record, rank) in enumerate(emitted):
-            yield index, sub, kind, record, rank
-
-
-def _top1(rows: Iterable[tuple[tuple[Any, ...], tuple[Any, ...]]], compare: Any,
-          update_before: bool) -> Iterator[Record]:
-    """``FastTop1Function``: the first row, then each one strictly before the current."""
-    current: tuple[Any, tuple[Any, ...]] | None = None
-    for index, (key, row) in enumerate(rows):
-        ordered = compare(key)
-        if current is None:
-            current = (ordered, row)
-            yield index, 0, "+I", row, 1
-        elif ordered < current[0]:
-            if update_before:
-                yield index, 0, "-U", current[1], 1
-            yield index, 1, "+U", row, 1
-            current = (ordered, row)
-
-
-def _with_number(buffer: list[tuple[Any, list[tuple[Any, ...]]]], at: int, row: tuple[Any, ...],
-                 ranks: RankRange) -> list[tuple[str, tuple[Any, ...], int]]:
-    """``processElementWithRowNumber``: the records of the rows shifted by ``row`` (in the
-    buffer's entry ``at``), the entries after the rank end dropped."""
-    out: list[tuple[str, tuple[Any, ...], int]] = []
-    rank = sum(len(r) for _, r in buffer[:at + 1])
-    current, i = row, at + 1
-    while i < len(buffer) and rank <= ranks.end:
-        for previous in buffer[i][1]:
-            if rank > ranks.end:
-                break
-            if rank >= ranks.start:
-                out += [("-U", previous, rank), ("+U", current, rank)]
-            current, rank = previous, rank + 1
-        i += 1
-    if rank <= ranks.end and rank >= ranks.start:
-        out.append(("+I", current, rank))
-    del buffer[i:]
-    return out
-
-
-def _without_number(buffer: list[tuple[Any, list[tuple[Any, ...]]]], row: tuple[Any, ...],
-                    ranks: RankRange) -> list[tuple[str, tuple[Any, ...], int]]:
-    """``processElementWithoutRowNumber``: ``-D`` of the row past the rank end, ``+I``."""
-    out: list[tuple[str, tuple[Any, ...], int]] = []
-    if sum(len(r) for _, r in buffer) > ranks.end:
-        last = buffer[-1][1].pop()
-        if not buffer[-1][1]:
-            buffer.pop()
-        if last is row:
-            return out
-        out.append(("-D", last, 0))
-    out.append(("+I", row, 0))
-    return out
-
-
-def _compare_keys(order: Sequence[tuple[bool, bool]], a: tuple[Any, ...],
-                  b: tuple[Any, ...]) -> int:
-    """Flink's sort key comparator: per key its direction and where its NULLs go."""
-    for (descending, nulls_first), x, y in zip(order, a, b):
-        if x is None or y is None:
-            if x is None and y is None:
-                continue
-            return (-1 if x is None else 1) * (1 if nulls_first else -1)
-        if x != y:
-            less = x < y
-            return (-1 if less else 1) * (-1 if descending else 1)
-    return 0
+#: a ranked row's columns carried for the replay: partition key i, order key i, its kind
+_PART, _ORDER, _KIND = "__tn_p", "__tn_o", "__tn_kind"
 
 
 @dataclass(frozen=True, slots=True)
 class TopN:
     """A Top-N query's parts: the ranked subquery without its ``ROW_NUMBER()`` item, the
     ``rn`` column's name and position among the subquery's items, the partition and order
-    keys, the ranks kept and the outer query's columns (None for ``*``)."""
+    keys, the ranks kept, the outer query's columns (None for ``*``) and whether the ranked
+    subquery reads a group aggregation's changelog (else a table's rows)."""
 
     ranked: exp.Select
     number: str
@@ -167,11 +49,12 @@ class TopN:
     order: list[exp.Expr]
     ranks: RankRange
     columns: list[str] | None
+    over_changes: bool
 
 
 def find_top_n(query: exp.Expr) -> TopN | None:
-    """The Top-N over an insert-only table that :func:`changes` replays; None for another
-    query (module docstring)."""
+    """The Top-N over a table or a group aggregation that :func:`changes` replays; None for
+    another query (module docstring)."""
     if not isinstance(query, exp.Select) or any(
             query.args.get(a) for a in ("group", "having", "order", "limit", "joins",
                                         "distinct", "with_", "offset")):
@@ -182,8 +65,12 @@ def find_top_n(query: exp.Expr) -> TopN | None:
     if not isinstance(inner, exp.Select) or any(
             inner.args.get(a) for a in ("group", "having", "order", "limit", "joins",
                                         "distinct", "with_", "offset")) \
-            or not isinstance((inner.args.get("from_") or exp.From()).this, exp.Table) \
             or any(isinstance(t.this, exp.Anonymous) for t in inner.find_all(exp.Table)):
+        return None
+    source = (inner.args.get("from_") or exp.From()).this
+    over_changes = isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select) \
+        and is_aggregation(source.this)
+    if not isinstance(source, exp.Table) and not over_changes:
         return None
     numbered = [(i, e) for i, e in enumerate(inner.expressions)
                 if isinstance(e, exp.Alias) and isinstance(e.this, exp.Window)]
@@ -218,7 +105,7 @@ def find_top_n(query: exp.Expr) -> TopN | None:
     ranked = inner.copy()
     ranked.set("expressions", [e.copy() for e in others])
     return TopN(ranked, number, at, [p.copy() for p in partition],
-                [o.this.copy() for o in ordered], ranks, columns)
+                [o.this.copy() for o in ordered], ranks, columns, over_changes)
 
 
 def _bounds(where: exp.Where | None, number: str) -> tuple[int, int] | None:
@@ -253,18 +140,30 @@ def _bounds(where: exp.Where | None, number: str) -> tuple[int, int] | None:
     return (start, end) if end >= 1 else None
 
 
-def changes(session: Any, top_n: TopN, sql: Any) -> Any:
+def changes(session: Any, top_n: TopN, sql: Callable[[exp.Expr], str],
+            columns: Columns | None = None) -> Any:
     """The Top-N's records as Flink emits them (the outer query's columns, its RowKind last),
-    ``sql`` turning a Flink select into the Spark SQL text of the session's tables."""
+    ``sql`` turning a Flink select into the Spark SQL text of the session's tables; None when
+    the aggregation it reads has no changelog here (``columns``: as
+    :func:`~.boundedchangelog.changelog_query` takes it)."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     ranked = top_n.ranked.copy()
+    position: exp.Expr = exp.Anonymous(this="MONOTONICALLY_INCREASING_ID", expressions=[])
+    kind: exp.Expr = exp.Literal.string("+I")
+    if top_n.over_changes:
+        source = ranked.args["from_"].this
+        log = changelog_query(source.this, columns)
+        if log is None:
+            return None
+        source.set("this", log)
+        position = exp.column(SEQ, quoted=True) * 2 + exp.column(SUB, quoted=True)
+        kind = exp.column(ROW_KIND, quoted=True)
     carried = [exp.alias_(p.copy(), f"{_PART}{i}", quoted=True)
                for i, p in enumerate(top_n.partition)]
     carried += [exp.alias_(o.copy(), f"{_ORDER}{i}", quoted=True)
                 for i, o in enumerate(top_n.order)]
-    position = exp.Anonymous(this="MONOTONICALLY_INCREASING_ID", expressions=[])
-    ranked.set("expressions", [*ranked.expressions, *carried,
+    ranked.set("expressions", [*ranked.expressions, *carried, exp.alias_(kind, _KIND, quoted=True),
                                exp.alias_(position, SEQ, quoted=True)])
     frame = session.sql(sql(ranked))
     names = frame.columns[:len(top_n.ranked.expressions)]
@@ -278,9 +177,10 @@ def changes(session: Any, top_n: TopN, sql: Any) -> Any:
         from pyspark.sql.functions import lit
         frame = frame.withColumn(_PART, lit(0))
     orders, number_at, ranks = len(top_n.order), top_n.number_at, top_n.ranks
+    over_changes = top_n.over_changes
 
     def replay_partition(rows: Any) -> Any:  # a function: Spark reads its type hints
-        return _replay_frame(names, orders, number_at, ranks, schema.names, rows)
+        return _replay_frame(names, orders, number_at, ranks, over_changes, schema.names, rows)
 
     replayed = frame.groupBy(*keys).applyInPandas(replay_partition, schema)
     out = [f"`{c}`" for c in (top_n.columns or [f.name for f in fields])]
@@ -288,7 +188,7 @@ def changes(session: Any, top_n: TopN, sql: Any) -> Any:
 
 
 def _replay_frame(names: list[str], orders: int, number_at: int, ranks: RankRange,
-                  columns: list[str], rows: Any) -> Any:
+                  over_changes: bool, columns: list[str], rows: Any) -> Any:
     """One partition's rows (a pandas frame) replayed into its records' frame."""
     import pandas as pd
 
@@ -299,8 +199,10 @@ def _replay_frame(names: list[str], orders: int, number_at: int, ranks: RankRang
     seqs = [int(s) for s in rows[SEQ]]
     inputs = list(zip(map(tuple, keys.itertuples(index=False)),
                       map(tuple, values.itertuples(index=False))))
+    records = replay_retractable([(k, *i) for k, i in zip(rows[_KIND], inputs)], ranks) \
+        if over_changes else replay(inputs, ranks)
     out = []
-    for index, sub, kind, row, rank in replay(inputs, ranks):
+    for index, sub, kind, row, rank in records:
         record = list(row)
         record.insert(number_at, rank)
         out.append([*record, seqs[index], sub, kind])

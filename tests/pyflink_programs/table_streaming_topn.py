@@ -1,0 +1,31 @@
+# Top-N (ROW_NUMBER() ... WHERE rn <= N), as Flink's "Top-N" page describes it, in STREAMING
+# mode over a bounded source:
+# https://nightlies.apache.org/flink/flink-docs-stable/docs/dev/table/sql/queries/topn/
+# Flink runs the query as a streaming job even though from_elements ends: each row that enters
+# a partition's top N shifts the ranks after it. With the rank number in the output each changed
+# rank is -U (the row there before) / +U (the row there now) and a rank newly filled +I; without
+# it, -D of the row pushed out then +I of the new one; a top-1 per partition updates its one row
+# (+U alone: the partition key is the result's key).
+from pyflink.table import EnvironmentSettings, TableEnvironment
+
+SCORES = [("a", 1), ("b", 5), ("a", 3), ("a", 2), ("b", 5), ("a", 3), ("b", 1)]
+
+
+def main():
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t_env.get_config().set("parallelism.default", "1")
+    t_env.create_temporary_view("scores", t_env.from_elements(SCORES, ["player", "score"]))
+    ranked = ("SELECT {out} FROM (SELECT player, score, ROW_NUMBER() OVER ({over}) AS rn "
+              "FROM scores) WHERE {cond}")
+    t_env.execute_sql(ranked.format(out="player, score, rn", cond="rn <= 2",
+                                    over="PARTITION BY player ORDER BY score DESC")).print()
+    t_env.execute_sql(ranked.format(out="player, score", cond="rn <= 2",
+                                    over="PARTITION BY player ORDER BY score DESC")).print()
+    t_env.execute_sql(ranked.format(out="player, score", cond="rn = 1",
+                                    over="PARTITION BY player ORDER BY score ASC")).print()
+    # a global Top-N: every row competes for the same three ranks
+    t_env.execute_sql(ranked.format(out="*", cond="rn <= 3", over="ORDER BY score DESC")).print()
+
+
+if __name__ == "__main__":
+    main()
