@@ -31,20 +31,23 @@ from .rankfunctions import RankRange, replay, replay_retractable
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation
 
-#: a ranked row's columns carried for the replay: partition key i, order key i, its kind
-_PART, _ORDER, _KIND = "__tn_p", "__tn_o", "__tn_kind"
+#: a ranked row's columns carried for the replay: partition key i, order key i, its kind and
+#: its position in its input's order
+_PART, _ORDER, _KIND, _POS = "__tn_p", "__tn_o", "__tn_kind", "__tn_pos"
+_CARRIED = (_PART, _ORDER, _KIND, _POS, SEQ, SUB, ROW_KIND)
 
 
 @dataclass(frozen=True, slots=True)
 class TopN:
     """A Top-N query's parts: the ranked subquery without its ``ROW_NUMBER()`` item, the
-    ``rn`` column's name and position among the subquery's items, the partition and order
+    ``rn`` column's name and position among the subquery's columns (None: the last, after a
+    ``*``), the partition and order
     keys, the ranks kept, the outer query's columns (None for ``*``) and whether the ranked
     subquery reads a group aggregation's changelog (else a table's rows)."""
 
     ranked: exp.Select
     number: str
-    number_at: int
+    number_at: int | None
     partition: list[exp.Expr]
     order: list[exp.Expr]
     ranks: RankRange
@@ -55,6 +58,7 @@ class TopN:
 def find_top_n(query: exp.Expr) -> TopN | None:
     """The Top-N over a table or a group aggregation that :func:`changes` replays; None for
     another query (module docstring)."""
+    query = _without_ctes(query)
     if not isinstance(query, exp.Select) or any(
             query.args.get(a) for a in ("group", "having", "order", "limit", "joins",
                                         "distinct", "with_", "offset")):
@@ -70,7 +74,7 @@ def find_top_n(query: exp.Expr) -> TopN | None:
     source = (inner.args.get("from_") or exp.From()).this
     over_changes = isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select) \
         and is_aggregation(source.this)
-    if not isinstance(source, exp.Table) and not over_changes:
+    if not over_changes and not _in_source_order(source):
         return None
     numbered = [(i, e) for i, e in enumerate(inner.expressions)
                 if isinstance(e, exp.Alias) and isinstance(e.this, exp.Window)]
@@ -83,9 +87,15 @@ def find_top_n(query: exp.Expr) -> TopN | None:
     partition = list(window.args.get("partition_by") or [])
     ordered = list(window.args["order"].expressions)
     others = [e for i, e in enumerate(inner.expressions) if i != at]
-    if not all(isinstance(e, exp.Column) for e in [*partition, *others]) \
+    star = any(isinstance(e, exp.Star) for e in others)
+    if star and at != len(others):
+        return None
+    if not all(isinstance(e, exp.Column) for e in partition) \
+            or not all(isinstance(e, (exp.Column, exp.Star)) for e in others) \
             or not all(isinstance(o.this, exp.Column) for o in ordered) \
             or any(True for e in others for _ in e.find_all(exp.Window)):
+        return None
+    if over_changes and not _not_monotonic(source.this, ordered):
         return None
     number = item.alias
     bounds = _bounds(query.args.get("where"), number)
@@ -104,8 +114,59 @@ def find_top_n(query: exp.Expr) -> TopN | None:
                             for o in ordered))
     ranked = inner.copy()
     ranked.set("expressions", [e.copy() for e in others])
-    return TopN(ranked, number, at, [p.copy() for p in partition],
+    return TopN(ranked, number, None if star else at, [p.copy() for p in partition],
                 [o.this.copy() for o in ordered], ranks, columns, over_changes)
+
+
+def _without_ctes(query: exp.Expr) -> exp.Expr:
+    """``query`` with each common table expression it reads as a subquery of its name (a
+    STREAMING query reads its views so); ``query`` itself when it has none."""
+    with_ = query.args.get("with_")
+    if with_ is None or with_.args.get("recursive"):
+        return query
+    tree = query.copy()
+    ctes = {c.alias_or_name.lower(): c.this for c in tree.args["with_"].expressions}
+    tree.set("with_", None)
+    for _ in range(len(ctes)):  # a CTE may read an earlier one
+        tables = [t for t in tree.find_all(exp.Table)
+                  if not t.args.get("db") and t.name.lower() in ctes]
+        for table in tables:
+            table.replace(exp.Subquery(this=ctes[table.name.lower()].copy(), alias=exp.TableAlias(
+                this=exp.to_identifier(table.alias_or_name))))
+        if not tables:
+            break
+    return tree
+
+
+def _not_monotonic(aggregation: exp.Select, ordered: list[exp.Ordered]) -> bool:
+    """Flink plans the Top-N over the aggregation with its ``RetractStrategy`` (the
+    ``RetractableTopNFunction``): an order key is a ``SUM`` or ``AVG`` of a non-constant, which
+    its planner cannot tell only grows or shrinks (over a ``COUNT``, ``MAX`` or ``MIN`` it picks
+    the ``UpdateFastStrategy``, not replayed here: PyFlink 2.3 updates a top 1 of counts with
+    ``-U``/``+U``)."""
+    items = {e.alias_or_name.lower(): e.unalias() for e in aggregation.expressions}
+    for key in ordered:
+        item = items.get(key.this.name.lower()) if isinstance(key.this, exp.Column) else None
+        if isinstance(item, (exp.Sum, exp.Avg)) and not isinstance(item.this, exp.Literal):
+            return True
+    return False
+
+
+def _in_source_order(source: exp.Expr) -> bool:
+    """A table, ``VALUES``, or a subquery of projections and filters over one: its rows come in
+    the source's order, insert-only."""
+    if isinstance(source, exp.Table):
+        return not isinstance(source.this, exp.Anonymous)
+    if isinstance(source, exp.Values):
+        return True
+    body = source.this if isinstance(source, exp.Subquery) else None
+    if not isinstance(body, exp.Select) or is_aggregation(body) or any(
+            body.args.get(a) for a in ("group", "having", "order", "limit", "joins",
+                                       "distinct", "with_", "offset")) \
+            or any(True for _ in body.find_all(exp.Window, exp.Unnest, exp.Lateral)):
+        return False
+    from_ = body.args.get("from_")
+    return from_ is not None and _in_source_order(from_.this)
 
 
 def _bounds(where: exp.Where | None, number: str) -> tuple[int, int] | None:
@@ -164,11 +225,12 @@ def changes(session: Any, top_n: TopN, sql: Callable[[exp.Expr], str],
     carried += [exp.alias_(o.copy(), f"{_ORDER}{i}", quoted=True)
                 for i, o in enumerate(top_n.order)]
     ranked.set("expressions", [*ranked.expressions, *carried, exp.alias_(kind, _KIND, quoted=True),
-                               exp.alias_(position, SEQ, quoted=True)])
+                               exp.alias_(position, _POS, quoted=True)])
     frame = session.sql(sql(ranked))
-    names = frame.columns[:len(top_n.ranked.expressions)]
+    names = [c for c in frame.columns if not c.startswith(_CARRIED)]
+    number_at = len(names) if top_n.number_at is None else top_n.number_at
     fields = [frame.schema[n] for n in names]
-    fields.insert(top_n.number_at, StructField(top_n.number, LongType(), False))
+    fields.insert(number_at, StructField(top_n.number, LongType(), False))
     schema = StructType([*fields, StructField(SEQ, LongType(), False),
                          StructField(SUB, LongType(), False),
                          StructField(ROW_KIND, StringType(), False)])
@@ -176,7 +238,7 @@ def changes(session: Any, top_n: TopN, sql: Callable[[exp.Expr], str],
     if not top_n.partition:
         from pyspark.sql.functions import lit
         frame = frame.withColumn(_PART, lit(0))
-    orders, number_at, ranks = len(top_n.order), top_n.number_at, top_n.ranks
+    orders, ranks = len(top_n.order), top_n.ranks
     over_changes = top_n.over_changes
 
     def replay_partition(rows: Any) -> Any:  # a function: Spark reads its type hints
@@ -192,11 +254,11 @@ def _replay_frame(names: list[str], orders: int, number_at: int, ranks: RankRang
     """One partition's rows (a pandas frame) replayed into its records' frame."""
     import pandas as pd
 
-    rows = rows.sort_values(SEQ, kind="stable")
+    rows = rows.sort_values(_POS, kind="stable")
     values = rows[names].astype(object).where(rows[names].notna(), None)
     keys = rows[[f"{_ORDER}{i}" for i in range(orders)]].astype(object)
     keys = keys.where(keys.notna(), None)
-    seqs = [int(s) for s in rows[SEQ]]
+    seqs = [int(s) for s in rows[_POS]]
     inputs = list(zip(map(tuple, keys.itertuples(index=False)),
                       map(tuple, values.itertuples(index=False))))
     records = replay_retractable([(k, *i) for k, i in zip(rows[_KIND], inputs)], ranks) \
