@@ -25,6 +25,21 @@ def main():
                                     over="PARTITION BY player ORDER BY score ASC")).print()
     # a global Top-N: every row competes for the same three ranks
     t_env.execute_sql(ranked.format(out="*", cond="rn <= 3", over="ORDER BY score DESC")).print()
+    # the two best totals: each total's update retracts its row and adds the new one, and the
+    # ranks after it follow (-D of a rank left empty, +I of one filled)
+    t_env.execute_sql("SELECT player, total, rn FROM (SELECT player, total, ROW_NUMBER() OVER "
+                      "(ORDER BY total DESC) AS rn FROM (SELECT player, SUM(score) AS total "
+                      "FROM scores GROUP BY player)) WHERE rn <= 2").print()
+
+    # the same changes collected, each Row with its RowKind, and into a print table
+    best = t_env.sql_query(ranked.format(out="player, score", cond="rn <= 2",
+                                         over="PARTITION BY player ORDER BY score DESC"))
+    with best.execute().collect() as results:
+        for row in results:
+            print((str(row.get_row_kind()), *row))
+    t_env.execute_sql("CREATE TABLE best (player STRING, score BIGINT) "
+                      "WITH ('connector' = 'print')")
+    best.execute_insert("best").wait()
 
 
 if __name__ == "__main__":
