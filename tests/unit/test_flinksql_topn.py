@@ -11,8 +11,8 @@ from typing import Any, Iterator
 import pytest
 
 from sessioncluster.spark.flinksql.planner import to_spark_sql
-from sessioncluster.spark.flinksql.statements import Query, parse_statements
 from sessioncluster.spark.flinksql.rankfunctions import RankRange, replay, replay_retractable
+from sessioncluster.spark.flinksql.statements import Query, parse_statements
 from sessioncluster.spark.flinksql.topn import changes, find_top_n
 
 #: the rows of ``nums`` in their source order
@@ -195,17 +195,9 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
-@pytest.mark.parametrize("text", list(FLINK))
+@pytest.mark.parametrize("text", [*FLINK, *FLINK_OVER_CHANGES])
 def test_spark_gives_flinks_records(spark: Any, text: str) -> None:
     top_n = find_top_n(query(text))
     assert top_n is not None
     frame = changes(spark, top_n, lambda q: to_spark_sql(q, {}))
-    assert [(r[-1], *r[:-1]) for r in frame.collect()] == FLINK[text]
-
-
-@pytest.mark.parametrize("text", list(FLINK_OVER_CHANGES))
-def test_spark_gives_flinks_records_over_an_aggregation(spark: Any, text: str) -> None:
-    top_n = find_top_n(query(text))
-    assert top_n is not None
-    frame = changes(spark, top_n, lambda q: to_spark_sql(q, {}))
-    assert [(r[-1], *r[:-1]) for r in frame.collect()] == FLINK_OVER_CHANGES[text]
+    assert [(r[-1], *r[:-1]) for r in frame.collect()] == {**FLINK, **FLINK_OVER_CHANGES}[text]

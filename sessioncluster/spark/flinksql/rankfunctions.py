@@ -178,25 +178,22 @@ def replay_retractable(records: Iterable[tuple[str, tuple[Any, ...], tuple[Any, 
             yield index, sub, out_kind, out[:width], 1 if single else rank
 
 
+def _added_rank(entries: _Entries, at: int) -> int:
+    """The rank of a row added to the entry ``at`` (after the rows before it and its ties)."""
+    return sum(len(rows) for _, rows in entries[:at + 1]) + 1
+
+
 def _added_numbered(entries: _Entries, at: int, item: tuple[Any, ...],
                     ranks: RankRange) -> list[tuple[str, tuple[Any, ...], int]]:
     """``emitRecordsWithRowNumber``: the rows after ``item`` shift down a rank."""
     out: list[tuple[str, tuple[Any, ...], int]] = []
-    rank, current = 0, item
-    for i, (_, rows) in enumerate(entries):
+    rank, current = _added_rank(entries, at), item
+    for previous in (row for _, rows in entries[at + 1:] for row in rows):
         if rank > ranks.end:
             break
-        if i < at:
-            rank += len(rows)
-        elif i == at:
-            rank += len(rows) + 1
-        else:
-            for previous in rows:
-                if rank > ranks.end:
-                    break
-                if rank >= ranks.start:
-                    out += [("-U", previous, rank), ("+U", current, rank)]
-                current, rank = previous, rank + 1
+        if rank >= ranks.start:
+            out += [("-U", previous, rank), ("+U", current, rank)]
+        current, rank = previous, rank + 1
     if ranks.start <= rank <= ranks.end:
         out.append(("+I", current, rank))
     return out
@@ -205,22 +202,16 @@ def _added_numbered(entries: _Entries, at: int, item: tuple[Any, ...],
 def _added(entries: _Entries, at: int, item: tuple[Any, ...],
            ranks: RankRange) -> list[tuple[str, tuple[Any, ...], int]]:
     """``emitRecordsWithoutRowNumber``: ``-D`` of the row pushed past the end, ``+I``."""
-    rank, collect, delete = 0, False, None
-    for i, (_, rows) in enumerate(entries):
-        if rank > ranks.end:
+    own = rank = _added_rank(entries, at)
+    out: list[tuple[str, tuple[Any, ...], int]] = []
+    for _, rows in entries[at + 1:] if rank <= ranks.end else []:
+        if rank + len(rows) > ranks.end:
+            out.append(("-D", rows[ranks.end - rank], 0))
             break
-        if i < at:
-            rank += len(rows)
-        elif i == at:
-            rank += len(rows) + 1
-            collect = ranks.start <= rank <= ranks.end
-        elif rank + len(rows) <= ranks.end:
-            rank += len(rows)
-        else:
-            delete = rows[ranks.end - rank]
-            break
-    return [*([("-D", delete, 0)] if delete is not None else []),
-            *([("+I", item, 0)] if collect else [])]
+        rank += len(rows)
+    if ranks.start <= own <= ranks.end:
+        out.append(("+I", item, 0))
+    return out
 
 
 def _retracted_numbered(entries: _Entries, at: int, item: tuple[Any, ...],

@@ -10,8 +10,8 @@ is bounded (``filesystem`` without ``source.monitor-interval``, ``datagen`` with
 ``number-of-rows``) reads them once and ends, as Flink's bounded streaming job does after its
 final watermark: it runs as one batch (every window fires). A group aggregation in it still
 emits Flink's streaming changelog record by record (``+I``, ``-U``/``+U`` per row that changes
-it), computed by that batch (:mod:`.boundedchangelog`); a shape it does not rewrite gives its
-final rows, each ``+I``.
+it), computed by that batch (:mod:`.boundedchangelog`), and so does a Top-N (:mod:`.topn`); a
+shape they do not rewrite gives its final rows, each ``+I``.
 
 What Flink's planner calls an *updating* query (a non-windowed GROUP BY, ``DISTINCT``) is refused
 into an append-only sink (``filesystem``) with Flink's message. Into ``print`` (and
