@@ -96,6 +96,23 @@ FLINK_OVER_CHANGES: dict[str, list[tuple[Any, ...]]] = {
 }
 
 
+OVER_GROUPS = ("SELECT k, v, s{rn} FROM (SELECT k, v, s, ROW_NUMBER() OVER (PARTITION BY k ORDER BY "
+               "s {order}) AS rn FROM (SELECT k, v, SUM(v) AS s FROM nums GROUP BY k, v)) "
+               "WHERE rn <= {n}")
+# partitioned, over the sums per (k, v): what PyFlink 2.3's collect() gave
+FLINK_OVER_GROUPS: dict[str, list[tuple[Any, ...]]] = {
+    OVER_GROUPS.format(rn=", rn", order="DESC", n=2): [
+        ("+I", "a", 1, 1, 1), ("+I", "b", 5, 5, 1), ("-U", "a", 1, 1, 1), ("+U", "a", 3, 3, 1),
+        ("+I", "a", 1, 1, 2), ("-U", "a", 1, 1, 2), ("+U", "a", 2, 2, 2), ("-D", "b", 5, 5, 1),
+        ("+I", "b", 5, 10, 1), ("-U", "a", 3, 3, 1), ("+U", "a", 2, 2, 1), ("-U", "a", 2, 2, 2),
+        ("+U", "a", 1, 1, 2), ("-U", "a", 2, 2, 1), ("+U", "a", 3, 6, 1), ("-U", "a", 1, 1, 2),
+        ("+U", "a", 2, 2, 2), ("+I", "b", 1, 1, 2)],
+    OVER_GROUPS.format(rn="", order="ASC", n=1): [
+        ("+I", "a", 1, 1), ("+I", "b", 5, 5), ("-D", "b", 5, 5), ("+I", "b", 5, 10),
+        ("-D", "b", 5, 10), ("+I", "b", 1, 1)],
+}
+
+
 def sums_changelog() -> list[tuple[str, str, int]]:
     """``SELECT k, SUM(v) AS s FROM nums GROUP BY k``'s changelog (``+I``, then ``-U``/``+U``
     per row)."""
@@ -195,9 +212,12 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
-@pytest.mark.parametrize("text", [*FLINK, *FLINK_OVER_CHANGES])
+ALL = {**FLINK, **FLINK_OVER_CHANGES, **FLINK_OVER_GROUPS}
+
+
+@pytest.mark.parametrize("text", list(ALL))
 def test_spark_gives_flinks_records(spark: Any, text: str) -> None:
     top_n = find_top_n(query(text))
     assert top_n is not None
     frame = changes(spark, top_n, lambda q: to_spark_sql(q, {}))
-    assert [(r[-1], *r[:-1]) for r in frame.collect()] == {**FLINK, **FLINK_OVER_CHANGES}[text]
+    assert [(r[-1], *r[:-1]) for r in frame.collect()] == ALL[text]
