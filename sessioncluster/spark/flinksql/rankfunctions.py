@@ -24,7 +24,9 @@ and emits, for each input record, the rules of Flink's functions (``flink-table-
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -156,11 +158,13 @@ def replay_retractable(records: Iterable[tuple[str, tuple[Any, ...], tuple[Any, 
     single = ranks.start == ranks.end == 1
     numbered = (ranks.output_number and not single) or ranks.start > 1
     entries: _Entries = []
+    keys: list[Any] = []  # the entries' sort keys, for a binary search
     for index, (kind, key, row) in enumerate(records):
         ordered, item = compare(key), (*row, *key)
-        at = next((i for i, (k, _) in enumerate(entries) if not (k < ordered)), len(entries))
-        if at == len(entries) or entries[at][0] != ordered:
+        at = bisect.bisect_left(keys, ordered)
+        if at == len(entries) or keys[at] != ordered:
             entries.insert(at, (ordered, []))
+            keys.insert(at, ordered)
         rows = entries[at][1]
         if kind in ("+I", "+U"):
             emitted = _added_numbered(entries, at, item, ranks) if numbered else \
@@ -172,23 +176,29 @@ def replay_retractable(records: Iterable[tuple[str, tuple[Any, ...], tuple[Any, 
             if item in rows:  # not reached by the emission (past the rank end)
                 rows.remove(item)
         if not rows:
-            del entries[at]
+            del entries[at], keys[at]
         width = len(row)
         for sub, (out_kind, out, rank) in enumerate(emitted):
             yield index, sub, out_kind, out[:width], 1 if single else rank
 
 
-def _added_rank(entries: _Entries, at: int) -> int:
-    """The rank of a row added to the entry ``at`` (after the rows before it and its ties)."""
-    return sum(len(rows) for _, rows in entries[:at + 1]) + 1
+def _added_rank(entries: _Entries, at: int, end: int) -> int:
+    """The rank of a row added to the entry ``at`` (after the rows before it and its ties), or
+    one past ``end`` when it is past it."""
+    rank = 1
+    for _, rows in itertools.islice(entries, at + 1):
+        rank += len(rows)
+        if rank > end:
+            return end + 1
+    return rank
 
 
 def _added_numbered(entries: _Entries, at: int, item: tuple[Any, ...],
                     ranks: RankRange) -> list[tuple[str, tuple[Any, ...], int]]:
     """``emitRecordsWithRowNumber``: the rows after ``item`` shift down a rank."""
     out: list[tuple[str, tuple[Any, ...], int]] = []
-    rank, current = _added_rank(entries, at), item
-    for previous in (row for _, rows in entries[at + 1:] for row in rows):
+    rank, current = _added_rank(entries, at, ranks.end), item
+    for previous in (row for _, rows in itertools.islice(entries, at + 1, None) for row in rows):
         if rank > ranks.end:
             break
         if rank >= ranks.start:
@@ -202,9 +212,9 @@ def _added_numbered(entries: _Entries, at: int, item: tuple[Any, ...],
 def _added(entries: _Entries, at: int, item: tuple[Any, ...],
            ranks: RankRange) -> list[tuple[str, tuple[Any, ...], int]]:
     """``emitRecordsWithoutRowNumber``: ``-D`` of the row pushed past the end, ``+I``."""
-    own = rank = _added_rank(entries, at)
+    own = rank = _added_rank(entries, at, ranks.end)
     out: list[tuple[str, tuple[Any, ...], int]] = []
-    for _, rows in entries[at + 1:] if rank <= ranks.end else []:
+    for _, rows in itertools.islice(entries, at + 1, None) if rank <= ranks.end else []:
         if rank + len(rows) > ranks.end:
             out.append(("-D", rows[ranks.end - rank], 0))
             break
