@@ -1,8 +1,8 @@
 """A group aggregation over bounded sources in STREAMING mode on a real session: Flink's
 changelog record by record, as PyFlink 2.3 gives it for the same program
 (``in_streaming_mode()``, parallelism 1), through every way out: a print sink's lines,
-``to_changelog_stream`` of a bounded Table, and (its changes applied) ``to_pandas()``; an
-append-only sink and ``to_data_stream`` refuse it as Flink's planner does.
+``to_changelog_stream`` of a bounded Table (a Top-N's too), and (its changes applied)
+``to_pandas()``; an append-only sink and ``to_data_stream`` refuse it as Flink's planner does.
 (``execute().print()`` and ``collect()``: tests/pyflink_programs/table_streaming_changelog.py.)"""
 
 from __future__ import annotations
@@ -62,6 +62,31 @@ def test_to_changelog_stream_of_a_bounded_aggregate(session: sessioncluster.Sess
     with pytest.raises(ValueError, match="doesn't support consuming update changes"):
         t_env.to_data_stream(sums)
     assert sorted(sums.to_pandas().itertuples(index=False, name=None)) == [("a", 9), ("b", 11)]
+
+
+def test_to_changelog_stream_and_to_pandas_of_a_bounded_top_n(
+        session: sessioncluster.Session) -> None:
+    """A Top-N's records as PyFlink 2.3 gives them: a partitioned top 1 updates its row with
+    a bare +U (its partition key is the result's key), a top 2 with rn shifts its ranks with
+    -U/+U; to_pandas() applies them as PyFlink's does (the bare +U adds a row)."""
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    env.set_parallelism(1)
+    t_env = StreamTableEnvironment.create(env)
+    t_env.create_temporary_view("tn_nums", t_env.from_elements(NUMS, ["k", "v"]))
+    ranked = "SELECT {} FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY {}) AS rn " \
+        "FROM tn_nums) WHERE {}"
+    top1 = t_env.sql_query(ranked.format("k, v", "v ASC", "rn = 1"))
+    top2 = t_env.sql_query(ranked.format("k, v, rn", "v DESC", "rn <= 2"))
+    got = [[(r.get_row_kind().short_string(), *r)
+            for r in t_env.to_changelog_stream(t).execute_and_collect()] for t in (top1, top2)]
+    assert got == [  # PyFlink 2.3's
+        [("+I", "a", 1), ("+I", "b", 5), ("+U", "b", 1)],
+        [("+I", "a", 1, 1), ("+I", "b", 5, 1), ("-U", "a", 1, 1), ("+U", "a", 3, 1),
+         ("+I", "a", 1, 2), ("-U", "a", 1, 2), ("+U", "a", 2, 2), ("+I", "b", 5, 2),
+         ("-U", "a", 2, 2), ("+U", "a", 3, 2)]]
+    assert [list(t.to_pandas().itertuples(index=False, name=None)) for t in (top1, top2)] == [
+        [("a", 1), ("b", 5), ("b", 1)], [("b", 5, 1), ("a", 3, 1), ("b", 5, 2), ("a", 3, 2)]]
 
 
 def test_an_aggregation_of_an_aggregation_collects_flinks_changelog(

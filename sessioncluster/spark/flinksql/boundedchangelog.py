@@ -29,9 +29,9 @@ sets in Flink's order (:mod:`.groupingsets`).
 Only a shape whose order is the source's is rewritten: non-windowed aggregations (``GROUP BY``,
 global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG``
 (and ``COUNT(DISTINCT x)``) over insert-only rows, of ``COUNT``/``SUM`` over a changelog, with
-projections and filters below and above them. Anything else (joins, ``OVER``, Top-N, ``MIN``/
-``MAX`` over a changelog, a Python aggregate function, ``ORDER BY`` / ``LIMIT``, set
-operations) gives None: the caller keeps the final rows, all ``+I`` (for a Python aggregate
+projections and filters below and above them (a Top-N is :mod:`.topn`'s). Anything else
+(joins, ``OVER``, ``MIN``/``MAX`` over a changelog, a Python aggregate function, ``ORDER BY`` /
+``LIMIT``, set operations) gives None: the caller keeps the final rows, all ``+I`` (for a Python aggregate
 function that is Flink's output too, for an input within one bundle: its Python group
 aggregation emits once per bundle).
 """

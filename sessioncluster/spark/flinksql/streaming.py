@@ -10,8 +10,8 @@ is bounded (``filesystem`` without ``source.monitor-interval``, ``datagen`` with
 ``number-of-rows``) reads them once and ends, as Flink's bounded streaming job does after its
 final watermark: it runs as one batch (every window fires). A group aggregation in it still
 emits Flink's streaming changelog record by record (``+I``, ``-U``/``+U`` per row that changes
-it), computed by that batch (:mod:`.boundedchangelog`); a shape it does not rewrite gives its
-final rows, each ``+I``.
+it), computed by that batch (:mod:`.boundedchangelog`), and so does a Top-N (:mod:`.topn`); a
+shape they do not rewrite gives its final rows, each ``+I``.
 
 What Flink's planner calls an *updating* query (a non-windowed GROUP BY, ``DISTINCT``) is refused
 into an append-only sink (``filesystem``) with Flink's message. Into ``print`` (and
@@ -67,6 +67,8 @@ from .statements import Insert, StopJob
 from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
 from .temporaljoin import plan_temporal_join
+from .topn import changes as top_n_changes
+from .topn import find_top_n
 from .updating import (
     JOIN,
     OVER_RESULT,
@@ -266,6 +268,9 @@ class _Query:
         changes = _bounded_changes(session, query, schemas) if bounded else None
         if changes is not None:
             return cls(changes, True, query, operator="GroupAggregate")
+        ranked = _bounded_top_n(session, query, schemas) if bounded else None
+        if ranked is not None:
+            return cls(ranked, True, query, operator="Rank")
         query = plan_temporal_join(session, query, schemas, streaming=not bounded)
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
@@ -326,20 +331,43 @@ def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable])
     one Spark cannot analyse so (it runs as before: its final rows)."""
     from pyspark.errors import AnalysisException
 
-    def columns(source: Any) -> list[str] | None:  # an aggregation's FROM, analysed only
-        try:
-            probe = exp.select("*").from_(source.copy())
-            return list(session.sql(to_spark_sql(probe, schemas)).columns)
-        except AnalysisException:
-            return None
-
-    rewritten = changelog_query(query, columns)
+    rewritten = changelog_query(query, partial(_source_columns, session, schemas))
     if rewritten is None:
         return None
     try:
         return ordered_changes(flink_named(session.sql(to_spark_sql(rewritten, schemas))))
     except AnalysisException:
         return None
+
+
+def _source_columns(session: Any, schemas: dict[str, CatalogTable],
+                    source: Any) -> list[str] | None:
+    """The column names of an aggregation's FROM (a table or a subquery), analysed only; None
+    when Spark cannot analyse it."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        probe = exp.select("*").from_(source.copy())
+        return list(session.sql(to_spark_sql(probe, schemas)).columns)
+    except AnalysisException:
+        return None
+
+
+def _bounded_top_n(session: Any, query: Any, schemas: dict[str, CatalogTable]) -> Any:
+    """A Top-N over a bounded table or group aggregation as Flink's streaming job emits it,
+    record by record (:mod:`.topn`), its RowKind last; None for another query, or one Spark
+    cannot analyse so."""
+    from pyspark.errors import AnalysisException
+
+    found = find_top_n(query)
+    if found is None:
+        return None
+    try:
+        frame = top_n_changes(session, found, partial(to_spark_sql, tables=schemas),
+                              partial(_source_columns, session, schemas))
+    except AnalysisException:
+        return None
+    return None if frame is None else flink_named(frame)
 
 
 def _outer_query(session: Any, rest: Any, view: str, inner_schema: Any,
