@@ -21,7 +21,7 @@ TOLERABLE_FAILURES = "execution.checkpointing.tolerable-failed-checkpoints"
 MODE = "execution.checkpointing.mode"
 NUM_RETAINED = "state.checkpoints.num-retained"
 CHECKPOINTS_DIR = "state.checkpoints.dir"
-#: incremental state commits (on by default here, where Flink's default is off)
+#: incremental state commits (Spark's RocksDB changelog checkpointing), off by default
 INCREMENTAL = "execution.checkpointing.incremental"
 
 

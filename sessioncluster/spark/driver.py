@@ -27,7 +27,8 @@ from .events import (
 log = logging.getLogger("sessioncluster.spark")
 
 #: Spark's RocksDB changelog checkpointing: a stateful micro-batch's commit writes its changes,
-#: and snapshots are made in the background (Flink's incremental checkpoints)
+#: and snapshots are made in the background (Flink's incremental checkpoints, off by default as
+#: Flink's: on this machine it did not shorten a micro-batch, docs/benchmarks.md section 10)
 CHANGELOG_CHECKPOINTING = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 
@@ -73,9 +74,6 @@ def start_spark(settings: StartOptions, connection_file: str) -> Any:
         .config("spark.scheduler.revive.interval", "5s")
         # A cancelled task's Python worker is killed this soon if it does not stop by itself.
         .config("spark.python.task.killTimeout", "200ms")
-        # A stateful micro-batch's commit on the critical path of STREAMING latency: its
-        # changes, not a RocksDB snapshot (a job may turn it off: incremental_checkpoints).
-        .config(CHANGELOG_CHECKPOINTING, "true")
     )
     if settings.taskmanagers > 0 and not settings.spark_master:
         builder = builder.config("spark.executor.memory", f"{settings.memory}m")
@@ -301,7 +299,7 @@ def add_listener(sc: Any, bridge: SparkListenerBridge) -> None:
 
 def incremental_checkpoints(session: Any, configuration: Any) -> None:
     """A job's ``execution.checkpointing.incremental`` (``true``/``false``) on its own
-    SparkSession's state commits; the session's default (on) when the job does not set it."""
+    SparkSession's state commits; Spark's default (snapshots) when the job does not set it."""
     text = str(configuration.get(INCREMENTAL) or "").strip().lower()
     if not text:
         return

@@ -738,12 +738,12 @@ def test_live_accumulators_and_running_subtasks_of_an_unbounded_job(
     assert all(ex.state.is_terminal for ex in ended.executions)
 
 
-@pytest.mark.parametrize("incremental", [None, "false"])
-def test_state_commits_are_incremental_unless_the_job_says_not(
+@pytest.mark.parametrize("incremental", [None, "true"])
+def test_state_commits_are_incremental_when_the_job_says_so(
         session: sessioncluster.Session, tmp_path: Path, incremental: str | None) -> None:
-    """Keyed state commits write RocksDB changelogs (Spark's changelog checkpointing, Flink's
-    incremental checkpoints) by default, snapshots with ``execution.checkpointing.incremental``
-    false; the counts are plain Python's either way."""
+    """Keyed state commits write RocksDB snapshots by default, changelogs (Spark's changelog
+    checkpointing, Flink's incremental checkpoints) with ``execution.checkpointing.incremental``
+    true; the counts are plain Python's either way."""
     src, checkpoints = tmp_path / "in", tmp_path / "checkpoints"
     src.mkdir()
     env = streaming_env(session)
@@ -761,6 +761,6 @@ def test_state_commits_are_incremental_unless_the_job_says_not(
         results.close()
     state = [p.suffix for p in checkpoints.rglob("state/*/*/*") if p.suffix in (".zip", ".changelog")]
     if incremental is None:
-        assert ".changelog" in state, state
-    else:
         assert ".zip" in state and ".changelog" not in state, state
+    else:
+        assert ".changelog" in state, state
