@@ -46,16 +46,9 @@ from ..protocol.messages import (
     VertexInfo,
 )
 from ..spark.flinksql.connectors.printing import PrintedLines
+from ..spark.flinksql.microbatch import ChangelogState, batch_changelog, collected, write_batch
 from ..spark.flinksql.outcome import rows_as_arrow_ipc
-from ..spark.flinksql.streaming import (
-    ChangelogState,
-    StreamingInsert,
-    StreamingStatementJob,
-    batch_changelog,
-    collected,
-    is_updating,
-    write_batch,
-)
+from ..spark.flinksql.streaming import StreamingInsert, StreamingStatementJob, is_updating
 from ..spark.flinksql.updatingjoin import ChangelogFeed
 from ..spark.sql import spark_error_text
 from ..spark.streaming import DEFAULT_TRIGGER_MS, StreamQuery

@@ -11,7 +11,8 @@ import pytest
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
-from sessioncluster.spark.flinksql.streaming import ChangelogState, watermark_delay_ms
+from sessioncluster.spark.flinksql.microbatch import ChangelogState
+from sessioncluster.spark.flinksql.streaming import watermark_delay_ms
 from sessioncluster.spark.flinksql.updating import (
     changelog,
     key_positions,

@@ -19,7 +19,7 @@ from sessioncluster.jobmanager.streamresults import JobResults, ResultBuffer
 from sessioncluster.jupyter.sqlcell import retained_checkpoint
 from sessioncluster.jupyter.sqlresult import LiveResult
 from sessioncluster.spark.flinksql.catalog import Catalog
-from sessioncluster.spark.flinksql.streaming import ChangelogState
+from sessioncluster.spark.flinksql.microbatch import ChangelogState
 from sessioncluster.spark.streaming import StreamQuery
 
 

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from sessioncluster.jupyter.sqlresult import LiveResult, substitute
-from sessioncluster.spark.flinksql.streaming import changelog
+from sessioncluster.spark.flinksql.updating import changelog
 
 
 def word_counts(mode: str = "table", max_rows: int = 1000) -> LiveResult:

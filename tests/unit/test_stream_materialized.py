@@ -12,7 +12,7 @@ import pytest
 
 from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.jobmanager.streamresults import MaterializedResult
-from sessioncluster.spark.flinksql.streaming import changelog
+from sessioncluster.spark.flinksql.updating import changelog
 
 
 def blobs(*changes: tuple[str, tuple[Any, ...]]) -> list[bytes]:

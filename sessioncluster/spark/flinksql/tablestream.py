@@ -51,15 +51,14 @@ from ...graph.jobgraph import JobVertex
 from ...streaming.runtime import RECORD_SCHEMA
 from ..streaming import ROCKSDB_PROVIDER
 from .feeds import OutboxFeed
+from .microbatch import batch_changelog, plain_value
 from .model import FlinkSqlError
 from .outcome import StatementOutcome
 from .statements import Query, parse_statements
 from .streaming import (
     StreamingInsert,
     StreamingStatementJob,
-    batch_changelog,
     is_updating,
-    plain_value,
     updating_node,
 )
 

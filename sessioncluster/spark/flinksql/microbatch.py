@@ -1,0 +1,140 @@
+"""A streaming statement's micro-batches on the JobManager (each query's ``foreachBatch``):
+Flink's changelog of each (:func:`batch_changelog`: ``+I`` per row of an append-only query, an
+updating query's changes against the rows it emitted before, kept per micro-batch id in a
+:class:`ChangelogState`), written into the statement's sink (:func:`write_batch`) or kept for
+its client (:func:`collected`)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import connectors
+from .connectors.printing import (
+    PrintedLines,
+    fixed,
+    format_row,
+    print_prefix,
+    print_to_standard,
+    value_fixers,
+)
+from .model import CatalogTable
+from .updating import OuterQuery, changelog, result_changes
+
+
+class InsertQuery(Protocol):
+    """What this module reads of a streaming statement's INSERT (``streaming.StreamingInsert``)."""
+
+    table: CatalogTable
+    output_mode: str
+    key_positions: list[int]
+    row_kinds: bool
+    outer: OuterQuery | None
+
+
+# -- the changelog of an updating query ------------------------------------------------------------
+class ChangelogState:
+    """The last emitted row per key of one updating query, one snapshot per micro-batch id in
+    ``directory`` (the two latest kept): a batch run again finds the snapshot of the batch
+    before it."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _snapshots(self) -> list[int]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(int(n.split(".")[0]) for n in os.listdir(self.directory)
+                      if n.endswith(".state"))
+
+    def done(self, batch_id: int) -> bool:
+        """True when the batch's changelog was emitted already."""
+        return batch_id in self._snapshots()
+
+    def before(self, batch_id: int) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+        """The rows emitted up to the batch before ``batch_id``."""
+        earlier = [b for b in self._snapshots() if b < batch_id]
+        if not earlier:
+            return {}
+        with open(self.directory / f"{earlier[-1]}.state", "rb") as f:
+            return dict(pickle.load(f))
+
+    def latest(self) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+        """The rows emitted up to the latest micro-batch (a restored job's current result)."""
+        snapshots = self._snapshots()
+        return self.before(snapshots[-1] + 1) if snapshots else {}
+
+    def save(self, batch_id: int, rows: dict[tuple[Any, ...], tuple[Any, ...]]) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.directory / f".{batch_id}.state.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(rows, f)
+        os.replace(tmp, self.directory / f"{batch_id}.state")
+        for old in self._snapshots()[:-2]:
+            (self.directory / f"{old}.state").unlink(missing_ok=True)
+
+
+# -- the sinks, per micro-batch -------------------------------------------------------------------
+def write_batch(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path,
+                printed: PrintedLines | None = None) -> int:
+    """Write one micro-batch (``df``, a batch DataFrame) into the insert's sink; the rows
+    written. An updating query's rows become Flink's changelog (``print``: its lines). A
+    ``print`` sink's lines also go into ``printed``."""
+    if insert.output_mode != "update" and not insert.row_kinds:
+        return connectors.write_table(df, insert.table, printed=printed)
+    changes = batch_changelog(insert, df, batch_id, state_dir)
+    if insert.table.connector == "print":
+        prefix = print_prefix(insert.table.options.get("print-identifier", ""), 0, 1)
+        fixers = value_fixers(df.schema)
+        lines = [prefix + format_row(fixed(list(row), fixers), kind) for kind, row in changes]
+        print_to_standard(insert.table, lines)
+        if printed is not None:
+            printed.add(insert.table, lines)
+    return len(changes)
+
+
+def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path
+                    ) -> list[tuple[str, tuple[Any, ...]]]:
+    """One micro-batch as Flink's changelog: ``+I`` per row of an append-only query; an
+    updating one's from its :class:`ChangelogState` (nothing for a batch emitted before)."""
+    if insert.output_mode != "update" and not insert.row_kinds:
+        return [("+I", tuple(r)) for r in df.collect()]
+    state = ChangelogState(state_dir)
+    if state.done(batch_id):
+        return []  # emitted before the failure that runs this batch again
+    if insert.row_kinds:  # the changes are the rows (the state is in Spark's state store)
+        changes = [(r[-1], tuple(r)[:-1]) for r in df.collect()]
+        state.save(batch_id, {})
+        return changes
+    emitted = state.before(batch_id)
+    changes = changelog(emitted, [tuple(r) for r in df.collect()], insert.key_positions)
+    if insert.outer is not None:  # the changes of the query over the updating one
+        outer = ChangelogState(state_dir / "outer")
+        result = outer.before(batch_id)
+        changes = result_changes(result, insert.outer.rows(
+            df.sparkSession, list(emitted.values())), insert.outer.key_positions) \
+            if changes else []
+        outer.save(batch_id, result)
+    state.save(batch_id, emitted)
+    return changes
+
+
+def plain_value(v: Any) -> Any:
+    """A value of a collected row with no pyspark type in it, as Arrow gives it to a batch
+    query's client (a nested ROW as a dict, a MAP as its pairs), so that the client unpickles
+    it without pyspark and reads it as it reads a batch result."""
+    if isinstance(v, tuple) and hasattr(v, "asDict"):
+        return {k: plain_value(x) for k, x in v.asDict(recursive=False).items()}
+    if isinstance(v, list):
+        return [plain_value(x) for x in v]
+    if isinstance(v, dict):
+        return [(k, plain_value(x)) for k, x in v.items()]
+    return v
+
+
+def collected(changes: list[tuple[str, tuple[Any, ...]]]) -> list[bytes]:
+    """A micro-batch's changelog as the result buffer keeps it: one pickled
+    ``(row kind, values)`` per row."""
+    return [pickle.dumps((kind, tuple(plain_value(v) for v in row))) for kind, row in changes]
