@@ -283,18 +283,23 @@ def _runs(call: exp.Expr, over_changes: bool) -> bool:
         and (distinct == 0 or isinstance(call, exp.Count))
 
 
-def _position_and_sign(over_changes: bool) -> list[exp.Expr]:
-    """An input row's position (:data:`_POS`: its source order, or, over a changelog, its
-    record's ``SEQ * 2 + SUB``) and :data:`_SIGN` (-1 for a ``-U``/``-D`` record, else 1)."""
+def input_position(over_changes: bool) -> exp.Expr:
+    """An input row's position in Flink's order: its source order (a table's rows, before any
+    shuffle), or, over a changelog of this module, its record's ``SEQ * 2 + SUB``."""
     if not over_changes:
-        position: exp.Expr = exp.Anonymous(this="MONOTONICALLY_INCREASING_ID",
-                                                 expressions=[])
-        sign: exp.Expr = exp.Literal.number(1)
-    else:
-        position = sqlglot.parse_one(f"{_quoted(SEQ)} * 2 + {_quoted(SUB)}", read=Flink)
+        return exp.Anonymous(this="MONOTONICALLY_INCREASING_ID", expressions=[])
+    return exp.column(SEQ, quoted=True) * 2 + exp.column(SUB, quoted=True)
+
+
+def _position_and_sign(over_changes: bool) -> list[exp.Expr]:
+    """An input row's position (:data:`_POS`, :func:`input_position`) and :data:`_SIGN` (-1
+    for a ``-U``/``-D`` record, else 1)."""
+    sign: exp.Expr = exp.Literal.number(1)
+    if over_changes:
         sign = sqlglot.parse_one(f"CASE WHEN {_quoted(ROW_KIND)} IN ('-U', '-D') THEN -1 "
                                  "ELSE 1 END", read=Flink)
-    return [exp.alias_(position, _POS, quoted=True), exp.alias_(sign, _SIGN, quoted=True)]
+    return [exp.alias_(input_position(over_changes), _POS, quoted=True),
+            exp.alias_(sign, _SIGN, quoted=True)]
 
 
 def _distinct_arguments(call: exp.Expr) -> int:

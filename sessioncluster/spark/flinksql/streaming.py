@@ -267,7 +267,7 @@ class _Query:
                                                      streaming=not bounded)))
         frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
         if keyed is not None:  # the RowKind last, whatever the selects around it put it
-            frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
+            frame = _kind_last(frame)
         return cls(frame, keyed is not None, query)
 
     @classmethod
@@ -296,8 +296,13 @@ class _Query:
             query, feeds = plan_updating_join(session, query, select, plan_side,
                                               directory or Path(scratch), prefix)
             frame = flink_named(session.sql(to_spark_sql(query, schemas, streaming=True)))
-        frame = frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
+        frame = _kind_last(frame)
         return cls(frame, True, query, operator="Join", feeds=feeds)
+
+
+def _kind_last(frame: Any) -> Any:
+    """``frame`` with its :data:`ROW_KIND` column last."""
+    return frame.select(*[f"`{c}`" for c in frame.columns if c != ROW_KIND], ROW_KIND)
 
 
 def _conform_kinds(conform: Callable[..., Any], sink: CatalogTable, insert: Insert,

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
-from .boundedchangelog import SEQ, SUB, Columns, changelog_query, ordered_changes
+from .boundedchangelog import SEQ, SUB, Columns, changelog_query, input_position, ordered_changes
 from .rankfunctions import RankRange, replay, replay_retractable
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation
@@ -210,7 +210,6 @@ def changes(session: Any, top_n: TopN, sql: Callable[[exp.Expr], str],
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     ranked = top_n.ranked.copy()
-    position: exp.Expr = exp.Anonymous(this="MONOTONICALLY_INCREASING_ID", expressions=[])
     kind: exp.Expr = exp.Literal.string("+I")
     if top_n.over_changes:
         source = ranked.args["from_"].this
@@ -218,14 +217,13 @@ def changes(session: Any, top_n: TopN, sql: Callable[[exp.Expr], str],
         if log is None:
             return None
         source.set("this", log)
-        position = exp.column(SEQ, quoted=True) * 2 + exp.column(SUB, quoted=True)
         kind = exp.column(ROW_KIND, quoted=True)
     carried = [exp.alias_(p.copy(), f"{_PART}{i}", quoted=True)
                for i, p in enumerate(top_n.partition)]
     carried += [exp.alias_(o.copy(), f"{_ORDER}{i}", quoted=True)
                 for i, o in enumerate(top_n.order)]
     ranked.set("expressions", [*ranked.expressions, *carried, exp.alias_(kind, _KIND, quoted=True),
-                               exp.alias_(position, _POS, quoted=True)])
+                               exp.alias_(input_position(top_n.over_changes), _POS, quoted=True)])
     frame = session.sql(sql(ranked))
     names = [c for c in frame.columns if not c.startswith(_CARRIED)]
     number_at = len(names) if top_n.number_at is None else top_n.number_at
