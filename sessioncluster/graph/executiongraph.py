@@ -115,7 +115,8 @@ class ExecutionVertex:
         return None
 
     def execution_for(self, spark_task_id: int) -> Execution:
-        """The Execution of a Spark task attempt, created (as a new attempt) on first sight."""
+        """The Execution of a Spark task attempt, created (as a new attempt) on first sight; the
+        attempt before it ends FAILED if it had not ended yet, as in Flink."""
         for ex in self.executions:
             if ex.spark_task_id == spark_task_id:
                 return ex
@@ -123,6 +124,11 @@ class ExecutionVertex:
         if current.spark_task_id is None and current.state is ExecutionState.CREATED:
             current.spark_task_id = spark_task_id
             return current
+        if not current.state.is_terminal:
+            # Spark starts a partition's next attempt once the last one is gone (it failed, or
+            # its executor was lost); that attempt's end may be reported after the new start,
+            # and is stale then (its error, if any, is still recorded)
+            current.transition_to(ExecutionState.FAILED)
         ex = Execution(self, len(self.executions), spark_task_id)
         self.executions.append(ex)
         return ex
