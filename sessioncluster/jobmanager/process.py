@@ -648,7 +648,7 @@ def _warm_task(index: int, it: Any) -> Any:
     """Runs in a slot worker: loads the Task code and checks the TaskManager hook is there."""
     import time as _time
 
-    from sessioncluster.taskmanager.task import SlotWorker
+    from sessioncluster.taskmanager.slotworker import SlotWorker
 
     SlotWorker.current()
     _time.sleep(0.2)  # long enough that the tasks spread over every executor's slots

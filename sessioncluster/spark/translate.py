@@ -21,12 +21,11 @@ from typing import Any, Callable
 from ..graph.jobgraph import JobEdge, JobGraph, JobVertex, OperatorSpec
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime import textsplits
-from ..taskmanager.task import (
-    InputKind,
+from ..taskmanager.task import InputKind, VertexTask
+from ..taskmanager.writer import (
     OutputKind,
     RelayTask,
     VertexOutput,
-    VertexTask,
     edge_output,
     identity_partitioner,
     output_for,

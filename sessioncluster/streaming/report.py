@@ -26,7 +26,7 @@ from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
 from ..graph.jobgraph import JobVertex
 from ..graph.lifecycle import ExecutionState
 from ..protocol.messages import TaskError, TaskEvent
-from ..taskmanager.task import SlotWorker, TaskManagerUnavailable, user_task_error
+from ..taskmanager.slotworker import SlotWorker, TaskManagerUnavailable, user_task_error
 
 #: Spark's local properties of a micro-batch's tasks
 BATCH_ID_PROPERTY = "streaming.sql.batchId"

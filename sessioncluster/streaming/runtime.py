@@ -131,7 +131,7 @@ class VertexProgram:
         user's code is loaded and run inside it."""
         if not self.dependencies:
             return None
-        from ..taskmanager.task import SlotWorker, TaskManagerUnavailable
+        from ..taskmanager.slotworker import SlotWorker, TaskManagerUnavailable
 
         fetch: Callable[[str], bytes | None]
         try:

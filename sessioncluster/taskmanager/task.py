@@ -21,139 +21,37 @@ Each stage is one method of :class:`Task`, in that order.
 from __future__ import annotations
 
 import enum
-import gc
 import hashlib
 import itertools
 import operator
-import os
-import sys
 import time
-import traceback
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 import cloudpickle
-import zmq
 
 from ..api.accumulators import Accumulator, IntCounter, snapshot
-from ..api.functions import FieldAggregation, Function, RuntimeContext, as_callable
-from ..cluster.connection import ConnectionInfo
+from ..api.functions import Function, RuntimeContext, as_callable
 from ..dependencies import JobEnvironment, describe_all, prepare
 from ..graph.executiongraph import RECORDS_IN, RECORDS_OUT
-from ..graph.jobgraph import JobEdge, JobVertex, PythonDependency
+from ..graph.jobgraph import JobVertex, PythonDependency
 from ..graph.lifecycle import ExecutionState
-from ..graph.streamgraph import OperatorKind, Partitioning
-from ..lru import Lru
-from ..protocol.messages import BlobReply, FetchBlob, TaskError, TaskEvent
-from ..protocol.wire import MessageSigner
+from ..graph.streamgraph import OperatorKind
+from ..protocol.messages import TaskError, TaskEvent
 from ..runtime import textsplits
 from ..runtime.chain import chain
 from ..runtime.filesink import batch_copy, batch_token, write_partition
-from ..runtime.operators import StreamOperator, WindowOperator, WindowPreAggregator, open_function
+from ..runtime.operators import StreamOperator, open_function
 from ..runtime.sorting import DEFAULT_MEMORY_MB
-from .daemon import CONNECTION_ENV, IPC_ENV
+from .slotworker import SlotWorker, TaskManagerUnavailable, user_task_error
+from .writer import OutputKind, VertexOutput, combiner_of, emit_all
 
-BATCH_RECORDS = 1024
-#: unpickled user functions and collections a slot worker keeps (the agent's library cache
-#: keeps their bytes, bounded by size)
-LOADED_USER_CODE = 32
 LIVE_REPORT_SECONDS = 0.2
-_INTERNAL_PATHS = tuple(
-    os.path.dirname(m.__file__) + os.sep for m in (sys.modules["sessioncluster"], cloudpickle)  # type: ignore[arg-type]
-)
-
-
-class TaskManagerUnavailable(RuntimeError):
-    """The slot worker cannot reach its TaskManager agent."""
 
 
 class UserCodeError(RuntimeError):
     """A user function raised; the message carries the user's own traceback."""
-
-
-class SlotWorker:
-    """The per-process side of a slot worker: its connection to the TaskManager agent and
-    the user code it has already loaded (pyspark reuses the worker process across tasks)."""
-
-    _current: "SlotWorker | None" = None
-
-    def __init__(self) -> None:
-        ipc = os.environ.get(IPC_ENV)
-        conn = os.environ.get(CONNECTION_ENV)
-        if not ipc or not conn:
-            raise TaskManagerUnavailable(
-                "no sessioncluster TaskManager on this executor: spark.python.daemon.module must "
-                "be sessioncluster.taskmanager.daemon (is pyspark 4.3.x installed?)")
-        from pathlib import Path
-
-        info = ConnectionInfo.read(Path(conn))
-        self.signer = MessageSigner(info.key, sender=f"worker-{os.getpid()}")
-        self.ctx = zmq.Context()
-        self.sock = self.ctx.socket(zmq.DEALER)
-        self.sock.setsockopt(zmq.LINGER, 2000)
-        self.sock.connect(ipc)
-        #: user code already unpickled in this process (bounded: pyspark reuses the worker for
-        #: every job of the session)
-        self.loaded: Lru[str, Any] = Lru(LOADED_USER_CODE)
-        self.pid = os.getpid()
-        self.modules = len(sys.modules)
-
-    @classmethod
-    def current(cls) -> "SlotWorker":
-        """This process's SlotWorker (a forked child makes its own)."""
-        if cls._current is None or cls._current.pid != os.getpid():
-            cls._current = cls()
-        return cls._current
-
-    def report(self, event: TaskEvent) -> None:
-        self.signer.send(self.sock, event)
-
-    def freeze_new_modules(self) -> None:
-        """After a task that imported modules (pyarrow, pandas, the user's), freeze them out of
-        the cycle collector, as the daemon froze what it imported before the fork: pyspark
-        collects after every task, and would walk them each time."""
-        if len(sys.modules) > self.modules:
-            gc.collect()
-            gc.freeze()
-            self.modules = len(sys.modules)
-
-    def fetch(self, key: str, timeout: float = 60.0, scope: str = "") -> bytes | None:
-        """A blob's bytes from the TaskManager's library cache; ``None`` when this process has
-        the code loaded already (the TaskManager still hears of the use, for its statistics).
-        ``scope`` names the Python dependencies the code was loaded with."""
-        have = scope + key in self.loaded
-        if have:  # only the use is registered: nothing to wait for
-            self.signer.send(self.sock, FetchBlob(key, need_data=False, reply=False))
-            return None
-        self.signer.send(self.sock, FetchBlob(key))
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.sock.poll(int(left * 1000)):
-                raise TaskManagerUnavailable(f"the TaskManager did not answer for blob {key[:12]}")
-            got = self.signer.recv(self.sock)
-            if got is None:
-                continue
-            reply = got[1]
-            if isinstance(reply, BlobReply) and reply.key == key:
-                break
-        if reply.error:
-            raise RuntimeError(f"cannot load user code {key[:12]}: {reply.error}")
-        if reply.data is None:
-            raise RuntimeError(f"the BlobServer has no blob {key[:12]}")
-        return reply.data
-
-    def load(self, key: str, data: bytes | None, scope: str = "") -> Any:
-        """User code by key: this process's unpickled copy (loaded with the same Python
-        dependencies), else ``data`` unpickled."""
-        loaded = self.loaded.get(scope + key)
-        if loaded is None:
-            if data is None:
-                raise RuntimeError(f"user code {key[:12]} was evicted between fetch and load")
-            loaded = cloudpickle.loads(data)
-            self.loaded.put(scope + key, loaded)
-        return loaded
 
 
 class InputKind(enum.Enum):
@@ -173,34 +71,6 @@ class InputKind(enum.Enum):
     EXCHANGE = "exchange"
     #: pickled batches of (key, record) from a HASH exchange
     KEYED = "keyed"
-
-
-class OutputKind(enum.Enum):
-    """How the last operator of a vertex hands its records on."""
-
-    FORWARD = "forward"      # plain records to a consumer in the same Spark stage
-    HASH = "hash"            # (partition, batch of (key, record)) for a HASH exchange
-    REBALANCE = "rebalance"  # (partition, batch) round-robin
-    COLLECT = "collect"      # pickled batches for the client
-    PRINT = "print"          # printed lines for the client
-    TEXT = "text"            # a FileSink's part files (the pending files, as JSON, to commit)
-
-
-@dataclass(slots=True)
-class VertexOutput:
-    """What the last operator of a vertex hands on: plain records to a FORWARD consumer in
-    the same Spark stage, or batches for an exchange (HASH / REBALANCE) or the client."""
-
-    kind: OutputKind
-    partitions: int = 1
-    key_selector_key: str | None = None
-    combiner_key: str | None = None
-    #: for "collect": at most this many records per subtask
-    limit: int | None = None
-    #: the side output (OutputTag's tag_id) this output carries; None: the main output
-    side_output: str | None = None
-    #: into a two-input vertex: the consumer's input (0 or 1), sent along with each record
-    input_index: int | None = None
 
 
 @dataclass(slots=True)
@@ -230,11 +100,6 @@ class VertexTask:
 
     def __call__(self, split_index: int, iterator: Iterable[Any]) -> Iterator[Any]:
         return Task(self, split_index, iterator).run()
-
-
-def identity_partitioner(partition: int) -> int:
-    """Partition function for exchanges: the sending task already chose the target partition."""
-    return partition
 
 
 # -------------------------------------------------------------------------------------------
@@ -368,12 +233,15 @@ class Task:
         spec = self.spec
         copy = self._batch_copy()
         if copy is not None:
-            yield from _copy_files(self, copy)
+            yield from self.copy_files(copy)
             return
         records, ts = chain(self.vertex, self.functions, self.read_input(),
                              spec.input_kind is InputKind.KEYED, tagged=spec.outputs is not None,
                              timestamped=spec.timestamped_input, sort_memory_mb=spec.sort_memory_mb)
-        yield from _emit_all(self, records, ts)
+        if spec.outputs is None and spec.output.kind is OutputKind.TEXT:
+            yield from self.write_files(map(operator.itemgetter(1), records) if ts else records)
+        else:
+            yield from emit_all(self, records, ts)
 
     def _batch_copy(self) -> Any:
         """For a FileSource chained straight into a bulk FileSink: how its files' records go
@@ -420,6 +288,47 @@ class Task:
             self.environment.__exit__(None, None, None)
             self.environment = None
         self.worker.freeze_new_modules()
+
+    # -- the FileSink's output ------------------------------------------------------------
+    def write_files(self, records: Iterator[Any]) -> Iterator[str]:
+        """A FileSink subtask (BATCH): its records into in-progress part files of a run of its own
+        (a new uid per attempt); yields each pending file (JSON) for the JobMaster, which commits
+        those of the successful attempts when the job has succeeded."""
+        records_out = self.records_out
+
+        def counted() -> Iterator[Any]:
+            for n, rec in enumerate(records, 1):
+                records_out.value = n
+                yield rec
+
+        spec = self.spec
+        files, _ = write_partition(self.functions[-1], str(uuid.uuid4()),
+                                   batch_token(spec.job_id, spec.vertex.vertex_id), counted())
+        for f in files:
+            yield f.to_json()
+
+    def copy_files(self, read: Any) -> Iterator[str]:
+        """A FileSource chained straight into a bulk FileSink (BATCH): each file's records go from
+        the source format to the sink's writers as Arrow tables (``read``), as :meth:`write_files`
+        writes records; each table counts its rows as records in and out."""
+        counted = self.records_in, self.records_out
+
+        def tables() -> Iterator[Any]:
+            for row in self.upstream:
+                for table in read(row.path):
+                    for counter in counted:
+                        counter.value += table.num_rows
+                    if time.monotonic() - self._last_report >= LIVE_REPORT_SECONDS:
+                        self._last_report = time.monotonic()
+                        self.report(ExecutionState.RUNNING)
+                    yield table
+
+        spec = self.spec
+        files, _ = write_partition(self.functions[-1], str(uuid.uuid4()),
+                                   batch_token(spec.job_id, spec.vertex.vertex_id), tables(),
+                                   tables=True)
+        for f in files:
+            yield f.to_json()
 
     # -- input ----------------------------------------------------------------------------
     def read_input(self) -> Iterator[Any]:
@@ -489,378 +398,3 @@ def _failed_operator(exc: BaseException, operator_of: dict[Any, str], vertex_nam
     return vertex_name
 
 
-def combiner_of(fn: Any) -> Any:
-    """The map-side combiner of a HASH edge's consumer: a keyed reduce's function, or a
-    window's pre-aggregation (``JobEdge.window_partials``)."""
-    if isinstance(fn, WindowOperator):
-        return WindowPreAggregator(fn)
-    return as_callable(fn)
-
-
-def _emit(task: VertexTask, subtask: int, records: Iterator[Any], key_selector: Any,
-          combiner: Any, records_out: IntCounter, timestamped: bool = False) -> Iterator[Any]:
-    out = task.output
-    if out.kind is OutputKind.COLLECT and out.limit is not None:
-        records = itertools.islice(records, out.limit)
-    if out.kind is OutputKind.FORWARD:
-        for n, rec in enumerate(records, 1):
-            records_out.value = n
-            yield rec
-    elif out.kind is OutputKind.COLLECT:
-        for batch in _batches(records, records_out):
-            yield cloudpickle.dumps(batch)
-    elif out.kind is OutputKind.PRINT:
-        prefix = f"{subtask + 1}> " if task.vertex.parallelism > 1 else ""
-        for batch in _batches(records, records_out):
-            yield "\n".join(f"{prefix}{rec}" for rec in batch)
-    elif out.kind is OutputKind.REBALANCE:
-        buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
-        for i, rec in enumerate(records):
-            pid = (subtask + i) % out.partitions
-            b = buckets[pid]
-            b.append(rec)
-            if len(b) >= BATCH_RECORDS:
-                yield pid, cloudpickle.dumps(b)
-                b.clear()
-            records_out.value = i + 1
-        for pid, b in enumerate(buckets):
-            if b:
-                yield pid, cloudpickle.dumps(b)
-    elif out.kind is OutputKind.HASH and isinstance(combiner, WindowPreAggregator):
-        yield from _emit_partials(records, out.partitions, key_selector, combiner, records_out,
-                                  timestamped)
-    elif out.kind is OutputKind.HASH:
-        yield from _emit_hash(records, out.partitions, key_selector, combiner, records_out)
-    else:
-        raise ValueError(f"unknown output kind {out.kind!r}")
-
-
-def _emit_hash(records: Iterator[Any], partitions: int, key_selector: Any, combiner: Any,
-               records_out: IntCounter) -> Iterator[tuple[int, bytes]]:
-    from pyspark.rdd import portable_hash
-
-    try:
-        if isinstance(combiner, FieldAggregation):  # sum/min/max: no call per record
-            combined, records_out.value = combiner.combine_by_key(records, key_selector)
-            pairs: Iterable[tuple[Any, Any]] = combined.items()
-        elif combiner is not None:  # map-side combine: one record per key leaves this subtask
-            combined = {}
-            n = 0
-            for n, rec in enumerate(records, 1):
-                key = key_selector(rec)
-                if key in combined:
-                    combined[key] = combiner(combined[key], rec)
-                else:
-                    combined[key] = rec
-            records_out.value = n
-            pairs = combined.items()
-        else:
-            pairs = ((key_selector(rec), rec) for rec in records)
-        buckets: list[list[Any]] = [[] for _ in range(partitions)]
-        for n, (key, rec) in enumerate(pairs, 1):
-            pid = portable_hash(key) % partitions
-            b = buckets[pid]
-            b.append((key, rec))
-            if len(b) >= BATCH_RECORDS:
-                yield pid, cloudpickle.dumps(b)
-                b.clear()
-            if combiner is None:
-                records_out.value = n
-    except TypeError as exc:
-        if "unhashable" not in str(exc):
-            raise
-        raise _unhashable_key(exc) from exc
-    for pid, b in enumerate(buckets):
-        if b:
-            yield pid, cloudpickle.dumps(b)
-
-
-def _emit_partials(records: Iterator[Any], partitions: int, key_selector: Any,
-                   combiner: WindowPreAggregator, records_out: IntCounter,
-                   timestamped: bool) -> Iterator[tuple[int, bytes]]:
-    """A window's BATCH pre-aggregation: one ``(key, (window's max timestamp, (window,
-    partial)))`` per (key, window) of this subtask's records (no timestamp on a stream without
-    them); records out counts the partials sent."""
-    from pyspark.rdd import portable_hash
-
-    try:
-        combined, _ = combiner.combine(records, key_selector, timestamped)
-    except TypeError as exc:
-        if "unhashable" not in str(exc):
-            raise
-        raise _unhashable_key(exc) from exc
-    buckets: list[list[Any]] = [[] for _ in range(partitions)]
-    pid_of: dict[Any, int] = {}
-    for n, ((key, window), partial) in enumerate(combined.items(), 1):
-        pid = pid_of.get(key)
-        if pid is None:
-            pid = pid_of[key] = portable_hash(key) % partitions
-        b = buckets[pid]
-        b.append((key, (window.max_timestamp(), (window, partial)) if timestamped
-                  else (window, partial)))
-        if len(b) >= BATCH_RECORDS:
-            yield pid, cloudpickle.dumps(b)
-            b.clear()
-        records_out.value = n
-    for pid, b in enumerate(buckets):
-        if b:
-            yield pid, cloudpickle.dumps(b)
-
-
-def _unhashable_key(exc: TypeError) -> TypeError:
-    """The error of a key selector that returned an unhashable key."""
-    return TypeError(f"key_by: the key selector returned an {exc}; return a hashable key, "
-                     f"e.g. a tuple instead of a list")
-
-
-_SINKS = frozenset({OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT})
-
-
-def _writer(task: "Task | _RelayContext", out: VertexOutput, ts: bool) -> "_Writer":
-    """The writer of one output of a vertex read by several consumers."""
-    key_selector = task.key_selectors.get(out.key_selector_key or "")
-    combiner = task.combiners.get(out.combiner_key or "")
-    if ts:
-        key_selector, combiner = _on_value(key_selector), None
-    if out.input_index is not None:
-        key_selector, combiner = _on_value(key_selector), None
-    return _Writer(out, task.subtask, key_selector, combiner)
-
-
-def _on_value(key_selector: Any) -> Any:
-    """A key selector for ``(timestamp, value)`` records: the key of the value."""
-    if key_selector is None:
-        return None
-
-    def select(record: tuple[Any, Any]) -> Any:
-        return key_selector(record[1])
-
-    return select
-
-
-class _Writer:
-    """Hands records on over one output of a vertex read by several consumers: plain records
-    (FORWARD), round-robin batches (REBALANCE) or batches by key hash (HASH, combined first
-    when the consumer is a reduce)."""
-
-    def __init__(self, out: VertexOutput, subtask: int, key_selector: Any, combiner: Any) -> None:
-        self.out = out
-        self.key_selector = key_selector
-        self.combiner = combiner
-        self.buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
-        self.combined: dict[Any, Any] = {}
-        self.next = subtask
-
-    def write(self, rec: Any) -> Iterator[Any]:
-        if self.out.input_index is not None:
-            rec = (self.out.input_index, rec)
-        kind = self.out.kind
-        if kind is OutputKind.FORWARD:
-            yield rec
-            return
-        if kind is OutputKind.REBALANCE:
-            pid = self.next % self.out.partitions
-            self.next += 1
-            item: Any = rec
-        else:
-            key = self.key_selector(rec)
-            if self.combiner is not None:
-                combined = self.combined
-                combined[key] = self.combiner(combined[key], rec) if key in combined else rec
-                return
-            pid, item = _hash_partition(key, self.out.partitions), (key, rec)
-        bucket = self.buckets[pid]
-        bucket.append(item)
-        if len(bucket) >= BATCH_RECORDS:
-            yield pid, cloudpickle.dumps(bucket)
-            bucket.clear()
-
-    def finish(self) -> Iterator[Any]:
-        for key, rec in self.combined.items():
-            self.buckets[_hash_partition(key, self.out.partitions)].append((key, rec))
-        self.combined.clear()
-        for pid, bucket in enumerate(self.buckets):
-            if bucket:
-                yield pid, cloudpickle.dumps(bucket)
-                bucket.clear()
-
-
-def _hash_partition(key: Any, partitions: int) -> int:
-    from pyspark.rdd import portable_hash
-
-    return portable_hash(key) % partitions
-
-
-def _emit_all(task: "Task | _RelayContext", records: Iterator[Any], ts: bool) -> Iterator[Any]:
-    """Hand the chain's records on over the vertex's output(s)."""
-    spec = task.spec
-    if spec.outputs is not None:
-        yield from _emit_many(task, records, ts)
-        return
-    out = spec.output
-    key_selector = task.key_selectors.get(out.key_selector_key or "")
-    combiner = task.combiners.get(out.combiner_key or "")
-    if ts:
-        if out.kind in _SINKS:
-            records = map(operator.itemgetter(1), records)  # a sink writes the values
-        elif not isinstance(combiner, WindowPreAggregator):  # it takes (timestamp, value) itself
-            key_selector, combiner = _on_value(key_selector), None
-    if out.kind is OutputKind.TEXT:
-        assert isinstance(task, Task)  # a relay never ends in a sink
-        yield from _write_files(task, records)
-        return
-    if out.input_index is not None:  # into a two-input vertex: say which input
-        records = zip(itertools.repeat(out.input_index), records)
-        key_selector, combiner = _on_value(key_selector), None
-    yield from _emit(spec, task.subtask, records, key_selector, combiner, task.records_out, ts)
-
-
-def _write_files(task: "Task", records: Iterator[Any]) -> Iterator[str]:
-    """A FileSink subtask (BATCH): its records into in-progress part files of a run of its own
-    (a new uid per attempt); yields each pending file (JSON) for the JobMaster, which commits
-    those of the successful attempts when the job has succeeded."""
-    records_out = task.records_out
-
-    def counted() -> Iterator[Any]:
-        for n, rec in enumerate(records, 1):
-            records_out.value = n
-            yield rec
-
-    spec = task.spec
-    files, _ = write_partition(task.functions[-1], str(uuid.uuid4()),
-                               batch_token(spec.job_id, spec.vertex.vertex_id), counted())
-    for f in files:
-        yield f.to_json()
-
-
-def _copy_files(task: "Task", read: Any) -> Iterator[str]:
-    """A FileSource chained straight into a bulk FileSink (BATCH): each file's records go from
-    the source format to the sink's writers as Arrow tables (``read``), as ``_write_files``
-    writes records; each table counts its rows as records in and out."""
-    counted = task.records_in, task.records_out
-
-    def tables() -> Iterator[Any]:
-        for row in task.upstream:
-            for table in read(row.path):
-                for counter in counted:
-                    counter.value += table.num_rows
-                if time.monotonic() - task._last_report >= LIVE_REPORT_SECONDS:
-                    task._last_report = time.monotonic()
-                    task.report(ExecutionState.RUNNING)
-                yield table
-
-    spec = task.spec
-    files, _ = write_partition(task.functions[-1], str(uuid.uuid4()),
-                               batch_token(spec.job_id, spec.vertex.vertex_id), tables(),
-                               tables=True)
-    for f in files:
-        yield f.to_json()
-
-
-@dataclass(slots=True)
-class RelayTask:
-    """The consumers' side of a cached stream computed in this job: the vertex's records, kept
-    plain in Spark's storage, handed on over the vertex's outputs (no chain runs again, and no
-    subtask reports: the vertex's own Task did)."""
-
-    spec: VertexTask
-    timestamped: bool = False
-
-    def __call__(self, subtask: int, records: Iterable[Any]) -> Iterator[Any]:
-        context = _RelayContext(self.spec, subtask)
-        records = iter(records)
-        if self.spec.outputs is not None:
-            records = zip(itertools.repeat(None), records)
-        return _emit_all(context, records, self.timestamped)
-
-
-class _RelayContext:
-    """What the emission needs of a Task, for a :class:`RelayTask`."""
-
-    def __init__(self, spec: VertexTask, subtask: int) -> None:
-        self.spec = spec
-        self.subtask = subtask
-        self.records_out = IntCounter()
-        worker = SlotWorker.current()
-        self.key_selectors: dict[str, Any] = {}
-        self.combiners: dict[str, Any] = {}
-        for out in spec.all_outputs:
-            for key, into in ((out.key_selector_key, self.key_selectors),
-                              (out.combiner_key, self.combiners)):
-                if key:
-                    fn = worker.load(key, worker.fetch(key))
-                    into[key] = combiner_of(fn) if into is self.combiners else as_callable(fn)
-
-
-def _emit_many(task: "Task | _RelayContext", tagged: Iterator[tuple[str | None, Any]],
-               ts: bool = False) -> Iterator[tuple[int, Any]]:
-    """Fan-out: each record goes to every output that reads its tag, as ``(output index,
-    item)``; the Spark side keeps the vertex's partition and gives each consumer its items.
-    Records out counts each record once, however many consumers read it."""
-    spec = task.spec
-    assert spec.outputs is not None
-    writers = [_writer(task, out, ts) for out in spec.outputs]
-    routes: dict[str | None, list[tuple[int, _Writer]]] = {}
-    for i, (out, writer) in enumerate(zip(spec.outputs, writers)):
-        if out.kind in (OutputKind.COLLECT, OutputKind.PRINT, OutputKind.TEXT):
-            raise ValueError(f"a sink is never one of several outputs: {out.kind}")
-        routes.setdefault(out.side_output, []).append((i, writer))
-    records_out = task.records_out
-    n = 0
-    for n, (tag, rec) in enumerate(tagged, 1):
-        for i, writer in routes.get(tag, ()):
-            for item in writer.write(rec):
-                yield i, item
-    records_out.value = n
-    for i, writer in enumerate(writers):
-        for item in writer.finish():
-            yield i, item
-
-
-def _batches(records: Iterator[Any], records_out: IntCounter) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for rec in records:
-        batch.append(rec)
-        if len(batch) >= BATCH_RECORDS:
-            records_out.value += len(batch)
-            yield batch
-            batch = []
-    if batch:
-        records_out.value += len(batch)
-        yield batch
-
-
-def user_task_error(exc: BaseException, operator: str, subtask: str) -> TaskError:
-    """The user's part of a traceback: frames of this package, pyspark and cloudpickle dropped."""
-    frames = []
-    for fs in traceback.extract_tb(exc.__traceback__):
-        if fs.filename.startswith(_INTERNAL_PATHS) or "/pyspark/" in fs.filename:
-            continue
-        frames.append((fs.filename, fs.lineno or 0, fs.name, fs.line or ""))
-    return TaskError(type(exc).__name__, str(exc), frames, operator, subtask)
-
-
-def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> VertexOutput:
-    """How a vertex hands on its records, from its out-edge (or its sink)."""
-    last = vertex.operators[-1].kind
-    if last is OperatorKind.SINK_COLLECT:
-        return VertexOutput(OutputKind.COLLECT, limit=vertex.operators[-1].config.get("limit"))
-    if last is OperatorKind.SINK_PRINT:
-        return VertexOutput(OutputKind.PRINT)
-    if last is OperatorKind.SINK_TEXT:
-        return VertexOutput(OutputKind.TEXT)
-    if last is OperatorKind.SINK_VIEW:
-        return VertexOutput(OutputKind.FORWARD)  # plain records: Spark turns them into a DataFrame
-    if len(vertex.outputs) != 1:
-        raise ValueError(f"'{vertex.name}' has {len(vertex.outputs)} outputs: use edge_output")
-    return edge_output(vertex.outputs[0], consumer_parallelism)
-
-
-def edge_output(edge: JobEdge, consumer_parallelism: int) -> VertexOutput:
-    """How a vertex hands its records on over ``edge``."""
-    kind = {Partitioning.FORWARD: OutputKind.FORWARD, Partitioning.HASH: OutputKind.HASH,
-            Partitioning.REBALANCE: OutputKind.REBALANCE}[edge.ship_strategy]
-    if kind is OutputKind.FORWARD:
-        return VertexOutput(kind, side_output=edge.side_output, input_index=edge.input_index)
-    return VertexOutput(kind, consumer_parallelism, edge.key_selector_key, edge.combiner_key,
-                  side_output=edge.side_output, input_index=edge.input_index)

@@ -102,7 +102,7 @@ def test_a_slot_worker_with_the_code_loaded_registers_its_use_without_waiting(
     from sessioncluster.protocol.messages import FetchBlob
     from sessioncluster.taskmanager.agent import TaskManagerAgent
     from sessioncluster.taskmanager.daemon import CONNECTION_ENV, IPC_ENV
-    from sessioncluster.taskmanager.task import SlotWorker
+    from sessioncluster.taskmanager.slotworker import SlotWorker
 
     ctx = zmq.Context.instance()
     rm = ctx.socket(zmq.ROUTER)  # the ResourceManager's socket, which nothing here answers on
