@@ -135,3 +135,53 @@ def test_bad_statements_fail_clearly_and_the_session_goes_on(session, bids) -> N
     with pytest.raises(SqlExecutionException, match="kafkaa"):
         session.execute_sql("CREATE TABLE k (a INT) WITH ('connector' = 'kafkaa')")
     assert rows(session, "SELECT COUNT(*) FROM Bid") == [(6,)]
+
+
+def test_a_views_column_list_names_its_columns(session) -> None:
+    """``CREATE VIEW v (a, b) AS ...`` (Flink's docs: CREATE VIEW): the list names the query's
+    columns; a list of another length is Flink's error. Checked against PyFlink 2.3."""
+    session.execute_sql("CREATE TEMPORARY VIEW flink_sql_pairs (n, word) AS VALUES (1, 'x'), "
+                        "(2, 'y')")
+    session.execute_sql("CREATE VIEW flink_sql_pairs2 (k, w) AS SELECT n, word FROM "
+                        "flink_sql_pairs WHERE n > 1")
+    try:
+        assert sorted(rows(session, "SELECT word, n FROM flink_sql_pairs")) == [("x", 1),
+                                                                             ("y", 2)]
+        assert rows(session, "SELECT w, k FROM flink_sql_pairs2") == [("y", 2)]
+        with pytest.raises(SqlExecutionException, match="VIEW definition and input fields "
+                                                        "not match"):
+            session.execute_sql("CREATE VIEW flink_sql_bad (a) AS SELECT n, word FROM "
+                                "flink_sql_pairs")
+        text = rows(session, "SHOW CREATE VIEW flink_sql_pairs2")[0][0]
+        assert text.startswith("CREATE VIEW `default_catalog`.`default_database`."
+                               "`flink_sql_pairs2` (\n  `k`,\n  `w`\n)\nAS SELECT `n`, `word`")
+    finally:
+        session.execute_sql("DROP VIEW IF EXISTS flink_sql_pairs2")
+        session.execute_sql("DROP TEMPORARY VIEW IF EXISTS flink_sql_pairs")
+
+
+def test_show_create_table_and_use(session, bids) -> None:
+    """SHOW CREATE TABLE in Flink's layout; USE of the one catalog and database there are, and
+    Flink's errors for another one or for a view/table mix-up."""
+    text = rows(session, "SHOW CREATE TABLE Bid")[0][0]
+    assert text.startswith("CREATE TABLE `default_catalog`.`default_database`.`Bid` (\n"
+                           "  `bidtime` TIMESTAMP(3),\n  `price` DECIMAL(10, 2),\n"
+                           "  `item` VARCHAR(2147483647),\n"
+                           "  WATERMARK FOR `bidtime` AS `bidtime` - INTERVAL '1' SECOND\n)\n"
+                           "WITH (\n  'connector' = 'filesystem',\n  'format' = 'csv',\n")
+    with pytest.raises(SqlExecutionException, match="SHOW CREATE VIEW is only supported for "
+                                                    "views, but .* is a table"):
+        session.execute_sql("SHOW CREATE VIEW Bid")
+    with pytest.raises(SqlExecutionException, match="Table with identifier .*`nope` does not "
+                                                    "exist"):
+        session.execute_sql("SHOW CREATE TABLE nope")
+    for statement in ("USE CATALOG default_catalog", "USE default_database",
+                      "USE default_catalog.default_database"):
+        assert session.execute_sql(statement).result_kind == "SUCCESS"
+    with pytest.raises(SqlExecutionException, match=r"A catalog with name \[nope\] does not "
+                                                    "exist"):
+        session.execute_sql("USE CATALOG nope")
+    with pytest.raises(SqlExecutionException, match=r"A database with name \[nope\] does not "
+                                                    r"exist in the catalog: \[default_catalog\]"):
+        session.execute_sql("USE nope")
+    assert rows(session, "SELECT COUNT(*) FROM Bid") == [(6,)]

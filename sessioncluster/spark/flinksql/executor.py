@@ -31,6 +31,7 @@ from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, to_spark_sql
+from .showcreate import show_create_table, show_create_view
 from .sources import FLINK_TYPE, SourceViews
 from .statements import (
     CreateFunction,
@@ -47,6 +48,7 @@ from .statements import (
     Statement,
     StatementSet,
     StopJob,
+    Use,
     parse_statements,
 )
 from .tableaggregate import group_key_names, node_attributes, table_aggregation
@@ -164,6 +166,8 @@ class FlinkSqlPlanner:
             return self._show(statement)
         if isinstance(statement, Describe):
             return self._describe(statement)
+        if isinstance(statement, Use):
+            return _use(statement)
         if isinstance(statement, (Set, Reset)):
             return self._set(statement)
         if isinstance(statement, StopJob):
@@ -216,8 +220,19 @@ class FlinkSqlPlanner:
         """Make ``spark_name`` the Spark view of the ``CREATE VIEW`` statement ``text``."""
         statement = parse_statements(text)[0]
         assert isinstance(statement, CreateView)
-        self._frame(statement.query).createOrReplaceTempView(spark_name)
+        self._view_frame(statement).createOrReplaceTempView(spark_name)
         return spark_name
+
+    def _view_frame(self, statement: CreateView) -> Any:
+        """The view's rows, its columns named by the statement's column list, if any."""
+        frame = self._frame(statement.query)
+        if not statement.columns:
+            return frame
+        if len(statement.columns) != len(frame.columns):
+            raise FlinkSqlError(
+                f"VIEW definition and input fields not match:\n\tDef fields: "
+                f"{statement.columns}.\n\tInput fields: {list(frame.columns)}.")
+        return frame.toDF(*statement.columns)
 
     def _spark_view_exists(self, name: str) -> bool:
         return bool(self.spark.catalog.tableExists(name))
@@ -407,7 +422,7 @@ class FlinkSqlPlanner:
                 return StatementOutcome.ok()
             raise FlinkSqlError(f"Could not execute CreateView in path `default_catalog`."
                                 f"`default_database`.`{statement.name}`: view already exists")
-        frame = self._frame(statement.query)
+        frame = self._view_frame(statement)
         if temporary:
             frame.createOrReplaceTempView(statement.name)
             catalog.temporary_views[key] = statement.name
@@ -464,7 +479,34 @@ class FlinkSqlPlanner:
             return _listing("current catalog name", ["default_catalog"])
         if what == "CURRENT DATABASE":
             return _listing("current database name", ["default_database"])
+        if what in ("CREATE TABLE", "CREATE VIEW") and statement.name is not None:
+            return _listing("result", [self._show_create(what, statement.name)])
         raise FlinkSqlError(f"SHOW {what} is not supported by sessioncluster yet")
+
+    def _show_create(self, what: str, name: str) -> str:
+        """``SHOW CREATE TABLE|VIEW name``: the catalog object's DDL (:mod:`.showcreate`)."""
+        key, catalog = name.lower(), self.catalog
+        table = catalog.table(name)
+        text = catalog.view_text(name)
+        path = f"`{DEFAULT_PATH.replace('.', '`.`')}`.`{name}`"
+        if table is None and text is None:
+            kind = "Table" if what == "CREATE TABLE" else "View"
+            raise FlinkSqlError(f"Could not execute SHOW {what}. {kind} with identifier {path} "
+                                "does not exist.")
+        if what == "CREATE TABLE" and table is None:
+            raise FlinkSqlError(f"SHOW CREATE TABLE is only supported for tables, but {path} is "
+                                "a view. Please use SHOW CREATE VIEW instead.")
+        if what == "CREATE VIEW" and text is None:
+            raise FlinkSqlError(f"SHOW CREATE VIEW is only supported for views, but {path} is "
+                                "a table. Please use SHOW CREATE TABLE instead.")
+        if table is not None:
+            return show_create_table(table)
+        assert text is not None
+        view = parse_statements(text)[0]
+        assert isinstance(view, CreateView)
+        spark_name, _ = self._resolve(name)
+        columns = view.columns or list(self.spark.table(spark_name).columns)
+        return show_create_view(view.name, key in catalog.temporary_views, columns, view.query)
 
     def _view_names(self) -> list[str]:
         """The catalog's views, and the session's Spark temporary views (DataStreams and
@@ -602,6 +644,17 @@ class FlinkSqlPlanner:
                                     ["STRING", "STRING"], rows)
         self.options[statement.key] = statement.value or ""
         return StatementOutcome.ok()
+
+
+def _use(statement: Use) -> StatementOutcome:
+    """``USE``: the one catalog and database there are (Flink's default ones)."""
+    catalog, database = DEFAULT_PATH.split(".")
+    if statement.catalog is not None and statement.catalog != catalog:
+        raise FlinkSqlError(f"A catalog with name [{statement.catalog}] does not exist.")
+    if statement.database is not None and statement.database != database:
+        raise FlinkSqlError(f"A database with name [{statement.database}] does not exist in "
+                            f"the catalog: [{catalog}].")
+    return StatementOutcome.ok()
 
 
 def _listing(column: str, names: list[str]) -> StatementOutcome:

@@ -71,6 +71,15 @@ class Show:
 
 
 @dataclass(slots=True)
+class Use:
+    """``USE CATALOG c``, ``USE [c.]d``: the session has Flink's one default catalog and
+    database."""
+
+    catalog: str | None = None
+    database: str | None = None
+
+
+@dataclass(slots=True)
 class Describe:
     """``DESCRIBE|DESC [EXTENDED] t``."""
 
@@ -137,7 +146,7 @@ class Explain:
 
 
 Statement = Union[
-    CreateTable, CreateView, CreateFunction, Drop, Show, Describe, Explain, Set, Reset, StopJob,
+    CreateTable, CreateView, CreateFunction, Drop, Show, Use, Describe, Explain, Set, Reset, StopJob,
     Insert, StatementSet, Query,
 ]
 
@@ -246,11 +255,21 @@ class _Script:
             return self._drop(tokens)
         if first == "CREATE" and "FUNCTION" in words[:4]:
             return self._create_function(tokens)
+        if first == "USE" and words[1:2] != ["MODULES"]:
+            return self._use(tokens)
         if first in ("USE", "ALTER", "ANALYZE", "LOAD", "UNLOAD", "TRUNCATE", "CALL", "UPDATE",
                      "DELETE"):
             raise FlinkSqlError(f"{first} is not supported by sessioncluster "
                                 f"(Flink docs: SQL / {first.capitalize()} Statements)")
         return self._sqlglot_statement(tokens)
+
+    def _use(self, tokens: list[Token]) -> Use:
+        if len(tokens) > 1 and tokens[1].text.upper() == "CATALOG":
+            return Use(catalog=self._name(tokens[2:]))
+        parts = self._name(tokens[1:]).split(".")
+        if len(parts) > 2:
+            raise self.error(tokens[1], "Was expecting USE [catalog.]database.")
+        return Use(*parts) if len(parts) == 2 else Use(database=parts[0])
 
     def _literal(self, token: Token) -> str:
         if token.token_type == TokenType.STRING:

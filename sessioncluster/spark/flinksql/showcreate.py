@@ -1,0 +1,100 @@
+"""``SHOW CREATE TABLE`` and ``SHOW CREATE VIEW``: a catalog object's DDL in Flink's layout.
+
+Flink prints a table's columns with their serializable types (``VARCHAR(2147483647)`` for
+``STRING``), a primary key's columns ``NOT NULL``, its constraint as ``PK_<columns>``, and the
+``WITH`` options sorted by key. A view's query is printed as the statement wrote it, with its
+identifiers quoted; Flink prints Calcite's expansion of it (every column qualified).
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+from ...api.table.typeparser import parse_type
+from ...api.table.types import (
+    ArrayType,
+    DataType,
+    LocalZonedTimestampType,
+    MapType,
+    RowType,
+    VarBinaryType,
+    VarCharType,
+)
+from .dialect import Flink
+from .model import CatalogTable
+
+DEFAULT_PATH = "`default_catalog`.`default_database`"
+
+
+def serializable_type(t: DataType) -> str:
+    """Flink's ``LogicalType.asSerializableString()`` of ``t``."""
+    not_null = "" if t.is_nullable else " NOT NULL"
+    if isinstance(t, (VarCharType, VarBinaryType)):
+        return f"{t.sql_name}({t.length}){not_null}"
+    if isinstance(t, LocalZonedTimestampType):
+        return f"TIMESTAMP({t.precision}) WITH LOCAL TIME ZONE{not_null}"
+    if isinstance(t, ArrayType):
+        return f"ARRAY<{serializable_type(t.element_type)}>{not_null}"
+    if isinstance(t, MapType):
+        return (f"MAP<{serializable_type(t.key_type)}, "
+                f"{serializable_type(t.value_type)}>{not_null}")
+    if isinstance(t, RowType):
+        fields = ", ".join(f"`{f.name}` {serializable_type(f.data_type)}" for f in t.fields)
+        return f"ROW<{fields}>{not_null}"
+    return str(t)
+
+
+def quoted(expression: str) -> str:
+    """A Flink SQL expression with its identifiers quoted, as Flink prints it."""
+    return sqlglot.parse_one(expression, read=Flink).sql(dialect=Flink, identify=True)
+
+
+def show_create_table(table: CatalogTable) -> str:
+    """``CREATE [TEMPORARY] TABLE ...`` of ``table``."""
+    key = {c.lower() for c in table.primary_key}
+    lines = []
+    for column in table.columns:
+        if column.expression is not None:
+            line = f"  `{column.name}` AS {quoted(column.expression)}"
+        else:
+            assert column.type is not None
+            data_type = parse_type(column.type)
+            if column.name.lower() in key:
+                data_type = data_type.not_null()
+            line = f"  `{column.name}` {serializable_type(data_type)}"
+        if column.comment:
+            line += f" COMMENT '{_escaped(column.comment)}'"
+        lines.append(line)
+    if table.watermark is not None:
+        lines.append(f"  WATERMARK FOR `{table.watermark.rowtime}` AS "
+                     f"{quoted(table.watermark.expression)}")
+    if table.primary_key:
+        columns = ", ".join(f"`{c}`" for c in table.primary_key)
+        lines.append(f"  CONSTRAINT `PK_{'_'.join(table.primary_key)}` PRIMARY KEY ({columns}) "
+                     "NOT ENFORCED")
+    text = f"CREATE {_temporary(table.temporary)}TABLE {DEFAULT_PATH}.`{table.name}` (\n"
+    text += ",\n".join(lines) + "\n)\n"
+    if table.comment:
+        text += f"COMMENT '{_escaped(table.comment)}'\n"
+    if table.partition_keys:
+        text += f"PARTITIONED BY ({', '.join(f'`{k}`' for k in table.partition_keys)})\n"
+    options = ",\n".join(f"  '{_escaped(k)}' = '{_escaped(v)}'"
+                         for k, v in sorted(table.options.items()))
+    return text + f"WITH (\n{options}\n)\n"
+
+
+def show_create_view(name: str, temporary: bool, columns: list[str], query: exp.Expr) -> str:
+    """``CREATE [TEMPORARY] VIEW ...`` of the view ``name`` with ``columns``."""
+    listed = ",\n".join(f"  `{c}`" for c in columns)
+    body = query.sql(dialect=Flink, identify=True)
+    return (f"CREATE {_temporary(temporary)}VIEW {DEFAULT_PATH}.`{name}` (\n{listed}\n)\n"
+            f"AS {body}\n")
+
+
+def _temporary(temporary: bool) -> str:
+    return "TEMPORARY " if temporary else ""
+
+
+def _escaped(text: str) -> str:
+    return text.replace("'", "''")
