@@ -9,7 +9,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+import sqlglot
 
+from sessioncluster.spark.flinksql.dialect import Flink, name_outputs, output_name
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.statements import CreateTable, Query, parse_statements
@@ -226,3 +228,18 @@ def test_constructs_that_raise_flink_sql_errors() -> None:
         plan("SELECT * FROM TABLE(TUMBLE(TABLE Nope, DESCRIPTOR(ts), INTERVAL '1' SECOND))")
     with pytest.raises(FlinkSqlError, match="TUMBLE_START is only allowed"):
         plan("SELECT TUMBLE_START(bidtime, INTERVAL '1' MINUTE) FROM Bid")
+
+
+def test_unnamed_select_items_get_flinks_names() -> None:
+    """Calcite names an unnamed SELECT item ``EXPR$<position>`` (checked against PyFlink 2.3:
+    ``SELECT window_start, window_end, SUM(amount)`` prints ``EXPR$2``); a column keeps its
+    name, an alias its alias; after a ``*`` Spark's name stays (the position is unknown)."""
+    tree = sqlglot.parse_one("SELECT a, t.b, a + 1, COUNT(*) AS n, UPPER(c), 1 FROM t "
+                             "WHERE a IN (SELECT a * 2 FROM u)", read=Flink)
+    name_outputs(tree)
+    assert [output_name(p, i) for i, p in enumerate(tree.expressions)] == [
+        "a", "b", "EXPR$2", "n", "EXPR$4", "EXPR$5"]
+    assert "SELECT a * 2 AS `EXPR$0` FROM u" in tree.sql(dialect="spark")
+    starred = sqlglot.parse_one("SELECT *, a + 1 FROM t", read=Flink)
+    name_outputs(starred)
+    assert starred.sql(dialect="spark") == "SELECT *, a + 1 FROM t"

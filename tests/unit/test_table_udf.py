@@ -285,4 +285,4 @@ def test_flinks_lateral_table_and_a_user_split_in_spark_sql() -> None:
     assert spark_sql("SELECT id, w FROM t LEFT JOIN LATERAL TABLE(split(s)) AS T(w, n) "
                      "ON TRUE").endswith("LEFT JOIN LATERAL SPLIT(s) AS T(w, n) ON TRUE")
     assert spark_sql("SELECT f(TO_TIMESTAMP(s)) FROM t") == \
-        "SELECT F(CAST(TRY_TO_TIMESTAMP(s, 'yyyy-MM-dd HH:mm:ss') AS TIMESTAMP_NTZ)) FROM t"
+        "SELECT F(CAST(TRY_TO_TIMESTAMP(s, 'yyyy-MM-dd HH:mm:ss') AS TIMESTAMP_NTZ)) AS `EXPR$0` FROM t"

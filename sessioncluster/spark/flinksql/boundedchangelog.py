@@ -44,7 +44,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from .dialect import Flink
+from .dialect import Flink, output_name
 from .groupingsets import flink_order, grouping_sets
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation, is_window_aggregation
@@ -175,7 +175,7 @@ def _records(aggregation: exp.Select, over_changes: bool,
     if from_ is None or group is not None \
             and any(v for k, v in group.args.items() if k != "expressions"):
         return None
-    names = [_name(e, i) for i, e in enumerate(aggregation.expressions)]
+    names = [output_name(e, i) for i, e in enumerate(aggregation.expressions)]
     keys = list(group.expressions) if group is not None else []
     expanded = None
     if any(isinstance(k, (exp.Rollup, exp.Cube, exp.GroupingSets)) for k in keys):
@@ -305,13 +305,6 @@ def _position_and_sign(over_changes: bool) -> list[exp.Expr]:
 def _distinct_arguments(call: exp.Expr) -> int:
     """How many arguments a ``DISTINCT`` call has (0 for a call without DISTINCT)."""
     return len(call.this.expressions) if isinstance(call.this, exp.Distinct) else 0
-
-
-def _name(expression: exp.Expr, position: int) -> str:
-    """A select item's column name, Flink's ``EXPR$<n>`` for an unnamed expression."""
-    if isinstance(expression, (exp.Alias, exp.Column)):
-        return expression.alias_or_name
-    return f"EXPR${position}"
 
 
 def _window(keys: list[exp.Expr], frame: bool) -> exp.Window:

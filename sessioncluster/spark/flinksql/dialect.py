@@ -233,3 +233,23 @@ def plan_text(expression: exp.Expression) -> str:
         return exp.to_identifier(node.name) if isinstance(node, exp.Identifier) else node
 
     return expression.transform(unquoted).sql(dialect=Flink)
+
+
+def output_name(projection: exp.Expr, position: int) -> str:
+    """A SELECT item's field name as Flink (Calcite) gives it: its alias, a column's name, else
+    ``EXPR$<position>``."""
+    if isinstance(projection, (exp.Alias, exp.Column)):
+        return projection.alias_or_name
+    return f"EXPR${position}"
+
+
+def name_outputs(tree: exp.Expr) -> None:
+    """Give every unnamed SELECT item of ``tree`` Flink's name, ``EXPR$<position>``, as an
+    alias (Spark would name it after its text). Items after a ``*`` keep Spark's name: their
+    position depends on the star's width."""
+    for select in tree.find_all(exp.Select):
+        for i, item in enumerate(list(select.expressions)):
+            if isinstance(item, exp.Star) or isinstance(item, exp.Column) and item.is_star:
+                break
+            if not isinstance(item, (exp.Alias, exp.Column)):
+                item.replace(exp.alias_(item.copy(), output_name(item, i), quoted=True))

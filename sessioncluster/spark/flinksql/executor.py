@@ -325,19 +325,11 @@ class FlinkSqlPlanner:
             assert isinstance(view, CreateView)
             self._view_ctes(view.query, ctes, reading | {key})
             body: Any = view.query.copy()
-            if view.columns:
-                body = exp.select(*[exp.alias_(exp.column(c), n) for c, n in
-                                    zip(self._view_columns(name), view.columns)]).from_(
-                    exp.Subquery(this=body, alias=exp.TableAlias(
-                        this=exp.to_identifier("__view"))))
+            if view.columns:  # the column list renames the query's columns by position
+                body = exp.select("*").from_(exp.Subquery(this=body, alias=exp.TableAlias(
+                    this=exp.to_identifier("__view"),
+                    columns=[exp.to_identifier(c, quoted=True) for c in view.columns])))
             ctes[name] = body
-
-    def _view_columns(self, name: str) -> list[str]:
-        """The columns of the view ``name`` as its query names them (its Spark view's)."""
-        key = name.lower()
-        spark_name = (self.catalog.temporary_views.get(key) if key in self.catalog.temporary_views
-                      else self.catalog.hidden_name("view", key))
-        return list(self.spark.table(spark_name).columns)
 
     def _inserts(self, inserts: list[Insert]) -> StatementOutcome:
         writes = []

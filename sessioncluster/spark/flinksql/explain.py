@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from .dialect import Descriptor, Flink, TableArgument
+from .dialect import Descriptor, Flink, TableArgument, output_name
 from .jsonfunctions import FlinkJsonArrayAgg, FlinkJsonObjectAgg
 from .model import FlinkSqlError
 
@@ -443,16 +443,6 @@ class AstBuilder:
             return node.sql(dialect=Flink)  # (Flink's own calls too: JSON_VALUE(...))
         args = [self.rex(a, fields, aliases) for a in _func_args(node)]
         return f"{_func_name(node)}({', '.join(args)})"
-
-
-def output_name(projection: exp.Expr, i: int) -> str:
-    """A SELECT item's field name as Flink gives it: its alias, a column's name, else
-    ``EXPR$<position>``."""
-    if isinstance(projection, exp.Alias):
-        return projection.alias
-    if isinstance(projection, exp.Column):
-        return projection.name
-    return f"EXPR${i}"
 
 
 _WINDOW_PARAMS = {

@@ -18,7 +18,12 @@ from sqlglot import exp
 
 from sessioncluster.api.table.typeparser import spark_type
 from sessioncluster.spark.flinksql.builtins import boolean_text, builtin, integer_arithmetic
-from sessioncluster.spark.flinksql.dialect import Descriptor, FlinkCast, TableArgument
+from sessioncluster.spark.flinksql.dialect import (
+    Descriptor,
+    FlinkCast,
+    TableArgument,
+    name_outputs,
+)
 from sessioncluster.spark.flinksql.jsonfunctions import (
     FlinkJson,
     FlinkJsonArrayAgg,
@@ -53,6 +58,7 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     grouping key carries the watermark, which ``window_start``/``window_end`` (fields taken
     out of the struct) do not."""
     tree = query.copy()
+    name_outputs(tree)
     columns = _column_types(tables)
     integer_arithmetic(tree, columns, _typeable)
     boolean_text(tree, list(tree.find_all(FlinkCast)), columns, _typeable)
