@@ -14,7 +14,7 @@ import pytest
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.rankfunctions import RankRange
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
-from sessioncluster.spark.flinksql.topn import changes, find_top_n
+from sessioncluster.spark.flinksql.topn import changes, find_top_n, rank_refusal
 from sessioncluster.spark.flinksql.updatabletopn import replay_updatable
 
 #: the rows of ``w`` (word, g, v) in their source order
@@ -119,6 +119,22 @@ def test_the_planners_choice(text: str, fast: bool) -> None:
     top_n = find_top_n(query(text))
     assert top_n is not None and top_n.over_changes
     assert bool(top_n.row_key) == fast
+
+
+@pytest.mark.parametrize("text, refusal", [
+    # PyFlink 2.3's TableException messages
+    ("SELECT word, v, r FROM (SELECT word, v, RANK() OVER (ORDER BY v DESC) AS r FROM w) "
+     "WHERE r <= 2", "RANK() on streaming table is not supported currently"),
+    ("SELECT word, v, r FROM (SELECT word, v, DENSE_RANK() OVER (PARTITION BY g ORDER BY v "
+     "DESC) AS r FROM w) WHERE r <= 2", "DENSE_RANK() on streaming table is not supported "
+     "currently"),
+    ("SELECT word, cnt, r FROM (SELECT word, cnt, RANK() OVER (ORDER BY cnt DESC) AS r FROM "
+     "(SELECT word, COUNT(*) AS cnt FROM w GROUP BY word)) WHERE r <= 2",
+     "RANK() on streaming table is not supported currently"),
+    (OVER.format(out="word, cnt", agg="cnt", call="COUNT(*)", order="cnt DESC", n=2), None),
+])
+def test_a_top_n_by_rank_is_refused_as_flink_does(text: str, refusal: str | None) -> None:
+    assert rank_refusal(query(text)) == refusal
 
 
 @pytest.fixture(scope="module")

@@ -99,7 +99,8 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None) -> exp.Expr
         upto = next((i for i, s in enumerate(path) if is_aggregation(s)), len(path))
         if upto < len(path):
             over_changes.add(id(path[upto]))
-        if aggregation is tree:
+        if aggregation is tree:  # its common table expressions go to the new root
+            records.set("with_", tree.args.get("with_"))
             tree = records
         else:
             aggregation.replace(records)

@@ -30,8 +30,8 @@ from sqlglot import exp
 
 from .boundedchangelog import SEQ, SUB, Columns, changelog_query, input_position, ordered_changes
 from .rankfunctions import RankRange, replay, replay_retractable
-from .updatabletopn import replay_updatable
 from .tableaggregate import ROW_KIND
+from .updatabletopn import replay_updatable
 from .updating import is_aggregation
 
 #: a ranked row's columns carried for the replay: partition key i, order key i, row key i, its
@@ -123,6 +123,24 @@ def find_top_n(query: exp.Expr) -> TopN | None:
     return TopN(ranked, number, None if star else at, [p.copy() for p in partition],
                 [o.this.copy() for o in ordered], ranks, columns, over_changes,
                 row_key)
+
+
+def rank_refusal(query: exp.Expr) -> str | None:
+    """Flink's refusal of a Top-N by ``RANK()`` or ``DENSE_RANK()`` (``.. WHERE r <= N``) in
+    STREAMING mode (PyFlink 2.3's ``TableException``); None for another query."""
+    query = _without_ctes(query)
+    from_ = query.args.get("from_") if isinstance(query, exp.Select) else None
+    inner = from_.this.this if from_ is not None and isinstance(from_.this, exp.Subquery) \
+        else None
+    if not isinstance(inner, exp.Select):
+        return None
+    for item in inner.expressions:
+        if isinstance(item, exp.Alias) and isinstance(item.this, exp.Window) \
+                and isinstance(item.this.this, (exp.Rank, exp.DenseRank)) \
+                and _bounds(query.args.get("where"), item.alias) is not None:
+            name = "RANK" if isinstance(item.this.this, exp.Rank) else "DENSE_RANK"
+            return f"{name}() on streaming table is not supported currently"
+    return None
 
 
 def _without_ctes(query: exp.Expr) -> exp.Expr:
