@@ -167,31 +167,39 @@ def _row_key(aggregation: exp.Select, ordered: list[exp.Ordered], partition: lis
              ranked: list[exp.Expr]) -> list[str] | None:
     """The Top-N over the aggregation's changelog as Flink's planner picks its function: the
     aggregation's key columns for its ``UpdateFastStrategy`` (``UpdatableTopNFunction``), []
-    for its ``RetractStrategy`` (``RetractableTopNFunction``), None for an order key not
-    replayed here. Update-fast needs the keys (the input's unique key) among the ranked
-    columns, holding the partition key, and each order key a key column (constant per row key)
-    or one that only improves: over insert-only rows a ``COUNT`` or ``MAX`` descending, a
-    ``MIN`` ascending (``RankProcessStrategy``, ``FlinkRelMdModifiedMonotonicity``). A ``SUM``
-    or ``AVG`` of a non-constant is never known to be monotonic."""
+    for its ``RetractStrategy`` (``RetractableTopNFunction``), None when not worked out here.
+    Update-fast needs each order key a key column (constant per row key) or one that only
+    improves: over insert-only rows a ``COUNT`` or ``MAX`` descending, a ``MIN`` ascending
+    (``RankProcessStrategy``, ``FlinkRelMdModifiedMonotonicity``; a ``SUM`` or ``AVG`` of a
+    non-constant is never known to be monotonic); and a unique key: the aggregation's keys,
+    among its columns and the ranked ones, holding the partition key."""
     items = {e.alias_or_name.lower(): e.unalias() for e in aggregation.expressions}
     group = aggregation.args.get("group")
-    keys = list(group.expressions) if group is not None else []
-    names = [next((n for n, e in items.items() if e == k), None) for k in keys]
-    source = (aggregation.args.get("from_") or exp.From()).this
-    fast = bool(keys) and None not in names and _in_source_order(source) \
-        and (any(isinstance(e, exp.Star) for e in ranked)
-             or set(names) <= {e.name.lower() for e in ranked if isinstance(e, exp.Column)}) \
-        and {p.name.lower() for p in partition} <= set(names)
+    keys = [k.name.lower() if isinstance(k, exp.Column) else None
+            for k in (group.expressions if group is not None else [])]
+    monotonic = True
     for key in ordered:
         item = items.get(key.this.name.lower()) if isinstance(key.this, exp.Column) else None
-        desc = bool(key.args.get("desc"))
         if isinstance(item, (exp.Sum, exp.Avg)) and not isinstance(item.this, exp.Literal):
-            fast = False
-        elif isinstance(item, exp.Count) and not isinstance(item.this, exp.Distinct) \
+            return []
+        if isinstance(item, exp.Count) and not isinstance(item.this, exp.Distinct) \
                 or isinstance(item, (exp.Max, exp.Min)):
-            fast = fast and desc == isinstance(item, (exp.Count, exp.Max))
-        elif not (isinstance(item, exp.Column) and item in keys):
+            monotonic = monotonic and bool(key.args.get("desc")) == \
+                isinstance(item, (exp.Count, exp.Max))
+        elif not (isinstance(item, exp.Column) and item.name.lower() in keys):
             return None
+    source = (aggregation.args.get("from_") or exp.From()).this
+    if not monotonic:
+        return []
+    if not keys or None in keys or aggregation.args.get("having") is not None \
+            or not _in_source_order(source):
+        return None  # Flink's unique key or monotonicity not worked out here
+    names = [next((n for n, e in items.items() if isinstance(e, exp.Column)
+                   and e.name.lower() == k), None) for k in keys]
+    columns = {e.name.lower() for e in ranked if isinstance(e, exp.Column)}
+    unique = None not in names and (any(isinstance(e, exp.Star) for e in ranked)
+                                    or set(names) <= columns)
+    fast = unique and {p.name.lower() for p in partition} <= set(names)
     return [n for n in names if n is not None] if fast else []
 
 
