@@ -38,6 +38,7 @@ TABLE_PROGRAMS = [
     "table_streaming_changelog",
     "table_streaming_changelog_nested",
     "table_streaming_topn",
+    "table_streaming_topn_updating",
     "table_pandas_udaf",
     "table_udtaf_top2",
     # PyFlink 2.3's own examples (pyflink/examples/table), unchanged
@@ -58,7 +59,7 @@ NOT_YET: dict[str, str] = {
 #: programs whose rows must come in the order Flink printed them too: a STREAMING changelog at
 #: parallelism 1 (-U before its +U, each count's updates in the source's order)
 ORDERED = {"table_streaming_changelog", "table_streaming_changelog_nested",
-           "table_streaming_topn"}
+           "table_streaming_topn", "table_streaming_topn_updating"}
 
 Rows = collections.Counter[tuple[str, ...]]
 

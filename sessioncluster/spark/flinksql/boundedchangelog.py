@@ -20,20 +20,22 @@ Flink's at parallelism 1 (its source order); per key it is Flink's at any parall
 An aggregation over another's changelog (directly, or through projections and filters) reads
 its records in their order (position ``SEQ * 2 + SUB``), each counted with its sign (+1 for
 ``+I``/``+U``, -1 for ``-U``/``-D``): ``COUNT`` and ``SUM`` are running sums of signed values,
-and a key whose count of rows goes back to 0 emits ``-D`` (its values before), ``+I`` again
-when a row comes back, as Flink's ``GroupAggFunction`` does. ``SELECT DISTINCT`` is the group
-aggregation without aggregate functions Flink plans for it. ``GROUPING SETS``, ``ROLLUP`` and
-``CUBE`` expand each numbered input row into one per set (position ``n * sets + set``), the
-sets in Flink's order (:mod:`.groupingsets`).
+``MIN`` and ``MAX`` the least and greatest of the values whose signed count is positive
+(``MinWithRetract``/``MaxWithRetract``), and a key whose count of rows goes back to 0 emits
+``-D`` (its values before), ``+I`` again when a row comes back, as Flink's
+``GroupAggFunction`` does. ``SELECT DISTINCT`` is the group aggregation without aggregate
+functions Flink plans for it. ``GROUPING SETS``, ``ROLLUP`` and ``CUBE`` expand each numbered
+input row into one per set (position ``n * sets + set``), the sets in Flink's order
+(:mod:`.groupingsets`).
 
 Only a shape whose order is the source's is rewritten: non-windowed aggregations (``GROUP BY``,
 global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG``
-(and ``COUNT(DISTINCT x)``) over insert-only rows, of ``COUNT``/``SUM`` over a changelog, with
-projections and filters below and above them (a Top-N is :mod:`.topn`'s). Anything else
-(joins, ``OVER``, ``MIN``/``MAX`` over a changelog, a Python aggregate function, ``ORDER BY`` /
-``LIMIT``, set operations) gives None: the caller keeps the final rows, all ``+I`` (for a Python aggregate
-function that is Flink's output too, for an input within one bundle: its Python group
-aggregation emits once per bundle).
+(and ``COUNT(DISTINCT x)``) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` over
+a changelog, with projections and filters below and above them (a Top-N is :mod:`.topn`'s).
+Anything else (joins, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function,
+``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller keeps the final rows, all
+``+I`` (for a Python aggregate function that is Flink's output too, for an input within one
+bundle: its Python group aggregation emits once per bundle).
 """
 
 from __future__ import annotations
@@ -97,7 +99,8 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None) -> exp.Expr
         upto = next((i for i, s in enumerate(path) if is_aggregation(s)), len(path))
         if upto < len(path):
             over_changes.add(id(path[upto]))
-        if aggregation is tree:
+        if aggregation is tree:  # its common table expressions go to the new root
+            records.set("with_", tree.args.get("with_"))
             tree = records
         else:
             aggregation.replace(records)
@@ -274,11 +277,11 @@ def _expand(aggregation: exp.Select, columns: Columns | None
 
 def _runs(call: exp.Expr, over_changes: bool) -> bool:
     """Spark runs the aggregate call as a running window function with Flink's values: over
-    insert-only rows :data:`_RUNNING` (``COUNT(DISTINCT x)`` too), over a changelog ``COUNT``
-    and ``SUM`` (MIN, MAX and DISTINCT need the multiset of the values so far)."""
+    insert-only rows :data:`_RUNNING` (``COUNT(DISTINCT x)`` too), over a changelog ``COUNT``,
+    ``SUM``, ``MIN`` and ``MAX`` (not DISTINCT)."""
     distinct = _distinct_arguments(call)
     if over_changes:
-        return isinstance(call, (exp.Count, exp.Sum)) and distinct == 0
+        return isinstance(call, (exp.Count, exp.Sum, exp.Min, exp.Max)) and distinct == 0
     return isinstance(call, _RUNNING) and distinct in (0, 1) \
         and (distinct == 0 or isinstance(call, exp.Count))
 
@@ -327,6 +330,8 @@ def _running(call: exp.Expr, keys: list[exp.Expr],
         if isinstance(call, exp.Count) and (argument is None or isinstance(argument, exp.Star)):
             return sqlglot.parse_one(f"SUM({sign}) {over}", read=Flink)
         x = argument.sql(dialect=Flink)
+        if isinstance(call, (exp.Min, exp.Max)):
+            return _with_retraction(call, x, sign, over)
         counted = f"SUM(CASE WHEN ({x}) IS NOT NULL THEN {sign} ELSE 0 END) {over}"
         if isinstance(call, exp.Count):
             return sqlglot.parse_one(counted, read=Flink)
@@ -339,6 +344,17 @@ def _running(call: exp.Expr, keys: list[exp.Expr],
         return exp.Cast(this=size, to=exp.DataType.build("BIGINT"))
     window.set("this", call.copy())
     return window
+
+
+def _with_retraction(call: exp.Min | exp.Max, x: str, sign: str, over: str) -> exp.Expr:
+    """``MIN``/``MAX`` over a changelog (Flink's ``MinWithRetract``/``MaxWithRetract``): the
+    least/greatest of the values whose signed count so far is positive, from the list of the
+    key's ``(value, sign)`` so far (quadratic in a key's records: bounded inputs only)."""
+    pick = "ARRAY_MIN" if isinstance(call, exp.Min) else "ARRAY_MAX"
+    seen = f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
+    return sqlglot.parse_one(
+        f"{pick}(FILTER(ARRAY_DISTINCT(TRANSFORM({seen}, e -> e.v)), x -> x IS NOT NULL AND "
+        f"AGGREGATE({seen}, 0, (n, e) -> n + IF(e.v = x, e.s, 0)) > 0))", read=Flink)
 
 
 def _changes(rows: exp.Select, names: list[str], keys: int, values: int) -> exp.Select:

@@ -56,9 +56,9 @@ def replay(rows: Iterable[tuple[tuple[Any, ...], tuple[Any, ...]]],
     """Flink's Top-N records of one partition's insert-only rows (``(sort key, row)`` each,
     in arrival order): ``FastTop1Function``'s or ``AppendOnlyTopNFunction``'s rules (module
     docstring)."""
-    compare = functools.cmp_to_key(functools.partial(_compare_keys, ranks.order))
+    compare = functools.cmp_to_key(functools.partial(compare_keys, ranks.order))
     if ranks.start == 1 and ranks.end == 1:
-        yield from _top1(rows, compare, not ranks.partitioned)
+        yield from top1(rows, compare, not ranks.partitioned)
         return
     buffer: list[tuple[Any, list[tuple[Any, ...]]]] = []  # (sort key, rows), best first
     for index, (key, row) in enumerate(rows):
@@ -77,9 +77,10 @@ def replay(rows: Iterable[tuple[tuple[Any, ...], tuple[Any, ...]]],
             yield index, sub, kind, record, rank
 
 
-def _top1(rows: Iterable[tuple[tuple[Any, ...], tuple[Any, ...]]], compare: Any,
+def top1(rows: Iterable[tuple[tuple[Any, ...], tuple[Any, ...]]], compare: Any,
           update_before: bool) -> Iterator[Record]:
-    """``FastTop1Function``: the first row, then each one strictly before the current."""
+    """``FastTop1Function``: the first row, then each one strictly before the current
+    (``-U`` of it first with ``update_before``)."""
     current: tuple[Any, tuple[Any, ...]] | None = None
     for index, (key, row) in enumerate(rows):
         ordered = compare(key)
@@ -129,7 +130,7 @@ def _without_number(buffer: list[tuple[Any, list[tuple[Any, ...]]]], row: tuple[
     return out
 
 
-def _compare_keys(order: Sequence[tuple[bool, bool]], a: tuple[Any, ...],
+def compare_keys(order: Sequence[tuple[bool, bool]], a: tuple[Any, ...],
                   b: tuple[Any, ...]) -> int:
     """Flink's sort key comparator: per key its direction and where its NULLs go."""
     for (descending, nulls_first), x, y in zip(order, a, b):
@@ -154,7 +155,7 @@ def replay_retractable(records: Iterable[tuple[str, tuple[Any, ...], tuple[Any, 
                        ranks: RankRange) -> Iterator[Record]:
     """Flink's Top-N records of one partition's changelog (``(kind, sort key, row)`` each, in
     arrival order), ``RetractableTopNFunction``'s rules (module docstring)."""
-    compare = functools.cmp_to_key(functools.partial(_compare_keys, ranks.order))
+    compare = functools.cmp_to_key(functools.partial(compare_keys, ranks.order))
     single = ranks.start == ranks.end == 1
     numbered = (ranks.output_number and not single) or ranks.start > 1
     entries: _Entries = []

@@ -59,7 +59,7 @@ from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
 from .temporaljoin import plan_temporal_join
 from .topn import changes as top_n_changes
-from .topn import find_top_n
+from .topn import find_top_n, rank_refusal
 from .updating import (
     JOIN,
     OVER_RESULT,
@@ -240,6 +240,9 @@ class _Query:
         job's checkpoint directory and a prefix of their keys; None: planning only)."""
         if functions is not None:
             query = functions.rename_calls(query)
+        refused = rank_refusal(query)
+        if refused is not None:
+            raise FlinkSqlError(refused)
         found = None if bounded else over_updating(query, functions)
         if found is not None:
             parts = split_over_updating(query, found, partial(_is_static, schemas)) \

@@ -4,7 +4,9 @@ Flink runs ``SELECT .. FROM (SELECT .., ROW_NUMBER() OVER (PARTITION BY p ORDER 
 FROM t) WHERE rn <= N`` as a ``Rank`` whose function keeps, per partition key, the rows ranked
 so far and emits records for each input record (:mod:`.rankfunctions`: the rules of
 ``FastTop1Function`` and ``AppendOnlyTopNFunction`` over an insert-only table,
-``RetractableTopNFunction`` over a group aggregation's changelog).
+``RetractableTopNFunction`` over a group aggregation's changelog; :mod:`.updatabletopn`'s
+``UpdatableTopNFunction`` over one whose order keys only improve, chosen as Flink's planner
+does, :func:`_row_key`).
 
 Here the input is numbered in its source order: a table's rows by ``MONOTONICALLY_INCREASING_ID``
 (before any shuffle), an aggregation's records by their position in its changelog
@@ -29,12 +31,13 @@ from sqlglot import exp
 from .boundedchangelog import SEQ, SUB, Columns, changelog_query, input_position, ordered_changes
 from .rankfunctions import RankRange, replay, replay_retractable
 from .tableaggregate import ROW_KIND
+from .updatabletopn import replay_updatable
 from .updating import is_aggregation
 
-#: a ranked row's columns carried for the replay: partition key i, order key i, its kind and
-#: its position in its input's order
-_PART, _ORDER, _KIND, _POS = "__tn_p", "__tn_o", "__tn_kind", "__tn_pos"
-_CARRIED = (_PART, _ORDER, _KIND, _POS, SEQ, SUB, ROW_KIND)
+#: a ranked row's columns carried for the replay: partition key i, order key i, row key i, its
+#: kind and its position in its input's order
+_PART, _ORDER, _ROW, _KIND, _POS = "__tn_p", "__tn_o", "__tn_r", "__tn_kind", "__tn_pos"
+_CARRIED = (_PART, _ORDER, _ROW, _KIND, _POS, SEQ, SUB, ROW_KIND)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +45,9 @@ class TopN:
     """A Top-N query's parts: the ranked subquery without its ``ROW_NUMBER()`` item, the
     ``rn`` column's name and position among the subquery's columns (None: the last, after a
     ``*``), the partition and order
-    keys, the ranks kept, the outer query's columns (None for ``*``) and whether the ranked
-    subquery reads a group aggregation's changelog (else a table's rows)."""
+    keys, the ranks kept, the outer query's columns (None for ``*``), whether the ranked
+    subquery reads a group aggregation's changelog (else a table's rows) and, when Flink
+    updates its Top-N in place, the aggregation's key columns (else [])."""
 
     ranked: exp.Select
     number: str
@@ -53,6 +57,7 @@ class TopN:
     ranks: RankRange
     columns: list[str] | None
     over_changes: bool
+    row_key: list[str]
 
 
 def find_top_n(query: exp.Expr) -> TopN | None:
@@ -95,7 +100,8 @@ def find_top_n(query: exp.Expr) -> TopN | None:
             or not all(isinstance(o.this, exp.Column) for o in ordered) \
             or any(True for e in others for _ in e.find_all(exp.Window)):
         return None
-    if over_changes and not _not_monotonic(source.this, ordered):
+    row_key = _row_key(source.this, ordered, partition, others) if over_changes else []
+    if row_key is None:
         return None
     number = item.alias
     bounds = _bounds(query.args.get("where"), number)
@@ -115,7 +121,26 @@ def find_top_n(query: exp.Expr) -> TopN | None:
     ranked = inner.copy()
     ranked.set("expressions", [e.copy() for e in others])
     return TopN(ranked, number, None if star else at, [p.copy() for p in partition],
-                [o.this.copy() for o in ordered], ranks, columns, over_changes)
+                [o.this.copy() for o in ordered], ranks, columns, over_changes,
+                row_key)
+
+
+def rank_refusal(query: exp.Expr) -> str | None:
+    """Flink's refusal of a Top-N by ``RANK()`` or ``DENSE_RANK()`` (``.. WHERE r <= N``) in
+    STREAMING mode (PyFlink 2.3's ``TableException``); None for another query."""
+    query = _without_ctes(query)
+    from_ = query.args.get("from_") if isinstance(query, exp.Select) else None
+    inner = from_.this.this if from_ is not None and isinstance(from_.this, exp.Subquery) \
+        else None
+    if not isinstance(inner, exp.Select):
+        return None
+    for item in inner.expressions:
+        if isinstance(item, exp.Alias) and isinstance(item.this, exp.Window) \
+                and isinstance(item.this.this, (exp.Rank, exp.DenseRank)) \
+                and _bounds(query.args.get("where"), item.alias) is not None:
+            name = "RANK" if isinstance(item.this.this, exp.Rank) else "DENSE_RANK"
+            return f"{name}() on streaming table is not supported currently"
+    return None
 
 
 def _without_ctes(query: exp.Expr) -> exp.Expr:
@@ -138,18 +163,44 @@ def _without_ctes(query: exp.Expr) -> exp.Expr:
     return tree
 
 
-def _not_monotonic(aggregation: exp.Select, ordered: list[exp.Ordered]) -> bool:
-    """Flink plans the Top-N over the aggregation with its ``RetractStrategy`` (the
-    ``RetractableTopNFunction``): an order key is a ``SUM`` or ``AVG`` of a non-constant, which
-    its planner cannot tell only grows or shrinks (over a ``COUNT``, ``MAX`` or ``MIN`` it picks
-    the ``UpdateFastStrategy``, not replayed here: PyFlink 2.3 updates a top 1 of counts with
-    ``-U``/``+U``)."""
+def _row_key(aggregation: exp.Select, ordered: list[exp.Ordered], partition: list[exp.Expr],
+             ranked: list[exp.Expr]) -> list[str] | None:
+    """The Top-N over the aggregation's changelog as Flink's planner picks its function: the
+    aggregation's key columns for its ``UpdateFastStrategy`` (``UpdatableTopNFunction``), []
+    for its ``RetractStrategy`` (``RetractableTopNFunction``), None when not worked out here.
+    Update-fast needs each order key a key column (constant per row key) or one that only
+    improves: over insert-only rows a ``COUNT`` or ``MAX`` descending, a ``MIN`` ascending
+    (``RankProcessStrategy``, ``FlinkRelMdModifiedMonotonicity``; a ``SUM`` or ``AVG`` of a
+    non-constant is never known to be monotonic); and a unique key: the aggregation's keys,
+    among its columns and the ranked ones, holding the partition key."""
     items = {e.alias_or_name.lower(): e.unalias() for e in aggregation.expressions}
+    group = aggregation.args.get("group")
+    keys = [k.name.lower() if isinstance(k, exp.Column) else None
+            for k in (group.expressions if group is not None else [])]
+    monotonic = True
     for key in ordered:
         item = items.get(key.this.name.lower()) if isinstance(key.this, exp.Column) else None
         if isinstance(item, (exp.Sum, exp.Avg)) and not isinstance(item.this, exp.Literal):
-            return True
-    return False
+            return []
+        if isinstance(item, exp.Count) and not isinstance(item.this, exp.Distinct) \
+                or isinstance(item, (exp.Max, exp.Min)):
+            monotonic = monotonic and bool(key.args.get("desc")) == \
+                isinstance(item, (exp.Count, exp.Max))
+        elif not (isinstance(item, exp.Column) and item.name.lower() in keys):
+            return None
+    source = (aggregation.args.get("from_") or exp.From()).this
+    if not monotonic:
+        return []
+    if not keys or None in keys or aggregation.args.get("having") is not None \
+            or not _in_source_order(source):
+        return None  # Flink's unique key or monotonicity not worked out here
+    names = [next((n for n, e in items.items() if isinstance(e, exp.Column)
+                   and e.name.lower() == k), None) for k in keys]
+    columns = {e.name.lower() for e in ranked if isinstance(e, exp.Column)}
+    unique = None not in names and (any(isinstance(e, exp.Star) for e in ranked)
+                                    or set(names) <= columns)
+    fast = unique and {p.name.lower() for p in partition} <= set(names)
+    return [n for n in names if n is not None] if fast else []
 
 
 def _in_source_order(source: exp.Expr) -> bool:
@@ -222,6 +273,8 @@ def changes(session: Any, top_n: TopN, sql: Callable[[exp.Expr], str],
                for i, p in enumerate(top_n.partition)]
     carried += [exp.alias_(o.copy(), f"{_ORDER}{i}", quoted=True)
                 for i, o in enumerate(top_n.order)]
+    carried += [exp.alias_(exp.column(k), f"{_ROW}{i}", quoted=True)
+                for i, k in enumerate(top_n.row_key)]
     ranked.set("expressions", [*ranked.expressions, *carried, exp.alias_(kind, _KIND, quoted=True),
                                exp.alias_(input_position(top_n.over_changes), _POS, quoted=True)])
     frame = session.sql(sql(ranked))
@@ -237,10 +290,11 @@ def changes(session: Any, top_n: TopN, sql: Callable[[exp.Expr], str],
         from pyspark.sql.functions import lit
         frame = frame.withColumn(_PART, lit(0))
     orders, ranks = len(top_n.order), top_n.ranks
-    over_changes = top_n.over_changes
+    over_changes, row_keys = top_n.over_changes, len(top_n.row_key)
 
     def replay_partition(rows: Any) -> Any:  # a function: Spark reads its type hints
-        return _replay_frame(names, orders, number_at, ranks, over_changes, schema.names, rows)
+        return _replay_frame(names, orders, number_at, ranks, (over_changes, row_keys),
+                             schema.names, rows)
 
     replayed = frame.groupBy(*keys).applyInPandas(replay_partition, schema)
     out = [f"`{c}`" for c in (top_n.columns or [f.name for f in fields])]
@@ -248,19 +302,31 @@ def changes(session: Any, top_n: TopN, sql: Callable[[exp.Expr], str],
 
 
 def _replay_frame(names: list[str], orders: int, number_at: int, ranks: RankRange,
-                  over_changes: bool, columns: list[str], rows: Any) -> Any:
-    """One partition's rows (a pandas frame) replayed into its records' frame."""
+                  changes: tuple[bool, int], columns: list[str], rows: Any) -> Any:
+    """One partition's rows (a pandas frame) replayed into its records' frame; ``changes``:
+    whether they are a changelog's records, and how many row key columns they carry (> 0:
+    ``UpdatableTopNFunction``'s input, which has no ``-U``)."""
     import pandas as pd
 
+    over_changes, row_keys = changes
     rows = rows.sort_values(_POS, kind="stable")
+    if row_keys:
+        rows = rows[rows[_KIND] != "-U"]
     values = rows[names].astype(object).where(rows[names].notna(), None)
     keys = rows[[f"{_ORDER}{i}" for i in range(orders)]].astype(object)
     keys = keys.where(keys.notna(), None)
     seqs = [int(s) for s in rows[_POS]]
     inputs = list(zip(map(tuple, keys.itertuples(index=False)),
                       map(tuple, values.itertuples(index=False))))
-    records = replay_retractable([(k, *i) for k, i in zip(rows[_KIND], inputs)], ranks) \
-        if over_changes else replay(inputs, ranks)
+    if row_keys:
+        ids = rows[[f"{_ROW}{i}" for i in range(row_keys)]].astype(object)
+        ids = ids.where(ids.notna(), None)
+        records = replay_updatable([(r, *i) for r, i in zip(
+            map(tuple, ids.itertuples(index=False)), inputs)], ranks)
+    elif over_changes:
+        records = replay_retractable([(k, *i) for k, i in zip(rows[_KIND], inputs)], ranks)
+    else:
+        records = replay(inputs, ranks)
     out = []
     for index, sub, kind, row, rank in records:
         record = list(row)
