@@ -7,7 +7,6 @@ import random
 from collections import Counter
 
 import pytest
-
 import sqlglot
 
 from sessioncluster.spark.flinksql.changelogjoin import JoinSpec, KeyRows, join_changes
