@@ -257,7 +257,10 @@ class StreamingSqlJob(StreamingRunner):
         super().restore_savepoint()
         if not (self.statement.collects and is_updating(self.statement)):
             return
-        current = ChangelogState(self._state_dir(0)).latest()
+        # a query over an updating one (or over a join's changes): the outer query's result
+        outer = self.statement.inserts[0].outer is not None
+        current = ChangelogState(self._state_dir(0) / "outer" if outer
+                                 else self._state_dir(0)).latest()
         if current:
             self._collect(("restored", -1), collected([("+I", row) for row in current.values()]))
 

@@ -7,24 +7,32 @@ import random
 from collections import Counter
 
 import pytest
+import sqlglot
 
 from sessioncluster.spark.flinksql.changelogjoin import JoinSpec, KeyRows, join_changes
+from sessioncluster.spark.flinksql.joincondition import pair_condition
+from sessioncluster.spark.flinksql.temporaljoin import JoinNames
 
 Row = tuple
 
 
-def _plain_join(left: Counter, right: Counter, spec: JoinSpec) -> Counter:
-    """The join of the current rows, in plain Python (key: the first column)."""
+def _plain_join(left: Counter, right: Counter, spec: JoinSpec, residual=None) -> Counter:
+    """The join of the current rows, in plain Python (key: the first column; ``residual``:
+    the rest of the condition on a pair)."""
+    def joins(lrow, rrow) -> bool:
+        return lrow[0] == rrow[0] and lrow[0] is not None and (
+            residual is None or residual(lrow, rrow))
+
     out: Counter = Counter()
     for lrow, lc in left.items():
-        matches = [(r, c) for r, c in right.items() if r[0] == lrow[0] and r[0] is not None]
+        matches = [(r, c) for r, c in right.items() if joins(lrow, r)]
         for r, c in matches:
             out[lrow + r] += lc * c
         if not matches and spec.left_outer:
             out[lrow + (None,) * spec.right_width] += lc
     if spec.right_outer:
         for rrow, rc in right.items():
-            if not any(x[0] == rrow[0] and x[0] is not None for x in left):
+            if not any(joins(x, rrow) for x in left):
                 out[(None,) * spec.left_width + rrow] += rc
     return +out
 
@@ -52,9 +60,18 @@ def _random_change(rng: random.Random, rows: Counter, updating: bool) -> list[tu
 @pytest.mark.parametrize("left_outer,right_outer", [(False, False), (True, False),
                                                    (False, True), (True, True)])
 @pytest.mark.parametrize("left_updating,right_updating", [(True, False), (True, True)])
+@pytest.mark.parametrize("residual", [None, (
+    "l.v >= r.w AND NOT r.w IN (3, 9)",
+    lambda lrow, rrow: lrow[1] >= rrow[1] and rrow[1] not in (3, 9))])
 def test_applied_changes_equal_the_join_of_the_current_rows(left_outer, right_outer,
-                                                            left_updating, right_updating):
-    spec = JoinSpec(2, 2, left_outer, right_outer)
+                                                            left_updating, right_updating,
+                                                            residual):
+    condition = None
+    if residual is not None:
+        names = JoinNames("l", "r", ["k", "v"], ["k", "w"])
+        terms = [sqlglot.parse_one(residual[0])]
+        condition = pair_condition(terms, names)
+    spec = JoinSpec(2, 2, left_outer, right_outer, condition)
     for seed in range(30):
         rng = random.Random(seed)
         left: Counter = Counter()
@@ -75,7 +92,8 @@ def test_applied_changes_equal_the_join_of_the_current_rows(left_outer, right_ou
                 changes = [c for c in batch if c[2][0] == key]
                 state = states.setdefault(key, KeyRows())
                 _apply(result, join_changes(spec, state, changes, null_key=key is None))
-            assert +result == _plain_join(left, right, spec), seed
+            assert +result == _plain_join(left, right, spec,
+                                          residual and residual[1]), seed
 
 
 def test_inner_join_keeps_the_input_row_kind():
@@ -101,3 +119,19 @@ def test_left_join_pads_and_retracts_as_flink():
         ("+I", (1, None, None)), ("-D", (1, None, None)), ("+I", (1, "a", 1)),
         ("-U", (1, "a", 1)), ("+I", (1, None, None)), ("-D", (1, None, None)),
         ("+I", (1, "a", 2))]
+
+
+def test_a_left_join_with_a_non_equi_condition_pads_as_flink():
+    """Flink 2.3's changes for key 'a' of orders (id, customer, amount) LEFT JOIN (customer,
+    COUNT(*) AS n) ON o.customer = c.customer AND o.amount > c.n: the order whose amount is not
+    above n stays padded; the other is retracted (-U) and padded again as n changes."""
+    names = JoinNames("o", "c", ["id", "customer", "amount"], ["customer", "n"])
+    condition = pair_condition([sqlglot.parse_one("o.amount > c.n")], names)
+    spec = JoinSpec(3, 2, left_outer=True, condition=condition)
+    changes = [(True, "+I", (1, "a", 5)), (True, "+I", (3, "a", 1)), (False, "+I", ("a", 1)),
+               (False, "-U", ("a", 1)), (False, "+U", ("a", 2))]
+    assert join_changes(spec, KeyRows(), changes) == [
+        ("+I", (1, "a", 5, None, None)), ("+I", (3, "a", 1, None, None)),
+        ("-D", (1, "a", 5, None, None)), ("+I", (1, "a", 5, "a", 1)),
+        ("-U", (1, "a", 5, "a", 1)), ("+I", (1, "a", 5, None, None)),
+        ("-D", (1, "a", 5, None, None)), ("+I", (1, "a", 5, "a", 2))]

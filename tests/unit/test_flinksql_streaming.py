@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from sessioncluster.spark.flinksql.microbatch import ChangelogState
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
-from sessioncluster.spark.flinksql.microbatch import ChangelogState
 from sessioncluster.spark.flinksql.streaming import watermark_delay_ms
 from sessioncluster.spark.flinksql.updating import (
     changelog,
@@ -280,3 +280,29 @@ def test_flinks_restart_strategy_options_of_a_statement() -> None:
                              "restart-strategy.failure-rate.max-failures-per-interval": "4",
                              "restart-strategy.failure-rate.failure-rate-interval": "5 min"}) == \
         R("failure-rate", 4, 1000, 300_000)
+
+
+def test_several_joins_nest_the_first_and_an_aggregation_reads_the_join() -> None:
+    """Flink's left-deep tree of joins: the first join becomes a subquery the next one reads;
+    an aggregation over a join reads the join as a subquery (its columns by position)."""
+    from sessioncluster.spark.flinksql.updatingjoin import nest_first_join, nest_join
+
+    two = query("SELECT o.id, a.n, b.s FROM orders o JOIN (SELECT customer, COUNT(*) AS n FROM "
+                "orders GROUP BY customer) a ON o.customer = a.customer JOIN (SELECT customer, "
+                "SUM(v) AS s FROM cust GROUP BY customer) b ON o.customer = b.customer")
+    nested = nest_first_join(two, two)
+    assert len(nested.args["joins"]) == 1 and [e.alias for e in nested.expressions] == \
+        ["id", "n", "s"]
+    inner = nested.args["from_"].this.this
+    assert [e.this.sql() for e in inner.expressions] == ["o.id", "a.n", "o.customer"]
+    unqualified = query("SELECT id FROM orders o JOIN (SELECT customer, COUNT(*) AS n FROM "
+                        "orders GROUP BY customer) a ON o.customer = a.customer JOIN cust b "
+                        "ON o.customer = b.customer")
+    with pytest.raises(FlinkSqlError, match="Column 'id' .* names no table"):
+        nest_first_join(unqualified, unqualified)
+    grouped = query("SELECT c.n, COUNT(*) AS cnt FROM orders o JOIN (SELECT customer, COUNT(*) "
+                    "AS n FROM orders GROUP BY customer) c ON o.customer = c.customer "
+                    "WHERE o.id > 1 GROUP BY c.n")
+    aggregation = nest_join(grouped, grouped)
+    assert aggregation.args.get("where") is None and not aggregation.args.get("joins")
+    assert aggregation.args["from_"].this.this.args["where"].this.sql() == "o.id > 1"

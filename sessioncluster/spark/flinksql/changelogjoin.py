@@ -6,10 +6,10 @@ accumulate, ``-U``/``-D`` retract) is joined with the other side's rows of its k
 join's changes as Flink 2.3 does (probed with PyFlink, see the module's tests): an inner join
 keeps the input's RowKind (``+U`` in, ``+U`` out per match); an outer side emits ``+I``/``-D``
 only, with its null-padded row ``+I`` while it has no match, retracted (``-D``) by the first
-match of the other side and emitted again when the last match goes. With only equality
-conditions every row of a key matches every row of the other side's, so a row's number of
-matches (Flink's ``numOfAssociations``) is the other side's count. A row whose key has a null
-matches nothing (SQL's ``=``).
+match of the other side and emitted again when the last match goes. A pair of rows of a key
+joins when the ON condition's non-equality part (:mod:`.joincondition`), if any, is TRUE; a
+row's number of matches (Flink's ``numOfAssociations``) is counted from the other side's rows.
+A row whose key has a null matches nothing (SQL's ``=``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import pickle
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 Row = tuple[Any, ...]
 ACCUMULATE = ("+I", "+U")
@@ -33,12 +33,14 @@ class KeyRows:
 
 @dataclass(frozen=True, slots=True)
 class JoinSpec:
-    """What is joined: the widths of both sides' rows and which sides are outer."""
+    """What is joined: the widths of both sides' rows, which sides are outer and the join's
+    non-equality condition on a pair (left row, right row) of matching keys (None: none)."""
 
     left_width: int
     right_width: int
     left_outer: bool = False
     right_outer: bool = False
+    condition: Callable[[Row, Row], bool] | None = None
 
     def joined(self, row: Row, other: Row | None, from_left: bool) -> Row:
         """The join's row of ``row`` (of the left side when ``from_left``) and ``other``
@@ -47,30 +49,38 @@ class JoinSpec:
             other = (None,) * (self.right_width if from_left else self.left_width)
         return row + other if from_left else other + row
 
+    def matches(self, row: Row, other: Row, from_left: bool) -> bool:
+        """The pair of ``row`` (of the left side when ``from_left``) and ``other`` joins."""
+        if self.condition is None:
+            return True
+        return self.condition(row, other) if from_left else self.condition(other, row)
+
 
 def join_change(spec: JoinSpec, state: KeyRows, kind: str, row: Row, from_left: bool,
                 null_key: bool = False) -> list[tuple[str, Row]]:
     """The join's changes for one change ``(kind, row)`` of one side; ``state`` brought up to
-    date. ``null_key``: the row's key has a null (it matches nothing and is not kept)."""
+    date. ``null_key``: the row's key has a null (it matches nothing and is not kept). An
+    outer other side's row is padded while no row of this side joins it (Flink's
+    ``numOfAssociations``, counted here from the state)."""
     own, other = (state.left, state.right) if from_left else (state.right, state.left)
     own_outer = spec.left_outer if from_left else spec.right_outer
     other_outer = spec.right_outer if from_left else spec.left_outer
-    matches = [] if null_key else list(other.elements())
+    matches = [] if null_key else [o for o in other.elements()
+                                   if spec.matches(row, o, from_left)]
     out: list[tuple[str, Row]] = []
 
-    def padded_other(kind: str) -> None:  # the other side's rows alone
-        out.extend((kind, spec.joined(o, None, not from_left)) for o in matches)
+    def associations(o: Row) -> int:  # this side's rows that join the other side's row o
+        return sum(c for r, c in own.items() if spec.matches(o, r, not from_left))
 
     if kind in ACCUMULATE:
-        had_none = sum(own.values()) == 0
+        unmatched = [o for o in matches if associations(o) == 0] if other_outer else []
         if not null_key:
             own[row] += 1
         if not matches:
             if own_outer:
                 out.append(("+I", spec.joined(row, None, from_left)))
             return out
-        if other_outer and had_none:
-            padded_other("-D")
+        out.extend(("-D", spec.joined(o, None, not from_left)) for o in unmatched)
         out_kind = "+I" if own_outer or other_outer else kind
         out.extend((out_kind, spec.joined(row, o, from_left)) for o in matches)
         return out
@@ -84,8 +94,9 @@ def join_change(spec: JoinSpec, state: KeyRows, kind: str, row: Row, from_left: 
         return out
     out_kind = "-D" if own_outer else kind
     out.extend((out_kind, spec.joined(row, o, from_left)) for o in matches)
-    if other_outer and sum(own.values()) == 0:
-        padded_other("+I")
+    if other_outer:
+        out.extend(("+I", spec.joined(o, None, not from_left)) for o in matches
+                   if associations(o) == 0)
     return out
 
 

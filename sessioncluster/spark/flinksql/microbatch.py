@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections import Counter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -106,18 +107,26 @@ def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path
         return []  # emitted before the failure that runs this batch again
     if insert.row_kinds:  # the changes are the rows (the state is in Spark's state store)
         changes = [(r[-1], tuple(r)[:-1]) for r in df.collect()]
-        state.save(batch_id, {})
-        return changes
-    emitted = state.before(batch_id)
-    changes = changelog(emitted, [tuple(r) for r in df.collect()], insert.key_positions)
+        if insert.outer is None:
+            state.save(batch_id, {})
+            return changes
+        # a query over the changes (a join's): their rows applied, row -> count
+        rows = Counter(state.before(batch_id))
+        for kind, row in changes:
+            rows[row] += 1 if kind in ("+I", "+U") else -1
+        current = dict(+rows)
+        inner_rows = list(Counter(current).elements())
+    else:
+        current = state.before(batch_id)
+        changes = changelog(current, [tuple(r) for r in df.collect()], insert.key_positions)
+        inner_rows = list(current.values())
     if insert.outer is not None:  # the changes of the query over the updating one
         outer = ChangelogState(state_dir / "outer")
         result = outer.before(batch_id)
-        changes = result_changes(result, insert.outer.rows(
-            df.sparkSession, list(emitted.values())), insert.outer.key_positions) \
-            if changes else []
+        changes = result_changes(result, insert.outer.rows(df.sparkSession, inner_rows),
+                                 insert.outer.key_positions) if changes else []
         outer.save(batch_id, result)
-    state.save(batch_id, emitted)
+    state.save(batch_id, current)
     return changes
 
 

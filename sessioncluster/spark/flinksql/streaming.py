@@ -61,6 +61,7 @@ from .temporaljoin import plan_temporal_join
 from .topn import changes as top_n_changes
 from .topn import find_top_n, rank_refusal
 from .updating import (
+    AGGREGATION,
     JOIN,
     OVER_RESULT,
     OuterQuery,
@@ -70,9 +71,16 @@ from .updating import (
     over_updating,
     over_updating_refusal,
     split_over_updating,
+    stateful_reader,
     updating_node,
 )
-from .updatingjoin import ChangelogFeed, plan_updating_join
+from .updatingjoin import (
+    ChangelogFeed,
+    nest_first_join,
+    nest_join,
+    plan_updating_join,
+    row_kind_changes,
+)
 
 #: Flink's names of its built-in catalog and database
 DEFAULT_PATH = "default_catalog.default_database"
@@ -172,18 +180,21 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
                                 f"consuming update changes which is produced by node {node}")
         schemas = {n: used[n.lower()] for n in names}
         query = _Query.plan(session, insert.query, schemas, bounded, functions)
-        if query.row_kinds:
-            frame = conform(query.frame, sink, insert, (ROW_KIND,))
-            planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True,
-                                           operator=query.operator, feeds=query.feeds))
-            if query.feeds:
-                cast = partial(_conform_kinds, conform, sink, insert)
-                planned[-1].replan = partial(_replanned, session, insert.query, schemas,
-                                             functions, cast)
-            continue
         if query.outer is not None:  # its rows are the outer query's, cast there
             query.outer.conform = lambda frame, sink=sink, insert=insert: conform(
                 frame, sink, insert)
+        if query.row_kinds:
+            frame = query.frame if query.outer is not None else \
+                conform(query.frame, sink, insert, (ROW_KIND,))
+            planned.append(StreamingInsert(sink, frame, "append", [], sorted(names), True,
+                                           outer=query.outer, operator=query.operator,
+                                           feeds=query.feeds))
+            if query.feeds:
+                cast = None if query.outer is not None else \
+                    partial(_conform_kinds, conform, sink, insert)
+                planned[-1].replan = partial(_replanned, session, insert.query, schemas,
+                                             functions, cast)
+            continue
         frame = query.frame if query.outer is not None else conform(query.frame, sink, insert)
         updating = node is not None and not bounded
         planned.append(StreamingInsert(sink, frame, "update" if updating else "append",
@@ -247,7 +258,16 @@ class _Query:
         if found is not None:
             parts = split_over_updating(query, found, partial(_is_static, schemas)) \
                 if found.operation in OVER_RESULT else None
+            if parts is None and found.operation == AGGREGATION and found.reader.args.get("joins"):
+                # an aggregation over a join of an updating query: over the join's changes
+                return cls.plan(session, nest_join(query, found.reader), schemas, bounded,
+                                functions, feeds_at)
             if parts is None and found.operation == JOIN:
+                above = stateful_reader(found.reader)
+                while above is not None and above.operation == JOIN:  # the last join's
+                    found, above = above, stateful_reader(above.reader)
+                if above is not None:
+                    return cls._over_join(session, query, above, schemas, functions, feeds_at)
                 return cls._updating_join(session, query, found, schemas, functions, feeds_at)
             if parts is None:
                 raise FlinkSqlError(over_updating_refusal(found))
@@ -274,6 +294,24 @@ class _Query:
         return cls(frame, keyed is not None, query)
 
     @classmethod
+    def _over_join(cls, session: Any, query: Any, above: OverUpdating,
+                   schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
+                   feeds_at: tuple[Path | None, str]) -> "_Query":
+        """A query (an aggregation, an OVER aggregation) over a join of an updating query: the
+        join on keyed state, its changes applied after each micro-batch and the query over
+        them run as a batch query (:class:`OuterQuery`), as over an updating query."""
+        parts = split_over_updating(query, above, partial(_is_static, schemas)) \
+            if above.operation in OVER_RESULT else None
+        if parts is None:
+            raise FlinkSqlError(over_updating_refusal(above))
+        inner, rest, view = parts
+        planned = cls.plan(session, inner, schemas, False, functions, feeds_at)
+        fields = [f for f in planned.frame.schema.fields if f.name != ROW_KIND]
+        planned.outer = _outer_query(session, rest, view, type(planned.frame.schema)(fields),
+                                     schemas, above)
+        return planned
+
+    @classmethod
     def _updating_join(cls, session: Any, query: Any, found: OverUpdating,
                        schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
                        feeds_at: tuple[Path | None, str]) -> "_Query":
@@ -283,15 +321,21 @@ class _Query:
         query = query.copy()
         select = list(query.find_all(exp.Select))[position]
 
-        def plan_side(side: Any) -> tuple[Any, Any]:
-            planned = cls.plan(session, side, schemas, False, functions)
+        if len(select.args.get("joins") or []) > 1:  # the first join's changes, joined
+            return cls.plan(session, nest_first_join(query, select), schemas, False,
+                            functions, feeds_at)
+
+        def plan_side(side: Any, root: Path, prefix: str) -> tuple[Any, Any, list[Any]]:
+            planned = cls.plan(session, side, schemas, False, functions, (root, prefix))
+            if planned.row_kinds and planned.feeds and planned.outer is None:  # a join's
+                return planned.frame, row_kind_changes, planned.feeds
             if planned.row_kinds or planned.outer is not None:
                 raise FlinkSqlError(over_updating_refusal(found))
             if updating_node(side) is None:
-                return planned.frame, None
+                return planned.frame, None, []
             insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
                                      planned.frame, "update", key_positions(planned.updating))
-            return planned.frame, partial(batch_changelog, insert)
+            return planned.frame, partial(batch_changelog, insert), []
 
         directory, prefix = feeds_at
         with tempfile.TemporaryDirectory(prefix="flink-join-plan-") as scratch:

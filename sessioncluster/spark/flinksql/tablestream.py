@@ -161,17 +161,19 @@ class TableSources:
         if insert.output_mode == "update" and config.get(TABLE_CONVERSION) != "changelog":
             refuse_updates(text)
         windows = rowtime == WINDOW_TIME and window_aggregation(text)
-        if insert.output_mode == "update" or windows:
+        if insert.replan is not None:  # a join of an updating query with a stream: its feeds
+            insert.frame, feeds = insert.replan(self.checkpoint_dir,
+                                                f"table-{vertex.vertex_id}-")
+            self.feeders += feeds
+        # (a query over a join's changes: the outer query's changes, made per micro-batch)
+        if insert.output_mode == "update" or windows or insert.outer is not None:
             key = f"table-{vertex.vertex_id}"
             feeder = Feeder(key, insert, names, rowtime, self.checkpoint_dir / key)
             self.feeders.append(feeder)
             records = feeder.reader(session, RECORD_SCHEMA)
             return rowtime_watermark(records) if windows else records
-        frame = insert.frame
-        if insert.replan is not None:  # a join of an updating query with a stream: its feeds
-            frame, feeds = insert.replan(self.checkpoint_dir, f"table-{vertex.vertex_id}-")
-            self.feeders += feeds
-        return frame.mapInArrow(TableRecords(names, rowtime, insert.row_kinds), RECORD_SCHEMA)
+        return insert.frame.mapInArrow(TableRecords(names, rowtime, insert.row_kinds),
+                                       RECORD_SCHEMA)
 
 
 def record_columns(changes: Iterable[tuple[str, Sequence[Any]]], names: list[str],

@@ -139,16 +139,26 @@ def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverU
         if not is_aggregation(inner) or is_window_aggregation(inner) \
                 or (aggregation is not None and aggregation[0] is inner):
             continue  # (a table aggregation runs on keyed state, its rows unnested by a join)
-        pending, seen = _readers(inner), set()
-        while pending:
-            reader = pending.pop()
-            if id(reader) in seen:
-                continue
-            seen.add(id(reader))
-            operation = _stateful_operation(reader, aggregation)
-            if operation is not None:
-                return OverUpdating(inner, reader, operation)
-            pending += _readers(reader)
+        found = stateful_reader(inner, aggregation)
+        if found is not None:
+            return found
+    return None
+
+
+def stateful_reader(inner: exp.Select, aggregation: Any = None) -> OverUpdating | None:
+    """The first stateful operation that reads ``inner``'s rows, directly or through
+    projections, subqueries and common table expressions; None when there is none.
+    ``aggregation``: the query's table aggregation, if any (:func:`table_aggregation`)."""
+    pending, seen = _readers(inner), set()
+    while pending:
+        reader = pending.pop()
+        if id(reader) in seen:
+            continue
+        seen.add(id(reader))
+        operation = _stateful_operation(reader, aggregation)
+        if operation is not None:
+            return OverUpdating(inner, reader, operation)
+        pending += _readers(reader)
     return None
 
 
@@ -224,15 +234,16 @@ def split_over_updating(query: Any, found: OverUpdating,
             this=inner, alias=exp.TableAlias(this=exp.to_identifier(name)))]))
     ctes = list(tree.args["with_"].expressions)
     at = next(i for i, c in enumerate(ctes) if c.alias_or_name == name)
-    updating = exp.select("*").from_(exp.to_identifier(name))
+    updating = exp.select("*").from_(exp.to_table(name))
     updating.set("with_", exp.With(expressions=[c.copy() for c in ctes[: at + 1]]))
     rest = tree.copy()
     rest.set("with_", None)
-    kept = _needed_ctes(rest, [c for c in ctes if c.alias_or_name != name])
+    kept = needed_ctes(rest, [c for c in ctes if c.alias_or_name != name])
     if kept:
         rest.set("with_", exp.With(expressions=[c.copy() for c in kept]))
     own = {c.alias_or_name.lower() for c in kept}
-    if not all(static(t) for t in _table_names(rest) - own - {name.lower()}):
+    read = _table_names(rest).union(*(_table_names(c.this) for c in kept))
+    if not all(static(t) for t in read - own - {name.lower()}):
         return None
     return updating, rest, name
 
@@ -251,7 +262,7 @@ def outer_key_positions(rest: Any, found: OverUpdating, columns: list[str]) -> l
     return keys or list(range(len(columns)))
 
 
-def _needed_ctes(body: Any, ctes: list[exp.CTE]) -> list[exp.CTE]:
+def needed_ctes(body: Any, ctes: list[exp.CTE]) -> list[exp.CTE]:
     """The common table expressions ``body`` reads, directly or through each other, in order."""
     needed: set[str] = set()
     pending = _table_names(body)

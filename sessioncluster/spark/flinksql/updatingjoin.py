@@ -26,14 +26,17 @@ from sqlglot import exp
 from ..streaming import ROCKSDB_PROVIDER
 from .changelogjoin import KIND, SEQUENCE, SIDE, JoinSpec, changelog_join_processor
 from .feeds import OutboxFeed
+from .joincondition import pair_condition
 from .model import FlinkSqlError
 from .tableaggregate import ROW_KIND, carry_row_kind
 from .temporaljoin import PROBE, VERSIONED, JoinNames
+from .updating import needed_ctes
 
 #: the changes of a micro-batch of a side's query: ``(df, batch_id, state_dir)`` -> changes
 Changes = Callable[[Any, int, Path], list[tuple[str, tuple[Any, ...]]]]
-#: plans one side's query: its frame, and its changes (None for an append-only side)
-PlanSide = Callable[[Any], tuple[Any, "Changes | None"]]
+#: plans one side's query (with its own feeds under a directory, their keys' prefix): its
+#: frame, its changes (None for an append-only side) and its own feeds (a join's)
+PlanSide = Callable[[Any, Path, str], tuple[Any, "Changes | None", "list[ChangelogFeed]"]]
 
 _TYPES = {"": (False, False), "LEFT": (True, False), "RIGHT": (False, True),
           "FULL": (True, True)}
@@ -44,9 +47,11 @@ class ChangelogFeed(OutboxFeed):
     columns, :data:`KIND` and :data:`SEQUENCE`, which the join's query reads."""
 
     def __init__(self, key: str, frame: Any, changes: Changes, directory: Path) -> None:
-        super().__init__(key, frame, "update", directory)
+        # a join's changes (its RowKind last) come in append mode, an aggregation's in update
+        kinds = ROW_KIND in frame.columns
+        super().__init__(key, frame, "append" if kinds else "update", directory)
         self.changes = changes
-        self.schema = _change_schema(frame.schema)
+        self.schema = _change_schema([f for f in frame.schema.fields if f.name != ROW_KIND])
 
     def changes_table(self, df: Any, batch_id: int) -> Any:
         import pyarrow as pa
@@ -60,10 +65,16 @@ class ChangelogFeed(OutboxFeed):
         return pa.Table.from_pylist(rows, schema=to_arrow_schema(self.schema))
 
 
-def _change_schema(schema: Any) -> Any:
+def row_kind_changes(df: Any, batch_id: int, state_dir: Path
+                     ) -> list[tuple[str, tuple[Any, ...]]]:
+    """:data:`Changes` of a query whose rows carry their RowKind last (a join's)."""
+    return [(r[-1], tuple(r)[:-1]) for r in df.collect()]
+
+
+def _change_schema(fields: list[Any]) -> Any:
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    return StructType([*schema.fields, StructField(KIND, StringType()),
+    return StructType([*fields, StructField(KIND, StringType()),
                        StructField(SEQUENCE, LongType())])
 
 
@@ -84,60 +95,66 @@ def plan_updating_join(session: Any, query: Any, select: exp.Select, plan_side: 
     joins = select.args.get("joins") or []
     if len(joins) != 1 or select.args.get("from_") is None:
         raise FlinkSqlError("sessioncluster runs a join of an updating query with a stream as "
-                            "the only join of its SELECT (Flink docs: Joins / Regular Joins)")
+                            "one join of a FROM (Flink docs: Joins / Regular Joins)")
     join = joins[0]
     side_type = (join.args.get("side") or "").upper()
     if side_type not in _TYPES or (join.args.get("kind") or "").upper() not in ("", "INNER",
                                                                                 "OUTER"):
         raise FlinkSqlError(f"A {join.args.get('kind') or side_type} JOIN of an updating query "
                             "is not supported by sessioncluster in STREAMING mode")
-    sides = []
+    sides, feeds = [], []
     for n, node in enumerate((select.args["from_"].this, join.this)):
         side_query = exp.select("*").from_(node.copy())
-        if query.args.get("with_") is not None:
-            side_query.set("with_", query.args["with_"].copy())
-        frame, changes = plan_side(side_query)
+        ctes = needed_ctes(side_query, list(query.args["with_"].expressions)
+                           if query.args.get("with_") is not None else [])
+        if ctes:  # (only its own: another may read this join)
+            side_query.set("with_", exp.With(expressions=[c.copy() for c in ctes]))
+        key = f"{feed_prefix}join-feed-{n}"
+        frame, changes, own = plan_side(side_query, feed_root, f"{key}-")
         feed = None
         if changes is not None:
-            key = f"{feed_prefix}join-feed-{n}"
             feed = ChangelogFeed(key, frame, changes, feed_root / key)
             frame = feed.reader(session, feed.schema)
+            feeds.append(feed)
+        feeds += own
         sides.append(_Side(node.alias_or_name, frame, feed))
     left, right = sides
     names = JoinNames(left.alias, right.alias, _columns(left), _columns(right))
-    keys = _equality_keys(join.args.get("on"), names)
-    spec = JoinSpec(len(names.probe), len(names.versioned), *_TYPES[side_type])
+    keys, residual = _equality_keys(join.args.get("on"), names)
+    spec = JoinSpec(len(names.probe), len(names.versioned), *_TYPES[side_type],
+                    condition=pair_condition(residual, names) if residual else None)
     view = _keyed_view(session, left, right, keys, spec)
     names.read_from(select, view)
     select.append("expressions", exp.column(ROW_KIND))
     carry_row_kind(select, "a join of an updating query")
-    return query, [s.feed for s in sides if s.feed is not None]
+    return query, feeds
 
 
 def _columns(side: _Side) -> list[str]:
     return [c for c in side.frame.columns if c not in (KIND, SEQUENCE)]
 
 
-def _equality_keys(on: exp.Expr | None, names: JoinNames) -> list[tuple[int, int]]:
-    """The join's equality keys (left column, right column by position); FlinkSqlError for
-    a condition that is not one (a non-equi join)."""
-    keys = []
+def _equality_keys(on: exp.Expr | None, names: JoinNames
+                   ) -> tuple[list[tuple[int, int]], list[exp.Expr]]:
+    """The join's equality keys (left column, right column by position), and the rest of its
+    ON condition (evaluated on each pair of rows of a key: :mod:`.joincondition`)."""
+    keys, residual = [], []
     for term in (on.flatten() if isinstance(on, exp.And) else [on] if on is not None else []):
         sides = [names.position(c) for c in (term.this, term.expression)] \
             if isinstance(term, exp.EQ) and isinstance(term.this, exp.Column) \
             and isinstance(term.expression, exp.Column) else []
         if sorted(s[:len(PROBE)] for s in sides) != [PROBE, VERSIONED]:
-            raise FlinkSqlError(
-                f"A join of an updating query with a stream on '{term.sql() if term else ''}' "
-                "is not supported by sessioncluster in STREAMING mode: it runs a regular join "
-                "whose conditions are equalities of a column of each side (an equi-join); "
-                "a non-equi join condition is not supported (Flink docs: Joins / Regular Joins)")
+            residual.append(term)
+            continue
         sides.sort()
         keys.append((int(sides[0][len(PROBE):]), int(sides[1][len(VERSIONED):])))
     if not keys:
-        raise FlinkSqlError("A join of an updating query with a stream without an equality "
-                            "condition is not supported by sessioncluster in STREAMING mode")
-    return keys
+        raise FlinkSqlError(
+            f"A join of an updating query on '{on.sql() if on is not None else ''}' is not "
+            "supported by sessioncluster in STREAMING mode: it runs a regular join with at "
+            "least one equality of a column of each side (an equi-join); a join without one "
+            "is not supported (Flink docs: Joins / Regular Joins)")
+    return keys, residual
 
 
 def _keyed_view(session: Any, left: _Side, right: _Side, keys: list[tuple[int, int]],
@@ -175,3 +192,71 @@ def _keyed_view(session: Any, left: _Side, right: _Side, keys: list[tuple[int, i
     view = f"__flink_updating_join_{secrets.token_hex(6)}"
     keyed.createOrReplaceTempView(view)
     return view
+
+
+def nest_join(query: Any, reader: exp.Select) -> Any:
+    """``query`` with the join of ``reader`` (a select that joins and aggregates) made a
+    subquery of its own, which ``reader`` aggregates (Flink's plan: a GroupAggregate over the
+    Join): the join's FROM, joins and WHERE move into it."""
+    tree, select = _copy_at(query, reader)
+    inner = exp.Select()
+    for arg in ("from_", "joins", "where"):
+        inner.set(arg, select.args.get(arg))
+        select.set(arg, None)
+    select.set("from_", exp.From(this=_nested(select, inner, lambda column: True)))
+    return tree
+
+
+def nest_first_join(query: Any, reader: exp.Select) -> Any:
+    """``query`` with the first join of ``reader`` (a select of several joins, Flink's
+    left-deep tree of joins) made a subquery of its own, which the next joins read: ``FROM a
+    JOIN b ON .. JOIN c ON ..`` becomes ``FROM (a JOIN b ON ..) JOIN c ON ..``."""
+    tree, select = _copy_at(query, reader)
+    joins = list(select.args["joins"])
+    inner = exp.Select()
+    inner.set("from_", select.args["from_"])
+    inner.set("joins", [joins[0]])
+    select.set("joins", joins[1:])
+    nested = {node.alias_or_name.lower() for node in (inner.args["from_"].this, joins[0].this)}
+
+    def moved(column: exp.Column) -> bool:
+        if not column.table:
+            raise FlinkSqlError(
+                f"Column '{column.sql()}' of a select of several joins of an updating query "
+                "names no table: sessioncluster runs such a select in STREAMING mode with "
+                "each column qualified (Flink docs: Joins / Regular Joins)")
+        return column.table.lower() in nested
+    select.set("from_", exp.From(this=_nested(select, inner, moved)))
+    return tree
+
+
+def _copy_at(query: Any, select: exp.Select) -> tuple[Any, exp.Select]:
+    """A copy of ``query``, and its copy of ``select``."""
+    position = next(i for i, s in enumerate(query.find_all(exp.Select)) if s is select)
+    tree = query.copy()
+    return tree, list(tree.find_all(exp.Select))[position]
+
+
+def _nested(select: exp.Select, inner: exp.Select, moved: Callable[[exp.Column], bool]
+            ) -> exp.Subquery:
+    """``inner`` as a subquery of a fresh name that ``select`` reads: each column of
+    ``select`` that is ``moved`` becomes one of the subquery's (``flink_j<n>``); a column
+    selected keeps its name."""
+    name = f"__flink_join_{secrets.token_hex(4)}"
+    select.set("expressions", [exp.alias_(e, e.name) if isinstance(e, exp.Column)
+                               and not e.is_star else e for e in select.expressions])
+    aliases: dict[tuple[str, str], str] = {}
+    for column in list(select.find_all(exp.Column)):
+        if column.find_ancestor(exp.Select) is not select or not moved(column):
+            continue
+        if column.is_star:
+            raise FlinkSqlError(f"'{column.sql()}' over a join of an updating query is not "
+                                "supported by sessioncluster in STREAMING mode")
+        key = (column.table.lower(), column.name.lower())
+        if key not in aliases:
+            aliases[key] = f"flink_j{len(aliases)}"
+            inner.append("expressions", exp.alias_(column.copy(), aliases[key]))
+        column.replace(exp.column(aliases[key], table=name))
+    if not aliases:  # (COUNT(*) of the join: a column of its own)
+        inner.append("expressions", exp.alias_(exp.Literal.number(1), "flink_j"))
+    return exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name)))
