@@ -359,6 +359,9 @@ def _json_text(node: FlinkJson, rewrite: Rewrite) -> exp.Expression:
     absent = node.args.get("on_null") == "ABSENT"
     values = items[1::2] if function == "OBJECT" else items
     keys = [_escaped_key(k) for k in items[::2]] if function == "OBJECT" else [""] * len(values)
+    if function == "OBJECT":  # Flink writes an object's keys sorted (PyFlink 2.3)
+        pairs = sorted(zip(keys, values, strict=True), key=lambda kv: json.loads(kv[0]))
+        keys, values = [k for k, _ in pairs], [v for _, v in pairs]
     open_, close = ("{", "}") if function == "OBJECT" else ("[", "]")
     parts = []
     for key, value in zip(keys, values, strict=True):
