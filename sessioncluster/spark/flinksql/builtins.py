@@ -259,7 +259,7 @@ def temporal_type(node: exp.Expr) -> str | None:
 #: bits of Flink's integer types
 _BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 #: Spark's try_ form of an arithmetic operator (NULL where ANSI mode raises an overflow)
-_TRY = {exp.Add: "try_add", exp.Sub: "try_subtract", exp.Mul: "try_multiply"}
+_TRY: dict[type, str] = {exp.Add: "try_add", exp.Sub: "try_subtract", exp.Mul: "try_multiply"}
 #: the marks of an operation, and of an integer cast's operand, found again in the typed copy
 _ARITHMETIC, _CAST_OPERAND = "flink_arithmetic", "flink_cast_operand_type"
 
