@@ -155,3 +155,13 @@ def test_a_cast_to_an_integer_type_is_javas_conversion(spark: Any) -> None:
         (-9223372036854775808, -2147483648, 0, 0, 0),
         (3000000000, 2147483647, -1, -1, -1294967296),
         (-3, -3, -3, -3, -3), (0, 0, 0, 0, 0)], key=str)
+
+
+def test_a_double_divided_by_zero_is_javas_infinity(spark: Any) -> None:
+    """Flink 2.3: a DOUBLE column divided by 0 is +-Infinity (Java's; 0 / 0 NaN), where
+    Spark's ANSI mode raises; the division of constants fails in both."""
+    rows = run(spark, "SELECT b / 0, (b - 1) / (a - 1), b / a FROM t ORDER BY a")
+    assert rows[0][0] == float("inf") and rows[0][1] != rows[0][1] and rows[0][2] == 1.0
+    assert rows[1] == (float("inf"), 1.0, 1.0)
+    with pytest.raises(Exception, match="Division by zero"):
+        run(spark, "SELECT CAST(7 AS DOUBLE) / 0")

@@ -207,6 +207,8 @@ def _as_flink(node: exp.Expr, types: exp.Expr) -> bool:
     one of integers."""
     if isinstance(node, exp.Div):
         left, right = _integer(types.this), _integer(types.expression)
+        if _spark_kind(types.this) == "FLOATING" or _spark_kind(types.expression) == "FLOATING":
+            return _floating_division(node)
         if not (left and right):
             return False
         wider = max(left, right, key=_INTEGERS.index)
@@ -217,6 +219,21 @@ def _as_flink(node: exp.Expr, types: exp.Expr) -> bool:
     if argument is None:
         return False
     node.replace(exp.Cast(this=node.copy(), to=exp.DataType.build(argument), flink_integer=True))
+    return True
+
+
+def _floating_division(node: exp.Div) -> bool:
+    """Java's division of a DOUBLE by zero: +-Infinity, or NaN for 0 / 0 (Spark's ANSI mode
+    raises). A division of constants is left to fail, as Flink's planner's does."""
+    if node.find(exp.Column) is None:
+        return False
+    infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE"))
+    by_zero = exp.Mul(this=exp.paren(node.this.copy()), expression=infinity)
+    quotient = exp.Anonymous(this="try_divide", expressions=[node.this.copy(),
+                                                             node.expression.copy()])
+    node.replace(exp.Case(ifs=[exp.If(this=exp.EQ(this=exp.paren(node.expression.copy()),
+                                                  expression=exp.Literal.number(0)),
+                                      true=by_zero)], default=quotient))
     return True
 
 
