@@ -185,3 +185,13 @@ def test_show_create_table_and_use(session, bids) -> None:
                                                     r"exist in the catalog: \[default_catalog\]"):
         session.execute_sql("USE nope")
     assert rows(session, "SELECT COUNT(*) FROM Bid") == [(6,)]
+
+
+def test_integer_overflow_and_casts_are_javas_as_flinks(session, bids) -> None:
+    """Flink 2.3 (Java's arithmetic, where Spark's ANSI mode raises): INT + and SUM wrap
+    within the INT, a DOUBLE cast to BIGINT saturates, a DOUBLE divided by 0 is Infinity."""
+    assert rows(session, "SELECT CAST(price AS INT) + 2147483645, CAST(CAST(price AS DOUBLE) * "
+                         "1e20 AS BIGINT), CAST(price AS DOUBLE) / 0 FROM Bid WHERE item = 'F'") \
+        == [(-2147483645, 9223372036854775807, float("inf"))]
+    assert rows(session, "SELECT SUM(CAST(price AS INT) * 1000000000) FROM Bid") \
+        == [(-474836480,)]

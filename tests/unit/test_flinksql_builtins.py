@@ -51,6 +51,19 @@ FLINK = {
     "CAST(TRUE AS STRING)": "TRUE",
     "TRY_CAST(1 > 2 AS VARCHAR(5))": "FALSE",
     "CAST('true' AS STRING)": "true",
+    "2147483647 + 1": -2147483648,
+    "-2147483648 - 1": 2147483647,
+    "2147483647 * 2": -2,
+    "9223372036854775807 + 1": -9223372036854775808,
+    "CAST(9223372036854775807 AS BIGINT) * 2": -2,
+    "CAST(127 AS TINYINT) + CAST(1 AS TINYINT)": -128,
+    "CAST(1e20 AS BIGINT)": 9223372036854775807,
+    "CAST(-1e20 AS BIGINT)": -9223372036854775808,
+    "CAST(1e20 AS INT)": 2147483647,
+    "CAST(CAST('NaN' AS DOUBLE) AS INT)": 0,
+    "CAST(2147483648 AS INT)": -2147483648,
+    "CAST(CAST(1e20 AS DECIMAL(38, 0)) AS BIGINT)": 7766279631452241920,
+    "CAST(3.7 AS INT)": 3,
 }
 
 TABLES = {"t": CatalogTable("t", [Column("a", "INT"), Column("b", "DOUBLE")])}
@@ -114,3 +127,41 @@ def test_a_boolean_column_cast_to_text_is_flinks_upper_case(spark: Any) -> None:
         == [("FALSE", "1"), ("TRUE", "2")]
     assert run(spark, "SELECT CAST(f AS STRING) FROM (SELECT a = 2 AS f, a FROM t) ORDER BY a") \
         == [("FALSE",), ("TRUE",)]  # typed through the subquery
+
+
+def test_integer_overflow_wraps_as_flinks(spark: Any) -> None:
+    """Flink 2.3 over an INT column holding 2147483647 and 1 (Java's arithmetic): +, -, *,
+    unary minus and SUM wrap within the INT (SUM of an INT is an INT), BIGINT + INT is a
+    BIGINT that does not; a running SUM wraps row by row."""
+    assert run(spark, "SELECT a + 2147483646, a - (-2147483647), a * 2147483647, -a, "
+                      "a + CAST(2147483647 AS BIGINT) FROM t ORDER BY a") == [
+        (2147483647, -2147483648, 2147483647, -1, 2147483648),
+        (-2147483648, -2147483647, -2, -2, 2147483649)]
+    assert run(spark, "SELECT SUM(x), SUM(DISTINCT x) FROM (SELECT a + 2147483645 AS x FROM t)") \
+        == [(-3, -3)]
+    assert run(spark, "SELECT SUM(x) OVER (ORDER BY a) FROM (SELECT a, 2147483647 AS x FROM t) "
+                      "ORDER BY a") == [(2147483647,), (-2,)]
+
+
+def test_a_cast_to_an_integer_type_is_javas_conversion(spark: Any) -> None:
+    """Flink 2.3 over DOUBLEs 1e20, -1e20, 3e9, -3.7 and NaN: BIGINT and INT saturate (NaN is
+    0), SMALLINT and TINYINT are the low bits of the INT; BIGINT to INT keeps the low bits."""
+    rows = run(spark, "SELECT CAST(x AS BIGINT), CAST(x AS INT), CAST(x AS SMALLINT), "
+                      "CAST(x AS TINYINT), CAST(CAST(x AS BIGINT) AS INT) FROM (SELECT b * x AS x "
+                      "FROM t, (SELECT CAST(s AS DOUBLE) AS x FROM (VALUES ('1e20'), ('-1e20'), "
+                      "('3e9'), ('-3.7'), ('NaN')) AS v(s)) WHERE a = 1)")
+    assert sorted(rows, key=str) == sorted([
+        (9223372036854775807, 2147483647, -1, -1, -1),
+        (-9223372036854775808, -2147483648, 0, 0, 0),
+        (3000000000, 2147483647, -1, -1, -1294967296),
+        (-3, -3, -3, -3, -3), (0, 0, 0, 0, 0)], key=str)
+
+
+def test_a_double_divided_by_zero_is_javas_infinity(spark: Any) -> None:
+    """Flink 2.3: a DOUBLE column divided by 0 is +-Infinity (Java's; 0 / 0 NaN), where
+    Spark's ANSI mode raises; the division of constants fails in both."""
+    rows = run(spark, "SELECT b / 0, (b - 1) / (a - 1), b / a FROM t ORDER BY a")
+    assert rows[0][0] == float("inf") and rows[0][1] != rows[0][1] and rows[0][2] == 1.0
+    assert rows[1] == (float("inf"), 1.0, 1.0)
+    with pytest.raises(Exception, match="Division by zero"):
+        run(spark, "SELECT CAST(7 AS DOUBLE) / 0")

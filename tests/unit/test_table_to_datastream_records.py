@@ -109,6 +109,31 @@ def test_a_window_tvfs_result_has_window_time_as_its_rowtime_in_batch() -> None:
     assert not window_aggregation("SELECT word, COUNT(*) FROM t GROUP BY word")
 
 
+def test_the_rowtime_of_a_window_tvfs_result_is_the_output_column_of_window_time() -> None:
+    """Flink 2.3's resolved schema (STREAMING) marks *ROWTIME* the column that is window_time,
+    aliased, through a subquery, plus an INTERVAL; none when window_time is not selected."""
+    from sessioncluster.spark.flinksql.tablestream import window_rowtime
+
+    def rowtime(sql: str) -> str | None:
+        from sessioncluster.spark.flinksql.statements import parse_statements
+
+        (statement,) = parse_statements(sql)
+        return window_rowtime(statement.ast)  # type: ignore[attr-defined]
+
+    window = "TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+    group = "GROUP BY window_start, window_end, window_time"
+    assert rowtime(TVF) == "window_time"
+    assert rowtime(f"SELECT window_start, window_time AS wt, COUNT(*) AS c FROM {window} "
+                   f"{group}") == "wt"
+    assert rowtime(f"SELECT window_start, COUNT(*) AS c FROM {window} "
+                   "GROUP BY window_start, window_end") is None
+    assert rowtime(f"SELECT wt, c FROM (SELECT window_time AS wt, COUNT(*) AS c FROM {window} "
+                   f"{group})") == "wt"
+    assert rowtime(f"SELECT window_time + INTERVAL '1' SECOND AS x, COUNT(*) AS c FROM "
+                   f"{window} {group}") == "x"
+    assert rowtime("SELECT word, ts FROM t") is None
+
+
 def test_a_bounded_tables_records_get_their_rowtime_as_timestamps() -> None:
     from sessioncluster.api.table.conversion import rowtime_strategy
 

@@ -207,6 +207,8 @@ def _as_flink(node: exp.Expr, types: exp.Expr) -> bool:
     one of integers."""
     if isinstance(node, exp.Div):
         left, right = _integer(types.this), _integer(types.expression)
+        if _spark_kind(types.this) == "FLOATING" or _spark_kind(types.expression) == "FLOATING":
+            return _floating_division(node)
         if not (left and right):
             return False
         wider = max(left, right, key=_INTEGERS.index)
@@ -217,6 +219,21 @@ def _as_flink(node: exp.Expr, types: exp.Expr) -> bool:
     if argument is None:
         return False
     node.replace(exp.Cast(this=node.copy(), to=exp.DataType.build(argument), flink_integer=True))
+    return True
+
+
+def _floating_division(node: exp.Div) -> bool:
+    """Java's division of a DOUBLE by zero: +-Infinity, or NaN for 0 / 0 (Spark's ANSI mode
+    raises). A division of constants is left to fail, as Flink's planner's does."""
+    if node.find(exp.Column) is None:
+        return False
+    infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE"))
+    by_zero = exp.Mul(this=exp.paren(node.this.copy()), expression=infinity)
+    quotient = exp.Anonymous(this="try_divide", expressions=[node.this.copy(),
+                                                             node.expression.copy()])
+    node.replace(exp.Case(ifs=[exp.If(this=exp.EQ(this=exp.paren(node.expression.copy()),
+                                                  expression=exp.Literal.number(0)),
+                                      true=by_zero)], default=quotient))
     return True
 
 
@@ -254,3 +271,159 @@ def temporal_type(node: exp.Expr) -> str | None:
     if isinstance(node, exp.Paren):
         return temporal_type(node.this)
     return None
+
+
+#: bits of Flink's integer types
+_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
+#: Spark's try_ form of an arithmetic operator (NULL where ANSI mode raises an overflow)
+_TRY: dict[type, str] = {exp.Add: "try_add", exp.Sub: "try_subtract", exp.Mul: "try_multiply"}
+#: the marks of an operation, and of an integer cast's operand, found again in the typed copy
+_ARITHMETIC, _CAST_OPERAND = "flink_arithmetic", "flink_cast_operand_type"
+
+
+def java_integers(tree: exp.Expr, casts: list[exp.Expr], columns: dict[str, dict[str, str]],
+                  typeable: Callable[[exp.Expr], exp.Expr]) -> None:
+    """Flink's (Java's) integer overflow in ``tree`` (in place), where Spark's ANSI mode
+    raises: ``+``, ``-``, ``*``, unary ``-`` and SUM of integers wrap around within their type
+    (``2147483647 + 1`` is -2147483648; SUM of an INT is an INT); a ``CAST`` (of ``casts``,
+    the tree's Flink casts) to an integer type keeps the low bits of a wider integer or
+    DECIMAL and saturates a DOUBLE or FLOAT (NaN is 0; a SMALLINT or TINYINT is the low bits
+    of the INT). The operands' types come from sqlglot's type inference as for
+    :func:`integer_arithmetic`; an operand of unknown type keeps Spark's operation. Only an
+    overflow takes the slow path: the operation is Spark's ``try_`` form, and its NULL is
+    replaced by the exact result (DECIMAL(38, 0)) taken modulo the type's range."""
+    nodes = [n for n in tree.walk() if isinstance(n, (*_TRY, exp.Neg, exp.Sum))
+             and not (isinstance(n, exp.Neg) and isinstance(n.this, exp.Literal))]
+    casts = [c for c in casts if str(c.args["to"].this).upper() in _BITS
+             and not c.args.get("safe")]
+    if not nodes and not casts:
+        return
+    for i, node in enumerate(nodes):
+        node.meta[_ARITHMETIC] = i
+    for i, cast in enumerate(casts):
+        cast.this.meta[_CAST_OPERAND] = i
+    typed = _typed(tree, columns, typeable)
+    kinds: dict[tuple[str, int], str | None] = {}
+    for node in typed.walk() if typed is not None else []:
+        if _ARITHMETIC in node.meta:
+            argument = node.this.unnest() if isinstance(node, exp.Sum) else None
+            if isinstance(argument, exp.Distinct):
+                argument = argument.expressions[0]
+            kinds["op", node.meta[_ARITHMETIC]] = _kind(argument or node)
+        if _CAST_OPERAND in node.meta:
+            kinds["cast", node.meta[_CAST_OPERAND]] = _kind(node) or _spark_kind(node)
+    for node in nodes:
+        node.meta.pop(_ARITHMETIC, None)
+    for cast in casts:
+        cast.this.meta.pop(_CAST_OPERAND, None)
+    keys = {id(n): ("op", i) for i, n in enumerate(nodes)}
+    keys.update({id(c): ("cast", i) for i, c in enumerate(casts)})
+    for node in reversed(list(tree.walk(bfs=False))):  # an operation's operands first
+        key = keys.get(id(node))
+        kind = kinds.get(key) if key else None
+        if kind is not None and key and key[0] == "op":
+            _wrap_operation(node, kind)
+        elif kind is not None:
+            node.replace(_integer_cast(node.this, str(node.args["to"].this).upper(), kind))
+
+
+def _kind(node: exp.Expr) -> str | None:
+    """Flink's integer type of a typed expression: a literal's from its value (sqlglot types
+    every integer literal as INT), an operation's the wider of its operands'."""
+    node = node.unnest()
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return _literal_kind(-int(node.this.name)) if node.this.is_int else None
+    if isinstance(node, exp.Literal):
+        return _literal_kind(int(node.name)) if node.is_int else None
+    if isinstance(node, exp.Neg):
+        return _kind(node.this)
+    if isinstance(node, tuple(_TRY)):
+        left, right = _kind(node.this), _kind(node.expression)
+        return max(left, right, key=_INTEGERS.index) if left and right else None
+    return _integer(node)
+
+
+def _literal_kind(value: int) -> str | None:
+    return next((kind for kind in ("INT", "BIGINT") if _fits(value, kind)), None)
+
+
+def _fits(value: int, kind: str) -> bool:
+    return -(1 << (_BITS[kind] - 1)) <= value < 1 << (_BITS[kind] - 1)
+
+
+def _spark_kind(node: exp.Expr) -> str | None:
+    """FLOATING or DECIMAL for a typed expression of one of those types."""
+    kind = node.type.this if node.type is not None else None
+    if kind in (exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT):
+        return "FLOATING"
+    return "DECIMAL" if kind == exp.DataType.Type.DECIMAL else None
+
+
+def _wrapped(exact: exp.Expr, kind: str) -> exp.Expr:
+    """``exact`` (an integer of a wider type) taken modulo the range of ``kind``."""
+    half = exp.Literal.number(1 << (_BITS[kind] - 1))
+    shifted = exp.Add(this=exact, expression=half)
+    modulo = exp.Anonymous(this="pmod", expressions=[
+        shifted, exp.Literal.number(1 << _BITS[kind])])
+    return exp.Cast(this=exp.Sub(this=modulo, expression=half.copy()),
+                    to=exp.DataType.build(kind))
+
+
+def _exact(node: exp.Expr) -> exp.Expr:
+    return exp.Cast(this=exp.paren(node.copy()), to=exp.DataType.build("DECIMAL(38, 0)"))
+
+
+def _wrap_operation(node: exp.Expr, kind: str) -> None:
+    """An integer operation of Flink type ``kind`` wrapping around on overflow."""
+    if isinstance(node, exp.Sum):
+        target: exp.Expr = node
+        while isinstance(target.parent, (exp.Window, exp.Filter)):  # OVER, FILTER apply first
+            target = target.parent
+        argument = node.this.unnest()
+        wider = "DECIMAL(38, 0)" if kind == "BIGINT" else "BIGINT"
+        inner = argument.expressions[0] if isinstance(argument, exp.Distinct) else argument
+        inner.replace(exp.Cast(this=inner.copy(), to=exp.DataType.build(wider)))
+        target.replace(_wrapped(target.copy(), kind))
+        return
+    if isinstance(node, exp.Neg):
+        zero = exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build(kind))
+        fast = exp.Anonymous(this="try_subtract", expressions=[zero, node.this.copy()])
+        exact: exp.Expr = exp.Neg(this=_exact(node.this))
+    else:
+        fast = exp.Anonymous(this=_TRY[type(node)], expressions=[
+            node.this.copy(), node.expression.copy()])
+        exact = type(node)(this=_exact(node.this), expression=_exact(node.expression))
+    node.replace(exp.Coalesce(this=fast, expressions=[_wrapped(exact, kind)]))
+
+
+def _integer_cast(value: exp.Expr, kind: str, source: str) -> exp.Expr:
+    """Java's conversion of ``value`` (of Flink type ``source``) to the integer type
+    ``kind``."""
+    if value.is_int and _fits(value.to_py(), kind):
+        return exp.Cast(this=value.copy(), to=exp.DataType.build(kind))  # a literal that fits
+    fast = exp.TryCast(this=value.copy(), to=exp.DataType.build(kind), safe=True)
+    if source == "FLOATING":
+        target = kind if kind in ("BIGINT", "INT") else "INT"
+        low, high = -(1 << (_BITS[target] - 1)), (1 << (_BITS[target] - 1)) - 1
+        saturated: exp.Expr = exp.Case(ifs=[
+            exp.If(this=exp.Anonymous(this="isnan", expressions=[value.copy()]),
+                   true=exp.Literal.number(0)),
+            exp.If(this=exp.GT(this=value.copy(), expression=exp.Literal.number(0)),
+                   true=exp.Literal.number(high)),
+            exp.If(this=exp.LT(this=value.copy(), expression=exp.Literal.number(0)),
+                   true=exp.Literal.number(low))])
+        if target != kind:  # Java's (short) and (byte) of a double: the low bits of its int
+            inside = exp.Coalesce(this=exp.TryCast(this=value.copy(), to=exp.DataType.build(
+                "INT"), safe=True), expressions=[saturated])
+            saturated = _wrapped(exp.Cast(this=inside, to=exp.DataType.build("BIGINT")), kind)
+        return exp.Coalesce(this=fast, expressions=[
+            exp.Cast(this=saturated, to=exp.DataType.build(kind))])
+    if source == "DECIMAL":  # BigDecimal's longValue: the integer part's low bits
+        whole: exp.Expr = exp.Case(ifs=[exp.If(
+            this=exp.LT(this=value.copy(), expression=exp.Literal.number(0)),
+            true=exp.Ceil(this=value.copy()))], default=exp.Floor(this=value.copy()))
+    elif _BITS[source] > _BITS[kind]:
+        whole = value.copy()
+    else:
+        return exp.Cast(this=value.copy(), to=exp.DataType.build(kind))
+    return exp.Coalesce(this=fast, expressions=[_wrapped(_exact(whole), kind)])

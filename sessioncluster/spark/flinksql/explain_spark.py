@@ -45,7 +45,7 @@ def _seq(value: Any) -> list[Any]:
 
 def text(expr: Any) -> str:
     """A Spark expression as text without its expression ids (``cnt#1 * 2`` -> ``cnt * 2``)."""
-    return _IDS.sub("", str(expr.toString()))
+    return _java_integers(_IDS.sub("", str(expr.toString())))
 
 
 def _texts(exprs: Any) -> str:
@@ -169,6 +169,8 @@ def _aggregate(plan: Any, kind: str, inputs: list[PlanNode]) -> PlanNode:
         modes.add(mode)
         function = agg.aggregateFunction()
         args = ", ".join(text(c) for c in _seq(function.children()))
+        if str(function.prettyName()) == "sum":
+            args = _WIDENED_SUM.sub(r"\1", args)
         prefix = {"Partial": "Partial_", "Final": "Final_", "PartialMerge": "Merge_"}.get(mode, "")
         distinct = "DISTINCT " if agg.isDistinct() else ""
         calls.append(f"{prefix}{str(function.prettyName()).upper()}({distinct}{args})")
@@ -234,3 +236,50 @@ def _join(plan: Any, kind: str, inputs: list[PlanNode], fields: list[tuple[str, 
     if kind.startswith("Broadcast"):
         attrs.append("broadcast=[true]")
     return PlanNode(name, attrs, inputs)
+
+
+
+def _java_integers(expression: str) -> str:
+    """``expression`` without the wrap-around of Flink's integer overflow
+    (``builtins.java_integers``): ``coalesce(a * b, cast((pmod(...) - n) as int))`` is
+    ``a * b``, ``cast((pmod((sum(x) + n), m) - n) as int)`` is ``sum(x)``."""
+    out, i = [], 0
+    while i < len(expression):
+        if expression.startswith("coalesce(", i):
+            args, end = _arguments(expression, i + len("coalesce"))
+            if len(args) == 2 and args[1].startswith("cast((pmod("):
+                out.append(_java_integers(args[0]))
+                i = end
+                continue
+        if expression.startswith("cast((pmod((", i):
+            (shifted,), end = _arguments(expression, i + len("cast((pmod("))
+            _, after = _arguments(expression, i + len("cast("))  # (pmod(...) - n)
+            if " + " in shifted and expression.startswith(" as ", after):
+                out.append(_java_integers(shifted[:shifted.rindex(" + ")]))
+                i = expression.index(")", after) + 1
+                continue
+        out.append(expression[i])
+        i += 1
+    return "".join(out)
+
+
+#: the argument of a SUM of integers widened for its wrap-around
+_WIDENED_SUM = re.compile(r"cast\((.+) as (?:bigint|decimal\(38,0\))\)")
+
+
+def _arguments(text_: str, open_: int) -> tuple[list[str], int]:
+    """The comma-separated arguments of the parenthesis at ``open_``, and the index after its
+    closing one."""
+    depth, start, args = 0, open_ + 1, []
+    for j in range(open_, len(text_)):
+        if text_[j] == "(":
+            depth += 1
+        elif text_[j] == ")":
+            depth -= 1
+            if depth == 0:
+                args.append(text_[start:j].strip())
+                return args, j + 1
+        elif text_[j] == "," and depth == 1:
+            args.append(text_[start:j].strip())
+            start = j + 1
+    return [text_[open_:]], len(text_)

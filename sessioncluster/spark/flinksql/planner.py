@@ -17,7 +17,12 @@ import sqlglot
 from sqlglot import exp
 
 from sessioncluster.api.table.typeparser import spark_type
-from sessioncluster.spark.flinksql.builtins import boolean_text, builtin, integer_arithmetic
+from sessioncluster.spark.flinksql.builtins import (
+    boolean_text,
+    builtin,
+    integer_arithmetic,
+    java_integers,
+)
 from sessioncluster.spark.flinksql.dialect import (
     Descriptor,
     FlinkCast,
@@ -61,6 +66,7 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     name_outputs(tree)
     columns = _column_types(tables)
     integer_arithmetic(tree, columns, _typeable)
+    java_integers(tree, list(tree.find_all(FlinkCast)), columns, _typeable)
     boolean_text(tree, list(tree.find_all(FlinkCast)), columns, _typeable)
     names = count()
     for select in list(tree.find_all(exp.Select)):
@@ -83,16 +89,22 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
 
 def _typeable(tree: exp.Expr) -> exp.Expr:
     """A copy of ``tree`` whose Flink casts are sqlglot's, for its type inference."""
-    return tree.copy().transform(
-        lambda node: _spark_cast(node) if isinstance(node, FlinkCast) else node)
+    def spark(node: exp.Expr) -> exp.Expr:
+        if not isinstance(node, FlinkCast):
+            return node
+        node.set("this", node.this.transform(spark))  # a replaced node is not visited
+        return _spark_cast(node)
+
+    return tree.copy().transform(spark)
 
 
 def _spark_cast(node: FlinkCast) -> exp.Expression:
     """A Flink ``CAST``/``TRY_CAST`` as sqlglot's, to the Spark type of its Flink type."""
     to = exp.DataType.build(spark_type(node.args["to"].this), dialect="spark")
-    if node.args.get("safe"):
-        return exp.TryCast(this=node.this, to=to, safe=True)
-    return exp.Cast(this=node.this, to=to)
+    spark = exp.TryCast(this=node.this, to=to, safe=True) if node.args.get("safe") \
+        else exp.Cast(this=node.this, to=to)
+    spark.meta.update(node.meta)  # the marks of the type inference's callers
+    return spark
 
 
 def _column_types(tables: Mapping[str, CatalogTable]) -> dict[str, dict[str, str]]:
@@ -380,7 +392,8 @@ def _rewrite_node(node: exp.Expression) -> exp.Expression:
     replaced = builtin(node, lambda arg: arg.transform(_rewrite_node))
     if replaced is not None:
         return cast(exp.Expression, replaced)
-    if isinstance(node, FlinkCast):
+    if isinstance(node, FlinkCast):  # its operand first: a replaced node is not visited
+        node.set("this", node.this.transform(_rewrite_node))
         return _spark_cast(node)
     if isinstance(node, FlinkJson):
         return to_spark(node, lambda arg: arg.transform(_rewrite_node))

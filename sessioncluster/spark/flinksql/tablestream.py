@@ -75,7 +75,7 @@ def probe(planner: Any, text: str, configuration: dict[str, str],
     columns, types = ["bounded", "updating", "rowtime"], ["BOOLEAN", "BOOLEAN", "STRING"]
     if runtime_mode == "BATCH":
         statement = parse_statements(text)[0]
-        rowtime = WINDOW_TIME if isinstance(statement, Query) and windowed(statement.ast) else ""
+        rowtime = (window_rowtime(statement.ast) if isinstance(statement, Query) else None) or ""
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, [(True, False, rowtime)])
     job = planned(planner, text, configuration)
     updating = is_updating(job)
@@ -109,10 +109,10 @@ def rowtime_column(insert: StreamingInsert, text: str = "") -> str | None:
     its result: the TVF's time column is a plain TIMESTAMP after it), else the column its
     watermark is on (Spark's event time)."""
     names = [f.name for f in insert.result_fields]
-    if WINDOW_TIME in names and text:
-        statement = parse_statements(text)[0]
-        if isinstance(statement, Query) and windowed(statement.ast):
-            return WINDOW_TIME
+    statement = parse_statements(text)[0] if text else None
+    window_time = window_rowtime(statement.ast) if isinstance(statement, Query) else None
+    if window_time in names:
+        return window_time
     return next((f.name for f in insert.result_fields if WATERMARK_DELAY in f.metadata), None)
 
 
@@ -121,6 +121,34 @@ def window_aggregation(text: str) -> bool:
     statement = parse_statements(text)[0]
     return (isinstance(statement, Query) and windowed(statement.ast)
             and statement.ast.args.get("group") is not None)
+
+
+def window_rowtime(query: Any) -> str | None:
+    """The query's output column that is a window TVF's ``window_time`` (kept a time attribute
+    under an alias, plus an INTERVAL, by ``SELECT *`` and through a subquery in FROM, as
+    Flink 2.3's schema marks it ``*ROWTIME*``); None when none is."""
+    from sqlglot import exp
+
+    if not isinstance(query, exp.Select) or query.args.get("from_") is None:
+        return None
+    source = query.args["from_"].this
+    if isinstance(source, exp.Table) and isinstance(source.this, exp.Anonymous) \
+            and source.this.name.upper() == "TABLE":
+        inner: str | None = WINDOW_TIME
+    elif isinstance(source, exp.Subquery):
+        inner = window_rowtime(source.this)
+    else:
+        return None
+    for projection in query.selects if inner else []:
+        if isinstance(projection, exp.Star) or (isinstance(projection, exp.Column)
+                                                and projection.is_star):
+            return inner
+        column = projection.unalias()
+        if isinstance(column, (exp.Add, exp.Sub)) and isinstance(column.expression, exp.Interval):
+            column = column.this  # Flink keeps the time attribute of window_time + INTERVAL
+        if isinstance(column, exp.Column) and column.name.lower() == str(inner).lower():
+            return projection.alias_or_name
+    return None
 
 
 def rowtime_watermark(records: Any) -> Any:
@@ -160,7 +188,9 @@ class TableSources:
         rowtime = str(config.get(TABLE_ROWTIME) or "") or None
         if insert.output_mode == "update" and config.get(TABLE_CONVERSION) != "changelog":
             refuse_updates(text)
-        windows = rowtime == WINDOW_TIME and window_aggregation(text)
+        statement = parse_statements(text)[0]
+        windows = rowtime is not None and window_aggregation(text) and isinstance(
+            statement, Query) and rowtime == window_rowtime(statement.ast)
         if insert.replan is not None:  # a join of an updating query with a stream: its feeds
             insert.frame, feeds = insert.replan(self.checkpoint_dir,
                                                 f"table-{vertex.vertex_id}-")
