@@ -22,10 +22,11 @@ def streaming_session(spark: Any, state_partitions: int) -> Any:
     return session
 
 
-#: micro-batches of the warm-up: a fresh session's first STREAMING job was slower over its
-#: first 20-30 micro-batches (docs/benchmarks.md, section 10); after 20 in the warm-up its
-#: p50 latency was 842-907 ms against 981-1,156 ms after one
-WARM_UP_BATCHES = 20
+#: micro-batches of the warm-up. A fresh session's first STREAMING job is slower over its first
+#: 20-30 micro-batches; after 20 in the warm-up its p50 was 842-907 ms against 981-1,156 ms
+#: after one, but a job started during those 36 s shared the cores with them (p50 1,467 ms)
+#: (docs/benchmarks.md, section 10): one, until the warm-up can give way to a job
+WARM_UP_BATCHES = 1
 
 
 def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool],
