@@ -28,10 +28,17 @@ from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .dialect import TableArgument, plan_text
 from .functions import FunctionCatalog
-from .model import CatalogTable, Column, FlinkSqlError
+from .model import (
+    DEFAULT_CATALOG,
+    DEFAULT_DATABASE,
+    DEFAULT_PATH,
+    CatalogTable,
+    Column,
+    FlinkSqlError,
+)
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, to_spark_sql
-from .showcreate import show_create_table, show_create_view
+from .showcreate import object_path, show_create_table, show_create_view
 from .sources import FLINK_TYPE, SourceViews
 from .statements import (
     CreateFunction,
@@ -55,7 +62,6 @@ from .tableaggregate import group_key_names, node_attributes, table_aggregation
 from .updating import updating_node
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
-DEFAULT_PATH = "default_catalog.default_database"
 #: the statements that change the catalog or the session's options
 _CATALOG_CHANGES = (CreateTable, CreateView, CreateFunction, Drop, Set, Reset)
 
@@ -480,7 +486,7 @@ class FlinkSqlPlanner:
         key, catalog = name.lower(), self.catalog
         table = catalog.table(name)
         text = catalog.view_text(name)
-        path = f"`{DEFAULT_PATH.replace('.', '`.`')}`.`{name}`"
+        path = object_path(name)
         if table is None and text is None:
             kind = "Table" if what == "CREATE TABLE" else "View"
             raise FlinkSqlError(f"Could not execute SHOW {what}. {kind} with identifier {path} "
@@ -640,12 +646,11 @@ class FlinkSqlPlanner:
 
 def _use(statement: Use) -> StatementOutcome:
     """``USE``: the one catalog and database there are (Flink's default ones)."""
-    catalog, database = DEFAULT_PATH.split(".")
-    if statement.catalog is not None and statement.catalog != catalog:
+    if statement.catalog is not None and statement.catalog != DEFAULT_CATALOG:
         raise FlinkSqlError(f"A catalog with name [{statement.catalog}] does not exist.")
-    if statement.database is not None and statement.database != database:
+    if statement.database is not None and statement.database != DEFAULT_DATABASE:
         raise FlinkSqlError(f"A database with name [{statement.database}] does not exist in "
-                            f"the catalog: [{catalog}].")
+                            f"the catalog: [{DEFAULT_CATALOG}].")
     return StatementOutcome.ok()
 
 

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+#: the session's one catalog and database, Flink's default ones
+DEFAULT_CATALOG = "default_catalog"
+DEFAULT_DATABASE = "default_database"
+DEFAULT_PATH = f"{DEFAULT_CATALOG}.{DEFAULT_DATABASE}"
+
 
 class FlinkSqlError(ValueError):
     """A statement Flink rejects, or one this planner cannot run; the message names the construct

@@ -22,9 +22,7 @@ from ...api.table.types import (
     VarCharType,
 )
 from .dialect import Flink
-from .model import CatalogTable
-
-DEFAULT_PATH = "`default_catalog`.`default_database`"
+from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, CatalogTable
 
 
 def serializable_type(t: DataType) -> str:
@@ -43,6 +41,11 @@ def serializable_type(t: DataType) -> str:
         fields = ", ".join(f"`{f.name}` {serializable_type(f.data_type)}" for f in t.fields)
         return f"ROW<{fields}>{not_null}"
     return str(t)
+
+
+def object_path(name: str) -> str:
+    """A catalog object's full name as Flink prints it: `catalog`.`database`.`name`."""
+    return f"`{DEFAULT_CATALOG}`.`{DEFAULT_DATABASE}`.`{name}`"
 
 
 def quoted(expression: str) -> str:
@@ -73,7 +76,7 @@ def show_create_table(table: CatalogTable) -> str:
         columns = ", ".join(f"`{c}`" for c in table.primary_key)
         lines.append(f"  CONSTRAINT `PK_{'_'.join(table.primary_key)}` PRIMARY KEY ({columns}) "
                      "NOT ENFORCED")
-    text = f"CREATE {_temporary(table.temporary)}TABLE {DEFAULT_PATH}.`{table.name}` (\n"
+    text = f"CREATE {_temporary(table.temporary)}TABLE {object_path(table.name)} (\n"
     text += ",\n".join(lines) + "\n)\n"
     if table.comment:
         text += f"COMMENT '{_escaped(table.comment)}'\n"
@@ -88,7 +91,7 @@ def show_create_view(name: str, temporary: bool, columns: list[str], query: exp.
     """``CREATE [TEMPORARY] VIEW ...`` of the view ``name`` with ``columns``."""
     listed = ",\n".join(f"  `{c}`" for c in columns)
     body = query.sql(dialect=Flink, identify=True)
-    return (f"CREATE {_temporary(temporary)}VIEW {DEFAULT_PATH}.`{name}` (\n{listed}\n)\n"
+    return (f"CREATE {_temporary(temporary)}VIEW {object_path(name)} (\n{listed}\n)\n"
             f"AS {body}\n")
 
 

@@ -51,7 +51,7 @@ from .boundedchangelog import changelog_query, ordered_changes
 from .dialect import Flink
 from .functions import FunctionCatalog
 from .microbatch import batch_changelog
-from .model import CatalogTable, Column, FlinkSqlError, table_named
+from .model import DEFAULT_PATH, CatalogTable, Column, FlinkSqlError, table_named
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, interval_ms, to_spark_sql
 from .statements import Insert, StopJob
@@ -82,8 +82,6 @@ from .updatingjoin import (
     row_kind_changes,
 )
 
-#: Flink's names of its built-in catalog and database
-DEFAULT_PATH = "default_catalog.default_database"
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
 #: through the job's result buffer, as Flink's collect sink sends them to the SQL client
 COLLECT = "collect"
