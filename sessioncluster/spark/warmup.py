@@ -22,21 +22,12 @@ def streaming_session(spark: Any, state_partitions: int) -> Any:
     return session
 
 
-#: micro-batches of the warm-up. A fresh session's first STREAMING job is slower over its first
-#: 20-30 micro-batches; after 20 in the warm-up its p50 was 842-907 ms against 981-1,156 ms
-#: after one, but a job started during those 36 s shared the cores with them (p50 1,467 ms)
-#: (docs/benchmarks.md, section 10): one, until the warm-up can give way to a job
-WARM_UP_BATCHES = 1
-
-
-def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool],
-            batches: int = WARM_UP_BATCHES) -> float:
-    """A keyed streaming query of ``batches`` one-row micro-batches (a Parquet file source, a
-    watermark, ``mapInArrow``, ``transformWithStateInPandas`` with event-time timers on
-    RocksDB, ``foreachBatch``), run once after the session is ready: the first STREAMING job
-    then finds Spark's streaming classes, the state store's native library and their Python
-    workers loaded and run (its first micro-batch took 9-13 s on a cold session here, 2-5 s on
-    a warm one; 20 micro-batches took 36 s in all, one 14 s). It ends
+def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool]) -> float:
+    """A one-row keyed streaming query (a Parquet file source, a watermark, ``mapInArrow``,
+    ``transformWithStateInPandas`` with event-time timers on RocksDB, ``foreachBatch``), run
+    once after the session is ready: the first STREAMING job then finds
+    Spark's streaming classes, the state store's native library and their Python workers loaded
+    (its first micro-batch took 9-13 s on a cold session here, 2-5 s on a warm one). It ends
     early when ``stopping()`` (the session stops). Its seconds."""
     import time
 
@@ -47,10 +38,8 @@ def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool],
     session.sparkContext.setJobGroup("warm-up", "sessioncluster warm-up (STREAMING)")
     try:
         (directory / "input").mkdir(parents=True, exist_ok=True)
-        for i in range(batches):  # one record of RECORD_SCHEMA each, a micro-batch each
-            write_control(directory / "input", i, f"part-{i}")
-        df = (session.readStream.schema(RECORD_SCHEMA).option("maxFilesPerTrigger", 1)
-              .parquet(str(directory / "input")))
+        write_control(directory / "input", 0, "part-0")  # one record of RECORD_SCHEMA
+        df = session.readStream.schema(RECORD_SCHEMA).parquet(str(directory / "input"))
         df = (df.withColumn("et", F.timestamp_millis(F.col("ts"))).withWatermark("et", "0 milliseconds")
               .drop("et").mapInArrow(_pass_through, RECORD_SCHEMA).groupBy("k")
               .transformWithStateInPandas(_warm_processor(), RECORD_SCHEMA, "Append", "EventTime"))
