@@ -10,7 +10,9 @@ from .base import (
 from .co import CoFlatMapOperator, CoMapOperator, CoProcessOperator, KeyedCoProcessOperator
 from .process import KeyedFunctionOperator, KeyedProcessOperator, ProcessOperator, ReduceOperator
 from .watermarks import TimestampsAndWatermarksOperator
-from .window import AllWindowOperator, MergingWindowSet, WindowOperator, WindowPreAggregator
+from .window import AllWindowOperator, WindowOperator
+from .windowcontext import MergingWindowSet
+from .windowpreagg import WindowPreAggregator
 
 __all__ = [
     "AllWindowOperator", "CoFlatMapOperator", "CoMapOperator", "CoProcessOperator",

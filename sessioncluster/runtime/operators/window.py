@@ -21,32 +21,20 @@ watermark.
 
 from __future__ import annotations
 
-import bisect
-import itertools
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from ...api.functions import (
     MAX_WATERMARK,
     MIN_WATERMARK,
     AggregateFunction,
-    AllWindowFunction,
     Function,
-    OutputTag,
-    ProcessAllWindowFunction,
-    ProcessWindowFunction,
-    RuntimeContext,
     TimeDomain,
-    WindowContext,
-    WindowFunction,
     check_output_tag,
 )
 from ...api.state import (
     AggregatingStateDescriptor,
-    KeyedStateStore,
     ListStateDescriptor,
     ReducingStateDescriptor,
-    State,
-    ValueState,
     ValueStateDescriptor,
 )
 from ...api.window import (
@@ -58,19 +46,23 @@ from ...api.window import (
     GlobalWindow,
     MergingWindowAssigner,
     ProcessingTimeTrigger,
-    SlidingEventTimeWindows,
-    SlidingProcessingTimeWindows,
     TimeWindow,
     Trigger,
     TriggerResult,
     TumblingEventTimeWindows,
-    TumblingProcessingTimeWindows,
     WindowAssigner,
 )
 from ...common.time import to_millis
-from ..state_backend import KeyedStateBackend, namespaced
 from ..timers import InternalTimer
 from .base import OneInputStreamOperator, OperatorContext
+from .windowcontext import (
+    MergingWindowSet,
+    NamespaceScope,
+    TriggerContext,
+    WindowFunctionContext,
+    window_function,
+)
+from .windowpreagg import EMPTY, PRE_AGGREGATING_ASSIGNERS, content_adder, reduce_of
 
 FUNCTION_KINDS = ("reduce", "aggregate", "apply", "process")
 _CONTENTS = "window-contents"
@@ -80,195 +72,6 @@ MERGE_LATE_ERROR = ("The end timestamp of an event-time window cannot become ear
                     "watermark by merging. Current watermark: {watermark} window: {window}")
 
 
-class NamespaceScope(KeyedStateStore):
-    """State of the backend's current key in ``namespace`` (a window): what a trigger's
-    ``get_partitioned_state``, a window's contents and ``window_state()`` read."""
-
-    def __init__(self, backend: KeyedStateBackend) -> None:
-        self._backend = backend
-        self.namespace: Any = None
-        #: id(descriptor) -> (descriptor, its state object): a trigger asks for its state per
-        #: element; the object reads the current slot at every access, so one serves all
-        self._states: dict[int, tuple[Any, State]] = {}
-
-    @property
-    def current_key(self) -> Any:
-        return namespaced(self._backend.get_current_key(), self.namespace)
-
-    def state(self, descriptor: Any) -> State:
-        known = self._states.get(id(descriptor))
-        if known is not None and known[0] is descriptor:
-            return known[1]
-        state = self._backend.state(descriptor, self)
-        if len(self._states) >= 64:  # a trigger making a new descriptor per element
-            self._states.clear()
-        self._states[id(descriptor)] = (descriptor, state)
-        return state
-
-    def get_state(self, descriptor: Any) -> Any:
-        return self.state(descriptor)
-
-    get_list_state = get_map_state = get_reducing_state = get_aggregating_state = get_state
-
-
-class MergingWindowSet:
-    """The current key's merging (session) windows, each mapped to the window its state lives
-    under (Flink's MergingWindowSet): a merge keeps one state window and folds the others into
-    it. The windows are disjoint, so a new window merges with the run of them it intersects
-    (touching counts, as Flink's TimeWindow.intersects)."""
-
-    def __init__(self, state: ValueState) -> None:
-        self._state = state
-        self.mapping: dict[Any, Any] = dict(state.value() or {})
-        self._sorted = sorted(self.mapping)
-        self._changed = False
-
-    def get_state_window(self, window: Any) -> Any:
-        return self.mapping.get(window)
-
-    def retire_window(self, window: Any) -> None:
-        if self.mapping.pop(window, None) is None:
-            raise RuntimeError(f"Window {window} is not in in-flight window set.")
-        del self._sorted[bisect.bisect_left(self._sorted, window)]
-        self._changed = True
-
-    def persist(self) -> None:
-        if self._changed:
-            self._state.update(dict(self.mapping) if self.mapping else None)
-            self._changed = False
-
-    def add_window(self, new: Any, merge: Callable[[Any, list[Any], Any, list[Any]], None]) -> Any:
-        """Add ``new``; merge it with the windows it intersects, calling ``merge(result, merged
-        windows, state window of the result, state windows merged into it)`` first. Gives the
-        window ``new`` ended up in."""
-        order = self._sorted
-        i = bisect.bisect_right(order, (new[1], MAX_WATERMARK))
-        j = i
-        while j > 0 and order[j - 1][1] >= new[0]:
-            j -= 1
-        run = order[j:i]
-        if not run:
-            order.insert(i, new)
-            self.mapping[new] = new
-            self._changed = True
-            return new
-        result = TimeWindow(min(new[0], run[0][0]), max(new[1], run[-1][1]))
-        if len(run) == 1 and run[0] == result:
-            return result  # inside a window already: nothing merges
-        state_window = self.mapping[run[0]]
-        merged_state = [self.mapping.pop(w) for w in run]
-        merged_state.remove(state_window)
-        self.mapping[result] = state_window
-        order[j:i] = [result]
-        self._changed = True
-        merge(result, run, state_window, merged_state)
-        return result
-
-
-class _TriggerContext(NamespaceScope):
-    """What a Trigger sees: the current window, time, timers and state in the window's scope."""
-
-    def __init__(self, operator: "WindowOperator") -> None:
-        super().__init__(operator.backend)
-        self._timers = operator.timers
-        self.merged_windows: list[Any] = []
-
-    @property
-    def window(self) -> Any:
-        return self.namespace
-
-    @window.setter
-    def window(self, window: Any) -> None:
-        self.namespace = window
-
-    def get_current_watermark(self) -> int:
-        return self._timers.watermark
-
-    def get_current_processing_time(self) -> int:
-        return self._timers.current_processing_time()
-
-    def register_event_time_timer(self, timestamp: int) -> None:
-        self._timers.register(TimeDomain.EVENT_TIME, timestamp, self.namespace)
-
-    def register_processing_time_timer(self, timestamp: int) -> None:
-        self._timers.register(TimeDomain.PROCESSING_TIME, timestamp, self.namespace)
-
-    def delete_event_time_timer(self, timestamp: int) -> None:
-        self._timers.delete(TimeDomain.EVENT_TIME, timestamp, self.namespace)
-
-    def delete_processing_time_timer(self, timestamp: int) -> None:
-        self._timers.delete(TimeDomain.PROCESSING_TIME, timestamp, self.namespace)
-
-    def get_partitioned_state(self, descriptor: Any) -> Any:
-        return self.state(descriptor)
-
-    def merge_partitioned_state(self, descriptor: Any) -> None:
-        """Fold the merged windows' state of ``descriptor`` into the current window's."""
-        if self.merged_windows:
-            self._backend.merge_namespaces(descriptor, self.namespace, self.merged_windows)
-
-
-class _WindowFunctionContext(WindowContext):
-    """ProcessWindowFunction.Context: the fired window, time, window and global state."""
-
-    def __init__(self, operator: "WindowOperator", runtime_context: RuntimeContext) -> None:
-        self._timers = operator.timers
-        self._scope = NamespaceScope(operator.backend)
-        self._window_state = runtime_context.with_keyed_state(self._scope)
-        self._global_state = runtime_context.with_keyed_state(operator.backend)
-        self.side: list[tuple[OutputTag, Any]] = []
-
-    def set_window(self, window: Any) -> None:
-        self._scope.namespace = window
-
-    def window(self) -> Any:
-        return self._scope.namespace
-
-    def current_processing_time(self) -> int:
-        return self._timers.current_processing_time()
-
-    def current_watermark(self) -> int:
-        return self._timers.watermark
-
-    def window_state(self) -> RuntimeContext:
-        return self._window_state
-
-    def global_state(self) -> RuntimeContext:
-        return self._global_state
-
-    def output(self, output_tag: OutputTag, value: Any) -> None:
-        self.side.append((check_output_tag(output_tag), value))
-
-
-def _window_function(fn: Any, all_windows: bool, role: str) -> tuple[str, Callable[..., Any]]:
-    """('apply' | 'process', bound method) of a window function, or a clear TypeError."""
-    keyed_classes = (WindowFunction, ProcessWindowFunction)
-    all_classes = (AllWindowFunction, ProcessAllWindowFunction)
-    wanted = "an AllWindowFunction or a ProcessAllWindowFunction" if all_windows else \
-        "a WindowFunction or a ProcessWindowFunction"
-    if isinstance(fn, all_classes if not all_windows else keyed_classes):
-        raise TypeError(f"{role} needs {wanted}, got a {type(fn).__name__}")
-    if role == "apply()" and isinstance(fn, (ProcessWindowFunction, ProcessAllWindowFunction)):
-        raise TypeError(f"apply() needs a {'AllWindowFunction' if all_windows else 'WindowFunction'}, "
-                        f"got a {type(fn).__name__} (use process())")
-    if role == "process()" and isinstance(fn, (WindowFunction, AllWindowFunction)):
-        name = "ProcessAllWindowFunction" if all_windows else "ProcessWindowFunction"
-        raise TypeError(f"process() needs a {name}, got a {type(fn).__name__} (use apply())")
-    if role != "process()" and callable(getattr(fn, "apply", None)):
-        return "apply", fn.apply
-    if role != "apply()" and callable(getattr(fn, "process", None)):
-        return "process", fn.process
-    raise TypeError(f"{role} needs {wanted}, got {fn!r} ({type(fn).__name__})")
-
-
-class _Empty:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<empty>"
-
-
-_EMPTY = _Empty()
 _CONTINUE = TriggerResult.CONTINUE
 
 
@@ -324,11 +127,11 @@ class WindowOperator(OneInputStreamOperator):
                     callable(getattr(fn, m, None)) for m in ("create_accumulator", "add", "get_result"))):
                 raise TypeError(f"aggregate() needs an AggregateFunction, got {fn!r} ({type(fn).__name__})")
         else:
-            _window_function(fn, self.all_windows, f"{kind}()")
+            window_function(fn, self.all_windows, f"{kind}()")
         if self.window_function is not None:
             if kind not in ("reduce", "aggregate"):
                 raise ValueError("a second window function goes with reduce() or aggregate() only")
-            _window_function(self.window_function, self.all_windows, f"{kind}()'s window function")
+            window_function(self.window_function, self.all_windows, f"{kind}()'s window function")
 
     @property
     def pre_aggregates_in_batch(self) -> bool:
@@ -343,7 +146,7 @@ class WindowOperator(OneInputStreamOperator):
         inputs, and ``AggregateFunction.merge`` exists for this (Flink's own combiners use it);
         in BATCH no record is late, and with the assigner's own trigger a window fires once, at
         the end, over all of its contents."""
-        if type(self.assigner) not in _PRE_AGGREGATING_ASSIGNERS or self.evictor is not None:
+        if type(self.assigner) not in PRE_AGGREGATING_ASSIGNERS or self.evictor is not None:
             return False
         if type(self.trigger) is not type(self.assigner.get_default_trigger()):
             return False
@@ -383,15 +186,15 @@ class WindowOperator(OneInputStreamOperator):
         kind, fn = self.function_kind, self.function
         self._reduce: Callable[[Any, Any], Any] | None = None
         if kind == "reduce":
-            self._reduce = fn.reduce if callable(getattr(fn, "reduce", None)) else fn
+            self._reduce = reduce_of(fn)
         self._main: tuple[str, Callable[..., Any]] | None
         if kind in ("apply", "process"):
-            self._main = _window_function(fn, self.all_windows, f"{kind}()")
+            self._main = window_function(fn, self.all_windows, f"{kind}()")
         else:
-            self._main = (_window_function(self.window_function, self.all_windows, "")
+            self._main = (window_function(self.window_function, self.all_windows, "")
                           if self.window_function is not None else None)
-        self._tctx = _TriggerContext(self)
-        self._wctx = _WindowFunctionContext(self, ctx.runtime_context)
+        self._tctx = TriggerContext(self.backend, self.timers)
+        self._wctx = WindowFunctionContext(self.backend, self.timers, ctx.runtime_context)
         self._scope = NamespaceScope(self.backend)
         descriptor: Any
         if self.evictor is not None or kind in ("apply", "process"):
@@ -629,8 +432,8 @@ class WindowOperator(OneInputStreamOperator):
         contents: dict[Any, Any] = {}
         get = contents.get
         for _, (window, partial) in records:
-            acc = get(window, _EMPTY)
-            contents[window] = partial if acc is _EMPTY else combine(acc, partial)  # type: ignore[misc]
+            acc = get(window, EMPTY)
+            contents[window] = partial if acc is EMPTY else combine(acc, partial)  # type: ignore[misc]
         if self.batch:
             self._batch_fire(contents)
             return True
@@ -672,7 +475,7 @@ class WindowOperator(OneInputStreamOperator):
                 self._emit_batch(w, contents[w])
 
     def _batch_assign(self, records: list[tuple[int | None, Any]]) -> dict[Any, Any]:
-        add = self._adder()
+        add = content_adder(self.function_kind, self.function)
         contents: dict[Any, Any] = {}
         get = contents.get
         assigner = self.assigner
@@ -685,13 +488,13 @@ class WindowOperator(OneInputStreamOperator):
                 if t is None:
                     raise RuntimeError(NO_TIMESTAMP_ERROR)
                 start = t - (t - offset) % size
-                by_start[start] = add(get_start(start, _EMPTY), value)
+                by_start[start] = add(get_start(start, EMPTY), value)
             return {TimeWindow(start, start + size): c for start, c in by_start.items()}
         assign = assigner.assign_windows
         tctx = self._tctx
         for ts, value in records:
             for w in assign(value, MIN_WATERMARK if ts is None else ts, tctx):
-                contents[w] = add(get(w, _EMPTY), value)
+                contents[w] = add(get(w, EMPTY), value)
         return contents
 
     def _batch_count(self, records: list[tuple[int | None, Any]]) -> None:
@@ -706,9 +509,9 @@ class WindowOperator(OneInputStreamOperator):
                 self._emit(w, self._fold([v for _, v in records[max(0, i - size):i]]))
             return
         size = assigner.size  # type: ignore[attr-defined]
-        add = self._adder()
+        add = content_adder(self.function_kind, self.function)
         for i in range(size, n + 1, size):
-            acc: Any = _EMPTY
+            acc: Any = EMPTY
             for _, v in records[i - size:i]:
                 acc = add(acc, v)
             self._emit_batch(w, acc)
@@ -721,83 +524,10 @@ class WindowOperator(OneInputStreamOperator):
         self._tctx.window = window
         self._clear_all_state(window, None)
 
-    def _adder(self) -> Callable[[Any, Any], Any]:
-        """How an element joins a window's contents (BATCH's shortcut)."""
-        kind = self.function_kind
-        if kind == "reduce":
-            reduce = self._reduce
-            return lambda acc, value: value if acc is _EMPTY else reduce(acc, value)  # type: ignore[misc]
-        if kind == "aggregate":
-            agg = self.function
-            return lambda acc, value: agg.add(value, agg.create_accumulator() if acc is _EMPTY else acc)
-
-        def add_listed(acc: Any, value: Any) -> Any:
-            if acc is _EMPTY:
-                return [value]
-            acc.append(value)
-            return acc
-        return add_listed
-
 
 def _fire_order(w: Any) -> tuple[int, int]:
     """Timer order: by max timestamp (then start, where Flink's timer heap leaves ties open)."""
     return (w.max_timestamp(), getattr(w, "start", 0))
-
-
-_PRE_AGGREGATING_ASSIGNERS = (TumblingEventTimeWindows, SlidingEventTimeWindows,
-                              TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
-
-
-class WindowPreAggregator:
-    """The map-side half of a window's BATCH pre-aggregation (``WindowOperator.
-    pre_aggregates_in_batch`` says when, and why it gives Flink's result): a subtask's records
-    before the shuffle, combined per (key, window) with the user's reduce or aggregate function.
-    Each partial goes on as ``(window, reduced value or accumulator)`` with the window's max
-    timestamp; the window operator combines them (``process_partials``)."""
-
-    def __init__(self, operator: WindowOperator) -> None:
-        self.assigner = operator.assigner
-        fn = operator.function
-        if operator.function_kind == "aggregate":
-            create, add = fn.create_accumulator, fn.add
-
-            def adder(acc: Any, value: Any) -> Any:
-                return add(value, create() if acc is _EMPTY else acc)
-        else:
-            reduce = fn.reduce if callable(getattr(fn, "reduce", None)) else fn
-
-            def adder(acc: Any, value: Any) -> Any:
-                return value if acc is _EMPTY else reduce(acc, value)
-        self.add = adder
-
-    def combine(self, records: Iterator[Any], key_selector: Callable[[Any], Any],
-                timestamped: bool) -> tuple[dict[tuple[Any, Any], Any], int]:
-        """(key, window) -> the partial of this subtask's records, and how many came in.
-        ``records`` are ``(timestamp, value)`` pairs when ``timestamped``, else values."""
-        pairs = records if timestamped else zip(itertools.repeat(None), records)
-        assigner, add = self.assigner, self.add
-        n = 0
-        if type(assigner) is TumblingEventTimeWindows:
-            # the hot case, inlined as in process_key_batch: one partial per (key, window start)
-            size, offset = assigner.size, assigner.offset
-            by_start: dict[tuple[Any, int], Any] = {}
-            get_start = by_start.get
-            for n, (t, value) in enumerate(pairs, 1):  # noqa: B007 (n is the count after the loop)
-                if t is None:
-                    raise RuntimeError(NO_TIMESTAMP_ERROR)
-                k = (key_selector(value), t - (t - offset) % size)
-                by_start[k] = add(get_start(k, _EMPTY), value)
-            return {(key, TimeWindow(start, start + size)): acc
-                    for (key, start), acc in by_start.items()}, n
-        combined: dict[tuple[Any, Any], Any] = {}
-        get = combined.get
-        assign = assigner.assign_windows
-        for n, (t, value) in enumerate(pairs, 1):  # noqa: B007
-            key = key_selector(value)
-            for w in assign(value, MIN_WATERMARK if t is None else t, None):
-                k = (key, w)
-                combined[k] = add(get(k, _EMPTY), value)
-        return combined, n
 
 
 class AllWindowOperator(WindowOperator):
