@@ -33,17 +33,14 @@ import zmq.asyncio
 from ..background import BackgroundTasks
 from ..cluster.connection import ConnectionInfo, connection_path, session_dir
 from ..cluster.leader import HaConfig, ha_dir
-from ..common.execution_mode import RuntimeExecutionMode
 from ..dependencies import pack_python_file, pack_requirements
 from ..graph.jobgraph import PythonDependency
 from ..options import StartOptions
 from ..protocol.messages import (
     CachedStreamInfo,
     ClusterOverview,
-    ExecuteSql,
     JobSummary,
     Message,
-    SubmitJob,
     TaskEvent,
 )
 from ..protocol.wire import MAX_MESSAGE_BYTES, MIN_KEY_CHARS, MessageSigner, new_key
@@ -64,8 +61,7 @@ from ..spark.events import (
     TaskStarted,
 )
 from ..spark.flinksql.executor import FlinkSqlPlanner
-from ..spark.flinksql.outcome import StatementJob, StatementOutcome
-from ..spark.flinksql.streaming import StreamingStatementJob
+from ..spark.flinksql.outcome import StatementJob
 from ..spark.sql import create_temporary_view_in_thread
 from ..spark.warmup import warm_up as warm_up_streaming
 from .application import SUBMIT_TIMEOUT, ApplicationRunner
@@ -78,14 +74,11 @@ from .ha import (
     pack_submission,
     unpack_submission,
 )
-from .jobmaster import JobMaster
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager
 from .rest import RestServer, RestServices, cluster_configuration
 from .runner import JobRunner, kill_executor
-from .sqljob import SqlJob, sql_job_name
-from .streamingjob import StreamingJob
-from .streamingsqljob import StreamingSqlJob
+from .runnerfactory import JobRunnerFactory
 
 log = logging.getLogger("sessioncluster.jobmanager")
 
@@ -134,6 +127,7 @@ class JobManager:
         self.dispatcher_socket = self._bind(zmq.ROUTER)
         self.rm_socket = self._bind(zmq.ROUTER)
         self.events_socket = self._bind(zmq.PUB)
+        self.runners = JobRunnerFactory(self)
         self.rm = ResourceManager(self.blobs, self._send_rm, lambda m: self.publish("cluster", m),
                                   self._on_task_events, heartbeat_interval,
                                   heartbeat_timeout or settings.heartbeat_timeout / 1000,
@@ -145,12 +139,12 @@ class JobManager:
             create_view=lambda view, arrow, done: create_temporary_view_in_thread(
                 self.spark, view, arrow, self.loop, done),
             overview=self._overview, shutdown=self._stop_session_soon,
-            plan_statement=self._plan_statement,
+            plan_statement=self.runners.plan_statement,
             cached_streams=self._cached_streams, invalidate_cache=self.caches.invalidate,
             python_dependencies=self._session_dependencies(settings),
             is_leader=self.is_leader, persist=self._persist, has_result=self._has_result,
             job_finished=self._job_finished))
-        self.rest = RestServer(RestServices(
+        self.rest: RestServer = RestServer(RestServices(
             session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
             taskmanagers=self.rm.infos, configuration=lambda: cluster_configuration(
                 settings, self.spark, self.rest.url), sql_planner=lambda: self.flink_sql), self.key)
@@ -310,70 +304,11 @@ class JobManager:
 
     def _new_runner(self, job_id: str, submission: Message, on_done: Callable[[JobRunner], None],
                     statement: StatementJob | None = None) -> JobRunner:
-        """The runner factory: a JobMaster for a JobGraph, a StreamingJob for one in STREAMING
-        mode, a StreamingSqlJob for a streaming Flink SQL INSERT, a SqlJob for a query."""
-
         def done(job: JobRunner) -> None:
             self.stage_jobs = {s: j for s, j in self.stage_jobs.items() if j is not job}
             on_done(job)
 
-        streaming = RuntimeExecutionMode.STREAMING
-        if isinstance(submission, SubmitJob) and submission.job_graph.runtime_mode is streaming:
-            return StreamingJob(job_id, submission.job_graph, self.spark, self.rm, self.loop,
-                                self.publish, done, self.blobs.get, self.dir, self.flink_sql)
-        if isinstance(submission, SubmitJob):
-            return JobMaster(job_id, submission.job_graph, self.spark.sparkContext, self.rm,
-                             self.loop, self.publish, done, self.caches)
-        if isinstance(submission, ExecuteSql) and isinstance(statement, StreamingStatementJob):
-            return StreamingSqlJob(job_id, statement, self.rm, self.loop, self.publish, done,
-                                   self.dir)
-        if isinstance(submission, ExecuteSql) and statement is None and \
-                submission.dialect == "flink":  # recovered (HA)
-            statement = self._recovered_statement(submission)
-            if isinstance(statement, StreamingStatementJob):
-                return StreamingSqlJob(job_id, statement, self.rm, self.loop, self.publish,
-                                       done, self.dir)
-        if isinstance(submission, ExecuteSql):
-            return SqlJob(job_id, submission.query, self.spark, self.rm, self.loop, self.publish,
-                          done, max_result_bytes=self.settings.max_result_mb * 1024 * 1024,
-                          statement=statement)
-        raise TypeError(f"no runner for {submission.type!r}")
-
-    def _plan_statement(self, msg: ExecuteSql) -> StatementOutcome:
-        """Plan a Flink SQL statement against the session's catalog (in a worker thread)."""
-        if self.flink_sql is None:
-            raise RuntimeError("the session's SparkSession is not up yet")
-        outcome = self.flink_sql.plan(msg.query, msg.runtime_mode, msg.configuration,
-                                      msg.function)
-        if outcome.changes_catalog and self.catalog_log is not None:
-            self.catalog_log.append(msg)
-        return outcome
-
-    def _recovered_statement(self, msg: ExecuteSql) -> StatementJob:
-        """A recovered Flink SQL job's work: a streaming INSERT planned now (it runs as a
-        streaming job, from its latest checkpoint), else planned when the job runs."""
-        key = "execution.runtime-mode"
-        options = self.flink_sql.options if self.flink_sql is not None else {}
-        mode = options.get(key) or (msg.configuration or {}).get(key) or msg.runtime_mode
-        if str(mode).upper() == "STREAMING":
-            try:
-                job = self._plan_statement(msg).job
-            except Exception:  # noqa: BLE001 - planned again when it runs, failing it there
-                log.warning("recovered statement of job %s could not be planned", msg.job_id,
-                            exc_info=True)
-                job = None
-            if isinstance(job, StreamingStatementJob):
-                return job
-        return self._plan_job(msg)
-
-    def _plan_job(self, msg: ExecuteSql) -> StatementJob:
-        """A recovered Flink SQL job's work, planned when the job runs."""
-        def run() -> Any:
-            job = self._plan_statement(msg).job
-            if job is None:
-                raise ValueError(f"{msg.query!r} is not a query or an INSERT")
-            return job.run()
-        return StatementJob(sql_job_name(msg.query), run)
+        return self.runners.create(job_id, submission, done, statement)
 
     def _job(self, job_id: str) -> JobRunner | None:
         """A job in memory or in the job store."""
@@ -626,7 +561,6 @@ class JobManager:
             self.own_path.unlink(missing_ok=True)
             self.ha.close()
         self.stopped.set()
-
 
     def _compact_catalog_log(self) -> None:
         """A clean shutdown leaves the catalog log compacted (a leader's, of a session that
