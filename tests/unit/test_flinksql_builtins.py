@@ -165,3 +165,13 @@ def test_a_double_divided_by_zero_is_javas_infinity(spark: Any) -> None:
     assert rows[1] == (float("inf"), 1.0, 1.0)
     with pytest.raises(Exception, match="Division by zero"):
         run(spark, "SELECT CAST(7 AS DOUBLE) / 0")
+
+
+def test_collect_is_flinks_multiset_of_each_groups_values(spark: Any) -> None:
+    """Flink 2.3 (BATCH, 2026-11-28) over (k, v) = (1, 3), (1, 2), (1, 3), (2, NULL), (2, 5):
+    COLLECT is each value's count, NULLs left out (k = 2: {5=1}); DISTINCT counts each once;
+    over no rows it is the empty multiset."""
+    rows = run(spark, "SELECT k, COLLECT(v), COLLECT(DISTINCT v) FROM (VALUES (1, 3), (1, 2), "
+                      "(1, 3), (2, CAST(NULL AS INT)), (2, 5)) AS x(k, v) GROUP BY k ORDER BY k")
+    assert rows == [(1, {2: 1, 3: 2}, {2: 1, 3: 1}), (2, {5: 1}, {5: 1})]
+    assert run(spark, "SELECT COLLECT(a) FROM t WHERE a > 100") == [({},)]

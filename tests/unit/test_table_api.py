@@ -642,3 +642,22 @@ def test_a_streaming_collect_with_a_gap_in_its_changelog_fails_loudly() -> None:
     with pytest.raises(ChangesDroppedError, match="7 changes .* dropped unread"):
         next(rows)
     assert stream.closed  # the job is cancelled
+
+
+def test_an_empty_map_is_a_dict_in_a_batch_and_a_streaming_result() -> None:
+    """Arrow gives a MAP as its pairs, so an empty MAP looked like an empty ARRAY (and printed
+    ``[]`` where Flink prints ``{}``): the column's type decides."""
+    import pyarrow as pa
+
+    from sessioncluster.api.table.result import arrow_rows, changelog_row
+
+    maps = pa.array([[], [("a", 1)], None], type=pa.map_(pa.string(), pa.int32()))
+    lists = pa.array([[], [1], None], type=pa.list_(pa.int32()))
+    nested = pa.array([{"m": []}, {"m": [("b", 2)]}, None],
+                      type=pa.struct([("m", pa.map_(pa.string(), pa.int32()))]))
+    rows = arrow_rows(pa.table({"m": maps, "l": lists, "r": nested}))
+    assert [r[:2] for r in rows] == [[{}, []], [{"a": 1}, [1]], [None, None]]
+    assert rows[0][2].m == {} and rows[1][2].m == {"b": 2} and rows[2][2] is None
+    row = changelog_row("+I", ([], [], [("a", 1)]), ["m", "l", "n"],
+                        ["MAP<STRING, INT>", "ARRAY<INT>", "MULTISET<STRING>"])
+    assert list(row) == [{}, [], {"a": 1}]

@@ -204,6 +204,7 @@ class TableResult:
             raise RuntimeError("this TableResult has no job to read a streaming result from")
         stream = client.stream()
         names = list(self.result.columns)
+        types = list(self.result.column_types)
 
         def rows() -> Iterator[Row]:
             for kind, values in stream:
@@ -215,7 +216,7 @@ class TableResult:
                         f"result (64 MiB), and this reader fell behind its job; the job is "
                         f"cancelled. Read the rows as they come, or write the query into a "
                         f"sink table (INSERT INTO).")
-                yield changelog_row(kind, values, names)
+                yield changelog_row(kind, values, names, types)
 
         return CloseableIterator(rows(), stream.close)
 
@@ -257,10 +258,16 @@ class TableResult:
 _KINDS = {kind.short_string(): kind for kind in RowKind}
 
 
-def changelog_row(kind: str, values: Sequence[Any], names: list[str]) -> Row:
+def changelog_row(kind: str, values: Sequence[Any], names: list[str],
+                  types: Sequence[str] = ()) -> Row:
     """A row of a streaming query's changelog (``+I``, ``-U``, ``+U``, ``-D`` and its values,
-    as the JobManager sends them) as a named ``Row`` with its ``RowKind``."""
-    return _named_row([_pyflink_value(v) for v in values], names, _KINDS[kind])
+    as the JobManager sends them) as a named ``Row`` with its ``RowKind``; ``types``, the
+    columns' Flink types, tell an empty MAP (no pairs) from an empty ARRAY."""
+    converted = [_pyflink_value(v) for v in values]
+    for i, t in enumerate(types):
+        if converted[i] == [] and t.upper().startswith(("MAP", "MULTISET")):
+            converted[i] = {}
+    return _named_row(converted, names, _KINDS[kind])
 
 
 def _named_row(values: Sequence[Any], names: list[str], kind: RowKind) -> Row:
@@ -297,8 +304,28 @@ def print_tableau_rows(names: Sequence[str], types: Sequence[str], rows: Iterato
 # -- Arrow to Python ---------------------------------------------------------------------------
 def arrow_rows(table: Any) -> list[list[Any]]:
     """The rows of a pyarrow Table as lists of PyFlink values (structs become Rows)."""
-    columns = [[_pyflink_value(v) for v in c.to_pylist()] for c in table.columns]
+    columns = [[_arrow_value(v, c.type) for v in c.to_pylist()] for c in table.columns]
     return [list(r) for r in zip(*columns)] if columns else []
+
+
+def _arrow_value(v: Any, arrow_type: Any) -> Any:
+    """``v`` of an Arrow column of ``arrow_type`` as PyFlink gives it: a MAP (pairs in Arrow,
+    an empty one ``[]``) a dict, a struct a Row, through lists and nesting."""
+    import pyarrow as pa
+
+    if v is None:
+        return None
+    if pa.types.is_map(arrow_type):
+        return {_arrow_value(k, arrow_type.key_type): _arrow_value(x, arrow_type.item_type)
+                for k, x in v}
+    if pa.types.is_struct(arrow_type):
+        r = Row(*(_arrow_value(v[f.name], f.type) for f in arrow_type))
+        r.set_field_names([f.name for f in arrow_type])
+        return r
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) \
+            or pa.types.is_fixed_size_list(arrow_type):
+        return [_arrow_value(x, arrow_type.value_type) for x in v]
+    return v
 
 
 def _pyflink_value(v: Any) -> Any:

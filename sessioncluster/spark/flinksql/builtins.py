@@ -9,7 +9,7 @@ None to leave the node as it is.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from sqlglot import exp
 
@@ -22,8 +22,23 @@ BUILTIN_CALLS = ("LOG10", "LOG2", "STR_TO_MAP", "SHA224", "SHA256", "SHA384", "S
                  "SPLIT_INDEX", "IS_ALPHA", "IS_DECIMAL", "IS_DIGIT", "ELEMENT", "RAND_INTEGER")
 
 
+class FlinkCollect(exp.Expression, exp.AggFunc):
+    """``COLLECT([DISTINCT] x)``: the multiset of a group's non-NULL values (Flink's
+    ``MULTISET<T>``), here a map of each value to its count, as Flink prints a multiset."""
+
+    arg_types = {"this": True}
+    _sql_names = ["COLLECT"]
+
+
+def collect_sql(gen: Any, node: FlinkCollect) -> str:
+    """``node`` as Flink SQL."""
+    return f"COLLECT({gen.sql(node, 'this')})"
+
+
 def builtin(node: exp.Expr, rewrite: Rewrite) -> exp.Expr | None:
     """The Spark form of a Flink built-in ``node``; None when it needs none."""
+    if isinstance(node, FlinkCollect):
+        return _collect(node, rewrite)
     if isinstance(node, exp.Bracket):
         return _subscript(node, rewrite)
     if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
@@ -42,6 +57,27 @@ def builtin(node: exp.Expr, rewrite: Rewrite) -> exp.Expr | None:
     if isinstance(node, exp.Anonymous) and node.name.upper() in BUILTIN_CALLS:
         return _call(node.name.upper(), [rewrite(a) for a in node.expressions])
     return None
+
+
+def _collect(node: FlinkCollect, rewrite: Rewrite) -> exp.Expr:
+    """The group's values (``collect_list`` skips NULLs, as Flink's CollectAggFunction does),
+    each distinct one mapped to its count. The map's order is the values' sorted order: Flink's
+    is its hash map's, which for small integers is the same."""
+    if isinstance(node.parent, exp.Window):
+        raise FlinkSqlError("COLLECT is not supported in OVER windows here (Flink docs: System "
+                            "Functions / Aggregate Functions)")
+    arg = node.this
+    distinct = isinstance(arg, exp.Distinct)
+    value = rewrite((arg.expressions[0] if distinct else arg).copy())
+    values = exp.Anonymous(this="collect_set" if distinct else "collect_list", expressions=[value])
+    keys = exp.Anonymous(this="array_sort", expressions=[
+        exp.Anonymous(this="array_distinct", expressions=[values])])
+    same = exp.EQ(this=exp.column("y"), expression=exp.column("e"))
+    count = exp.Anonymous(this="size", expressions=[exp.Anonymous(this="filter", expressions=[
+        values.copy(), exp.Lambda(this=same, expressions=[exp.to_identifier("y")])])])
+    counts = exp.Anonymous(this="transform", expressions=[
+        keys.copy(), exp.Lambda(this=count, expressions=[exp.to_identifier("e")])])
+    return exp.Anonymous(this="map_from_arrays", expressions=[keys, counts])
 
 
 def _call(name: str, args: list[exp.Expr]) -> exp.Expr:

@@ -16,7 +16,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
 
-from .builtins import BUILTIN_CALLS
+from .builtins import BUILTIN_CALLS, FlinkCollect, collect_sql
 from .jsonfunctions import (
     JSON_FUNCTION_PARSERS,
     FlinkJson,
@@ -123,7 +123,8 @@ class FlinkParser(SparkParser):
     }
     FUNCTIONS = {**SparkParser.FUNCTIONS,
                  **{n: _raw_function(n)
-                    for n in RAW_FUNCTIONS + USER_FUNCTION_NAMES + BUILTIN_CALLS}}
+                    for n in RAW_FUNCTIONS + USER_FUNCTION_NAMES + BUILTIN_CALLS},
+                 "COLLECT": lambda args: FlinkCollect(this=args[0])}
 
     def _parse_lambda(self, alias: bool = False) -> exp.Expr | None:
         if self._curr and self._curr.token_type == TokenType.TABLE:
@@ -207,6 +208,7 @@ class _FlinkGenerator(Spark.Generator):  # type: ignore[valid-type,misc]
         FlinkJson: json_sql,
         FlinkJsonObjectAgg: json_object_agg_sql,
         FlinkJsonArrayAgg: json_array_agg_sql,
+        FlinkCollect: collect_sql,
         TableArgument: _table_argument_sql,
         Descriptor: lambda gen, node: f"DESCRIPTOR({gen.expressions(node, flat=True)})",
     }
