@@ -175,3 +175,18 @@ def test_collect_is_flinks_multiset_of_each_groups_values(spark: Any) -> None:
                       "(1, 3), (2, CAST(NULL AS INT)), (2, 5)) AS x(k, v) GROUP BY k ORDER BY k")
     assert rows == [(1, {2: 1, 3: 2}, {2: 1, 3: 1}), (2, {5: 1}, {5: 1})]
     assert run(spark, "SELECT COLLECT(a) FROM t WHERE a > 100") == [({},)]
+
+
+def test_abs_of_the_smallest_integer_and_avg_of_a_bigint_are_javas(spark: Any) -> None:
+    """Flink 2.3: ABS(-2147483648) is -2147483648 (Java's Math.abs; Spark's ANSI mode raises),
+    also of a column's value; AVG of a BIGINT sums in a Java long, which wraps: AVG of
+    9223372036854775807 and 1 is -4611686018427387904 (AVG of an INT sums in a long too)."""
+    assert run(spark, "SELECT ABS(-2147483648)") == [(-2147483648,)]
+    assert run(spark, "SELECT ABS(a - 2147483647 - 2) FROM t ORDER BY a") == [
+        (-2147483648,), (2147483647,)]
+    assert run(spark, "SELECT AVG(i), AVG(b) FROM (VALUES (2147483647, CAST(9223372036854775807 "
+                      "AS BIGINT)), (1, CAST(1 AS BIGINT))) AS v(i, b)") == [
+        (1073741824, -4611686018427387904)]
+    assert run(spark, "SELECT AVG(b) FROM (VALUES (CAST(-7 AS BIGINT)), (CAST(0 AS BIGINT)), "
+                      "(CAST(NULL AS BIGINT))) AS v(b)") == [(-3,)]  # truncated, NULL left out
+    assert run(spark, "SELECT AVG(b) FROM (VALUES (CAST(NULL AS BIGINT))) AS v(b)") == [(None,)]

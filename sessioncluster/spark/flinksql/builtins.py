@@ -254,8 +254,21 @@ def _as_flink(node: exp.Expr, types: exp.Expr) -> bool:
     argument = _integer(types.this)
     if argument is None:
         return False
+    if isinstance(node, exp.Avg) and argument == "BIGINT" and not isinstance(
+            node.parent, (exp.Window, exp.Filter)) and not isinstance(node.this, exp.Distinct):
+        node.replace(_long_average(node.this))
+        return True
     node.replace(exp.Cast(this=node.copy(), to=exp.DataType.build(argument), flink_integer=True))
     return True
+
+
+def _long_average(value: exp.Expr) -> exp.Expr:
+    """Flink's AVG of a BIGINT: the sum as a Java long (wrapping around), divided by the count
+    (truncated); Spark's sums in a DOUBLE, which rounds past 2^53 and does not wrap."""
+    total = _wrapped(exp.Sum(this=exp.Cast(this=value.copy(), to=exp.DataType.build(
+        "DECIMAL(38, 0)"))), "BIGINT")
+    quotient = exp.IntDiv(this=total, expression=exp.Count(this=value.copy()))
+    return exp.Cast(this=quotient, to=exp.DataType.build("BIGINT"), flink_integer=True)
 
 
 def _floating_division(node: exp.Div) -> bool:
@@ -321,14 +334,15 @@ def java_integers(tree: exp.Expr, casts: list[exp.Expr], columns: dict[str, dict
                   typeable: Callable[[exp.Expr], exp.Expr]) -> None:
     """Flink's (Java's) integer overflow in ``tree`` (in place), where Spark's ANSI mode
     raises: ``+``, ``-``, ``*``, unary ``-`` and SUM of integers wrap around within their type
-    (``2147483647 + 1`` is -2147483648; SUM of an INT is an INT); a ``CAST`` (of ``casts``,
+    (``2147483647 + 1`` is -2147483648; SUM of an INT is an INT), ABS of the smallest value is
+    itself; a ``CAST`` (of ``casts``,
     the tree's Flink casts) to an integer type keeps the low bits of a wider integer or
     DECIMAL and saturates a DOUBLE or FLOAT (NaN is 0; a SMALLINT or TINYINT is the low bits
     of the INT). The operands' types come from sqlglot's type inference as for
     :func:`integer_arithmetic`; an operand of unknown type keeps Spark's operation. Only an
     overflow takes the slow path: the operation is Spark's ``try_`` form, and its NULL is
     replaced by the exact result (DECIMAL(38, 0)) taken modulo the type's range."""
-    nodes = [n for n in tree.walk() if isinstance(n, (*_TRY, exp.Neg, exp.Sum))
+    nodes = [n for n in tree.walk() if isinstance(n, (*_TRY, exp.Neg, exp.Sum, exp.Abs))
              and not (isinstance(n, exp.Neg) and isinstance(n.this, exp.Literal))]
     casts = [c for c in casts if str(c.args["to"].this).upper() in _BITS
              and not c.args.get("safe")]
@@ -420,6 +434,12 @@ def _wrap_operation(node: exp.Expr, kind: str) -> None:
         inner = argument.expressions[0] if isinstance(argument, exp.Distinct) else argument
         inner.replace(exp.Cast(this=inner.copy(), to=exp.DataType.build(wider)))
         target.replace(_wrapped(target.copy(), kind))
+        return
+    if isinstance(node, exp.Abs):  # Java's Math.abs of the smallest value is itself
+        smallest = exp.Literal.number(-(1 << (_BITS[kind] - 1)))
+        node.replace(exp.If(this=exp.EQ(this=node.this.copy(), expression=exp.Cast(
+            this=smallest, to=exp.DataType.build(kind))), true=node.this.copy(),
+            false=node.copy()))
         return
     if isinstance(node, exp.Neg):
         zero = exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build(kind))
