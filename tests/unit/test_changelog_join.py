@@ -135,3 +135,26 @@ def test_a_left_join_with_a_non_equi_condition_pads_as_flink():
         ("-D", (1, "a", 5, None, None)), ("+I", (1, "a", 5, "a", 1)),
         ("-U", (1, "a", 5, "a", 1)), ("+I", (1, "a", 5, None, None)),
         ("-D", (1, "a", 5, None, None)), ("+I", (1, "a", 5, "a", 2))]
+
+
+def test_a_condition_meets_its_operands_as_flinks_implicit_casts():
+    """A text literal against a TIMESTAMP or DATE column is that type's value (it failed with a
+    TypeError: datetime > str), a typed literal its value, a DOUBLE times a DECIMAL literal a
+    DOUBLE (Decimal * float failed)."""
+    import datetime as dt
+
+    names = JoinNames("o", "c", ["k", "ts", "amount"], ["k", "day", "n"])
+
+    def joins(condition: str, left: tuple, right: tuple) -> bool:
+        return pair_condition([sqlglot.parse_one(condition, read="flink")], names)(left, right)
+
+    left = ("a", dt.datetime(2024, 1, 1, 10, 0, 5), 7.5)
+    right = ("a", dt.date(2024, 1, 1), 5)
+    assert joins("o.ts > '2024-01-01 10:00:00'", left, right)
+    assert joins("'2024-01-02' > c.day", left, right)
+    assert joins("c.day = '2024-01-01' AND o.ts < TIMESTAMP '2024-01-01 10:00:06'", left, right)
+    assert joins("c.day >= CAST('2023-12-31' AS DATE)", left, right)
+    assert joins("o.amount > c.n * 1.4", left, right) and not joins("o.amount > c.n * 1.5",
+                                                                     left, right)
+    assert joins("o.amount * 1.5 > 11.2", left, right)
+    assert not joins("o.ts > '2024-01-01 10:00:00'", ("a", None, 1.0), right)  # UNKNOWN

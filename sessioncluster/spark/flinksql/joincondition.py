@@ -3,15 +3,22 @@ Python on each pair of rows the equality keys match, as Flink's ``StreamingJoinO
 evaluates its join condition: a pair joins when the condition is TRUE (SQL's three-valued
 logic: a comparison with a null is UNKNOWN, and does not join). Columns, literals, comparisons,
 ``AND``/``OR``/``NOT``, ``IS [NOT] NULL``, ``BETWEEN``, ``IN`` of literals and ``+ - *`` are
-evaluated; another construct is refused naming it."""
+evaluated; another construct is refused naming it. Operands meet as Flink's implicit casts have
+them meet: a text literal compared with a TIMESTAMP, DATE or TIME column is that type's value
+(``o.ts > '2024-01-01 10:00:00'``), a DOUBLE with a DECIMAL literal a DOUBLE; a typed literal
+(``TIMESTAMP '...'``, ``CAST('...' AS DATE)``) is its value."""
 
 from __future__ import annotations
 
+import datetime
+import functools
 import operator
+from decimal import Decimal
 from typing import Any, Callable
 
 from sqlglot import exp
 
+from .dialect import FlinkCast
 from .model import FlinkSqlError
 from .temporaljoin import PROBE, JoinNames
 
@@ -49,6 +56,10 @@ def _compile(node: exp.Expr, names: JoinNames) -> Value:
     if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
         value = None if isinstance(node, exp.Null) else node.to_py()
         return lambda left, right: value
+    if isinstance(node, (exp.Cast, FlinkCast)) and isinstance(node.this, exp.Literal) \
+            and node.this.is_string:
+        typed = _typed_literal(node.this.name, str(node.args["to"].this).upper())
+        return lambda left, right: typed
     if type(node) in _COMPARISONS:
         return _binary(_COMPARISONS[type(node)], _compile(node.this, names),
                        _compile(node.expression, names))
@@ -77,10 +88,42 @@ def _compile(node: exp.Expr, names: JoinNames) -> Value:
         "rows (Flink docs: Joins / Regular Joins)")
 
 
+@functools.lru_cache(maxsize=256)
+def _typed_literal(text: str, type_name: str) -> Any:
+    """The value of a literal of a temporal type (``TIMESTAMP '2024-01-01 10:00:00'``)."""
+    try:
+        if "TIME" in type_name and ("STAMP" in type_name or "TZ" in type_name):
+            return datetime.datetime.fromisoformat(text.strip())
+        if type_name.startswith("DATE"):
+            return datetime.date.fromisoformat(text.strip())
+        if type_name.startswith("TIME"):
+            return datetime.time.fromisoformat(text.strip())
+    except ValueError as exc:
+        raise FlinkSqlError(f"'{text}' is not a {type_name} literal: {exc}") from None
+    raise FlinkSqlError(f"A {type_name} literal in a join condition of a join of an updating "
+                        "query is not supported by sessioncluster in STREAMING mode")
+
+
+def _coerced(x: Any, y: Any) -> tuple[Any, Any]:
+    """``x`` and ``y`` as Flink's implicit casts make them meet (see the module's docstring)."""
+    if isinstance(x, str) != isinstance(y, str):
+        text, other = (x, y) if isinstance(x, str) else (y, x)
+        if isinstance(other, (datetime.datetime, datetime.date, datetime.time)):
+            kind = "TIMESTAMP" if isinstance(other, datetime.datetime) else \
+                "DATE" if isinstance(other, datetime.date) else "TIME"
+            parsed = _typed_literal(text, kind)
+            return (parsed, y) if isinstance(x, str) else (x, parsed)
+    if isinstance(x, float) and isinstance(y, Decimal):
+        return x, float(y)
+    if isinstance(x, Decimal) and isinstance(y, float):
+        return float(x), y
+    return x, y
+
+
 def _binary(op: Callable[[Any, Any], Any], a: Value, b: Value) -> Value:
     def value(left: Row, right: Row) -> Any:
         x, y = a(left, right), b(left, right)
-        return None if x is None or y is None else op(x, y)
+        return None if x is None or y is None else op(*_coerced(x, y))
     return value
 
 
