@@ -23,7 +23,7 @@ from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, explain, explain_spark, streaming, tablestream
+from . import connectors, explain, explain_spark, matchrecognize, streaming, tablestream
 from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .dialect import TableArgument, plan_text
@@ -199,7 +199,9 @@ class FlinkSqlPlanner:
         return to_spark_sql(query, schemas)
 
     def _frame(self, query: Any) -> Any:
-        """The query's DataFrame, its columns named as Flink names them."""
+        """The query's DataFrame, its columns named as Flink names them (a MATCH_RECOGNIZE's
+        matches computed first, :mod:`.matchrecognize`)."""
+        query = matchrecognize.rewrite(query, self._frame)
         return flink_named(self.spark.sql(self._spark_sql(query)))
 
     def _resolve(self, name: str) -> tuple[str, CatalogTable | None]:
