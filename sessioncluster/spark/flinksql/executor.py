@@ -184,7 +184,9 @@ class FlinkSqlPlanner:
     # -- queries ----------------------------------------------------------------------------
     def _spark_sql(self, query: Any) -> str:
         """The query as Spark SQL: each name it reads resolved as Flink resolves it (the views of
-        the catalog tables made anew)."""
+        the catalog tables made anew); a MATCH_RECOGNIZE read from a view of its matches
+        (:mod:`.matchrecognize`)."""
+        query = matchrecognize.rewrite(query, self._frame)
         names = _table_names(query) - _cte_names(query)
         schemas: dict[str, CatalogTable] = {}
         renames: dict[str, str] = {}
@@ -199,9 +201,7 @@ class FlinkSqlPlanner:
         return to_spark_sql(query, schemas)
 
     def _frame(self, query: Any) -> Any:
-        """The query's DataFrame, its columns named as Flink names them (a MATCH_RECOGNIZE's
-        matches computed first, :mod:`.matchrecognize`)."""
-        query = matchrecognize.rewrite(query, self._frame)
+        """The query's DataFrame, its columns named as Flink names them."""
         return flink_named(self.spark.sql(self._spark_sql(query)))
 
     def _resolve(self, name: str) -> tuple[str, CatalogTable | None]:
