@@ -15,14 +15,22 @@ from __future__ import annotations
 import datetime
 import itertools
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from sqlglot import exp
 
 from .dialect import output_name
 from .matchexpr import Atom, atom_value, compile_condition, extract_atoms
 from .model import FlinkSqlError
-from .patternmatch import Element, PatternError, Skip, check_skip, find_matches, parse_pattern
+from .patternmatch import (
+    Assigned,
+    Element,
+    PatternError,
+    Skip,
+    check_skip,
+    find_matches,
+    parse_pattern,
+)
 from .planner import interval_ms
 
 #: the temporary views of the matches are named with this prefix
@@ -158,18 +166,19 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any]) ->
                                else _field(fields, a.column).dataType)
                    for k, a in enumerate(plan.measure_atoms)]
     raw_schema = StructType([fields[p] for p in plan.partition] + atom_fields + [
-        StructField("__at", fields[plan.order[0]].dataType), StructField("__seq", LongType())])
+        StructField("__at", fields[plan.order[0]].dataType), StructField("__seq", LongType()),
+        StructField("__n", LongType())])
     names = list(frame.columns)
     match_partition = _PartitionMatcher(plan, names)
     rows = frame.rdd.zipWithIndex().map(
         lambda pair: (tuple(pair[0][names.index(p)] for p in plan.partition), pair))
     matched = rows.groupByKey().flatMap(match_partition)
-    raw = frame.sparkSession.createDataFrame(matched, raw_schema).orderBy("__at", "__seq")
+    raw = frame.sparkSession.createDataFrame(matched, raw_schema)
     raw_name = f"{VIEW_PREFIX}raw_{next(_views)}"
     raw.createOrReplaceTempView(raw_name)
     select = exp.select(*[exp.column(p, quoted=True) for p in plan.partition],
                         *[exp.alias_(e, n, quoted=True) for n, e in plan.measures]) \
-        .from_(raw_name).order_by("__at", "__seq")
+        .from_(raw_name).order_by("__at", "__seq", "__n")
     name = f"{VIEW_PREFIX}{next(_views)}"
     run(select).createOrReplaceTempView(name)
     return name
@@ -183,7 +192,7 @@ def _field(fields: dict[str, Any], column: str | None) -> Any:
 
 class _PartitionMatcher:
     """The matches of one partition's rows (run on Spark's workers): each the partition's key,
-    the measures' atoms, the completing row's time and input position."""
+    the measures' atoms, the completing row's time and input position, the match's number."""
 
     def __init__(self, plan: MatchPlan, names: list[str]) -> None:
         self.plan = plan
@@ -191,31 +200,38 @@ class _PartitionMatcher:
 
     def __call__(self, group: tuple[Any, Iterable[tuple[Any, int]]]) -> Iterator[tuple]:
         key, pairs = group
-        plan, position = self.plan, {n: i for i, n in enumerate(self.names)}
-        order = [position[n] for n in plan.order]
+        position = {n: i for i, n in enumerate(self.names)}
+        order = [position[n] for n in self.plan.order]
         ordered = sorted(pairs, key=lambda p: (tuple(p[0][i] for i in order), p[1]))
         rows = [dict(zip(self.names, r)) for r, _ in ordered]
-        conditions = {v: compile_condition(c) for v, c in plan.define.items()}
-
-        def condition(variable: str, row: int, assigned: tuple[tuple[int, str], ...]) -> bool:
-            test = conditions.get(variable)
-            if test is None:
-                return True
-            matched = assigned + ((row, variable),)
-            return test([atom_value(a, matched, rows.__getitem__)
-                         for a in plan.define_atoms]) is True
-
-        rowtime = plan.order[0]
-        times = [_ms(r[rowtime]) for r in rows] if plan.within_ms is not None else None
-        try:
-            matches = find_matches(len(rows), plan.elements, condition, plan.skip, times,
-                                   plan.within_ms)
-        except PatternError as e:
-            raise FlinkSqlError(str(e)) from None
-        for match in matches:
+        rowtime = self.plan.order[0]
+        for n, (match, atoms) in enumerate(partition_matches(self.plan, rows)):
             last = match[-1][0]
-            yield (*key, *[atom_value(a, match, rows.__getitem__) for a in plan.measure_atoms],
-                   rows[last][rowtime], ordered[last][1])
+            yield (*key, *atoms, rows[last][rowtime], ordered[last][1], n)
+
+
+def partition_matches(plan: MatchPlan, rows: Sequence[Mapping[str, Any]]
+                      ) -> list[tuple[tuple[Assigned, ...], list[Any]]]:
+    """The matches of one partition's ``rows`` (in ORDER BY order), each with the values of
+    the measures' atoms."""
+    conditions = {v: compile_condition(c) for v, c in plan.define.items()}
+
+    def condition(variable: str, row: int, assigned: tuple[Assigned, ...]) -> bool:
+        test = conditions.get(variable)
+        if test is None:
+            return True
+        matched = assigned + ((row, variable),)
+        return test([atom_value(a, matched, rows.__getitem__)
+                     for a in plan.define_atoms]) is True
+
+    times = [_ms(r[plan.order[0]]) for r in rows] if plan.within_ms is not None else None
+    try:
+        matches = find_matches(len(rows), plan.elements, condition, plan.skip, times,
+                               plan.within_ms)
+    except PatternError as e:
+        raise FlinkSqlError(str(e)) from None
+    return [(m, [atom_value(a, m, rows.__getitem__) for a in plan.measure_atoms])
+            for m in matches]
 
 
 def _ms(value: Any) -> int:
