@@ -560,6 +560,9 @@ class FlinkSqlPlanner:
             queries = [(i, i.query) for i in inserts]
         else:
             raise FlinkSqlError("EXPLAIN takes a query, an INSERT or a STATEMENT SET")
+        if any(query.find(exp.MatchRecognize) for _, query in queries):
+            raise FlinkSqlError("EXPLAIN of MATCH_RECOGNIZE is not supported by sessioncluster "
+                                "yet; the query itself runs")
         if streaming and any(query.find(exp.Version) for _, query in queries):
             raise FlinkSqlError("EXPLAIN of a temporal join (FOR SYSTEM_TIME AS OF) is not "
                                 "supported by sessioncluster yet; the query itself runs")

@@ -162,8 +162,9 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any]) ->
     for name in plan.partition + plan.order:
         if name not in fields:
             raise FlinkSqlError(f"Column '{name}' not found in MATCH_RECOGNIZE's input")
-    atom_fields = [StructField(f"__atom{k}", LongType() if a.kind == "COUNT"
-                               else _field(fields, a.column).dataType)
+    atom_fields = [StructField(f"__atom{k}", LongType()) if a.kind == "COUNT" else
+                   StructField(f"__atom{k}", _field(fields, a.column).dataType, True,
+                               _field(fields, a.column).metadata)  # its declared Flink type
                    for k, a in enumerate(plan.measure_atoms)]
     raw_schema = StructType([fields[p] for p in plan.partition] + atom_fields + [
         StructField("__at", fields[plan.order[0]].dataType), StructField("__seq", LongType()),
