@@ -182,6 +182,17 @@ def test_script_splitting_ignores_semicolons_in_strings_and_comments() -> None:
     assert isinstance(statements[1], Query) and len(statements) == 2
 
 
+def test_match_recognize_is_read_with_its_within_and_offsets() -> None:
+    [query] = parse_statements(
+        "SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY a ORDER BY ts MEASURES LAST(A.x, 1) AS x "
+        "PATTERN (A B) WITHIN INTERVAL '5' SECOND DEFINE A AS A.x > 1) AS T")
+    assert isinstance(query, Query)
+    node = query.ast.find(exp.MatchRecognize)
+    assert node is not None and node.text("pattern") == "A B"
+    assert node.args["within"].sql() == "INTERVAL '5' SECOND"
+    assert [a.sql() for a in node.find_all(exp.Anonymous)] == ["LAST(A.x, 1)"]
+
+
 def test_parse_errors_name_the_text_and_its_position() -> None:
     with pytest.raises(FlinkSqlError, match=r'Encountered "t" at line 2, column 16'):
         parse_statements("SET 'a' = 'b';\nSELECT a FROMM t")
@@ -191,9 +202,5 @@ def test_parse_errors_name_the_text_and_its_position() -> None:
         parse_statements("EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1;")
     with pytest.raises(FlinkSqlError, match="Only INSERT statements"):
         parse_statements("BEGIN STATEMENT SET; SELECT 1; END;")
-    with pytest.raises(FlinkSqlError, match=r"MATCH_RECOGNIZE is not supported by sessioncluster "
-                                            r"\(Flink docs: Pattern Recognition\)"):
-        parse_statements("SELECT * FROM t MATCH_RECOGNIZE (PARTITION BY a ORDER BY ts "
-                         "MEASURES A.x AS x PATTERN (A B) DEFINE A AS A.x > 1)")
     with pytest.raises(FlinkSqlError, match=r"Encountered \"abc\" at line 1, column 10"):
         parse_statements("STOP JOB abc")

@@ -104,6 +104,8 @@ RAW_FUNCTIONS = (
 #: names Flink has no built-in function of, which sqlglot would read as Spark's (and reject
 #: the arguments of): free for the user's own functions, as PyFlink's examples' ``split``
 USER_FUNCTION_NAMES = ("SPLIT",)
+#: MATCH_RECOGNIZE's navigation: ``LAST(A.price, 1)`` keeps its offset (Spark's LAST would not)
+MATCH_FUNCTIONS = ("FIRST", "LAST", "PREV", "NEXT")
 
 
 class FlinkParser(SparkParser):
@@ -123,7 +125,7 @@ class FlinkParser(SparkParser):
     }
     FUNCTIONS = {**SparkParser.FUNCTIONS,
                  **{n: _raw_function(n)
-                    for n in RAW_FUNCTIONS + USER_FUNCTION_NAMES + BUILTIN_CALLS},
+                    for n in RAW_FUNCTIONS + USER_FUNCTION_NAMES + MATCH_FUNCTIONS + BUILTIN_CALLS},
                  "COLLECT": lambda args: FlinkCollect(this=args[0])}
 
     def _parse_lambda(self, alias: bool = False) -> exp.Expr | None:
@@ -139,6 +141,21 @@ class FlinkParser(SparkParser):
             self._match(TokenType.FARROW)
             return self.expression(exp.Kwarg(this=name, expression=self._parse_table_argument()))
         return super()._parse_lambda(alias)
+
+    def _parse_match_recognize(self) -> exp.MatchRecognize | None:
+        self._within: exp.Expr | None = None
+        node = super()._parse_match_recognize()
+        if node is not None and self._within is not None:
+            node.set("within", self._within)
+        return node
+
+    def _match_text_seq(self, *texts: str, advance: bool = True) -> Any:
+        # Flink's MATCH_RECOGNIZE has ``WITHIN <interval>`` between PATTERN (...) and DEFINE,
+        # which sqlglot's grammar lacks: read there, kept in the node's "within"
+        if texts == ("DEFINE",) and self._curr and self._curr.text.upper() == "WITHIN":
+            self._advance()
+            self._within = self._parse_bitwise()
+        return super()._match_text_seq(*texts, advance=advance)
 
     def _parse_types(
         self,
@@ -221,6 +238,7 @@ class Flink(Spark):
         KEYWORDS = {**Spark.Tokenizer.KEYWORDS}
         # SESSION is a window function name in Flink, not a keyword
         KEYWORDS.pop("SESSION", None)
+        KEYWORDS["MATCH_RECOGNIZE"] = TokenType.MATCH_RECOGNIZE
         # the SQL client's statements are read from their tokens (statements.py), not swallowed
         # whole as sqlglot's opaque commands
         COMMANDS: set[TokenType] = set()  # type: ignore[misc]

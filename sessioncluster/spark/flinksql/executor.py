@@ -23,7 +23,7 @@ from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, explain, explain_spark, streaming, tablestream
+from . import connectors, explain, explain_spark, matchrecognize, streaming, tablestream
 from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .dialect import TableArgument, plan_text
@@ -184,7 +184,9 @@ class FlinkSqlPlanner:
     # -- queries ----------------------------------------------------------------------------
     def _spark_sql(self, query: Any) -> str:
         """The query as Spark SQL: each name it reads resolved as Flink resolves it (the views of
-        the catalog tables made anew)."""
+        the catalog tables made anew); a MATCH_RECOGNIZE read from a view of its matches
+        (:mod:`.matchrecognize`)."""
+        query = matchrecognize.rewrite(query, self._frame)
         names = _table_names(query) - _cte_names(query)
         schemas: dict[str, CatalogTable] = {}
         renames: dict[str, str] = {}
@@ -558,6 +560,9 @@ class FlinkSqlPlanner:
             queries = [(i, i.query) for i in inserts]
         else:
             raise FlinkSqlError("EXPLAIN takes a query, an INSERT or a STATEMENT SET")
+        if any(query.find(exp.MatchRecognize) for _, query in queries):
+            raise FlinkSqlError("EXPLAIN of MATCH_RECOGNIZE is not supported by sessioncluster "
+                                "yet; the query itself runs")
         if streaming and any(query.find(exp.Version) for _, query in queries):
             raise FlinkSqlError("EXPLAIN of a temporal join (FOR SYSTEM_TIME AS OF) is not "
                                 "supported by sessioncluster yet; the query itself runs")

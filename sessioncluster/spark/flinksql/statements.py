@@ -150,9 +150,7 @@ Statement = Union[
     Insert, StatementSet, Query,
 ]
 
-_UNSUPPORTED_WORDS = {
-    "MATCH_RECOGNIZE": "Pattern Recognition",
-}
+_UNSUPPORTED_WORDS: dict[str, str] = {}
 
 
 def parse_statements(text: str) -> list[Statement]:
