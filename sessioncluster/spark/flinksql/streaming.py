@@ -60,6 +60,7 @@ from .tableaggregate import updating_node as table_aggregate_node
 from .temporaljoin import plan_temporal_join
 from .topn import changes as top_n_changes
 from .topn import find_top_n, rank_refusal
+from .sortlimit import find_sort_limit
 from .updating import (
     AGGREGATION,
     JOIN,
@@ -398,12 +399,12 @@ def _bounded_top_n(session: Any, query: Any, schemas: dict[str, CatalogTable]) -
     cannot analyse so."""
     from pyspark.errors import AnalysisException
 
-    found = find_top_n(query)
+    columns = partial(_source_columns, session, schemas)
+    found = find_top_n(query) or find_sort_limit(query, columns)
     if found is None:
         return None
     try:
-        frame = top_n_changes(session, found, partial(to_spark_sql, tables=schemas),
-                              partial(_source_columns, session, schemas))
+        frame = top_n_changes(session, found, partial(to_spark_sql, tables=schemas), columns)
     except AnalysisException:
         return None
     return None if frame is None else flink_named(frame)
