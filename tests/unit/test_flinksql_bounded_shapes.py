@@ -1,6 +1,7 @@
 """More shapes of the changelog a STREAMING query over bounded sources gives record by record:
 ``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE`` in a group aggregation (:mod:`.runningcalls`),
-``ORDER BY .. LIMIT`` (:mod:`.sortlimit`, a Top-N) and the set operations
+``ORDER BY .. LIMIT`` (:mod:`.sortlimit`, a Top-N), a Top-N ranking its own aggregation
+(:mod:`.rankedaggregation`) and the set operations
 (:mod:`.setoperations`), against the rows PyFlink 2.3 printed for the same queries
 (``EnvironmentSettings.in_streaming_mode()``, ``parallelism.default`` 1, the same rows as
 ``VALUES`` views). A set operation's records depend on how Flink's two inputs interleave (a
@@ -16,10 +17,12 @@ from sqlglot import exp
 
 from sessioncluster.spark.flinksql.boundedchangelog import changelog_query, ordered_changes
 from sessioncluster.spark.flinksql.planner import to_spark_sql
+from sessioncluster.spark.flinksql.rankedaggregation import find_ranked_aggregation
 from sessioncluster.spark.flinksql.setoperations import replicated, set_operation_changes
 from sessioncluster.spark.flinksql.sortlimit import as_top_n, find_sort_limit
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
 from sessioncluster.spark.flinksql.topn import changes as top_n_changes
+from sessioncluster.spark.flinksql.topn import find_top_n
 
 #: the rows of ``orders`` (order_id, product, amount) and ``other`` (product), in source order
 ORDERS = [(1, "apple", 3), (2, "pear", 5), (3, "apple", 2), (4, "plum", 9), (5, "pear", 1),
@@ -58,7 +61,8 @@ def changes(spark: Any, text: str) -> list[tuple[str, ...]]:
     rewritten = changelog_query(query(text), names)
     if rewritten is not None:
         frame = ordered_changes(spark.sql(to_spark_sql(rewritten, {})))
-    elif (found := find_sort_limit(query(text), names)) is not None:
+    elif (found := find_sort_limit(query(text), names) or find_top_n(query(text))
+          or find_ranked_aggregation(query(text))) is not None:
         frame = top_n_changes(spark, found, partial(to_spark_sql, tables={}), names)
     else:
         made = set_operation_changes(query(text), names)
@@ -159,7 +163,71 @@ FLINK = {
         ('+I', 'apple', '3'), ('+I', 'pear', '5'), ('-D', 'apple', '3'), ('+I', 'apple', '5'),
         ('-D', 'apple', '5'), ('+I', 'plum', '9'), ('-D', 'pear', '5'), ('+I', 'apple', '5'),
         ('-D', 'apple', '5'), ('+I', 'pear', '6'), ('-D', 'pear', '6'), ('+I', 'apple', '8'),
-    ],}
+    ],    # a Top-N ranking its own aggregation: Flink's RetractStrategy every time
+    'SELECT * FROM (SELECT product, SUM(amount) AS s, ROW_NUMBER() OVER (ORDER BY '
+    'SUM(amount) DESC) AS rn FROM orders GROUP BY product HAVING COUNT(*) > 1) WHERE rn '
+    '<= 2': [
+        ('+I', 'apple', '5', '1'), ('-U', 'apple', '5', '1'), ('+U', 'pear', '6', '1'),
+        ('+I', 'apple', '5', '2'), ('-D', 'apple', '5', '2'), ('-U', 'pear', '6', '1'),
+        ('+U', 'apple', '8', '1'), ('+I', 'pear', '6', '2'),
+    ],
+    'SELECT * FROM (SELECT product, COUNT(*) AS c, ROW_NUMBER() OVER (ORDER BY COUNT(*) '
+    'DESC) AS rn FROM orders GROUP BY product) WHERE rn <= 2': [
+        ('+I', 'apple', '1', '1'), ('+I', 'pear', '1', '2'), ('-U', 'apple', '1', '1'),
+        ('+U', 'pear', '1', '1'), ('-D', 'pear', '1', '2'), ('-U', 'pear', '1', '1'),
+        ('+U', 'apple', '2', '1'), ('+I', 'pear', '1', '2'), ('-U', 'pear', '1', '2'),
+        ('+U', 'plum', '1', '2'), ('-U', 'plum', '1', '2'), ('+U', 'pear', '2', '2'),
+        ('-U', 'apple', '2', '1'), ('+U', 'pear', '2', '1'), ('-U', 'pear', '2', '2'),
+        ('+U', 'plum', '1', '2'), ('-U', 'pear', '2', '1'), ('+U', 'apple', '3', '1'),
+        ('-U', 'plum', '1', '2'), ('+U', 'pear', '2', '2'),
+    ],
+    'SELECT product, s FROM (SELECT product, SUM(amount) AS s, ROW_NUMBER() OVER (ORDER '
+    'BY SUM(amount)) AS rn FROM orders GROUP BY product) WHERE rn <= 1': [
+        ('+I', 'apple', '3'), ('-D', 'apple', '3'), ('+I', 'pear', '5'), ('-D', 'pear', '5'),
+        ('+I', 'apple', '5'), ('-D', 'apple', '5'), ('+I', 'pear', '6'), ('-D', 'pear', '6'),
+        ('+I', 'kiwi', '5'),
+    ],
+    'SELECT * FROM (SELECT amount % 2 AS parity, SUM(amount) AS s, ROW_NUMBER() OVER '
+    '(ORDER BY SUM(amount) DESC) AS rn FROM orders GROUP BY amount % 2) WHERE rn <= 1': [
+        ('+I', '1', '3', '1'), ('-D', '1', '3', '1'), ('+I', '1', '8', '1'),
+        ('-D', '1', '8', '1'), ('+I', '0', '2', '1'), ('-D', '0', '2', '1'),
+        ('+I', '1', '17', '1'), ('-D', '1', '17', '1'), ('+I', '0', '2', '1'),
+        ('-D', '0', '2', '1'), ('+I', '1', '18', '1'), ('-D', '1', '18', '1'),
+        ('+I', '0', '2', '1'), ('-D', '0', '2', '1'), ('+I', '1', '21', '1'),
+        ('-D', '1', '21', '1'), ('+I', '0', '2', '1'), ('-D', '0', '2', '1'),
+        ('+I', '1', '26', '1'),
+    ],
+    'SELECT * FROM (SELECT c, COUNT(*) AS n, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC) '
+    'AS rn FROM (SELECT product, COUNT(*) AS c FROM orders GROUP BY product) GROUP BY c) '
+    'WHERE rn <= 2': [
+        ('+I', '1', '1', '1'), ('-D', '1', '1', '1'), ('+I', '1', '2', '1'),
+        ('-D', '1', '2', '1'), ('+I', '1', '1', '1'), ('+I', '2', '1', '2'),
+        ('-U', '1', '1', '1'), ('+U', '2', '1', '1'), ('-D', '2', '1', '2'),
+        ('-U', '2', '1', '1'), ('+U', '1', '2', '1'), ('+I', '2', '1', '2'),
+        ('-U', '1', '2', '1'), ('+U', '2', '1', '1'), ('-D', '2', '1', '2'),
+        ('+I', '1', '1', '2'), ('-U', '2', '1', '1'), ('+U', '1', '1', '1'),
+        ('-D', '1', '1', '2'), ('-U', '1', '1', '1'), ('+U', '2', '2', '1'),
+        ('+I', '1', '1', '2'), ('-U', '2', '2', '1'), ('+U', '1', '1', '1'),
+        ('-D', '1', '1', '2'), ('+I', '2', '1', '2'), ('-U', '1', '1', '1'),
+        ('+U', '2', '1', '1'), ('-U', '2', '1', '2'), ('+U', '3', '1', '2'),
+        ('-U', '2', '1', '1'), ('+U', '1', '2', '1'), ('-U', '3', '1', '2'),
+        ('+U', '2', '1', '2'),
+    ],
+    'SELECT product, s, rn FROM (SELECT product, s, ROW_NUMBER() OVER (ORDER BY s DESC) '
+    'AS rn FROM (SELECT product, SUM(amount) AS s FROM orders GROUP BY product HAVING '
+    'SUM(amount) > 4)) WHERE rn <= 2': [
+        ('+I', 'pear', '5', '1'), ('+I', 'apple', '5', '2'), ('-U', 'pear', '5', '1'),
+        ('+U', 'plum', '9', '1'), ('-U', 'apple', '5', '2'), ('+U', 'pear', '5', '2'),
+        ('-U', 'pear', '5', '2'), ('+U', 'apple', '5', '2'), ('-U', 'apple', '5', '2'),
+        ('+U', 'pear', '6', '2'), ('-U', 'pear', '6', '2'), ('+U', 'apple', '8', '2'),
+    ],
+    'SELECT * FROM (SELECT product, SUM(amount) AS s, ROW_NUMBER() OVER (PARTITION BY '
+    'product ORDER BY SUM(amount) DESC) AS rn FROM orders GROUP BY product HAVING '
+    'COUNT(*) > 1) WHERE rn <= 1': [
+        ('+I', 'apple', '5', '1'), ('+I', 'pear', '6', '1'), ('-D', 'apple', '5', '1'),
+        ('+I', 'apple', '8', '1'),
+    ],
+}
 
 
 @pytest.mark.parametrize("text", list(FLINK))
@@ -190,3 +258,9 @@ def test_other_set_operations_are_left(spark: Any, text: str) -> None:
 
 def test_listagg_distinct_is_left() -> None:
     assert changelog_query(query("SELECT LISTAGG(DISTINCT product) FROM orders")) is None
+
+
+def test_a_ranked_aggregation_needs_its_keys_among_its_items() -> None:
+    assert find_ranked_aggregation(query(
+        "SELECT * FROM (SELECT product, ROW_NUMBER() OVER (ORDER BY SUM(amount)) AS rn "
+        "FROM orders GROUP BY product) WHERE rn <= 1")) is None

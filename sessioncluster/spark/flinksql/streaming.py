@@ -54,6 +54,7 @@ from .microbatch import batch_changelog
 from .model import DEFAULT_PATH, CatalogTable, Column, FlinkSqlError, table_named
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, interval_ms, to_spark_sql
+from .rankedaggregation import find_ranked_aggregation
 from .setoperations import replicated, set_operation_changes
 from .sortlimit import find_sort_limit
 from .statements import Insert, StopJob
@@ -406,7 +407,8 @@ def _bounded_top_n(session: Any, query: Any, schemas: dict[str, CatalogTable]) -
     from pyspark.errors import AnalysisException
 
     columns = partial(_source_columns, session, schemas)
-    found = find_top_n(query) or find_sort_limit(query, columns)
+    found = find_top_n(query) or find_sort_limit(query, columns) \
+        or find_ranked_aggregation(query)
     if found is None:
         return None
     try:

@@ -60,9 +60,10 @@ class TopN:
     row_key: list[str]
 
 
-def find_top_n(query: exp.Expr) -> TopN | None:
+def find_top_n(query: exp.Expr, retract: bool = False) -> TopN | None:
     """The Top-N over a table or a group aggregation that :func:`changes` replays; None for
-    another query (module docstring)."""
+    another query (module docstring). ``retract``: over an aggregation, Flink's planner takes
+    its ``RetractStrategy`` whatever the order keys."""
     query = without_ctes(query)
     if not isinstance(query, exp.Select) or any(
             query.args.get(a) for a in ("group", "having", "order", "limit", "joins",
@@ -100,7 +101,8 @@ def find_top_n(query: exp.Expr) -> TopN | None:
             or not all(isinstance(o.this, exp.Column) for o in ordered) \
             or any(True for e in others for _ in e.find_all(exp.Window)):
         return None
-    row_key = _row_key(source.this, ordered, partition, others) if over_changes else []
+    row_key = _row_key(source.this, ordered, partition, others) \
+        if over_changes and not retract else []
     if row_key is None:
         return None
     number = item.alias
