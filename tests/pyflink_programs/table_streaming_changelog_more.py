@@ -7,7 +7,8 @@
 # LISTAGG, FIRST_VALUE and LAST_VALUE in a group aggregation update a key's row (-U/+U) as each
 # of its rows comes, and not when the values stay as they were; ORDER BY .. LIMIT is a Top-N
 # without the rank: -D of the row pushed out of the top, +I of the new one (with OFFSET, the
-# ranks kept shift: -U/+U); INTERSECT emits a row when it has come on both sides.
+# ranks kept shift: -U/+U); a Top-N ranking its own GROUP BY reads the aggregation's changelog;
+# INTERSECT emits a row when it has come on both sides.
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
 ORDERS = [(1, "apple", 3), (2, "pear", 5), (3, "apple", 2), (4, "plum", 9), (5, "pear", 1),
@@ -30,6 +31,9 @@ def main():
         "SELECT product, amount FROM orders ORDER BY amount LIMIT 3",
         "SELECT * FROM orders ORDER BY amount DESC LIMIT 2 OFFSET 1",
         "SELECT product, SUM(amount) AS s FROM orders GROUP BY product ORDER BY s DESC LIMIT 2",
+        # a Top-N ranking its own aggregation: over its changelog, as over a subquery of it
+        "SELECT * FROM (SELECT product, SUM(amount) AS s, ROW_NUMBER() OVER (ORDER BY "
+        "SUM(amount) DESC) AS rn FROM orders GROUP BY product HAVING COUNT(*) > 1) WHERE rn <= 2",
         "SELECT product FROM orders INTERSECT SELECT product FROM other",
     ]:
         t_env.execute_sql(sql).print()

@@ -14,13 +14,13 @@ from typing import Any, Iterator
 
 import pytest
 from sqlglot import exp
+from test_flinksql_bounded_changelog import query
 
 from sessioncluster.spark.flinksql.boundedchangelog import changelog_query, ordered_changes
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.rankedaggregation import find_ranked_aggregation
 from sessioncluster.spark.flinksql.setoperations import replicated, set_operation_changes
 from sessioncluster.spark.flinksql.sortlimit import as_top_n, find_sort_limit
-from sessioncluster.spark.flinksql.statements import Query, parse_statements
 from sessioncluster.spark.flinksql.topn import changes as top_n_changes
 from sessioncluster.spark.flinksql.topn import find_top_n
 
@@ -30,19 +30,13 @@ ORDERS = [(1, "apple", 3), (2, "pear", 5), (3, "apple", 2), (4, "plum", 9), (5, 
 OTHER = [("apple",), ("fig",), ("pear",), ("apple",)]
 
 
-def query(text: str) -> Any:
-    statement = parse_statements(text)[0]
-    assert isinstance(statement, Query)
-    return statement.ast
-
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.builder.master("local[2]").appName("flinksql-bounded-shapes")
-               .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
-               .getOrCreate())
+    settings = {"spark.sql.shuffle.partitions": "3", "spark.ui.enabled": "false"}
+    session = SparkSession.builder.master("local[2]").config(map=settings).getOrCreate()
     # several partitions: the source order runs across them
     session.sparkContext.parallelize(ORDERS, 3).toDF(["order_id", "product", "amount"]) \
         .createOrReplaceTempView("orders")
@@ -239,6 +233,7 @@ def test_the_changelog_is_flinks(spark: Any, text: str) -> None:
     "SELECT * FROM orders LIMIT 2",  # no ORDER BY: Flink's Limit, insert-only
     "SELECT * FROM orders ORDER BY amount",  # no LIMIT
     "SELECT * FROM orders ORDER BY amount + 1 LIMIT 2 OFFSET x",
+    "SELECT * FROM orders ORDER BY 3 LIMIT 2",  # an ordinal
     "SELECT product, SUM(amount) AS s FROM orders GROUP BY product ORDER BY MAX(amount) LIMIT 2",
 ])
 def test_other_sort_limits_are_left(spark: Any, text: str) -> None:

@@ -60,8 +60,8 @@ def as_top_n(query: exp.Expr, columns: Columns) -> exp.Select | None:
         if isinstance(key.this, exp.Column) and not key.this.table \
                 and key.this.name.lower() in lowered:
             column = exp.column(key.this.name, quoted=True)
-        elif is_aggregation(query):
-            return None  # a key of the aggregation's input: not a column of its rows
+        elif is_aggregation(query) or isinstance(key.this, exp.Literal):
+            return None  # a key of the aggregation's input, or a column's ordinal
         else:
             body.append("expressions", exp.alias_(key.this.copy(), f"{_KEY}{i}", quoted=True))
             column = exp.column(f"{_KEY}{i}", quoted=True)
