@@ -37,6 +37,7 @@ TABLE_PROGRAMS = [
     "table_streaming_word_count",
     "table_streaming_changelog",
     "table_streaming_changelog_nested",
+    "table_streaming_changelog_more",
     "table_streaming_topn",
     "table_streaming_topn_updating",
     "table_pandas_udaf",
@@ -59,7 +60,8 @@ NOT_YET: dict[str, str] = {
 #: programs whose rows must come in the order Flink printed them too: a STREAMING changelog at
 #: parallelism 1 (-U before its +U, each count's updates in the source's order)
 ORDERED = {"table_streaming_changelog", "table_streaming_changelog_nested",
-           "table_streaming_topn", "table_streaming_topn_updating"}
+           "table_streaming_changelog_more", "table_streaming_topn",
+           "table_streaming_topn_updating"}
 
 Rows = collections.Counter[tuple[str, ...]]
 

@@ -30,7 +30,8 @@ input row into one per set (position ``n * sets + set``), the sets in Flink's or
 
 Only a shape whose order is the source's is rewritten: non-windowed aggregations (``GROUP BY``,
 global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG``
-(and ``COUNT(DISTINCT x)``) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` over
+(and ``COUNT(DISTINCT x)``) and ``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE``
+(:mod:`.runningcalls`) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` over
 a changelog, with projections and filters below and above them (a Top-N is :mod:`.topn`'s).
 Anything else (joins, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function,
 ``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller keeps the final rows, all
@@ -48,6 +49,7 @@ from sqlglot import exp
 
 from .dialect import Flink, output_name
 from .groupingsets import flink_order, grouping_sets
+from .runningcalls import CALLS, running_call
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation, is_window_aggregation
 
@@ -62,7 +64,7 @@ _GROUPING_SET = "__cl_g"
 #: the column names of an aggregation's FROM (a table or a subquery), None when unknown
 Columns = Callable[[exp.Expr], list[str] | None]
 #: aggregate functions Spark runs as running window functions with Flink's values
-_RUNNING = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
+_RUNNING = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg, *CALLS)
 #: nodes after which rows are no longer in their source order, or whose changelog differs
 _REORDERING = (exp.Join, exp.Window, exp.SetOperation, exp.Lateral, exp.Unnest, exp.Limit,
                exp.Fetch, exp.Order, exp.Filter)
@@ -342,6 +344,8 @@ def _running(call: exp.Expr, keys: list[exp.Expr],
                                          expressions=[call.this.expressions[0].copy()]))
         size = exp.Anonymous(this="SIZE", expressions=[window])
         return exp.Cast(this=size, to=exp.DataType.build("BIGINT"))
+    if isinstance(call, CALLS):
+        return running_call(call, window)
     window.set("this", call.copy())
     return window
 

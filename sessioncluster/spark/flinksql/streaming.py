@@ -56,6 +56,9 @@ from .microbatch import batch_changelog
 from .model import DEFAULT_PATH, CatalogTable, Column, FlinkSqlError, table_named
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, interval_ms, to_spark_sql
+from .rankedaggregation import find_ranked_aggregation
+from .setoperations import replicated, set_operation_changes
+from .sortlimit import find_sort_limit
 from .statements import Insert, StopJob
 from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
 from .tableaggregate import updating_node as table_aggregate_node
@@ -372,18 +375,23 @@ def _replanned(session: Any, query: Any, schemas: dict[str, CatalogTable],
 
 
 def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable]) -> Any:
-    """A group aggregation over bounded sources as Flink's streaming job emits it, record by
-    record (:mod:`.boundedchangelog`), its RowKind last; None for a query of another shape, or
-    one Spark cannot analyse so (it runs as before: its final rows)."""
+    """A group aggregation or a set operation over bounded sources as Flink's streaming job
+    emits it, record by record (:mod:`.boundedchangelog`, :mod:`.setoperations`), its RowKind
+    last; None for a query of another shape, or one Spark cannot analyse so (it runs as
+    before: its final rows)."""
     from pyspark.errors import AnalysisException
 
-    rewritten = changelog_query(query, partial(_source_columns, session, schemas))
+    columns = partial(_source_columns, session, schemas)
+    rewritten, copies = changelog_query(query, columns), False
+    if rewritten is None:  # a set operation's (:mod:`.setoperations`), or None
+        rewritten, copies = set_operation_changes(query, columns) or (None, False)
     if rewritten is None:
         return None
     try:
-        return ordered_changes(flink_named(session.sql(to_spark_sql(rewritten, schemas))))
+        frame = flink_named(session.sql(to_spark_sql(rewritten, schemas)))
     except AnalysisException:
         return None
+    return ordered_changes(replicated(frame) if copies else frame)
 
 
 def _source_columns(session: Any, schemas: dict[str, CatalogTable],
@@ -405,12 +413,13 @@ def _bounded_top_n(session: Any, query: Any, schemas: dict[str, CatalogTable]) -
     cannot analyse so."""
     from pyspark.errors import AnalysisException
 
-    found = find_top_n(query)
+    columns = partial(_source_columns, session, schemas)
+    found = find_top_n(query) or find_sort_limit(query, columns) \
+        or find_ranked_aggregation(query)
     if found is None:
         return None
     try:
-        frame = top_n_changes(session, found, partial(to_spark_sql, tables=schemas),
-                              partial(_source_columns, session, schemas))
+        frame = top_n_changes(session, found, partial(to_spark_sql, tables=schemas), columns)
     except AnalysisException:
         return None
     return None if frame is None else flink_named(frame)

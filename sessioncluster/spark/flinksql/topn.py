@@ -60,10 +60,11 @@ class TopN:
     row_key: list[str]
 
 
-def find_top_n(query: exp.Expr) -> TopN | None:
+def find_top_n(query: exp.Expr, retract: bool = False) -> TopN | None:
     """The Top-N over a table or a group aggregation that :func:`changes` replays; None for
-    another query (module docstring)."""
-    query = _without_ctes(query)
+    another query (module docstring). ``retract``: over an aggregation, Flink's planner takes
+    its ``RetractStrategy`` whatever the order keys."""
+    query = without_ctes(query)
     if not isinstance(query, exp.Select) or any(
             query.args.get(a) for a in ("group", "having", "order", "limit", "joins",
                                         "distinct", "with_", "offset")):
@@ -79,7 +80,7 @@ def find_top_n(query: exp.Expr) -> TopN | None:
     source = (inner.args.get("from_") or exp.From()).this
     over_changes = isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select) \
         and is_aggregation(source.this)
-    if not over_changes and not _in_source_order(source):
+    if not over_changes and not in_source_order(source):
         return None
     numbered = [(i, e) for i, e in enumerate(inner.expressions)
                 if isinstance(e, exp.Alias) and isinstance(e.this, exp.Window)]
@@ -100,7 +101,8 @@ def find_top_n(query: exp.Expr) -> TopN | None:
             or not all(isinstance(o.this, exp.Column) for o in ordered) \
             or any(True for e in others for _ in e.find_all(exp.Window)):
         return None
-    row_key = _row_key(source.this, ordered, partition, others) if over_changes else []
+    row_key = _row_key(source.this, ordered, partition, others) \
+        if over_changes and not retract else []
     if row_key is None:
         return None
     number = item.alias
@@ -128,7 +130,7 @@ def find_top_n(query: exp.Expr) -> TopN | None:
 def rank_refusal(query: exp.Expr) -> str | None:
     """Flink's refusal of a Top-N by ``RANK()`` or ``DENSE_RANK()`` (``.. WHERE r <= N``) in
     STREAMING mode (PyFlink 2.3's ``TableException``); None for another query."""
-    query = _without_ctes(query)
+    query = without_ctes(query)
     from_ = query.args.get("from_") if isinstance(query, exp.Select) else None
     inner = from_.this.this if from_ is not None and isinstance(from_.this, exp.Subquery) \
         else None
@@ -143,7 +145,7 @@ def rank_refusal(query: exp.Expr) -> str | None:
     return None
 
 
-def _without_ctes(query: exp.Expr) -> exp.Expr:
+def without_ctes(query: exp.Expr) -> exp.Expr:
     """``query`` with each common table expression it reads as a subquery of its name (a
     STREAMING query reads its views so); ``query`` itself when it has none."""
     with_ = query.args.get("with_")
@@ -192,7 +194,7 @@ def _row_key(aggregation: exp.Select, ordered: list[exp.Ordered], partition: lis
     if not monotonic:
         return []
     if not keys or None in keys or aggregation.args.get("having") is not None \
-            or not _in_source_order(source):
+            or not in_source_order(source):
         return None  # Flink's unique key or monotonicity not worked out here
     names = [next((n for n, e in items.items() if isinstance(e, exp.Column)
                    and e.name.lower() == k), None) for k in keys]
@@ -203,7 +205,7 @@ def _row_key(aggregation: exp.Select, ordered: list[exp.Ordered], partition: lis
     return [n for n in names if n is not None] if fast else []
 
 
-def _in_source_order(source: exp.Expr) -> bool:
+def in_source_order(source: exp.Expr) -> bool:
     """A table, ``VALUES``, or a subquery of projections and filters over one: its rows come in
     the source's order, insert-only."""
     if isinstance(source, exp.Table):
@@ -217,7 +219,7 @@ def _in_source_order(source: exp.Expr) -> bool:
             or any(True for _ in body.find_all(exp.Window, exp.Unnest, exp.Lateral)):
         return False
     from_ = body.args.get("from_")
-    return from_ is not None and _in_source_order(from_.this)
+    return from_ is not None and in_source_order(from_.this)
 
 
 def _bounds(where: exp.Where | None, number: str) -> tuple[int, int] | None:
