@@ -100,13 +100,12 @@ class JobManager:
         self.key = key or new_key()
         self.signer = MessageSigner(self.key, sender=f"jobmanager-{name}")
         self.ready = False
-        #: the STREAMING warm-up runs (``_warm_streaming``)
-        self.warming_up = False
+        self.warming_up = False  # the STREAMING warm-up runs (``_warm_streaming``)
         self.startup_error: str | None = None
         #: HA: leader election and the job-graph and job result stores (None: no HA)
         self.ha: HighAvailabilityServices | None = (
             ha_services(name, settings.ha, settings.zookeeper_quorum) if settings.ha else None)
-        #: the Flink SQL catalog's statements in the HA catalog store, compacted as it grows
+        #: the Flink SQL catalog's statements in the HA catalog store (compacted)
         self.catalog_log = CatalogLog(self.ha.catalog_store, self.key) if self.ha else None
         self.standby = standby
         #: HA: the epoch of this JobManager's leadership, 0 while it is a standby
