@@ -7,13 +7,16 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 import sqlglot
 
 from sessioncluster.spark.flinksql import flinktypes
 from sessioncluster.spark.flinksql.dialect import Flink
+from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
 from sessioncluster.spark.flinksql.flinktypes import Context, infer, query_columns, type_text
+from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import parse_statements
 
 RECORDED = Path(__file__).parent.parent / "data" / "flink_typeof.txt"
@@ -126,3 +129,76 @@ def test_outer_joins_make_the_missing_side_nullable_and_unknowns_stay_unknown() 
     assert query_columns(sqlglot.parse_one("SELECT x FROM nowhere", dialect=Flink), _ints) is None
     union = sqlglot.parse_one("SELECT i FROM ints UNION ALL SELECT i FROM ints", dialect=Flink)
     assert query_columns(union, _ints) is None
+
+
+# -- on a local SparkSession: TYPEOF at planning, a VALUES view's DESCRIBE -----------------------
+
+@pytest.fixture(scope="module")
+def planner() -> Iterator[FlinkSqlPlanner]:
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[1]").appName("flinksql-types")
+             .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
+             .getOrCreate())
+    p = FlinkSqlPlanner(spark)
+    p.plan("CREATE TEMPORARY VIEW orders(order_id, product, amount, ts) AS VALUES "
+           "(1, 'apple', 3, TIMESTAMP '2024-01-01 10:00:01'), "
+           "(2, 'pear', 5, TIMESTAMP '2024-01-01 10:00:07'), "
+           "(4, 'plum', 9, TIMESTAMP '2024-01-01 10:00:15')")
+    yield p
+    p.plan("DROP TEMPORARY VIEW orders")
+
+
+def _rows(planner: FlinkSqlPlanner, statement: str) -> list[tuple[Any, ...]]:
+    outcome = planner.plan(statement)
+    if outcome.job is None:
+        return outcome.rows
+    return [tuple(r) for r in outcome.job.run().collect()]
+
+
+def test_describe_of_a_values_view_is_flinks(planner: FlinkSqlPlanner) -> None:
+    # flink_batch.out: DESCRIBE orders
+    assert [r[:3] for r in _rows(planner, "DESCRIBE orders")] == [
+        ("order_id", "INT", False), ("product", "VARCHAR(5)", False), ("amount", "INT", False),
+        ("ts", "TIMESTAMP(0)", False)]
+    planner.plan("CREATE TEMPORARY VIEW totals AS SELECT product, SUM(amount) AS s, "
+                 "COUNT(*) AS n, MAX(ts) AS latest FROM orders GROUP BY product")
+    try:
+        # grouped aggregates of NOT NULL columns are NOT NULL (Calcite's ARG0_NULLABLE_IF_EMPTY)
+        assert [r[:3] for r in _rows(planner, "DESCRIBE totals")] == [
+            ("product", "VARCHAR(5)", False), ("s", "INT", False), ("n", "BIGINT", False),
+            ("latest", "TIMESTAMP(0)", False)]
+    finally:
+        planner.plan("DROP TEMPORARY VIEW totals")
+
+
+def test_typeof_is_answered_at_planning(planner: FlinkSqlPlanner) -> None:
+    assert _rows(planner, "SELECT TYPEOF(product), TYPEOF(product || 'x'), "
+                          "TYPEOF(CONCAT(product, product)), TYPEOF(ts) FROM orders "
+                          "WHERE order_id = 1") == [
+        ("VARCHAR(5) NOT NULL", "VARCHAR(6) NOT NULL", "STRING NOT NULL",
+         "TIMESTAMP(0) NOT NULL")]
+    assert _rows(planner, "SELECT TYPEOF(1), TYPEOF('abcde'), TYPEOF(1.5), "
+                          "TYPEOF(CAST(NULL AS INT)), TYPEOF(NULL), TYPEOF(1, TRUE), "
+                          "TYPEOF(CURRENT_TIMESTAMP)") == [
+        ("INT NOT NULL", "CHAR(5) NOT NULL", "DECIMAL(2, 1) NOT NULL", "INT", "NULL",
+         "INT NOT NULL", "TIMESTAMP_LTZ(3) NOT NULL")]
+    outcome = planner.plan("SELECT TYPEOF(amount) AS t FROM orders")
+    assert (outcome.columns, outcome.column_types) == (["t"], ["STRING"])
+
+
+def test_typeof_of_what_is_not_typed_here_is_sparks_type(planner: FlinkSqlPlanner) -> None:
+    # REVERSE is not typed by flinktypes: Spark's STRING, its nullability Spark's
+    assert _rows(planner, "SELECT TYPEOF(REVERSE(product)) FROM orders WHERE amount = 3") == [
+        ("STRING NOT NULL",)]
+    with pytest.raises(FlinkSqlError, match="TYPEOF takes"):
+        planner.plan("SELECT TYPEOF(1, TRUE, 3)")
+
+
+def test_a_querys_string_and_timestamp_columns_have_flinks_length_and_precision(
+        planner: FlinkSqlPlanner) -> None:
+    outcome = planner.plan("SELECT product, product || 'x' AS p, ts, "
+                           "TIMESTAMP '2024-01-01 10:00:00.5' AS half, CAST(amount AS STRING) AS s"
+                           " FROM orders")
+    assert outcome.column_types == ["VARCHAR(5)", "VARCHAR(6)", "TIMESTAMP(0)", "TIMESTAMP(1)",
+                                    "STRING"]

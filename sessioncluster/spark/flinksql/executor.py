@@ -23,9 +23,18 @@ from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, explain, explain_spark, streaming, tablestream
+from . import connectors, explain, explain_spark, flinktypes, streaming, tablestream
 from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
+from .columntypes import (
+    flink_type,
+    flink_types,
+    not_null_in_view,
+    refined_types,
+    spark_columns,
+    typeof_from_spark,
+    with_view_types,
+)
 from .dialect import TableArgument, plan_text
 from .functions import FunctionCatalog
 from .model import (
@@ -39,7 +48,7 @@ from .model import (
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, to_spark_sql
 from .showcreate import object_path, show_create_table, show_create_view
-from .sources import FLINK_TYPE, SourceViews
+from .sources import SourceViews
 from .statements import (
     CreateFunction,
     CreateTable,
@@ -196,7 +205,18 @@ class FlinkSqlPlanner:
                 schemas[name] = schemas[spark_name] = schema
         query = self.functions.rename_calls(_renamed_tables(query, renames))
         self._with_cte_schemas(query, schemas)
+        query = flinktypes.resolve_typeof(
+            query, lambda name: spark_columns(self.spark, name),
+            lambda tree, calls: typeof_from_spark(self.spark, tree, calls,
+                                                  lambda probe: to_spark_sql(probe, schemas)))
         return to_spark_sql(query, schemas)
+
+    def _query_columns(self, query: Any) -> flinktypes.Columns | None:
+        """Flink's inferred names and types of a query's columns (:mod:`.flinktypes`)."""
+        def table(name: str) -> flinktypes.Columns | None:
+            return spark_columns(self.spark, self._resolve(name)[0])
+
+        return flinktypes.query_columns(query, table)
 
     def _frame(self, query: Any) -> Any:
         """The query's DataFrame, its columns named as Flink names them."""
@@ -232,13 +252,13 @@ class FlinkSqlPlanner:
     def _view_frame(self, statement: CreateView) -> Any:
         """The view's rows, its columns named by the statement's column list, if any."""
         frame = self._frame(statement.query)
-        if not statement.columns:
-            return frame
-        if len(statement.columns) != len(frame.columns):
-            raise FlinkSqlError(
-                f"VIEW definition and input fields not match:\n\tDef fields: "
-                f"{statement.columns}.\n\tInput fields: {list(frame.columns)}.")
-        return frame.toDF(*statement.columns)
+        if statement.columns:
+            if len(statement.columns) != len(frame.columns):
+                raise FlinkSqlError(
+                    f"VIEW definition and input fields not match:\n\tDef fields: "
+                    f"{statement.columns}.\n\tInput fields: {list(frame.columns)}.")
+            frame = frame.toDF(*statement.columns)
+        return with_view_types(frame, self._query_columns(statement.query))
 
     def _spark_view_exists(self, name: str) -> bool:
         return bool(self.spark.catalog.tableExists(name))
@@ -272,7 +292,8 @@ class FlinkSqlPlanner:
         sql = self._spark_sql(statement.ast)
         frame = flink_named(self.spark.sql(sql))  # analysed now: a wrong column fails here
         columns = list(frame.columns)
-        types = window_bound_types(statement.ast, flink_types(frame.schema))
+        types = refined_types(window_bound_types(statement.ast, flink_types(frame.schema)),
+                              lambda: self._query_columns(statement.ast))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 job=StatementJob("collect", lambda: frame, types))
 
@@ -524,8 +545,8 @@ class FlinkSqlPlanner:
         if table is None:
             frame = self.spark.table(spark_name)  # a view: Spark's schema of it
             described: list[tuple[Any, ...]] = [
-                (n, t, True, None, None, None)
-                for n, t in zip(frame.columns, flink_types(frame.schema))]
+                (f.name, t, not not_null_in_view(f), None, None, None)
+                for f, t in zip(frame.schema.fields, flink_types(frame.schema))]
             return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, described)
         pk = {c.lower() for c in table.primary_key}
         computed: dict[str, str] = {}
@@ -733,34 +754,3 @@ def window_bound_types(query: Any, types: list[str]) -> list[str]:
         if isinstance(aggregate, exp.Sum) and scale:
             out[i] = f"DECIMAL(38, {scale.group(1)})"
     return out
-
-
-def flink_types(schema: Any) -> list[str]:
-    """The Flink SQL types of a Spark schema's fields (a declared type kept in a field's
-    metadata wins)."""
-    return [field.metadata.get(FLINK_TYPE) or flink_type(field.dataType)
-            for field in schema.fields]
-
-
-def flink_type(spark_type: Any) -> str:
-    """Flink SQL's name of a Spark data type (``BIGINT``, ``TIMESTAMP(6)``, ``ARRAY<INT>``)."""
-    from pyspark.sql import types as T
-
-    simple = {T.ByteType: "TINYINT", T.ShortType: "SMALLINT", T.IntegerType: "INT",
-              T.LongType: "BIGINT", T.FloatType: "FLOAT", T.DoubleType: "DOUBLE",
-              T.BooleanType: "BOOLEAN", T.StringType: "STRING", T.BinaryType: "BYTES",
-              T.DateType: "DATE", T.TimestampNTZType: "TIMESTAMP(6)",
-              T.TimestampType: "TIMESTAMP_LTZ(6)", T.NullType: "NULL"}
-    for kind, name in simple.items():
-        if isinstance(spark_type, kind):
-            return name
-    if isinstance(spark_type, T.DecimalType):
-        return f"DECIMAL({spark_type.precision}, {spark_type.scale})"
-    if isinstance(spark_type, T.ArrayType):
-        return f"ARRAY<{flink_type(spark_type.elementType)}>"
-    if isinstance(spark_type, T.MapType):
-        return f"MAP<{flink_type(spark_type.keyType)}, {flink_type(spark_type.valueType)}>"
-    if isinstance(spark_type, T.StructType):
-        fields = ", ".join(f"`{f.name}` {flink_type(f.dataType)}" for f in spark_type.fields)
-        return f"ROW<{fields}>"
-    return spark_type.simpleString().upper()

@@ -41,6 +41,7 @@ from ...api.table.types import (
     VarCharType,
 )
 from .dialect import FlinkCast, output_name
+from .model import FlinkSqlError
 
 #: a table's columns in order: (name, Flink type or None when not known)
 Columns = list[tuple[str, DataType | None]]
@@ -681,16 +682,61 @@ def typeof_calls(tree: exp.Expr) -> list[exp.Anonymous]:
     return [n for n in tree.find_all(exp.Anonymous) if n.name.upper() == "TYPEOF"]
 
 
+#: the type texts of the TYPEOF calls of a tree not typed here (the tree, the calls)
+Fallback = Callable[[exp.Expr, list[exp.Anonymous]], list[str]]
+
+
+def resolve_typeof(tree: exp.Expr, tables: TableColumns, fallback: Fallback) -> exp.Expr:
+    """``tree`` (a copy, if it has any) with each ``TYPEOF(expr [, force])`` replaced by the
+    text of Flink's type of ``expr``, a string literal, as Flink evaluates it at planning
+    (``force``, a serializable string, is the same text for the types there are here);
+    ``fallback`` answers for the calls not typed here."""
+    if not typeof_calls(tree):
+        return tree
+    tree = tree.copy()
+    ctes = _cte_columns(tree, tables)
+    unknown = []
+    for call in typeof_calls(tree):
+        if not 1 <= len(call.expressions) <= 2:
+            raise FlinkSqlError("TYPEOF takes an expression and, optionally, whether to force "
+                                f"a serializable string; not {len(call.expressions)} arguments")
+        select = call.find_ancestor(exp.Select)
+        scope = select_scope(select, tables, ctes) if select is not None else SelectScope([], {})
+        grouped = select is not None and select.args.get("group") is not None
+        t = infer(call.expressions[0], Context(scope.by_name, grouped)) if scope else None
+        if t is None:
+            unknown.append(call)
+        else:
+            call.replace(exp.Literal.string(type_text(t)))
+    if unknown:
+        for call, text in zip(unknown, fallback(tree, unknown)):
+            call.replace(exp.Literal.string(text))
+    return tree
+
+
+def _cte_columns(tree: exp.Expr, tables: TableColumns) -> dict[str, Columns]:
+    """The columns of the common table expressions of ``tree``'s WITH (those typed here)."""
+    ctes: dict[str, Columns] = {}
+    with_ = tree.args.get("with_")
+    for cte in with_.expressions if with_ is not None else []:
+        columns = query_columns(cte.this, tables, ctes)
+        if columns is not None:
+            ctes[cte.alias.lower()] = columns
+    return ctes
+
+
 def spark_compatible(flink: DataType, spark_text: str) -> bool:
     """Whether ``flink`` refines Spark's answer ``spark_text`` (a Flink type text made from
     Spark's schema) without contradicting it: the same kind of value, only a length, a
     precision or a nullability Spark does not keep."""
     base = flink.nullable()
     spark = spark_text.upper().replace(" NOT NULL", "")
+    if str(base) == spark:
+        return True
     if isinstance(base, CharType):
         return spark == "STRING"
     if isinstance(base, (BinaryType, VarBinaryType)):
         return spark in ("BYTES", "BINARY")
     if isinstance(base, (TimestampType, LocalZonedTimestampType, TimeType)):
         return spark.startswith(base.sql_name + "(")
-    return str(base) == spark
+    return False
