@@ -12,10 +12,10 @@ from typing import Any, Iterator
 import pytest
 import sqlglot
 
-from sessioncluster.spark.flinksql import flinktypes
+from sessioncluster.spark.flinksql import flinktypes, querytypes
 from sessioncluster.spark.flinksql.dialect import Flink
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
-from sessioncluster.spark.flinksql.flinktypes import Context, infer, query_columns, type_text
+from sessioncluster.spark.flinksql.flinktypes import Context, infer, type_text
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import parse_statements
 
@@ -50,7 +50,7 @@ def _recorded() -> list[tuple[str, list[str]]]:
 def _ints(name: str) -> flinktypes.Columns | None:
     if name.lower() != "ints":
         return None
-    return query_columns(sqlglot.parse_one(INTS, dialect=Flink), _ints)
+    return querytypes.query_columns(sqlglot.parse_one(INTS, dialect=Flink), _ints)
 
 
 CASES = [(q, i, answer) for q, row in _recorded() for i, answer in enumerate(row)
@@ -66,9 +66,9 @@ def test_the_recorded_answers_are_many() -> None:
 def test_typeof_is_flinks_answer(query: str, position: int, flink: str) -> None:
     select = parse_statements(query)[0].ast  # type: ignore[attr-defined]
     item = select.selects[position].unalias()
-    scope = flinktypes.select_scope(select, _ints, {})
+    scope = querytypes.select_scope(select, _ints, {})
     assert scope is not None
-    calls = flinktypes.typeof_calls(item)
+    calls = querytypes.typeof_calls(item)
     if not calls:  # a plain column next to the TYPEOFs
         return
     argument = calls[0].expressions[0]
@@ -81,7 +81,7 @@ def test_typeof_is_flinks_answer(query: str, position: int, flink: str) -> None:
 
 
 def _columns(query: str) -> list[tuple[str, str | None]]:
-    columns = query_columns(sqlglot.parse_one(query, dialect=Flink), _ints)
+    columns = querytypes.query_columns(sqlglot.parse_one(query, dialect=Flink), _ints)
     assert columns is not None
     return [(n, None if t is None else type_text(t)) for n, t in columns]
 
@@ -92,7 +92,7 @@ def test_a_values_view_is_typed_as_flinks_describe_says() -> None:
         "CREATE TEMPORARY VIEW orders(order_id, product, amount, ts) AS VALUES "
         "(1, 'apple', 3, TIMESTAMP '2024-01-01 10:00:01'), (2, 'pear', 5, "
         "TIMESTAMP '2024-01-01 10:00:07'), (4, 'plum', 9, TIMESTAMP '2024-01-01 10:00:15')")[0]
-    columns = query_columns(orders.query, _ints)  # type: ignore[attr-defined]
+    columns = querytypes.query_columns(orders.query, _ints)  # type: ignore[attr-defined]
     assert columns is not None
     assert [type_text(t) for _, t in columns if t is not None] == [
         "INT NOT NULL", "VARCHAR(5) NOT NULL", "INT NOT NULL", "TIMESTAMP(0) NOT NULL"]
@@ -126,9 +126,9 @@ def test_outer_joins_make_the_missing_side_nullable_and_unknowns_stay_unknown() 
     assert columns == [("i", "INT NOT NULL"), ("s", "VARCHAR(5)")]
     # an ambiguous name, an unknown table, a set operation: not typed here
     assert _columns("SELECT i FROM ints a JOIN ints b ON a.i = b.i") == [("i", None)]
-    assert query_columns(sqlglot.parse_one("SELECT x FROM nowhere", dialect=Flink), _ints) is None
+    assert querytypes.query_columns(sqlglot.parse_one("SELECT x FROM nowhere", dialect=Flink), _ints) is None
     union = sqlglot.parse_one("SELECT i FROM ints UNION ALL SELECT i FROM ints", dialect=Flink)
-    assert query_columns(union, _ints) is None
+    assert querytypes.query_columns(union, _ints) is None
 
 
 # -- on a local SparkSession: TYPEOF at planning, a VALUES view's DESCRIBE -----------------------

@@ -23,7 +23,7 @@ from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, explain, explain_spark, flinktypes, streaming, tablestream
+from . import connectors, explain, explain_spark, querytypes, streaming, tablestream
 from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .columntypes import (
@@ -205,18 +205,18 @@ class FlinkSqlPlanner:
                 schemas[name] = schemas[spark_name] = schema
         query = self.functions.rename_calls(_renamed_tables(query, renames))
         self._with_cte_schemas(query, schemas)
-        query = flinktypes.resolve_typeof(
+        query = querytypes.resolve_typeof(
             query, lambda name: spark_columns(self.spark, name),
             lambda tree, calls: typeof_from_spark(self.spark, tree, calls,
                                                   lambda probe: to_spark_sql(probe, schemas)))
         return to_spark_sql(query, schemas)
 
-    def _query_columns(self, query: Any) -> flinktypes.Columns | None:
-        """Flink's inferred names and types of a query's columns (:mod:`.flinktypes`)."""
-        def table(name: str) -> flinktypes.Columns | None:
+    def _query_columns(self, query: Any) -> querytypes.Columns | None:
+        """Flink's inferred names and types of a query's columns (:mod:`.querytypes`)."""
+        def table(name: str) -> querytypes.Columns | None:
             return spark_columns(self.spark, self._resolve(name)[0])
 
-        return flinktypes.query_columns(query, table)
+        return querytypes.query_columns(query, table)
 
     def _frame(self, query: Any) -> Any:
         """The query's DataFrame, its columns named as Flink names them."""

@@ -40,8 +40,7 @@ from ...api.table.types import (
     VarBinaryType,
     VarCharType,
 )
-from .dialect import FlinkCast, output_name
-from .model import FlinkSqlError
+from .dialect import FlinkCast
 
 #: a table's columns in order: (name, Flink type or None when not known)
 Columns = list[tuple[str, DataType | None]]
@@ -81,7 +80,7 @@ def infer(node: exp.Expr, context: Context | None = None) -> DataType | None:
     return None
 
 
-def _types(nodes: Iterable[exp.Expr], context: Context) -> list[DataType] | None:
+def types_of(nodes: Iterable[exp.Expr], context: Context) -> list[DataType] | None:
     """The types of all ``nodes``, or None if one is not known."""
     out = []
     for n in nodes:
@@ -219,7 +218,7 @@ def _decimal_result(kind: type, a: DataType, b: DataType) -> tuple[int, int]:
 
 def _arithmetic(node: exp.Expr, context: Context) -> DataType | None:
     kind = exp.Div if isinstance(node, exp.IntDiv) else type(node)
-    types = _types([node.this, node.expression], context)
+    types = types_of([node.this, node.expression], context)
     if types is None:
         return None
     a, b = types
@@ -264,7 +263,7 @@ def _predicate(node: exp.Expr, context: Context) -> DataType | None:
     operands += node.args.get("expressions") or []
     if isinstance(node, exp.In) and node.args.get("query") is not None:
         return None
-    types = _types([o for o in operands if o is not None], context)
+    types = types_of([o for o in operands if o is not None], context)
     return None if types is None else _nullable_if_any(DataTypes.BOOLEAN(), types)
 
 
@@ -278,12 +277,8 @@ def _boolean_literal(node: exp.Expr, context: Context) -> DataType | None:
 
 # -- strings ---------------------------------------------------------------------------------
 
-def _string_length(t: DataType) -> int | None:
-    return t.length if isinstance(t, CharType) else None
-
-
 def _dpipe(node: exp.Expr, context: Context) -> DataType | None:
-    types = _types([node.this, node.expression], context)
+    types = types_of([node.this, node.expression], context)
     if types is None or not all(isinstance(t, CharType) for t in types):
         return None
     length = min(sum(t.length for t in types), VarCharType.MAX)  # type: ignore[attr-defined]
@@ -299,7 +294,7 @@ def _string_function(varying: bool, nullable: bool = False
     def handler(node: exp.Expr, context: Context) -> DataType | None:
         operands = [v for k, v in node.args.items() if isinstance(v, exp.Expr)
                     and k in ("this", "expression", "start", "length")]
-        types = _types(operands, context)
+        types = types_of(operands, context)
         if types is None or not isinstance(types[0], CharType):
             return None
         first = types[0]
@@ -310,7 +305,7 @@ def _string_function(varying: bool, nullable: bool = False
 
 
 def _concat(node: exp.Expr, context: Context) -> DataType | None:
-    types = _types(node.expressions, context)
+    types = types_of(node.expressions, context)
     return None if types is None else _nullable_if_any(DataTypes.STRING(), types)
 
 
@@ -331,16 +326,13 @@ def least_restrictive(types: Sequence[DataType]) -> DataType | None:
 
 def _merge(types: list[DataType]) -> DataType | None:
     first = types[0]
-    if all(isinstance(t, CharType) for t in types):
-        length = max(t.length for t in types)  # type: ignore[attr-defined]
-        fixed = all(type(t) is CharType and t.length == length  # type: ignore[attr-defined]
-                    for t in types)
-        return DataTypes.CHAR(length) if fixed else DataTypes.VARCHAR(length)
-    if all(isinstance(t, BinaryType) for t in types):
-        length = max(t.length for t in types)  # type: ignore[attr-defined]
-        fixed = all(type(t) is BinaryType and t.length == length  # type: ignore[attr-defined]
-                    for t in types)
-        return DataTypes.BINARY(length) if fixed else DataTypes.VARBINARY(length)
+    for fixed_kind, varying in ((CharType, DataTypes.VARCHAR), (BinaryType, DataTypes.VARBINARY)):
+        if all(isinstance(t, fixed_kind) for t in types):
+            length = max(t.length for t in types)  # type: ignore[attr-defined]
+            if all(type(t) is fixed_kind and t.length == length
+                   for t in types):
+                return fixed_kind(length)
+            return varying(length)
     if all(isinstance(t, NumericType) for t in types):
         return _merge_numbers(types)
     if all(isinstance(t, ArrayType) for t in types):
@@ -371,7 +363,7 @@ def _merge_numbers(types: list[DataType]) -> DataType | None:
 
 def _choice(values: Sequence[exp.Expr], context: Context,
             nullable: bool = False) -> DataType | None:
-    types = _types(values, context)
+    types = types_of(values, context)
     result = None if types is None else least_restrictive(types)
     if result is None:
         return None
@@ -395,7 +387,7 @@ def _if(node: exp.Expr, context: Context) -> DataType | None:
 
 
 def _coalesce(node: exp.Expr, context: Context) -> DataType | None:
-    types = _types([node.this, *node.expressions], context)
+    types = types_of([node.this, *node.expressions], context)
     if types is None:
         return None
     result = least_restrictive(types)
@@ -472,7 +464,7 @@ def _bracket(node: exp.Expr, context: Context) -> DataType | None:
 
 
 def _row(args: Sequence[exp.Expr], context: Context) -> DataType | None:
-    types = _types(args, context)
+    types = types_of(args, context)
     if types is None:
         return None
     return DataTypes.ROW([DataTypes.FIELD(f"EXPR${i}", t) for i, t in enumerate(types)], False)
@@ -491,7 +483,7 @@ def _call(name: str, args: Sequence[exp.Expr], context: Context) -> DataType | N
     if name in _NULLABLE_CALLS and len(args) == _NULLABLE_CALLS[name][1]:
         return _NULLABLE_CALLS[name][0]  # NULL where the text does not parse
     if name == "CHAR_LENGTH" and len(args) == 1:
-        types = _types(args, context)
+        types = types_of(args, context)
         return None if types is None else _nullable_if_any(DataTypes.INT(), types)
     return None
 
@@ -556,173 +548,6 @@ _HANDLERS: dict[type, Callable[[exp.Expr, Context], DataType | None]] = {
     exp.CurrentDate: _constant(DataTypes.DATE(False)),
     exp.CurrentTime: _constant(DataTypes.TIME(0, False)),
 }
-
-
-# -- the columns of a query ------------------------------------------------------------------
-
-#: a table's columns by its name (None when the table is not known)
-TableColumns = Callable[[str], "Columns | None"]
-
-
-def query_columns(query: exp.Expr, tables: TableColumns,
-                  ctes: Mapping[str, Columns] | None = None) -> Columns | None:
-    """The names and Flink types of a query's columns (``VALUES`` or a ``SELECT`` over tables,
-    ``VALUES`` and subqueries, its common table expressions included); None when its shape is
-    not one typed here (a set operation, ...)."""
-    ctes = dict(ctes or {})
-    with_ = query.args.get("with_")
-    if with_ is not None:
-        for cte in with_.expressions:
-            columns = query_columns(cte.this, tables, ctes)
-            if columns is None:
-                return None
-            ctes[cte.alias.lower()] = columns
-    if isinstance(query, exp.Values):
-        return values_columns(query)
-    if isinstance(query, exp.Subquery):
-        return query_columns(query.this, tables, ctes)
-    if not isinstance(query, exp.Select):
-        return None
-    scope = select_scope(query, tables, ctes)
-    if scope is None:
-        return None
-    context = Context(scope.by_name, grouped=query.args.get("group") is not None)
-    out: Columns = []
-    for i, projection in enumerate(query.selects):
-        if isinstance(projection, exp.Star):
-            out += scope.ordered
-        elif isinstance(projection, exp.Column) and projection.is_star:
-            return None
-        else:
-            out.append((output_name(projection, i), infer(projection.unalias(), context)))
-    return out
-
-
-def values_columns(values: exp.Values) -> Columns | None:
-    """A ``VALUES`` list's columns: each the least restrictive type of its rows' values."""
-    rows = [row.expressions if isinstance(row, exp.Tuple) else [row]
-            for row in values.expressions]
-    if not rows or any(len(r) != len(rows[0]) for r in rows):
-        return None
-    alias = values.args.get("alias")
-    names = [c.name for c in alias.columns] if alias is not None and alias.columns else []
-    names += [f"EXPR${i}" for i in range(len(names), len(rows[0]))]
-    out: Columns = []
-    for i, name in enumerate(names):
-        types = _types([r[i] for r in rows], Context())
-        # Flink 2.3 types a column with a NULL in it NOT NULL still: not claimed here
-        known = types is not None and not any(t.is_nullable for t in types)
-        out.append((name, least_restrictive(types) if known and types else None))
-    return out
-
-
-@dataclass
-class SelectScope:
-    """The columns a SELECT reads: in order (for ``*``) and by name."""
-
-    ordered: Columns
-    by_name: dict[str, DataType | None]
-
-
-def select_scope(select: exp.Select, tables: TableColumns,
-                 ctes: Mapping[str, Columns]) -> SelectScope | None:
-    """The columns of a SELECT's FROM and JOINs (an outer join's nullable side made nullable);
-    None when a source is not known here."""
-    from_ = select.args.get("from_")
-    scope = SelectScope([], {})
-    if from_ is None:
-        return scope
-    joins = select.args.get("joins") or []
-    sources = [from_.this] + [j.this for j in joins]
-    sides = [""] + [(j.side or "").upper() for j in joins]
-    for position, (source, side) in enumerate(zip(sources, sides)):
-        columns = _source_columns(source, tables, ctes)
-        if columns is None:
-            return None
-        if side in ("RIGHT", "FULL"):  # everything read before may be missing
-            scope.ordered = [(n, t and t.nullable()) for n, t in scope.ordered]
-            scope.by_name = {k: t and t.nullable() for k, t in scope.by_name.items()}
-        if side in ("LEFT", "FULL"):
-            columns = [(n, t and t.nullable()) for n, t in columns]
-        qualifier = source.alias_or_name.lower()
-        scope.ordered += columns
-        for name, t in columns:
-            key = name.lower()
-            # a name two sources have is ambiguous unqualified: not typed here
-            scope.by_name[key] = None if key in scope.by_name and position else t
-            scope.by_name[f"{qualifier}.{key}"] = t
-    return scope
-
-
-def _source_columns(source: exp.Expr, tables: TableColumns,
-                    ctes: Mapping[str, Columns]) -> Columns | None:
-    alias = source.args.get("alias")
-    renamed = [c.name for c in alias.columns] if alias is not None and alias.columns else None
-    columns: Columns | None
-    if isinstance(source, exp.Table) and not source.args.get("db") and isinstance(
-            source.this, exp.Identifier):
-        columns = ctes.get(source.name.lower())
-        if columns is None:
-            columns = tables(source.name)
-    elif isinstance(source, exp.Values):
-        columns = values_columns(source)
-    elif isinstance(source, exp.Subquery):
-        columns = query_columns(source.this, tables, ctes)
-    else:
-        return None
-    if columns is None or (renamed is not None and len(renamed) != len(columns)):
-        return None
-    if renamed is not None:
-        columns = [(n, t) for n, (_, t) in zip(renamed, columns)]
-    return columns
-
-
-def typeof_calls(tree: exp.Expr) -> list[exp.Anonymous]:
-    """The ``TYPEOF(expr [, force_serializable])`` calls of ``tree``."""
-    return [n for n in tree.find_all(exp.Anonymous) if n.name.upper() == "TYPEOF"]
-
-
-#: the type texts of the TYPEOF calls of a tree not typed here (the tree, the calls)
-Fallback = Callable[[exp.Expr, list[exp.Anonymous]], list[str]]
-
-
-def resolve_typeof(tree: exp.Expr, tables: TableColumns, fallback: Fallback) -> exp.Expr:
-    """``tree`` (a copy, if it has any) with each ``TYPEOF(expr [, force])`` replaced by the
-    text of Flink's type of ``expr``, a string literal, as Flink evaluates it at planning
-    (``force``, a serializable string, is the same text for the types there are here);
-    ``fallback`` answers for the calls not typed here."""
-    if not typeof_calls(tree):
-        return tree
-    tree = tree.copy()
-    ctes = _cte_columns(tree, tables)
-    unknown = []
-    for call in typeof_calls(tree):
-        if not 1 <= len(call.expressions) <= 2:
-            raise FlinkSqlError("TYPEOF takes an expression and, optionally, whether to force "
-                                f"a serializable string; not {len(call.expressions)} arguments")
-        select = call.find_ancestor(exp.Select)
-        scope = select_scope(select, tables, ctes) if select is not None else SelectScope([], {})
-        grouped = select is not None and select.args.get("group") is not None
-        t = infer(call.expressions[0], Context(scope.by_name, grouped)) if scope else None
-        if t is None:
-            unknown.append(call)
-        else:
-            call.replace(exp.Literal.string(type_text(t)))
-    if unknown:
-        for call, text in zip(unknown, fallback(tree, unknown)):
-            call.replace(exp.Literal.string(text))
-    return tree
-
-
-def _cte_columns(tree: exp.Expr, tables: TableColumns) -> dict[str, Columns]:
-    """The columns of the common table expressions of ``tree``'s WITH (those typed here)."""
-    ctes: dict[str, Columns] = {}
-    with_ = tree.args.get("with_")
-    for cte in with_.expressions if with_ is not None else []:
-        columns = query_columns(cte.this, tables, ctes)
-        if columns is not None:
-            ctes[cte.alias.lower()] = columns
-    return ctes
 
 
 def spark_compatible(flink: DataType, spark_text: str) -> bool:
