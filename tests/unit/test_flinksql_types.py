@@ -131,6 +131,30 @@ def test_outer_joins_make_the_missing_side_nullable_and_unknowns_stay_unknown() 
     assert querytypes.query_columns(union, _ints) is None
 
 
+def test_resolve_typeof_replaces_each_call_by_its_text_and_asks_the_fallback_for_the_rest(
+        ) -> None:
+    asked: list[str] = []
+
+    def fallback(tree: sqlglot.exp.Expr, calls: list[sqlglot.exp.Anonymous]) -> list[str]:
+        asked.extend(c.sql(dialect=Flink) for c in calls)
+        return ["FROM FALLBACK"] * len(calls)
+
+    query = parse_statements("WITH w AS (SELECT s AS v FROM ints) "
+                             "SELECT TYPEOF(v), TYPEOF(REVERSE(v)), TYPEOF(v, TRUE) FROM w")[0]
+    resolved = querytypes.resolve_typeof(query.ast, _ints, fallback)  # type: ignore[attr-defined]
+    assert [p.sql(dialect=Flink) for p in resolved.selects] == [
+        "'VARCHAR(5) NOT NULL'", "'FROM FALLBACK'", "'VARCHAR(5) NOT NULL'"]
+    assert asked == ["TYPEOF(REVERSE(v))"]
+    assert "TYPEOF" in query.ast.sql(dialect=Flink)  # type: ignore[attr-defined]
+
+
+def test_a_streaming_typeof_is_typed_from_the_declared_columns(planner: FlinkSqlPlanner) -> None:
+    outcome = planner.plan("SELECT TYPEOF(product) AS t FROM orders", runtime_mode="STREAMING")
+    assert (outcome.columns, outcome.column_types) == (["t"], ["STRING"])
+    with pytest.raises(FlinkSqlError, match="not supported in STREAMING"):
+        planner.plan("SELECT TYPEOF(REVERSE(product)) FROM orders", runtime_mode="STREAMING")
+
+
 # -- on a local SparkSession: TYPEOF at planning, a VALUES view's DESCRIBE -----------------------
 
 @pytest.fixture(scope="module")

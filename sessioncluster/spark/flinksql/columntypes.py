@@ -12,7 +12,7 @@ from sqlglot import exp
 from ...api.table.typeparser import parse_type
 from ...api.table.types import DataType
 from . import flinktypes
-from .model import FlinkSqlError
+from .model import CatalogTable, FlinkSqlError
 from .sources import FLINK_TYPE
 
 #: a field's metadata: the Flink type inferred for it is NOT NULL (DESCRIBE's ``null`` column)
@@ -137,3 +137,21 @@ def typeof_from_spark(spark: Any, tree: exp.Expr, calls: list[exp.Anonymous],
         field = fields[f"__typeof{i}"]
         out.append(flink_types(_schema_of(field))[0] + ("" if field.nullable else " NOT NULL"))
     return out
+
+
+def declared_columns(table: CatalogTable) -> flinktypes.Columns:
+    """A catalog table's columns as its CREATE TABLE declares them (a computed column's type
+    not known here)."""
+    out: flinktypes.Columns = []
+    for column in table.columns:
+        try:
+            out.append((column.name, parse_type(column.type) if column.type else None))
+        except (ValueError, TypeError):
+            out.append((column.name, None))
+    return out
+
+
+def typeof_not_typed(tree: exp.Expr, calls: list[exp.Anonymous]) -> list[str]:
+    """STREAMING: a TYPEOF :mod:`.flinktypes` cannot type is refused (no batch probe there)."""
+    raise FlinkSqlError(f"TYPEOF({calls[0].expressions[0].sql()}) is not supported in "
+                        "STREAMING mode: its type is not known before the job runs here")

@@ -27,12 +27,14 @@ from . import connectors, explain, explain_spark, querytypes, streaming, tablest
 from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .columntypes import (
+    declared_columns,
     flink_type,
     flink_types,
     not_null_in_view,
     refined_types,
     spark_columns,
     typeof_from_spark,
+    typeof_not_typed,
     with_view_types,
 )
 from .dialect import TableArgument, plan_text
@@ -211,6 +213,11 @@ class FlinkSqlPlanner:
                                                   lambda probe: to_spark_sql(probe, schemas)))
         return to_spark_sql(query, schemas)
 
+    def _declared_columns(self, name: str) -> querytypes.Columns | None:
+        """STREAMING: a catalog table's declared columns, or a Spark view's."""
+        table = self.catalog.all_tables().get(name.lower())
+        return declared_columns(table) if table else spark_columns(self.spark, name)
+
     def _query_columns(self, query: Any) -> querytypes.Columns | None:
         """Flink's inferred names and types of a query's columns (:mod:`.querytypes`)."""
         def table(name: str) -> querytypes.Columns | None:
@@ -301,7 +308,8 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
-        statement = Query(self._inline_views(statement.ast))
+        statement = Query(querytypes.resolve_typeof(
+            self._inline_views(statement.ast), self._declared_columns, typeof_not_typed))
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
         tables = self.catalog.all_tables()
         for name in _table_names(statement.ast):
