@@ -62,6 +62,13 @@ def field_type(field: Any) -> DataType | None:
     return t.not_null() if not field.nullable or field.metadata.get(FLINK_NOT_NULL) else t
 
 
+def field_type_text(field: Any) -> str:
+    """A Spark field's Flink type text (``VARCHAR(5) NOT NULL``; Spark's in Flink's names when
+    the text does not parse)."""
+    t = field_type(field)
+    return str(t) if t is not None else flink_type(field.dataType)
+
+
 def _schema_of(field: Any) -> Any:
     from pyspark.sql.types import StructType
 

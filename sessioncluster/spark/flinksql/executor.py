@@ -28,6 +28,7 @@ from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .columntypes import (
     declared_columns,
+    field_type_text,
     flink_type,
     flink_types,
     not_null_in_view,
@@ -196,6 +197,11 @@ class FlinkSqlPlanner:
     def _spark_sql(self, query: Any) -> str:
         """The query as Spark SQL: each name it reads resolved as Flink resolves it (the views of
         the catalog tables made anew)."""
+        return self._planned(query)[0]
+
+    def _planned(self, query: Any) -> tuple[str, querytypes.TableColumns]:
+        """The query as Spark SQL (its TYPEOF calls answered), and the Flink types of the
+        columns of the tables and views it reads, by name."""
         names = _table_names(query) - _cte_names(query)
         schemas: dict[str, CatalogTable] = {}
         renames: dict[str, str] = {}
@@ -205,25 +211,23 @@ class FlinkSqlPlanner:
                 renames[name] = spark_name
             if schema is not None:
                 schemas[name] = schemas[spark_name] = schema
+        read = dict(schemas)  # not the common table expressions': their types are Spark's
+
+        def columns(name: str) -> querytypes.Columns | None:
+            return declared_columns(read[name]) if name in read else None
+
         query = self.functions.rename_calls(_renamed_tables(query, renames))
         self._with_cte_schemas(query, schemas)
         query = querytypes.resolve_typeof(
-            query, lambda name: spark_columns(self.spark, name),
+            query, columns,
             lambda tree, calls: typeof_from_spark(self.spark, tree, calls,
                                                   lambda probe: to_spark_sql(probe, schemas)))
-        return to_spark_sql(query, schemas)
+        return to_spark_sql(query, schemas), columns
 
     def _declared_columns(self, name: str) -> querytypes.Columns | None:
         """STREAMING: a catalog table's declared columns, or a Spark view's."""
         table = self.catalog.all_tables().get(name.lower())
         return declared_columns(table) if table else spark_columns(self.spark, name)
-
-    def _query_columns(self, query: Any) -> querytypes.Columns | None:
-        """Flink's inferred names and types of a query's columns (:mod:`.querytypes`)."""
-        def table(name: str) -> querytypes.Columns | None:
-            return spark_columns(self.spark, self._resolve(name)[0])
-
-        return querytypes.query_columns(query, table)
 
     def _frame(self, query: Any) -> Any:
         """The query's DataFrame, its columns named as Flink names them."""
@@ -258,14 +262,15 @@ class FlinkSqlPlanner:
 
     def _view_frame(self, statement: CreateView) -> Any:
         """The view's rows, its columns named by the statement's column list, if any."""
-        frame = self._frame(statement.query)
+        sql, tables = self._planned(statement.query)
+        frame = flink_named(self.spark.sql(sql))
         if statement.columns:
             if len(statement.columns) != len(frame.columns):
                 raise FlinkSqlError(
                     f"VIEW definition and input fields not match:\n\tDef fields: "
                     f"{statement.columns}.\n\tInput fields: {list(frame.columns)}.")
             frame = frame.toDF(*statement.columns)
-        return with_view_types(frame, self._query_columns(statement.query))
+        return with_view_types(frame, querytypes.query_columns(statement.query, tables))
 
     def _spark_view_exists(self, name: str) -> bool:
         return bool(self.spark.catalog.tableExists(name))
@@ -275,7 +280,7 @@ class FlinkSqlPlanner:
         if not self._spark_view_exists(spark_name):
             return None
         fields = self.spark.table(spark_name).schema.fields
-        return CatalogTable(name, [Column(f.name, flink_type(f.dataType)) for f in fields])
+        return CatalogTable(name, [Column(f.name, field_type_text(f)) for f in fields])
 
     def _other_catalogs_table(self, name: str) -> bool:
         """Whether ``name`` is an object of another catalog scope only."""
@@ -296,11 +301,11 @@ class FlinkSqlPlanner:
                                                               for f in fields])
 
     def _query(self, statement: Query) -> StatementOutcome:
-        sql = self._spark_sql(statement.ast)
+        sql, tables = self._planned(statement.ast)
         frame = flink_named(self.spark.sql(sql))  # analysed now: a wrong column fails here
         columns = list(frame.columns)
         types = refined_types(window_bound_types(statement.ast, flink_types(frame.schema)),
-                              lambda: self._query_columns(statement.ast))
+                              lambda: querytypes.query_columns(statement.ast, tables))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 job=StatementJob("collect", lambda: frame, types))
 
