@@ -148,13 +148,6 @@ def test_resolve_typeof_replaces_each_call_by_its_text_and_asks_the_fallback_for
     assert "TYPEOF" in query.ast.sql(dialect=Flink)  # type: ignore[attr-defined]
 
 
-def test_a_streaming_typeof_is_typed_from_the_declared_columns(planner: FlinkSqlPlanner) -> None:
-    outcome = planner.plan("SELECT TYPEOF(product) AS t FROM orders", runtime_mode="STREAMING")
-    assert (outcome.columns, outcome.column_types) == (["t"], ["STRING"])
-    with pytest.raises(FlinkSqlError, match="not supported in STREAMING"):
-        planner.plan("SELECT TYPEOF(REVERSE(product)) FROM orders", runtime_mode="STREAMING")
-
-
 # -- on a local SparkSession: TYPEOF at planning, a VALUES view's DESCRIBE -----------------------
 
 @pytest.fixture(scope="module")
