@@ -195,3 +195,33 @@ def test_integer_overflow_and_casts_are_javas_as_flinks(session, bids) -> None:
         == [(-2147483645, 9223372036854775807, float("inf"))]
     assert rows(session, "SELECT SUM(CAST(price AS INT) * 1000000000) FROM Bid") \
         == [(-474836480,)]
+
+
+def test_typeof_and_a_values_views_types_are_flinks(session, capsys) -> None:
+    """Flink 2.3's answers (flink_batch.out, fbuiltins/flink1.out): DESCRIBE of a VALUES view,
+    TYPEOF evaluated at planning, a TIMESTAMP(0) column printed without a fraction."""
+    from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+    t_env.execute_sql("""CREATE TEMPORARY VIEW typed_orders(order_id, product, amount, ts) AS
+        VALUES (1, 'apple', 3, TIMESTAMP '2024-01-01 10:00:01'),
+               (4, 'plum', 9, TIMESTAMP '2024-01-01 10:00:15')""")
+    try:
+        with t_env.execute_sql("DESCRIBE typed_orders").collect() as described:
+            assert [tuple(r)[:3] for r in described] == [
+                ("order_id", "INT", False), ("product", "VARCHAR(5)", False),
+                ("amount", "INT", False), ("ts", "TIMESTAMP(0)", False)]
+        with t_env.execute_sql("SELECT TYPEOF(product), TYPEOF(product || 'x'), TYPEOF(1.5), "
+                               "TYPEOF(CAST(NULL AS INT)) FROM typed_orders "
+                               "WHERE order_id = 1").collect() as typed:
+            assert [tuple(r) for r in typed] == [
+                ("VARCHAR(5) NOT NULL", "VARCHAR(6) NOT NULL", "DECIMAL(2, 1) NOT NULL", "INT")]
+        result = t_env.execute_sql("SELECT * FROM typed_orders ORDER BY amount DESC LIMIT 1")
+        assert [str(t) for t in result.get_resolved_schema().get_column_data_types()] == [
+            "INT", "VARCHAR(5)", "INT", "TIMESTAMP(0)"]
+        capsys.readouterr()
+        result.print()
+        printed = capsys.readouterr().out
+        assert "| 2024-01-01 10:00:15 |" in printed and ".000000" not in printed
+    finally:
+        t_env.execute_sql("DROP TEMPORARY VIEW typed_orders")

@@ -398,3 +398,10 @@ def test_a_tables_spark_view_is_made_again_only_when_its_files_change(
                  "WITH ('connector' = 'datagen', 'number-of-rows' = '4')")
     assert count(planner, "gen") == count(planner, "gen") == 4
     assert made.count("gen") == 2
+
+
+def test_a_streaming_typeof_is_typed_from_the_declared_columns(planner) -> None:
+    outcome = planner.plan("SELECT TYPEOF(product) AS t FROM orders", runtime_mode="STREAMING")
+    assert (outcome.columns, outcome.column_types) == (["t"], ["STRING"])
+    with pytest.raises(FlinkSqlError, match="not supported in STREAMING"):
+        planner.plan("SELECT TYPEOF(REVERSE(product)) FROM orders", runtime_mode="STREAMING")

@@ -97,7 +97,7 @@ def _raw_function(name: str) -> Any:
 
 #: functions the planner maps itself (their meaning differs between Flink and Spark)
 RAW_FUNCTIONS = (
-    "TO_TIMESTAMP", "TO_DATE", "DATE_FORMAT", "REGEXP_EXTRACT", "TIMESTAMPADD", "TIMESTAMPDIFF",
+    "TO_TIMESTAMP", "TO_DATE", "DATE_FORMAT", "TYPEOF", "REGEXP_EXTRACT", "TIMESTAMPADD", "TIMESTAMPDIFF",
     "CHAR_LENGTH", "NOW", "LOCALTIMESTAMP", "PROCTIME", "CURRENT_WATERMARK",
     "TUMBLE", "HOP", "SESSION", "CUMULATE",
 )

@@ -23,9 +23,21 @@ from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, explain, explain_spark, matchrecognize, streaming, tablestream
+from . import connectors, explain, explain_spark, matchrecognize, querytypes, streaming, tablestream
 from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
+from .columntypes import (
+    declared_columns,
+    field_type_text,
+    flink_type,
+    flink_types,
+    not_null_in_view,
+    refined_types,
+    spark_columns,
+    typeof_from_spark,
+    typeof_not_typed,
+    with_view_types,
+)
 from .dialect import TableArgument, plan_text
 from .functions import FunctionCatalog
 from .model import (
@@ -39,7 +51,7 @@ from .model import (
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, to_spark_sql
 from .showcreate import object_path, show_create_table, show_create_view
-from .sources import FLINK_TYPE, SourceViews
+from .sources import SourceViews
 from .statements import (
     CreateFunction,
     CreateTable,
@@ -186,6 +198,11 @@ class FlinkSqlPlanner:
         """The query as Spark SQL: each name it reads resolved as Flink resolves it (the views of
         the catalog tables made anew); a MATCH_RECOGNIZE read from a view of its matches
         (:mod:`.matchrecognize`)."""
+        return self._planned(query)[0]
+
+    def _planned(self, query: Any) -> tuple[str, querytypes.TableColumns]:
+        """The query as Spark SQL (its TYPEOF calls answered), and the Flink types of the
+        columns of the tables and views it reads, by name."""
         query = matchrecognize.rewrite(query, self._frame)
         names = _table_names(query) - _cte_names(query)
         schemas: dict[str, CatalogTable] = {}
@@ -196,9 +213,23 @@ class FlinkSqlPlanner:
                 renames[name] = spark_name
             if schema is not None:
                 schemas[name] = schemas[spark_name] = schema
+        read = dict(schemas)  # not the common table expressions': their types are Spark's
+
+        def columns(name: str) -> querytypes.Columns | None:
+            return declared_columns(read[name]) if name in read else None
+
         query = self.functions.rename_calls(_renamed_tables(query, renames))
         self._with_cte_schemas(query, schemas)
-        return to_spark_sql(query, schemas)
+        query = querytypes.resolve_typeof(
+            query, columns,
+            lambda tree, calls: typeof_from_spark(self.spark, tree, calls,
+                                                  lambda probe: to_spark_sql(probe, schemas)))
+        return to_spark_sql(query, schemas), columns
+
+    def _declared_columns(self, name: str) -> querytypes.Columns | None:
+        """STREAMING: a catalog table's declared columns, or a Spark view's."""
+        table = self.catalog.all_tables().get(name.lower())
+        return declared_columns(table) if table else spark_columns(self.spark, name)
 
     def _frame(self, query: Any) -> Any:
         """The query's DataFrame, its columns named as Flink names them."""
@@ -233,14 +264,15 @@ class FlinkSqlPlanner:
 
     def _view_frame(self, statement: CreateView) -> Any:
         """The view's rows, its columns named by the statement's column list, if any."""
-        frame = self._frame(statement.query)
-        if not statement.columns:
-            return frame
-        if len(statement.columns) != len(frame.columns):
-            raise FlinkSqlError(
-                f"VIEW definition and input fields not match:\n\tDef fields: "
-                f"{statement.columns}.\n\tInput fields: {list(frame.columns)}.")
-        return frame.toDF(*statement.columns)
+        sql, tables = self._planned(statement.query)
+        frame = flink_named(self.spark.sql(sql))
+        if statement.columns:
+            if len(statement.columns) != len(frame.columns):
+                raise FlinkSqlError(
+                    f"VIEW definition and input fields not match:\n\tDef fields: "
+                    f"{statement.columns}.\n\tInput fields: {list(frame.columns)}.")
+            frame = frame.toDF(*statement.columns)
+        return with_view_types(frame, querytypes.query_columns(statement.query, tables))
 
     def _spark_view_exists(self, name: str) -> bool:
         return bool(self.spark.catalog.tableExists(name))
@@ -250,7 +282,7 @@ class FlinkSqlPlanner:
         if not self._spark_view_exists(spark_name):
             return None
         fields = self.spark.table(spark_name).schema.fields
-        return CatalogTable(name, [Column(f.name, flink_type(f.dataType)) for f in fields])
+        return CatalogTable(name, [Column(f.name, field_type_text(f)) for f in fields])
 
     def _other_catalogs_table(self, name: str) -> bool:
         """Whether ``name`` is an object of another catalog scope only."""
@@ -271,10 +303,11 @@ class FlinkSqlPlanner:
                                                               for f in fields])
 
     def _query(self, statement: Query) -> StatementOutcome:
-        sql = self._spark_sql(statement.ast)
+        sql, tables = self._planned(statement.ast)
         frame = flink_named(self.spark.sql(sql))  # analysed now: a wrong column fails here
         columns = list(frame.columns)
-        types = window_bound_types(statement.ast, flink_types(frame.schema))
+        types = refined_types(window_bound_types(statement.ast, flink_types(frame.schema)),
+                              lambda: querytypes.query_columns(statement.ast, tables))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 job=StatementJob("collect", lambda: frame, types))
 
@@ -282,7 +315,8 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
-        statement = Query(self._inline_views(statement.ast))
+        statement = Query(querytypes.resolve_typeof(
+            self._inline_views(statement.ast), self._declared_columns, typeof_not_typed))
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
         tables = self.catalog.all_tables()
         for name in _table_names(statement.ast):
@@ -526,8 +560,8 @@ class FlinkSqlPlanner:
         if table is None:
             frame = self.spark.table(spark_name)  # a view: Spark's schema of it
             described: list[tuple[Any, ...]] = [
-                (n, t, True, None, None, None)
-                for n, t in zip(frame.columns, flink_types(frame.schema))]
+                (f.name, t, not not_null_in_view(f), None, None, None)
+                for f, t in zip(frame.schema.fields, flink_types(frame.schema))]
             return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, described)
         pk = {c.lower() for c in table.primary_key}
         computed: dict[str, str] = {}
@@ -738,34 +772,3 @@ def window_bound_types(query: Any, types: list[str]) -> list[str]:
         if isinstance(aggregate, exp.Sum) and scale:
             out[i] = f"DECIMAL(38, {scale.group(1)})"
     return out
-
-
-def flink_types(schema: Any) -> list[str]:
-    """The Flink SQL types of a Spark schema's fields (a declared type kept in a field's
-    metadata wins)."""
-    return [field.metadata.get(FLINK_TYPE) or flink_type(field.dataType)
-            for field in schema.fields]
-
-
-def flink_type(spark_type: Any) -> str:
-    """Flink SQL's name of a Spark data type (``BIGINT``, ``TIMESTAMP(6)``, ``ARRAY<INT>``)."""
-    from pyspark.sql import types as T
-
-    simple = {T.ByteType: "TINYINT", T.ShortType: "SMALLINT", T.IntegerType: "INT",
-              T.LongType: "BIGINT", T.FloatType: "FLOAT", T.DoubleType: "DOUBLE",
-              T.BooleanType: "BOOLEAN", T.StringType: "STRING", T.BinaryType: "BYTES",
-              T.DateType: "DATE", T.TimestampNTZType: "TIMESTAMP(6)",
-              T.TimestampType: "TIMESTAMP_LTZ(6)", T.NullType: "NULL"}
-    for kind, name in simple.items():
-        if isinstance(spark_type, kind):
-            return name
-    if isinstance(spark_type, T.DecimalType):
-        return f"DECIMAL({spark_type.precision}, {spark_type.scale})"
-    if isinstance(spark_type, T.ArrayType):
-        return f"ARRAY<{flink_type(spark_type.elementType)}>"
-    if isinstance(spark_type, T.MapType):
-        return f"MAP<{flink_type(spark_type.keyType)}, {flink_type(spark_type.valueType)}>"
-    if isinstance(spark_type, T.StructType):
-        fields = ", ".join(f"`{f.name}` {flink_type(f.dataType)}" for f in spark_type.fields)
-        return f"ROW<{fields}>"
-    return spark_type.simpleString().upper()
