@@ -145,9 +145,11 @@ def spark() -> Iterator[Any]:
                .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
                .getOrCreate())
     # three partitions: the source order runs across them
-    session.sparkContext.parallelize(WORDS, 3).toDF(["word", "g", "v"]) \
-        .createOrReplaceTempView("w")
-    session.sparkContext.parallelize(NUMS, 3).toDF(["k", "v"]).createOrReplaceTempView("nums")
+    # the views in this session (an RDD's toDF uses the active one, which an earlier test
+    # module's streaming plan may have left another session)
+    rows = session.sparkContext.parallelize
+    session.createDataFrame(rows(WORDS, 3), ["word", "g", "v"]).createOrReplaceTempView("w")
+    session.createDataFrame(rows(NUMS, 3), ["k", "v"]).createOrReplaceTempView("nums")
     yield session
     session.stop()
 
