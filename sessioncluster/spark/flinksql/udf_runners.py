@@ -121,7 +121,7 @@ class AsyncScalarRunner(ScalarRunner):
         self.options = options
         self.arrow_type: Any = None
 
-    def __call__(self, *arrays: Any) -> Any:  # type: ignore[override]
+    def __call__(self, *arrays: Any) -> Any:
         import pyarrow as pa
 
         rows = list(zip(*[[_flink_value(v) for v in a.to_pylist()] for a in arrays]))
