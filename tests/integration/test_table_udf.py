@@ -5,6 +5,7 @@ in the error and the session usable after it; results compared with plain Python
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from typing import Any, Iterator
 
@@ -18,6 +19,7 @@ from sessioncluster.pyflink.table import EnvironmentSettings
 from sessioncluster.pyflink.table.expressions import col
 from sessioncluster.pyflink.table.udf import (
     AggregateFunction,
+    AsyncScalarFunction,
     FunctionContext,
     ScalarFunction,
     TableAggregateFunction,
@@ -303,3 +305,90 @@ def test_python_functions_in_streaming_inserts_over_a_monitored_directory(sessio
             env.execute_sql(f"DROP TABLE IF EXISTS {name}")
         for name in env.list_user_defined_functions():
             env.drop_temporary_system_function(name)
+
+
+class AsyncLookup(AsyncScalarFunction):
+    """Sleeps 0.2 s per row; returns the key scaled by the job parameter ``factor`` and the
+    most calls this worker's function had in flight at once so far (their overlap)."""
+
+    def open(self, function_context: FunctionContext) -> None:
+        self.factor = int(function_context.get_job_parameter("factor", "1"))
+        self.in_flight = self.most = 0
+
+    async def eval(self, i: int) -> Row:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            await asyncio.sleep(0.2)
+            return Row(i * self.factor, self.most)
+        finally:
+            self.in_flight -= 1
+
+
+@udf(result_type=DataTypes.STRING())
+async def async_label(k: str, i: int) -> str:
+    await asyncio.sleep(0.01 * (i % 3))  # later rows may finish first
+    return f"{k}-{i}"
+
+
+LOOKUP_TYPE = "ROW<scaled BIGINT, most INT>"
+
+
+@pytest.mark.parametrize("settings", [EnvironmentSettings.in_batch_mode(),
+                                      EnvironmentSettings.in_streaming_mode()],
+                         ids=["batch", "streaming"])
+def test_async_scalar_functions_from_sql_and_the_table_api(session, settings) -> None:
+    """20 rows through an async function sleeping 0.2 s each, at most 4 in flight
+    (``table.exec.async-scalar.max-concurrent-operations``): every worker's calls overlapped up
+    to the bound and no further; results are plain Python's, from SQL and from the Table API."""
+    env = TableEnvironment.create(settings, session=session)
+    env.get_config().set("pipeline.global-job-parameters", "factor:3")
+    env.get_config().set("table.exec.async-scalar.max-concurrent-operations", "4")
+    ids = list(range(1, 21))
+    table = env.from_elements([(i, "abc"[i % 3]) for i in ids], DataTypes.ROW([
+        DataTypes.FIELD("id", DataTypes.BIGINT()), DataTypes.FIELD("k", DataTypes.STRING())]))
+    env.create_temporary_view("async_rows", table)
+    env.create_temporary_system_function("lookup", udf(AsyncLookup(), result_type=LOOKUP_TYPE))
+    env.create_temporary_function("label", async_label)
+    try:
+        got = list(env.execute_sql("SELECT id, lookup(id), label(k, id) FROM async_rows")
+                   .collect())
+        assert sorted((r[0], r[1][0], r[2]) for r in got) == \
+            [(i, i * 3, f"{'abc'[i % 3]}-{i}") for i in ids]
+        assert max(r[1][1] for r in got) == 4  # overlapped, bounded by the option
+        lookup = udf(AsyncLookup(), result_type=LOOKUP_TYPE)
+        api = list(table.select(col("id"), lookup(col("id")).alias("r"),
+                                async_label(col("k"), col("id"))).execute().collect())
+        assert sorted((r[0], r[1][0], r[2]) for r in api) == \
+            [(i, i * 3, f"{'abc'[i % 3]}-{i}") for i in ids]
+        assert max(r[1][1] for r in api) == 4
+    finally:
+        env.drop_temporary_view("async_rows")
+        for name in env.list_user_defined_functions():
+            env.drop_temporary_system_function(name)
+
+
+def test_a_failing_or_late_async_function_fails_the_job(t_env, table) -> None:
+    """A raising eval fails the job with the user's traceback (after Flink's fixed-delay
+    retries); a row past ``table.exec.async-scalar.timeout`` with Flink's message."""
+    async def no_threes(i: int) -> int:
+        await asyncio.sleep(0)
+        if i == 3:
+            raise ValueError(f"no threes here: {i}")
+        return i
+
+    t_env.get_config().set("table.exec.async-scalar.retry-delay", "10 ms")
+    with pytest.raises(Exception) as failure:
+        table.select(udf(no_threes, result_type="BIGINT")(col("id"))).execute().collect()
+    text = str(failure.value)
+    assert "ValueError: no threes here: 3" in text
+    assert "in no_threes" in text and "test_table_udf.py" in text
+
+    async def stuck(i: int) -> int:
+        await asyncio.sleep(60 if i == 2 else 0)
+        return i
+
+    t_env.get_config().set("table.exec.async-scalar.timeout", "500 ms")
+    with pytest.raises(Exception, match="Async function call has timed out for input"):
+        table.select(udf(stuck, result_type="BIGINT")(col("id"))).execute().collect()
+    assert sorted(r[0] for r in table.select(col("id")).execute().collect()) == [1, 2, 3, 4, 5]

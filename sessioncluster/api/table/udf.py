@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import inspect
 import itertools
 import re
 import secrets
@@ -23,9 +24,10 @@ from .typeparser import parse_type
 from .types import DataType, RowType
 
 __all__ = [
-    "AggregateFunction", "FunctionContext", "ScalarFunction", "TableAggregateFunction",
+    "AggregateFunction", "AsyncScalarFunction", "FunctionContext", "ScalarFunction", "TableAggregateFunction",
     "TableFunction", "UserDefinedAggregateFunctionWrapper", "UserDefinedFunction",
-    "UserDefinedFunctionWrapper", "UserDefinedScalarFunctionWrapper",
+    "UserDefinedAsyncScalarFunctionWrapper", "UserDefinedFunctionWrapper",
+    "UserDefinedScalarFunctionWrapper",
     "UserDefinedTableAggregateFunctionWrapper",
     "UserDefinedTableFunctionWrapper", "udaf", "udf", "udtaf", "udtf",
 ]
@@ -66,6 +68,15 @@ class ScalarFunction(UserDefinedFunction):
     @abc.abstractmethod
     def eval(self, *args: Any) -> Any:
         """The value for one row's arguments (or, ``func_type='pandas'``, of pandas Series)."""
+
+
+class AsyncScalarFunction(UserDefinedFunction):
+    """An async scalar function: ``async def eval(*args)`` gives one value per row; a batch's
+    rows are evaluated concurrently (``table.exec.async-scalar.*`` options)."""
+
+    @abc.abstractmethod
+    async def eval(self, *args: Any) -> Any:
+        """The value for one row's arguments (a coroutine)."""
 
 
 class TableFunction(UserDefinedFunction):
@@ -143,6 +154,16 @@ class _DelegatingScalarFunction(ScalarFunction):
 
     def eval(self, *args: Any) -> Any:
         return self.func(*args)
+
+
+class _DelegatingAsyncScalarFunction(AsyncScalarFunction):
+    """An ``async def`` function as an AsyncScalarFunction."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+
+    async def eval(self, *args: Any) -> Any:
+        return await self.func(*args)
 
 
 class _DelegatingTableFunction(TableFunction):
@@ -279,6 +300,23 @@ class UserDefinedScalarFunctionWrapper(UserDefinedFunctionWrapper):
         return [self._result_type]
 
 
+class UserDefinedAsyncScalarFunctionWrapper(UserDefinedScalarFunctionWrapper):
+    """``udf(...)``'s result for an AsyncScalarFunction or an ``async def`` function."""
+
+    def __init__(self, func: Any, input_types: Any, result_type: Any, func_type: str = GENERAL,
+                 deterministic: bool | None = None, name: str | None = None) -> None:
+        if func_type == PANDAS:
+            raise ValueError("Async scalar functions do not support pandas func_type. "
+                             "Please use func_type='general' (default) for async functions.")
+        super().__init__(func, input_types, result_type, func_type, deterministic, name)
+
+    @property
+    def function(self) -> UserDefinedFunction:
+        if isinstance(self._func, UserDefinedFunction):
+            return self._func
+        return _DelegatingAsyncScalarFunction(self._func)
+
+
 class UserDefinedTableFunctionWrapper(UserDefinedFunctionWrapper):
     """``udtf(...)``'s result."""
 
@@ -373,10 +411,18 @@ def udf(f: Any = None, input_types: Any = None, result_type: Any = None,
         deterministic: bool | None = None, name: str | None = None,
         func_type: str = GENERAL, udf_type: str | None = None) -> Any:
     """A scalar function of a Python function or a ScalarFunction (decorator or call form);
-    ``func_type='pandas'`` takes and returns pandas Series (a vectorized function)."""
+    ``func_type='pandas'`` takes and returns pandas Series (a vectorized function). An
+    AsyncScalarFunction or an ``async def`` function gives an async scalar function."""
     func_type = udf_type or func_type
-    return _wrap(f, lambda g: UserDefinedScalarFunctionWrapper(
-        g, input_types, result_type, func_type, deterministic, name))
+
+    def make(g: Any) -> UserDefinedFunctionWrapper:
+        if isinstance(g, AsyncScalarFunction) or inspect.iscoroutinefunction(g):
+            return UserDefinedAsyncScalarFunctionWrapper(g, input_types, result_type, func_type,
+                                                         deterministic, name)
+        return UserDefinedScalarFunctionWrapper(g, input_types, result_type, func_type,
+                                                deterministic, name)
+
+    return _wrap(f, make)
 
 
 def udtf(f: Any = None, input_types: Any = None, result_types: Any = None,

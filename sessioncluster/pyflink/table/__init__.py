@@ -5,6 +5,7 @@ from .._exports import lazy_exports
 _NAMES = {
     'AggregateFunction': 'sessioncluster.api.table.udf',
     'AggregatedTable': 'sessioncluster.api.table.table',
+    'AsyncScalarFunction': 'sessioncluster.api.table.udf',
     'DataTypes': 'sessioncluster.api.table.types',
     'EnvironmentSettings': 'sessioncluster.api.table.environment',
     'ExplainDetail': 'sessioncluster.api.table.result',

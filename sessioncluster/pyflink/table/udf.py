@@ -4,11 +4,13 @@ from .._exports import lazy_exports
 
 _NAMES = {
     'AggregateFunction': 'sessioncluster.api.table.udf',
+    'AsyncScalarFunction': 'sessioncluster.api.table.udf',
     'FunctionContext': 'sessioncluster.api.table.udf',
     'ScalarFunction': 'sessioncluster.api.table.udf',
     'TableAggregateFunction': 'sessioncluster.api.table.udf',
     'TableFunction': 'sessioncluster.api.table.udf',
     'UserDefinedAggregateFunctionWrapper': 'sessioncluster.api.table.udf',
+    'UserDefinedAsyncScalarFunctionWrapper': 'sessioncluster.api.table.udf',
     'UserDefinedFunction': 'sessioncluster.api.table.udf',
     'UserDefinedFunctionWrapper': 'sessioncluster.api.table.udf',
     'UserDefinedScalarFunctionWrapper': 'sessioncluster.api.table.udf',

@@ -7,6 +7,9 @@ is registered on Spark as Spark runs Python:
 
 - a general scalar function: an Arrow-batched Python UDF (``udf(..., useArrow=True)``);
 - a ``func_type='pandas'`` scalar function: a scalar ``pandas_udf``;
+- an async scalar function (``AsyncScalarFunction``, ``udf`` of an ``async def``): a scalar
+  ``arrow_udf`` evaluating each Arrow batch's rows concurrently (:mod:`.asyncscalar`), with the
+  ``table.exec.async-scalar.*`` options set when it is created;
 - a table function: a Python UDTF (``pyspark.sql.functions.udtf``), called by Flink's
   ``LATERAL TABLE(f(x))`` (rewritten by the planner to Spark's ``LATERAL f(x)``);
 - a general aggregate function: a grouped-aggregate ``pandas_udf`` running the function's
@@ -34,11 +37,17 @@ from sqlglot import exp
 
 from ...api.table.typeparser import spark_type
 from ...api.table.types import RowType
-from ...api.table.udf import PANDAS, UserDefinedFunctionWrapper
+from ...api.table.udf import (
+    PANDAS,
+    UserDefinedAsyncScalarFunctionWrapper,
+    UserDefinedFunctionWrapper,
+)
+from .asyncscalar import AsyncOptions
 from .model import FlinkSqlError
 from .statements import CreateFunction
 from .udf_runners import (
     AggregateRunner,
+    AsyncScalarRunner,
     PandasAggregateRunner,
     PandasScalarRunner,
     ScalarRunner,
@@ -233,10 +242,25 @@ def _spark_function(wrapper: UserDefinedFunctionWrapper, ddl: str, token: str,
         runner = make(function, token, wrapper.name, parameters)
         runner.boxed = returns_row(wrapper)
         spark_function = pandas_udf(runner, ddl, PandasUDFType.GROUPED_AGG)
+    elif isinstance(wrapper, UserDefinedAsyncScalarFunctionWrapper):
+        spark_function = _async_function(wrapper, ddl, token, parameters)
     elif wrapper.func_type == PANDAS:
         spark_function = pandas_udf(PandasScalarRunner(function, token, wrapper.name,
                                                        parameters), ddl, PandasUDFType.SCALAR)
     else:
         spark_function = udf(ScalarRunner(function, token, wrapper.name, parameters,
                                           str(wrapper.result_data_types()[0])), ddl, useArrow=True)
+    return spark_function
+
+
+def _async_function(wrapper: UserDefinedAsyncScalarFunctionWrapper, ddl: str, token: str,
+                    parameters: dict[str, str]) -> Any:
+    """An async scalar function as a scalar Arrow UDF (Arrow arrays in and out)."""
+    from pyspark.sql.functions import ArrowUDFType, arrow_udf
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    runner = AsyncScalarRunner(wrapper.function, token, wrapper.name, parameters,
+                               str(wrapper.result_data_types()[0]), AsyncOptions.of(parameters))
+    spark_function = arrow_udf(runner, ddl, ArrowUDFType.SCALAR)
+    runner.arrow_type = to_arrow_type(spark_function.returnType)  # pickled when registered
     return spark_function

@@ -21,6 +21,7 @@ from ...api.table.udf import (
     UserDefinedFunction,
 )
 from ...common.types import Row, rows_as_tuples
+from .asyncscalar import AsyncOptions, evaluate
 
 #: the opened function of each registration, per Python worker (token -> function)
 _OPENED: dict[str, UserDefinedFunction] = {}
@@ -96,13 +97,49 @@ class ScalarRunner(_Runner):
         self.accepted = python_types(result_type)
 
     def __call__(self, *args: Any) -> Any:
-        result = self.opened().eval(*[from_spark(a) for a in args])
+        return self.checked(self.opened().eval(*[from_spark(a) for a in args]))
+
+    def checked(self, result: Any) -> Any:
+        """``result`` as Spark takes it, once checked against the declared result type."""
         if result is not None and self.accepted is not None \
                 and not isinstance(result, self.accepted):
             raise TypeError(f"the Python function {self.name!r} returned {result!r} "
                             f"({type(result).__name__}), but its result_type is "
                             f"{self.result_type}")
         return to_spark(result)
+
+
+class AsyncScalarRunner(ScalarRunner):
+    """An async scalar function as an Arrow UDF: each Arrow batch's rows evaluated
+    concurrently on the worker's event loop (:mod:`.asyncscalar`), results in the rows' order.
+    ``arrow_type`` is the result's Arrow type (set on the driver, where Spark parses it)."""
+
+    def __init__(self, function: UserDefinedFunction, token: str, name: str,
+                 job_parameters: dict[str, str], result_type: str,
+                 options: AsyncOptions) -> None:
+        super().__init__(function, token, name, job_parameters, result_type)
+        self.options = options
+        self.arrow_type: Any = None
+
+    def __call__(self, *arrays: Any) -> Any:
+        import pyarrow as pa
+
+        rows = list(zip(*[[_flink_value(v) for v in a.to_pylist()] for a in arrays]))
+        results = evaluate(self._checked, rows, self.options,
+                           describe=lambda row: str(Row(*row)))
+        return pa.array(results, type=self.arrow_type)
+
+    async def _checked(self, *args: Any) -> Any:
+        return self.checked(await self.opened().eval(*args))
+
+
+def _flink_value(value: Any) -> Any:
+    """An Arrow value (``to_pylist``) as Flink gives it: a struct's dict as a ``Row``."""
+    if isinstance(value, dict):
+        return Row(**{k: _flink_value(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_flink_value(v) for v in value]
+    return value
 
 
 class PandasScalarRunner(_Runner):
