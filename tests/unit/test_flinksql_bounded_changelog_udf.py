@@ -12,17 +12,11 @@ import pytest
 
 from sessioncluster.spark.flinksql.boundedchangelog import changelog_query, ordered_changes
 from sessioncluster.spark.flinksql.planner import to_spark_sql
-from sessioncluster.spark.flinksql.statements import Query, parse_statements
+from tests.unit.test_flinksql_bounded_changelog import query
 
 #: the lines in their source order
 LINES = ["to be or not", "to be that is", "the question to be"]
 SCALARS = frozenset({"first_letter"})
-
-
-def query(text: str) -> Any:
-    statement = parse_statements(text)[0]
-    assert isinstance(statement, Query)
-    return statement.ast
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +24,11 @@ def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
     from pyspark.sql.functions import udf, udtf
 
-    session = (SparkSession.builder.master("local[2]").appName("flinksql-changelog-udf")
-               .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
-               .getOrCreate())
-    # three partitions: the source order runs across them
-    session.sparkContext.parallelize([(line,) for line in LINES], 3).toDF(["line"]) \
-        .createOrReplaceTempView("lines")
+    session = SparkSession.builder.master("local[2]").appName("flinksql-changelog-udf") \
+        .config("spark.ui.enabled", "false").getOrCreate()
+    # three partitions: the source order runs across them (no shuffle before the numbering)
+    lines = session.sparkContext.parallelize([(line,) for line in LINES], 3)
+    lines.toDF(["line"]).createOrReplaceTempView("lines")
 
     @udtf(returnType="word: string")
     class Split:

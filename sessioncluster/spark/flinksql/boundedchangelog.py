@@ -33,7 +33,10 @@ global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/
 (and ``COUNT(DISTINCT x)``) and ``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE``
 (:mod:`.runningcalls`) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` over
 a changelog, with projections and filters below and above them (a Top-N is :mod:`.topn`'s).
-Anything else (joins, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function,
+Below an aggregation its input may come through Python functions: a table function
+(``, LATERAL TABLE(f(x))``, the Table API's ``flat_map``; its rows numbered after it, in the
+order of the rows they are made of, as Flink's ``PythonCorrelate`` emits them) and scalar
+functions (keys too: ``scalars`` names them). Anything else (other joins, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function,
 ``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller keeps the final rows, all
 ``+I`` (for a Python aggregate function that is Flink's output too, for an input within one
 bundle: its Python group aggregation emits once per bundle).
