@@ -36,8 +36,9 @@ a changelog, with projections and filters below and above them (a Top-N is :mod:
 Below an aggregation its input may come through Python functions: a table function
 (``, LATERAL TABLE(f(x))``, the Table API's ``flat_map``; its rows numbered after it, in the
 order of the rows they are made of, as Flink's ``PythonCorrelate`` emits them) and scalar
-functions (keys too: ``scalars`` names them). Anything else (other joins, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function,
-``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller keeps the final rows, all
+functions (keys too: ``scalars`` names them). Anything else (other joins, ``LEFT JOIN
+LATERAL``, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function, ``ORDER BY`` /
+``LIMIT``, set operations) gives None: the caller keeps the final rows, all
 ``+I`` (for a Python aggregate function that is Flink's output too, for an input within one
 bundle: its Python group aggregation emits once per bundle).
 """
@@ -179,18 +180,16 @@ def _readers(root: exp.Expr, aggregation: exp.Select) -> list[exp.Select] | None
 
 
 def is_table_function_join(join: exp.Join) -> bool:
-    """A join of each row with the rows of a table function (``, LATERAL TABLE(f(x))``, an
-    inner join or a ``LEFT JOIN .. ON TRUE`` of one): its rows come in the order of the rows
-    they are made of, each one's in the order the function gives them (Flink's
-    ``PythonCorrelate``; Spark's Python UDTF runs in the partition of its input, unshuffled)."""
+    """A join of each row with the rows of a table function (``, LATERAL TABLE(f(x))`` or a
+    ``CROSS JOIN`` of one): its rows come in the order of the rows they are made of, each
+    one's in the order the function gives them (Flink's ``PythonCorrelate``; Spark runs the
+    Python UDTF in the partition of its input, unshuffled). Not a ``JOIN``/``LEFT JOIN`` ..
+    ``ON``: Spark plans those as a join of the table function's rows, out of that order."""
     lateral = join.this
-    if not isinstance(lateral, exp.Lateral) or not isinstance(lateral.this, exp.Anonymous) \
-            or lateral.this.name.upper() != "TABLE" or join.args.get("using"):
-        return False
-    on = join.args.get("on")
-    if join.side == "LEFT":
-        return isinstance(on, exp.Boolean) and on.this is True
-    return not join.side and join.kind in ("", "CROSS", "INNER")
+    return isinstance(lateral, exp.Lateral) and isinstance(lateral.this, exp.Anonymous) \
+        and lateral.this.name.upper() == "TABLE" and not join.side \
+        and join.kind in ("", "CROSS") and not join.args.get("on") \
+        and not join.args.get("using")
 
 
 def _records(aggregation: exp.Select, over_changes: bool, columns: Columns | None,
