@@ -38,6 +38,7 @@ TABLE_PROGRAMS = [
     "table_streaming_changelog",
     "table_streaming_changelog_nested",
     "table_streaming_changelog_more",
+    "table_streaming_changelog_udf",
     "table_streaming_topn",
     "table_streaming_topn_updating",
     "table_pandas_udaf",
@@ -47,6 +48,7 @@ TABLE_PROGRAMS = [
     "example_over_window",
     "example_process_json_data_with_udf",
     "example_multi_sink",
+    "example_word_count",
 ]
 
 #: programs with Flink's rows that do not run here yet, and why
@@ -60,8 +62,8 @@ NOT_YET: dict[str, str] = {
 #: programs whose rows must come in the order Flink printed them too: a STREAMING changelog at
 #: parallelism 1 (-U before its +U, each count's updates in the source's order)
 ORDERED = {"table_streaming_changelog", "table_streaming_changelog_nested",
-           "table_streaming_changelog_more", "table_streaming_topn",
-           "table_streaming_topn_updating"}
+           "table_streaming_changelog_more", "table_streaming_changelog_udf",
+           "table_streaming_topn", "table_streaming_topn_updating", "example_word_count"}
 
 Rows = collections.Counter[tuple[str, ...]]
 

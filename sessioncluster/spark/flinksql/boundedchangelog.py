@@ -33,8 +33,12 @@ global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/
 (and ``COUNT(DISTINCT x)``) and ``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE``
 (:mod:`.runningcalls`) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` over
 a changelog, with projections and filters below and above them (a Top-N is :mod:`.topn`'s).
-Anything else (joins, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function,
-``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller keeps the final rows, all
+Below an aggregation its input may come through Python functions: a table function
+(``, LATERAL TABLE(f(x))``, the Table API's ``flat_map``; its rows numbered after it, in the
+order of the rows they are made of, as Flink's ``PythonCorrelate`` emits them) and scalar
+functions (keys too: ``scalars`` names them). Anything else (other joins, ``LEFT JOIN
+LATERAL``, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function, ``ORDER BY`` /
+``LIMIT``, set operations) gives None: the caller keeps the final rows, all
 ``+I`` (for a Python aggregate function that is Flink's output too, for an input within one
 bundle: its Python group aggregation emits once per bundle).
 """
@@ -66,20 +70,24 @@ Columns = Callable[[exp.Expr], list[str] | None]
 #: aggregate functions Spark runs as running window functions with Flink's values
 _RUNNING = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg, *CALLS)
 #: nodes after which rows are no longer in their source order, or whose changelog differs
-_REORDERING = (exp.Join, exp.Window, exp.SetOperation, exp.Lateral, exp.Unnest, exp.Limit,
-               exp.Fetch, exp.Order, exp.Filter)
+_REORDERING = (exp.Window, exp.SetOperation, exp.Unnest, exp.Limit, exp.Fetch, exp.Order,
+               exp.Filter)
 
 
-def changelog_query(query: exp.Expr, columns: Columns | None = None) -> exp.Expr | None:
+def changelog_query(query: exp.Expr, columns: Columns | None = None,
+                    scalars: frozenset[str] = frozenset()) -> exp.Expr | None:
     """``query`` (a bounded STREAMING query, Flink dialect) rewritten to give Flink's changelog
     of its group aggregations: the query's columns, then :data:`SEQ`, :data:`SUB` and
     :data:`~.tableaggregate.ROW_KIND` (``+I``/``-U``/``+U``/``-D``), in any order (see
     :func:`ordered_changes`); None for a query of another shape (module docstring).
     ``columns``: the column names of an aggregation's FROM (a table or a subquery), which
     order the grouping sets (:func:`~.groupingsets.flink_order`); without it, or when it gives
-    None, a ``GROUPING SETS``/``ROLLUP``/``CUBE`` query gives None."""
+    None, a ``GROUPING SETS``/``ROLLUP``/``CUBE`` query gives None. ``scalars``: the names
+    (lower case) of the Python scalar functions a query may call (any other call of an unknown
+    function in an aggregation is taken for a Python aggregate function)."""
     tree = query.copy()
-    if any(True for _ in tree.find_all(*_REORDERING)) or _calls_table_function(tree):
+    if any(True for _ in tree.find_all(*_REORDERING)) or _calls_table_function(tree) \
+            or not all(is_table_function_join(j) for j in tree.find_all(exp.Join)):
         return None
     selects = list(tree.find_all(exp.Select))
     if not all(s is tree or _read_from(s) for s in selects) \
@@ -88,14 +96,15 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None) -> exp.Expr
     aggregations = [s for s in selects if is_aggregation(s)]
     paths = {id(a): _readers(tree, a) for a in aggregations}
     if not aggregations or any(is_window_aggregation(a) for a in aggregations) \
-            or any(p is None for p in paths.values()):
-        return None
+            or any(p is None for p in paths.values()) \
+            or any(r.args.get("joins") for p in paths.values() for r in p or ()):
+        return None  # a table function over a changelog: its records' order is not kept
     # innermost first: an aggregation's readers are also those of each aggregation over it
     aggregations.sort(key=lambda a: -len(paths[id(a)] or ()))
     over_changes: set[int] = set()
     for aggregation in aggregations:
         path = paths[id(aggregation)] or []
-        records = _records(aggregation, id(aggregation) in over_changes, columns)
+        records = _records(aggregation, id(aggregation) in over_changes, columns, scalars)
         if records is None:
             return None
         upto = next((i for i, s in enumerate(path) if is_aggregation(s)), len(path))
@@ -170,8 +179,21 @@ def _readers(root: exp.Expr, aggregation: exp.Select) -> list[exp.Select] | None
     return path if id(root) in reading else None
 
 
-def _records(aggregation: exp.Select, over_changes: bool,
-             columns: Columns | None) -> exp.Select | None:
+def is_table_function_join(join: exp.Join) -> bool:
+    """A join of each row with the rows of a table function (``, LATERAL TABLE(f(x))`` or a
+    ``CROSS JOIN`` of one): its rows come in the order of the rows they are made of, each
+    one's in the order the function gives them (Flink's ``PythonCorrelate``; Spark runs the
+    Python UDTF in the partition of its input, unshuffled). Not a ``JOIN``/``LEFT JOIN`` ..
+    ``ON``: Spark plans those as a join of the table function's rows, out of that order."""
+    lateral = join.this
+    return isinstance(lateral, exp.Lateral) and isinstance(lateral.this, exp.Anonymous) \
+        and lateral.this.name.upper() == "TABLE" and not join.side \
+        and join.kind in ("", "CROSS") and not join.args.get("on") \
+        and not join.args.get("using")
+
+
+def _records(aggregation: exp.Select, over_changes: bool, columns: Columns | None,
+             scalars: frozenset[str] = frozenset()) -> exp.Select | None:
     """The select that replaces ``aggregation``: its changelog records, with :data:`SEQ`,
     :data:`SUB` and :data:`~.tableaggregate.ROW_KIND`; None when it cannot. ``over_changes``:
     its input is itself a changelog (records with those three columns)."""
@@ -191,7 +213,8 @@ def _records(aggregation: exp.Select, over_changes: bool,
     having = aggregation.args.get("having")
     parts = [*aggregation.expressions, *([having.this] if having is not None else [])]
     own = [n for p in parts for n in p.find_all(exp.AggFunc, exp.Anonymous)
-           if n.find_ancestor(exp.Select) is aggregation]
+           if n.find_ancestor(exp.Select) is aggregation
+           and not (isinstance(n, exp.Anonymous) and n.name.lower() in scalars)]
     if not all(_runs(n, over_changes) for n in own):
         return None  # a Python aggregate function (Anonymous), or one Spark cannot run so
     values: dict[str, exp.Expr] = {}
@@ -203,6 +226,8 @@ def _records(aggregation: exp.Select, over_changes: bool,
     source = from_.this
     alias = source.alias_or_name if isinstance(source, exp.Table) else source.alias or _SOURCE
     numbered = exp.select(exp.Star(), *_position_and_sign(over_changes)).from_(source.copy())
+    if aggregation.args.get("joins"):  # table functions' (numbered after them)
+        numbered.set("joins", [j.copy() for j in aggregation.args["joins"]])
     items = [exp.alias_(e.unalias().copy(), n, quoted=True)
              for e, n in zip(aggregation.expressions, names)]
     items += [exp.alias_(k.copy(), f"__cl_k{i}", quoted=True) for i, k in enumerate(keys)]

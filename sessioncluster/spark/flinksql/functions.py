@@ -163,6 +163,11 @@ class FunctionCatalog:
     def names(self) -> list[str]:
         return sorted(f.name for f in self.functions.values())
 
+    def scalar_names(self) -> frozenset[str]:
+        """The names (lower case; the Spark ones too) of the scalar functions."""
+        return frozenset(n.lower() for k, f in self.functions.items()
+                         if f.wrapper.kind == "scalar" for n in (k, f.spark_name))
+
     def table_aggregate(self, called: str) -> CatalogFunction | None:
         """The table aggregate function a call names (by its name or its Spark name)."""
         called = called.lower()

@@ -285,7 +285,7 @@ class _Query:
                                          found)
             return planned
         add_cte_schemas(session, query, schemas, not bounded)
-        changes = _bounded_changes(session, query, schemas) if bounded else None
+        changes = _bounded_changes(session, query, schemas, functions) if bounded else None
         if changes is not None:
             return cls(changes, True, query, operator="GroupAggregate")
         ranked = _bounded_top_n(session, query, schemas) if bounded else None
@@ -374,7 +374,8 @@ def _replanned(session: Any, query: Any, schemas: dict[str, CatalogTable],
     return (conform(planned.frame) if conform is not None else planned.frame), planned.feeds
 
 
-def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable]) -> Any:
+def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable],
+                     functions: FunctionCatalog | None) -> Any:
     """A group aggregation or a set operation over bounded sources as Flink's streaming job
     emits it, record by record (:mod:`.boundedchangelog`, :mod:`.setoperations`), its RowKind
     last; None for a query of another shape, or one Spark cannot analyse so (it runs as
@@ -382,7 +383,8 @@ def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable])
     from pyspark.errors import AnalysisException
 
     columns = partial(_source_columns, session, schemas)
-    rewritten, copies = changelog_query(query, columns), False
+    scalars = functions.scalar_names() if functions is not None else frozenset()
+    rewritten, copies = changelog_query(query, columns, scalars), False
     if rewritten is None:  # a set operation's (:mod:`.setoperations`), or None
         rewritten, copies = set_operation_changes(query, columns) or (None, False)
     if rewritten is None:
