@@ -182,6 +182,7 @@ def test_abs_of_the_smallest_integer_and_avg_of_a_bigint_are_javas(spark: Any) -
     also of a column's value; AVG of a BIGINT sums in a Java long, which wraps: AVG of
     9223372036854775807 and 1 is -4611686018427387904 (AVG of an INT sums in a long too)."""
     assert run(spark, "SELECT ABS(-2147483648)") == [(-2147483648,)]
+    assert run(spark, "SELECT -(-2147483648), -(-(5))") == [(2147483648, 5)]  # folded, BIGINT
     assert run(spark, "SELECT ABS(a - 2147483647 - 2) FROM t ORDER BY a") == [
         (-2147483648,), (2147483647,)]
     assert run(spark, "SELECT AVG(i), AVG(b) FROM (VALUES (2147483647, CAST(9223372036854775807 "

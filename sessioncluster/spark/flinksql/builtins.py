@@ -342,6 +342,10 @@ def java_integers(tree: exp.Expr, casts: list[exp.Expr], columns: dict[str, dict
     :func:`integer_arithmetic`; an operand of unknown type keeps Spark's operation. Only an
     overflow takes the slow path: the operation is Spark's ``try_`` form, and its NULL is
     replaced by the exact result (DECIMAL(38, 0)) taken modulo the type's range."""
+    for neg in list(tree.find_all(exp.Neg)):  # Calcite folds -(-2147483648): BIGINT 2147483648
+        inner = neg.this.unnest()
+        if isinstance(inner, exp.Neg) and isinstance(inner.this, exp.Literal) and inner.this.is_int:
+            neg.replace(exp.Literal.number(int(inner.this.name)))
     nodes = [n for n in tree.walk() if isinstance(n, (*_TRY, exp.Neg, exp.Sum, exp.Abs))
              and not (isinstance(n, exp.Neg) and isinstance(n.this, exp.Literal))]
     casts = [c for c in casts if str(c.args["to"].this).upper() in _BITS
