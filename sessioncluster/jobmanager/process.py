@@ -476,14 +476,20 @@ class JobManager:
 
     async def _warm_streaming(self) -> None:
         try:
-            seconds = await self.loop.run_in_executor(None, warm_up_streaming, self.spark,
-                                                      self.dir / "warm-up", lambda: self._stopping)
+            seconds = await self.loop.run_in_executor(
+                None, warm_up_streaming, self.spark, self.dir / "warm-up",
+                lambda: self._stopping, self._has_running_job)
             log.info("STREAMING warm-up done in %.1f s", seconds)
         except Exception:  # noqa: BLE001 - the session works without it, colder
             if not self._stopping:  # else Spark stopped under it
                 log.warning("the STREAMING warm-up failed", exc_info=True)
         finally:
             self.warming_up = False
+
+    def _has_running_job(self) -> bool:
+        """Whether a job of the session runs (read from the warm-up's thread: a snapshot)."""
+        return any(not job.status.is_globally_terminal
+                   for job in list(self.dispatcher.jobs.values()))
 
     def _no_application(self) -> None:
         """An application cluster whose client never sent the program: do not linger."""

@@ -22,34 +22,33 @@ def streaming_session(spark: Any, state_partitions: int) -> Any:
     return session
 
 
-def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool]) -> float:
+#: how many one-record runs the warm-up makes at most (each a micro-batch of its own)
+WARM_UP_RUNS = 15
+
+
+def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool],
+            busy: Callable[[], bool] = lambda: False, runs: int = WARM_UP_RUNS) -> float:
     """A one-row keyed streaming query (a Parquet file source, a watermark, ``mapInArrow``,
     ``transformWithStateInPandas`` with event-time timers on RocksDB, ``foreachBatch``), run
-    once after the session is ready: the first STREAMING job then finds
-    Spark's streaming classes, the state store's native library and their Python workers loaded
-    (its first micro-batch took 9-13 s on a cold session here, 2-5 s on a warm one). It ends
-    early when ``stopping()`` (the session stops). Its seconds."""
+    after the session is ready: the first STREAMING job then finds Spark's streaming classes,
+    the state store's native library and their Python workers loaded (its first micro-batch
+    took 9-13 s on a cold session here, 2-5 s on a warm one). It runs ``runs`` times, one new
+    record each (``availableNow``, from its checkpoint: one micro-batch a run), as the first
+    micro-batches of a job keep getting faster; it starts no further run once ``busy()`` (a
+    job came: the warm-up gives it the cores, and never stops a query under it) and ends early
+    when ``stopping()`` (the session stops). Its seconds."""
     import time
-
-    import pyspark.sql.functions as F
 
     t0 = time.monotonic()
     session = streaming_session(spark, 1)
     session.sparkContext.setJobGroup("warm-up", "sessioncluster warm-up (STREAMING)")
     try:
         (directory / "input").mkdir(parents=True, exist_ok=True)
-        write_control(directory / "input", 0, "part-0")  # one record of RECORD_SCHEMA
-        df = session.readStream.schema(RECORD_SCHEMA).parquet(str(directory / "input"))
-        df = (df.withColumn("et", F.timestamp_millis(F.col("ts"))).withWatermark("et", "0 milliseconds")
-              .drop("et").mapInArrow(_pass_through, RECORD_SCHEMA).groupBy("k")
-              .transformWithStateInPandas(_warm_processor(), RECORD_SCHEMA, "Append", "EventTime"))
-        query = (df.writeStream.foreachBatch(lambda batch, _: batch.count())
-                 .option("checkpointLocation", str(directory / "checkpoint"))
-                 .trigger(availableNow=True).start())
-        deadline = time.monotonic() + 300
-        while not query.awaitTermination(0.5):
-            if stopping() or time.monotonic() > deadline:
-                query.stop()
+        for run in range(runs):
+            if stopping() or (run > 0 and busy()):
+                break
+            write_control(directory / "input", run, f"part-{run}")  # one record of RECORD_SCHEMA
+            if not _one_run(session, directory, stopping, time.monotonic() + 300):
                 break
     finally:
         shutil.rmtree(directory, ignore_errors=True)
@@ -57,6 +56,28 @@ def warm_up(spark: Any, directory: Path, stopping: Callable[[], bool]) -> float:
             session.sparkContext.setLocalProperty("spark.jobGroup.id", None)
             session.sparkContext.setLocalProperty("spark.job.description", None)
     return time.monotonic() - t0
+
+
+def _one_run(session: Any, directory: Path, stopping: Callable[[], bool],
+             deadline: float) -> bool:
+    """The warm-up query over the files it has not read yet, to its end; False when it was
+    stopped (the session stops, or it took past ``deadline``)."""
+    import time
+
+    import pyspark.sql.functions as F
+
+    df = session.readStream.schema(RECORD_SCHEMA).parquet(str(directory / "input"))
+    df = (df.withColumn("et", F.timestamp_millis(F.col("ts"))).withWatermark("et", "0 milliseconds")
+          .drop("et").mapInArrow(_pass_through, RECORD_SCHEMA).groupBy("k")
+          .transformWithStateInPandas(_warm_processor(), RECORD_SCHEMA, "Append", "EventTime"))
+    query = (df.writeStream.foreachBatch(lambda batch, _: batch.count())
+             .option("checkpointLocation", str(directory / "checkpoint"))
+             .trigger(availableNow=True).start())
+    while not query.awaitTermination(0.5):
+        if stopping() or time.monotonic() > deadline:
+            query.stop()
+            return False
+    return True
 
 
 def _pass_through(batches: Any) -> Any:
