@@ -6,9 +6,10 @@ with a plain SparkSession on the same master, ready when its executors registere
 Python job ran (as the session's warm-up job starts its Python workers), measured the same
 way. Start to ready is also measured with ``class_data_sharing=False`` (the JVMs without the
 class-data-sharing archive of Spark's classes, which is made first if the machine has none
-yet). A session's idle CPU is measured once its STREAMING warm-up (up to about a minute of
-work after ready, 15 one-record runs of a streaming query) is over; how long that took after ready is a figure of its own. Rounds are interleaved
-A B A B; every round starts and stops its own cluster.
+yet). A session's idle CPU is measured once its STREAMING warm-up (up to about a minute
+of work after ready, 15 one-record runs of a streaming query) is over; how long that took
+after ready is a figure of its own. Rounds are interleaved A B A B; every round starts and
+stops its own cluster.
 
     python -m benchmarks.footprint [--runs 3] [--idle 10] [--settle 3] [--quick] [--json FILE]
 """
