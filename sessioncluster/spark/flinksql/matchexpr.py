@@ -12,9 +12,7 @@ logic; MEASURES are left to Spark over the atoms' values (:mod:`.matchrecognize`
 from __future__ import annotations
 
 import datetime
-import operator
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from sqlglot import exp
@@ -22,6 +20,8 @@ from sqlglot import exp
 from .model import FlinkSqlError
 from .patternmatch import Assigned
 from .planner import interval_ms
+from .sqlcondition import Evaluator, java_divide
+from .sqlcondition import compile_condition as sql_condition
 
 AGGREGATES: dict[type, str] = {
     exp.Count: "COUNT", exp.Sum: "SUM", exp.Avg: "AVG", exp.Min: "MIN", exp.Max: "MAX",
@@ -113,97 +113,22 @@ def atom_value(atom: Atom, matched: Sequence[Assigned], row: Callable[[int], Any
     total = sum(values)
     if atom.kind == "SUM":
         return total
-    return _divide(total, len(values))  # AVG: of an integral column, integral as Flink's
-
-
-def _divide(a: Any, b: Any) -> Any:
-    if isinstance(a, int) and isinstance(b, int):  # Java's integer division: toward zero
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b > 0) else -q
-    return a / b
-
-
-Evaluator = Callable[[Sequence[Any]], Any]
-
-_COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
-    exp.EQ: operator.eq, exp.NEQ: operator.ne, exp.GT: operator.gt, exp.GTE: operator.ge,
-    exp.LT: operator.lt, exp.LTE: operator.le, exp.Add: operator.add, exp.Sub: operator.sub,
-    exp.Mul: operator.mul, exp.Div: _divide, exp.Mod: operator.mod,
-}
+    return java_divide(total, len(values))  # AVG: of an integral column, integral as Flink's
 
 
 def compile_condition(node: exp.Expr) -> Evaluator:
     """A DEFINE condition whose atoms are placeholders ``__atom<k>`` as a function of the atoms'
-    values; FlinkSqlError for an expression it cannot evaluate."""
+    values (:mod:`.sqlcondition`); FlinkSqlError for an expression it cannot evaluate."""
+    return sql_condition(node, _placeholder, lambda n: (
+        f"MATCH_RECOGNIZE: {n.sql()} in DEFINE is not supported by sessioncluster"))
+
+
+def _placeholder(node: exp.Expr) -> Evaluator | None:
+    """An atom's value, or an INTERVAL's (a condition on times: ``B.ts < A.ts + INTERVAL ...``)."""
     if isinstance(node, exp.Column) and node.name.startswith("__atom"):
         k = int(node.name[len("__atom"):])
         return lambda values: values[k]
-    if isinstance(node, exp.Paren):
-        return compile_condition(node.this)
-    if isinstance(node, exp.Literal):
-        value: Any = node.this if node.is_string else \
-            (int(node.this) if node.is_int else Decimal(node.this))
-        return lambda values: value
-    if isinstance(node, exp.Boolean):
-        truth = bool(node.this)
-        return lambda values: truth
-    if isinstance(node, exp.Null):
-        return lambda values: None
     if isinstance(node, exp.Interval):
         delta = datetime.timedelta(milliseconds=interval_ms(node))
         return lambda values: delta
-    if isinstance(node, (exp.And, exp.Or)):
-        return _logical(isinstance(node, exp.And), compile_condition(node.this),
-                        compile_condition(node.expression))
-    if isinstance(node, exp.Not):
-        inner = compile_condition(node.this)
-        return lambda values: None if (v := inner(values)) is None else not v
-    if isinstance(node, exp.Neg):
-        inner = compile_condition(node.this)
-        return lambda values: None if (v := inner(values)) is None else -v
-    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-        inner = compile_condition(node.this)
-        return lambda values: inner(values) is None
-    if isinstance(node, exp.Between):
-        low = exp.GTE(this=node.this, expression=node.args["low"])
-        high = exp.LTE(this=node.this, expression=node.args["high"])
-        return compile_condition(exp.And(this=low, expression=high))
-    if isinstance(node, exp.In) and node.expressions:
-        tests = [exp.EQ(this=node.this, expression=e) for e in node.expressions]
-        either: exp.Expr = tests[0]
-        for t in tests[1:]:
-            either = exp.Or(this=either, expression=t)
-        return compile_condition(either)
-    function = _COMPARISONS.get(type(node))
-    if function is not None:
-        left, right = compile_condition(node.this), compile_condition(node.expression)
-
-        def binary(values: Sequence[Any]) -> Any:
-            a, b = left(values), right(values)
-            return None if a is None or b is None else function(*_numeric(a, b))
-        return binary
-    raise FlinkSqlError(f"MATCH_RECOGNIZE: {node.sql()} in DEFINE is not supported by "
-                        "sessioncluster")
-
-
-def _numeric(a: Any, b: Any) -> tuple[Any, Any]:
-    """Decimal and float mixed as Flink would: as floats."""
-    if isinstance(a, Decimal) and isinstance(b, float) or isinstance(a, float) and \
-            isinstance(b, Decimal):
-        return float(a), float(b)
-    return a, b
-
-
-def _logical(conjunction: bool, left: Evaluator, right: Evaluator) -> Evaluator:
-    """SQL's AND / OR over true, false and unknown (None)."""
-    decisive = not conjunction
-
-    def combine(values: Sequence[Any]) -> Any:
-        a = left(values)
-        if a is decisive:
-            return decisive
-        b = right(values)
-        if b is decisive:
-            return decisive
-        return None if a is None or b is None else conjunction
-    return combine
+    return None
