@@ -180,6 +180,24 @@ def rows_as_tuples(value: Any) -> Any:
     return value
 
 
+def pyflink_value(value: Any) -> Any:
+    """A value as Spark gives it (a struct a pyspark ``Row``, a MAP a dict, an ARRAY a list)
+    as PyFlink gives it: a struct a :class:`Row` of its field names, through lists and maps.
+    The inverse of :func:`rows_as_tuples`; pyspark's Row is told by its ``asDict``, so that
+    this imports no pyspark."""
+    if isinstance(value, tuple) and hasattr(value, "asDict"):
+        fields = getattr(value, "__fields__", None)
+        row = Row(*(pyflink_value(v) for v in value))
+        if fields:
+            row.set_field_names(list(fields))
+        return row
+    if isinstance(value, list):
+        return [pyflink_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: pyflink_value(v) for k, v in value.items()}
+    return value
+
+
 def frozen(value: Any) -> Any:
     """A hashable stand-in for a value of a row (lists, dicts and ROWs inside made tuples), to
     find equal rows of a changelog by."""

@@ -6,7 +6,7 @@ by ``from_elements``)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -29,20 +29,15 @@ def query(text: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("flinksql-bounded-changelog")
-               .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
-               .getOrCreate())
+def spark(local_spark: Any) -> Any:
+    local_spark.conf.set("spark.sql.shuffle.partitions", "3")
     # three partitions: the source order runs across them
-    session.sparkContext.parallelize(NUMS, 3).toDF(["k", "v"]).createOrReplaceTempView("nums")
-    session.sparkContext.parallelize(WORDS, 3).toDF(["word", "g", "v"]) \
-        .createOrReplaceTempView("w")
-    session.sparkContext.parallelize([(i,) for i in range(1, 8)], 2).toDF(["id"]) \
+    rows = local_spark.sparkContext.parallelize
+    local_spark.createDataFrame(rows(NUMS, 3), ["k", "v"]).createOrReplaceTempView("nums")
+    local_spark.createDataFrame(rows(WORDS, 3), ["word", "g", "v"]).createOrReplaceTempView("w")
+    local_spark.createDataFrame(rows([(i,) for i in range(1, 8)], 2), ["id"]) \
         .createOrReplaceTempView("gen")
-    yield session
-    session.stop()
+    return local_spark
 
 
 def table_columns(spark: Any) -> Any:

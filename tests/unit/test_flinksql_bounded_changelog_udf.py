@@ -20,15 +20,12 @@ SCALARS = frozenset({"first_letter"})
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
+def spark(local_spark: Any) -> Any:
     from pyspark.sql.functions import udf, udtf
 
-    session = SparkSession.builder.master("local[2]").appName("flinksql-changelog-udf") \
-        .config("spark.ui.enabled", "false").getOrCreate()
     # three partitions: the source order runs across them (no shuffle before the numbering)
-    lines = session.sparkContext.parallelize([(line,) for line in LINES], 3)
-    lines.toDF(["line"]).createOrReplaceTempView("lines")
+    lines = local_spark.sparkContext.parallelize([(line,) for line in LINES], 3)
+    local_spark.createDataFrame(lines, ["line"]).createOrReplaceTempView("lines")
 
     @udtf(returnType="word: string")
     class Split:
@@ -36,10 +33,9 @@ def spark() -> Iterator[Any]:
             for word in line.split():
                 yield (word,)
 
-    session.udtf.register("splitwords", Split)
-    session.udf.register("first_letter", udf(lambda w: w[0], "string"))
-    yield session
-    session.stop()
+    local_spark.udtf.register("splitwords", Split)
+    local_spark.udf.register("first_letter", udf(lambda w: w[0], "string"))
+    return local_spark
 
 
 def changes(spark: Any, text: str) -> list[tuple[Any, ...]]:

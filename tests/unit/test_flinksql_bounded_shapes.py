@@ -10,7 +10,7 @@ race): those below are of runs where the left input came whole, then the right."
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from sqlglot import exp
@@ -32,17 +32,14 @@ OTHER = [("apple",), ("fig",), ("pear",), ("apple",)]
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    settings = {"spark.sql.shuffle.partitions": "3", "spark.ui.enabled": "false"}
-    session = SparkSession.builder.master("local[2]").config(map=settings).getOrCreate()
+def spark(local_spark: Any) -> Any:
+    local_spark.conf.set("spark.sql.shuffle.partitions", "3")
     # several partitions: the source order runs across them
-    session.sparkContext.parallelize(ORDERS, 3).toDF(["order_id", "product", "amount"]) \
+    rows = local_spark.sparkContext.parallelize
+    local_spark.createDataFrame(rows(ORDERS, 3), ["order_id", "product", "amount"]) \
         .createOrReplaceTempView("orders")
-    session.sparkContext.parallelize(OTHER, 2).toDF(["product"]).createOrReplaceTempView("other")
-    yield session
-    session.stop()
+    local_spark.createDataFrame(rows(OTHER, 2), ["product"]).createOrReplaceTempView("other")
+    return local_spark
 
 
 def columns(spark: Any, source: exp.Expr) -> list[str]:

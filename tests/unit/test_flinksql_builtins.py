@@ -5,7 +5,6 @@ same expression, recorded with ``SELECT <expression>`` on 2026-11-27."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -70,14 +69,10 @@ TABLES = {"t": CatalogTable("t", [Column("a", "INT"), Column("b", "DOUBLE")])}
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[1]").appName("flinksql-builtins")
-               .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
-               .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    session.createDataFrame([(1, 1.0), (2, 2.0)], "a INT, b DOUBLE").createOrReplaceTempView("t")
-    yield session
+def spark(local_spark: Any) -> Any:
+    local_spark.createDataFrame([(1, 1.0), (2, 2.0)], "a INT, b DOUBLE") \
+        .createOrReplaceTempView("t")
+    return local_spark
 
 
 def run(spark: Any, sql: str) -> list[tuple[Any, ...]]:

@@ -8,7 +8,7 @@ import json
 import os
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -32,14 +32,8 @@ FIXTURE_COLUMNS = [("name", "STRING"), ("n", "BIGINT"), ("price", "DOUBLE"), ("o
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[1]").appName("flinksql-connectors")
-               .config("spark.sql.shuffle.partitions", "1")
-               .config("spark.ui.enabled", "false").getOrCreate())
-    yield session
-    session.stop()
+def spark(local_spark: Any) -> Any:
+    return local_spark
 
 
 def table(columns: list[tuple[str, str]], partition_keys: list[str] | None = None,

@@ -4,7 +4,7 @@ utility statements answered at once, queries and INSERTs planned as jobs, and it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import sqlglot
@@ -14,12 +14,8 @@ from sessioncluster.spark.flinksql.model import FlinkSqlError
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    yield (SparkSession.builder.master("local[1]").appName("flinksql-executor")
-           .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
-           .getOrCreate())
+def spark(local_spark: Any) -> Any:
+    return local_spark
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -25,12 +25,8 @@ SECTIONS = ["== Abstract Syntax Tree ==", "== Optimized Physical Plan ==",
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    yield (SparkSession.builder.master("local[1]").appName("flinksql-explain")
-           .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
-           .getOrCreate())
+def spark(local_spark: Any) -> Any:
+    return local_spark
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ back as Flink SQL, and run by the planner on a local SparkSession against the an
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import sqlglot
@@ -17,13 +17,8 @@ from sessioncluster.spark.flinksql.model import FlinkSqlError
 
 
 @pytest.fixture(scope="module")
-def planner() -> Iterator[FlinkSqlPlanner]:
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[1]").appName("flinksql-json")
-             .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
-             .getOrCreate())
-    yield FlinkSqlPlanner(spark)
+def planner(local_spark: Any) -> FlinkSqlPlanner:
+    return FlinkSqlPlanner(local_spark)
 
 
 def value(planner: FlinkSqlPlanner, expression: str) -> Any:

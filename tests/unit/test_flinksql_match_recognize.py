@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import sqlglot
@@ -194,12 +194,8 @@ def test_quantifiers_read_as_flink_compiles_them() -> None:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    yield (SparkSession.builder.master("local[1]").appName("flinksql-match-recognize")
-           .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
-           .getOrCreate())
+def spark(local_spark: Any) -> Any:
+    return local_spark
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ the rows Flink's documentation gives (window-tvf.md's Bid table and its outputs)
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -33,12 +32,8 @@ def t(hm: str, ms: int = 0) -> dt.datetime:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[1]").appName("flinksql-planner")
-               .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
-               .getOrCreate())
+def spark(local_spark: Any) -> Any:
+    session = local_spark
     bids = ", ".join(f"('2020-04-15 {hm}:00', {p}, '{i}')" for hm, p, i in BIDS)
     session.sql(f"CREATE OR REPLACE TEMPORARY VIEW Bid AS SELECT CAST(t AS TIMESTAMP_NTZ) AS "
                 f"bidtime, CAST(p AS DECIMAL(10, 2)) AS price, item FROM VALUES {bids} "
@@ -52,8 +47,7 @@ def spark() -> Iterator[Any]:
                 "CAST(ts AS TIMESTAMP_NTZ) AS ship_time FROM VALUES "
                 "(1, '2020-04-15 09:00:00'), (2, '2020-04-15 14:00:00'), "
                 "(3, '2020-04-15 08:45:00') AS v(order_id, ts)")
-    yield session
-    session.stop()
+    return session
 
 
 TABLES = {s.table.name: s.table for s in parse_statements(DDL) if isinstance(s, CreateTable)}

@@ -6,7 +6,7 @@ by ``from_elements``)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -200,16 +200,12 @@ def test_other_shapes_are_not_rewritten(text: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("flinksql-topn")
-               .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
-               .getOrCreate())
+def spark(local_spark: Any) -> Any:
+    local_spark.conf.set("spark.sql.shuffle.partitions", "3")
     # three partitions: the source order runs across them
-    session.sparkContext.parallelize(NUMS, 3).toDF(["k", "v"]).createOrReplaceTempView("nums")
-    yield session
-    session.stop()
+    rows = local_spark.sparkContext.parallelize(NUMS, 3)
+    local_spark.createDataFrame(rows, ["k", "v"]).createOrReplaceTempView("nums")
+    return local_spark
 
 
 ALL = {**FLINK, **FLINK_OVER_CHANGES, **FLINK_OVER_GROUPS}

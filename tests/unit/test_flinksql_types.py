@@ -151,13 +151,8 @@ def test_resolve_typeof_replaces_each_call_by_its_text_and_asks_the_fallback_for
 # -- on a local SparkSession: TYPEOF at planning, a VALUES view's DESCRIBE -----------------------
 
 @pytest.fixture(scope="module")
-def planner() -> Iterator[FlinkSqlPlanner]:
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[1]").appName("flinksql-types")
-             .config("spark.sql.shuffle.partitions", "1").config("spark.ui.enabled", "false")
-             .getOrCreate())
-    p = FlinkSqlPlanner(spark)
+def planner(local_spark: Any) -> Iterator[FlinkSqlPlanner]:
+    p = FlinkSqlPlanner(local_spark)
     p.plan("CREATE TEMPORARY VIEW orders(order_id, product, amount, ts) AS VALUES "
            "(1, 'apple', 3, TIMESTAMP '2024-01-01 10:00:01'), "
            "(2, 'pear', 5, TIMESTAMP '2024-01-01 10:00:07'), "

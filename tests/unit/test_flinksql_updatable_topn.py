@@ -7,7 +7,7 @@ printed for the same queries (``EnvironmentSettings.in_streaming_mode()``,
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -138,20 +138,13 @@ def test_a_top_n_by_rank_is_refused_as_flink_does(text: str, refusal: str | None
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("flinksql-updatable-topn")
-               .config("spark.sql.shuffle.partitions", "3").config("spark.ui.enabled", "false")
-               .getOrCreate())
+def spark(local_spark: Any) -> Any:
+    local_spark.conf.set("spark.sql.shuffle.partitions", "3")
     # three partitions: the source order runs across them
-    # the views in this session (an RDD's toDF uses the active one, which an earlier test
-    # module's streaming plan may have left another session)
-    rows = session.sparkContext.parallelize
-    session.createDataFrame(rows(WORDS, 3), ["word", "g", "v"]).createOrReplaceTempView("w")
-    session.createDataFrame(rows(NUMS, 3), ["k", "v"]).createOrReplaceTempView("nums")
-    yield session
-    session.stop()
+    rows = local_spark.sparkContext.parallelize
+    local_spark.createDataFrame(rows(WORDS, 3), ["word", "g", "v"]).createOrReplaceTempView("w")
+    local_spark.createDataFrame(rows(NUMS, 3), ["k", "v"]).createOrReplaceTempView("nums")
+    return local_spark
 
 
 ALL = {**FLINK, **FLINK_RETRACTED}

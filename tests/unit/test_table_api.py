@@ -646,10 +646,14 @@ def test_a_streaming_collect_with_a_gap_in_its_changelog_fails_loudly() -> None:
 
 def test_an_empty_map_is_a_dict_in_a_batch_and_a_streaming_result() -> None:
     """Arrow gives a MAP as its pairs, so an empty MAP looked like an empty ARRAY (and printed
-    ``[]`` where Flink prints ``{}``): the column's type decides."""
+    ``[]`` where Flink prints ``{}``): a batch result's Arrow type decides; a streaming
+    result's values come as Spark gives them (a MAP a dict, a struct a pyspark Row), each made
+    PyFlink's on the JobManager."""
     import pyarrow as pa
+    from pyspark.sql import Row as SparkRow
 
     from sessioncluster.api.table.result import arrow_rows, changelog_row
+    from sessioncluster.common.types import pyflink_value
 
     maps = pa.array([[], [("a", 1)], None], type=pa.map_(pa.string(), pa.int32()))
     lists = pa.array([[], [1], None], type=pa.list_(pa.int32()))
@@ -658,6 +662,8 @@ def test_an_empty_map_is_a_dict_in_a_batch_and_a_streaming_result() -> None:
     rows = arrow_rows(pa.table({"m": maps, "l": lists, "r": nested}))
     assert [r[:2] for r in rows] == [[{}, []], [{"a": 1}, [1]], [None, None]]
     assert rows[0][2].m == {} and rows[1][2].m == {"b": 2} and rows[2][2] is None
-    row = changelog_row("+I", ([], [], [("a", 1)]), ["m", "l", "n"],
-                        ["MAP<STRING, INT>", "ARRAY<INT>", "MULTISET<STRING>"])
-    assert list(row) == [{}, [], {"a": 1}]
+    spark_values = ({}, [], {"a": 1}, [SparkRow(m={}, l=[SparkRow(x=1)])])
+    row = changelog_row("+I", tuple(pyflink_value(v) for v in spark_values), ["m", "l", "n", "r"])
+    assert list(row)[:3] == [{}, [], {"a": 1}] and row.get_row_kind() == RowKind.INSERT
+    (nested,) = row.r
+    assert isinstance(nested, Row) and nested.m == {} and nested.l[0].x == 1

@@ -204,7 +204,6 @@ class TableResult:
             raise RuntimeError("this TableResult has no job to read a streaming result from")
         stream = client.stream()
         names = list(self.result.columns)
-        types = list(self.result.column_types)
 
         def rows() -> Iterator[Row]:
             for kind, values in stream:
@@ -216,7 +215,7 @@ class TableResult:
                         f"result (64 MiB), and this reader fell behind its job; the job is "
                         f"cancelled. Read the rows as they come, or write the query into a "
                         f"sink table (INSERT INTO).")
-                yield changelog_row(kind, values, names, types)
+                yield changelog_row(kind, values, names)
 
         return CloseableIterator(rows(), stream.close)
 
@@ -258,16 +257,10 @@ class TableResult:
 _KINDS = {kind.short_string(): kind for kind in RowKind}
 
 
-def changelog_row(kind: str, values: Sequence[Any], names: list[str],
-                  types: Sequence[str] = ()) -> Row:
+def changelog_row(kind: str, values: Sequence[Any], names: list[str]) -> Row:
     """A row of a streaming query's changelog (``+I``, ``-U``, ``+U``, ``-D`` and its values,
-    as the JobManager sends them) as a named ``Row`` with its ``RowKind``; ``types``, the
-    columns' Flink types, tell an empty MAP (no pairs) from an empty ARRAY."""
-    converted = [_pyflink_value(v) for v in values]
-    for i, t in enumerate(types):
-        if converted[i] == [] and t.upper().startswith(("MAP", "MULTISET")):
-            converted[i] = {}
-    return _named_row(converted, names, _KINDS[kind])
+    which the JobManager sends as PyFlink gives them) as a named ``Row`` with its ``RowKind``."""
+    return _named_row(values, names, _KINDS[kind])
 
 
 def _named_row(values: Sequence[Any], names: list[str], kind: RowKind) -> Row:
@@ -325,18 +318,6 @@ def _arrow_value(v: Any, arrow_type: Any) -> Any:
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) \
             or pa.types.is_fixed_size_list(arrow_type):
         return [_arrow_value(x, arrow_type.value_type) for x in v]
-    return v
-
-
-def _pyflink_value(v: Any) -> Any:
-    if isinstance(v, dict):
-        r = Row(*(_pyflink_value(x) for x in v.values()))
-        r.set_field_names(list(v))
-        return r
-    if isinstance(v, list):
-        if v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
-            return {k: _pyflink_value(x) for k, x in v}  # a MAP comes from Arrow as pairs
-        return [_pyflink_value(x) for x in v]
     return v
 
 

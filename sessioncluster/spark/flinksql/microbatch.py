@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Protocol
 
+from ...common.types import pyflink_value
 from . import connectors
 from .connectors.printing import (
     PrintedLines,
@@ -130,20 +131,8 @@ def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path
     return changes
 
 
-def plain_value(v: Any) -> Any:
-    """A value of a collected row with no pyspark type in it, as Arrow gives it to a batch
-    query's client (a nested ROW as a dict, a MAP as its pairs), so that the client unpickles
-    it without pyspark and reads it as it reads a batch result."""
-    if isinstance(v, tuple) and hasattr(v, "asDict"):
-        return {k: plain_value(x) for k, x in v.asDict(recursive=False).items()}
-    if isinstance(v, list):
-        return [plain_value(x) for x in v]
-    if isinstance(v, dict):
-        return [(k, plain_value(x)) for k, x in v.items()]
-    return v
-
-
 def collected(changes: list[tuple[str, tuple[Any, ...]]]) -> list[bytes]:
     """A micro-batch's changelog as the result buffer keeps it: one pickled
-    ``(row kind, values)`` per row."""
-    return [pickle.dumps((kind, tuple(plain_value(v) for v in row))) for kind, row in changes]
+    ``(row kind, values)`` per row, the values as PyFlink gives them (no pyspark type in them,
+    so that the client reads them without pyspark)."""
+    return [pickle.dumps((kind, tuple(pyflink_value(v) for v in row))) for kind, row in changes]

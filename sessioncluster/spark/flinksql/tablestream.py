@@ -47,11 +47,12 @@ from ...api.table.conversion import (
     row_record,
     rowtime_millis,
 )
+from ...common.types import pyflink_value
 from ...graph.jobgraph import JobVertex
 from ...streaming.runtime import RECORD_SCHEMA
 from ..streaming import ROCKSDB_PROVIDER
 from .feeds import OutboxFeed
-from .microbatch import batch_changelog, plain_value
+from .microbatch import batch_changelog
 from .model import FlinkSqlError
 from .outcome import StatementOutcome
 from .statements import Query, parse_statements
@@ -260,7 +261,7 @@ class Feeder(OutboxFeed):
         changes = batch_changelog(self.insert, df, batch_id, self.state_dir)
         if not changes:
             return None
-        changes = [(kind, tuple(plain_value(v) for v in row)) for kind, row in changes]
+        changes = [(kind, tuple(pyflink_value(v) for v in row)) for kind, row in changes]
         return pa.Table.from_batches([record_batch(record_columns(changes, self.names,
                                                                   self.rowtime))])
 

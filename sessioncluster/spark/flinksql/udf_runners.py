@@ -20,7 +20,7 @@ from ...api.table.udf import (
     TableAggregateFunction,
     UserDefinedFunction,
 )
-from ...common.types import Row, rows_as_tuples
+from ...common.types import Row, pyflink_value, rows_as_tuples
 from .asyncscalar import AsyncOptions, evaluate
 
 #: the opened function of each registration, per Python worker (token -> function)
@@ -76,17 +76,6 @@ class _Runner:
 to_spark = rows_as_tuples
 
 
-def from_spark(value: Any) -> Any:
-    """A Spark value as Flink gives it to a function: a struct as a ``Row`` with its names."""
-    from pyspark.sql import Row as SparkRow
-
-    if isinstance(value, SparkRow):
-        fields = getattr(value, "__fields__", None)
-        values = [from_spark(v) for v in value]
-        return Row(**dict(zip(fields, values))) if fields else Row(*values)
-    return value
-
-
 class ScalarRunner(_Runner):
     """A general scalar function, row by row (Spark calls it on Arrow batches)."""
 
@@ -97,7 +86,7 @@ class ScalarRunner(_Runner):
         self.accepted = python_types(result_type)
 
     def __call__(self, *args: Any) -> Any:
-        return self.checked(self.opened().eval(*[from_spark(a) for a in args]))
+        return self.checked(self.opened().eval(*[pyflink_value(a) for a in args]))
 
     def checked(self, result: Any) -> Any:
         """``result`` as Spark takes it, once checked against the declared result type."""
@@ -158,7 +147,7 @@ class TableRunner(_Runner):
         self.width = width
 
     def rows(self, *args: Any) -> Iterator[tuple[Any, ...]]:
-        results = self.opened().eval(*[from_spark(a) for a in args])
+        results = self.opened().eval(*[pyflink_value(a) for a in args])
         if results is None:
             return
         for r in results:
@@ -227,7 +216,7 @@ def _arguments(column: Any) -> list[Any]:
         names = [str(c) for c in column.columns]
         return [Row(**dict(zip(names, values))) for values in
                 zip(*[_values(column[c]) for c in column.columns])]
-    return [Row(**v) if isinstance(v, dict) else from_spark(v) for v in _values(column)]
+    return [Row(**v) if isinstance(v, dict) else pyflink_value(v) for v in _values(column)]
 
 
 class TableAggregateRunner(_Runner):
