@@ -1,10 +1,12 @@
 """MATCH_RECOGNIZE on a real session: in BATCH and in STREAMING over a bounded filesystem table,
 the rows real Flink 2.3 printed for the same statements over the same file (parallelism 1; in
 STREAMING all ``+I``, in the order Flink emitted them); over a monitored directory (unbounded)
-the refusal naming the construct."""
+the matches as the watermark passes their rows, files dropped over several micro-batches."""
 
 from __future__ import annotations
 
+import queue
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,8 @@ import pytest
 
 import sessioncluster
 from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
+
+from .test_flink_sql_temporal_join import write_csv
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
 
@@ -71,10 +75,12 @@ RECORDED = {
 }
 
 
-def create_ticker(t_env: Any, directory: Path, monitored: bool = False) -> None:
+def create_ticker(t_env: Any, directory: Path, monitored: bool = False,
+                  rows: list[tuple[Any, ...]] = TICKER) -> None:
     directory.mkdir()
-    (directory / "ticker.csv").write_text("".join(
-        f"{i},{s},{TS.format(sec)},{p},{t}\n" for i, s, sec, p, t in TICKER))
+    if rows:
+        (directory / "ticker.csv").write_text("".join(
+            f"{i},{s},{TS.format(sec)},{p},{t}\n" for i, s, sec, p, t in rows))
     monitor = ", 'source.monitor-interval' = '1s'" if monitored else ""
     t_env.execute_sql(f"""CREATE TABLE ticker_mr (id INT, symbol STRING, rowtime TIMESTAMP(3),
         price INT, tax INT, WATERMARK FOR rowtime AS rowtime - INTERVAL '1' SECOND)
@@ -108,10 +114,40 @@ def test_streaming_over_a_bounded_table_gives_flinks_printout(
         assert printed(t_env, sql) == [("+I", row) for row in RECORDED[sql]], sql
 
 
-def test_unbounded_streaming_is_refused_by_name(session: sessioncluster.Session,
-                                                tmp_path: Path) -> None:
+#: the ticker over a monitored directory, a file at a time: its first and second halves; a row
+#: late by then (10:00:03, the watermark at 10:00:19: dropped, as Flink drops it); a row of
+#: ACME at 10:00:40 and one of another symbol whose watermark passes all the others
+FILES = [[r for r in TICKER if r[2] < 10], [r for r in TICKER if r[2] >= 10],
+         [(99, "ACME", 3, 5, 1)], [(100, "ACME", 40, 30, 1), (101, "ZETA", 59, 1, 9)]]
+#: Flink 2.3's printout over those files (its probe wrote them 8 s apart): the matches as each
+#: file's watermark passes their last row
+UNBOUNDED = {DOCS: [[("BETA", TS.format(1), TS.format(5), TS.format(7))],
+                    [("ACME", TS.format(8), TS.format(14), TS.format(16))], [], []],
+             NO_PARTITION: [RECORDED[NO_PARTITION][:1], RECORDED[NO_PARTITION][1:], [],
+                            [("10", "100", "ACME", "30", "19")]]}
+
+
+def test_unbounded_streaming_matches_as_the_watermark_passes_the_rows(
+        session: sessioncluster.Session, tmp_path: Path) -> None:
     t_env = env(session, EnvironmentSettings.in_streaming_mode())
-    create_ticker(t_env, tmp_path / "ticker", monitored=True)
-    with pytest.raises(Exception, match="MATCH_RECOGNIZE over an unbounded source is not "
-                                        "supported by sessioncluster: it runs in BATCH mode"):
-        printed(t_env, DOCS)
+    directory = tmp_path / "ticker"
+    create_ticker(t_env, directory, monitored=True, rows=[])
+    got: dict[str, queue.Queue[Any]] = {}
+    iterators = []
+    for sql in UNBOUNDED:
+        got[sql] = queue.Queue()
+        iterators.append(t_env.execute_sql(sql).collect())
+        threading.Thread(target=lambda q, it: [q.put(r) for r in it],
+                         args=(got[sql], iterators[-1]), daemon=True).start()
+    for k, rows in enumerate(FILES):
+        write_csv(directory, f"f{k}.csv", [(i, s, TS.format(sec), p, t)
+                                           for i, s, sec, p, t in rows])
+        for sql, expected in UNBOUNDED.items():
+            printed_now = []
+            for _ in expected[k]:
+                row = got[sql].get(timeout=120)
+                printed_now.append((row.get_row_kind().short_string(),
+                                    tuple(None if v is None else str(v) for v in row)))
+            assert sorted(printed_now) == sorted(("+I", r) for r in expected[k]), (k, sql)
+    for iterator in iterators:
+        iterator.close()

@@ -16,10 +16,16 @@ from sqlglot import exp
 from sessioncluster.spark.flinksql.dialect import Flink
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
 from sessioncluster.spark.flinksql.matchexpr import compile_condition
-from sessioncluster.spark.flinksql.matchrecognize import partition_matches, read_plan
+from sessioncluster.spark.flinksql.matchrecognize import (
+    partition_matches,
+    read_plan,
+    resume_matches,
+)
+from sessioncluster.spark.flinksql.matchstream import KeyMatching
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.patternmatch import (
     Element,
+    MatchState,
     PatternError,
     parse_pattern,
 )
@@ -153,6 +159,58 @@ RECORDED = {
 def test_matches_are_flinks(name: str) -> None:
     sql, rows = RECORDED[name]
     assert matched(sql) == sorted(rows, key=str)
+
+
+def plan_of(sql: str) -> Any:
+    node = sqlglot.parse_one(sql, dialect=Flink()).find(exp.MatchRecognize)
+    assert node is not None
+    return read_plan(node)
+
+
+def partitions_of(plan: Any, rows: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
+    out: dict[Any, list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: r["rowtime"]):
+        out.setdefault(tuple(r[p] for p in plan.partition), []).append(r)
+    return out
+
+
+@pytest.mark.parametrize("name", list(RECORDED))
+@pytest.mark.parametrize("cuts", [(3,), (2, 5), (1, 4, 6)])
+def test_matching_resumed_in_chunks_gives_the_matches_of_one_call(name: str,
+                                                                  cuts: tuple[int, ...]) -> None:
+    """The matcher fed a partition's rows in 2-4 chunks, keeping only the rows its state still
+    holds, finds what one call over all the rows finds (Flink's recorded matches)."""
+    plan = plan_of(RECORDED[name][0])
+    for rows in partitions_of(plan, ticker_rows()).values():
+        state, kept, chunked = MatchState(), {}, []
+        for stop in [*cuts, len(rows)]:
+            kept.update({i: rows[i] for i in range(state.next_row, max(stop, state.next_row))})
+            chunked += resume_matches(plan, state, kept, stop)
+            kept = {i: r for i, r in kept.items() if i >= state.first_needed()}
+        assert chunked == partition_matches(plan, rows)
+
+
+def test_a_keys_matching_feeds_the_rows_the_watermark_passed_and_drops_late_ones() -> None:
+    """The streaming processor's state over micro-batches (rows out of order within one): the
+    matches of the rows in time order, a row at or before the watermark when it came dropped."""
+    plan = plan_of(TICKER_DOCS)
+    acme = [r for r in ticker_rows() if r["symbol"] == "ACME"]
+    late = {"id": 99, "symbol": "ACME", "price": 1, "tax": 1, "rowtime": acme[1]["rowtime"]}
+
+    def ms(r: dict[str, Any]) -> int:
+        return int((r["rowtime"] - START).total_seconds() * 1000)
+    state = KeyMatching()
+    out = []
+    # each micro-batch's rows come with the watermark the last one left; a batch without
+    # rows (Spark's, for the timers) then feeds what its watermark passed
+    for batch, watermark in ((acme[3::-1], 0), (acme[4:8] + [late], 2000), (acme[8:], 6000),
+                             ([], 9000), ([], 20000)):
+        state.add(plan, [ms(r) for r in batch], batch, watermark)
+        out += state.advance(plan, watermark)
+    assert state.pending == [] and len(state.rows) <= len(acme)
+    assert [str(atoms[0]) for *atoms, _, _, _ in out] == [RECORDED["docs ticker example"][1][0][1]]
+    want = partition_matches(plan, acme)
+    assert [row[:len(plan.measure_atoms)] for row in out] == [tuple(a) for _, a in want]
 
 
 #: what Flink 2.3 refuses, with its words where it has them

@@ -34,6 +34,10 @@ _REFUSED_CALLS = {
 }
 
 
+#: the calls whose first operand is a time unit (``TIMESTAMPADD(SECOND, 5, A.ts)``)
+_UNIT_FIRST = ("TIMESTAMPADD", "TIMESTAMPDIFF")
+
+
 @dataclass(frozen=True, slots=True)
 class Atom:
     """A value read from a match's rows: ``kind`` FIRST, LAST, an aggregate's name or
@@ -50,6 +54,10 @@ def extract_atoms(node: exp.Expr, atoms: list[Atom], placeholder: Callable[[int]
     """``node`` with each atom replaced by ``placeholder(its position in atoms)`` (appended to
     ``atoms`` when new); FlinkSqlError for what MATCH_RECOGNIZE cannot read here."""
     def replace(n: exp.Expr) -> exp.Expr:
+        if isinstance(n, exp.Anonymous) and n.name.upper() in _UNIT_FIRST and n.expressions \
+                and isinstance(n.expressions[0], exp.Column):  # the unit, not a column
+            n.expressions[0].replace(exp.Var(this=n.expressions[0].name.upper()))
+            return n
         atom = _atom(n, rowtime)
         if atom is None:
             return n
