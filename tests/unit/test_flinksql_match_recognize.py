@@ -152,7 +152,46 @@ RECORDED = {
         "MATCH_ROWTIME() AS mt, LAST(A.rowtime) AS lt", "A+ B",
         "A AS A.price > 15, B AS B.price <= 20"),
         [("ACME", "-2", "10", "2024-01-01 10:00:06", "2024-01-01 10:00:05")]),
+    "skip to B (TO LAST B)": (query("A.id AS aid, FIRST(B.id) AS fb, C.id AS cid", "A B+ C",
+                                    "A AS A.price > 0, B AS B.tax = 2, C AS C.tax <> 2",
+                                    skip="TO B"), [
+        ("ACME", "1", "2", "3"), ("ACME", "4", "5", "6"), ("ACME", "7", "8", "11"),
+        ("BETA", "12", "13", "14"), ("BETA", "15", "16", "18")]),
+    "a DEFINE of a variable not in the pattern": (query(
+        "A.id AS aid", "A B", "A AS A.price > 0, C AS C.price > 1"),
+        [("ACME", str(i)) for i in (1, 3, 5, 7, 9)] + [("BETA", str(i)) for i in (12, 14, 16)]),
 }
+
+#: Flink 2.3's rows (BATCH) for DEFINE conditions calling functions
+FUNCTIONS = {
+    "ABS of two variables": (query("A.id AS aid, B.id AS bid", "A B",
+                                   "B AS ABS(B.price - A.price) > 4"), [
+        ("ACME", "1", "2"), ("ACME", "10", "11"), ("ACME", "5", "6"), ("ACME", "8", "9"),
+        ("BETA", "17", "18")]),
+    "UPPER, MOD, CHAR_LENGTH": (query(
+        "FIRST(A.id) AS fa, LAST(A.id) AS la, B.id AS bid", "A+ B",
+        "A AS UPPER(A.symbol) = 'ACME' AND MOD(A.price, 2) = 1, "
+        "B AS CHAR_LENGTH(B.symbol) = 4 AND B.price > 20"), []),
+    "TIMESTAMPADD": (query("A.id AS aid, B.id AS bid", "A B",
+                           "B AS B.rowtime > TIMESTAMPADD(SECOND, 1, A.rowtime)"), [
+        ("BETA", "12", "13"), ("BETA", "14", "15"), ("BETA", "16", "17")]),
+    "CASE WHEN": (query("FIRST(A.id) AS fa, LAST(A.id) AS la", "A{2}",
+                        "A AS CASE WHEN A.tax > 1 THEN A.price ELSE 0 END > 20"), [
+        ("ACME", "4", "5"), ("ACME", "9", "10"), ("BETA", "13", "14"), ("BETA", "16", "17")]),
+    "CAST, ROUND, COALESCE": (query(
+        "A.id AS aid, B.id AS bid", "A B", "A AS CAST(A.price AS DOUBLE) / 2 > 10, "
+        "B AS ROUND(B.price / 3.0, 0) = 8 OR COALESCE(LAST(B.price, 5), B.tax) = 1"), [
+        ("ACME", "4", "5"), ("ACME", "9", "10"), ("BETA", "14", "15"), ("BETA", "17", "18")]),
+    "LOWER, SUBSTRING, ||": (query(
+        "A.id AS aid", "A", "A AS LOWER(SUBSTRING(A.symbol, 2, 2)) || 'x' = 'cmx' "
+        "AND A.price > 20"), [("ACME", "10"), ("ACME", "4"), ("ACME", "5"), ("ACME", "9")]),
+}
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_define_calling_functions_matches_as_flinks(name: str) -> None:
+    sql, rows = FUNCTIONS[name]
+    assert matched(sql) == sorted(rows, key=str)
 
 
 @pytest.mark.parametrize("name", list(RECORDED))
@@ -231,6 +270,12 @@ REFUSED = {
     "Pattern groups not supported": query("A.id AS aid", "A (B C)+ D", "A AS A.x > 0"),
     "Pattern exclusion": query("A.id AS aid", "A {- B -} C", "A AS A.x > 0"),
     "CLASSIFIER\\(\\) is not supported": query("CLASSIFIER() AS c", "A B", "A AS A.x > 0"),
+    "SQL validation failed. At line 1, column 85: Table 'X' not found": query(
+        "X.id AS xid, A.id AS aid", "A B", "A AS A.price > 0"),
+    "SQL validation failed. At line 1, column 90: Table 'X' not found": query(
+        "LAST(X.id) AS xid", "A B", "A AS A.price > 0"),
+    "MATCH_RECOGNIZE: the function REGEXP_EXTRACT in DEFINE is not supported": query(
+        "A.id AS aid", "A B", "A AS REGEXP_EXTRACT(A.symbol, 'A') = 'A'"),
     "DISTINCT aggregations are not supported": query("COUNT(DISTINCT A.x) AS c", "A B C",
                                                      "A AS A.x > 0"),
 }

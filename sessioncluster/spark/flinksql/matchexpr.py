@@ -127,8 +127,14 @@ def atom_value(atom: Atom, matched: Sequence[Assigned], row: Callable[[int], Any
 def compile_condition(node: exp.Expr) -> Evaluator:
     """A DEFINE condition whose atoms are placeholders ``__atom<k>`` as a function of the atoms'
     values (:mod:`.sqlcondition`); FlinkSqlError for an expression it cannot evaluate."""
-    return sql_condition(node, _placeholder, lambda n: (
-        f"MATCH_RECOGNIZE: {n.sql()} in DEFINE is not supported by sessioncluster"))
+    return sql_condition(node, _placeholder, _refusal)
+
+
+def _refusal(node: exp.Expr) -> str:
+    """Why ``node`` is refused in DEFINE: a function by its name (its operands are atoms)."""
+    what = f"the function {node.name.upper()}" if isinstance(node, exp.Anonymous) else \
+        f"the function {node.sql_name()}" if isinstance(node, exp.Func) else node.sql()
+    return f"MATCH_RECOGNIZE: {what} in DEFINE is not supported by sessioncluster"
 
 
 def _placeholder(node: exp.Expr) -> Evaluator | None:

@@ -105,6 +105,7 @@ def read_plan(node: exp.MatchRecognize) -> MatchPlan:
     measures = []
     for i, measure in enumerate(node.args.get("measures") or []):
         item = measure.this
+        _check_variables(item, {e.variable for e in elements})
         name = output_name(item, len(partition) + i)
         body = item.this if isinstance(item, exp.Alias) else item
         measures.append((name, extract_atoms(body, measure_atoms, _placeholder, order[0])))
@@ -112,6 +113,17 @@ def read_plan(node: exp.MatchRecognize) -> MatchPlan:
     return MatchPlan(partition, order, elements, skip,
                      interval_ms(within) if within is not None else None, define, define_atoms,
                      measure_atoms, measures, alias.name if alias is not None else None)
+
+
+def _check_variables(node: exp.Expr, variables: set[str]) -> None:
+    """FlinkSqlError, in Flink's words, for a column of a variable not in the pattern."""
+    for column in node.find_all(exp.Column):
+        table = column.args.get("table")
+        if table is not None and column.table not in variables:
+            at = table.meta
+            where = f"At line {at['line']}, column {at['col'] - len(column.table) + 1}: " \
+                if "line" in at else ""
+            raise FlinkSqlError(f"SQL validation failed. {where}Table '{column.table}' not found")
 
 
 def _placeholder(k: int) -> exp.Expr:

@@ -2,8 +2,9 @@
 is UNKNOWN, ``None``): the updating join's non-equality condition on each pair of rows
 (:mod:`.joincondition`) and MATCH_RECOGNIZE's DEFINE on each row tried (:mod:`.matchexpr`).
 
-Literals, comparisons, ``+ - * / %`` (``/`` of integers is Java's, truncated),
-``AND``/``OR``/``NOT``, ``IS NULL``, ``BETWEEN``, ``IN`` are evaluated; the caller's ``leaf``
+Literals, comparisons, ``+ - * / %`` (``/`` of integers is Java's, truncated, ``%`` keeps the
+dividend's sign), ``AND``/``OR``/``NOT``, ``IS NULL``, ``BETWEEN``, ``IN``, ``CASE``/``IF`` and
+the common scalar functions (:mod:`.sqlfunctions`) are evaluated; the caller's ``leaf``
 reads its own nodes (a join's columns, a match's atoms); anything else is refused with the
 caller's message. Operands meet as Flink's implicit casts have them meet: a text literal
 compared with a TIMESTAMP, DATE or TIME is that type's value (``o.ts > '2024-01-01
