@@ -94,6 +94,8 @@ def match_processor(plan: MatchPlan, columns: list[str], output: list[str],
     import pandas as pd
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
+    from ..streaming import move_timer
+
     rowtime = plan.order[0]
 
     class MatchProcessor(StatefulProcessor):
@@ -125,13 +127,8 @@ def match_processor(plan: MatchPlan, columns: list[str], output: list[str],
 
         def _emit(self, key: Any, state: KeyMatching, watermark: int) -> Iterator[Any]:
             out = state.advance(plan, watermark)
-            earliest = min((p[0] for p in state.pending), default=None)
-            if earliest != state.timer:
-                if state.timer is not None:
-                    self.handle.deleteTimer(state.timer)
-                if earliest is not None:
-                    self.handle.registerTimer(earliest)
-                state.timer = earliest
+            state.timer = move_timer(self.handle, state.timer,
+                                     min((p[0] for p in state.pending), default=None))
             self.state.update((pickle.dumps(state),))
             if out:
                 prefix = tuple(key) if plan.partition else ()
