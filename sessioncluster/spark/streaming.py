@@ -89,6 +89,17 @@ TIMER_OPERATORS = {"KeyedProcessOperator", "KeyedCoProcessOperator", "WindowOper
 #: keyed state's store: RocksDB (checkpointed with each micro-batch)
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
+
+def move_timer(handle: Any, registered: int | None, wanted: int | None) -> int | None:
+    """A keyed processor's one event-time timer moved from ``registered`` to ``wanted`` (None:
+    none) on its ``StatefulProcessorHandle``; the timer registered now."""
+    if wanted != registered:
+        if registered is not None:
+            handle.deleteTimer(registered)
+        if wanted is not None:
+            handle.registerTimer(wanted)
+    return wanted
+
 #: the timestamp of the end-of-input record (ms): Spark's largest timestamp (microseconds in a
 #: long), where Flink's final watermark is Long.MAX_VALUE
 END_OF_INPUT_MS = (2**63 - 1) // 1000

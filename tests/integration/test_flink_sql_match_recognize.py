@@ -1,10 +1,12 @@
 """MATCH_RECOGNIZE on a real session: in BATCH and in STREAMING over a bounded filesystem table,
 the rows real Flink 2.3 printed for the same statements over the same file (parallelism 1; in
 STREAMING all ``+I``, in the order Flink emitted them); over a monitored directory (unbounded)
-the refusal naming the construct."""
+the matches as the watermark passes their rows, files dropped over several micro-batches."""
 
 from __future__ import annotations
 
+import queue
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,8 @@ import pytest
 
 import sessioncluster
 from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
+
+from .test_flink_sql_temporal_join import write_csv
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
 
@@ -71,10 +75,12 @@ RECORDED = {
 }
 
 
-def create_ticker(t_env: Any, directory: Path, monitored: bool = False) -> None:
+def create_ticker(t_env: Any, directory: Path, monitored: bool = False,
+                  rows: list[tuple[Any, ...]] = TICKER) -> None:
     directory.mkdir()
-    (directory / "ticker.csv").write_text("".join(
-        f"{i},{s},{TS.format(sec)},{p},{t}\n" for i, s, sec, p, t in TICKER))
+    if rows:
+        (directory / "ticker.csv").write_text("".join(
+            f"{i},{s},{TS.format(sec)},{p},{t}\n" for i, s, sec, p, t in rows))
     monitor = ", 'source.monitor-interval' = '1s'" if monitored else ""
     t_env.execute_sql(f"""CREATE TABLE ticker_mr (id INT, symbol STRING, rowtime TIMESTAMP(3),
         price INT, tax INT, WATERMARK FOR rowtime AS rowtime - INTERVAL '1' SECOND)
@@ -108,10 +114,37 @@ def test_streaming_over_a_bounded_table_gives_flinks_printout(
         assert printed(t_env, sql) == [("+I", row) for row in RECORDED[sql]], sql
 
 
-def test_unbounded_streaming_is_refused_by_name(session: sessioncluster.Session,
-                                                tmp_path: Path) -> None:
+#: the ticker over a monitored directory, a file at a time: its first and second halves; a row
+#: late by then (10:00:03, the watermark at 10:00:19: dropped, as Flink drops it); rows of ACME
+#: at 10:00:40 and :45, and one of another symbol whose watermark passes all the others
+FILES = [[r for r in TICKER if r[2] < 10], [r for r in TICKER if r[2] >= 10],
+         [(99, "ACME", 3, 5, 1)],
+         [(100, "ACME", 40, 30, 1), (102, "ACME", 45, 20, 1), (101, "ZETA", 59, 1, 9)]]
+BY_SYMBOL = query("FIRST(A.id) AS fa, LAST(A.id) AS la, MAX(A.price) AS mx", "A{3}",
+                  "A AS A.tax < 3")
+#: Flink 2.3's printout of BY_SYMBOL after each file (its probe wrote them 8 s apart): the
+#: matches whose last row the file's watermark passes (the late row kept would have made
+#: ACME's last one 99, 11, 100)
+UNBOUNDED = [[("ACME", "1", "3", "19")],
+             [("ACME", "5", "7", "25"), ("ACME", "8", "10", "25"), ("BETA", "15", "17", "31")],
+             [], [("ACME", "11", "102", "30")]]
+
+
+def test_unbounded_streaming_matches_as_the_watermark_passes_the_rows(
+        session: sessioncluster.Session, tmp_path: Path) -> None:
     t_env = env(session, EnvironmentSettings.in_streaming_mode())
-    create_ticker(t_env, tmp_path / "ticker", monitored=True)
-    with pytest.raises(Exception, match="MATCH_RECOGNIZE over an unbounded source is not "
-                                        "supported by sessioncluster: it runs in BATCH mode"):
-        printed(t_env, DOCS)
+    directory = tmp_path / "ticker"
+    create_ticker(t_env, directory, monitored=True, rows=[])
+    got: queue.Queue[Any] = queue.Queue()
+    iterator = t_env.execute_sql(BY_SYMBOL).collect()
+    threading.Thread(target=lambda: [got.put(r) for r in iterator], daemon=True).start()
+    for k, (rows, expected) in enumerate(zip(FILES, UNBOUNDED)):
+        write_csv(directory, f"f{k}.csv", [(i, s, TS.format(sec), p, t)
+                                           for i, s, sec, p, t in rows])
+        printed_now = []
+        for _ in expected:
+            row = got.get(timeout=240)
+            printed_now.append((row.get_row_kind().short_string(),
+                                tuple(None if v is None else str(v) for v in row)))
+        assert sorted(printed_now) == sorted(("+I", r) for r in expected), k
+    iterator.close()

@@ -16,10 +16,16 @@ from sqlglot import exp
 from sessioncluster.spark.flinksql.dialect import Flink
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
 from sessioncluster.spark.flinksql.matchexpr import compile_condition
-from sessioncluster.spark.flinksql.matchrecognize import partition_matches, read_plan
+from sessioncluster.spark.flinksql.matchrecognize import (
+    partition_matches,
+    read_plan,
+    resume_matches,
+)
+from sessioncluster.spark.flinksql.matchstream import KeyMatching
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.patternmatch import (
     Element,
+    MatchState,
     PatternError,
     parse_pattern,
 )
@@ -146,7 +152,46 @@ RECORDED = {
         "MATCH_ROWTIME() AS mt, LAST(A.rowtime) AS lt", "A+ B",
         "A AS A.price > 15, B AS B.price <= 20"),
         [("ACME", "-2", "10", "2024-01-01 10:00:06", "2024-01-01 10:00:05")]),
+    "skip to B (TO LAST B)": (query("A.id AS aid, FIRST(B.id) AS fb, C.id AS cid", "A B+ C",
+                                    "A AS A.price > 0, B AS B.tax = 2, C AS C.tax <> 2",
+                                    skip="TO B"), [
+        ("ACME", "1", "2", "3"), ("ACME", "4", "5", "6"), ("ACME", "7", "8", "11"),
+        ("BETA", "12", "13", "14"), ("BETA", "15", "16", "18")]),
+    "a DEFINE of a variable not in the pattern": (query(
+        "A.id AS aid", "A B", "A AS A.price > 0, C AS C.price > 1"),
+        [("ACME", str(i)) for i in (1, 3, 5, 7, 9)] + [("BETA", str(i)) for i in (12, 14, 16)]),
 }
+
+#: Flink 2.3's rows (BATCH) for DEFINE conditions calling functions
+FUNCTIONS = {
+    "ABS of two variables": (query("A.id AS aid, B.id AS bid", "A B",
+                                   "B AS ABS(B.price - A.price) > 4"), [
+        ("ACME", "1", "2"), ("ACME", "10", "11"), ("ACME", "5", "6"), ("ACME", "8", "9"),
+        ("BETA", "17", "18")]),
+    "UPPER, MOD, CHAR_LENGTH": (query(
+        "FIRST(A.id) AS fa, LAST(A.id) AS la, B.id AS bid", "A+ B",
+        "A AS UPPER(A.symbol) = 'ACME' AND MOD(A.price, 2) = 1, "
+        "B AS CHAR_LENGTH(B.symbol) = 4 AND B.price > 20"), []),
+    "TIMESTAMPADD": (query("A.id AS aid, B.id AS bid", "A B",
+                           "B AS B.rowtime > TIMESTAMPADD(SECOND, 1, A.rowtime)"), [
+        ("BETA", "12", "13"), ("BETA", "14", "15"), ("BETA", "16", "17")]),
+    "CASE WHEN": (query("FIRST(A.id) AS fa, LAST(A.id) AS la", "A{2}",
+                        "A AS CASE WHEN A.tax > 1 THEN A.price ELSE 0 END > 20"), [
+        ("ACME", "4", "5"), ("ACME", "9", "10"), ("BETA", "13", "14"), ("BETA", "16", "17")]),
+    "CAST, ROUND, COALESCE": (query(
+        "A.id AS aid, B.id AS bid", "A B", "A AS CAST(A.price AS DOUBLE) / 2 > 10, "
+        "B AS ROUND(B.price / 3.0, 0) = 8 OR COALESCE(LAST(B.price, 5), B.tax) = 1"), [
+        ("ACME", "4", "5"), ("ACME", "9", "10"), ("BETA", "14", "15"), ("BETA", "17", "18")]),
+    "LOWER, SUBSTRING, ||": (query(
+        "A.id AS aid", "A", "A AS LOWER(SUBSTRING(A.symbol, 2, 2)) || 'x' = 'cmx' "
+        "AND A.price > 20"), [("ACME", "10"), ("ACME", "4"), ("ACME", "5"), ("ACME", "9")]),
+}
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_define_calling_functions_matches_as_flinks(name: str) -> None:
+    sql, rows = FUNCTIONS[name]
+    assert matched(sql) == sorted(rows, key=str)
 
 
 @pytest.mark.parametrize("name", list(RECORDED))
@@ -155,10 +200,64 @@ def test_matches_are_flinks(name: str) -> None:
     assert matched(sql) == sorted(rows, key=str)
 
 
+def plan_of(sql: str) -> Any:
+    node = sqlglot.parse_one(sql, dialect=Flink()).find(exp.MatchRecognize)
+    assert node is not None
+    return read_plan(node)
+
+
+def partitions_of(plan: Any, rows: list[dict[str, Any]]) -> dict[Any, list[dict[str, Any]]]:
+    out: dict[Any, list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: r["rowtime"]):
+        out.setdefault(tuple(r[p] for p in plan.partition), []).append(r)
+    return out
+
+
+@pytest.mark.parametrize("name", list(RECORDED))
+@pytest.mark.parametrize("cuts", [(3,), (2, 5), (1, 4, 6)])
+def test_matching_resumed_in_chunks_gives_the_matches_of_one_call(name: str,
+                                                                  cuts: tuple[int, ...]) -> None:
+    """The matcher fed a partition's rows in 2-4 chunks, keeping only the rows its state still
+    holds, finds what one call over all the rows finds (Flink's recorded matches)."""
+    plan = plan_of(RECORDED[name][0])
+    for rows in partitions_of(plan, ticker_rows()).values():
+        state, kept, chunked = MatchState(), {}, []
+        for stop in [*cuts, len(rows)]:
+            kept.update({i: rows[i] for i in range(state.next_row, max(stop, state.next_row))})
+            chunked += resume_matches(plan, state, kept, stop)
+            kept = {i: r for i, r in kept.items() if i >= state.first_needed()}
+        assert chunked == partition_matches(plan, rows)
+
+
+def test_a_keys_matching_feeds_the_rows_the_watermark_passed_and_drops_late_ones() -> None:
+    """The streaming processor's state over micro-batches (rows out of order within one): the
+    matches of the rows in time order, a row at or before the watermark when it came dropped."""
+    plan = plan_of(TICKER_DOCS)
+    acme = [r for r in ticker_rows() if r["symbol"] == "ACME"]
+    late = {"id": 99, "symbol": "ACME", "price": 1, "tax": 1, "rowtime": acme[1]["rowtime"]}
+
+    def ms(r: dict[str, Any]) -> int:
+        return int((r["rowtime"] - START).total_seconds() * 1000)
+    state = KeyMatching()
+    out = []
+    # each micro-batch's rows come with the watermark the last one left; a batch without
+    # rows (Spark's, for the timers) then feeds what its watermark passed
+    for batch, watermark in ((acme[3::-1], 0), (acme[4:8] + [late], 2000), (acme[8:], 6000),
+                             ([], 9000), ([], 20000)):
+        state.add(plan, [ms(r) for r in batch], batch, watermark)
+        out += state.advance(plan, watermark)
+    assert state.pending == [] and len(state.rows) <= len(acme)
+    assert [str(atoms[0]) for *atoms, _, _, _ in out] == [RECORDED["docs ticker example"][1][0][1]]
+    want = partition_matches(plan, acme)
+    assert [row[:len(plan.measure_atoms)] for row in out] == [tuple(a) for _, a in want]
+
+
 #: what Flink 2.3 refuses, with its words where it has them
 REFUSED = {
     "Flink does not support physical offsets within partition": query(
         "A.id AS aid", "A B", "B AS B.price > PREV(B.price, 1)"),
+    "Flink does not support physical offsets within partition.": query(  # Flink 2.3's too
+        "FIRST(A.id) AS fa", "A{2}", "A AS ABS(A.price - PREV(A.price)) > 2"),
     "Greedy quantifiers are not allowed as the last element": query(
         "FIRST(A.id) AS fa", "A B+", "A AS A.price > 20"),
     "Reluctant optional variables are not supported yet": query("A.id AS aid", "A?? B", "A AS A.x > 0"),
@@ -173,6 +272,12 @@ REFUSED = {
     "Pattern groups not supported": query("A.id AS aid", "A (B C)+ D", "A AS A.x > 0"),
     "Pattern exclusion": query("A.id AS aid", "A {- B -} C", "A AS A.x > 0"),
     "CLASSIFIER\\(\\) is not supported": query("CLASSIFIER() AS c", "A B", "A AS A.x > 0"),
+    "SQL validation failed. At line 1, column 85: Table 'X' not found": query(
+        "X.id AS xid, A.id AS aid", "A B", "A AS A.price > 0"),
+    "SQL validation failed. At line 1, column 90: Table 'X' not found": query(
+        "LAST(X.id) AS xid", "A B", "A AS A.price > 0"),
+    "MATCH_RECOGNIZE: the function REGEXP_EXTRACT in DEFINE is not supported": query(
+        "A.id AS aid", "A B", "A AS REGEXP_EXTRACT(A.symbol, 'A') = 'A'"),
     "DISTINCT aggregations are not supported": query("COUNT(DISTINCT A.x) AS c", "A B C",
                                                      "A AS A.x > 0"),
 }

@@ -14,7 +14,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.parsers.spark import SparkParser
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from .builtins import BUILTIN_CALLS, FlinkCollect, collect_sql
 from .jsonfunctions import (
@@ -144,10 +144,23 @@ class FlinkParser(SparkParser):
 
     def _parse_match_recognize(self) -> exp.MatchRecognize | None:
         self._within: exp.Expr | None = None
+        self._skip_to_last()
         node = super()._parse_match_recognize()
         if node is not None and self._within is not None:
             node.set("within", self._within)
         return node
+
+    def _skip_to_last(self) -> None:
+        """Flink's ``AFTER MATCH SKIP TO x`` is ``SKIP TO LAST x``, which sqlglot's grammar has:
+        the LAST put in the clause's tokens."""
+        words = [t.text.upper() for t in self._tokens[self._index:self._index + 400]]
+        for at in range(len(words) - 4):
+            if words[at:at + 4] == ["AFTER", "MATCH", "SKIP", "TO"]:
+                if words[at + 4] not in ("NEXT", "FIRST", "LAST"):
+                    to = self._tokens[self._index + at + 3]
+                    self._tokens.insert(self._index + at + 4, Token(
+                        TokenType.VAR, "LAST", to.line, to.col, to.start, to.end))
+                return
 
     def _match_text_seq(self, *texts: str, advance: bool = True) -> Any:
         # Flink's MATCH_RECOGNIZE has ``WITHIN <interval>`` between PATTERN (...) and DEFINE,

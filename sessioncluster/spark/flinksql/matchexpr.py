@@ -34,6 +34,10 @@ _REFUSED_CALLS = {
 }
 
 
+#: the calls whose first operand is a time unit (``TIMESTAMPADD(SECOND, 5, A.ts)``)
+_UNIT_FIRST = ("TIMESTAMPADD", "TIMESTAMPDIFF")
+
+
 @dataclass(frozen=True, slots=True)
 class Atom:
     """A value read from a match's rows: ``kind`` FIRST, LAST, an aggregate's name or
@@ -50,6 +54,10 @@ def extract_atoms(node: exp.Expr, atoms: list[Atom], placeholder: Callable[[int]
     """``node`` with each atom replaced by ``placeholder(its position in atoms)`` (appended to
     ``atoms`` when new); FlinkSqlError for what MATCH_RECOGNIZE cannot read here."""
     def replace(n: exp.Expr) -> exp.Expr:
+        if isinstance(n, exp.Anonymous) and n.name.upper() in _UNIT_FIRST and n.expressions \
+                and isinstance(n.expressions[0], exp.Column):  # the unit, not a column
+            n.expressions[0].replace(exp.Var(this=n.expressions[0].name.upper()))
+            return n
         atom = _atom(n, rowtime)
         if atom is None:
             return n
@@ -119,8 +127,14 @@ def atom_value(atom: Atom, matched: Sequence[Assigned], row: Callable[[int], Any
 def compile_condition(node: exp.Expr) -> Evaluator:
     """A DEFINE condition whose atoms are placeholders ``__atom<k>`` as a function of the atoms'
     values (:mod:`.sqlcondition`); FlinkSqlError for an expression it cannot evaluate."""
-    return sql_condition(node, _placeholder, lambda n: (
-        f"MATCH_RECOGNIZE: {n.sql()} in DEFINE is not supported by sessioncluster"))
+    return sql_condition(node, _placeholder, _refusal)
+
+
+def _refusal(node: exp.Expr) -> str:
+    """Why ``node`` is refused in DEFINE: a function by its name (its operands are atoms)."""
+    what = f"the function {node.name.upper()}" if isinstance(node, exp.Anonymous) else \
+        f"the function {node.sql_name()}" if isinstance(node, exp.Func) else node.sql()
+    return f"MATCH_RECOGNIZE: {what} in DEFINE is not supported by sessioncluster"
 
 
 def _placeholder(node: exp.Expr) -> Evaluator | None:

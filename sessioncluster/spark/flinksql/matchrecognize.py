@@ -25,10 +25,11 @@ from .model import FlinkSqlError
 from .patternmatch import (
     Assigned,
     Element,
+    MatchState,
     PatternError,
     Skip,
     check_skip,
-    find_matches,
+    feed,
     parse_pattern,
 )
 from .planner import interval_ms
@@ -63,9 +64,10 @@ def find_match_recognize(query: exp.Expr) -> exp.MatchRecognize | None:
 
 
 def unbounded_refusal() -> str:
-    """Why a MATCH_RECOGNIZE over an unbounded source is refused."""
-    return ("MATCH_RECOGNIZE over an unbounded source is not supported by sessioncluster: it "
-            "runs in BATCH mode and in STREAMING mode over bounded sources (Flink docs: "
+    """Why a MATCH_RECOGNIZE over an unbounded source is refused where it is not planned on
+    keyed state."""
+    return ("MATCH_RECOGNIZE over an unbounded source is not supported by sessioncluster here: "
+            "it runs in BATCH mode, and in STREAMING mode on keyed state (Flink docs: "
             "Pattern Recognition)")
 
 
@@ -103,6 +105,7 @@ def read_plan(node: exp.MatchRecognize) -> MatchPlan:
     measures = []
     for i, measure in enumerate(node.args.get("measures") or []):
         item = measure.this
+        _check_variables(item, {e.variable for e in elements})
         name = output_name(item, len(partition) + i)
         body = item.this if isinstance(item, exp.Alias) else item
         measures.append((name, extract_atoms(body, measure_atoms, _placeholder, order[0])))
@@ -110,6 +113,17 @@ def read_plan(node: exp.MatchRecognize) -> MatchPlan:
     return MatchPlan(partition, order, elements, skip,
                      interval_ms(within) if within is not None else None, define, define_atoms,
                      measure_atoms, measures, alias.name if alias is not None else None)
+
+
+def _check_variables(node: exp.Expr, variables: set[str]) -> None:
+    """FlinkSqlError, in Flink's words, for a column of a variable not in the pattern."""
+    for column in node.find_all(exp.Column):
+        table = column.args.get("table")
+        if table is not None and column.table not in variables:
+            at = table.meta
+            where = f"At line {at['line']}, column {at['col'] - len(column.table) + 1}: " \
+                if "line" in at else ""
+            raise FlinkSqlError(f"SQL validation failed. {where}Table '{column.table}' not found")
 
 
 def _placeholder(k: int) -> exp.Expr:
@@ -129,9 +143,16 @@ def _skip(text: str) -> Skip:
     return Skip(" ".join(words))
 
 
-def rewrite(query: exp.Expr, run: Callable[[exp.Expr], Any]) -> exp.Expr:
+#: ``keyed(frame, plan, schema)``: the matches of an unbounded ``frame`` as a stream of rows of
+#: ``schema`` (:mod:`.matchstream`)
+Keyed = Callable[[Any, MatchPlan, Any], Any]
+
+
+def rewrite(query: exp.Expr, run: Callable[[exp.Expr], Any], keyed: Keyed | None = None
+            ) -> exp.Expr:
     """``query`` with each ``FROM x MATCH_RECOGNIZE (...)`` reading a temporary view of its
-    matches; ``run(tree)`` is a query's DataFrame (its names resolved as the query's)."""
+    matches; ``run(tree)`` is a query's DataFrame (its names resolved as the query's), a
+    streaming one matched by ``keyed``."""
     if find_match_recognize(query) is None:
         return query
     query = query.copy()
@@ -144,7 +165,7 @@ def rewrite(query: exp.Expr, run: Callable[[exp.Expr], Any]) -> exp.Expr:
         if isinstance(source, exp.Table) and source.alias:  # the input's alias is not the
             source = source.copy()                          # output's
             source.set("alias", None)
-        view = matches_view(run(exp.select("*").from_(source.copy())), plan, run)
+        view = matches_view(run(exp.select("*").from_(source.copy())), plan, run, keyed)
         table = exp.Table(this=exp.to_identifier(view))
         if plan.alias:
             table.set("alias", exp.TableAlias(this=exp.to_identifier(plan.alias)))
@@ -153,9 +174,11 @@ def rewrite(query: exp.Expr, run: Callable[[exp.Expr], Any]) -> exp.Expr:
     return query
 
 
-def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any]) -> str:
+def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any],
+                 keyed: Keyed | None = None) -> str:
     """The name of a new temporary view of the matches of ``frame``'s rows: the PARTITION BY
-    columns then the MEASURES, in the order the matches were completed."""
+    columns then the MEASURES, in the order the matches were completed (a streaming
+    ``frame``: matched by ``keyed``, as the watermark passes its rows)."""
     from pyspark.sql.types import LongType, StructField, StructType
 
     fields = {f.name: f for f in frame.schema.fields}
@@ -169,17 +192,24 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any]) ->
     raw_schema = StructType([fields[p] for p in plan.partition] + atom_fields + [
         StructField("__at", fields[plan.order[0]].dataType), StructField("__seq", LongType()),
         StructField("__n", LongType())])
-    names = list(frame.columns)
-    match_partition = _PartitionMatcher(plan, names)
-    rows = frame.rdd.zipWithIndex().map(
-        lambda pair: (tuple(pair[0][names.index(p)] for p in plan.partition), pair))
-    matched = rows.groupByKey().flatMap(match_partition)
-    raw = frame.sparkSession.createDataFrame(matched, raw_schema)
+    if frame.isStreaming:
+        if keyed is None:
+            raise FlinkSqlError(unbounded_refusal())
+        raw = keyed(frame, plan, raw_schema)
+    else:
+        names = list(frame.columns)
+        match_partition = _PartitionMatcher(plan, names)
+        rows = frame.rdd.zipWithIndex().map(
+            lambda pair: (tuple(pair[0][names.index(p)] for p in plan.partition), pair))
+        matched = rows.groupByKey().flatMap(match_partition)
+        raw = frame.sparkSession.createDataFrame(matched, raw_schema)
     raw_name = f"{VIEW_PREFIX}raw_{next(_views)}"
     raw.createOrReplaceTempView(raw_name)
     select = exp.select(*[exp.column(p, quoted=True) for p in plan.partition],
                         *[exp.alias_(e, n, quoted=True) for n, e in plan.measures]) \
-        .from_(raw_name).order_by("__at", "__seq", "__n")
+        .from_(raw_name)
+    if not frame.isStreaming:  # a stream's matches come in the order they complete
+        select = select.order_by("__at", "__seq", "__n")
     name = f"{VIEW_PREFIX}{next(_views)}"
     run(select).createOrReplaceTempView(name)
     return name
@@ -215,6 +245,14 @@ def partition_matches(plan: MatchPlan, rows: Sequence[Mapping[str, Any]]
                       ) -> list[tuple[tuple[Assigned, ...], list[Any]]]:
     """The matches of one partition's ``rows`` (in ORDER BY order), each with the values of
     the measures' atoms."""
+    return resume_matches(plan, MatchState(), dict(enumerate(rows)), len(rows))
+
+
+def resume_matches(plan: MatchPlan, state: MatchState, rows: Mapping[int, Mapping[str, Any]],
+                   until: int) -> list[tuple[tuple[Assigned, ...], list[Any]]]:
+    """The matches the partition's rows ``state.next_row..until-1`` complete (``rows`` by their
+    position: those and the ones ``state`` still holds), each with the values of the measures'
+    atoms; ``state`` brought up to ``until``."""
     conditions = {v: compile_condition(c) for v, c in plan.define.items()}
 
     def condition(variable: str, row: int, assigned: tuple[Assigned, ...]) -> bool:
@@ -225,10 +263,10 @@ def partition_matches(plan: MatchPlan, rows: Sequence[Mapping[str, Any]]
         return test([atom_value(a, matched, rows.__getitem__)
                      for a in plan.define_atoms]) is True
 
-    times = [_ms(r[plan.order[0]]) for r in rows] if plan.within_ms is not None else None
+    times = {i: _ms(r[plan.order[0]]) for i, r in rows.items()} \
+        if plan.within_ms is not None else None
     try:
-        matches = find_matches(len(rows), plan.elements, condition, plan.skip, times,
-                               plan.within_ms)
+        matches = feed(state, until, plan.elements, condition, plan.skip, times, plan.within_ms)
     except PatternError as e:
         raise FlinkSqlError(str(e)) from None
     return [(m, [atom_value(a, m, rows.__getitem__) for a in plan.measure_atoms])

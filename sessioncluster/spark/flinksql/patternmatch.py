@@ -9,14 +9,16 @@ reluctant ones (``+?``) proceed as soon as they can. A match found is held while
 match that started earlier is still open, then emitted, and the after-match skip strategy
 drops the partial and found matches that start before its skip point. ``WITHIN`` drops the
 partial matches whose first row is that long before the current one. At the end of the rows
-open partial matches are dropped, and so are the matches they hold (as Flink's do).
+open partial matches are dropped, and so are the matches they hold (as Flink's do). Matching
+resumes (:func:`feed`): over an unbounded stream each micro-batch's final rows continue from the
+state the last one left (:class:`MatchState`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
 
 
 class PatternError(ValueError):
@@ -122,16 +124,38 @@ class _Partial:
     rows: tuple[Assigned, ...]
 
 
+@dataclass(slots=True)
+class MatchState:
+    """Where matching stopped: the partial matches open and the matches found but held (plain
+    data, kept between micro-batches), and the position of the next row to feed."""
+
+    partials: list[_Partial] = field(default_factory=list)
+    found: list[_Partial] = field(default_factory=list)
+    next_row: int = 0
+
+    def first_needed(self) -> int:
+        """The first row a partial or held match still holds (rows before it can go)."""
+        return min((p.start for p in self.partials + self.found), default=self.next_row)
+
+
 def find_matches(count: int, elements: Sequence[Element], condition: Condition,
                  skip: Skip = Skip(), times: Sequence[int] | None = None,
                  within: int | None = None) -> list[tuple[Assigned, ...]]:
     """The matches over rows ``0..count-1`` (in their order), each its rows and variables;
     ``times`` (each row's time) with ``within`` (the same unit) for ``WITHIN``."""
-    partials: list[_Partial] = []
-    found: list[_Partial] = []
+    return feed(MatchState(), count, elements, condition, skip, times, within)
+
+
+def feed(state: MatchState, until: int, elements: Sequence[Element], condition: Condition,
+         skip: Skip = Skip(), times: Mapping[int, int] | Sequence[int] | None = None,
+         within: int | None = None) -> list[tuple[Assigned, ...]]:
+    """The matches completed by rows ``state.next_row..until-1`` (positions go on from one call
+    to the next), ``state`` brought up to ``until``: feeding rows in several calls gives the
+    matches one call gives."""
+    partials, found = state.partials, state.found
     matches: list[tuple[Assigned, ...]] = []
     last = len(elements) - 1
-    for row in range(count):
+    for row in range(state.next_row, until):
         if within is not None and times is not None:
             partials = [p for p in partials if times[row] - times[p.start] < within]
         grown: list[_Partial] = []
@@ -147,6 +171,7 @@ def find_matches(count: int, elements: Sequence[Element], condition: Condition,
         found.sort(key=lambda p: p.start)
         while found and (not partials or found[0].start <= min(p.start for p in partials)):
             partials, found = _emit(found, partials, matches, skip)
+    state.partials, state.found, state.next_row = partials, found, max(until, state.next_row)
     return matches
 
 

@@ -2,8 +2,9 @@
 is UNKNOWN, ``None``): the updating join's non-equality condition on each pair of rows
 (:mod:`.joincondition`) and MATCH_RECOGNIZE's DEFINE on each row tried (:mod:`.matchexpr`).
 
-Literals, comparisons, ``+ - * / %`` (``/`` of integers is Java's, truncated),
-``AND``/``OR``/``NOT``, ``IS NULL``, ``BETWEEN``, ``IN`` are evaluated; the caller's ``leaf``
+Literals, comparisons, ``+ - * / %`` (``/`` of integers is Java's, truncated, ``%`` keeps the
+dividend's sign), ``AND``/``OR``/``NOT``, ``IS NULL``, ``BETWEEN``, ``IN``, ``CASE``/``IF`` and
+the common scalar functions (:mod:`.sqlfunctions`) are evaluated; the caller's ``leaf``
 reads its own nodes (a join's columns, a match's atoms); anything else is refused with the
 caller's message. Operands meet as Flink's implicit casts have them meet: a text literal
 compared with a TIMESTAMP, DATE or TIME is that type's value (``o.ts > '2024-01-01
@@ -23,6 +24,7 @@ from sqlglot import exp
 
 from .dialect import FlinkCast
 from .model import FlinkSqlError
+from .sqlfunctions import Function, java_mod, scalar_function
 
 #: a condition's value in the caller's context (a pair of rows, a match's atom values):
 #: True, False, None (UNKNOWN), or an operand's value
@@ -42,7 +44,7 @@ def java_divide(a: Any, b: Any) -> Any:
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     exp.EQ: operator.eq, exp.NEQ: operator.ne, exp.GT: operator.gt, exp.GTE: operator.ge,
     exp.LT: operator.lt, exp.LTE: operator.le, exp.Add: operator.add, exp.Sub: operator.sub,
-    exp.Mul: operator.mul, exp.Div: java_divide, exp.Mod: operator.mod,
+    exp.Mul: operator.mul, exp.Div: java_divide, exp.Mod: java_mod,
 }
 
 
@@ -84,6 +86,12 @@ def compile_condition(node: exp.Expr, leaf: Leaf, refusal: Callable[[exp.Expr], 
     if function is not None:
         return _binary(function, compile_condition(node.this, leaf, refusal),
                        compile_condition(node.expression, leaf, refusal))
+    if isinstance(node, (exp.Case, exp.If)):
+        return _case(node, leaf, refusal)
+    called = scalar_function(node)
+    if called is not None:
+        return _call(called[0], [compile_condition(o, leaf, refusal) for o in called[1]],
+                     called[2])
     raise FlinkSqlError(refusal(node))
 
 
@@ -128,6 +136,39 @@ def _binary(op: Callable[[Any, Any], Any], a: Evaluator, b: Evaluator) -> Evalua
     def value(context: Any) -> Any:
         x, y = a(context), b(context)
         return None if x is None or y is None else op(*_coerced(x, y))
+    return value
+
+
+def _call(function: Function, operands: list[Evaluator], strict: bool) -> Evaluator:
+    def value(context: Any) -> Any:
+        values = [o(context) for o in operands]
+        return None if strict and None in values else function(*values)
+    return value
+
+
+def _case(node: exp.Case | exp.If, leaf: Leaf, refusal: Callable[[exp.Expr], str]
+          ) -> Evaluator:
+    """``CASE [x] WHEN ... THEN ... [ELSE ...] END`` and ``IF(c, a, b)``: the first branch
+    whose condition is TRUE (``x = ...`` for a simple CASE)."""
+    def compiled(n: exp.Expr | None) -> Evaluator:
+        return compile_condition(n, leaf, refusal) if n is not None else lambda context: None
+    if isinstance(node, exp.If):
+        branches = [(compiled(node.this), compiled(node.args.get("true")))]
+        otherwise, subject = compiled(node.args.get("false")), None
+    else:
+        branches = [(compiled(b.this), compiled(b.args.get("true"))) for b in node.args["ifs"]]
+        otherwise = compiled(node.args.get("default"))
+        subject = compiled(node.this) if node.this is not None else None
+
+    def value(context: Any) -> Any:
+        x = subject(context) if subject is not None else None
+        for when, then in branches:
+            w = when(context)
+            hit = (x is not None and w is not None and _coerced(x, w)[0] == _coerced(x, w)[1]) \
+                if subject is not None else truth(w) is True
+            if hit:
+                return then(context)
+        return otherwise(context)
     return value
 
 

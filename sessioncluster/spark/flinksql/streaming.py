@@ -50,8 +50,9 @@ from . import connectors
 from .boundedchangelog import changelog_query, ordered_changes
 from .dialect import Flink
 from .functions import FunctionCatalog
-from .matchrecognize import find_match_recognize, unbounded_refusal
+from .matchrecognize import find_match_recognize
 from .matchrecognize import rewrite as rewrite_match_recognize
+from .matchstream import keyed_matches
 from .microbatch import batch_changelog
 from .model import DEFAULT_PATH, CatalogTable, Column, FlinkSqlError, table_named
 from .outcome import StatementJob, StatementOutcome
@@ -254,11 +255,10 @@ class _Query:
         job's checkpoint directory and a prefix of their keys; None: planning only)."""
         if functions is not None:
             query = functions.rename_calls(query)
-        if find_match_recognize(query) is not None:
-            if not bounded:
-                raise FlinkSqlError(unbounded_refusal())
+        if find_match_recognize(query) is not None:  # unbounded: on keyed state
             query = rewrite_match_recognize(
-                query, lambda tree: flink_named(session.sql(to_spark_sql(tree, schemas))))
+                query, lambda tree: flink_named(session.sql(to_spark_sql(
+                    tree, schemas, streaming=not bounded))), keyed_matches)
         refused = rank_refusal(query)
         if refused is not None:
             raise FlinkSqlError(refused)

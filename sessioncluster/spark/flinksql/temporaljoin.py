@@ -360,6 +360,8 @@ def temporal_join_processor(probe: list[str], versioned: list[str], outer: bool,
     import pandas as pd
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
+    from ..streaming import move_timer
+
     columns = probe + versioned
 
     class TemporalJoinProcessor(StatefulProcessor):
@@ -388,13 +390,8 @@ def temporal_join_processor(probe: list[str], versioned: list[str], outer: bool,
 
         def _emit(self, state: JoinState, watermark: int) -> Iterator[Any]:
             out = state.join(watermark, outer, len(versioned))
-            earliest = min((p[0] for p in state.pending), default=None)
-            if earliest != state.timer:
-                if state.timer is not None:
-                    self.handle.deleteTimer(state.timer)
-                if earliest is not None:
-                    self.handle.registerTimer(earliest)
-                state.timer = earliest
+            state.timer = move_timer(self.handle, state.timer,
+                                     min((p[0] for p in state.pending), default=None))
             self.state.update((pickle.dumps(state),))
             if out:
                 frame = pd.DataFrame(out, columns=columns)
