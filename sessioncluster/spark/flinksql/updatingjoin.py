@@ -137,7 +137,9 @@ def _columns(side: _Side) -> list[str]:
 def _equality_keys(on: exp.Expr | None, names: JoinNames
                    ) -> tuple[list[tuple[int, int]], list[exp.Expr]]:
     """The join's equality keys (left column, right column by position), and the rest of its
-    ON condition (evaluated on each pair of rows of a key: :mod:`.joincondition`)."""
+    ON condition (evaluated on each pair of rows of a key: :mod:`.joincondition`). A join
+    without one (a non-equi or cross join) has no keys: all its rows meet in one key, as
+    Flink's planner sends both sides to one instance of its join."""
     keys, residual = [], []
     for term in (on.flatten() if isinstance(on, exp.And) else [on] if on is not None else []):
         sides = [names.position(c) for c in (term.this, term.expression)] \
@@ -148,12 +150,6 @@ def _equality_keys(on: exp.Expr | None, names: JoinNames
             continue
         sides.sort()
         keys.append((int(sides[0][len(PROBE):]), int(sides[1][len(VERSIONED):])))
-    if not keys:
-        raise FlinkSqlError(
-            f"A join of an updating query on '{on.sql() if on is not None else ''}' is not "
-            "supported by sessioncluster in STREAMING mode: it runs a regular join with at "
-            "least one equality of a column of each side (an equi-join); a join without one "
-            "is not supported (Flink docs: Joins / Regular Joins)")
     return keys, residual
 
 
@@ -177,7 +173,8 @@ def _keyed_view(session: Any, left: _Side, right: _Side, keys: list[tuple[int, i
                   for f in fields]
         kind = F.col(KIND) if side.feed is not None else F.lit("+I")
         sequence = F.col(SEQUENCE) if side.feed is not None else F.lit(0).cast("long")
-        key_columns = [F.col(f"`{own[k[n]]}`").alias(f"flink_k{i}") for i, k in enumerate(keys)]
+        key_columns = [F.col(f"`{own[k[n]]}`").alias(f"flink_k{i}") for i, k in enumerate(keys)] \
+            or [F.lit(0).alias("flink_k0")]
         inputs.append(side.frame.select(*key_columns, F.lit(n).alias(SIDE), kind.alias(KIND),
                                         sequence.alias(SEQUENCE), *values))
     both = inputs[0].unionByName(inputs[1])
@@ -187,7 +184,7 @@ def _keyed_view(session: Any, left: _Side, right: _Side, keys: list[tuple[int, i
                                          timestamps, ROW_KIND)
     schema = StructType([StructField(f.name, f.dataType, True) for f in fields]
                         + [StructField(ROW_KIND, StringType())])
-    keyed = both.groupBy(*[f"flink_k{i}" for i in range(len(keys))]) \
+    keyed = both.groupBy(*[f"flink_k{i}" for i in range(max(len(keys), 1))]) \
         .transformWithStateInPandas(processor, schema, "Append", "None")
     view = f"__flink_updating_join_{secrets.token_hex(6)}"
     keyed.createOrReplaceTempView(view)
