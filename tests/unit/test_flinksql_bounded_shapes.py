@@ -251,10 +251,6 @@ def test_other_set_operations_are_left(spark: Any, text: str) -> None:
     assert set_operation_changes(query(text), partial(columns, spark)) is None
 
 
-def test_listagg_distinct_is_left() -> None:
-    assert changelog_query(query("SELECT LISTAGG(DISTINCT product) FROM orders")) is None
-
-
 def test_a_ranked_aggregation_needs_its_keys_among_its_items() -> None:
     assert find_ranked_aggregation(query(
         "SELECT * FROM (SELECT product, ROW_NUMBER() OVER (ORDER BY SUM(amount)) AS rn "
