@@ -12,7 +12,10 @@ import pytest
 from test_flinksql_bounded_changelog import query
 from test_flinksql_bounded_shapes import changes, spark  # noqa: F401 (the fixture)
 
+from sessioncluster.api.table.types import DataTypes
+from sessioncluster.api.table.udf import udf, udtf
 from sessioncluster.spark.flinksql.boundedchangelog import changelog_query, is_table_function_join
+from sessioncluster.spark.flinksql.functions import OUTER, CatalogFunction, FunctionCatalog
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 
 LISTAGG_DISTINCT = [
@@ -75,3 +78,22 @@ def test_join_lateral_on_true_is_the_comma_join() -> None:
     assert not is_table_function_join(left.args["joins"][0])
     assert "CROSS JOIN LATERAL LETTERS(product)" in to_spark_sql(inner, {})
     assert "LEFT JOIN LATERAL" in to_spark_sql(left, {})  # its catalog makes it an outer call
+
+
+def test_catalog_functions_in_outer_joins_and_typed_aggregates() -> None:
+    """The catalog makes ``LEFT JOIN LATERAL TABLE(f(x)) ON TRUE`` the CROSS JOIN of f's outer
+    variant, and types a Python function's INT result within SUM (PyFlink 2.3: ``SUM(twice(
+    amount))`` is INT, ``twice`` an ``udf(result_type=DataTypes.INT())``)."""
+    functions = FunctionCatalog(None)
+    for name, wrapper in [("upto", udtf(lambda n: range(n), result_types=[DataTypes.INT()])),
+                          ("twice", udf(lambda x: 2 * x, result_type=DataTypes.INT()))]:
+        functions.functions[name] = CatalogFunction(name, wrapper, name)
+    renamed = functions.rename_calls(query(
+        "SELECT product, SUM(twice(amount)) AS s, MAX(twice(amount)) + twice(1) AS m, COUNT(i) "
+        "FROM orders LEFT JOIN LATERAL TABLE(upto(order_id)) AS T(i) ON TRUE GROUP BY product"))
+    spark_sql = to_spark_sql(renamed, {})
+    assert f"CROSS JOIN LATERAL UPTO{OUTER}(ORDER_ID) AS T(I)".upper() in spark_sql.upper()
+    assert "SUM(CAST(TWICE(AMOUNT) AS INT))" in spark_sql.upper().replace("`", "")
+    assert "MAX(CAST(TWICE(AMOUNT) AS INT)) + TWICE(1)" in spark_sql.upper().replace("`", "")
+    plain = query("SELECT twice(amount) FROM orders")
+    assert functions.rename_calls(plain) is plain

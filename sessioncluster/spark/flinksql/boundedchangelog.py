@@ -32,15 +32,18 @@ Only a shape whose order is the source's is rewritten: non-windowed aggregations
 global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG``
 (and ``COUNT(DISTINCT x)``) and ``LISTAGG`` (``DISTINCT`` too)/``FIRST_VALUE``/``LAST_VALUE``
 (:mod:`.runningcalls`) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` and
-``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE`` (their retract variants) over a changelog, with projections and filters below and above them (a Top-N is :mod:`.topn`'s).
-Below an aggregation its input may come through Python functions: a table function
-(``, LATERAL TABLE(f(x))``, the Table API's ``flat_map``; its rows numbered after it, in the
-order of the rows they are made of, as Flink's ``PythonCorrelate`` emits them) and scalar
-functions (keys too: ``scalars`` names them). Anything else (other joins, ``LEFT JOIN
-LATERAL``, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function, ``ORDER BY`` /
-``LIMIT``, set operations) gives None: the caller keeps the final rows, all
-``+I`` (for a Python aggregate function that is Flink's output too, for an input within one
-bundle: its Python group aggregation emits once per bundle).
+``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE`` (their retract variants) over a changelog, with
+projections and filters below and above them (a Top-N is :mod:`.topn`'s). An aggregation's
+aggregate columns that the select reading it does not name are dropped first, as Flink's planner
+prunes them. Below an aggregation its input may come through Python functions: a table function
+(``, LATERAL TABLE(f(x))``, ``JOIN .. ON TRUE``, the Table API's ``flat_map``; its rows
+numbered after it, in the order of the rows they are made of, as Flink's ``PythonCorrelate``
+emits them; a ``LEFT JOIN .. ON TRUE`` the catalog made a CROSS JOIN of the function's outer
+variant) and scalar functions (keys too: ``scalars`` names them). Anything else (other joins,
+a ``LEFT JOIN LATERAL`` of another function, ``OVER``, ``DISTINCT`` over a changelog, a
+Python aggregate function, ``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller
+keeps the final rows, all ``+I`` (for a Python aggregate function that is Flink's output too,
+for an input within one bundle: its Python group aggregation emits once per bundle).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from sqlglot import exp
 from .dialect import Flink, output_name
 from .groupingsets import flink_order, grouping_sets
 from .planner import is_lateral_on_true
-from .runningcalls import CALLS, retracting_call, running_call
+from .runningcalls import CALLS, min_max_with_retraction, retracting_call, running_call
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation, is_window_aggregation
 
@@ -381,7 +384,7 @@ def _running(call: exp.Expr, keys: list[exp.Expr],
             return sqlglot.parse_one(f"SUM({sign}) {over}", read=Flink)
         x = argument.sql(dialect=Flink)
         if isinstance(call, (exp.Min, exp.Max)):
-            return _with_retraction(call, x, sign, over)
+            return min_max_with_retraction(call, x, sign, over)
         if isinstance(call, CALLS):
             return retracting_call(call, x, sign, over)
         counted = f"SUM(CASE WHEN ({x}) IS NOT NULL THEN {sign} ELSE 0 END) {over}"
@@ -398,17 +401,6 @@ def _running(call: exp.Expr, keys: list[exp.Expr],
         return exp.Cast(this=size, to=exp.DataType.build("BIGINT"))
     window.set("this", call.copy())
     return window
-
-
-def _with_retraction(call: exp.Min | exp.Max, x: str, sign: str, over: str) -> exp.Expr:
-    """``MIN``/``MAX`` over a changelog (Flink's ``MinWithRetract``/``MaxWithRetract``): the
-    least/greatest of the values whose signed count so far is positive, from the list of the
-    key's ``(value, sign)`` so far (quadratic in a key's records: bounded inputs only)."""
-    pick = "ARRAY_MIN" if isinstance(call, exp.Min) else "ARRAY_MAX"
-    seen = f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
-    return sqlglot.parse_one(
-        f"{pick}(FILTER(ARRAY_DISTINCT(TRANSFORM({seen}, e -> e.v)), x -> x IS NOT NULL AND "
-        f"AGGREGATE({seen}, 0, (n, e) -> n + IF(e.v = x, e.s, 0)) > 0))", read=Flink)
 
 
 def _changes(rows: exp.Select, names: list[str], keys: int, values: int) -> exp.Select:

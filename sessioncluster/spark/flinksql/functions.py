@@ -36,7 +36,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...api.table.typeparser import spark_type
-from ...api.table.types import RowType
+from ...api.table.types import IntType, RowType, SmallIntType, TinyIntType
 from ...api.table.udf import (
     PANDAS,
     UserDefinedAsyncScalarFunctionWrapper,
@@ -61,6 +61,9 @@ from .udf_runners import (
 GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"
 
 
+#: Flink's integer types narrower than BIGINT, by their class
+_INTEGER_KINDS: dict[type, str] = {TinyIntType: "TINYINT", SmallIntType: "SMALLINT",
+                                   IntType: "INT"}
 #: the name suffix of a table function's variant that gives a row of NULLs where it gives none
 OUTER = "__outer"
 
@@ -184,7 +187,7 @@ class FunctionCatalog:
     def rename_calls(self, query: exp.Expr) -> exp.Expr:
         """``query`` with calls of functions registered under another name renamed, and the
         value of a ROW-valued aggregate function taken out of its array (:func:`returns_row`)."""
-        query = self._outer_joins(query)
+        query = self._typed_integers(self._outer_joins(query))
         renamed = {k: f.spark_name for k, f in self.functions.items() if f.spark_name != f.name}
         boxed = {n.lower() for k, f in self.functions.items() if returns_row(f.wrapper)
                  for n in (k, f.spark_name)}
@@ -206,6 +209,31 @@ class FunctionCatalog:
 
         return query.transform(rename)
 
+
+    def _typed_integers(self, query: exp.Expr) -> exp.Expr:
+        """Each call of a scalar function of a TINYINT/SMALLINT/INT result within an aggregate
+        call cast to that type, so that the aggregate is typed over it as Flink types it (SUM
+        of an INT is an INT; Spark's of an untyped Python function's is a BIGINT)."""
+        kinds = {}
+        for key, function in self.functions.items():
+            types = function.wrapper.result_data_types() \
+                if function.wrapper.kind == "scalar" else []
+            kind = _INTEGER_KINDS.get(type(types[0])) if len(types) == 1 else None
+            if kind is not None:
+                kinds.update({key.lower(): kind, function.spark_name.lower(): kind})
+
+        def found(tree: exp.Expr) -> list[exp.Anonymous]:
+            return [c for c in tree.find_all(exp.Anonymous) if c.name.lower() in kinds
+                    and c.find_ancestor(exp.AggFunc) is not None
+                    and not isinstance(c.parent, exp.Cast)]
+
+        if not kinds or not found(query):
+            return query
+        query = query.copy()
+        for call in found(query):
+            call.replace(exp.Cast(this=call.copy(),
+                                  to=exp.DataType.build(kinds[call.name.lower()])))
+        return query
 
     def _outer_joins(self, query: exp.Expr) -> exp.Expr:
         """``LEFT JOIN LATERAL TABLE(f(x)) ON TRUE`` of a table function of the catalog as the

@@ -1,5 +1,6 @@
-"""``LISTAGG``, ``FIRST_VALUE`` and ``LAST_VALUE`` of a group aggregation, as Spark running
-window functions with Flink's values (:mod:`.boundedchangelog`).
+"""``LISTAGG``, ``FIRST_VALUE`` and ``LAST_VALUE`` of a group aggregation (and ``MIN``/``MAX``
+over a changelog), as Spark running window functions with Flink's values
+(:mod:`.boundedchangelog`).
 
 Over insert-only rows, Flink's ``ListAggFunction`` joins a key's non-NULL values so far in
 arrival order with its separator (``,`` by default), NULL while there are none (``DISTINCT``:
@@ -58,6 +59,17 @@ def retracting_call(call: exp.Expr, x: str, sign: str, over: str) -> exp.Expr:
         f"WHEN {at} = 0 THEN acc ELSE CONCAT(SLICE(acc, 1, {at} - 1), "
         f"SLICE(acc, {at} + 1, SIZE(acc))) END)", read=Flink)
     return _picked(call, present)
+
+
+def min_max_with_retraction(call: exp.Min | exp.Max, x: str, sign: str, over: str) -> exp.Expr:
+    """``MIN``/``MAX`` over a changelog (Flink's ``MinWithRetract``/``MaxWithRetract``): the
+    least/greatest of the values whose signed count so far is positive, from the list of the
+    key's ``(value, sign)`` so far (quadratic in a key's records: bounded inputs only)."""
+    pick = "ARRAY_MIN" if isinstance(call, exp.Min) else "ARRAY_MAX"
+    seen = f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
+    return sqlglot.parse_one(
+        f"{pick}(FILTER(ARRAY_DISTINCT(TRANSFORM({seen}, e -> e.v)), x -> x IS NOT NULL AND "
+        f"AGGREGATE({seen}, 0, (n, e) -> n + IF(e.v = x, e.s, 0)) > 0))", read=Flink)
 
 
 def _picked(call: exp.Expr, values: exp.Expr) -> exp.Expr:
