@@ -97,3 +97,13 @@ def test_catalog_functions_in_outer_joins_and_typed_aggregates() -> None:
     assert "MAX(CAST(TWICE(AMOUNT) AS INT)) + TWICE(1)" in spark_sql.upper().replace("`", "")
     plain = query("SELECT twice(amount) FROM orders")
     assert functions.rename_calls(plain) is plain
+
+
+def test_a_union_of_unions_is_one_union(spark: Any) -> None:  # noqa: F811
+    """Calcite merges ``a UNION b UNION c`` into one union of three: ``+I`` of each row where
+    it first comes, the inputs in order (PyFlink 2.3's printout; the inputs' interleaving is a
+    race in Flink)."""
+    assert changes(spark, "SELECT product FROM orders UNION SELECT product FROM other "
+                          "UNION SELECT 'zz'") == [
+        ('+I', 'apple'), ('+I', 'pear'), ('+I', 'plum'), ('+I', 'kiwi'), ('+I', 'fig'),
+        ('+I', 'zz')]

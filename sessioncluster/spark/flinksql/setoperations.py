@@ -47,15 +47,18 @@ def set_operation_changes(query: exp.Expr, columns: Columns) -> tuple[exp.Expr, 
     and whether each record must be :func:`replicated` first; None for another query."""
     query = without_ctes(query)
     if not isinstance(query, (exp.Union, exp.Except, exp.Intersect)) \
-            or any(query.args.get(a) for a in ("order", "limit", "offset")) \
-            or not all(_in_order(s) for s in (query.this, query.expression)):
+            or any(query.args.get(a) for a in ("order", "limit", "offset")):
         return None
-    names = columns(exp.Subquery(this=query.this.copy(), alias=exp.TableAlias(
+    sides = _union_inputs(query) if isinstance(query, exp.Union) \
+        else [query.this, query.expression]
+    if not all(_in_order(s) for s in sides):
+        return None
+    names = columns(exp.Subquery(this=sides[0].copy(), alias=exp.TableAlias(
         this=exp.to_identifier("__so_left"))))
     if names is None:
         return None
     keys = ", ".join(_quoted(n) for n in names)
-    rows = _numbered(query.this, query.expression)
+    rows = _numbered(sides)
     distinct = query.args.get("distinct") is not False
     if isinstance(query, exp.Union):
         if not distinct:
@@ -94,12 +97,26 @@ def _in_order(side: exp.Expr) -> bool:
     return isinstance(side, exp.Select) and in_source_order(exp.Subquery(this=side))
 
 
-def _numbered(left: exp.Expr, right: exp.Expr) -> exp.Select:
-    """Both sides' rows, left first, with their :data:`_SIDE`, :data:`_POS` and markers."""
+def _union_inputs(union: exp.Union) -> list[exp.Expr]:
+    """The inputs of a ``UNION`` and of the ``UNION``\ s (of the same ALL or not) it is made of,
+    left to right: Calcite merges ``a UNION b UNION c`` into one union of the three."""
+    distinct = union.args.get("distinct") is not False
+    sides = []
+    for side in (union.this, union.expression):
+        side = side.unnest() if isinstance(side, exp.Subquery) and not side.alias else side
+        nested = isinstance(side, exp.Union) and (side.args.get("distinct") is not False) \
+            == distinct and not any(side.args.get(a) for a in ("order", "limit", "offset"))
+        sides += _union_inputs(side) if nested else [side]
+    return sides
+
+
+def _numbered(sides: list[exp.Expr]) -> exp.Select:
+    """The sides' rows, left first, with their :data:`_SIDE`, :data:`_POS` and markers (left:
+    side 0)."""
     both = exp.union(*[exp.select(exp.Star(), exp.alias_(exp.Literal.number(i), _SIDE))
                        .from_(exp.Subquery(this=s.copy(), alias=exp.TableAlias(
                            this=exp.to_identifier(f"__so_side{i}"))))
-                       for i, s in enumerate((left, right))], distinct=False)
+                       for i, s in enumerate(sides)], distinct=False)
     marked = sqlglot.parse_one(
         f"SELECT *, MONOTONICALLY_INCREASING_ID() AS {_POS}, CASE WHEN {_SIDE} = 0 THEN TRUE "
         f"END AS {_LEFT}, CASE WHEN {_SIDE} = 1 THEN TRUE END AS {_RIGHT} FROM __so_both",
