@@ -98,15 +98,15 @@ def _in_order(side: exp.Expr) -> bool:
 
 
 def _union_inputs(union: exp.Union) -> list[exp.Expr]:
-    """The inputs of a ``UNION`` and of the ``UNION``\ s (of the same ALL or not) it is made of,
+    """The inputs of a ``UNION`` and of the unions (of the same ALL or not) it is made of,
     left to right: Calcite merges ``a UNION b UNION c`` into one union of the three."""
     distinct = union.args.get("distinct") is not False
-    sides = []
+    sides: list[exp.Expr] = []
     for side in (union.this, union.expression):
         side = side.unnest() if isinstance(side, exp.Subquery) and not side.alias else side
         nested = isinstance(side, exp.Union) and (side.args.get("distinct") is not False) \
             == distinct and not any(side.args.get(a) for a in ("order", "limit", "offset"))
-        sides += _union_inputs(side) if nested else [side]
+        sides += _union_inputs(side) if nested and isinstance(side, exp.Union) else [side]
     return sides
 
 
