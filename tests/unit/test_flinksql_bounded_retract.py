@@ -107,3 +107,15 @@ def test_a_union_of_unions_is_one_union(spark: Any) -> None:  # noqa: F811
                           "UNION SELECT 'zz'") == [
         ('+I', 'apple'), ('+I', 'pear'), ('+I', 'plum'), ('+I', 'kiwi'), ('+I', 'fig'),
         ('+I', 'zz')]
+
+
+@pytest.mark.parametrize("operation, flink", [
+    ("UNION", [('+I', 'apple'), ('+I', 'pear'), ('+I', 'plum'), ('+I', 'kiwi'), ('+I', 'fig')]),
+    ("INTERSECT", [('+I', 'apple'), ('+I', 'pear')]),
+])
+def test_a_set_operation_over_the_keys_of_an_aggregation(spark: Any, operation: str,  # noqa: F811
+                                                         flink: list[tuple[str, ...]]) -> None:
+    """The aggregation's unused COUNT pruned, its keys come where they first come (a run of
+    PyFlink 2.3 where the left input came first; the interleaving is a race in Flink)."""
+    assert changes(spark, "SELECT product FROM (SELECT product, COUNT(*) AS n FROM orders "
+                          f"GROUP BY product) {operation} SELECT product FROM other") == flink

@@ -243,7 +243,9 @@ def test_other_sort_limits_are_left(spark: Any, text: str) -> None:
 @pytest.mark.parametrize("text", [
     "SELECT product FROM orders UNION ALL SELECT product FROM other",  # insert-only already
     "SELECT product FROM (SELECT product, COUNT(*) AS c FROM orders GROUP BY product) "
-    "EXCEPT SELECT product FROM other",  # a side that is a changelog
+    "EXCEPT ALL SELECT product FROM other",  # a side that is a changelog
+    "SELECT c FROM (SELECT product, COUNT(*) AS c FROM orders GROUP BY product) "
+    "EXCEPT SELECT 1",  # an aggregate read: a changelog
     "SELECT product FROM orders EXCEPT SELECT product FROM other ORDER BY product LIMIT 1",
     "SELECT product FROM orders UNION SELECT product FROM other EXCEPT SELECT 'fig'",
 ])

@@ -31,7 +31,7 @@ import sqlglot
 from sqlglot import exp
 
 from .boundedchangelog import SEQ, SUB, Columns, changelog_query
-from .dialect import Flink
+from .dialect import Flink, output_name
 from .tableaggregate import ROW_KIND
 from .topn import in_source_order, without_ctes
 
@@ -51,6 +51,8 @@ def set_operation_changes(query: exp.Expr, columns: Columns) -> tuple[exp.Expr, 
         return None
     sides = _union_inputs(query) if isinstance(query, exp.Union) \
         else [query.this, query.expression]
+    if query.args.get("distinct") is not False:
+        sides = [_keys_read(s) or s for s in sides]
     if not all(_in_order(s) for s in sides):
         return None
     names = columns(exp.Subquery(this=sides[0].copy(), alias=exp.TableAlias(
@@ -108,6 +110,36 @@ def _union_inputs(union: exp.Union) -> list[exp.Expr]:
             == distinct and not any(side.args.get(a) for a in ("order", "limit", "offset"))
         sides += _union_inputs(side) if nested and isinstance(side, exp.Union) else [side]
     return sides
+
+
+def _keys_read(side: exp.Expr) -> exp.Select | None:
+    """A side that reads only the keys of a ``GROUP BY`` (``SELECT k FROM (SELECT k, COUNT(*)
+    .. GROUP BY k)``) as the projection of the keys of the aggregation's input rows: Flink
+    prunes the unused aggregates, and the aggregation of keys only emits ``+I`` where a key
+    first comes, which a distinct set operation reads as it reads those rows. None for another
+    side."""
+    source = side.args["from_"].this if isinstance(side, exp.Select) \
+        and side.args.get("from_") is not None else None
+    inner = source.this if isinstance(source, exp.Subquery) else None
+    group = inner.args.get("group") if isinstance(inner, exp.Select) else None
+    if inner is None or group is None or any(
+            side.args.get(a) for a in ("where", "group", "having", "distinct", "joins")) \
+            or any(inner.args.get(a) for a in ("having", "joins", "distinct", "with_")) \
+            or any(v for k, v in group.args.items() if k != "expressions"):
+        return None
+    keys = {output_name(e, i).lower(): e.unalias() for i, e in enumerate(inner.expressions)
+            if not any(True for _ in e.find_all(exp.AggFunc))
+            and any(e.unalias() == k for k in group.expressions)}
+    items = []
+    for i, item in enumerate(side.expressions):
+        column = item.unalias()
+        if not isinstance(column, exp.Column) or column.name.lower() not in keys:
+            return None
+        items.append(exp.alias_(keys[column.name.lower()].copy(), output_name(item, i)))
+    read = exp.select(*items).from_(inner.args["from_"].this.copy())
+    if inner.args.get("where") is not None:
+        read.set("where", inner.args["where"].copy())
+    return read
 
 
 def _numbered(sides: list[exp.Expr]) -> exp.Select:
