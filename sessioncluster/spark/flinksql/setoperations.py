@@ -20,7 +20,10 @@ where it first comes; ``EXCEPT``: ``+I`` of a left row where it first comes, ``-
 first comes on the right; ``INTERSECT``: ``+I`` where a left row first comes on the right;
 ``ALL``: the aggregation's changelog (:mod:`.boundedchangelog`), each record replicated
 (:func:`replicated`). Each side must be a projection/filter of one table or ``VALUES`` (or a
-select without FROM); another query keeps the final rows.
+select without FROM), or, in a distinct one, a select of the keys only of a ``GROUP BY`` of
+such rows (Flink prunes the unused aggregates: the keys come where they first come); a
+``UNION`` of unions is one union of all their inputs, as Calcite merges it. Another query
+keeps the final rows.
 """
 
 from __future__ import annotations
