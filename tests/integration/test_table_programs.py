@@ -39,6 +39,7 @@ TABLE_PROGRAMS = [
     "table_streaming_changelog_nested",
     "table_streaming_changelog_more",
     "table_streaming_changelog_udf",
+    "table_streaming_changelog_retract",
     "table_streaming_topn",
     "table_streaming_topn_updating",
     "table_pandas_udaf",
@@ -63,6 +64,7 @@ NOT_YET: dict[str, str] = {
 #: parallelism 1 (-U before its +U, each count's updates in the source's order)
 ORDERED = {"table_streaming_changelog", "table_streaming_changelog_nested",
            "table_streaming_changelog_more", "table_streaming_changelog_udf",
+           "table_streaming_changelog_retract",
            "table_streaming_topn", "table_streaming_topn_updating", "example_word_count"}
 
 Rows = collections.Counter[tuple[str, ...]]

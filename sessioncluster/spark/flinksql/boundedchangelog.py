@@ -30,17 +30,20 @@ input row into one per set (position ``n * sets + set``), the sets in Flink's or
 
 Only a shape whose order is the source's is rewritten: non-windowed aggregations (``GROUP BY``,
 global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG``
-(and ``COUNT(DISTINCT x)``) and ``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE``
-(:mod:`.runningcalls`) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` over
-a changelog, with projections and filters below and above them (a Top-N is :mod:`.topn`'s).
-Below an aggregation its input may come through Python functions: a table function
-(``, LATERAL TABLE(f(x))``, the Table API's ``flat_map``; its rows numbered after it, in the
-order of the rows they are made of, as Flink's ``PythonCorrelate`` emits them) and scalar
-functions (keys too: ``scalars`` names them). Anything else (other joins, ``LEFT JOIN
-LATERAL``, ``OVER``, ``DISTINCT`` over a changelog, a Python aggregate function, ``ORDER BY`` /
-``LIMIT``, set operations) gives None: the caller keeps the final rows, all
-``+I`` (for a Python aggregate function that is Flink's output too, for an input within one
-bundle: its Python group aggregation emits once per bundle).
+(and ``COUNT(DISTINCT x)``) and ``LISTAGG`` (``DISTINCT`` too)/``FIRST_VALUE``/``LAST_VALUE``
+(:mod:`.runningcalls`) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` and
+``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE`` (their retract variants) over a changelog, with
+projections and filters below and above them (a Top-N is :mod:`.topn`'s). An aggregation's
+aggregate columns that the select reading it does not name are dropped first, as Flink's planner
+prunes them. Below an aggregation its input may come through Python functions: a table function
+(``, LATERAL TABLE(f(x))``, ``JOIN .. ON TRUE``, the Table API's ``flat_map``; its rows
+numbered after it, in the order of the rows they are made of, as Flink's ``PythonCorrelate``
+emits them; a ``LEFT JOIN .. ON TRUE`` the catalog made a CROSS JOIN of the function's outer
+variant) and scalar functions (keys too: ``scalars`` names them). Anything else (other joins,
+a ``LEFT JOIN LATERAL`` of another function, ``OVER``, ``DISTINCT`` over a changelog, a
+Python aggregate function, ``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller
+keeps the final rows, all ``+I`` (for a Python aggregate function that is Flink's output too,
+for an input within one bundle: its Python group aggregation emits once per bundle).
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ from sqlglot import exp
 
 from .dialect import Flink, output_name
 from .groupingsets import flink_order, grouping_sets
-from .runningcalls import CALLS, running_call
+from .planner import is_lateral_on_true
+from .runningcalls import CALLS, min_max_with_retraction, retracting_call, running_call
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation, is_window_aggregation
 
@@ -104,6 +108,8 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None,
     over_changes: set[int] = set()
     for aggregation in aggregations:
         path = paths[id(aggregation)] or []
+        if path:
+            _prune(aggregation, path[0])
         records = _records(aggregation, id(aggregation) in over_changes, columns, scalars)
         if records is None:
             return None
@@ -120,6 +126,21 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None,
                 for name in (SEQ, SUB, ROW_KIND):
                     reader.append("expressions", exp.column(name, quoted=True))
     return tree
+
+
+def _prune(aggregation: exp.Select, reader: exp.Select) -> None:
+    """Drop the aggregation's aggregate columns that its reader does not name, as Flink's
+    planner prunes them (a GROUP BY whose aggregates are all unused emits ``+I`` per new key
+    only). Nothing when the reader reads ``*``."""
+    if any(isinstance(e, exp.Star) or e.is_star for e in reader.expressions):
+        return
+    used = {c.name.lower() for c in reader.find_all(exp.Column)
+            if c.find_ancestor(exp.Select) is reader}
+    kept = [e for i, e in enumerate(aggregation.expressions)
+            if output_name(e, i).lower() in used
+            or not any(a.find_ancestor(exp.Select) is aggregation for a in e.find_all(exp.AggFunc))]
+    if kept and len(kept) < len(aggregation.expressions):
+        aggregation.set("expressions", kept)
 
 
 def _distinct_as_group(select: exp.Select) -> bool:
@@ -181,11 +202,14 @@ def _readers(root: exp.Expr, aggregation: exp.Select) -> list[exp.Select] | None
 
 def is_table_function_join(join: exp.Join) -> bool:
     """A join of each row with the rows of a table function (``, LATERAL TABLE(f(x))`` or a
-    ``CROSS JOIN`` of one): its rows come in the order of the rows they are made of, each
-    one's in the order the function gives them (Flink's ``PythonCorrelate``; Spark runs the
-    Python UDTF in the partition of its input, unshuffled). Not a ``JOIN``/``LEFT JOIN`` ..
-    ``ON``: Spark plans those as a join of the table function's rows, out of that order."""
+    ``CROSS JOIN`` of one, or ``JOIN .. ON TRUE``, which the planner makes that): its rows
+    come in the order of the rows they are made of, each one's in the order the function gives
+    them (Flink's ``PythonCorrelate``; Spark runs the Python UDTF in the partition of its
+    input, unshuffled). Not a ``LEFT JOIN``: Spark plans it as a join of the table function's
+    rows, out of that order."""
     lateral = join.this
+    if is_lateral_on_true(join):
+        return not join.side
     return isinstance(lateral, exp.Lateral) and isinstance(lateral.this, exp.Anonymous) \
         and lateral.this.name.upper() == "TABLE" and not join.side \
         and join.kind in ("", "CROSS") and not join.args.get("on") \
@@ -304,13 +328,15 @@ def _expand(aggregation: exp.Select, columns: Columns | None
 
 def _runs(call: exp.Expr, over_changes: bool) -> bool:
     """Spark runs the aggregate call as a running window function with Flink's values: over
-    insert-only rows :data:`_RUNNING` (``COUNT(DISTINCT x)`` too), over a changelog ``COUNT``,
-    ``SUM``, ``MIN`` and ``MAX`` (not DISTINCT)."""
+    insert-only rows :data:`_RUNNING` (``COUNT(DISTINCT x)`` and ``LISTAGG(DISTINCT x)`` too),
+    over a changelog ``COUNT``, ``SUM``, ``MIN``, ``MAX`` and :data:`~.runningcalls.CALLS`
+    (not DISTINCT)."""
     distinct = _distinct_arguments(call)
     if over_changes:
-        return isinstance(call, (exp.Count, exp.Sum, exp.Min, exp.Max)) and distinct == 0
+        return isinstance(call, (exp.Count, exp.Sum, exp.Min, exp.Max, *CALLS)) \
+            and distinct == 0
     return isinstance(call, _RUNNING) and distinct in (0, 1) \
-        and (distinct == 0 or isinstance(call, exp.Count))
+        and (distinct == 0 or isinstance(call, (exp.Count, exp.GroupConcat)))
 
 
 def input_position(over_changes: bool) -> exp.Expr:
@@ -358,32 +384,23 @@ def _running(call: exp.Expr, keys: list[exp.Expr],
             return sqlglot.parse_one(f"SUM({sign}) {over}", read=Flink)
         x = argument.sql(dialect=Flink)
         if isinstance(call, (exp.Min, exp.Max)):
-            return _with_retraction(call, x, sign, over)
+            return min_max_with_retraction(call, x, sign, over)
+        if isinstance(call, CALLS):
+            return retracting_call(call, x, sign, over)
         counted = f"SUM(CASE WHEN ({x}) IS NOT NULL THEN {sign} ELSE 0 END) {over}"
         if isinstance(call, exp.Count):
             return sqlglot.parse_one(counted, read=Flink)
         return sqlglot.parse_one(f"CASE WHEN {counted} = 0 THEN NULL ELSE SUM(CASE WHEN "
                                  f"{sign} > 0 THEN ({x}) ELSE -({x}) END) {over} END", read=Flink)
+    if isinstance(call, CALLS):
+        return running_call(call, window)
     if isinstance(call.this, exp.Distinct):
         window.set("this", exp.Anonymous(this="COLLECT_SET",
                                          expressions=[call.this.expressions[0].copy()]))
         size = exp.Anonymous(this="SIZE", expressions=[window])
         return exp.Cast(this=size, to=exp.DataType.build("BIGINT"))
-    if isinstance(call, CALLS):
-        return running_call(call, window)
     window.set("this", call.copy())
     return window
-
-
-def _with_retraction(call: exp.Min | exp.Max, x: str, sign: str, over: str) -> exp.Expr:
-    """``MIN``/``MAX`` over a changelog (Flink's ``MinWithRetract``/``MaxWithRetract``): the
-    least/greatest of the values whose signed count so far is positive, from the list of the
-    key's ``(value, sign)`` so far (quadratic in a key's records: bounded inputs only)."""
-    pick = "ARRAY_MIN" if isinstance(call, exp.Min) else "ARRAY_MAX"
-    seen = f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
-    return sqlglot.parse_one(
-        f"{pick}(FILTER(ARRAY_DISTINCT(TRANSFORM({seen}, e -> e.v)), x -> x IS NOT NULL AND "
-        f"AGGREGATE({seen}, 0, (n, e) -> n + IF(e.v = x, e.s, 0)) > 0))", read=Flink)
 
 
 def _changes(rows: exp.Select, names: list[str], keys: int, values: int) -> exp.Select:

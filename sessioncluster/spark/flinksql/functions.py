@@ -36,7 +36,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...api.table.typeparser import spark_type
-from ...api.table.types import RowType
+from ...api.table.types import IntType, RowType, SmallIntType, TinyIntType
 from ...api.table.udf import (
     PANDAS,
     UserDefinedAsyncScalarFunctionWrapper,
@@ -44,6 +44,7 @@ from ...api.table.udf import (
 )
 from .asyncscalar import AsyncOptions
 from .model import FlinkSqlError
+from .planner import is_lateral_on_true
 from .statements import CreateFunction
 from .udf_runners import (
     AggregateRunner,
@@ -58,6 +59,13 @@ from .udf_runners import (
 
 #: Flink's option of the global job parameters (``k1:v1,k2:v2``) a FunctionContext gives
 GLOBAL_JOB_PARAMETERS = "pipeline.global-job-parameters"
+
+
+#: Flink's integer types narrower than BIGINT, by their class
+_INTEGER_KINDS: dict[type, str] = {TinyIntType: "TINYINT", SmallIntType: "SMALLINT",
+                                   IntType: "INT"}
+#: the name suffix of a table function's variant that gives a row of NULLs where it gives none
+OUTER = "__outer"
 
 
 @dataclass(slots=True)
@@ -158,6 +166,8 @@ class FunctionCatalog:
                 return False
             raise FlinkSqlError(f"Temporary system function {name} doesn't exist")
         self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}`")
+        if function.wrapper.kind == "table":
+            self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}{OUTER}`")
         return True
 
     def names(self) -> list[str]:
@@ -177,6 +187,7 @@ class FunctionCatalog:
     def rename_calls(self, query: exp.Expr) -> exp.Expr:
         """``query`` with calls of functions registered under another name renamed, and the
         value of a ROW-valued aggregate function taken out of its array (:func:`returns_row`)."""
+        query = self._typed_integers(self._outer_joins(query))
         renamed = {k: f.spark_name for k, f in self.functions.items() if f.spark_name != f.name}
         boxed = {n.lower() for k, f in self.functions.items() if returns_row(f.wrapper)
                  for n in (k, f.spark_name)}
@@ -197,6 +208,60 @@ class FunctionCatalog:
             return call
 
         return query.transform(rename)
+
+
+    def _typed_integers(self, query: exp.Expr) -> exp.Expr:
+        """Each call of a scalar function of a TINYINT/SMALLINT/INT result within an aggregate
+        call cast to that type, so that the aggregate is typed over it as Flink types it (SUM
+        of an INT is an INT; Spark's of an untyped Python function's is a BIGINT)."""
+        kinds = {}
+        for key, function in self.functions.items():
+            types = function.wrapper.result_data_types() \
+                if function.wrapper.kind == "scalar" else []
+            kind = _INTEGER_KINDS.get(type(types[0])) if len(types) == 1 else None
+            if kind is not None:
+                kinds.update({key.lower(): kind, function.spark_name.lower(): kind})
+
+        def found(tree: exp.Expr) -> list[exp.Anonymous]:
+            return [c for c in tree.find_all(exp.Anonymous) if c.name.lower() in kinds
+                    and c.find_ancestor(exp.AggFunc) is not None
+                    and not isinstance(c.parent, exp.Cast)]
+
+        if not kinds or not found(query):
+            return query
+        query = query.copy()
+        for call in found(query):
+            call.replace(exp.Cast(this=call.copy(),
+                                  to=exp.DataType.build(kinds[call.name.lower()])))
+        return query
+
+    def _outer_joins(self, query: exp.Expr) -> exp.Expr:
+        """``LEFT JOIN LATERAL TABLE(f(x)) ON TRUE`` of a table function of the catalog as the
+        ``CROSS JOIN`` of its :data:`OUTER` variant: Spark plans the LEFT JOIN as a join of
+        f's rows with the distinct x, out of Flink's order (each input row, then its rows)."""
+        outer = {n.lower(): f.spark_name + OUTER for k, f in self.functions.items()
+                 if f.wrapper.kind == "table" for n in (k, f.spark_name)}
+        if not any(_outer_call(j, outer) for j in query.find_all(exp.Join)):
+            return query
+        query = query.copy()
+        for join in list(query.find_all(exp.Join)):
+            call = _outer_call(join, outer)
+            if call is not None:
+                call.set("this", outer[call.name.lower()])
+                join.set("side", None)
+                join.set("on", None)
+                join.set("kind", "CROSS")
+        return query
+
+
+def _outer_call(join: exp.Join, outer: dict[str, str]) -> exp.Anonymous | None:
+    """The call of the ``LEFT JOIN LATERAL TABLE(f(x)) ON TRUE`` of a function named in
+    ``outer``; None for another join."""
+    if join.side != "LEFT" or not is_lateral_on_true(join):
+        return None
+    calls = join.this.this.expressions
+    call = calls[0] if len(calls) == 1 else None
+    return call if isinstance(call, exp.Anonymous) and call.name.lower() in outer else None
 
 
 def returns_row(wrapper: UserDefinedFunctionWrapper) -> bool:
@@ -222,6 +287,8 @@ def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
         schema = ", ".join(f"`{n}` {spark_type(str(t))}" for n, t in zip(names, fields))
         runner = TableRunner(function, token, wrapper.name, parameters, len(names))
         spark.udtf.register(spark_name, udtf(table_function_class(runner), returnType=schema))
+        spark.udtf.register(spark_name + OUTER, udtf(table_function_class(runner, outer=True),
+                                                     returnType=schema))
         return
     ddl = spark_type(f"ARRAY<{types[0]}>" if wrapper.kind == "table_aggregate"
                      or returns_row(wrapper) else str(types[0]))

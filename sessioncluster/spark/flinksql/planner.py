@@ -415,9 +415,24 @@ def _rewrite_node(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Anonymous) \
             and node.this.name.upper() == "TABLE":
         return _lateral_table(node)
+    if isinstance(node, exp.Join) and is_lateral_on_true(node) and not node.side:
+        # Spark plans JOIN LATERAL f(x) ON TRUE as a join of f's rows with the distinct x
+        # (its rows out of their order); the CROSS JOIN it is runs f next to its input rows
+        node.set("on", None)
+        node.set("kind", "CROSS")
     if isinstance(node, exp.Anonymous):
         return _function(node)
     return node
+
+
+def is_lateral_on_true(join: exp.Join) -> bool:
+    """``[LEFT] JOIN LATERAL TABLE(f(x)) [AS T(a)] ON TRUE`` (an inner one is the comma form's
+    join)."""
+    lateral, on = join.this, join.args.get("on")
+    return isinstance(lateral, exp.Lateral) and isinstance(lateral.this, exp.Anonymous) \
+        and lateral.this.name.upper() == "TABLE" and isinstance(on, exp.Boolean) \
+        and on.this is True and join.kind in ("", "INNER") and join.side in ("", "LEFT") \
+        and not join.args.get("using")
 
 
 def _lateral_table(node: exp.Lateral) -> exp.Lateral:

@@ -20,7 +20,10 @@ where it first comes; ``EXCEPT``: ``+I`` of a left row where it first comes, ``-
 first comes on the right; ``INTERSECT``: ``+I`` where a left row first comes on the right;
 ``ALL``: the aggregation's changelog (:mod:`.boundedchangelog`), each record replicated
 (:func:`replicated`). Each side must be a projection/filter of one table or ``VALUES`` (or a
-select without FROM); another query keeps the final rows.
+select without FROM), or, in a distinct one, a select of the keys only of a ``GROUP BY`` of
+such rows (Flink prunes the unused aggregates: the keys come where they first come); a
+``UNION`` of unions is one union of all their inputs, as Calcite merges it. Another query
+keeps the final rows.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import sqlglot
 from sqlglot import exp
 
 from .boundedchangelog import SEQ, SUB, Columns, changelog_query
-from .dialect import Flink
+from .dialect import Flink, output_name
 from .tableaggregate import ROW_KIND
 from .topn import in_source_order, without_ctes
 
@@ -47,15 +50,20 @@ def set_operation_changes(query: exp.Expr, columns: Columns) -> tuple[exp.Expr, 
     and whether each record must be :func:`replicated` first; None for another query."""
     query = without_ctes(query)
     if not isinstance(query, (exp.Union, exp.Except, exp.Intersect)) \
-            or any(query.args.get(a) for a in ("order", "limit", "offset")) \
-            or not all(_in_order(s) for s in (query.this, query.expression)):
+            or any(query.args.get(a) for a in ("order", "limit", "offset")):
         return None
-    names = columns(exp.Subquery(this=query.this.copy(), alias=exp.TableAlias(
+    sides = _union_inputs(query) if isinstance(query, exp.Union) \
+        else [query.this, query.expression]
+    if query.args.get("distinct") is not False:
+        sides = [_keys_read(s) or s for s in sides]
+    if not all(_in_order(s) for s in sides):
+        return None
+    names = columns(exp.Subquery(this=sides[0].copy(), alias=exp.TableAlias(
         this=exp.to_identifier("__so_left"))))
     if names is None:
         return None
     keys = ", ".join(_quoted(n) for n in names)
-    rows = _numbered(query.this, query.expression)
+    rows = _numbered(sides)
     distinct = query.args.get("distinct") is not False
     if isinstance(query, exp.Union):
         if not distinct:
@@ -94,12 +102,56 @@ def _in_order(side: exp.Expr) -> bool:
     return isinstance(side, exp.Select) and in_source_order(exp.Subquery(this=side))
 
 
-def _numbered(left: exp.Expr, right: exp.Expr) -> exp.Select:
-    """Both sides' rows, left first, with their :data:`_SIDE`, :data:`_POS` and markers."""
+def _union_inputs(union: exp.Union) -> list[exp.Expr]:
+    """The inputs of a ``UNION`` and of the unions (of the same ALL or not) it is made of,
+    left to right: Calcite merges ``a UNION b UNION c`` into one union of the three."""
+    distinct = union.args.get("distinct") is not False
+    sides: list[exp.Expr] = []
+    for side in (union.this, union.expression):
+        side = side.unnest() if isinstance(side, exp.Subquery) and not side.alias else side
+        nested = isinstance(side, exp.Union) and (side.args.get("distinct") is not False) \
+            == distinct and not any(side.args.get(a) for a in ("order", "limit", "offset"))
+        sides += _union_inputs(side) if nested and isinstance(side, exp.Union) else [side]
+    return sides
+
+
+def _keys_read(side: exp.Expr) -> exp.Select | None:
+    """A side that reads only the keys of a ``GROUP BY`` (``SELECT k FROM (SELECT k, COUNT(*)
+    .. GROUP BY k)``) as the projection of the keys of the aggregation's input rows: Flink
+    prunes the unused aggregates, and the aggregation of keys only emits ``+I`` where a key
+    first comes, which a distinct set operation reads as it reads those rows. None for another
+    side."""
+    source = side.args["from_"].this if isinstance(side, exp.Select) \
+        and side.args.get("from_") is not None else None
+    inner = source.this if isinstance(source, exp.Subquery) else None
+    group = inner.args.get("group") if isinstance(inner, exp.Select) else None
+    if inner is None or group is None or any(
+            side.args.get(a) for a in ("where", "group", "having", "distinct", "joins")) \
+            or any(inner.args.get(a) for a in ("having", "joins", "distinct", "with_")) \
+            or any(v for k, v in group.args.items() if k != "expressions"):
+        return None
+    keys = {output_name(e, i).lower(): e.unalias() for i, e in enumerate(inner.expressions)
+            if not any(True for _ in e.find_all(exp.AggFunc))
+            and any(e.unalias() == k for k in group.expressions)}
+    items = []
+    for i, item in enumerate(side.expressions):
+        column = item.unalias()
+        if not isinstance(column, exp.Column) or column.name.lower() not in keys:
+            return None
+        items.append(exp.alias_(keys[column.name.lower()].copy(), output_name(item, i)))
+    read = exp.select(*items).from_(inner.args["from_"].this.copy())
+    if inner.args.get("where") is not None:
+        read.set("where", inner.args["where"].copy())
+    return read
+
+
+def _numbered(sides: list[exp.Expr]) -> exp.Select:
+    """The sides' rows, left first, with their :data:`_SIDE`, :data:`_POS` and markers (left:
+    side 0)."""
     both = exp.union(*[exp.select(exp.Star(), exp.alias_(exp.Literal.number(i), _SIDE))
                        .from_(exp.Subquery(this=s.copy(), alias=exp.TableAlias(
                            this=exp.to_identifier(f"__so_side{i}"))))
-                       for i, s in enumerate((left, right))], distinct=False)
+                       for i, s in enumerate(sides)], distinct=False)
     marked = sqlglot.parse_one(
         f"SELECT *, MONOTONICALLY_INCREASING_ID() AS {_POS}, CASE WHEN {_SIDE} = 0 THEN TRUE "
         f"END AS {_LEFT}, CASE WHEN {_SIDE} = 1 THEN TRUE END AS {_RIGHT} FROM __so_both",

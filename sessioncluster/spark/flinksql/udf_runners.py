@@ -159,12 +159,18 @@ class TableRunner(_Runner):
                 yield (to_spark(r),)
 
 
-def table_function_class(runner: TableRunner) -> type:
-    """The class Spark's ``udtf`` takes (instantiated by Spark without arguments)."""
+def table_function_class(runner: TableRunner, outer: bool = False) -> type:
+    """The class Spark's ``udtf`` takes (instantiated by Spark without arguments). ``outer``:
+    a row of NULLs for a call that gives no rows (a ``LEFT JOIN LATERAL .. ON TRUE``'s)."""
 
     class FlinkTableFunction:
         def eval(self, *args: Any) -> Iterator[tuple[Any, ...]]:
-            yield from runner.rows(*args)
+            given = False
+            for row in runner.rows(*args):
+                given = True
+                yield row
+            if outer and not given:
+                yield (None,) * runner.width
 
     FlinkTableFunction.__name__ = FlinkTableFunction.__qualname__ = runner.name
     return FlinkTableFunction
