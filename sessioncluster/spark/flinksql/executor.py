@@ -307,7 +307,7 @@ class FlinkSqlPlanner:
         frame = flink_named(self.spark.sql(sql))  # analysed now: a wrong column fails here
         columns = list(frame.columns)
         types = refined_types(window_bound_types(statement.ast, flink_types(frame.schema)),
-                              lambda: querytypes.query_columns(statement.ast, tables))
+                              querytypes.query_columns(statement.ast, tables))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 job=StatementJob("collect", lambda: frame, types))
 
