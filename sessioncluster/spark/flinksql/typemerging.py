@@ -95,7 +95,9 @@ def _merge_numbers(types: list[DataType]) -> DataType | None:
     if any(isinstance(t, DoubleType) for t in types):
         return DataTypes.DOUBLE()
     if any(isinstance(t, FloatType) for t in types):
-        return DataTypes.FLOAT()
+        # with a DECIMAL: DOUBLE (Flink 2.3's UNION of a FLOAT and a DECIMAL(5, 3) column)
+        decimal = any(isinstance(t, DecimalType) for t in types)
+        return DataTypes.DOUBLE() if decimal else DataTypes.FLOAT()
     if any(isinstance(t, DecimalType) for t in types):
         pairs = [decimal_of(t) for t in types]
         scale = max(s for _, s in pairs)
