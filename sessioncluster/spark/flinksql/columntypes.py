@@ -135,8 +135,8 @@ def spark_compatible(flink: DataType, spark_text: str) -> bool:
     spark = spark_text.upper().replace(" NOT NULL", "")
     if str(base) == spark:
         return True
-    if isinstance(base, CharType):
-        return spark == "STRING"
+    if isinstance(base, CharType):  # a CHAR's type Spark carried through a set operation
+        return spark == "STRING" or re.fullmatch(r"(VAR)?CHAR\(\d+\)", spark) is not None
     if isinstance(base, (BinaryType, VarBinaryType)):
         return spark in ("BYTES", "BINARY")
     if isinstance(base, (TimestampType, LocalZonedTimestampType, TimeType)):

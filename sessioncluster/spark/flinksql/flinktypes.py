@@ -424,6 +424,10 @@ def _call(name: str, args: Sequence[exp.Expr], context: Context) -> DataType | N
         return DataTypes.TIMESTAMP(3)  # NULL where the text does not parse
     if name in _NULLABLE_CALLS and len(args) == _NULLABLE_CALLS[name][1]:
         return _NULLABLE_CALLS[name][0]  # NULL where the text does not parse
+    if name == "TYPEOF":
+        return DataTypes.STRING()
+    if name in _GROUP_WINDOW_BOUNDS and len(args) in (2, 3):
+        return DataTypes.TIMESTAMP(3, False)  # TUMBLE_START(...) and the like
     if name == "CARDINALITY" and len(args) == 1:
         types = types_of(args, context)
         if types is None or not isinstance(types[0], (ArrayType, MapType, MultisetType)):
@@ -435,6 +439,8 @@ def _call(name: str, args: Sequence[exp.Expr], context: Context) -> DataType | N
     return None
 
 
+#: the bounds of a GROUP BY TUMBLE/HOP/SESSION window
+_GROUP_WINDOW_BOUNDS = {f"{w}_{b}" for w in ("TUMBLE", "HOP", "SESSION") for b in ("START", "END")}
 #: calls whose result is nullable whatever their operands: (type, number of operands)
 _NULLABLE_CALLS: dict[str, tuple[DataType, int]] = {
     "TO_DATE": (DataTypes.DATE(), 1), "DATE_FORMAT": (DataTypes.STRING(), 2)}
