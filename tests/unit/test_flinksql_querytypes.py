@@ -158,4 +158,10 @@ def test_result_types_take_flinks_where_they_refine_sparks() -> None:
     assert refined_types(spark, inferred) == [
         "BIGINT NOT NULL", "VARCHAR(3)", "MULTISET<INT NOT NULL> NOT NULL", "BIGINT", "DOUBLE"]
     assert refined_types(spark, None) == spark
+    # a view's column keeps its MULTISET's text in Spark's field (its NOT NULLs left out)
+    assert refined_types(["MULTISET<INT>"], [("m", inferred[2][1])]) == [
+        "MULTISET<INT NOT NULL> NOT NULL"]
+    # a CHAR column's declared type Spark carried through a UNION with a longer one
+    assert refined_types(["VARCHAR(5)"], [("s", DataTypes.VARCHAR(6, False))]) == [
+        "VARCHAR(6) NOT NULL"]
     assert not spark_compatible(DataTypes.MULTISET(DataTypes.INT()), "MAP<STRING, INT>")

@@ -190,6 +190,27 @@ def test_describe_of_a_values_view_is_flinks(planner: FlinkSqlPlanner) -> None:
         planner.plan("DROP TEMPORARY VIEW totals")
 
 
+def test_describe_of_a_view_over_collect_and_a_union_is_flinks(planner: FlinkSqlPlanner) -> None:
+    """Flink 2.3 (/work/briefs/data/ftypes2/q7.out): COLLECT is a MULTISET NOT NULL; a
+    UNION's column the least restrictive type of both sides', nullable if either is."""
+    planner.plan("CREATE TEMPORARY VIEW collected AS SELECT product, COLLECT(amount) AS amounts"
+                 " FROM orders GROUP BY product")
+    planner.plan("CREATE TEMPORARY VIEW united AS SELECT amount, product FROM orders UNION ALL "
+                 "SELECT CAST(amount AS BIGINT), CAST(NULL AS VARCHAR(7)) FROM orders")
+    try:
+        assert [r[:3] for r in _rows(planner, "DESCRIBE collected")] == [
+            ("product", "VARCHAR(5)", False), ("amounts", "MULTISET<INT NOT NULL>", False)]
+        assert planner.plan("SELECT * FROM collected").column_types == [
+            "VARCHAR(5) NOT NULL", "MULTISET<INT NOT NULL> NOT NULL"]
+        assert sorted(_rows(planner, "SELECT * FROM collected")) == [
+            ("apple", {3: 1}), ("pear", {5: 1}), ("plum", {9: 1})]
+        assert [r[:3] for r in _rows(planner, "DESCRIBE united")] == [
+            ("amount", "BIGINT", False), ("product", "VARCHAR(7)", True)]
+    finally:
+        planner.plan("DROP TEMPORARY VIEW collected")
+        planner.plan("DROP TEMPORARY VIEW united")
+
+
 def test_typeof_is_answered_at_planning(planner: FlinkSqlPlanner) -> None:
     assert _rows(planner, "SELECT TYPEOF(product), TYPEOF(product || 'x'), "
                           "TYPEOF(CONCAT(product, product)), TYPEOF(ts) FROM orders "

@@ -133,7 +133,7 @@ def spark_compatible(flink: DataType, spark_text: str) -> bool:
     precision or a nullability Spark does not keep."""
     base = flink.nullable()
     spark = spark_text.upper().replace(" NOT NULL", "")
-    if str(base) == spark:
+    if str(base).replace(" NOT NULL", "") == spark:
         return True
     if isinstance(base, CharType):  # a CHAR's type Spark carried through a set operation
         return spark == "STRING" or re.fullmatch(r"(VAR)?CHAR\(\d+\)", spark) is not None
