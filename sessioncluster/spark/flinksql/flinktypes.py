@@ -40,8 +40,8 @@ from .typemerging import (
     INT_RANK,
     MAX_DECIMAL,
     MIN_ADJUSTED_SCALE,
-    adjust_precision_scale,
-    decimal_of,
+    approximate,
+    decimal_result,
     least_restrictive,
 )
 
@@ -184,20 +184,6 @@ def _column(node: exp.Expr, context: Context) -> DataType | None:
 
 # -- arithmetic ------------------------------------------------------------------------------
 
-def _decimal_result(kind: type, a: DataType, b: DataType) -> tuple[int, int]:
-    (p1, s1), (p2, s2) = decimal_of(a), decimal_of(b)
-    if kind in (exp.Add, exp.Sub):
-        scale = max(s1, s2)
-        return adjust_precision_scale(max(p1 - s1, p2 - s2) + scale + 1, scale)
-    if kind is exp.Mul:
-        return adjust_precision_scale(p1 + p2 + 1, s1 + s2)
-    if kind is exp.Div:
-        scale = max(MIN_ADJUSTED_SCALE, s1 + p2 + 1)
-        return adjust_precision_scale(p1 - s1 + s2 + scale, scale)
-    scale = max(s1, s2)  # MOD
-    return adjust_precision_scale(min(p1 - s1, p2 - s2) + scale, scale)
-
-
 def _arithmetic(node: exp.Expr, context: Context) -> DataType | None:
     kind = exp.Div if isinstance(node, exp.IntDiv) else type(node)
     types = types_of([node.this, node.expression], context)
@@ -211,25 +197,14 @@ def _arithmetic(node: exp.Expr, context: Context) -> DataType | None:
         return None
     result: DataType | None
     if isinstance(a, (FloatType, DoubleType)) or isinstance(b, (FloatType, DoubleType)):
-        result = _approximate(a, b)
+        result = approximate(a, b)
     elif isinstance(a, DecimalType) or isinstance(b, DecimalType):
-        result = DataTypes.DECIMAL(*_decimal_result(kind, a, b))
+        result = DataTypes.DECIMAL(*decimal_result(kind, a, b))
     elif kind is exp.Mod:
         result = b  # Calcite's MOD is its divisor's type
     else:
         result = a if INT_RANK[type(a)] >= INT_RANK[type(b)] else b
     return None if result is None else _nullable_if_any(result, types)
-
-
-def _approximate(a: DataType, b: DataType) -> DataType | None:
-    """FLOAT with FLOAT or an integer stays FLOAT; DOUBLE, or a DECIMAL with either, is DOUBLE.
-    (Flink 2.3 types FLOAT with DOUBLE as FLOAT: not claimed here.)"""
-    kinds = {type(a), type(b)}
-    if kinds == {FloatType, DoubleType}:
-        return None
-    if DoubleType in kinds or DecimalType in kinds:
-        return DataTypes.DOUBLE()
-    return DataTypes.FLOAT()
 
 
 def _same_number(node: exp.Expr, context: Context) -> DataType | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from sqlglot import exp
+
 from ...api.table.types import (
     ArrayType,
     BigIntType,
@@ -40,6 +42,7 @@ INT_DIGITS: dict[type, int] = {TinyIntType: 3, SmallIntType: 5, IntType: 10, Big
 
 
 def decimal_of(t: DataType) -> tuple[int, int]:
+    """An exact number's DECIMAL precision and scale (an integer's digits, scale 0)."""
     if isinstance(t, DecimalType):
         return t.precision, t.scale
     return INT_DIGITS[type(t)], 0
@@ -52,6 +55,33 @@ def adjust_precision_scale(precision: int, scale: int) -> tuple[int, int]:
         return max(precision, 1), scale
     integer_digits = precision - scale
     return MAX_DECIMAL, max(MAX_DECIMAL - integer_digits, min(scale, MIN_ADJUSTED_SCALE))
+
+
+def decimal_result(kind: type, a: DataType, b: DataType) -> tuple[int, int]:
+    """The DECIMAL precision and scale of ``a <kind> b`` (``exp.Add``, ``exp.Sub``, ``exp.Mul``,
+    ``exp.Div``; another kind is MOD), as Flink's ``LogicalTypeMerging``."""
+    (p1, s1), (p2, s2) = decimal_of(a), decimal_of(b)
+    if kind in (exp.Add, exp.Sub):
+        scale = max(s1, s2)
+        return adjust_precision_scale(max(p1 - s1, p2 - s2) + scale + 1, scale)
+    if kind is exp.Mul:
+        return adjust_precision_scale(p1 + p2 + 1, s1 + s2)
+    if kind is exp.Div:
+        scale = max(MIN_ADJUSTED_SCALE, s1 + p2 + 1)
+        return adjust_precision_scale(p1 - s1 + s2 + scale, scale)
+    scale = max(s1, s2)  # MOD
+    return adjust_precision_scale(min(p1 - s1, p2 - s2) + scale, scale)
+
+
+def approximate(a: DataType, b: DataType) -> DataType | None:
+    """FLOAT with FLOAT or an integer stays FLOAT; DOUBLE, or a DECIMAL with either, is DOUBLE.
+    (Flink 2.3 types FLOAT with DOUBLE as FLOAT: not claimed here.)"""
+    kinds = {type(a), type(b)}
+    if kinds == {FloatType, DoubleType}:
+        return None
+    if DoubleType in kinds or DecimalType in kinds:
+        return DataTypes.DOUBLE()
+    return DataTypes.FLOAT()
 
 
 def least_restrictive(types: Sequence[DataType]) -> DataType | None:
