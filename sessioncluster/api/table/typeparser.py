@@ -90,9 +90,8 @@ def _params(tokens: _Tokens, defaults: tuple[int, ...]) -> list[int]:
 def _type(tokens: _Tokens) -> DataType:
     t = _base_type(tokens)
     while tokens.peek() in ("ARRAY", "MULTISET") and tokens.peek(1) != "<":
-        if tokens.take()[1].upper() == "MULTISET":
-            raise ValueError("The type MULTISET has no Spark equivalent")
-        t = DataTypes.ARRAY(t)
+        multiset = tokens.take()[1].upper() == "MULTISET"
+        t = DataTypes.MULTISET(t) if multiset else DataTypes.ARRAY(t)
     if tokens.accept("NOT", "NULL"):
         return t.not_null()
     tokens.accept("NULL")
@@ -131,12 +130,10 @@ def _base_type(tokens: _Tokens) -> DataType:
     if name in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         return _timestamp(tokens, name)
     if name in ("ARRAY", "MULTISET"):
-        if name == "MULTISET":
-            raise ValueError("The type MULTISET has no Spark equivalent")
         tokens.expect("<")
         element = _type(tokens)
         tokens.expect(">")
-        return DataTypes.ARRAY(element)
+        return DataTypes.MULTISET(element) if name == "MULTISET" else DataTypes.ARRAY(element)
     if name == "MAP":
         tokens.expect("<")
         key = _type(tokens)

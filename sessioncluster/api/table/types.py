@@ -380,6 +380,34 @@ class MapType(DataType):
         return Types.MAP(self.key_type.to_type_info(), self.value_type.to_type_info())
 
 
+class MultisetType(DataType):
+    """A bag of values, each with its count (``COLLECT``'s result); Spark holds it as a map of
+    each value to its count, which is also how PyFlink gives it to Python (a ``dict``)."""
+
+    sql_name = "MULTISET"
+
+    def __init__(self, element_type: DataType, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        self.element_type = _check(element_type, "MULTISET")
+
+    def _args(self) -> tuple[Any, ...]:
+        return (self.element_type,)
+
+    def _sql(self) -> str:
+        return f"MULTISET<{self.element_type}>"
+
+    def spark_ddl(self) -> str:
+        # a table's column of this type has no Spark equivalent to read or write it as
+        raise ValueError("The type MULTISET has no Spark equivalent")
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+        return pa.map_(self.element_type.to_arrow(), pa.int32())
+
+    def to_type_info(self) -> TypeInformation:
+        return Types.MAP(self.element_type.to_type_info(), Types.INT())
+
+
 class RowField:
     """A named field of a ROW (``DataTypes.FIELD(name, data_type, description)``)."""
 
@@ -568,6 +596,10 @@ class DataTypes:
     @staticmethod
     def MAP(key_type: DataType, value_type: DataType, nullable: bool = True) -> MapType:
         return MapType(key_type, value_type, nullable)
+
+    @staticmethod
+    def MULTISET(element_type: DataType, nullable: bool = True) -> MultisetType:
+        return MultisetType(element_type, nullable)
 
     @staticmethod
     def FIELD(name: str, data_type: DataType, description: str | None = None) -> RowField:

@@ -5,20 +5,29 @@ nullability), kept in a view's Spark schema (field metadata), and ``TYPEOF`` ans
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from sqlglot import exp
 
 from ...api.table.typeparser import parse_type
-from ...api.table.types import DataType
+from ...api.table.types import (
+    BinaryType,
+    CharType,
+    DataType,
+    DataTypes,
+    LocalZonedTimestampType,
+    MultisetType,
+    TimestampType,
+    TimeType,
+    VarBinaryType,
+)
 from . import flinktypes
 from .model import CatalogTable, FlinkSqlError
 from .sources import FLINK_TYPE
 
 #: a field's metadata: the Flink type inferred for it is NOT NULL (DESCRIBE's ``null`` column)
 FLINK_NOT_NULL = "flink.not_null"
-#: the Flink types made from Spark's that a refinement may make more precise
-_REFINABLE = ("STRING", "BYTES", "TIMESTAMP(6)", "TIMESTAMP_LTZ(6)", "TIME(6)")
 
 
 def flink_types(schema: Any) -> list[str]:
@@ -97,7 +106,7 @@ def with_view_types(frame: Any, columns: flinktypes.Columns | None) -> Any:
     spark_types = flink_types(frame.schema)
     for field, (_, t), spark_text in zip(frame.schema.fields, columns, spark_types):
         metadata = dict(field.metadata)
-        if t is not None and flinktypes.spark_compatible(t, spark_text):
+        if t is not None and spark_compatible(t, spark_text):
             metadata[FLINK_TYPE] = str(t.nullable())
             metadata[FLINK_NOT_NULL] = not t.is_nullable
         elif metadata.get(FLINK_NOT_NULL):
@@ -108,19 +117,34 @@ def with_view_types(frame: Any, columns: flinktypes.Columns | None) -> Any:
     return frame
 
 
-def refined_types(types: list[str], columns: Callable[[], flinktypes.Columns | None]
-                  ) -> list[str]:
-    """A query's result ``types`` (from Spark's schema), each Spark types less precisely than
-    Flink replaced by Flink's inferred type (nullability as before); ``columns`` is called only
-    when one may be."""
-    if not any(t in _REFINABLE for t in types):
-        return types
-    inferred = columns()
+def refined_types(types: list[str], inferred: flinktypes.Columns | None) -> list[str]:
+    """A query's result ``types`` (from Spark's schema), each replaced by Flink's ``inferred``
+    type where that refines Spark's (a length, a precision, NOT NULL, a MULTISET); a column
+    not inferred keeps Spark's type, nullable."""
     if inferred is None or len(inferred) != len(types):
         return types
-    return [str(t.nullable()) if t is not None and spark_text in _REFINABLE
-            and flinktypes.spark_compatible(t, spark_text) else spark_text
+    return [str(t) if t is not None and spark_compatible(t, spark_text) else spark_text
             for (_, t), spark_text in zip(inferred, types)]
+
+
+def spark_compatible(flink: DataType, spark_text: str) -> bool:
+    """Whether ``flink`` refines Spark's answer ``spark_text`` (a Flink type text made from
+    Spark's schema) without contradicting it: the same kind of value, only a length, a
+    precision or a nullability Spark does not keep."""
+    base = flink.nullable()
+    spark = spark_text.upper().replace(" NOT NULL", "")
+    if str(base).replace(" NOT NULL", "") == spark:
+        return True
+    if isinstance(base, CharType):  # a CHAR's type Spark carried through a set operation
+        return spark == "STRING" or re.fullmatch(r"(VAR)?CHAR\(\d+\)", spark) is not None
+    if isinstance(base, (BinaryType, VarBinaryType)):
+        return spark in ("BYTES", "BINARY")
+    if isinstance(base, (TimestampType, LocalZonedTimestampType, TimeType)):
+        return spark.startswith(base.sql_name + "(")
+    if isinstance(base, MultisetType):  # held as a map of each value to its count
+        element = re.fullmatch(r"MAP<(.*), INT>", spark)
+        return element is not None and spark_compatible(base.element_type, element.group(1))
+    return False
 
 
 def typeof_from_spark(spark: Any, tree: exp.Expr, calls: list[exp.Anonymous],
@@ -148,9 +172,12 @@ def typeof_from_spark(spark: Any, tree: exp.Expr, calls: list[exp.Anonymous],
 
 def declared_columns(table: CatalogTable) -> flinktypes.Columns:
     """A catalog table's columns as its CREATE TABLE declares them (a computed column's type
-    not known here)."""
+    not known here but ``PROCTIME()``'s, ``TIMESTAMP_LTZ(3) NOT NULL``)."""
     out: flinktypes.Columns = []
     for column in table.columns:
+        if (column.expression or "").replace(" ", "").upper() == "PROCTIME()":
+            out.append((column.name, DataTypes.TIMESTAMP_LTZ(3, False)))
+            continue
         try:
             out.append((column.name, parse_type(column.type) if column.type else None))
         except (ValueError, TypeError):

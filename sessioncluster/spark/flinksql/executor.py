@@ -307,7 +307,7 @@ class FlinkSqlPlanner:
         frame = flink_named(self.spark.sql(sql))  # analysed now: a wrong column fails here
         columns = list(frame.columns)
         types = refined_types(window_bound_types(statement.ast, flink_types(frame.schema)),
-                              lambda: querytypes.query_columns(statement.ast, tables))
+                              querytypes.query_columns(statement.ast, tables))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 job=StatementJob("collect", lambda: frame, types))
 
@@ -315,8 +315,9 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
-        statement = Query(querytypes.resolve_typeof(
-            self._inline_views(statement.ast), self._declared_columns, typeof_not_typed))
+        inlined = self._inline_views(statement.ast)
+        statement = Query(querytypes.resolve_typeof(inlined, self._declared_columns,
+                                                    typeof_not_typed))
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
         tables = self.catalog.all_tables()
         for name in _table_names(statement.ast):
@@ -330,7 +331,9 @@ class FlinkSqlPlanner:
         from pyspark.sql.types import StructType
 
         fields = job.inserts[0].result_fields
-        job.column_types = window_bound_types(statement.ast, flink_types(StructType(fields)))
+        job.column_types = refined_types(
+            window_bound_types(statement.ast, flink_types(StructType(fields))),
+            querytypes.query_columns(inlined, self._declared_columns))
         return StatementOutcome("SUCCESS_WITH_CONTENT", [f.name for f in fields],
                                 job.column_types, job=job)
 

@@ -19,9 +19,6 @@ from sqlglot import exp
 from ...api.table.typeparser import parse_type
 from ...api.table.types import (
     ArrayType,
-    BigIntType,
-    BinaryType,
-    BooleanType,
     CharType,
     DataType,
     DataTypes,
@@ -29,30 +26,30 @@ from ...api.table.types import (
     DecimalType,
     DoubleType,
     FloatType,
-    IntType,
     LocalZonedTimestampType,
-    NullType,
+    MapType,
+    MultisetType,
     NumericType,
-    SmallIntType,
     TimestampType,
     TimeType,
-    TinyIntType,
-    VarBinaryType,
     VarCharType,
 )
+from .builtins import FlinkCollect
 from .dialect import FlinkCast
+from .typemerging import (
+    INT_RANK,
+    MAX_DECIMAL,
+    MIN_ADJUSTED_SCALE,
+    approximate,
+    decimal_result,
+    least_restrictive,
+)
 
 #: a table's columns in order: (name, Flink type or None when not known)
 Columns = list[tuple[str, DataType | None]]
 #: a table's columns by name (its name alone, and ``qualifier.name``), lower case
 Scope = Mapping[str, DataType | None]
 
-MAX_DECIMAL = 38
-#: the least scale an adjusted DECIMAL keeps (Flink's ``MINIMUM_ADJUSTED_SCALE``)
-_MIN_ADJUSTED_SCALE = 6
-_INT_RANK: dict[type, int] = {TinyIntType: 1, SmallIntType: 2, IntType: 3, BigIntType: 4}
-#: the DECIMAL an integer is in DECIMAL arithmetic (its digits)
-_INT_DIGITS: dict[type, int] = {TinyIntType: 3, SmallIntType: 5, IntType: 10, BigIntType: 19}
 
 
 @dataclass
@@ -187,35 +184,6 @@ def _column(node: exp.Expr, context: Context) -> DataType | None:
 
 # -- arithmetic ------------------------------------------------------------------------------
 
-def _decimal_of(t: DataType) -> tuple[int, int]:
-    if isinstance(t, DecimalType):
-        return t.precision, t.scale
-    return _INT_DIGITS[type(t)], 0
-
-
-def adjust_precision_scale(precision: int, scale: int) -> tuple[int, int]:
-    """Flink's ``LogicalTypeMerging.adjustPrecisionScale``: a precision over 38 gives up scale,
-    down to 6 digits, to keep the integer digits."""
-    if precision <= MAX_DECIMAL:
-        return max(precision, 1), scale
-    integer_digits = precision - scale
-    return MAX_DECIMAL, max(MAX_DECIMAL - integer_digits, min(scale, _MIN_ADJUSTED_SCALE))
-
-
-def _decimal_result(kind: type, a: DataType, b: DataType) -> tuple[int, int]:
-    (p1, s1), (p2, s2) = _decimal_of(a), _decimal_of(b)
-    if kind in (exp.Add, exp.Sub):
-        scale = max(s1, s2)
-        return adjust_precision_scale(max(p1 - s1, p2 - s2) + scale + 1, scale)
-    if kind is exp.Mul:
-        return adjust_precision_scale(p1 + p2 + 1, s1 + s2)
-    if kind is exp.Div:
-        scale = max(_MIN_ADJUSTED_SCALE, s1 + p2 + 1)
-        return adjust_precision_scale(p1 - s1 + s2 + scale, scale)
-    scale = max(s1, s2)  # MOD
-    return adjust_precision_scale(min(p1 - s1, p2 - s2) + scale, scale)
-
-
 def _arithmetic(node: exp.Expr, context: Context) -> DataType | None:
     kind = exp.Div if isinstance(node, exp.IntDiv) else type(node)
     types = types_of([node.this, node.expression], context)
@@ -229,25 +197,14 @@ def _arithmetic(node: exp.Expr, context: Context) -> DataType | None:
         return None
     result: DataType | None
     if isinstance(a, (FloatType, DoubleType)) or isinstance(b, (FloatType, DoubleType)):
-        result = _approximate(a, b)
+        result = approximate(a, b)
     elif isinstance(a, DecimalType) or isinstance(b, DecimalType):
-        result = DataTypes.DECIMAL(*_decimal_result(kind, a, b))
+        result = DataTypes.DECIMAL(*decimal_result(kind, a, b))
     elif kind is exp.Mod:
         result = b  # Calcite's MOD is its divisor's type
     else:
-        result = a if _INT_RANK[type(a)] >= _INT_RANK[type(b)] else b
+        result = a if INT_RANK[type(a)] >= INT_RANK[type(b)] else b
     return None if result is None else _nullable_if_any(result, types)
-
-
-def _approximate(a: DataType, b: DataType) -> DataType | None:
-    """FLOAT with FLOAT or an integer stays FLOAT; DOUBLE, or a DECIMAL with either, is DOUBLE.
-    (Flink 2.3 types FLOAT with DOUBLE as FLOAT: not claimed here.)"""
-    kinds = {type(a), type(b)}
-    if kinds == {FloatType, DoubleType}:
-        return None
-    if DoubleType in kinds or DecimalType in kinds:
-        return DataTypes.DOUBLE()
-    return DataTypes.FLOAT()
 
 
 def _same_number(node: exp.Expr, context: Context) -> DataType | None:
@@ -310,56 +267,6 @@ def _concat(node: exp.Expr, context: Context) -> DataType | None:
 
 
 # -- choices ---------------------------------------------------------------------------------
-
-def least_restrictive(types: Sequence[DataType]) -> DataType | None:
-    """The type all of ``types`` convert to (Calcite's ``leastRestrictive`` with Flink's type
-    system: CHARs of different lengths give a VARCHAR), nullable if one of them is."""
-    nullable = any(t.is_nullable or isinstance(t, NullType) for t in types)
-    known = [t for t in types if not isinstance(t, NullType)]
-    if not known:
-        return DataTypes.NULL()
-    result = _merge(known)
-    if result is None:
-        return None
-    return result.nullable() if nullable else result.not_null()
-
-
-def _merge(types: list[DataType]) -> DataType | None:
-    first = types[0]
-    for fixed_kind, varying in ((CharType, DataTypes.VARCHAR), (BinaryType, DataTypes.VARBINARY)):
-        if all(isinstance(t, fixed_kind) for t in types):
-            length = max(t.length for t in types)  # type: ignore[attr-defined]
-            if all(type(t) is fixed_kind and t.length == length
-                   for t in types):
-                return fixed_kind(length)
-            return varying(length)
-    if all(isinstance(t, NumericType) for t in types):
-        return _merge_numbers(types)
-    if all(isinstance(t, ArrayType) for t in types):
-        element = least_restrictive([t.element_type for t in types])  # type: ignore[attr-defined]
-        return None if element is None else DataTypes.ARRAY(element)
-    if all(type(t) is type(first) for t in types):
-        if isinstance(first, (TimestampType, LocalZonedTimestampType, TimeType)):
-            return type(first)(max(t.precision for t in types))  # type: ignore[attr-defined]
-        if isinstance(first, (BooleanType, DateType)):
-            return first
-        if all(t.nullable() == first.nullable() for t in types):
-            return first
-    return None
-
-
-def _merge_numbers(types: list[DataType]) -> DataType | None:
-    if any(isinstance(t, DoubleType) for t in types):
-        return DataTypes.DOUBLE()
-    if any(isinstance(t, FloatType) for t in types):
-        return DataTypes.FLOAT()
-    if any(isinstance(t, DecimalType) for t in types):
-        pairs = [_decimal_of(t) for t in types]
-        scale = max(s for _, s in pairs)
-        digits = max(p - s for p, s in pairs)
-        return DataTypes.DECIMAL(min(MAX_DECIMAL, digits + scale), scale)
-    return max(types, key=lambda t: _INT_RANK[type(t)])
-
 
 def _choice(values: Sequence[exp.Expr], context: Context,
             nullable: bool = False) -> DataType | None:
@@ -436,12 +343,22 @@ def _sum_type(t: DataType) -> DataType | None:
 
 def _avg_type(t: DataType) -> DataType | None:
     if isinstance(t, DecimalType):  # Flink's findAvgAggType: DECIMAL(38, max(6, s))
-        return DataTypes.DECIMAL(MAX_DECIMAL, max(_MIN_ADJUSTED_SCALE, t.scale))
+        return DataTypes.DECIMAL(MAX_DECIMAL, max(MIN_ADJUSTED_SCALE, t.scale))
     return t if isinstance(t, NumericType) else None
 
 
 def _count(node: exp.Expr, context: Context) -> DataType | None:
     return DataTypes.BIGINT(False)
+
+
+def _collect(node: exp.Expr, context: Context) -> DataType | None:
+    """``COLLECT([DISTINCT] x)``: ``MULTISET<T NOT NULL> NOT NULL`` (Flink's
+    ``CollectAggFunction``: NULLs left out, the empty multiset over no rows)."""
+    operand = node.this
+    if isinstance(operand, exp.Distinct):
+        operand = operand.expressions[0] if len(operand.expressions) == 1 else None
+    t = infer(operand, context) if operand is not None else None
+    return None if t is None else DataTypes.MULTISET(t.not_null(), False)
 
 
 # -- constructors and calls ------------------------------------------------------------------
@@ -482,12 +399,23 @@ def _call(name: str, args: Sequence[exp.Expr], context: Context) -> DataType | N
         return DataTypes.TIMESTAMP(3)  # NULL where the text does not parse
     if name in _NULLABLE_CALLS and len(args) == _NULLABLE_CALLS[name][1]:
         return _NULLABLE_CALLS[name][0]  # NULL where the text does not parse
+    if name == "TYPEOF":
+        return DataTypes.STRING()
+    if name in _GROUP_WINDOW_BOUNDS and len(args) in (2, 3):
+        return DataTypes.TIMESTAMP(3, False)  # TUMBLE_START(...) and the like
+    if name == "CARDINALITY" and len(args) == 1:
+        types = types_of(args, context)
+        if types is None or not isinstance(types[0], (ArrayType, MapType, MultisetType)):
+            return None
+        return _nullable_if_any(DataTypes.INT(), types)
     if name == "CHAR_LENGTH" and len(args) == 1:
         types = types_of(args, context)
         return None if types is None else _nullable_if_any(DataTypes.INT(), types)
     return None
 
 
+#: the bounds of a GROUP BY TUMBLE/HOP/SESSION window
+_GROUP_WINDOW_BOUNDS = {f"{w}_{b}" for w in ("TUMBLE", "HOP", "SESSION") for b in ("START", "END")}
 #: calls whose result is nullable whatever their operands: (type, number of operands)
 _NULLABLE_CALLS: dict[str, tuple[DataType, int]] = {
     "TO_DATE": (DataTypes.DATE(), 1), "DATE_FORMAT": (DataTypes.STRING(), 2)}
@@ -536,7 +464,7 @@ _HANDLERS: dict[type, Callable[[exp.Expr, Context], DataType | None]] = {
     exp.Initcap: _string_function(False),
     exp.Trim: _string_function(True), exp.Substring: _string_function(True, nullable=True),
     exp.Case: _case, exp.If: _if, exp.Coalesce: _coalesce, exp.Nullif: _nullif,
-    exp.Count: _count,
+    exp.Count: _count, FlinkCollect: _collect,
     exp.Sum: _aggregate(_sum_type), exp.Avg: _aggregate(_avg_type),
     exp.Min: _aggregate(lambda t: t), exp.Max: _aggregate(lambda t: t),
     exp.Array: _array,
@@ -548,20 +476,3 @@ _HANDLERS: dict[type, Callable[[exp.Expr, Context], DataType | None]] = {
     exp.CurrentDate: _constant(DataTypes.DATE(False)),
     exp.CurrentTime: _constant(DataTypes.TIME(0, False)),
 }
-
-
-def spark_compatible(flink: DataType, spark_text: str) -> bool:
-    """Whether ``flink`` refines Spark's answer ``spark_text`` (a Flink type text made from
-    Spark's schema) without contradicting it: the same kind of value, only a length, a
-    precision or a nullability Spark does not keep."""
-    base = flink.nullable()
-    spark = spark_text.upper().replace(" NOT NULL", "")
-    if str(base) == spark:
-        return True
-    if isinstance(base, CharType):
-        return spark == "STRING"
-    if isinstance(base, (BinaryType, VarBinaryType)):
-        return spark in ("BYTES", "BINARY")
-    if isinstance(base, (TimestampType, LocalZonedTimestampType, TimeType)):
-        return spark.startswith(base.sql_name + "(")
-    return False

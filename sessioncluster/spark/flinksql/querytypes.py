@@ -12,10 +12,11 @@ from typing import Callable, Mapping
 
 from sqlglot import exp
 
-from ...api.table.types import DataType
-from .dialect import output_name
-from .flinktypes import Columns, Context, infer, least_restrictive, type_text, types_of
+from ...api.table.types import DataType, DataTypes, DoubleType, FloatType
+from .dialect import Descriptor, TableArgument, output_name
+from .flinktypes import Columns, Context, infer, type_text, types_of
 from .model import FlinkSqlError
+from .typemerging import least_restrictive
 
 #: a table's columns by its name (None when the table is not known)
 TableColumns = Callable[[str], "Columns | None"]
@@ -24,8 +25,8 @@ TableColumns = Callable[[str], "Columns | None"]
 def query_columns(query: exp.Expr, tables: TableColumns,
                   ctes: Mapping[str, Columns] | None = None) -> Columns | None:
     """The names and Flink types of a query's columns (``VALUES`` or a ``SELECT`` over tables,
-    ``VALUES`` and subqueries, its common table expressions included); None when its shape is
-    not one typed here (a set operation, ...)."""
+    ``VALUES``, subqueries and window table functions, its common table expressions included; a
+    set operation of those); None when its shape is not one typed here."""
     ctes = dict(ctes or {})
     with_ = query.args.get("with_")
     if with_ is not None:
@@ -38,6 +39,9 @@ def query_columns(query: exp.Expr, tables: TableColumns,
         return values_columns(query)
     if isinstance(query, exp.Subquery):
         return query_columns(query.this, tables, ctes)
+    if isinstance(query, exp.SetOperation):
+        return set_operation_columns(query_columns(query.this, tables, ctes),
+                                     query_columns(query.expression, tables, ctes))
     if not isinstance(query, exp.Select):
         return None
     scope = select_scope(query, tables, ctes)
@@ -71,6 +75,48 @@ def values_columns(values: exp.Values) -> Columns | None:
         known = types is not None and not any(t.is_nullable for t in types)
         out.append((name, least_restrictive(types) if known and types else None))
     return out
+
+
+def set_operation_columns(left: Columns | None, right: Columns | None) -> Columns | None:
+    """The columns of ``UNION [ALL]``, ``INTERSECT``, ``EXCEPT`` of two queries' columns: the
+    left's names, each column the least restrictive type of both sides' (Calcite's
+    ``SqlSetOperator`` with Flink's type system), nullable if either side's is."""
+    if left is None or right is None or len(left) != len(right):
+        return None
+    out: Columns = []
+    for (name, a), (_, b) in zip(left, right):
+        kinds = {type(a), type(b)}
+        # Flink 2.3 unites a FLOAT column with a DOUBLE one as FLOAT: not claimed here
+        known = a is not None and b is not None and kinds != {FloatType, DoubleType}
+        out.append((name, least_restrictive([a, b]) if known else None))  # type: ignore[list-item]
+    return out
+
+
+def window_columns(call: exp.Expr, tables: TableColumns,
+                   ctes: Mapping[str, Columns]) -> Columns | None:
+    """The columns of a window table function (``TUMBLE``, ``HOP``, ``CUMULATE``, ``SESSION``
+    over ``TABLE t``): ``t``'s as declared, then ``window_start`` and ``window_end``
+    ``TIMESTAMP(3) NOT NULL`` and ``window_time`` the time column's type, NOT NULL (Flink's
+    ``SqlWindowTableFunction``); None when ``call`` is not one typed here."""
+    if not (isinstance(call, exp.Anonymous) and call.name.upper() in _WINDOW_FUNCTIONS):
+        return None
+    args = [a.expression if isinstance(a, exp.Kwarg) else a for a in call.expressions]
+    table = next((a.this for a in args if isinstance(a, TableArgument)), None)
+    descriptor = next((a for a in args if isinstance(a, Descriptor)), None)
+    if not isinstance(table, exp.Table) or descriptor is None \
+            or len(descriptor.expressions) != 1:
+        return None
+    columns = _source_columns(table, tables, ctes)
+    if columns is None:
+        return None
+    time_name = descriptor.expressions[0].name.lower()
+    time = next((t for n, t in columns if n.lower() == time_name), None)
+    bound = DataTypes.TIMESTAMP(3, False)
+    return columns + [("window_start", bound), ("window_end", bound),
+                      ("window_time", time and time.not_null())]
+
+
+_WINDOW_FUNCTIONS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 
 
 @dataclass
@@ -125,6 +171,9 @@ def _source_columns(source: exp.Expr, tables: TableColumns,
         columns = values_columns(source)
     elif isinstance(source, exp.Subquery):
         columns = query_columns(source.this, tables, ctes)
+    elif isinstance(source, exp.Table) and isinstance(source.this, exp.Anonymous) \
+            and source.this.name.upper() == "TABLE" and len(source.this.expressions) == 1:
+        columns = window_columns(source.this.expressions[0], tables, ctes)
     else:
         return None
     if columns is None or (renamed is not None and len(renamed) != len(columns)):
