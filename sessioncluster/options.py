@@ -40,6 +40,10 @@ class StartOptions:
         "every slot at start, TaskManagers x slots", "P", int))
     task_attempts: int = field(default=2, metadata=_option(
         "attempts per task before a job fails", "N"))
+    heartbeat_interval: int = field(default=10000, metadata=_option(
+        "ms between a TaskManager's heartbeats when nothing changes (Flink's heartbeat.interval); "
+        "at most a fifth of --heartbeat-timeout. Task events and the library cache's figures go "
+        "out at once", "MS"))
     heartbeat_timeout: int = field(default=50000, metadata=_option(
         "ms without a heartbeat after which a TaskManager is lost and its subtasks fail over "
         "(Flink's heartbeat.timeout)", "MS"))
@@ -70,7 +74,7 @@ class StartOptions:
 
     def __post_init__(self) -> None:
         for name in ("taskmanagers", "slots", "memory", "task_attempts", "max_result_mb",
-                     "result_store_mb", "heartbeat_timeout"):
+                     "result_store_mb", "heartbeat_interval", "heartbeat_timeout"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < (0 if name == "taskmanagers" else 1):
                 raise ValueError(f"{name} must be a whole number >= "

@@ -89,7 +89,7 @@ class JobManager:
     """The JobManager process's parts, wired together on one asyncio loop."""
 
     def __init__(self, settings: StartOptions, key: str | None = None,
-                 heartbeat_interval: float = 0.5, heartbeat_timeout: float | None = None,
+                 heartbeat_interval: float | None = None, heartbeat_timeout: float | None = None,
                  application: bool = False, owner: int | None = None,
                  standby: bool = False) -> None:
         name = self.name = settings.name
@@ -128,7 +128,8 @@ class JobManager:
         self.events_socket = self._bind(zmq.PUB)
         self.runners = JobRunnerFactory(self)
         self.rm = ResourceManager(self.blobs, self._send_rm, lambda m: self.publish("cluster", m),
-                                  self._on_task_events, heartbeat_interval,
+                                  self._on_task_events,
+                                  heartbeat_interval or settings.heartbeat_interval / 1000,
                                   heartbeat_timeout or settings.heartbeat_timeout / 1000,
                                   on_lost=self._on_taskmanager_lost)
         self.dispatcher = Dispatcher(DispatcherServices(
@@ -394,7 +395,7 @@ class JobManager:
 
     async def _heartbeat_monitor(self) -> None:
         while True:
-            await asyncio.sleep(self.rm.heartbeat_interval)
+            await asyncio.sleep(min(self.rm.heartbeat_interval, 1.0))
             self.rm.check_heartbeats()
 
     async def _watch_owner(self, owner: psutil.Process) -> None:

@@ -52,7 +52,9 @@ class ResourceManager:
         self.send = send
         self.publish = publish
         self.on_task_events = on_task_events
-        self.heartbeat_interval = heartbeat_interval
+        #: as Flink requires the interval below the timeout: a short timeout (a test's 3 s)
+        #: still sees five heartbeats before it
+        self.heartbeat_interval = min(heartbeat_interval, heartbeat_timeout / 5)
         self.heartbeat_timeout = heartbeat_timeout
         self.on_lost = on_lost
         self.taskmanagers: dict[str, TaskManagerRegistration] = {}

@@ -16,6 +16,7 @@ executor.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import socket
@@ -84,7 +85,8 @@ class TaskManagerAgent:
         self.workers.bind(ipc)
         os.chmod(self.ipc_path, 0o600)
         self.cache = LibraryCache()
-        self.heartbeat_interval = 0.5
+        self.heartbeat_interval = 0.5  # until the ResourceManager gives its own
+        self.sent_cache_stats = LibraryCacheStats()
         self.registered = False
         self.pending_events: list[TaskEvent] = []
         self.waiting_for_blob: dict[str, list[list[bytes]]] = defaultdict(list)
@@ -135,6 +137,7 @@ class TaskManagerAgent:
         events, self.pending_events = self.pending_events, []
         self.signer.send(self.rm, TaskManagerHeartbeat(self.tm_id, events, self.cache.stats,
                                                              os.getpid()))
+        self.sent_cache_stats = copy.copy(self.cache.stats)
         self.last_heartbeat = time.monotonic()
 
     # -- slot worker side -------------------------------------------------------------------
@@ -190,8 +193,10 @@ class TaskManagerAgent:
                         else:
                             log.warning("unexpected %s on the %s socket", msg.type,
                                         "resourcemanager" if from_rm else "worker")
-                # Task events go out at once (batched per wake-up); otherwise every interval.
+                # Task events and the cache's figures go out at once when they change (batched
+                # per wake-up); otherwise every interval.
                 if self.registered and (self.pending_events or
+                                        self.cache.stats != self.sent_cache_stats or
                                         time.monotonic() - self.last_heartbeat >= self.heartbeat_interval):
                     self.heartbeat()
         finally:
