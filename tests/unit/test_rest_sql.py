@@ -13,6 +13,7 @@ from typing import Any
 import tornado.testing
 
 from sessioncluster.cluster.connection import rest_token
+from sessioncluster.common.types import Row
 from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.jobmanager.rest import RestServer, RestServices
 from sessioncluster.jobmanager.rest.sql import catalog_listing, json_value, sql_result_body
@@ -28,6 +29,9 @@ def test_values_as_json_carries_them() -> None:
     assert json_value(decimal.Decimal("1.50")) == "1.50"
     assert json_value({"a": [1, (2, None)]}) == {"a": [1, [2, None]]}
     assert json_value(b"\x01\xff") == "01ff"
+    named = Row(1, [Row(2)])  # a streaming result's ROW values come as PyFlink's Rows
+    named.set_field_names(["a", "b"])
+    assert json_value(named) == {"a": 1, "b": [[2]]}
 
 
 def test_the_sql_result_body() -> None:

@@ -16,6 +16,7 @@ import datetime
 import decimal
 from typing import Any
 
+from ...common.types import Row
 from ...spark.flinksql.executor import FlinkSqlPlanner
 from ..streamingsqljob import LATEST_CHANGES, StreamingSqlJob
 from .base import FlinkHandler
@@ -35,6 +36,11 @@ def json_value(v: Any) -> Any:
         return str(v)
     if isinstance(v, bytes):
         return v.hex()
+    if isinstance(v, Row):  # a ROW: an object of its fields when they are named
+        try:
+            return json_value(v.as_dict())
+        except TypeError:  # no names
+            return [json_value(x) for x in v]
     if isinstance(v, dict):
         return {str(k): json_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
