@@ -127,11 +127,10 @@ class JobManager:
         self.rm_socket = self._bind(zmq.ROUTER)
         self.events_socket = self._bind(zmq.PUB)
         self.runners = JobRunnerFactory(self)
-        self.rm = ResourceManager(self.blobs, self._send_rm, lambda m: self.publish("cluster", m),
-                                  self._on_task_events,
-                                  heartbeat_interval or settings.heartbeat_interval / 1000,
-                                  heartbeat_timeout or settings.heartbeat_timeout / 1000,
-                                  on_lost=self._on_taskmanager_lost)
+        self.rm = ResourceManager(
+            self.blobs, self._send_rm, lambda m: self.publish("cluster", m), self._on_task_events,
+            heartbeat_interval or settings.heartbeat_interval / 1000,
+            heartbeat_timeout or settings.heartbeat_timeout / 1000, on_lost=self._on_taskmanager_lost)
         self.dispatcher = Dispatcher(DispatcherServices(
             session_name=name, blobs=self.blobs,
             store=JobStore(self.dir / "jobs", settings.result_store_mb * 2**20),
