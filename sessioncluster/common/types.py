@@ -203,6 +203,6 @@ def frozen(value: Any) -> Any:
     find equal rows of a changelog by."""
     if isinstance(value, dict):
         return tuple((k, frozen(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, Row)):
         return tuple(frozen(v) for v in value)
     return value

@@ -164,6 +164,8 @@ def _keyed_view(session: Any, left: _Side, right: _Side, keys: list[tuple[int, i
                enumerate(left.frame.schema.fields) if f.name not in (KIND, SEQUENCE)]
               + [StructField(f"{VERSIONED}{j}", f.dataType) for j, f in
                  enumerate(right.frame.schema.fields) if f.name not in (KIND, SEQUENCE)])
+    # no equality keys (a non-equi or cross join): one constant key
+    key_names = [f"flink_k{i}" for i in range(max(len(keys), 1))]
     inputs = []
     for n, side in enumerate((left, right)):
         own = _columns(side)
@@ -173,8 +175,8 @@ def _keyed_view(session: Any, left: _Side, right: _Side, keys: list[tuple[int, i
                   for f in fields]
         kind = F.col(KIND) if side.feed is not None else F.lit("+I")
         sequence = F.col(SEQUENCE) if side.feed is not None else F.lit(0).cast("long")
-        key_columns = [F.col(f"`{own[k[n]]}`").alias(f"flink_k{i}") for i, k in enumerate(keys)] \
-            or [F.lit(0).alias("flink_k0")]
+        key_columns = [F.col(f"`{own[k[n]]}`").alias(name) for name, k in zip(key_names, keys)] \
+            or [F.lit(0).alias(key_names[0])]
         inputs.append(side.frame.select(*key_columns, F.lit(n).alias(SIDE), kind.alias(KIND),
                                         sequence.alias(SEQUENCE), *values))
     both = inputs[0].unionByName(inputs[1])
@@ -184,7 +186,7 @@ def _keyed_view(session: Any, left: _Side, right: _Side, keys: list[tuple[int, i
                                          timestamps, ROW_KIND)
     schema = StructType([StructField(f.name, f.dataType, True) for f in fields]
                         + [StructField(ROW_KIND, StringType())])
-    keyed = both.groupBy(*[f"flink_k{i}" for i in range(max(len(keys), 1))]) \
+    keyed = both.groupBy(*key_names) \
         .transformWithStateInPandas(processor, schema, "Append", "None")
     view = f"__flink_updating_join_{secrets.token_hex(6)}"
     keyed.createOrReplaceTempView(view)
