@@ -31,6 +31,12 @@ log = logging.getLogger("sessioncluster.spark")
 #: Flink's: on this machine it did not shorten a micro-batch, docs/benchmarks.md section 10)
 CHANGELOG_CHECKPOINTING = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
+#: Options of every JVM of the session on this machine. Without ``-XX:-UsePerfData`` each JVM's
+#: sampler thread updates its hsperfdata file 20 times a second, for jps and jstat only: a
+#: driver and two executors idled at 0.94-1.08 % of a core with it and 0.75-0.78 % without it
+#: (docs/benchmarks.md, section 7c).
+IDLE_JAVA_OPTIONS = "-XX:-UsePerfData"
+
 
 def start_spark(settings: StartOptions, connection_file: str) -> Any:
     """A SparkSession whose executors' Python side is our TaskManager daemon."""
@@ -87,23 +93,32 @@ def start_spark(settings: StartOptions, connection_file: str) -> Any:
 
 
 def java_options(settings: StartOptions) -> dict[str, str]:
-    """The JVMs' extra options: the class-data-sharing archive (:mod:`.cds`) for the driver,
-    and for executors on this machine (``local-cluster``), unless it is turned off."""
+    """The extra options of the JVMs on this machine: the driver's, and the executors' on
+    ``local-cluster``: :data:`IDLE_JAVA_OPTIONS`, and the class-data-sharing archive
+    (:mod:`.cds`) unless it is turned off or cannot be used for this start."""
+    driver = executor = IDLE_JAVA_OPTIONS
+    plan = _archive_plan(settings)
+    if plan.mode == "use":
+        driver, executor = f"{driver} {plan.driver_options}", f"{executor} {plan.executor_options}"
+    conf = {"spark.driver.extraJavaOptions": driver}
+    if settings.master_url.startswith("local-cluster"):
+        conf["spark.executor.extraJavaOptions"] = executor
+    return conf
+
+
+def _archive_plan(settings: StartOptions) -> cds.ArchivePlan:
     if not settings.class_data_sharing:
         log.info("class-data sharing: off (--no-class-data-sharing)")
-        return {}
+        return cds.ArchivePlan("off", reason="--no-class-data-sharing")
     try:
         plan = cds.plan()
     except Exception as exc:  # noqa: BLE001 - a start never fails for want of the archive
         plan = cds.ArchivePlan("off", reason=f"{type(exc).__name__}: {exc}")
-    if plan.mode != "use":
+    if plan.mode == "use":
+        log.info("class-data sharing: the JVMs start from %s", plan.path)
+    else:
         log.info("class-data sharing: off for this start (%s)", plan.reason)
-        return {}
-    log.info("class-data sharing: the JVMs start from %s", plan.path)
-    conf = {"spark.driver.extraJavaOptions": plan.driver_options}
-    if settings.master_url.startswith("local-cluster"):
-        conf["spark.executor.extraJavaOptions"] = plan.executor_options
-    return conf
+    return plan
 
 
 def executor_python_path() -> str:

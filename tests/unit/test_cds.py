@@ -14,7 +14,7 @@ import pytest
 
 from sessioncluster.options import StartOptions
 from sessioncluster.spark import cds
-from sessioncluster.spark.driver import java_options
+from sessioncluster.spark.driver import IDLE_JAVA_OPTIONS, java_options
 
 KEY = "17.0.15-4.3.0-0123456789abcdef"
 
@@ -133,7 +133,11 @@ def test_an_unwritable_cache_turns_sharing_off(monkeypatch: pytest.MonkeyPatch, 
         assert plan.mode == "off" and "JDK" in plan.reason
     else:
         assert plan.mode == "off" and "cache directory" in plan.reason
-    assert java_options(StartOptions()) == {}
+    assert not _archived(java_options(StartOptions()))
+
+
+def _archived(conf: dict[str, str]) -> bool:
+    return any("SharedArchiveFile" in v or "ArchiveClassesAtExit" in v for v in conf.values())
 
 
 def test_a_start_without_an_archive_launches_one_primer(
@@ -144,7 +148,7 @@ def test_a_start_without_an_archive_launches_one_primer(
     monkeypatch.setattr(cds, "start_primer", lambda d: launched.append(d) or 4242)
     first = cds.plan()
     assert first.mode == "off" and "4242" in first.reason and launched == [tmp_path]
-    assert java_options(StartOptions()) == {}  # this start runs without
+    assert not _archived(java_options(StartOptions()))  # this start runs without
     # while a primer holds the claim, no second one is launched
     with cds.locked(tmp_path):
         assert cds.claim(tmp_path, KEY, os.getpid())
@@ -160,10 +164,14 @@ def test_java_options_per_master(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     monkeypatch.setattr(cds, "plan", lambda pid=None: cds.ArchivePlan("use", tmp_path / "a.jsa"))
     local = java_options(StartOptions(taskmanagers=2))
     assert set(local) == {"spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"}
+    assert all(f"-XX:SharedArchiveFile={tmp_path / 'a.jsa'}" in v for v in local.values())
     # executors on other machines have no such file: the driver only
     remote = java_options(StartOptions(spark_master="spark://h:7077", taskmanagers=1))
     assert set(remote) == {"spark.driver.extraJavaOptions"}
-    assert java_options(StartOptions(class_data_sharing=False)) == {}
+    off = java_options(StartOptions(taskmanagers=2, class_data_sharing=False))
+    assert not _archived(off)
+    # without the archive the JVMs on this machine still idle without their perf-data sampler
+    assert all(v.split() == [IDLE_JAVA_OPTIONS] for v in off.values()) and len(off) == 2
 
 
 def test_option_is_a_flag_pair_through_every_front_end() -> None:

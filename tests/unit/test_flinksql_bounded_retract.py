@@ -14,7 +14,7 @@ from test_flinksql_bounded_shapes import changes, spark  # noqa: F401 (the fixtu
 
 from sessioncluster.api.table.types import DataTypes
 from sessioncluster.api.table.udf import udf, udtf
-from sessioncluster.spark.flinksql.boundedchangelog import changelog_query, is_table_function_join
+from sessioncluster.spark.flinksql.boundedchangelog import is_table_function_join
 from sessioncluster.spark.flinksql.functions import OUTER, CatalogFunction, FunctionCatalog
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 
@@ -65,10 +65,31 @@ def test_changes_are_flinks(spark: Any, text: str, flink: list[tuple[str, ...]])
     assert changes(spark, text) == flink
 
 
-def test_listagg_distinct_over_changes_is_left() -> None:
-    assert changelog_query(query(
-        "SELECT LISTAGG(DISTINCT product) FROM (SELECT product, COUNT(*) AS n FROM orders "
-        "GROUP BY product)")) is None
+# PyFlink 2.3 (/work/briefs/data/lead/listagg_distinct.py): a value joins the list when its
+# count becomes 1 and leaves it at 0; an unchanged result gives no record
+DISTINCT_OVER_CHANGES = [
+    ("SELECT LISTAGG(DISTINCT CAST(n AS STRING)) AS ns, COUNT(*) AS c FROM "
+     "(SELECT product, COUNT(*) AS n FROM orders GROUP BY product)",
+     [('+I', '1', '1'), ('-U', '1', '1'), ('+U', '1', '2'), ('-U', '1', '2'), ('+U', '1', '1'),
+      ('-U', '1', '1'), ('+U', '1,2', '2'), ('-U', '1,2', '2'), ('+U', '1,2', '3'),
+      ('-U', '1,2', '3'), ('+U', '1,2', '2'), ('-U', '1,2', '2'), ('+U', '1,2', '3'),
+      ('-U', '1,2', '3'), ('+U', '1,2', '2'), ('-U', '1,2', '2'), ('+U', '1,2,3', '3'),
+      ('-U', '1,2,3', '3'), ('+U', '1,2,3', '4')]),
+    ("SELECT n, LISTAGG(DISTINCT product, ';') AS ps, COUNT(DISTINCT product) AS c FROM "
+     "(SELECT product, COUNT(*) AS n FROM orders GROUP BY product) GROUP BY n",
+     [(op, n, ps.replace(',', ';'), str(len(ps.split(',')))) for op, n, ps, _, _ in OVER_CHANGES]),
+    ("SELECT LISTAGG(DISTINCT CAST(s AS STRING)) AS ss FROM "
+     "(SELECT product, SUM(amount) AS s FROM orders GROUP BY product)",
+     [('+I', '3'), ('-U', '3'), ('+U', '3,5'), ('-U', '3,5'), ('+U', '5'), ('-U', '5'),
+      ('+U', '5,9'), ('-U', '5,9'), ('+U', '5,9,6'), ('-U', '5,9,6'), ('+U', '9,6'),
+      ('-U', '9,6'), ('+U', '9,6,8'), ('-U', '9,6,8'), ('+U', '9,6,8,5')]),
+]
+
+
+@pytest.mark.parametrize("text, flink", DISTINCT_OVER_CHANGES)
+def test_distinct_calls_over_changes_are_flinks(spark: Any, text: str,  # noqa: F811
+                                                flink: list[tuple[str, ...]]) -> None:
+    assert changes(spark, text) == flink
 
 
 def test_join_lateral_on_true_is_the_comma_join() -> None:

@@ -32,7 +32,8 @@ Only a shape whose order is the source's is rewritten: non-windowed aggregations
 global, grouping sets over columns of their input) of ``COUNT``/``SUM``/``MIN``/``MAX``/``AVG``
 (and ``COUNT(DISTINCT x)``) and ``LISTAGG`` (``DISTINCT`` too)/``FIRST_VALUE``/``LAST_VALUE``
 (:mod:`.runningcalls`) over insert-only rows, of ``COUNT``/``SUM``/``MIN``/``MAX`` and
-``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE`` (their retract variants) over a changelog, with
+``LISTAGG``/``FIRST_VALUE``/``LAST_VALUE`` (their retract variants; ``COUNT(DISTINCT x)`` and
+``LISTAGG(DISTINCT x)`` with a count per value) over a changelog, with
 projections and filters below and above them (a Top-N is :mod:`.topn`'s). An aggregation's
 aggregate columns that the select reading it does not name are dropped first, as Flink's planner
 prunes them. Below an aggregation its input may come through Python functions: a table function
@@ -40,8 +41,8 @@ prunes them. Below an aggregation its input may come through Python functions: a
 numbered after it, in the order of the rows they are made of, as Flink's ``PythonCorrelate``
 emits them; a ``LEFT JOIN .. ON TRUE`` the catalog made a CROSS JOIN of the function's outer
 variant) and scalar functions (keys too: ``scalars`` names them). Anything else (other joins,
-a ``LEFT JOIN LATERAL`` of another function, ``OVER``, ``DISTINCT`` over a changelog, a
-Python aggregate function, ``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller
+a ``LEFT JOIN LATERAL`` of another function, ``OVER``, another ``DISTINCT`` call over a
+changelog, a Python aggregate function, ``ORDER BY`` / ``LIMIT``, set operations) gives None: the caller
 keeps the final rows, all ``+I`` (for a Python aggregate function that is Flink's output too,
 for an input within one bundle: its Python group aggregation emits once per bundle).
 """
@@ -57,7 +58,13 @@ from sqlglot import exp
 from .dialect import Flink, output_name
 from .groupingsets import flink_order, grouping_sets
 from .planner import is_lateral_on_true
-from .runningcalls import CALLS, min_max_with_retraction, retracting_call, running_call
+from .runningcalls import (
+    CALLS,
+    count_distinct_with_retraction,
+    min_max_with_retraction,
+    retracting_call,
+    running_call,
+)
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation, is_window_aggregation
 
@@ -330,11 +337,12 @@ def _runs(call: exp.Expr, over_changes: bool) -> bool:
     """Spark runs the aggregate call as a running window function with Flink's values: over
     insert-only rows :data:`_RUNNING` (``COUNT(DISTINCT x)`` and ``LISTAGG(DISTINCT x)`` too),
     over a changelog ``COUNT``, ``SUM``, ``MIN``, ``MAX`` and :data:`~.runningcalls.CALLS`
-    (not DISTINCT)."""
+    (``COUNT(DISTINCT x)`` and ``LISTAGG(DISTINCT x)`` too)."""
     distinct = _distinct_arguments(call)
     if over_changes:
         return isinstance(call, (exp.Count, exp.Sum, exp.Min, exp.Max, *CALLS)) \
-            and distinct == 0
+            and (distinct == 0 or (distinct == 1 and isinstance(call, (exp.Count,
+                                                                       exp.GroupConcat))))
     return isinstance(call, _RUNNING) and distinct in (0, 1) \
         and (distinct == 0 or isinstance(call, (exp.Count, exp.GroupConcat)))
 
@@ -382,11 +390,14 @@ def _running(call: exp.Expr, keys: list[exp.Expr],
         argument = call.this
         if isinstance(call, exp.Count) and (argument is None or isinstance(argument, exp.Star)):
             return sqlglot.parse_one(f"SUM({sign}) {over}", read=Flink)
-        x = argument.sql(dialect=Flink)
+        distinct = isinstance(argument, exp.Distinct)
+        x = (argument.expressions[0] if distinct else argument).sql(dialect=Flink)
         if isinstance(call, (exp.Min, exp.Max)):
             return min_max_with_retraction(call, x, sign, over)
         if isinstance(call, CALLS):
             return retracting_call(call, x, sign, over)
+        if distinct:
+            return count_distinct_with_retraction(x, sign, over)
         counted = f"SUM(CASE WHEN ({x}) IS NOT NULL THEN {sign} ELSE 0 END) {over}"
         if isinstance(call, exp.Count):
             return sqlglot.parse_one(counted, read=Flink)

@@ -15,7 +15,9 @@ Over a changelog Flink runs their retract variants (``ListAggWithRetractAggFunct
 values in arrival order, a retraction taking out the earliest equal one (``List.remove``; the
 first of a value's orders), the value the list joined, its first or its last. Here that list is
 folded (``AGGREGATE``) from the key's ``(value, sign)`` records so far (quadratic in a key's
-records: bounded inputs only).
+records: bounded inputs only). ``LISTAGG(DISTINCT x)`` over a changelog counts each value
+(Flink's distinct view): a value joins the list when its count becomes 1 and leaves it when its
+count becomes 0, so a value that stays keeps its place.
 """
 
 from __future__ import annotations
@@ -47,11 +49,13 @@ def running_call(call: exp.Expr, window: exp.Window) -> exp.Expr:
 
 
 def retracting_call(call: exp.Expr, x: str, sign: str, over: str) -> exp.Expr:
-    """``call`` (one of :data:`CALLS`, not DISTINCT) over a changelog: its value from the
-    key's non-NULL values in arrival order, each ``-U``/``-D`` (``sign`` -1) taking out the
-    earliest value equal to its own. ``x``: the argument's SQL; ``over``: the window (a key's
-    records up to the current one), in Flink's dialect."""
+    """``call`` (one of :data:`CALLS`; a ``LISTAGG`` may be DISTINCT) over a changelog: its
+    value from the key's non-NULL values in arrival order, each ``-U``/``-D`` (``sign`` -1)
+    taking out the earliest value equal to its own. ``x``: the argument's SQL; ``over``: the
+    window (a key's records up to the current one), in Flink's dialect."""
     seen = f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
+    if isinstance(call.this, exp.Distinct):
+        return _picked(call, _distinct_present(seen))
     at = "ARRAY_POSITION(acc, e.v)"
     present = sqlglot.parse_one(
         f"AGGREGATE({seen}, FILTER(TRANSFORM({seen}, e -> e.v), v -> FALSE), (acc, e) -> "
@@ -61,15 +65,40 @@ def retracting_call(call: exp.Expr, x: str, sign: str, over: str) -> exp.Expr:
     return _picked(call, present)
 
 
+def _distinct_present(seen: str) -> exp.Expr:
+    """The distinct non-NULL values of ``seen`` (a key's ``(value, sign)`` records) whose
+    count is positive, each where its count last became 1."""
+    counted = (f"AGGREGATE({seen}, FILTER(TRANSFORM({seen}, e -> NAMED_STRUCT('v', e.v, 'n', 0)),"
+               " a -> FALSE), (acc, e) -> CASE WHEN e.v IS NULL THEN acc "
+               "WHEN e.s > 0 AND EXISTS(acc, a -> a.v = e.v) THEN TRANSFORM(acc, a -> "
+               "IF(a.v = e.v, NAMED_STRUCT('v', a.v, 'n', a.n + 1), a)) "
+               "WHEN e.s > 0 THEN CONCAT(acc, ARRAY(NAMED_STRUCT('v', e.v, 'n', 1))) "
+               "ELSE FILTER(TRANSFORM(acc, a -> IF(a.v = e.v, NAMED_STRUCT('v', a.v, 'n', "
+               "a.n - 1), a)), a -> a.n > 0) END)")
+    return sqlglot.parse_one(f"TRANSFORM({counted}, a -> a.v)", read=Flink)
+
+
 def min_max_with_retraction(call: exp.Min | exp.Max, x: str, sign: str, over: str) -> exp.Expr:
     """``MIN``/``MAX`` over a changelog (Flink's ``MinWithRetract``/``MaxWithRetract``): the
-    least/greatest of the values whose signed count so far is positive, from the list of the
-    key's ``(value, sign)`` so far (quadratic in a key's records: bounded inputs only)."""
+    least/greatest of the values whose signed count so far is positive (quadratic in a key's
+    records: bounded inputs only)."""
     pick = "ARRAY_MIN" if isinstance(call, exp.Min) else "ARRAY_MAX"
+    return exp.Anonymous(this=pick, expressions=[_counted_present(x, sign, over)])
+
+
+def count_distinct_with_retraction(x: str, sign: str, over: str) -> exp.Expr:
+    """``COUNT(DISTINCT x)`` over a changelog: how many values have a positive signed count."""
+    size = exp.Anonymous(this="SIZE", expressions=[_counted_present(x, sign, over)])
+    return exp.Cast(this=size, to=exp.DataType.build("BIGINT"))
+
+
+def _counted_present(x: str, sign: str, over: str) -> exp.Expr:
+    """The distinct non-NULL values of the key's ``(value, sign)`` records so far whose signed
+    count is positive."""
     seen = f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
     return sqlglot.parse_one(
-        f"{pick}(FILTER(ARRAY_DISTINCT(TRANSFORM({seen}, e -> e.v)), x -> x IS NOT NULL AND "
-        f"AGGREGATE({seen}, 0, (n, e) -> n + IF(e.v = x, e.s, 0)) > 0))", read=Flink)
+        f"FILTER(ARRAY_DISTINCT(TRANSFORM({seen}, e -> e.v)), x -> x IS NOT NULL AND "
+        f"AGGREGATE({seen}, 0, (n, e) -> n + IF(e.v = x, e.s, 0)) > 0)", read=Flink)
 
 
 def _picked(call: exp.Expr, values: exp.Expr) -> exp.Expr:
