@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+import pytest
 import sqlglot
 
 from sessioncluster.api.table.udf import TableAggregateFunction, udtaf
@@ -12,6 +13,7 @@ from sessioncluster.spark.flinksql.dialect import Flink
 from sessioncluster.spark.flinksql.functions import CatalogFunction, FunctionCatalog
 from sessioncluster.spark.flinksql.tableaggregate import table_aggregation, updating_node
 from sessioncluster.spark.flinksql.udf_runners import group_changes, table_aggregate_changelog
+from sessioncluster.spark.flinksql.updating import retract_refusal
 from tests.integration.test_flat_aggregate_streaming import Top2
 
 
@@ -71,3 +73,36 @@ def test_the_table_aggregation_of_a_flat_aggregate_query_and_flinks_node_name() 
         "PythonGroupTableAggregate(groupBy=[key], select=[key, Top2(v) AS (a)])"
     plain = sqlglot.parse_one("SELECT key, COUNT(*) FROM src GROUP BY key", read=Flink)
     assert table_aggregation(plain, functions) is None
+
+
+class RetractingTop2(Top2):
+    """Top2 with a ``retract`` (it forgets the value: enough for the refusal's test)."""
+
+    def retract(self, accumulator: list[Any], v: int) -> None:
+        accumulator[:] = [a for a in accumulator if a != v] + [None]
+
+
+def flat_aggregate_over(inner: str, function: TableAggregateFunction) -> tuple[Any, Any]:
+    functions = FunctionCatalog(None)
+    functions.functions["top2"] = CatalogFunction(
+        "Top2", udtaf(function, result_type="ROW<a BIGINT>"), "top2")
+    query = sqlglot.parse_one(
+        "SELECT k, `_u`.`_r`.`a` AS a FROM (SELECT `k`, top2(`s`) AS `_rows` FROM "
+        f"({inner}) GROUP BY `k`) AS `_g` CROSS JOIN UNNEST(`_rows`) AS `_u`(`_r`)", read=Flink)
+    return query, functions
+
+
+def test_a_table_aggregate_function_without_retract_over_an_updating_query_is_refused() -> None:
+    """PyFlink 2.3 (/work/briefs/data/updwin/probe1.py, 2a): the job fails with "Method retract
+    is not implemented" once the updating input retracts; with ``retract`` it runs (2b)."""
+    updating = "SELECT k, w, SUM(v) AS s FROM vals GROUP BY k, w"
+    message = retract_refusal(*flat_aggregate_over(updating, Top2()))
+    assert message is not None and message.startswith("Method retract is not implemented")
+    assert "GroupAggregate(groupBy=[k, w]" in message
+    assert retract_refusal(*flat_aggregate_over(updating, RetractingTop2())) is None
+    assert retract_refusal(*flat_aggregate_over("SELECT k, v AS s FROM vals", Top2())) is None
+
+
+def test_the_base_retract_raises_pyflinks_error() -> None:
+    with pytest.raises(RuntimeError, match="Method retract is not implemented"):
+        Top2().retract([None, None], 1)

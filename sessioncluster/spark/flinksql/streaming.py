@@ -76,6 +76,7 @@ from .updating import (
     outer_key_positions,
     over_updating,
     over_updating_refusal,
+    retract_refusal,
     split_over_updating,
     stateful_reader,
     updating_node,
@@ -86,6 +87,7 @@ from .updatingjoin import (
     nest_join,
     plan_updating_join,
     row_kind_changes,
+    window_over_join_refusal,
 )
 
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
@@ -259,7 +261,8 @@ class _Query:
             query = rewrite_match_recognize(
                 query, lambda tree: flink_named(session.sql(to_spark_sql(
                     tree, schemas, streaming=not bounded))), keyed_matches)
-        refused = rank_refusal(query)
+        refused = rank_refusal(query) or window_over_join_refusal(query) \
+            or (retract_refusal(query, functions) if functions is not None else None)
         if refused is not None:
             raise FlinkSqlError(refused)
         found = None if bounded else over_updating(query, functions)

@@ -162,6 +162,29 @@ def stateful_reader(inner: exp.Select, aggregation: Any = None) -> OverUpdating 
     return None
 
 
+def retract_refusal(query: Any, functions: FunctionCatalog) -> str | None:
+    """PyFlink's error for a table aggregate function without ``retract`` that reads an
+    updating query (Flink raises it in the job, at the first retraction it gets; here when
+    the query is planned); None for another query."""
+    from ...api.table.udf import TableAggregateFunction
+
+    aggregation = table_aggregation(query, functions)
+    if aggregation is None:
+        return None
+    function = aggregation[2].wrapper.function
+    if type(function).retract is not TableAggregateFunction.retract:
+        return None
+    for inner in query.find_all(exp.Select):
+        if inner is aggregation[0] or not is_aggregation(inner) or is_window_aggregation(inner):
+            continue
+        found = stateful_reader(inner, aggregation)
+        if found is not None and found.reader is aggregation[0]:
+            return ("Method retract is not implemented: the table aggregate function "
+                    f"{aggregation[2].name} reads the changes of an updating query "
+                    f"({updating_node(inner)})")
+    return None
+
+
 #: the operations over an updating query that run over its result (:func:`split_over_updating`)
 OVER_RESULT = (AGGREGATION, JOIN, "An OVER aggregation")
 
@@ -173,8 +196,7 @@ def over_updating_refusal(found: OverUpdating) -> str:
     if found.operation == WINDOW_AGGREGATION and any(
             isinstance(t.this, exp.Anonymous) and t.this.name.upper() == "TABLE"
             for t in found.reader.find_all(exp.Table)):
-        return ("The window function requires the timecol is a time attribute type, but is "
-                f"a regular TIMESTAMP: the rows of an updating query "
+        return (f"{NO_TIME_ATTRIBUTE}: the rows of an updating query "
                 f"({updating_node(found.inner)}) have no time attribute")
     return (f"{found.operation} over the changes of an updating query "
             f"({updating_node(found.inner)}) is not supported by sessioncluster in STREAMING "
@@ -184,6 +206,11 @@ def over_updating_refusal(found: OverUpdating) -> str:
             "or an OVER aggregation over the updating query's result and bounded tables, and "
             "an equi-join of it with bounded tables or streams). Run it in BATCH mode or over "
             "bounded sources, or aggregate once")
+
+
+#: Flink 2.3's error for a window TVF over rows without a time attribute
+NO_TIME_ATTRIBUTE = ("The window function requires the timecol is a time attribute type, but "
+                     "is TIMESTAMP(3)")
 
 
 def _readers(select: exp.Select) -> list[exp.Select]:
