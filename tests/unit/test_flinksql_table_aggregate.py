@@ -106,3 +106,33 @@ def test_a_table_aggregate_function_without_retract_over_an_updating_query_is_re
 def test_the_base_retract_raises_pyflinks_error() -> None:
     with pytest.raises(RuntimeError, match="Method retract is not implemented"):
         Top2().retract([None, None], 1)
+
+
+class ListTop2(TableAggregateFunction):
+    """Top 2 of a list it keeps: ``retract`` removes one value (the probe's Top2R)."""
+
+    def create_accumulator(self) -> list[int]:
+        return []
+
+    def accumulate(self, accumulator: list[int], v: int) -> None:
+        accumulator.append(v)
+
+    def retract(self, accumulator: list[int], v: int) -> None:
+        accumulator.remove(v)
+
+    def emit_value(self, accumulator: list[int]) -> Iterator[Any]:
+        yield from ((v,) for v in sorted(accumulator, reverse=True)[:2])
+
+
+def test_an_updating_inputs_retractions_call_retract() -> None:
+    """Key x of /work/briefs/data/updwin/probe2.out (the sums per (k, w) of x: p 1, q 5; then
+    p 4; then q 1), PyFlink 2.3: +I 5, +I 1 | -D 5, -D 1, +I 5, +I 4 | -D 5, -D 4, +I 4, +I 1."""
+    function, accumulator, out = ListTop2(), None, []
+    for rows, kinds in [([(1,), (5,)], ["+I", "+I"]), ([(1,), (4,)], ["-U", "+U"]),
+                        ([(5,), (1,)], ["-U", "+U"])]:
+        accumulator, retracted, emitted = group_changes(function, accumulator, rows, kinds)
+        out.append(table_aggregate_changelog(retracted, emitted))
+    assert out == [[("+I", [(5,), (1,)])], [("-D", [(5,), (1,)]), ("+I", [(5,), (4,)])],
+                   [("-D", [(5,), (4,)]), ("+I", [(4,), (1,)])]]
+    with pytest.raises(RuntimeError, match="Method retract is not implemented"):
+        group_changes(Top2(), None, [(1,), (1,)], ["+I", "-D"])

@@ -128,6 +128,7 @@ class OverUpdating:
 AGGREGATION = "An aggregation (GROUP BY, DISTINCT)"
 JOIN = "A join"
 WINDOW_AGGREGATION = "A window aggregation"
+TABLE_AGGREGATION = "A table aggregation (flat_aggregate)"
 
 
 def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverUpdating | None:
@@ -171,8 +172,8 @@ def retract_refusal(query: Any, functions: FunctionCatalog) -> str | None:
     aggregation = table_aggregation(query, functions)
     if aggregation is None:
         return None
-    function = aggregation[2].wrapper.function
-    if type(function).retract is not TableAggregateFunction.retract:
+    wrapper = aggregation[2].wrapper
+    if type(wrapper.function).retract is not TableAggregateFunction.retract:
         return None
     for inner in query.find_all(exp.Select):
         if inner is aggregation[0] or not is_aggregation(inner) or is_window_aggregation(inner):
@@ -180,7 +181,7 @@ def retract_refusal(query: Any, functions: FunctionCatalog) -> str | None:
         found = stateful_reader(inner, aggregation)
         if found is not None and found.reader is aggregation[0]:
             return ("Method retract is not implemented: the table aggregate function "
-                    f"{aggregation[2].name} reads the changes of an updating query "
+                    f"{wrapper.name or aggregation[2].name} reads the changes of an updating query "
                     f"({updating_node(inner)})")
     return None
 
@@ -227,7 +228,7 @@ def _readers(select: exp.Select) -> list[exp.Select]:
 def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
     """Flink's name for the stateful operation ``select`` runs, if any."""
     if aggregation is not None and aggregation[0] is select:
-        return "A table aggregation (flat_aggregate)"
+        return TABLE_AGGREGATION
     if is_window_aggregation(select):
         return WINDOW_AGGREGATION
     if is_aggregation(select):
