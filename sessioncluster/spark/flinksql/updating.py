@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...api.table.udf import TableAggregateFunction
 from .dialect import plan_text
 from .functions import FunctionCatalog
 from .tableaggregate import table_aggregation
@@ -167,13 +168,11 @@ def retract_refusal(query: Any, functions: FunctionCatalog) -> str | None:
     """PyFlink's error for a table aggregate function without ``retract`` that reads an
     updating query (Flink raises it in the job, at the first retraction it gets; here when
     the query is planned); None for another query."""
-    from ...api.table.udf import TableAggregateFunction
-
     aggregation = table_aggregation(query, functions)
     if aggregation is None:
         return None
     wrapper = aggregation[2].wrapper
-    if type(wrapper.function).retract is not TableAggregateFunction.retract:
+    if getattr(type(wrapper.function), "retract", None) is not TableAggregateFunction.retract:
         return None
     for inner in query.find_all(exp.Select):
         if inner is aggregation[0] or not is_aggregation(inner) or is_window_aggregation(inner):
