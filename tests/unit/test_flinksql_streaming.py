@@ -23,6 +23,7 @@ from sessioncluster.spark.flinksql.updating import (
     split_over_updating,
     updating_node,
 )
+from sessioncluster.spark.flinksql.updatingjoin import window_over_join_refusal
 
 
 def query(text: str):
@@ -96,6 +97,37 @@ def test_a_window_tvf_over_an_updating_query_is_refused_with_flinks_message() ->
     assert found is not None
     assert over_updating_refusal(found).startswith(
         "The window function requires the timecol is a time attribute type")
+
+
+JOINED = "WITH j AS (SELECT b.item, b.ts, c.price AS p FROM Bid b JOIN Bid c ON {on}) "
+
+
+@pytest.mark.parametrize("text", [
+    JOINED.format(on="b.item = c.item") + "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE("
+    "TABLE j, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end",
+    "WITH j AS (SELECT b.item, b.ts FROM Bid b, Bid c WHERE b.item = c.item), "
+    "k AS (SELECT * FROM j WHERE item > 'a') SELECT window_start, COUNT(*) FROM TABLE(HOP("
+    "TABLE k, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) "
+    "GROUP BY window_start, window_end"])
+def test_a_window_tvf_over_a_regular_join_is_refused_with_flinks_message(text: str) -> None:
+    """PyFlink 2.3 (/work/briefs/data/updwin/probe1.out, 3a and 3c) refuses a window TVF over a
+    regular join, of two append-only streams too; a legacy GROUP BY TUMBLE over it runs (3b)."""
+    assert window_over_join_refusal(query(text)) == (
+        "The window function requires the timecol is a time attribute type, but is "
+        "TIMESTAMP(3): the rows of a regular join have no time attribute")
+
+
+@pytest.mark.parametrize("text", [
+    JOINED.format(on="b.item = c.item AND b.ts BETWEEN c.ts - INTERVAL '1' SECOND AND c.ts")
+    + "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE j, DESCRIPTOR(ts), "
+    "INTERVAL '10' SECOND)) GROUP BY window_start, window_end",
+    JOINED.format(on="b.item = c.item") + "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND), "
+    "COUNT(*) FROM j GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)",
+    "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(ts), "
+    "INTERVAL '10' SECOND)) GROUP BY window_start, window_end"])
+def test_a_window_over_an_interval_join_a_legacy_window_and_a_table_are_not_refused(
+        text: str) -> None:
+    assert window_over_join_refusal(query(text)) is None
 
 
 @pytest.mark.parametrize("text", [

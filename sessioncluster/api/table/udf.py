@@ -133,8 +133,9 @@ class TableAggregateFunction(UserDefinedFunction):
     def emit_value(self, accumulator: Any) -> Iterable[Any]:
         """The rows of ``accumulator``."""
 
-    def retract(self, accumulator: Any, *args: Any) -> None:  # noqa: B027 - PyFlink's hook
-        """Remove one row's arguments (not called here: the input is insert-only)."""
+    def retract(self, accumulator: Any, *args: Any) -> None:
+        """Remove one row's arguments (over an updating input: ``-U``/``-D``)."""
+        raise RuntimeError("Method retract is not implemented")  # PyFlink's
 
     def merge(self, accumulator: Any, accumulators: list[Any]) -> None:  # noqa: B027
         """Merge other accumulators into ``accumulator`` (not called here)."""

@@ -34,6 +34,7 @@ keyed state in ``append`` mode, each row with its RowKind (:mod:`.tableaggregate
 
 from __future__ import annotations
 
+import secrets
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from ..driver import incremental_checkpoints
 from . import connectors
 from .boundedchangelog import changelog_query, ordered_changes
+from .changelogjoin import KIND, SEQUENCE
 from .dialect import Flink
 from .functions import FunctionCatalog
 from .matchrecognize import find_match_recognize
@@ -70,12 +72,14 @@ from .updating import (
     AGGREGATION,
     JOIN,
     OVER_RESULT,
+    TABLE_AGGREGATION,
     OuterQuery,
     OverUpdating,
     key_positions,
     outer_key_positions,
     over_updating,
     over_updating_refusal,
+    retract_refusal,
     split_over_updating,
     stateful_reader,
     updating_node,
@@ -86,6 +90,7 @@ from .updatingjoin import (
     nest_join,
     plan_updating_join,
     row_kind_changes,
+    window_over_join_refusal,
 )
 
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
@@ -259,7 +264,8 @@ class _Query:
             query = rewrite_match_recognize(
                 query, lambda tree: flink_named(session.sql(to_spark_sql(
                     tree, schemas, streaming=not bounded))), keyed_matches)
-        refused = rank_refusal(query)
+        refused = rank_refusal(query) or window_over_join_refusal(query) \
+            or (retract_refusal(query, functions) if functions is not None else None)
         if refused is not None:
             raise FlinkSqlError(refused)
         found = None if bounded else over_updating(query, functions)
@@ -277,6 +283,8 @@ class _Query:
                 if above is not None:
                     return cls._over_join(session, query, above, schemas, functions, feeds_at)
                 return cls._updating_join(session, query, found, schemas, functions, feeds_at)
+            if found.operation == TABLE_AGGREGATION and functions is not None:
+                return cls._over_changes(session, query, found, schemas, functions, feeds_at)
             if parts is None:
                 raise FlinkSqlError(over_updating_refusal(found))
             inner, rest, view = parts
@@ -318,6 +326,40 @@ class _Query:
         planned.outer = _outer_query(session, rest, view, type(planned.frame.schema)(fields),
                                      schemas, above)
         return planned
+
+    @classmethod
+    def _over_changes(cls, session: Any, query: Any, found: OverUpdating,
+                      schemas: dict[str, CatalogTable], functions: FunctionCatalog,
+                      feeds_at: tuple[Path | None, str]) -> "_Query":
+        """A table aggregation (``flat_aggregate``) over an updating query: the updating
+        query's changes fed (a :class:`ChangelogFeed`, as a join's updating side) into the
+        function's keyed processor, which retracts ``-U``/``-D`` as Flink's
+        ``GroupTableAggFunction`` does; its changes carry their RowKind last."""
+        parts = split_over_updating(query, found, lambda name: True)
+        assert parts is not None
+        inner, rest, name = parts
+        view = f"__flink_changes_{secrets.token_hex(6)}"
+        reads = [t for t in rest.find_all(exp.Table) if t.name.lower() == name.lower()]
+        aggregation = table_aggregation(rest, functions)
+        if aggregation is None or len(reads) != 1 or reads[0].parent_select is not aggregation[0]:
+            raise FlinkSqlError(over_updating_refusal(found))
+        reads[0].set("this", exp.to_identifier(view))
+        directory, prefix = feeds_at
+        with tempfile.TemporaryDirectory(prefix="flink-changes-plan-") as scratch:
+            # planning only (no directory): the feed is planned again under the job's
+            planned = cls.plan(session, inner, schemas, False, functions)
+            if planned.row_kinds or planned.outer is not None:
+                raise FlinkSqlError(over_updating_refusal(found))
+            key = f"{prefix}table-aggregate-feed"
+            insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
+                                     planned.frame, "update", key_positions(planned.updating))
+            feed = ChangelogFeed(key, planned.frame, partial(batch_changelog, insert),
+                                 (directory or Path(scratch)) / key)
+            feed.reader(session, feed.schema).createOrReplaceTempView(view)
+            keyed = plan_on_keyed_state(session, rest, schemas, functions, (KIND, SEQUENCE))
+            assert keyed is not None
+            frame = flink_named(session.sql(to_spark_sql(keyed, schemas, streaming=True)))
+        return cls(_kind_last(frame), True, rest, feeds=[feed])
 
     @classmethod
     def _updating_join(cls, session: Any, query: Any, found: OverUpdating,

@@ -72,11 +72,13 @@ def _group_keys(select: exp.Select) -> list[exp.Expression]:
 
 
 def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, CatalogTable],
-                        functions: FunctionCatalog) -> exp.Expr | None:
+                        functions: FunctionCatalog, changes: tuple[str, str] | None = None
+                        ) -> exp.Expr | None:
     """``query`` with its table aggregation read from a ``transformWithStateInPandas`` view
     of ``session`` and :data:`ROW_KIND` carried to its last column; None when it calls no
     table aggregate function. FlinkSqlError for a query around it that is not a projection
-    (an aggregation of the changelog)."""
+    (an aggregation of the changelog). ``changes``: the RowKind and sequence columns of the
+    table aggregation's input, when it reads an updating query's changes."""
     query = query.copy()
     found = table_aggregation(query, functions)
     if found is None:
@@ -92,10 +94,11 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
     source.set("expressions",
                [exp.alias_(k.copy(), n) for k, n in zip(keys, key_names)]
                + ([] if keys else [exp.alias_(exp.Literal.number(0), key_names[0])])
-               + [exp.alias_(a.copy(), n) for a, n in zip(call.expressions, arguments)])
+               + [exp.alias_(a.copy(), n) for a, n in zip(call.expressions, arguments)]
+               + [exp.column(c) for c in changes or ()])
     frame = session.sql(to_spark_sql(source, schemas, streaming=True))
     rows = next(e.alias_or_name for e in select.expressions if call in e.find_all(exp.Anonymous))
-    view = _keyed_view(session, frame, function, key_names, arguments, rows)
+    view = _keyed_view(session, frame, function, key_names, arguments, rows, changes)
     items: list[exp.Expr] = []
     for expression in select.expressions:
         if call in expression.find_all(exp.Anonymous):
@@ -115,7 +118,7 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
 
 
 def _keyed_view(session: Any, frame: Any, function: CatalogFunction, keys: list[str],
-                arguments: list[str], rows: str) -> str:
+                arguments: list[str], rows: str, changes: tuple[str, str] | None) -> str:
     """A view of ``session``: ``frame`` grouped by ``keys`` into the function's keyed
     processor; its columns the keys, ``rows`` (the array of result rows) and :data:`ROW_KIND`."""
     from pyspark.sql.types import DataType, StringType, StructField, StructType
@@ -128,7 +131,7 @@ def _keyed_view(session: Any, frame: Any, function: CatalogFunction, keys: list[
                         + [StructField(rows, array), StructField(ROW_KIND, StringType())])
     runner = TableAggregateRunner(wrapper.function, secrets.token_hex(8), wrapper.name,
                                   function.parameters)
-    processor = table_aggregate_processor(runner, keys, arguments, rows, ROW_KIND)
+    processor = table_aggregate_processor(runner, keys, arguments, rows, ROW_KIND, changes)
     keyed = frame.groupBy(*keys).transformWithStateInPandas(processor, schema, "Append", "None")
     view = f"__flink_table_aggregate_{secrets.token_hex(6)}"
     keyed.createOrReplaceTempView(view)

@@ -247,18 +247,23 @@ def _emitted(function: TableAggregateFunction, accumulator: Any) -> list[Any]:
 
 
 def group_changes(function: TableAggregateFunction, accumulator: Any,
-                  rows: list[tuple[Any, ...]]) -> tuple[Any, list[Any], list[Any]]:
+                  rows: list[tuple[Any, ...]], kinds: list[str] | None = None
+                  ) -> tuple[Any, list[Any], list[Any]]:
     """Flink's ``GroupTableAggFunction`` on one key's rows of one bundle (here: micro-batch):
     the accumulator (a new one when None), the rows it emitted before (Flink retracts them:
     ``emit_value`` of the accumulator as it was, not a stored copy) and the rows it emits
-    after accumulating ``rows``."""
+    after accumulating ``rows`` (retracting each whose RowKind in ``kinds`` is ``-U``/``-D``:
+    PyFlink's RuntimeError when the function has no ``retract``)."""
     retracted: list[Any] = []
     if accumulator is None:
         accumulator = function.create_accumulator()
     else:
         retracted = _emitted(function, accumulator)
-    for row in rows:
-        function.accumulate(accumulator, *row)
+    for row, kind in zip(rows, kinds or ["+I"] * len(rows)):
+        if kind in ("-U", "-D"):
+            function.retract(accumulator, *row)
+        else:
+            function.accumulate(accumulator, *row)
     return accumulator, retracted, _emitted(function, accumulator)
 
 
@@ -275,12 +280,14 @@ def table_aggregate_changelog(retracted: list[Any], emitted: list[Any]
 
 
 def table_aggregate_processor(runner: _Runner, keys: list[str], arguments: list[str],
-                              rows_column: str, kind_column: str) -> Any:
+                              rows_column: str, kind_column: str,
+                              change_columns: tuple[str, str] | None = None) -> Any:
     """The StatefulProcessor of ``transformWithStateInPandas`` running a table aggregate
     function per key: its accumulator (cloudpickled) in the state store, each micro-batch's
     rows of the key accumulated, the key's changes out as rows of ``keys``, the array of
     result rows and their RowKind (made here, so that this module imports without pyspark's
-    SQL extras)."""
+    SQL extras). ``change_columns``: the input's RowKind and sequence columns, when it is an updating
+    query's changes (``-U``/``-D`` retracted, in their order)."""
     import pandas as pd
     from pyspark import cloudpickle
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
@@ -296,10 +303,16 @@ def table_aggregate_processor(runner: _Runner, keys: list[str], arguments: list[
             stored = self.state.get()  # None for a new key (one round trip to the state server)
             accumulator = cloudpickle.loads(stored[0]) if stored is not None else None
             arguments_rows: list[tuple[Any, ...]] = []
+            kinds: list[str] | None = None
+            if change_columns is not None:
+                kind, sequence = change_columns
+                frame = pd.concat(list(rows), ignore_index=True).sort_values(sequence,
+                                                                             kind="stable")
+                rows, kinds = iter([frame]), frame[kind].tolist()
             for frame in rows:
                 arguments_rows += zip(*[_arguments(frame[a]) for a in arguments])
             accumulator, retracted, emitted = group_changes(function, accumulator,
-                                                            arguments_rows)
+                                                            arguments_rows, kinds)
             self.state.update((cloudpickle.dumps(accumulator),))
             changes = table_aggregate_changelog(retracted, emitted)
             if changes:

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...api.table.udf import TableAggregateFunction
 from .dialect import plan_text
 from .functions import FunctionCatalog
 from .tableaggregate import table_aggregation
@@ -128,6 +129,7 @@ class OverUpdating:
 AGGREGATION = "An aggregation (GROUP BY, DISTINCT)"
 JOIN = "A join"
 WINDOW_AGGREGATION = "A window aggregation"
+TABLE_AGGREGATION = "A table aggregation (flat_aggregate)"
 
 
 def over_updating(query: Any, functions: FunctionCatalog | None = None) -> OverUpdating | None:
@@ -162,6 +164,27 @@ def stateful_reader(inner: exp.Select, aggregation: Any = None) -> OverUpdating 
     return None
 
 
+def retract_refusal(query: Any, functions: FunctionCatalog) -> str | None:
+    """PyFlink's error for a table aggregate function without ``retract`` that reads an
+    updating query (Flink raises it in the job, at the first retraction it gets; here when
+    the query is planned); None for another query."""
+    aggregation = table_aggregation(query, functions)
+    if aggregation is None:
+        return None
+    wrapper = aggregation[2].wrapper
+    if getattr(type(wrapper.function), "retract", None) is not TableAggregateFunction.retract:
+        return None
+    for inner in query.find_all(exp.Select):
+        if inner is aggregation[0] or not is_aggregation(inner) or is_window_aggregation(inner):
+            continue
+        found = stateful_reader(inner, aggregation)
+        if found is not None and found.reader is aggregation[0]:
+            return ("Method retract is not implemented: the table aggregate function "
+                    f"{wrapper.name or aggregation[2].name} reads the changes of an updating query "
+                    f"({updating_node(inner)})")
+    return None
+
+
 #: the operations over an updating query that run over its result (:func:`split_over_updating`)
 OVER_RESULT = (AGGREGATION, JOIN, "An OVER aggregation")
 
@@ -173,8 +196,7 @@ def over_updating_refusal(found: OverUpdating) -> str:
     if found.operation == WINDOW_AGGREGATION and any(
             isinstance(t.this, exp.Anonymous) and t.this.name.upper() == "TABLE"
             for t in found.reader.find_all(exp.Table)):
-        return ("The window function requires the timecol is a time attribute type, but is "
-                f"a regular TIMESTAMP: the rows of an updating query "
+        return (f"{NO_TIME_ATTRIBUTE}: the rows of an updating query "
                 f"({updating_node(found.inner)}) have no time attribute")
     return (f"{found.operation} over the changes of an updating query "
             f"({updating_node(found.inner)}) is not supported by sessioncluster in STREAMING "
@@ -184,6 +206,11 @@ def over_updating_refusal(found: OverUpdating) -> str:
             "or an OVER aggregation over the updating query's result and bounded tables, and "
             "an equi-join of it with bounded tables or streams). Run it in BATCH mode or over "
             "bounded sources, or aggregate once")
+
+
+#: Flink 2.3's error for a window TVF over rows without a time attribute
+NO_TIME_ATTRIBUTE = ("The window function requires the timecol is a time attribute type, but "
+                     "is TIMESTAMP(3)")
 
 
 def _readers(select: exp.Select) -> list[exp.Select]:
@@ -200,7 +227,7 @@ def _readers(select: exp.Select) -> list[exp.Select]:
 def _stateful_operation(select: exp.Select, aggregation: Any) -> str | None:
     """Flink's name for the stateful operation ``select`` runs, if any."""
     if aggregation is not None and aggregation[0] is select:
-        return "A table aggregation (flat_aggregate)"
+        return TABLE_AGGREGATION
     if is_window_aggregation(select):
         return WINDOW_AGGREGATION
     if is_aggregation(select):

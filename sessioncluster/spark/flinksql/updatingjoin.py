@@ -25,12 +25,14 @@ from sqlglot import exp
 
 from ..streaming import ROCKSDB_PROVIDER
 from .changelogjoin import KIND, SEQUENCE, SIDE, JoinSpec, changelog_join_processor
+from .dialect import TableArgument
 from .feeds import OutboxFeed
 from .joincondition import pair_condition
 from .model import FlinkSqlError
 from .tableaggregate import ROW_KIND, carry_row_kind
 from .temporaljoin import PROBE, VERSIONED, JoinNames
-from .updating import needed_ctes
+from .topn import without_ctes
+from .updating import NO_TIME_ATTRIBUTE, needed_ctes
 
 #: the changes of a micro-batch of a side's query: ``(df, batch_id, state_dir)`` -> changes
 Changes = Callable[[Any, int, Path], list[tuple[str, tuple[Any, ...]]]]
@@ -259,3 +261,31 @@ def _nested(select: exp.Select, inner: exp.Select, moved: Callable[[exp.Column],
     if not aliases:  # (COUNT(*) of the join: a column of its own)
         inner.append("expressions", exp.alias_(exp.Literal.number(1), "flink_j"))
     return exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name)))
+
+
+def window_over_join_refusal(query: Any) -> str | None:
+    """Flink 2.3's refusal of a window TVF over a regular join in STREAMING mode (its rows'
+    time attributes are regular TIMESTAMPs: Flink refuses it even over two append-only
+    streams); None for another query. A join with a range condition (an interval join, which
+    keeps its time attributes) is not one. (A legacy ``GROUP BY TUMBLE`` over a join runs.)"""
+    for argument in without_ctes(query).find_all(TableArgument):
+        call = argument.parent
+        if not isinstance(call, exp.Anonymous) or call.name.upper() not in _WINDOW_TVFS:
+            continue
+        node = argument.this
+        while isinstance(node, exp.Subquery):
+            node = node.this
+        while isinstance(node, exp.Select) and not node.args.get("joins"):
+            from_ = node.args.get("from_")  # through projections and filters
+            node = from_.this.this if from_ is not None and isinstance(
+                from_.this, exp.Subquery) else None
+        conditions = [j.args.get("on") for j in node.args["joins"]] + [node.args.get("where")] \
+            if isinstance(node, exp.Select) else []
+        if isinstance(node, exp.Select) and not any(
+                c is not None and c.find(*_RANGES) is not None for c in conditions):
+            return f"{NO_TIME_ATTRIBUTE}: the rows of a regular join have no time attribute"
+    return None
+
+
+_WINDOW_TVFS = {"TUMBLE", "HOP", "CUMULATE", "SESSION"}
+_RANGES = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
