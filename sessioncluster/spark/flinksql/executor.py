@@ -506,8 +506,8 @@ class FlinkSqlPlanner:
             return _listing("table name", names)
         if what == "VIEWS":
             return _listing("view name", sorted(self._view_names()))
-        if what in ("FUNCTIONS", "USER FUNCTIONS"):  # Python functions only: Flink's built-in
-            return _listing("function name", self.functions.names())  # ones are not Spark's
+        if what in ("FUNCTIONS", "USER FUNCTIONS"):
+            return _listing("function name", self.functions.listed(statement))
         if what == "CATALOGS":
             return _listing("catalog name", ["default_catalog"])
         if what == "DATABASES":
