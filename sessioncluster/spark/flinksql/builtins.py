@@ -282,14 +282,23 @@ def _typed(tree: exp.Expr, columns: dict[str, dict[str, str]],
     from sqlglot.optimizer.annotate_types import annotate_types
     from sqlglot.optimizer.qualify import qualify
 
+    from sqlglot.dialects.spark import Spark
+
     schema: dict[str, object] = dict(columns)
     try:
         typed = qualify(typeable(tree), schema=schema, dialect="spark",
                         validate_qualify_columns=False, quote_identifiers=False)
-        annotate_types(typed, schema=schema, dialect="spark")
+        annotate_types(typed, schema=schema, dialect="spark", expression_metadata={
+            **Spark.EXPRESSION_METADATA, exp.Sum: {"annotator": _flink_sum}})
     except Exception:  # noqa: BLE001 - sqlglot's inference is best effort
         return None
     return typed
+
+
+def _flink_sum(annotator: Any, node: exp.Sum) -> exp.Expr:
+    """Flink's type of ``SUM(x)``: x's (SUM of an INT is an INT, ``SUM(a) * 2`` too), where
+    Spark's widens it (BIGINT)."""
+    return annotator._annotate_by_args(node, "this")
 
 
 def _spark_typed(node: exp.Expr) -> bool:
