@@ -279,10 +279,9 @@ def _typed(tree: exp.Expr, columns: dict[str, dict[str, str]],
            typeable: Callable[[exp.Expr], exp.Expr]) -> exp.Expr | None:
     """A copy of ``tree`` typed by sqlglot over the tables' ``columns``; None when sqlglot
     cannot type it."""
+    from sqlglot.dialects.spark import Spark
     from sqlglot.optimizer.annotate_types import annotate_types
     from sqlglot.optimizer.qualify import qualify
-
-    from sqlglot.dialects.spark import Spark
 
     schema: dict[str, object] = dict(columns)
     try:
