@@ -228,7 +228,7 @@ def test_typeof_and_a_values_views_types_are_flinks(session, capsys) -> None:
         orders = t_env.from_path("typed_orders")
         counted = orders.group_by(orders.product).select(orders.product,
                                                          orders.amount.count.alias("n"))
-        assert str(counted.get_schema()) == \
+        assert str(counted.get_resolved_schema()) == \
             "(\n  `product` VARCHAR(5) NOT NULL,\n  `n` BIGINT NOT NULL\n)"
         collected = t_env.execute_sql("SELECT product, COLLECT(amount) AS amounts FROM "
                                       "typed_orders GROUP BY product")

@@ -138,6 +138,17 @@ def test_integer_overflow_wraps_as_flinks(spark: Any) -> None:
                       "ORDER BY a") == [(2147483647,), (-2,)]
 
 
+def test_arithmetic_over_a_sum_of_integers_is_of_their_type(spark: Any) -> None:
+    """Flink 2.3 (/work/briefs/data/ftypes3/probe.py): SUM of an INT is an INT, so SUM(a) * 2,
+    SUM(a) + 1 and SUM(a) / 2 are INTs (as AVG(a) * 2 and MAX(a) * 2), wrapping as INTs;
+    COUNT(*) * 2 is a BIGINT."""
+    (statement,) = parse_statements("SELECT SUM(a) * 2, SUM(a) + 1, SUM(a) / 2, AVG(a) * 2, "
+                                    "MAX(a) * 2, COUNT(*) * 2, SUM(a) * 1073741824 FROM t")
+    frame = spark.sql(to_spark_sql(statement.ast, TABLES))  # type: ignore[attr-defined]
+    assert [f.dataType.simpleString() for f in frame.schema.fields] == [
+        "int", "int", "int", "int", "int", "bigint", "int"]
+    assert [tuple(r) for r in frame.collect()] == [(6, 4, 1, 2, 4, 4, -1073741824)]
+
 def test_a_cast_to_an_integer_type_is_javas_conversion(spark: Any) -> None:
     """Flink 2.3 over DOUBLEs 1e20, -1e20, 3e9, -3.7 and NaN: BIGINT and INT saturate (NaN is
     0), SMALLINT and TINYINT are the low bits of the INT; BIGINT to INT keeps the low bits."""

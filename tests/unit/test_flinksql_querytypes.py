@@ -165,3 +165,7 @@ def test_result_types_take_flinks_where_they_refine_sparks() -> None:
     assert refined_types(["VARCHAR(5)"], [("s", DataTypes.VARCHAR(6, False))]) == [
         "VARCHAR(6) NOT NULL"]
     assert not spark_compatible(DataTypes.MULTISET(DataTypes.INT()), "MAP<STRING, INT>")
+    # SUM(d) * 2 of a DECIMAL(10, 2): Flink's DECIMAL(38, 2), Spark's DECIMAL(20, 2) or so
+    assert refined_types(["DECIMAL(22, 2)", "DECIMAL(20, 2)", "DECIMAL(38, 2)"], [
+        ("x", DataTypes.DECIMAL(38, 2)), ("y", DataTypes.DECIMAL(38, 6)),
+        ("z", DataTypes.DECIMAL(20, 2))]) == ["DECIMAL(38, 2)", "DECIMAL(20, 2)", "DECIMAL(38, 2)"]

@@ -54,7 +54,7 @@ class FakePlanner:
     def plan(self, text: str) -> StatementOutcome:
         self.shown.append(text)
         rows = {"SHOW TABLES": ["words", "counts", "recent"], "SHOW VIEWS": ["recent"],
-                "SHOW FUNCTIONS": ["plus_one"]}[text]
+                "SHOW USER FUNCTIONS": ["plus_one"]}[text]
         return StatementOutcome("SUCCESS_WITH_CONTENT", ["name"], ["STRING"], [(r,) for r in rows])
 
 

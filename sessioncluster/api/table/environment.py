@@ -159,6 +159,9 @@ class TableConfig:
 #: TableEnvironment has; without it, the session's shared catalog (the ``%%flink_sql`` magic,
 #: ``Session.sql`` and a notebook's TableEnvironments share one, as Zeppelin's do)
 CATALOG_SCOPE = "sessioncluster.catalog-scope"
+#: the runtime mode whose schema a query planned in BATCH for its columns is (STREAMING's marks
+#: its rowtime columns ``*ROWTIME*``)
+SCHEMA_RUNTIME_MODE = "sessioncluster.schema-runtime-mode"
 
 _TMP_TOKEN = secrets.token_hex(3)
 _TMP_COUNTER = itertools.count(1)
@@ -215,7 +218,8 @@ class TableEnvironment:
     def query_schema(self, query: str) -> TableSchema:
         """The columns of ``query`` and their types, as the JobManager's planner sees them
         (planned in BATCH mode: in STREAMING a query would start a job that runs on)."""
-        configuration = {**self._config.to_dict(), RUNTIME_MODE: "batch"}
+        configuration = {**self._config.to_dict(), RUNTIME_MODE: "batch",
+                         SCHEMA_RUNTIME_MODE: self.runtime_mode().name.lower()}
         result = self.gateway.execute_flink_sql(f"SELECT * FROM ({query}) LIMIT 0",
                                                 RuntimeExecutionMode.BATCH, configuration)
         return TableResult(result).get_table_schema()

@@ -67,20 +67,20 @@ class TableSchema:
 
     def get_field_data_types(self) -> list[DataType]:
         """The DataType of each column (``DataTypes.BIGINT()``, ...)."""
-        return [parse_type(t) for t in self._types]
+        return [_data_type(t) for t in self._types]
 
     def get_field_data_type(self, field: int | str) -> DataType | None:
         """The DataType of a column given by position or name (None if there is none)."""
         index = field if isinstance(field, int) else self._names.index(field)
-        return parse_type(self._types[index]) if 0 <= index < len(self._types) else None
+        return _data_type(self._types[index]) if 0 <= index < len(self._types) else None
 
     def get_field_type_texts(self) -> list[str]:
         """The Flink SQL type text of each column (``BIGINT``, ``TIMESTAMP(3)``)."""
         return list(self._types)
 
     def __str__(self) -> str:
-        lines = [f"  `{n}` {t}" for n, t in zip(self._names, self._types)]
-        return "(\n" + ",\n".join(lines) + "\n)"
+        """Flink's legacy TableSchema text: ``root`` then `` |-- name: TYPE`` lines."""
+        return "root\n" + "".join(f" |-- {n}: {t}\n" for n, t in zip(self._names, self._types))
 
     __repr__ = __str__
 
@@ -89,6 +89,27 @@ class TableSchema:
                 and self._types == other._types)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+#: the markers of a time attribute's type text (``TIMESTAMP(3) *ROWTIME*``), as Flink prints it
+TIME_ATTRIBUTE_MARKERS = (" *ROWTIME*", " *PROCTIME*")
+
+
+def _data_type(type_text: str) -> DataType:
+    """The DataType of a column's type text, a time attribute's marker left out."""
+    for marker in TIME_ATTRIBUTE_MARKERS:
+        type_text = type_text.removesuffix(marker)
+    return parse_type(type_text)
+
+
+class ResolvedSchema(TableSchema):
+    """The same columns as Flink's ResolvedSchema prints them (``print_schema()``)."""
+
+    def __str__(self) -> str:
+        lines = [f"  `{n}` {t}" for n, t in zip(self._names, self._types)]
+        return "(\n" + ",\n".join(lines) + "\n)"
+
+    __repr__ = __str__
 
 
 class StatementRunner(Protocol):
@@ -176,8 +197,8 @@ class TableResult:
     def get_table_schema(self) -> TableSchema:
         return TableSchema(self.result.columns, self.result.column_types)
 
-    def get_resolved_schema(self) -> TableSchema:
-        return self.get_table_schema()
+    def get_resolved_schema(self) -> ResolvedSchema:
+        return ResolvedSchema(self.result.columns, self.result.column_types)
 
     def get_result_kind(self) -> ResultKind:
         return ResultKind[self.result.result_kind]

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from ...common.types import RowKind
 from .expression import Expression
 from .expressions import as_expression, call_sql, col, expressions_sql
-from .result import StatementRunner, TableResult, TableSchema
+from .result import ResolvedSchema, StatementRunner, TableResult, TableSchema
 from .sqltext import RenderContext, quote_identifier, quote_path
 from .types import RowType
 from .window import GroupWindow, OverWindow
@@ -131,12 +131,14 @@ class Table:
             self._columns, self._types = schema.get_field_names(), schema.get_field_type_texts()
         return TableSchema(self._columns, self._types)
 
-    def get_resolved_schema(self) -> TableSchema:
-        """As :meth:`get_schema` (PyFlink's newer name)."""
-        return self.get_schema()
+    def get_resolved_schema(self) -> ResolvedSchema:
+        """The columns and their types (PyFlink's newer name), printed as Flink's
+        ResolvedSchema."""
+        schema = self.get_schema()
+        return ResolvedSchema(schema.get_field_names(), schema.get_field_type_texts())
 
     def print_schema(self) -> None:
-        print(self.get_schema())
+        print(self.get_resolved_schema())
 
     # -- relational operations -----------------------------------------------------------------
     def select(self, *fields: Any) -> "Table":

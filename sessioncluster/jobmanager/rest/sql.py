@@ -6,7 +6,7 @@ their names cannot clash with one of Flink's):
   columns. It reads what the JobManager keeps for itself: the rows the client fetches stay
   where they are, and those it has fetched are shown too;
 - ``GET /sql/tables``: the session's catalog (tables, views and temporary functions, each with
-  its kind), as ``SHOW TABLES``, ``SHOW VIEWS`` and ``SHOW FUNCTIONS`` list it.
+  its kind), as ``SHOW TABLES``, ``SHOW VIEWS`` and ``SHOW USER FUNCTIONS`` list it.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def catalog_listing(planner: FlinkSqlPlanner) -> list[dict[str, str]]:
     tables = [n for n in names("TABLES") if n not in views]
     return ([{"name": n, "kind": "TABLE"} for n in sorted(tables)]
             + [{"name": n, "kind": "VIEW"} for n in sorted(views)]
-            + [{"name": n, "kind": "FUNCTION"} for n in sorted(names("FUNCTIONS"))])
+            + [{"name": n, "kind": "FUNCTION"} for n in sorted(names("USER FUNCTIONS"))])
 
 
 class SqlResultHandler(FlinkHandler):

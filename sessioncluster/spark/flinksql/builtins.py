@@ -9,6 +9,7 @@ None to leave the node as it is.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from sqlglot import exp
@@ -20,6 +21,65 @@ Rewrite = Callable[[exp.Expr], exp.Expr]
 #: Flink's names that the parser keeps as calls (:data:`dialect.RAW_FUNCTIONS`) and this maps
 BUILTIN_CALLS = ("LOG10", "LOG2", "STR_TO_MAP", "SHA224", "SHA256", "SHA384", "SHA512",
                  "SPLIT_INDEX", "IS_ALPHA", "IS_DECIMAL", "IS_DIGIT", "ELEMENT", "RAND_INTEGER")
+
+
+#: Flink 2.3's built-in functions as ``SHOW FUNCTIONS`` lists them (its module's names, sorted
+#: as Java sorts strings; recorded by /work/briefs/data/ftypes3/probe.py)
+FLINK_FUNCTIONS = (
+    "AGG_DECIMAL_MINUS", "AGG_DECIMAL_PLUS", "ARRAY_AGG", "ARRAY_APPEND", "ARRAY_CONCAT",
+    "ARRAY_CONTAINS", "ARRAY_DISTINCT", "ARRAY_EXCEPT", "ARRAY_INTERSECT", "ARRAY_JOIN",
+    "ARRAY_MAX", "ARRAY_MIN", "ARRAY_POSITION", "ARRAY_PREPEND", "ARRAY_REMOVE",
+    "ARRAY_REVERSE", "ARRAY_SLICE", "ARRAY_SORT", "ARRAY_UNION", "ASSIGNMENT", "BITMAP_AND",
+    "BITMAP_ANDNOT", "BITMAP_AND_AGG", "BITMAP_AND_CARDINALITY_AGG", "BITMAP_BUILD",
+    "BITMAP_BUILD_AGG", "BITMAP_BUILD_CARDINALITY_AGG", "BITMAP_CARDINALITY",
+    "BITMAP_FROM_BYTES", "BITMAP_OR", "BITMAP_OR_AGG", "BITMAP_OR_CARDINALITY_AGG",
+    "BITMAP_TO_ARRAY", "BITMAP_TO_BYTES", "BITMAP_TO_STRING", "BITMAP_XOR", "BITMAP_XOR_AGG",
+    "BITMAP_XOR_CARDINALITY_AGG", "BTRIM", "COALESCE", "CURRENT_WATERMARK", "DEFAULT", "ELT",
+    "ENDSWITH", "FROM_CHANGELOG", "GREATEST", "HIVE_AGG_DECIMAL_PLUS", "IFNULL", "INET_ATON",
+    "INET_NTOA", "IS_JSON", "JSON", "JSON_ARRAY", "JSON_ARRAYAGG_ABSENT_ON_NULL",
+    "JSON_ARRAYAGG_NULL_ON_NULL", "JSON_EXISTS", "JSON_OBJECT",
+    "JSON_OBJECTAGG_ABSENT_ON_NULL", "JSON_OBJECTAGG_NULL_ON_NULL", "JSON_QUERY", "JSON_QUOTE",
+    "JSON_STRING", "JSON_UNQUOTE", "JSON_VALUE", "LEAST", "LIKE", "MAP_ENTRIES",
+    "MAP_FROM_ARRAYS", "MAP_KEYS", "MAP_UNION", "MAP_VALUES", "ML_PREDICT", "OBJECT_OF",
+    "OBJECT_UPDATE", "PARSE_JSON", "PERCENTILE", "PRINTF", "REGEXP_COUNT",
+    "REGEXP_EXTRACT_ALL", "REGEXP_INSTR", "REGEXP_SUBSTR", "SOURCE_WATERMARK", "SPLIT",
+    "STARTSWITH", "TO_CHANGELOG", "TO_TIMESTAMP_LTZ", "TRANSLATE3", "TRY_CAST",
+    "TRY_PARSE_JSON", "TYPEOF", "UNHEX", "URL_DECODE", "URL_ENCODE", "abs", "acos", "and",
+    "array", "as", "asc", "ascii", "asin", "at", "atan", "atan2", "avg", "between", "bin",
+    "cardinality", "cast", "ceil", "charLength", "chr", "collect", "concat", "concat_ws",
+    "convertTz", "cos", "cosh", "cot", "count", "currentDatabase", "currentDate",
+    "currentRowTimestamp", "currentTime", "currentTimestamp", "dateFormat", "decode",
+    "degrees", "desc", "distinct", "divide", "e", "element", "encode", "end", "equals", "exp",
+    "extract", "first_value", "flatten", "floor", "fromBase64", "fromUnixtime", "get",
+    "greaterThan", "greaterThanOrEqual", "hex", "ifThenElse", "in", "initCap", "instr",
+    "isFalse", "isNotFalse", "isNotNull", "isNotTrue", "isNull", "isTrue", "lag", "last_value",
+    "lead", "left", "lessThan", "lessThanOrEqual", "listAgg", "ln", "localTime",
+    "localTimestamp", "locate", "log", "log10", "log2", "lower", "lowerCase", "lpad", "ltrim",
+    "map", "max", "md5", "min", "minus", "minusPrefix", "mod", "not", "notBetween",
+    "notEquals", "now", "or", "over", "overlay", "parseUrl", "pi", "plus", "position", "power",
+    "proctime", "radians", "rand", "randInteger", "rangeTo", "regexp", "regexpExtract",
+    "regexpReplace", "reinterpretCast", "repeat", "replace", "reverse", "right", "round",
+    "row", "rowtime", "rpad", "rtrim", "sha1", "sha2", "sha224", "sha256", "sha384", "sha512",
+    "sign", "similar", "sin", "sinh", "splitIndex", "sqrt", "start", "stddevPop", "stddevSamp",
+    "strToMap", "streamRecordTimestamp", "substr", "substring", "sum", "sum0", "tan", "tanh",
+    "temporalOverlaps", "times", "timestampDiff", "toBase64", "toDate", "toTimestamp", "trim",
+    "truncate", "unixTimestamp", "upper", "upperCase", "uuid", "varPop", "varSamp",
+    "withColumns", "withoutColumns")
+
+
+def sql_like(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
+    """The regular expression of a SQL ``LIKE`` pattern (``%``, ``_``, ``\\`` escaping the
+    next character), as ``SHOW FUNCTIONS LIKE`` matches names (``ILIKE``: ignoring case)."""
+    parts, escaped = [], False
+    for char in pattern:
+        if escaped or char not in "%_\\":
+            parts.append(re.escape(char))
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            parts.append(".*" if char == "%" else ".")
+    return re.compile("".join(parts), re.DOTALL | (re.IGNORECASE if ignore_case else 0))
 
 
 class FlinkCollect(exp.Expression, exp.AggFunc):
@@ -219,6 +279,7 @@ def _typed(tree: exp.Expr, columns: dict[str, dict[str, str]],
            typeable: Callable[[exp.Expr], exp.Expr]) -> exp.Expr | None:
     """A copy of ``tree`` typed by sqlglot over the tables' ``columns``; None when sqlglot
     cannot type it."""
+    from sqlglot.dialects.spark import Spark
     from sqlglot.optimizer.annotate_types import annotate_types
     from sqlglot.optimizer.qualify import qualify
 
@@ -226,10 +287,17 @@ def _typed(tree: exp.Expr, columns: dict[str, dict[str, str]],
     try:
         typed = qualify(typeable(tree), schema=schema, dialect="spark",
                         validate_qualify_columns=False, quote_identifiers=False)
-        annotate_types(typed, schema=schema, dialect="spark")
+        annotate_types(typed, schema=schema, dialect="spark", expression_metadata={
+            **Spark.EXPRESSION_METADATA, exp.Sum: {"annotator": _flink_sum}})
     except Exception:  # noqa: BLE001 - sqlglot's inference is best effort
         return None
     return typed
+
+
+def _flink_sum(annotator: Any, node: exp.Sum) -> exp.Expr:
+    """Flink's type of ``SUM(x)``: x's (SUM of an INT is an INT, ``SUM(a) * 2`` too), where
+    Spark's widens it (BIGINT)."""
+    return annotator._annotate_by_args(node, "this")
 
 
 def _spark_typed(node: exp.Expr) -> bool:

@@ -16,6 +16,7 @@ from ...api.table.types import (
     CharType,
     DataType,
     DataTypes,
+    DecimalType,
     LocalZonedTimestampType,
     MultisetType,
     TimestampType,
@@ -130,7 +131,8 @@ def refined_types(types: list[str], inferred: flinktypes.Columns | None) -> list
 def spark_compatible(flink: DataType, spark_text: str) -> bool:
     """Whether ``flink`` refines Spark's answer ``spark_text`` (a Flink type text made from
     Spark's schema) without contradicting it: the same kind of value, only a length, a
-    precision or a nullability Spark does not keep."""
+    precision (a DECIMAL's no smaller, of the same scale) or a nullability Spark does not
+    keep."""
     base = flink.nullable()
     spark = spark_text.upper().replace(" NOT NULL", "")
     if str(base).replace(" NOT NULL", "") == spark:
@@ -139,6 +141,10 @@ def spark_compatible(flink: DataType, spark_text: str) -> bool:
         return spark == "STRING" or re.fullmatch(r"(VAR)?CHAR\(\d+\)", spark) is not None
     if isinstance(base, (BinaryType, VarBinaryType)):
         return spark in ("BYTES", "BINARY")
+    if isinstance(base, DecimalType):  # Flink's wider DECIMAL of a SUM, of the same scale
+        spark_decimal = re.fullmatch(r"DECIMAL\((\d+), (\d+)\)", spark)
+        return spark_decimal is not None and int(spark_decimal.group(2)) == base.scale \
+            and int(spark_decimal.group(1)) <= base.precision
     if isinstance(base, (TimestampType, LocalZonedTimestampType, TimeType)):
         return spark.startswith(base.sql_name + "(")
     if isinstance(base, MultisetType):  # held as a map of each value to its count

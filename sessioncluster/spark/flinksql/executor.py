@@ -20,7 +20,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...api.table.conversion import TO_DATASTREAM
-from ...api.table.environment import CATALOG_SCOPE
+from ...api.table.environment import CATALOG_SCOPE, SCHEMA_RUNTIME_MODE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
 from . import connectors, explain, explain_spark, matchrecognize, querytypes, streaming, tablestream
@@ -50,7 +50,7 @@ from .model import (
 )
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, to_spark_sql
-from .showcreate import object_path, show_create_table, show_create_view
+from .showcreate import describe_table, object_path, show_create_table, show_create_view
 from .sources import SourceViews
 from .statements import (
     CreateFunction,
@@ -71,6 +71,12 @@ from .statements import (
     parse_statements,
 )
 from .tableaggregate import group_key_names, node_attributes, table_aggregation
+from .timeattributes import (
+    Attributes,
+    marked,
+    query_attributes,
+    table_attributes,
+)
 from .updating import updating_node
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
@@ -163,15 +169,19 @@ class FlinkSqlPlanner:
                                         job.column_types, job=job)
             if isinstance(statement, Explain):
                 return self._explain(statement, streaming=mode != "BATCH")
+            streaming_schema = mode != "BATCH" or str((configuration or {}).get(
+                SCHEMA_RUNTIME_MODE, "")).upper() == "STREAMING"
             outcome = (self._create_view(statement, text) if isinstance(statement, CreateView)
-                       else self._plan(statement))
+                       else self._plan(statement, streaming_schema))
             outcome.changes_catalog = isinstance(statement, _CATALOG_CHANGES) and not (
                 isinstance(statement, Set) and statement.key is None)  # SET alone lists
             return outcome
 
-    def _plan(self, statement: Statement) -> StatementOutcome:
+    def _plan(self, statement: Statement, streaming_schema: bool = False) -> StatementOutcome:
+        """``streaming_schema``: a query's or DESCRIBE's types are STREAMING's (its rowtime
+        columns marked)."""
         if isinstance(statement, Query):
-            return self._query(statement)
+            return self._query(statement, streaming_schema)
         if isinstance(statement, Insert):
             return self._inserts([statement])
         if isinstance(statement, StatementSet):
@@ -183,7 +193,7 @@ class FlinkSqlPlanner:
         if isinstance(statement, Show):
             return self._show(statement)
         if isinstance(statement, Describe):
-            return self._describe(statement)
+            return self._describe(statement, streaming_schema)
         if isinstance(statement, Use):
             return _use(statement)
         if isinstance(statement, (Set, Reset)):
@@ -302,12 +312,13 @@ class FlinkSqlPlanner:
                 schemas[cte.alias] = CatalogTable(cte.alias, [Column(f.name, flink_type(f.dataType))
                                                               for f in fields])
 
-    def _query(self, statement: Query) -> StatementOutcome:
+    def _query(self, statement: Query, streaming_schema: bool = False) -> StatementOutcome:
         sql, tables = self._planned(statement.ast)
         frame = flink_named(self.spark.sql(sql))  # analysed now: a wrong column fails here
         columns = list(frame.columns)
-        types = refined_types(window_bound_types(statement.ast, flink_types(frame.schema)),
-                              querytypes.query_columns(statement.ast, tables))
+        types = marked(refined_types(window_bound_types(statement.ast, flink_types(frame.schema)),
+                                     querytypes.query_columns(statement.ast, tables)),
+                       self._time_attributes(statement.ast), streaming_schema)
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 job=StatementJob("collect", lambda: frame, types))
 
@@ -331,11 +342,23 @@ class FlinkSqlPlanner:
         from pyspark.sql.types import StructType
 
         fields = job.inserts[0].result_fields
-        job.column_types = refined_types(
+        job.column_types = marked(refined_types(
             window_bound_types(statement.ast, flink_types(StructType(fields))),
-            querytypes.query_columns(inlined, self._declared_columns))
+            querytypes.query_columns(inlined, self._declared_columns)),
+            self._time_attributes(inlined), True)
         return StatementOutcome("SUCCESS_WITH_CONTENT", [f.name for f in fields],
                                 job.column_types, job=job)
+
+    def _time_attributes(self, query: Any) -> Attributes | None:
+        """The time attributes of the query's columns (a view's of the tables beneath; None
+        for a view that shadows a table of its name)."""
+        tables = self.catalog.all_tables()
+        try:
+            inlined = self._inline_views(query)
+        except FlinkSqlError:
+            return None
+        return query_attributes(inlined, lambda name: table_attributes(
+            tables[name.lower()]) if name.lower() in tables else None)
 
     def _inline_views(self, query: Any) -> Any:
         """STREAMING: ``query`` with each view made by SQL (``CREATE [TEMPORARY] VIEW``) it
@@ -506,8 +529,8 @@ class FlinkSqlPlanner:
             return _listing("table name", names)
         if what == "VIEWS":
             return _listing("view name", sorted(self._view_names()))
-        if what in ("FUNCTIONS", "USER FUNCTIONS"):  # Python functions only: Flink's built-in
-            return _listing("function name", self.functions.names())  # ones are not Spark's
+        if what in ("FUNCTIONS", "USER FUNCTIONS"):
+            return _listing("function name", self.functions.listed(statement))
         if what == "CATALOGS":
             return _listing("catalog name", ["default_catalog"])
         if what == "DATABASES":
@@ -555,33 +578,30 @@ class FlinkSqlPlanner:
         return sorted(set(spark_views) | {name for name, _ in catalog.views.values()}
                       | set(catalog.temporary_views.values()))
 
-    def _describe(self, statement: Describe) -> StatementOutcome:
+    def _describe(self, statement: Describe, streaming: bool = False) -> StatementOutcome:
+        """Flink's DESCRIBE: a type marked ``*ROWTIME*`` (``streaming`` only) or ``*PROCTIME*``
+        (its NOT NULL in the ``null`` column) where the column is a time attribute."""
         spark_name, _ = self._resolve(statement.name)
         table = self.catalog.table(statement.name) if spark_name != statement.name else None
         columns = ["name", "type", "null", "key", "extras", "watermark"]
         types = ["STRING", "STRING", "BOOLEAN", "STRING", "STRING", "STRING"]
         if table is None:
             frame = self.spark.table(spark_name)  # a view: Spark's schema of it
+            text = self.catalog.view_text(statement.name)
+            view = parse_statements(text)[0] if text is not None else None
+            attributes = self._time_attributes(view.query) if isinstance(view, CreateView) \
+                else None
             described: list[tuple[Any, ...]] = [
-                (f.name, t, not not_null_in_view(f), None, None, None)
-                for f, t in zip(frame.schema.fields, flink_types(frame.schema))]
+                (f.name, t, not not_null_in_view(f), None, None, None) for f, t in zip(
+                    frame.schema.fields, marked(flink_types(frame.schema), attributes,
+                                                streaming))]
             return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, described)
-        pk = {c.lower() for c in table.primary_key}
         computed: dict[str, str] = {}
         if any(not c.is_physical for c in table.columns):  # their types are Spark's answer
             schema = self.spark.table(spark_name).schema
             computed = dict(zip(schema.names, flink_types(schema)))
-        rows = []
-        for c in table.columns:
-            watermark = (table.watermark.expression if table.watermark is not None
-                         and table.watermark.rowtime == c.name else None)
-            type_text = c.type or computed.get(c.name, "?")
-            if table.watermark is not None and table.watermark.rowtime == c.name:
-                type_text += " *ROWTIME*"
-            key = f"PRI({', '.join(table.primary_key)})" if c.name.lower() in pk else None
-            extras = f"AS {c.expression}" if c.expression else None
-            rows.append((c.name, type_text, c.name.lower() not in pk, key, extras, watermark))
-        return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, rows)
+        return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
+                                describe_table(table, computed, streaming))
 
     def _explain(self, statement: Explain, streaming: bool = False) -> StatementOutcome:
         """Flink's EXPLAIN sections (see :mod:`.explain`), Spark's physical plan last. In

@@ -43,9 +43,10 @@ from ...api.table.udf import (
     UserDefinedFunctionWrapper,
 )
 from .asyncscalar import AsyncOptions
-from .model import FlinkSqlError
+from .builtins import FLINK_FUNCTIONS, sql_like
+from .model import DEFAULT_DATABASE, FlinkSqlError
 from .planner import is_lateral_on_true
-from .statements import CreateFunction
+from .statements import CreateFunction, Show
 from .udf_runners import (
     AggregateRunner,
     AsyncScalarRunner,
@@ -80,6 +81,8 @@ class CatalogFunction:
     class_name: str | None = None
     #: the job parameters its FunctionContext gives
     parameters: dict[str, str] = field(default_factory=dict)
+    #: a (temporary) system function, not one of the catalog's database
+    system: bool = False
 
 
 def job_parameters(options: dict[str, str]) -> dict[str, str]:
@@ -143,7 +146,7 @@ class FunctionCatalog:
         register(self.spark, spark_name, wrapper, parameters)
         self.functions[key] = CatalogFunction(statement.name, wrapper, spark_name,
                                               None if payload else statement.class_name,
-                                              parameters)
+                                              parameters, statement.system)
 
     def register_on(self, session: Any) -> None:
         """Register every function of the catalog on ``session`` too (a SparkSession of its own,
@@ -170,8 +173,22 @@ class FunctionCatalog:
             self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}{OUTER}`")
         return True
 
-    def names(self) -> list[str]:
-        return sorted(f.name for f in self.functions.values())
+    def names(self, database: bool = True) -> list[str]:
+        """The functions' names, sorted; ``database`` False: the system functions' only."""
+        return sorted(f.name for f in self.functions.values() if database or f.system)
+
+    def listed(self, show: Show) -> list[str]:
+        """``SHOW [USER] FUNCTIONS``: Flink's built-in functions (not USER) and these, sorted as
+        Java sorts strings; another database than the session's leaves out the temporary
+        catalog functions (Flink 2.3 lists the rest for any database name)."""
+        database = show.name is None or show.name.split(".")[-1].strip("`") == DEFAULT_DATABASE
+        names = set(self.names(database))
+        if show.kind == "FUNCTIONS":
+            names.update(FLINK_FUNCTIONS)
+        if show.like is not None:
+            pattern = sql_like(show.like, show.ilike)
+            names = {n for n in names if bool(pattern.fullmatch(n)) != show.not_like}
+        return sorted(names)
 
     def scalar_names(self) -> frozenset[str]:
         """The names (lower case; the Spark ones too) of the scalar functions."""

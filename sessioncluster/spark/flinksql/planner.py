@@ -241,9 +241,20 @@ def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTab
     else:
         inner = _fixed_window_sql(name, args, source, ts, n)
     hidden = f", __w AS __window{n}" if streaming else ""
-    sql = (f"SELECT {columns}, __s{n} AS window_start, __e{n} AS window_end, "
+    bounds = [f"__s{n}", f"__e{n}"]
+    if _instant(table, timecol.expressions[0].name):  # Flink's bounds: TIMESTAMP(3), local
+        bounds = [f"CAST({b} AS TIMESTAMP_NTZ)" for b in bounds]
+    sql = (f"SELECT {columns}, {bounds[0]} AS window_start, {bounds[1]} AS window_end, "
            f"__e{n} - {_MS} AS window_time{hidden} FROM ({inner}) AS __w{n}")
     return _subquery(sql, alias or f"__tvf{n}")
+
+
+def _instant(table: CatalogTable, name: str) -> bool:
+    """Whether the table's column ``name`` is an instant (TIMESTAMP_LTZ, a ``PROCTIME()``)."""
+    column = next((c for c in table.columns if c.name.lower() == name.lower()), None)
+    return column is not None and (
+        (column.type or "").upper().startswith("TIMESTAMP_LTZ")
+        or (column.expression or "").replace(" ", "").upper() == "PROCTIME()")
 
 
 def _fixed_window_sql(name: str, args: dict[str, exp.Expression], source: str, ts: str,

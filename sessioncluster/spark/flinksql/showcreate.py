@@ -23,6 +23,7 @@ from ...api.table.types import (
 )
 from .dialect import Flink
 from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, CatalogTable
+from .timeattributes import PROCTIME, marked, table_attributes
 
 
 def serializable_type(t: DataType) -> str:
@@ -85,6 +86,24 @@ def show_create_table(table: CatalogTable) -> str:
     options = ",\n".join(f"  '{_escaped(k)}' = '{_escaped(v)}'"
                          for k, v in sorted(table.options.items()))
     return text + f"WITH (\n{options}\n)\n"
+
+
+def describe_table(table: CatalogTable, computed: dict[str, str],
+                   streaming: bool) -> list[tuple[object, ...]]:
+    """DESCRIBE's rows of a catalog table (name, type, null, key, extras, watermark), as Flink
+    2.3 prints them: a time attribute's type marked (a rowtime's in ``streaming`` only), the
+    watermark's expression quoted; ``computed``: the computed columns' types."""
+    key = {c.lower() for c in table.primary_key}
+    rows: list[tuple[object, ...]] = []
+    for c, (_, kind) in zip(table.columns, table_attributes(table)):
+        watermark = (quoted(table.watermark.expression) if table.watermark is not None
+                     and table.watermark.rowtime == c.name else None)
+        type_text = "TIMESTAMP_LTZ(3)" if kind == PROCTIME else c.type or computed.get(c.name, "?")
+        primary = f"PRI({', '.join(table.primary_key)})" if c.name.lower() in key else None
+        rows.append((c.name, marked([type_text], [(c.name, kind)], streaming)[0],
+                     c.name.lower() not in key and kind != PROCTIME, primary,
+                     f"AS {c.expression}" if c.expression else None, watermark))
+    return rows
 
 
 def show_create_view(name: str, temporary: bool, columns: list[str], query: exp.Expr) -> str:

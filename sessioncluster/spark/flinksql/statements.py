@@ -64,10 +64,16 @@ class Drop:
 @dataclass(slots=True)
 class Show:
     """``SHOW TABLES|VIEWS|FUNCTIONS|JOBS|CATALOGS|DATABASES|...``; ``kind`` upper case, e.g.
-    ``TABLES`` or ``CREATE TABLE`` (then ``name`` is the table)."""
+    ``TABLES`` or ``CREATE TABLE`` (then ``name`` is the table). ``SHOW [USER] FUNCTIONS
+    [FROM|IN db] [NOT] LIKE|ILIKE 'pattern'``: ``name`` the database, ``like`` the pattern."""
 
     kind: str
     name: str | None = None
+    like: str | None = None
+    #: ILIKE: the pattern ignores case
+    ilike: bool = False
+    #: NOT LIKE / NOT ILIKE
+    not_like: bool = False
 
 
 @dataclass(slots=True)
@@ -300,13 +306,36 @@ class _Script:
             raise self.error(None, "Was expecting TABLES, VIEWS, FUNCTIONS, JOBS, ...")
         if words[0] == "CREATE" and len(words) > 2:
             return Show(f"CREATE {words[1]}", self._name(tokens[3:]))
-        if words[:2] in (["USER", "FUNCTIONS"], ["CURRENT", "CATALOG"], ["CURRENT", "DATABASE"]):
+        if words[:2] == ["USER", "FUNCTIONS"]:
+            return self._show_functions("USER FUNCTIONS", tokens[3:])
+        if words[0] == "FUNCTIONS":
+            return self._show_functions("FUNCTIONS", tokens[2:])
+        if words[:2] in (["CURRENT", "CATALOG"], ["CURRENT", "DATABASE"]):
             return Show(" ".join(words[:2]))
         kinds = ("TABLES", "VIEWS", "FUNCTIONS", "JOBS", "CATALOGS", "DATABASES", "MODULES",
                  "COLUMNS", "PARTITIONS", "JARS")
         if words[0] not in kinds or len(words) > 1 and words[0] not in ("COLUMNS", "PARTITIONS"):
             raise self.error(tokens[1] if words[0] not in kinds else tokens[2])
         return Show(words[0], self._name(tokens[3:]) if len(words) > 2 else None)
+
+    def _show_functions(self, kind: str, rest: list[Token]) -> Show:
+        """``SHOW [USER] FUNCTIONS`` then ``[FROM|IN db] [NOT] LIKE|ILIKE 'pattern'``."""
+        words = [t.text.upper() for t in rest]
+        like = next((i for i, w in enumerate(words) if w in ("LIKE", "ILIKE")), len(rest))
+        negated = like > 0 and words[like - 1] == "NOT" and like < len(rest)
+        database = rest[:like - 1 if negated else like]
+        if database and words[0] not in ("FROM", "IN"):
+            raise self.error(database[0])
+        show = Show(kind, self._name(database[1:]) if database else None)
+        if like == len(rest):
+            return show
+        if like + 1 == len(rest) or rest[like + 1].token_type != TokenType.STRING:
+            token = rest[like + 1] if like + 1 < len(rest) else None
+            raise FlinkSqlError(f"{self.error(token)}\nWas expecting:\n    <QUOTED_STRING> ...\n    ")
+        if like + 2 < len(rest):
+            raise self.error(rest[like + 2])
+        show.like, show.ilike, show.not_like = rest[like + 1].text, words[like] == "ILIKE", negated
+        return show
 
     def _explain(self, tokens: list[Token]) -> Explain:
         rest = tokens[1:]

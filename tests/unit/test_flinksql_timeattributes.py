@@ -1,0 +1,139 @@
+"""Flink's ``*ROWTIME*`` / ``*PROCTIME*`` markers of time attributes in a query's schema and in
+DESCRIBE, and a window table function's columns over a PROCTIME() or TIMESTAMP_LTZ column,
+against PyFlink 2.3's answers (/work/briefs/data/ftypes3/probe.py: probe.out, probe2.out)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sessioncluster.api.table.result import ResolvedSchema, TableSchema
+from sessioncluster.api.table.types import DataTypes
+from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.statements import CreateTable, Query, parse_statements
+from sessioncluster.spark.flinksql.timeattributes import (
+    marked,
+    query_attributes,
+    table_attributes,
+)
+
+DDL = [
+    "CREATE TEMPORARY TABLE ev (id INT, amount INT, ts TIMESTAMP(3), pt AS PROCTIME(), "
+    "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector'='datagen',"
+    "'number-of-rows'='3')",
+    "CREATE TEMPORARY VIEW evv AS SELECT id, ts, pt FROM ev",
+    "CREATE TEMPORARY TABLE ev2 (id INT, ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS ts) "
+    "WITH ('connector'='datagen','number-of-rows'='3')"]
+TUMBLE_TS = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+TUMBLE_PT = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '10' SECOND))"
+EV = ["INT", "INT", "TIMESTAMP(3) *ROWTIME*", "TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*"]
+BOUNDS = ["TIMESTAMP(3) NOT NULL", "TIMESTAMP(3) NOT NULL"]
+#: query -> Flink 2.3's column types in STREAMING (get_resolved_schema(), print_schema())
+STREAMING = {
+    "SELECT * FROM ev": EV,
+    "SELECT * FROM evv": ["INT", *EV[2:]],
+    "SELECT id, ts FROM ev": EV[1:3],
+    "SELECT * FROM ev2": ["INT", "TIMESTAMP_LTZ(3) *ROWTIME*"],
+    "SELECT id, CAST(ts AS TIMESTAMP(3)) AS t2, pt AS p FROM ev":
+        ["INT", "TIMESTAMP(3)", EV[3]],
+    TUMBLE_TS: [*EV, *BOUNDS, "TIMESTAMP(3) NOT NULL *ROWTIME*"],
+    TUMBLE_PT: [*EV, *BOUNDS, EV[3]],
+    "SELECT * FROM TABLE(TUMBLE(TABLE ev2, DESCRIPTOR(ts), INTERVAL '10' SECOND))":
+        ["INT", "TIMESTAMP_LTZ(3) *ROWTIME*", *BOUNDS, "TIMESTAMP_LTZ(3) NOT NULL *ROWTIME*"],
+    "SELECT window_start, window_end, window_time, COUNT(*) AS c FROM TABLE(TUMBLE(TABLE ev, "
+    "DESCRIPTOR(pt), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, window_time":
+        [*BOUNDS, EV[3], "BIGINT NOT NULL"],
+    "SELECT * FROM TABLE(HOP(TABLE ev, DESCRIPTOR(pt), INTERVAL '5' SECOND, "
+    "INTERVAL '10' SECOND))": [*EV, *BOUNDS, EV[3]],
+    "SELECT id, COUNT(*) AS c, MAX(ts) AS mt FROM ev GROUP BY id":
+        ["INT", "BIGINT NOT NULL", "TIMESTAMP(3) *ROWTIME*"],
+}
+#: Flink 2.3's BATCH answers where they differ: no rowtime marks a column
+BATCH = {
+    "SELECT * FROM ev": ["INT", "INT", "TIMESTAMP(3)", EV[3]],
+    "SELECT * FROM ev2": ["INT", "TIMESTAMP_LTZ(3)"],
+    TUMBLE_TS: ["INT", "INT", "TIMESTAMP(3)", EV[3], *BOUNDS, "TIMESTAMP(3) NOT NULL"],
+    TUMBLE_PT: ["INT", "INT", "TIMESTAMP(3)", EV[3], *BOUNDS, EV[3]],
+    "SELECT id, COUNT(*) AS c, MAX(ts) AS mt FROM ev GROUP BY id":
+        ["INT", "BIGINT NOT NULL", "TIMESTAMP(3)"],
+}
+
+
+@pytest.fixture(scope="module")
+def planner(local_spark: Any) -> FlinkSqlPlanner:
+    p = FlinkSqlPlanner(local_spark)
+    for ddl in DDL:
+        p.plan(ddl)
+    yield p
+    for drop in ("DROP TEMPORARY VIEW evv", "DROP TEMPORARY TABLE ev",
+                 "DROP TEMPORARY TABLE ev2"):
+        p.plan(drop)
+
+
+def test_a_tables_time_attributes_and_their_markers() -> None:
+    """A watermark's column is a rowtime, a PROCTIME() column a proctime; a rowtime is marked
+    in STREAMING only; a query of a join marks nothing."""
+    table = parse_statements(DDL[0])[0]
+    assert isinstance(table, CreateTable)
+    attributes = table_attributes(table.table)
+    assert attributes == [("id", None), ("amount", None), ("ts", "ROWTIME"), ("pt", "PROCTIME")]
+    types = ["INT", "INT", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3) NOT NULL"]
+    assert marked(types, attributes, True) == EV
+    assert marked(types, attributes, False) == [*types[:3], EV[3]]
+    assert marked(types, None, True) == types
+
+    def tables(name: str) -> Any:
+        return attributes if name == "ev" else None
+
+    def of(query: str) -> Any:
+        statement = parse_statements(query)[0]
+        assert isinstance(statement, Query)
+        return query_attributes(statement.ast, tables)
+
+    assert of("WITH w AS (SELECT ts AS t FROM ev) SELECT * FROM (SELECT t FROM w) AS s(u)") \
+        == [("u", "ROWTIME")]
+    assert of("SELECT a.ts FROM ev AS a JOIN ev AS b ON a.id = b.id") is None
+    assert of("SELECT ts + INTERVAL '1' SECOND AS x, pt FROM nope") is None
+
+
+@pytest.mark.parametrize("query", list(STREAMING))
+def test_a_querys_time_attributes_are_marked_as_flinks(planner: FlinkSqlPlanner,
+                                                       query: str) -> None:
+    assert planner.plan(query, "STREAMING").column_types == STREAMING[query]
+    batch = planner.plan(query, "BATCH").column_types
+    assert batch == BATCH.get(query, [t.replace(" *ROWTIME*", "") for t in STREAMING[query]])
+    # a Table's schema in STREAMING, planned in BATCH (TableEnvironment.query_schema)
+    schema = planner.plan(f"SELECT * FROM ({query}) LIMIT 0", "BATCH",
+                          {"sessioncluster.schema-runtime-mode": "streaming"})
+    assert schema.column_types == STREAMING[query]
+
+
+def test_describe_marks_time_attributes_as_flinks(planner: FlinkSqlPlanner) -> None:
+    """Flink 2.3's DESCRIBE: the PROCTIME() column TIMESTAMP_LTZ(3) *PROCTIME*, null FALSE;
+    the rowtime column marked in STREAMING only; a view's columns as its query's; the watermark
+    quoted."""
+    streaming = planner.plan("DESCRIBE ev", "STREAMING").rows
+    assert [r[1:3] for r in streaming] == [
+        ("INT", True), ("INT", True), ("TIMESTAMP(3) *ROWTIME*", True),
+        ("TIMESTAMP_LTZ(3) *PROCTIME*", False)]
+    assert streaming[3][4] == "AS PROCTIME()"
+    assert streaming[2][5] == "`ts` - INTERVAL '1' SECOND"  # the watermark quoted as Flink's
+    assert planner.plan("DESCRIBE ev", "BATCH").rows[2][1] == "TIMESTAMP(3)"
+    assert [r[1:3] for r in planner.plan("DESCRIBE evv", "STREAMING").rows] == [
+        ("INT", True), ("TIMESTAMP(3) *ROWTIME*", True), ("TIMESTAMP_LTZ(3) *PROCTIME*", False)]
+    assert planner.plan("DESCRIBE ev2", "STREAMING").rows[1][1::4] == (
+        "TIMESTAMP_LTZ(3) *ROWTIME*", "`ts`")
+
+
+def test_a_marked_schema_is_printed_and_typed_as_flinks() -> None:
+    """Flink 2.3: str(get_schema()) / TableResult.get_table_schema() the legacy layout,
+    str(get_resolved_schema()) / print_schema() the resolved one; the types' DataTypes."""
+    schema = TableSchema(["ts", "pt"], STREAMING["SELECT * FROM ev"][2:])
+    assert str(schema) == ("root\n |-- ts: TIMESTAMP(3) *ROWTIME*\n"
+                           " |-- pt: TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n")
+    resolved = ResolvedSchema(schema.get_field_names(), schema.get_field_type_texts())
+    assert str(resolved) == ("(\n  `ts` TIMESTAMP(3) *ROWTIME*,\n"
+                             "  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")
+    assert schema.get_field_data_types() == [DataTypes.TIMESTAMP(3),
+                                             DataTypes.TIMESTAMP_LTZ(3, False)]
