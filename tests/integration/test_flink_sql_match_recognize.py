@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -130,21 +131,105 @@ UNBOUNDED = [[("ACME", "1", "3", "19")],
              [], [("ACME", "11", "102", "30")]]
 
 
+#: a GROUP BY and a TUMBLE window over MATCH_ROWTIME() reading BY_SYMBOL's matches (a view)
+GROUPED = f"SELECT symbol, COUNT(*) AS c, MAX(mx) AS m FROM ({BY_SYMBOL}) GROUP BY symbol"
+WINDOWED = ("SELECT window_start, window_end, COUNT(*) AS c, MAX(mx) AS m FROM TABLE(TUMBLE("
+            "TABLE matches_mr, DESCRIPTOR(mt), INTERVAL '10' SECOND)) "
+            "GROUP BY window_start, window_end")
+#: Flink 2.3's printouts of GROUPED and WINDOWED after each file (probe_unbounded.py and .out
+#: of /work/briefs/data/matchrec3, the same files 10 s apart)
+FLINK_GROUPED = [[("+I", "ACME", "1", "19")],
+                 [("+I", "BETA", "1", "31"), ("-U", "ACME", "1", "19"),
+                  ("+U", "ACME", "2", "25"), ("-U", "ACME", "2", "25"),
+                  ("+U", "ACME", "3", "25")],
+                 [], [("-U", "ACME", "3", "25"), ("+U", "ACME", "4", "30")]]
+FLINK_WINDOWED = [[], [("+I", TS.format(0), TS.format(10), "1", "19")], [],
+                  [("+I", TS.format(10), TS.format(20), "3", "31"),
+                   ("+I", TS.format(40), TS.format(50), "1", "30")]]
+
+
+def per_micro_batch(changes: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Flink's changes of one file by key, each key's in one ``-U``/``+U`` pair (or one ``+I``):
+    this cluster emits an updating query's changes per key and micro-batch (:mod:`.updating`),
+    Flink's GroupAggregate every change on the way."""
+    out = []
+    for key in sorted({c[1] for c in changes}):
+        of_key = [c for c in changes if c[1] == key]
+        out += [of_key[0], of_key[-1]] if of_key[0][0] == "-U" else [("+I", *of_key[-1][1:])]
+    return out
+
+
+def collected(t_env: Any, sql: str) -> tuple[Any, queue.Queue[Any]]:
+    """The query's rows as they come, read by a thread into a queue."""
+    got: queue.Queue[Any] = queue.Queue()
+    iterator = t_env.execute_sql(sql).collect()
+    threading.Thread(target=lambda: [got.put((r.get_row_kind().short_string(), *(
+        None if v is None else str(v) for v in r))) for r in iterator], daemon=True).start()
+    return iterator, got
+
+
 def test_unbounded_streaming_matches_as_the_watermark_passes_the_rows(
         session: sessioncluster.Session, tmp_path: Path) -> None:
+    """BY_SYMBOL's matches, GROUPED's changes and WINDOWED's windows after each file."""
     t_env = env(session, EnvironmentSettings.in_streaming_mode())
     directory = tmp_path / "ticker"
     create_ticker(t_env, directory, monitored=True, rows=[])
-    got: queue.Queue[Any] = queue.Queue()
-    iterator = t_env.execute_sql(BY_SYMBOL).collect()
-    threading.Thread(target=lambda: [got.put(r) for r in iterator], daemon=True).start()
-    for k, (rows, expected) in enumerate(zip(FILES, UNBOUNDED)):
+    t_env.execute_sql("CREATE TEMPORARY VIEW matches_mr AS " + BY_SYMBOL.replace(
+        "MAX(A.price) AS mx", "MAX(A.price) AS mx, MATCH_ROWTIME() AS mt"))
+    queries = [collected(t_env, sql) for sql in (BY_SYMBOL, GROUPED, WINDOWED)]
+    expected = [[[("+I", *r) for r in rows] for rows in UNBOUNDED],
+                [per_micro_batch(changes) for changes in FLINK_GROUPED], FLINK_WINDOWED]
+    for k, rows in enumerate(FILES):
         write_csv(directory, f"f{k}.csv", [(i, s, TS.format(sec), p, t)
                                            for i, s, sec, p, t in rows])
-        printed_now = []
-        for _ in expected:
-            row = got.get(timeout=240)
-            printed_now.append((row.get_row_kind().short_string(),
-                                tuple(None if v is None else str(v) for v in row)))
-        assert sorted(printed_now) == sorted(("+I", r) for r in expected), k
-    iterator.close()
+        for (_, got), wanted in zip(queries, expected):
+            printed_now = [got.get(timeout=240) for _ in wanted[k]]
+            if wanted is expected[1]:  # each key's changes in order
+                assert sorted(printed_now, key=lambda c: c[1]) == wanted[k], k
+            else:
+                assert sorted(printed_now) == sorted(wanted[k]), k
+    time.sleep(3)
+    assert all(got.empty() for _, got in queries)
+    for iterator, _ in queries:
+        iterator.close()
+
+
+def test_an_insert_restored_from_a_savepoint_completes_the_open_matches(
+        session: sessioncluster.Session, sc_home: Path, tmp_path: Path) -> None:
+    """``INSERT INTO`` a print sink of BY_SYMBOL stopped with a savepoint after the first file
+    (ACME's partial match at row 5 open, BETA's at row 15 open with its row 16 not final yet)
+    and restored (``execution.savepoint.path``): the second file completes them, the rows of
+    Flink's one uninterrupted run (UNBOUNDED)."""
+    from .test_flink_sql_streaming import sql, wait_for
+
+    directory = tmp_path / "ticker"
+    create_ticker(env(session, EnvironmentSettings.in_streaming_mode()), directory,
+                  monitored=True, rows=[])
+    sql(session, """CREATE TABLE matches_sp (symbol STRING, fa INT, la INT, mx INT)
+        WITH ('connector' = 'print', 'print-identifier' = 'mr-savepoint')""")
+    log = sc_home / "sessions" / "itest" / "jobmanager.log"
+    insert = f"INSERT INTO matches_sp {BY_SYMBOL}"
+
+    def printed() -> list[str]:
+        return [line.split("> ", 1)[1] for line in log.read_text().splitlines()
+                if line.startswith(("mr-savepoint> ", "mr-savepoint:"))]  # :<subtask>
+
+    def lines(rows: list[tuple[str, ...]]) -> list[str]:
+        return [f"+I[{', '.join(r)}]" for r in rows]
+
+    first = sql(session, insert).job_id
+    write_csv(directory, "f0.csv", [(i, s, TS.format(sec), p, t) for i, s, sec, p, t in FILES[0]])
+    wait_for(lambda: printed() == lines(UNBOUNDED[0]))
+    path = session.job(first).stop_with_savepoint(
+        savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
+    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
+    try:
+        second = sql(session, insert).job_id
+    finally:
+        sql(session, "RESET 'execution.savepoint.path'")
+    write_csv(directory, "f1.csv", [(i, s, TS.format(sec), p, t) for i, s, sec, p, t in FILES[1]])
+    wait_for(lambda: len(printed()) >= 1 + len(UNBOUNDED[1]))
+    time.sleep(2)
+    session.job(second).cancel()
+    assert printed()[0] == lines(UNBOUNDED[0])[0]
+    assert sorted(printed()[1:]) == sorted(lines(UNBOUNDED[1]))

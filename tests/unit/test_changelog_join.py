@@ -158,3 +158,21 @@ def test_a_condition_meets_its_operands_as_flinks_implicit_casts():
                                                                      left, right)
     assert joins("o.amount * 1.5 > 11.2", left, right)
     assert not joins("o.ts > '2024-01-01 10:00:00'", ("a", None, 1.0), right)  # UNKNOWN
+
+
+def test_a_condition_calls_like_and_month_arithmetic_as_define_does():
+    """The join's condition runs sqlfunctions' LIKE and TIMESTAMPADD by MONTH, as
+    MATCH_RECOGNIZE's DEFINE does (test_flinksql_match_define: Flink 2.3's answers)."""
+    import datetime as dt
+
+    names = JoinNames("o", "c", ["k", "ts", "name"], ["k", "since"])
+
+    def joins(condition: str, left: tuple, right: tuple) -> bool:
+        return pair_condition([sqlglot.parse_one(condition, read="flink")], names)(left, right)
+
+    left = ("a", dt.datetime(2024, 2, 29, 10), "a%z")
+    right = ("a", dt.datetime(2024, 1, 31, 10))
+    assert joins("o.ts = TIMESTAMPADD(MONTH, 1, c.since)", left, right)
+    assert not joins("o.ts = TIMESTAMPADD(DAY, 30, c.since)", left, right)
+    assert joins("o.name LIKE 'a!%%' ESCAPE '!' AND o.name NOT LIKE 'a!%x' ESCAPE '!'", left, right)
+    assert not joins("o.name LIKE 'a!%%' ESCAPE '!'", ("a", None, None), right)  # UNKNOWN

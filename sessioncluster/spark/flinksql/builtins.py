@@ -216,8 +216,14 @@ def _similar_to(node: exp.SimilarTo, rewrite: Rewrite) -> exp.Expr:
     pattern = node.expression
     if not (isinstance(pattern, exp.Literal) and pattern.is_string):
         raise FlinkSqlError("SIMILAR TO takes a string literal as its pattern in sessioncluster")
-    regex = "".join(".*" if c == "%" else "." if c == "_" else c for c in pattern.name)
-    return exp.RegexpLike(this=rewrite(node.this), expression=exp.Literal.string(f"^(?:{regex})$"))
+    return exp.RegexpLike(this=rewrite(node.this),
+                          expression=exp.Literal.string(f"^(?:{similar_regex(pattern.name)})$"))
+
+
+def similar_regex(pattern: str) -> str:
+    """The regular expression (Java's, Python's alike) of a SIMILAR TO ``pattern``: ``%`` any
+    text, ``_`` one character, the rest as it is."""
+    return "".join(".*" if c == "%" else "." if c == "_" else c for c in pattern)
 
 
 #: Flink's integer types, narrowest first

@@ -36,5 +36,6 @@ def pair_condition(terms: list[exp.Expr], names: JoinNames) -> Callable[[Row, Ro
 def _refusal(node: exp.Expr) -> str:
     return (f"A join condition '{node.sql()}' ({type(node).__name__}) of a join of an updating "
             "query is not supported by sessioncluster in STREAMING mode: it evaluates columns, "
-            "literals, comparisons, AND/OR/NOT, IS NULL, BETWEEN, IN and + - * / % on each "
-            "pair of rows (Flink docs: Joins / Regular Joins)")
+            "literals, comparisons, AND/OR/NOT, IS NULL, BETWEEN, IN, + - * / %, CASE, LIKE, "
+            "SIMILAR TO and common scalar functions on each pair of rows (Flink docs: Joins / "
+            "Regular Joins)")

@@ -62,7 +62,9 @@ def compile_condition(node: exp.Expr, leaf: Leaf, refusal: Callable[[exp.Expr], 
         return lambda context: value
     if isinstance(node, (exp.Cast, FlinkCast)) and isinstance(node.this, exp.Literal) \
             and node.this.is_string:
-        typed = typed_literal(node.this.name, str(node.args["to"].this).upper())
+        to = node.args["to"].this  # sqlglot's type (DATE '...') or the Flink dialect's
+        typed = typed_literal(node.this.name, to.value if isinstance(to, exp.DataType.Type)
+                              else str(to).upper())
         return lambda context: typed
     if isinstance(node, (exp.And, exp.Or)):
         return _logical(isinstance(node, exp.And), compile_condition(node.this, leaf, refusal),

@@ -4,18 +4,26 @@
 :func:`scalar_function` gives a node's function of its operands' values and the operand nodes;
 a NULL operand makes a NULL (but ``COALESCE``). As Flink: ``MOD`` and ``%`` keep the dividend's
 sign (Java's), ``ROUND`` rounds half away from zero, ``SUBSTRING`` counts from 1, ``POWER``,
-``SQRT``, ``LN`` and ``EXP`` are DOUBLE, ``CAST`` to an integral type truncates.
+``SQRT``, ``LN`` and ``EXP`` are DOUBLE, ``CAST`` to an integral type truncates,
+``TIMESTAMPADD`` by ``MONTH``, ``QUARTER`` or ``YEAR`` keeps the day or takes the month's last
+(Jan 31 + 1 MONTH is Feb 29 in 2024), ``LIKE`` matches the whole text (``%`` any text, ``_`` one
+character, ``ESCAPE`` before ``%``, ``_`` or itself: its literal; case-sensitive), ``SIMILAR
+TO`` as :func:`.builtins.similar_regex` reads its pattern.
 """
 
 from __future__ import annotations
 
+import calendar
 import datetime
+import functools
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 
+from .builtins import similar_regex
 from .dialect import FlinkCast
 from .model import FlinkSqlError
 
@@ -48,10 +56,68 @@ def _sign(x: Any) -> Any:
 
 
 _UNITS = {"SECOND": 1, "MINUTE": 60, "HOUR": 3600, "DAY": 86400, "WEEK": 604800}
+_MONTHS = {"MONTH": 1, "QUARTER": 3, "YEAR": 12}
 
 
-def _timestamp_add(unit: str, n: int, ts: datetime.datetime) -> datetime.datetime:
+def add_months(value: datetime.date, months: int) -> datetime.date:
+    """``value`` (a DATE or TIMESTAMP) ``months`` later, as Flink adds months: the same day of
+    the month, or the month's last day when it has fewer."""
+    year, month = divmod(value.year * 12 + value.month - 1 + months, 12)
+    day = min(value.day, calendar.monthrange(year, month + 1)[1])
+    return value.replace(year=year, month=month + 1, day=day)
+
+
+def _timestamp_add(unit: str, n: int, ts: datetime.date) -> datetime.date:
+    if unit in _MONTHS:
+        return add_months(ts, _MONTHS[unit] * n)
     return ts + datetime.timedelta(seconds=_UNITS[unit] * n)
+
+
+@functools.lru_cache(maxsize=256)
+def like_regex(pattern: str, escape: str | None = None) -> re.Pattern[str]:
+    """The regular expression of a LIKE ``pattern`` (Calcite's ``sqlToRegexLike``); FlinkSqlError
+    in Flink's words for an escape character before anything but ``%``, ``_`` or itself."""
+    if escape is not None and len(escape) != 1:
+        raise FlinkSqlError(f"Invalid escape character '{escape}'")
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == escape:
+            if i + 1 == len(pattern) or pattern[i + 1] not in ("_", "%", escape):
+                raise FlinkSqlError(f"Invalid escape sequence '{pattern}', {i}")
+            out.append(re.escape(pattern[i + 1]))
+            i += 1
+        elif c == "_":
+            out.append(".")
+        elif c == "%":
+            out.append("(?s:.*)")
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out))
+
+
+def _like(node: exp.Like, escape: exp.Expr | None) -> tuple[Function, list[exp.Expr], bool]:
+    """``[NOT] LIKE``; a constant pattern is checked now (Flink refuses it when it plans)."""
+    negate = bool(node.args.get("negate"))
+    pattern = node.expression
+    if isinstance(pattern, exp.Literal) and pattern.is_string and \
+            (escape is None or isinstance(escape, exp.Literal) and escape.is_string):
+        like_regex(pattern.name, escape.name if escape is not None else None)
+
+    def like(text: str, pattern: str, escape_char: str | None = None) -> bool:
+        return (like_regex(pattern, escape_char).fullmatch(text) is not None) != negate
+    operands = [node.this, node.expression] + ([escape] if escape is not None else [])
+    return like, operands, True
+
+
+@functools.lru_cache(maxsize=256)
+def _similar_compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(similar_regex(pattern))
+
+
+def _similar_to(text: str, pattern: str) -> bool:
+    return _similar_compiled(pattern).fullmatch(text) is not None
 
 
 _STRICT: dict[type, Function] = {
@@ -62,7 +128,7 @@ _STRICT: dict[type, Function] = {
     exp.Mod: java_mod, exp.Substring: _substring, exp.Replace: str.replace,
     exp.DPipe: lambda *s: "".join(map(str, s)), exp.Concat: lambda *s: "".join(map(str, s)),
     exp.Greatest: lambda *v: max(v), exp.Least: lambda *v: min(v),
-    exp.Nullif: lambda a, b: None if a == b else a,
+    exp.Nullif: lambda a, b: None if a == b else a, exp.SimilarTo: _similar_to,
 }
 _ANONYMOUS: dict[str, Function] = {"CHAR_LENGTH": len, "CHARACTER_LENGTH": len}
 _CASTS: dict[str, Function] = {
@@ -75,6 +141,10 @@ _CASTS: dict[str, Function] = {
 def scalar_function(node: exp.Expr) -> tuple[Function, Sequence[exp.Expr], bool] | None:
     """``node``'s function, its operand nodes and whether a NULL operand makes it NULL; None
     when ``node`` is not one of these functions. FlinkSqlError for one refused by name."""
+    if isinstance(node, exp.Like):
+        return _like(node, None)
+    if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
+        return _like(node.this, node.expression)
     if isinstance(node, exp.Coalesce):
         return (lambda *v: next((x for x in v if x is not None), None),
                 [node.this, *node.expressions], False)
@@ -93,7 +163,7 @@ def scalar_function(node: exp.Expr) -> tuple[Function, Sequence[exp.Expr], bool]
         name = node.name.upper()
         if name == "TIMESTAMPADD" and len(node.expressions) == 3:
             unit = node.expressions[0].name.upper()
-            if unit not in _UNITS:
+            if unit not in _UNITS and unit not in _MONTHS:
                 raise FlinkSqlError(f"TIMESTAMPADD by {unit} in a condition evaluated by "
                                     "sessioncluster is not supported")
             return (lambda n, ts: _timestamp_add(unit, n, ts)), node.expressions[1:], True
