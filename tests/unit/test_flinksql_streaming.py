@@ -338,3 +338,18 @@ def test_several_joins_nest_the_first_and_an_aggregation_reads_the_join() -> Non
     aggregation = nest_join(grouped, grouped)
     assert aggregation.args.get("where") is None and not aggregation.args.get("joins")
     assert aggregation.args["from_"].this.this.args["where"].this.sql() == "o.id > 1"
+
+
+@pytest.mark.parametrize("text, having", [
+    ("SELECT COUNT(*) AS n, MAX(x) AS m FROM t WHERE x > 100", "HAVING COUNT(*) > 0"),
+    ("SELECT SUM(x) AS s FROM t HAVING SUM(x) > 3", "HAVING (SUM(x) > 3) AND COUNT(*) > 0"),
+])
+def test_a_streaming_global_aggregation_has_no_row_before_its_first_input(text: str,
+                                                                         having: str) -> None:
+    """Flink's global GroupAggregate emits nothing before its first record; Structured
+    Streaming's gives (0, NULL) for a micro-batch whose rows were all filtered out."""
+    query = parse_statements(text)[0].ast
+    assert to_spark_sql(query, {}, streaming=True).endswith(having)
+    assert "COUNT(*) > 0" not in to_spark_sql(query, {})  # BATCH: Flink's one row of no input
+    grouped = parse_statements("SELECT k, COUNT(*) AS n FROM t GROUP BY k")[0].ast
+    assert "HAVING" not in to_spark_sql(grouped, {}, streaming=True)

@@ -80,11 +80,28 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
                                       sessions))
     for select in list(tree.find_all(exp.Select)) if streaming else []:
         _group_by_window_struct(select, windows, sessions)
+        _global_aggregate_of_rows(select)
     for window in list(tree.find_all(exp.Window)):
         if isinstance(window.this, _BIGINT_RANKINGS):  # Flink's are BIGINT, Spark's INT
             window.replace(exp.Cast(this=window.copy(), to=exp.DataType.build("BIGINT")))
     tree = tree.transform(_rewrite_node)
     return tree.sql(dialect="spark")
+
+
+def _global_aggregate_of_rows(select: exp.Select) -> None:
+    """STREAMING: an aggregation without GROUP BY has a row once it has read one, as Flink's
+    global ``GroupAggregate`` emits nothing before its first input record. Structured
+    Streaming's gives a row for a micro-batch whose input rows were all filtered out (``0``,
+    NULLs); its input is append-only, so ``HAVING COUNT(*) > 0`` drops only that row."""
+    if select.args.get("group") is not None or select.args.get("distinct") is not None:
+        return
+    if not any(agg.find_ancestor(exp.Select) is select and not agg.find_ancestor(exp.Window)
+               for e in select.expressions for agg in e.find_all(exp.AggFunc)):
+        return
+    read = exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))
+    having = select.args.get("having")
+    select.set("having", exp.Having(this=read if having is None else exp.and_(
+        exp.paren(having.this.copy()), read)))
 
 
 def _typeable(tree: exp.Expr) -> exp.Expr:
