@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessioncluster.spark.flinksql.updatingwindow import ChangeWindows, Window, WindowChange
+from sessioncluster.spark.flinksql.updatingwindow import (
+    WINDOW_COLUMNS,
+    ChangeWindows,
+    Window,
+    WindowChange,
+    tumble_of,
+    window_step,
+    with_window_columns,
+)
 
 S = 1000  # ms
 
@@ -122,3 +130,65 @@ def test_per_micro_batch_watermark_fires_after_the_batchs_changes() -> None:
     second = [WindowChange(k, r, tumble(r[1])[0]) for _, cs in RECORDS[1] for k, r in cs]
     assert windows.batch(first, 7 * S - DELAY) == []
     assert totals(windows.batch(second, 13 * S - DELAY)) == [(0, 1, 8, 4)]
+
+
+def with_time(kind: str, user: str, ts: int, s: int) -> tuple[str, tuple[Any, ...]]:
+    """A change of ``(user, ts, s)`` with the window columns the planner adds (ms)."""
+    start = ts // 10 * 10
+    return kind, (user, ts, s, ts * S, start * S, (start + 10) * S)
+
+
+def test_window_step_over_probe4s_micro_batches_gives_flinks_rows() -> None:
+    # probe4.py: one micro-batch per file, the changes of MAX(ts)/SUM(v) per user against the
+    # rows emitted before; PyFlink 2.3's 'T' and 'K' rows after each file (probe4.out)
+    batches = [
+        [with_time("+I", "a", 1, 1), with_time("+I", "b", 2, 2), with_time("+I", "e", 4, 8)],
+        [with_time("-U", "a", 1, 1), with_time("+U", "a", 7, 5),
+         with_time("-U", "b", 2, 2), with_time("+U", "b", 12, 18)],
+        [with_time("-U", "a", 7, 5), with_time("+U", "a", 13, 37), with_time("+I", "c", 25, 64),
+         with_time("+I", "d", 5, 512)]]
+    windows = ChangeWindows()
+    fired = [window_step(windows, b, DELAY) for b in batches]
+    assert fired[0] == []
+    assert sorted(fired[1]) == [("a", 7, 5), ("e", 4, 8)]  # K: a 1/5/7, e 1/8/4; T: 2/13/7
+    assert sorted(fired[2]) == [("a", 13, 37), ("b", 12, 18)]  # T: 2/55/13
+    assert windows.watermark == 24 * S and list(windows.contents) == [(20 * S, 30 * S)]
+
+
+def test_window_step_watermark_is_the_highest_accumulated_time_less_the_delay() -> None:
+    windows = ChangeWindows()
+    assert window_step(windows, [with_time("+I", "a", 12, 1)], DELAY) == []
+    assert windows.watermark == 11 * S
+    window_step(windows, [with_time("-D", "a", 12, 1), ("+I", ("z", None, 0, None, None, None))],
+                DELAY)
+    assert windows.watermark == 11 * S and windows.contents == {(10 * S, 20 * S): {}}
+
+
+def test_tumble_of_a_legacy_group_window_only() -> None:
+    import sqlglot
+
+    from sessioncluster.spark.flinksql.dialect import Flink
+
+    def select(text: str) -> Any:
+        return sqlglot.parse_one(text, read=Flink)
+
+    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY k, TUMBLE(ts, INTERVAL '10' "
+                            "SECOND)")) == ("ts", 10 * S, 0)
+    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE, "
+                            "INTERVAL '5' SECOND)")) == ("ts", 60 * S, 5 * S)
+    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY HOP(ts, INTERVAL '5' SECOND, "
+                            "INTERVAL '10' SECOND)")) is None
+    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY k")) is None
+
+
+def test_with_window_columns_are_sparks_tumbling_window_of_the_time(local_spark: Any) -> None:
+    import datetime as dt
+
+    frame = local_spark.createDataFrame(
+        [("a", dt.datetime(2024, 1, 1, 0, 0, 13)), ("b", None)], "user STRING, ts TIMESTAMP_NTZ")
+    rows = [tuple(r) for r in with_window_columns(frame, "ts", 10 * S, 0).collect()]
+    epoch = 1704067200 * S  # 2024-01-01 00:00:00 UTC
+    # a row without a time is in no window: Spark's window(...) leaves it out
+    assert [r[2:] for r in rows] == [(epoch + 13 * S, epoch + 10 * S, epoch + 20 * S)]
+    assert list(frame.columns) + list(WINDOW_COLUMNS) == with_window_columns(
+        frame, "ts", 10 * S, 0).columns
