@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -224,3 +225,45 @@ def test_to_changelog_stream_of_the_join(session: sessioncluster.Session,
                 assert applied[tuple(row)] >= 0, f"round {i}: {kind}{row} retracts nothing"
     finally:
         records.close()  # cancels the job: its queries and feeders
+
+
+#: /work/briefs/data/legacywin/probe4.py: the files, and PyFlink 2.3's rows ('T') after each
+CLICKS = [[("a", "2024-01-01 00:00:01", 1), ("b", "2024-01-01 00:00:02", 2),
+           ("e", "2024-01-01 00:00:04", 8)],
+          [("a", "2024-01-01 00:00:07", 4), ("b", "2024-01-01 00:00:12", 16)],
+          [("a", "2024-01-01 00:00:13", 32), ("c", "2024-01-01 00:00:25", 64),
+           ("d", "2024-01-01 00:00:05", 512)]]
+
+
+def test_a_legacy_tumble_over_an_updating_query_fires_each_window_once(t_env, tmp_path: Path
+                                                                       ) -> None:
+    """Each window once, when the watermark passes its end, from the changes it got (b@2's
+    retraction in time, d@5 in a fired window dropped), insert-only: Flink's rows file by file."""
+    import datetime as dt
+
+    def at(s: int) -> dt.datetime:
+        return dt.datetime(2024, 1, 1) + dt.timedelta(seconds=s)
+
+    flink = [[], [("+I", (at(0), at(10), 2, 13, at(7)))], [("+I", (at(10), at(20), 2, 55, at(13)))]]
+    clicks = tmp_path / "clicks"
+    clicks.mkdir()
+    t_env.execute_sql(f"""CREATE TABLE clicks_uw (`user` STRING, ts TIMESTAMP(3), v INT,
+        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem',
+        'path' = '{clicks}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    got: queue.Queue[Any] = queue.Queue()
+    iterator = t_env.execute_sql("""SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws,
+        TUMBLE_END(ts, INTERVAL '10' SECOND) AS we, COUNT(*) AS n, SUM(s) AS ss, MAX(ts) AS mx
+        FROM (SELECT `user`, MAX(ts) AS ts, SUM(v) AS s FROM clicks_uw GROUP BY `user`)
+        GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)""").collect()
+    threading.Thread(target=lambda: [got.put(r) for r in iterator], daemon=True).start()
+    try:
+        for k, rows in enumerate(CLICKS):
+            write_csv(clicks, f"f{k}.csv", rows)
+            if not flink[k]:
+                time.sleep(6)  # its micro-batch before the next file's
+            rows_now = [got.get(timeout=120) for _ in flink[k]]
+            assert [(r.get_row_kind().short_string(), tuple(r)) for r in rows_now] == flink[k]
+        time.sleep(4)
+        assert got.empty()
+    finally:
+        iterator.close()

@@ -24,6 +24,7 @@ from .connectors.printing import (
 )
 from .model import CatalogTable
 from .updating import OuterQuery, changelog, result_changes
+from .updatingwindow import ChangeWindows, window_step
 
 
 class InsertQuery(Protocol):
@@ -121,7 +122,10 @@ def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path
         current = state.before(batch_id)
         changes = changelog(current, [tuple(r) for r in df.collect()], insert.key_positions)
         inner_rows = list(current.values())
-    if insert.outer is not None:  # the changes of the query over the updating one
+    if insert.outer is not None and insert.outer.window_delay_ms is not None:
+        changes = _window_changes(insert.outer, df.sparkSession, changes, batch_id,
+                                  state_dir / "windows")
+    elif insert.outer is not None:  # the changes of the query over the updating one
         outer = ChangelogState(state_dir / "outer")
         result = outer.before(batch_id)
         changes = result_changes(result, insert.outer.rows(df.sparkSession, inner_rows),
@@ -129,6 +133,19 @@ def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path
         outer.save(batch_id, result)
     state.save(batch_id, current)
     return changes
+
+
+def _window_changes(outer: OuterQuery, session: Any, changes: list[tuple[str, tuple[Any, ...]]],
+                    batch_id: int, state_dir: Path) -> list[tuple[str, tuple[Any, ...]]]:
+    """A legacy group window over an updating query: the micro-batch's changes into the open
+    windows (kept per batch id, as the changelog's rows), the outer query over the rows of
+    the windows that fire; its rows ``+I``."""
+    state, key = ChangelogState(state_dir), ("windows",)  # one entry: the open windows
+    windows = state.before(batch_id).get(key, (ChangeWindows(),))[0]
+    assert outer.window_delay_ms is not None
+    fired = window_step(windows, changes, outer.window_delay_ms)
+    state.save(batch_id, {key: (windows,)})
+    return [("+I", row) for row in outer.rows(session, fired)] if fired else []
 
 
 def collected(changes: list[tuple[str, tuple[Any, ...]]]) -> list[bytes]:

@@ -279,21 +279,26 @@ def _fixed_window_sql(name: str, args: dict[str, exp.Expression], source: str, t
     size = interval_ms(args["SIZE"])
     offset = interval_ms(args["OFFSET"]) if "OFFSET" in args else 0
     if name == "TUMBLE":
-        window = f"window({ts}, {_duration(size)}, {_duration(size)}, {_duration(offset)})"
+        window = fixed_window(ts, size, size, offset)
     elif name == "HOP":
-        slide = interval_ms(args["SLIDE"])
-        window = f"window({ts}, {_duration(size)}, {_duration(slide)}, {_duration(offset)})"
+        window = fixed_window(ts, size, interval_ms(args["SLIDE"]), offset)
     else:  # CUMULATE: the tumbling window of the max size, one row per step end after ts
         step = interval_ms(args["STEP"])
         if size % step:
             raise FlinkSqlError("CUMULATE's size must be an integral multiple of its step")
-        window = f"window({ts}, {_duration(size)}, {_duration(size)}, {_duration(offset)})"
+        window = fixed_window(ts, size, size, offset)
         ends = (f"explode(sequence(__w.start + {_interval(step)}, __w.end, "
                 f"{_interval(step)}))")
         return (f"SELECT * FROM (SELECT *, __w.start AS __s{n}, {ends} AS __e{n} FROM "
                 f"(SELECT *, {window} AS __w FROM {source})) WHERE __e{n} > {ts}")
     return f"SELECT *, __w.start AS __s{n}, __w.end AS __e{n} FROM " \
            f"(SELECT *, {window} AS __w FROM {source})"
+
+
+def fixed_window(ts: str, size: int, slide: int, offset: int) -> str:
+    """Spark's ``window(...)`` of ``ts`` (Spark SQL) for a TUMBLE (``slide == size``) or HOP
+    window of ``size`` ms: the struct of the window's ``start`` and ``end``."""
+    return f"window({ts}, {_duration(size)}, {_duration(slide)}, {_duration(offset)})"
 
 
 def _session_sql(source: str, ts: str, gap: int, keys: list[str], n: int) -> str:
@@ -355,8 +360,8 @@ def _rewrite_group_window(select: exp.Select, names: count, streaming: bool = Fa
                              interval_ms(_arg(args, 1, name)), keys, n)
     else:
         inner = _fixed_window_sql("TUMBLE" if name == "TUMBLE" else "HOP",
-                                  _legacy_args(name, args), f"({source.sql(dialect='spark')})",
-                                  ts, n)
+                                  legacy_window_args(name, args),
+                                  f"({source.sql(dialect='spark')})", ts, n)
     for part in ("expressions", "having", "order", "qualify"):
         for item in select.args.get(part) or []:
             for column in item.find_all(exp.Column) if isinstance(item, exp.Expression) else []:
@@ -393,7 +398,9 @@ def _arg(args: list[exp.Expression], i: int, name: str) -> exp.Expression:
     return args[i]
 
 
-def _legacy_args(name: str, args: list[exp.Expression]) -> dict[str, exp.Expression]:
+def legacy_window_args(name: str, args: list[exp.Expression]) -> dict[str, exp.Expression]:
+    """A ``GROUP BY TUMBLE(ts, size[, offset])`` / ``HOP(ts, slide, size)`` call's arguments
+    after ``ts``, by Flink's parameter names."""
     if name == "TUMBLE":
         result = {"SIZE": _arg(args, 1, name)}
         if len(args) > 2:

@@ -73,6 +73,7 @@ from .updating import (
     JOIN,
     OVER_RESULT,
     TABLE_AGGREGATION,
+    WINDOW_AGGREGATION,
     OuterQuery,
     OverUpdating,
     key_positions,
@@ -92,6 +93,7 @@ from .updatingjoin import (
     row_kind_changes,
     window_over_join_refusal,
 )
+from .updatingwindow import tumble_of, with_window_columns
 
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
 #: through the job's result buffer, as Flink's collect sink sends them to the SQL client
@@ -285,6 +287,8 @@ class _Query:
                 return cls._updating_join(session, query, found, schemas, functions, feeds_at)
             if found.operation == TABLE_AGGREGATION and functions is not None:
                 return cls._over_changes(session, query, found, schemas, functions, feeds_at)
+            if found.operation == WINDOW_AGGREGATION and tumble_of(found.reader) is not None:
+                return cls._window_over_changes(session, query, found, schemas, functions)
             if parts is None:
                 raise FlinkSqlError(over_updating_refusal(found))
             inner, rest, view = parts
@@ -360,6 +364,28 @@ class _Query:
             assert keyed is not None
             frame = flink_named(session.sql(to_spark_sql(keyed, schemas, streaming=True)))
         return cls(_kind_last(frame), True, rest, feeds=[feed])
+
+    @classmethod
+    def _window_over_changes(cls, session: Any, query: Any, found: OverUpdating,
+                             schemas: dict[str, CatalogTable],
+                             functions: FunctionCatalog | None) -> "_Query":
+        """A legacy ``GROUP BY TUMBLE(ts, ...)`` over an updating query: the updating query's
+        rows with their window (:func:`with_window_columns`), its changes accumulated and
+        retracted per window after each micro-batch and the window query run over the rows
+        of each window the watermark passes (:mod:`.updatingwindow`), as Flink 2.3 does."""
+        window = tumble_of(found.reader)
+        parts = split_over_updating(query, found, partial(_is_static, schemas))
+        delays = {watermark_delay_ms(t) for t in schemas.values()} - {None}
+        if window is None or parts is None or len(delays) != 1:
+            raise FlinkSqlError(over_updating_refusal(found))
+        inner, rest, view = parts
+        planned = cls.plan(session, inner, schemas, False, functions)
+        if planned.row_kinds or planned.outer is not None:
+            raise FlinkSqlError(over_updating_refusal(found))
+        planned.outer = _outer_query(session, rest, view, planned.frame.schema, schemas, found)
+        planned.outer.window_delay_ms = delays.pop()
+        planned.frame = with_window_columns(planned.frame, *window)
+        return planned
 
     @classmethod
     def _updating_join(cls, session: Any, query: Any, found: OverUpdating,

@@ -321,6 +321,10 @@ class OuterQuery:
     key_positions: list[int]
     #: casts the outer query's rows to its sink's columns (an INSERT's)
     conform: Callable[[Any], Any] | None = None
+    #: a legacy ``GROUP BY TUMBLE`` over the updating query's changes: the delay (ms) of the
+    #: source's watermark; the outer query runs over the rows of the windows that fire, its
+    #: rows ``+I`` (:mod:`.updatingwindow`). None: it runs over the whole current result.
+    window_delay_ms: int | None = None
 
     def rows(self, session: Any, inner_rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         """The outer query's result over the updating query's current rows."""

@@ -1,0 +1,168 @@
+"""A legacy group window (``GROUP BY TUMBLE(ts, ...)``, ``HOP``) over the changes of an
+updating query, in STREAMING over unbounded sources: the windows' state and when they fire.
+
+Flink 2.3 runs it (``/work/briefs/data/legacywin/probe1.py``): the updating query's ``ts``
+column (``MAX(ts)`` of a rowtime) is the window's time, and the sources' watermarks pass through
+the updating query to the window operator. Its result is insert-only. Per window, as Flink's
+``WindowOperator`` of the table runtime does:
+
+- a change whose window is late (its last millisecond, ``end - 1``, at or before the current
+  watermark) is dropped, an accumulation and a retraction alike;
+- ``+I``/``+U`` accumulate the row into the window, ``-U``/``-D`` retract it;
+- when the watermark reaches ``end - 1`` the window fires, once: its result is emitted when it
+  holds at least one row (Flink's record counter), and its state is dropped (so a retraction
+  of a fired window is late).
+
+Flink's built-in aggregate functions with retraction (``COUNT``, ``SUM``, ``MAX_RETRACT``, ...)
+give over the accumulated and retracted changes what they give over the rows that remain; so a
+window keeps the multiset of its rows (count per row) and fires them, and the window query's
+own aggregation runs over a fired window's rows. The windows of a change come from the window
+assignment of the planner (``window(ts, size, slide)``): a change of a ``HOP`` belongs to each
+of its windows.
+
+Flink emits a watermark after each source record; :meth:`ChangeWindows.advance` may be called
+after each change (Flink's order) or once per micro-batch (this runtime's unit of progress).
+
+At runtime (``GROUP BY TUMBLE`` only) the updating query is the streaming query, in ``update``
+mode, its rows carrying their time and tumbling window (:func:`with_window_columns`); after each
+micro-batch its changes (against the rows emitted before, as for every updating query) go into
+the windows (:func:`window_step`, the windows pickled per micro-batch id next to the
+changelog's rows), and the window query runs as a batch query over the rows of the windows
+that fire (the ``OuterQuery``), each row ``+I``. Where Flink's differ:
+
+- the watermark moves once per micro-batch, after all its changes, where Flink's moves after
+  each record: a change that came in a file after the record whose watermark fired its window
+  is late in Flink, in time here (``probe2.out``: b@14 after c@25);
+- the watermark is the highest time of the changes accumulated less the source's delay, not
+  the source's own (the same for ``MAX(ts)``; a source record that changes no row moves
+  Flink's);
+- one micro-batch gives one ``-U``/``+U`` per key, where Flink's changelog has each update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from .planner import fixed_window, interval_ms, legacy_window_args
+
+#: a window: (start, end) in epoch milliseconds, the end exclusive
+Window = tuple[int, int]
+
+#: the RowKinds that accumulate a row; the others (``-U``, ``-D``) retract it
+ACCUMULATE = frozenset({"+I", "+U"})
+
+
+@dataclass(frozen=True, slots=True)
+class WindowChange:
+    """One change of the updating query (its RowKind and row) in one of its windows."""
+
+    kind: str
+    row: tuple[Any, ...]
+    window: Window
+
+
+@dataclass(slots=True)
+class ChangeWindows:
+    """The open windows of a group window aggregation over a changelog: each window's rows
+    (row -> count, a retraction counts -1) and the current watermark (ms; None before the
+    first)."""
+
+    watermark: int | None = None
+    contents: dict[Window, dict[tuple[Any, ...], int]] = field(default_factory=dict)
+
+    def is_late(self, window: Window) -> bool:
+        """Flink's ``isWindowLate`` (no allowed lateness): the watermark is at or past the
+        window's last millisecond."""
+        return self.watermark is not None and window[1] - 1 <= self.watermark
+
+    def apply(self, change: WindowChange) -> bool:
+        """Accumulate or retract ``change`` in its window; False when it is dropped as late."""
+        if self.is_late(change.window):
+            return False
+        rows = self.contents.setdefault(change.window, {})
+        count = rows.get(change.row, 0) + (1 if change.kind in ACCUMULATE else -1)
+        if count:
+            rows[change.row] = count
+        else:
+            rows.pop(change.row, None)
+        return True
+
+    def advance(self, watermark: int) -> list[tuple[Window, list[tuple[Any, ...]]]]:
+        """Move the watermark to ``watermark`` (it never goes back) and fire every window it
+        reaches, by end then start: each with its rows (a row as often as it counts), a window
+        whose rows count to nothing left out. The fired windows are forgotten."""
+        if self.watermark is not None and watermark <= self.watermark:
+            return []
+        self.watermark = watermark
+        fired = sorted((w for w in self.contents if w[1] - 1 <= watermark),
+                       key=lambda w: (w[1], w[0]))
+        out = []
+        for window in fired:
+            rows = self.contents.pop(window)
+            if sum(rows.values()) > 0:
+                out.append((window, [row for row, n in rows.items() for _ in range(max(n, 0))]))
+        return out
+
+    def batch(self, changes: list[WindowChange], watermark: int | None
+              ) -> list[tuple[Window, list[tuple[Any, ...]]]]:
+        """One micro-batch: its changes applied in their order, then the watermark moved to
+        ``watermark`` (None: no watermark yet); the windows that fire."""
+        for change in changes:
+            self.apply(change)
+        return [] if watermark is None else self.advance(watermark)
+
+
+# -- over a micro-batch's changes --------------------------------------------------------------
+#: the columns the planner adds to the updating query's rows (:func:`with_window_columns`):
+#: the row's time and its window's start and end, epoch milliseconds
+WINDOW_COLUMNS = ("__flink_time_ms", "__flink_window_start_ms", "__flink_window_end_ms")
+
+
+def window_step(windows: ChangeWindows, changes: list[tuple[str, tuple[Any, ...]]],
+                delay_ms: int) -> list[tuple[Any, ...]]:
+    """One micro-batch of the updating query's changes (each row ending in
+    :data:`WINDOW_COLUMNS`) applied to ``windows`` in their order, then the watermark moved to
+    the highest time accumulated so far less ``delay_ms`` (the source's ``WATERMARK FOR ts AS
+    ts - INTERVAL ...``): the rows (without those columns) of the windows that fire. A row
+    without a time (NULL) is in no window."""
+    batch, highest = [], None
+    for kind, row in changes:
+        time, start, end = row[-len(WINDOW_COLUMNS):]
+        if time is None or start is None:
+            continue
+        batch.append(WindowChange(kind, row[:-len(WINDOW_COLUMNS)], (start, end)))
+        if kind in ACCUMULATE:
+            highest = time if highest is None else max(highest, time)
+    watermark = None if highest is None else highest - delay_ms
+    return [row for _, rows in windows.batch(batch, watermark) for row in rows]
+
+
+def tumble_of(select: exp.Select) -> tuple[str, int, int] | None:
+    """The time column, size and offset (ms) of a ``GROUP BY TUMBLE(ts, size[, offset])``;
+    None for another grouping (HOP, SESSION, a window TVF's)."""
+    group = select.args.get("group")
+    windows = [g for g in group.expressions if isinstance(g, exp.Anonymous)
+               and g.name.upper() == "TUMBLE"] if group is not None else []
+    if len(windows) != 1 or not windows[0].expressions \
+            or not isinstance(windows[0].expressions[0], exp.Column):
+        return None
+    args = legacy_window_args("TUMBLE", windows[0].expressions)
+    offset = interval_ms(args["OFFSET"]) if "OFFSET" in args else 0
+    return windows[0].expressions[0].name, interval_ms(args["SIZE"]), offset
+
+
+def with_window_columns(frame: Any, ts: str, size: int, offset: int) -> Any:
+    """``frame`` (the updating query's rows) with :data:`WINDOW_COLUMNS` of its ``ts``: the
+    tumbling window of ``size`` ms assigned by the planner's Spark ``window(...)`` (which
+    leaves out a row whose time is NULL: in no window)."""
+    from pyspark.sql import functions as F
+
+    time = f"CAST(`{ts}` AS TIMESTAMP)"
+    window = F.expr(fixed_window(time, size, size, offset))
+    return frame.select(
+        "*", F.expr(f"unix_millis({time})").alias(WINDOW_COLUMNS[0]),
+        F.unix_millis(window.getField("start")).alias(WINDOW_COLUMNS[1]),
+        F.unix_millis(window.getField("end")).alias(WINDOW_COLUMNS[2]))

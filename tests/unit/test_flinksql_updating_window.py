@@ -1,0 +1,194 @@
+"""The windows of a legacy GROUP BY TUMBLE/HOP over an updating query's changes (issue 27),
+without Spark: accumulate, retract, fire, drop late, as Flink 2.3 does
+(/work/briefs/data/legacywin/probe1.py, probe1.out)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessioncluster.spark.flinksql.updatingwindow import (
+    WINDOW_COLUMNS,
+    ChangeWindows,
+    Window,
+    WindowChange,
+    tumble_of,
+    window_step,
+    with_window_columns,
+)
+
+S = 1000  # ms
+
+#: probe1's source records (user, ts in s, v) in their order, file by file, and the changes
+#: Flink's GroupAggregate ``SELECT user, MAX(ts) AS ts, SUM(v) AS s ... GROUP BY user`` emits
+#: for each: (kind, (user, ts, s))
+RECORDS: list[list[tuple[int, list[tuple[str, tuple[Any, ...]]]]]] = [
+    [(1, [("+I", ("a", 1, 1))]), (2, [("+I", ("b", 2, 2))]),
+     (7, [("-U", ("a", 1, 1)), ("+U", ("a", 7, 5))]), (4, [("+I", ("e", 4, 8))])],
+    [(12, [("-U", ("b", 2, 2)), ("+U", ("b", 12, 18))]),
+     (13, [("-U", ("a", 7, 5)), ("+U", ("a", 13, 37))])],
+    [(25, [("+I", ("c", 25, 64))]), (14, [("-U", ("b", 12, 18)), ("+U", ("b", 14, 146))]),
+     (3, [("-U", ("a", 13, 37)), ("+U", ("a", 13, 293))]), (5, [("+I", ("d", 5, 512))])],
+]
+DELAY = 1 * S  # WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+
+
+def tumble(ts: int, size: int = 10) -> list[Window]:
+    """The test's own window of ``ts`` (s): the planner's assignment gives it at runtime."""
+    start = ts // size * size
+    return [(start * S, (start + size) * S)]
+
+
+def hop(ts: int, slide: int = 5, size: int = 10) -> list[Window]:
+    last = ts // slide * slide
+    return [(s * S, (s + size) * S) for s in range(last - size + slide, last + 1, slide)]
+
+
+def per_record(assign: Any) -> list[list[tuple[Window, list[tuple[Any, ...]]]]]:
+    """Flink's order: each record's changes, then the watermark it brings (max ts - delay);
+    the windows fired while each file is read."""
+    windows, highest, out = ChangeWindows(), None, []
+    for records in RECORDS:
+        fired = []
+        for ts, changes in records:
+            for kind, row in changes:
+                for window in assign(row[1]):
+                    windows.apply(WindowChange(kind, row, window))
+            highest = ts if highest is None else max(highest, ts)
+            fired += windows.advance(highest * S - DELAY)
+        out.append(fired)
+    return out
+
+
+def totals(fired: list[tuple[Window, list[tuple[Any, ...]]]]) -> list[tuple[int, int, int, int]]:
+    """``TUMBLE_START, COUNT(*), SUM(s), MAX(ts)`` of each fired window (s)."""
+    return [(w[0] // S, len(rows), sum(r[2] for r in rows), max(r[1] for r in rows))
+            for w, rows in fired]
+
+
+def test_tumble_over_max_ts_gives_flinks_rows_file_by_file() -> None:
+    # probe1.out 'T': nothing after file 0; [0,10) 2/13/7 in file 1 (b@2 retracted before the
+    # watermark passed it, a@7's retraction after: late, dropped); [10,20) in file 2
+    assert [totals(f) for f in per_record(tumble)] == [
+        [], [(0, 2, 13, 7)], [(10, 2, 55, 13)]]
+
+
+def test_keyed_tumble_is_the_windows_rows_grouped() -> None:
+    # probe1.out 'K': (user, TUMBLE_START, COUNT(*), SUM(s), MAX(ts))
+    got = []
+    for fired in per_record(tumble):
+        got.append(sorted((r[0], w[0] // S, 1, r[2], r[1]) for w, rows in fired for r in rows))
+    assert got == [[], [("a", 0, 1, 5, 7), ("e", 0, 1, 8, 4)],
+                   [("a", 10, 1, 37, 13), ("b", 10, 1, 18, 12)]]
+
+
+def test_hop_windows_of_a_change_each_accumulate_and_fire() -> None:
+    # probe1.out 'H' (slide 5 s, size 10 s): e@4 came after the watermark passed [-5,5)
+    assert [totals(f) for f in per_record(hop)] == [
+        [(-5, 1, 2, 2)], [(0, 2, 13, 7)], [(5, 2, 55, 13), (10, 2, 55, 13)]]
+
+
+def test_a_late_change_is_dropped_an_accumulation_and_a_retraction_alike() -> None:
+    windows = ChangeWindows()
+    assert windows.apply(WindowChange("+I", ("a", 1), (0, 10)))
+    assert windows.advance(20) == [((0, 10), [("a", 1)])]
+    assert not windows.apply(WindowChange("-U", ("a", 1), (0, 10)))
+    assert not windows.apply(WindowChange("+I", ("b", 9), (0, 10)))
+    assert windows.contents == {}
+    assert windows.advance(30) == []
+
+
+def test_the_window_fires_at_its_last_millisecond_once() -> None:
+    windows = ChangeWindows()
+    windows.apply(WindowChange("+I", ("a",), (0, 10)))
+    assert windows.advance(8) == []
+    assert windows.advance(9) == [((0, 10), [("a",)])]
+    assert windows.advance(9) == [] and windows.advance(100) == []
+
+
+def test_a_window_whose_rows_were_all_retracted_emits_nothing() -> None:
+    windows = ChangeWindows()
+    windows.batch([WindowChange("+I", ("a", 1), (0, 10)),
+                   WindowChange("-U", ("a", 1), (0, 10)),
+                   WindowChange("+U", ("a", 12), (10, 20))], None)
+    assert windows.contents == {(0, 10): {}, (10, 20): {("a", 12): 1}}
+    assert windows.batch([], 11) == []
+    assert windows.contents == {(10, 20): {("a", 12): 1}}
+
+
+def test_equal_rows_count_and_a_retraction_takes_one() -> None:
+    windows = ChangeWindows()
+    change = WindowChange("+I", ("x", 3), (0, 10))
+    fired = windows.batch([change, change, change, WindowChange("-D", ("x", 3), (0, 10))], 9)
+    assert fired == [((0, 10), [("x", 3), ("x", 3)])]
+
+
+def test_per_micro_batch_watermark_fires_after_the_batchs_changes() -> None:
+    # a micro-batch applies all its changes before its watermark: a@7's retraction from [0,10)
+    # is in time here, where Flink's per-record watermark (file 1 of probe1) dropped it
+    windows = ChangeWindows()
+    first = [WindowChange(k, r, tumble(r[1])[0]) for _, cs in RECORDS[0] for k, r in cs]
+    second = [WindowChange(k, r, tumble(r[1])[0]) for _, cs in RECORDS[1] for k, r in cs]
+    assert windows.batch(first, 7 * S - DELAY) == []
+    assert totals(windows.batch(second, 13 * S - DELAY)) == [(0, 1, 8, 4)]
+
+
+def with_time(kind: str, user: str, ts: int, s: int) -> tuple[str, tuple[Any, ...]]:
+    """A change of ``(user, ts, s)`` with the window columns the planner adds (ms)."""
+    start = ts // 10 * 10
+    return kind, (user, ts, s, ts * S, start * S, (start + 10) * S)
+
+
+def test_window_step_over_probe4s_micro_batches_gives_flinks_rows() -> None:
+    # probe4.py: one micro-batch per file, the changes of MAX(ts)/SUM(v) per user against the
+    # rows emitted before; PyFlink 2.3's 'T' and 'K' rows after each file (probe4.out)
+    batches = [
+        [with_time("+I", "a", 1, 1), with_time("+I", "b", 2, 2), with_time("+I", "e", 4, 8)],
+        [with_time("-U", "a", 1, 1), with_time("+U", "a", 7, 5),
+         with_time("-U", "b", 2, 2), with_time("+U", "b", 12, 18)],
+        [with_time("-U", "a", 7, 5), with_time("+U", "a", 13, 37), with_time("+I", "c", 25, 64),
+         with_time("+I", "d", 5, 512)]]
+    windows = ChangeWindows()
+    fired = [window_step(windows, b, DELAY) for b in batches]
+    assert fired[0] == []
+    assert sorted(fired[1]) == [("a", 7, 5), ("e", 4, 8)]  # K: a 1/5/7, e 1/8/4; T: 2/13/7
+    assert sorted(fired[2]) == [("a", 13, 37), ("b", 12, 18)]  # T: 2/55/13
+    assert windows.watermark == 24 * S and list(windows.contents) == [(20 * S, 30 * S)]
+
+
+def test_window_step_watermark_is_the_highest_accumulated_time_less_the_delay() -> None:
+    windows = ChangeWindows()
+    assert window_step(windows, [with_time("+I", "a", 12, 1)], DELAY) == []
+    assert windows.watermark == 11 * S
+    window_step(windows, [with_time("-D", "a", 12, 1), ("+I", ("z", None, 0, None, None, None))],
+                DELAY)
+    assert windows.watermark == 11 * S and windows.contents == {(10 * S, 20 * S): {}}
+
+
+def test_tumble_of_a_legacy_group_window_only() -> None:
+    import sqlglot
+
+    from sessioncluster.spark.flinksql.dialect import Flink
+
+    def select(text: str) -> Any:
+        return sqlglot.parse_one(text, read=Flink)
+
+    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY k, TUMBLE(ts, INTERVAL '10' "
+                            "SECOND)")) == ("ts", 10 * S, 0)
+    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE, "
+                            "INTERVAL '5' SECOND)")) == ("ts", 60 * S, 5 * S)
+    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY HOP(ts, INTERVAL '5' SECOND, "
+                            "INTERVAL '10' SECOND)")) is None
+    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY k")) is None
+
+
+def test_with_window_columns_are_sparks_tumbling_window_of_the_time(local_spark: Any) -> None:
+    import datetime as dt
+
+    frame = local_spark.createDataFrame(
+        [("a", dt.datetime(2024, 1, 1, 0, 0, 13)), ("b", None)], "user STRING, ts TIMESTAMP_NTZ")
+    rows = [tuple(r) for r in with_window_columns(frame, "ts", 10 * S, 0).collect()]
+    epoch = 1704067200 * S  # 2024-01-01 00:00:00 UTC
+    # a row without a time is in no window: Spark's window(...) leaves it out
+    assert [r[2:] for r in rows] == [(epoch + 13 * S, epoch + 10 * S, epoch + 20 * S)]
+    assert list(frame.columns) + list(WINDOW_COLUMNS) == with_window_columns(
+        frame, "ts", 10 * S, 0).columns
