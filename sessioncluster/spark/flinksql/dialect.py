@@ -286,3 +286,22 @@ def name_outputs(tree: exp.Expr) -> None:
                 break
             if not isinstance(item, (exp.Alias, exp.Column)):
                 item.replace(exp.alias_(item.copy(), output_name(item, i), quoted=True))
+
+
+#: Flink's window table functions
+WINDOW_FUNCTIONS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
+
+
+def window_table_and_time(call: exp.Expr) -> tuple[exp.Table, str] | None:
+    """The table and the time column's name (lower case) of a window table function's call
+    (``TUMBLE(TABLE t, DESCRIPTOR(ts), ...)``, its arguments positional or named); None for
+    another call."""
+    if not (isinstance(call, exp.Anonymous) and call.name.upper() in WINDOW_FUNCTIONS):
+        return None
+    args = [a.expression if isinstance(a, exp.Kwarg) else a for a in call.expressions]
+    table = next((a.this for a in args if isinstance(a, TableArgument)), None)
+    descriptor = next((a for a in args if isinstance(a, Descriptor)), None)
+    if not isinstance(table, exp.Table) or descriptor is None \
+            or len(descriptor.expressions) != 1:
+        return None
+    return table, descriptor.expressions[0].name.lower()

@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 from sqlglot import exp
 
 from ...api.table.types import DataType, DataTypes, DoubleType, FloatType
-from .dialect import Descriptor, TableArgument, output_name
+from .dialect import output_name, window_table_and_time
 from .flinktypes import Columns, Context, infer, type_text, types_of
 from .model import FlinkSqlError
 from .typemerging import least_restrictive
@@ -98,25 +98,19 @@ def window_columns(call: exp.Expr, tables: TableColumns,
     over ``TABLE t``): ``t``'s as declared, then ``window_start`` and ``window_end``
     ``TIMESTAMP(3) NOT NULL`` and ``window_time`` the time column's type, NOT NULL (Flink's
     ``SqlWindowTableFunction``); None when ``call`` is not one typed here."""
-    if not (isinstance(call, exp.Anonymous) and call.name.upper() in _WINDOW_FUNCTIONS):
+    found = window_table_and_time(call)
+    if found is None:
         return None
-    args = [a.expression if isinstance(a, exp.Kwarg) else a for a in call.expressions]
-    table = next((a.this for a in args if isinstance(a, TableArgument)), None)
-    descriptor = next((a for a in args if isinstance(a, Descriptor)), None)
-    if not isinstance(table, exp.Table) or descriptor is None \
-            or len(descriptor.expressions) != 1:
-        return None
+    table, time_name = found
     columns = _source_columns(table, tables, ctes)
     if columns is None:
         return None
-    time_name = descriptor.expressions[0].name.lower()
     time = next((t for n, t in columns if n.lower() == time_name), None)
     bound = DataTypes.TIMESTAMP(3, False)
     return columns + [("window_start", bound), ("window_end", bound),
                       ("window_time", time and time.not_null())]
 
 
-_WINDOW_FUNCTIONS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 
 
 @dataclass

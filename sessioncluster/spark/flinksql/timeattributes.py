@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 
 from sqlglot import exp
 
-from .dialect import Descriptor, TableArgument, output_name
+from .dialect import output_name, window_table_and_time
 from .model import CatalogTable
 
 ROWTIME, PROCTIME = "ROWTIME", "PROCTIME"
@@ -24,7 +24,6 @@ Attributes = list[tuple[str, "str | None"]]
 #: a table's or view's columns with their time attributes, by its name (None: not known)
 TableAttributes = Callable[[str], "Attributes | None"]
 
-_WINDOW_FUNCTIONS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 
 
 def table_attributes(table: CatalogTable) -> Attributes:
@@ -112,17 +111,12 @@ def _window(call: exp.Expr, tables: TableAttributes,
             ctes: Mapping[str, Attributes]) -> Attributes | None:
     """A window table function's columns: its table's, ``window_start`` and ``window_end``
     none, ``window_time`` its time column's kind."""
-    if not (isinstance(call, exp.Anonymous) and call.name.upper() in _WINDOW_FUNCTIONS):
+    found = window_table_and_time(call)
+    if found is None:
         return None
-    args = [a.expression if isinstance(a, exp.Kwarg) else a for a in call.expressions]
-    table = next((a.this for a in args if isinstance(a, TableArgument)), None)
-    descriptor = next((a for a in args if isinstance(a, Descriptor)), None)
-    if not isinstance(table, exp.Table) or descriptor is None \
-            or len(descriptor.expressions) != 1:
-        return None
+    table, time = found
     columns = _source(table, tables, ctes)
     if columns is None:
         return None
-    time = descriptor.expressions[0].name.lower()
     kind = next((k for n, k in columns if n.lower() == time), None)
     return columns + [("window_start", None), ("window_end", None), ("window_time", kind)]
