@@ -200,7 +200,7 @@ def test_an_insert_restored_from_a_savepoint_completes_the_open_matches(
     (ACME's partial match at row 5 open, BETA's at row 15 open with its row 16 not final yet)
     and restored (``execution.savepoint.path``): the second file completes them, the rows of
     Flink's one uninterrupted run (UNBOUNDED)."""
-    from .test_flink_sql_streaming import sql, wait_for
+    from .test_flink_sql_streaming import resumed, sql, wait_for
 
     directory = tmp_path / "ticker"
     create_ticker(env(session, EnvironmentSettings.in_streaming_mode()), directory,
@@ -222,11 +222,7 @@ def test_an_insert_restored_from_a_savepoint_completes_the_open_matches(
     wait_for(lambda: printed() == lines(UNBOUNDED[0]))
     path = session.job(first).stop_with_savepoint(
         savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
-    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
-    try:
-        second = sql(session, insert).job_id
-    finally:
-        sql(session, "RESET 'execution.savepoint.path'")
+    second = resumed(session, insert, path)
     write_csv(directory, "f1.csv", [(i, s, TS.format(sec), p, t) for i, s, sec, p, t in FILES[1]])
     wait_for(lambda: len(printed()) >= 1 + len(UNBOUNDED[1]))
     time.sleep(2)

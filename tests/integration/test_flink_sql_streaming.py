@@ -33,6 +33,16 @@ def sql(session: sessioncluster.Session, statement: str) -> sessioncluster.clien
 
 
 
+def resumed(session: sessioncluster.Session, statement: str, path: str) -> str:
+    """Run ``statement`` restored from the savepoint at ``path`` (``SET
+    'execution.savepoint.path'``, reset after it); its job's id."""
+    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
+    try:
+        return sql(session, statement).job_id
+    finally:
+        sql(session, "RESET 'execution.savepoint.path'")
+
+
 def wait_for(what: Callable[[], object], timeout: float = 240.0) -> object:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -211,11 +221,7 @@ def test_stop_with_savepoint_then_the_same_insert_resumes_its_state(session, sc_
         savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
     assert status(session, first) is JobStatus.FINISHED
 
-    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
-    try:
-        second = sql(session, insert).job_id
-    finally:
-        sql(session, "RESET 'execution.savepoint.path'")
+    second = resumed(session, insert, path)
     (source / "b.csv").write_text("x\n")  # a.csv is not read again: its offsets were saved
     wait_for(lambda: len(printed()) >= 3)
     time.sleep(2)

@@ -157,7 +157,7 @@ def test_an_insert_into_print_keeps_its_state_through_a_savepoint(
         session: sessioncluster.Session, sc_home: Path, tmp_path: Path) -> None:
     """The join's state (both sides' rows per key, the feeder's changelog and its files)
     is in the job's checkpoints: a job restored from a savepoint goes on from it."""
-    from .test_flink_sql_streaming import sql, wait_for
+    from .test_flink_sql_streaming import resumed, sql, wait_for
 
     orders, cust = tmp_path / "orders", tmp_path / "cust"
     orders.mkdir()
@@ -181,11 +181,7 @@ def test_an_insert_into_print_keeps_its_state_through_a_savepoint(
         wait_for(lambda: printed() == inner_join(seen, []))
     path = session.job(first).stop_with_savepoint(
         savepoint_directory=str(tmp_path / "savepoints")).result(timeout=240)
-    sql(session, f"SET 'execution.savepoint.path' = '{path}'")
-    try:
-        second = sql(session, insert).job_id
-    finally:
-        sql(session, "RESET 'execution.savepoint.path'")
+    second = resumed(session, insert, path)
     write_csv(orders, "o2.csv", ROUNDS[2][0])  # o0, o1 are not read again: their offsets saved
     seen.extend(ROUNDS[2][0])
     wait_for(lambda: printed() == inner_join(seen, []))
