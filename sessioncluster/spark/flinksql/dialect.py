@@ -305,3 +305,8 @@ def window_table_and_time(call: exp.Expr) -> tuple[exp.Table, str] | None:
             or len(descriptor.expressions) != 1:
         return None
     return table, descriptor.expressions[0].name.lower()
+
+
+def cte_names(query: exp.Expr) -> set[str]:
+    """The names of the query's common table expressions."""
+    return {cte.alias for cte in query.find_all(exp.CTE)}

@@ -23,7 +23,7 @@ from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE, SCHEMA_RUNTIME_MODE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, explain, explain_spark, matchrecognize, querytypes, streaming, tablestream
+from . import connectors, matchrecognize, querytypes, streaming, tablestream
 from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .columntypes import (
@@ -38,7 +38,8 @@ from .columntypes import (
     typeof_not_typed,
     with_view_types,
 )
-from .dialect import TableArgument, plan_text
+from .dialect import TableArgument, cte_names
+from .explainstatement import explain_statement
 from .functions import FunctionCatalog
 from .model import (
     DEFAULT_CATALOG,
@@ -70,14 +71,12 @@ from .statements import (
     Use,
     parse_statements,
 )
-from .tableaggregate import group_key_names, node_attributes, table_aggregation
 from .timeattributes import (
     Attributes,
     marked,
     query_attributes,
     table_attributes,
 )
-from .updating import updating_node
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
 #: the statements that change the catalog or the session's options
@@ -168,7 +167,7 @@ class FlinkSqlPlanner:
                 return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
                                         job.column_types, job=job)
             if isinstance(statement, Explain):
-                return self._explain(statement, streaming=mode != "BATCH")
+                return explain_statement(self, statement, streaming=mode != "BATCH")
             streaming_schema = mode != "BATCH" or str((configuration or {}).get(
                 SCHEMA_RUNTIME_MODE, "")).upper() == "STREAMING"
             outcome = (self._create_view(statement, text) if isinstance(statement, CreateView)
@@ -204,7 +203,7 @@ class FlinkSqlPlanner:
                             "sessioncluster yet")
 
     # -- queries ----------------------------------------------------------------------------
-    def _spark_sql(self, query: Any) -> str:
+    def spark_sql(self, query: Any) -> str:
         """The query as Spark SQL: each name it reads resolved as Flink resolves it (the views of
         the catalog tables made anew); a MATCH_RECOGNIZE read from a view of its matches
         (:mod:`.matchrecognize`)."""
@@ -213,12 +212,12 @@ class FlinkSqlPlanner:
     def _planned(self, query: Any) -> tuple[str, querytypes.TableColumns]:
         """The query as Spark SQL (its TYPEOF calls answered), and the Flink types of the
         columns of the tables and views it reads, by name."""
-        query = matchrecognize.rewrite(query, self._frame)
-        names = _table_names(query) - _cte_names(query)
+        query = matchrecognize.rewrite(query, self.frame)
+        names = _table_names(query) - cte_names(query)
         schemas: dict[str, CatalogTable] = {}
         renames: dict[str, str] = {}
         for name in names:
-            spark_name, schema = self._resolve(name)
+            spark_name, schema = self.resolve(name)
             if spark_name != name:
                 renames[name] = spark_name
             if schema is not None:
@@ -241,11 +240,11 @@ class FlinkSqlPlanner:
         table = self.catalog.all_tables().get(name.lower())
         return declared_columns(table) if table else spark_columns(self.spark, name)
 
-    def _frame(self, query: Any) -> Any:
+    def frame(self, query: Any) -> Any:
         """The query's DataFrame, its columns named as Flink names them."""
-        return flink_named(self.spark.sql(self._spark_sql(query)))
+        return flink_named(self.spark.sql(self.spark_sql(query)))
 
-    def _resolve(self, name: str) -> tuple[str, CatalogTable | None]:
+    def resolve(self, name: str) -> tuple[str, CatalogTable | None]:
         """The Spark view a query reads ``name`` as, and its schema (None if there is none):
         a temporary table, a temporary view (Spark's own name), a permanent view, a permanent
         table, in this order; another name is left to Spark."""
@@ -379,7 +378,7 @@ class FlinkSqlPlanner:
 
     def _view_ctes(self, query: Any, ctes: dict[str, exp.Expression], reading: set[str]) -> None:
         """Add the views ``query`` reads (and those they read) to ``ctes``, in dependency order."""
-        own = {c.lower() for c in _cte_names(query)}
+        own = {c.lower() for c in cte_names(query)}
         for name in sorted(_table_names(query)):
             key = name.lower()
             if key in own or name in ctes:
@@ -402,8 +401,8 @@ class FlinkSqlPlanner:
     def _inserts(self, inserts: list[Insert]) -> StatementOutcome:
         writes = []
         for insert in inserts:
-            table = self._table(insert.target)
-            frame = self._frame(insert.query)
+            table = self.table(insert.target)
+            frame = self.frame(insert.query)
             writes.append((table, self.conform(frame, table, insert), insert.overwrite))
         columns = [f"{DEFAULT_PATH}.{table.name}" for table, _, _ in writes]
 
@@ -445,7 +444,7 @@ class FlinkSqlPlanner:
         return frame.select(*[f"`{c.name}`" for c in targets], *extra)
 
     # -- DDL and utility statements ---------------------------------------------------------
-    def _table(self, name: str) -> CatalogTable:
+    def table(self, name: str) -> CatalogTable:
         table = self.catalog.table(name)
         if table is None:
             raise FlinkSqlError(f"Table '{DEFAULT_PATH}.{name}' was not found.")
@@ -564,7 +563,7 @@ class FlinkSqlPlanner:
         assert text is not None
         view = parse_statements(text)[0]
         assert isinstance(view, CreateView)
-        spark_name, _ = self._resolve(name)
+        spark_name, _ = self.resolve(name)
         columns = view.columns or list(self.spark.table(spark_name).columns)
         return show_create_view(view.name, key in catalog.temporary_views, columns, view.query)
 
@@ -581,7 +580,7 @@ class FlinkSqlPlanner:
     def _describe(self, statement: Describe, streaming: bool = False) -> StatementOutcome:
         """Flink's DESCRIBE: a type marked ``*ROWTIME*`` (``streaming`` only) or ``*PROCTIME*``
         (its NOT NULL in the ``null`` column) where the column is a time attribute."""
-        spark_name, _ = self._resolve(statement.name)
+        spark_name, _ = self.resolve(statement.name)
         table = self.catalog.table(statement.name) if spark_name != statement.name else None
         columns = ["name", "type", "null", "key", "extras", "watermark"]
         types = ["STRING", "STRING", "BOOLEAN", "STRING", "STRING", "STRING"]
@@ -602,94 +601,6 @@ class FlinkSqlPlanner:
             computed = dict(zip(schema.names, flink_types(schema)))
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types,
                                 describe_table(table, computed, streaming))
-
-    def _explain(self, statement: Explain, streaming: bool = False) -> StatementOutcome:
-        """Flink's EXPLAIN sections (see :mod:`.explain`), Spark's physical plan last. In
-        STREAMING the physical plan is Spark's plan of the query over the tables as they are
-        now, its aggregates named as the streaming job runs them (stateful, in Spark's state
-        store) and each scan of a table with a watermark under its WatermarkAssigner."""
-        explain.check_details(statement.details)
-        inner = statement.statement
-        if isinstance(inner, Query):
-            queries: list[tuple[Insert | None, Any]] = [(None, inner.ast)]
-        elif isinstance(inner, (Insert, StatementSet)):
-            inserts = [inner] if isinstance(inner, Insert) else inner.inserts
-            queries = [(i, i.query) for i in inserts]
-        else:
-            raise FlinkSqlError("EXPLAIN takes a query, an INSERT or a STATEMENT SET")
-        if any(query.find(exp.MatchRecognize) for _, query in queries):
-            raise FlinkSqlError("EXPLAIN of MATCH_RECOGNIZE is not supported by sessioncluster "
-                                "yet; the query itself runs")
-        if streaming and any(query.find(exp.Version) for _, query in queries):
-            raise FlinkSqlError("EXPLAIN of a temporal join (FOR SYSTEM_TIME AS OF) is not "
-                                "supported by sessioncluster yet; the query itself runs")
-        asts, physicals, spark_plans = [], [], []
-        for insert, query in queries:
-            frame = self._frame(query)
-            scanned = self._scanned_tables(query)
-            watermarks = self._watermarks(scanned) if streaming else {}
-            builder = explain.AstBuilder({name: columns for name, columns, _ in scanned},
-                                         watermarks)
-            windows = explain.window_functions(query)
-            physical = explain_spark.translate(frame._jdf.queryExecution().executedPlan(),
-                                               scanned, windows)
-            aggregation = table_aggregation(query, self.functions)
-            if streaming:
-                physical = explain.as_streaming(physical, bool(windows), watermarks)
-            if streaming and aggregation is not None:
-                select, call, function = aggregation
-                physical = explain.as_table_aggregate(
-                    physical, node_attributes(select, call, function),
-                    [*group_key_names(select), *function.wrapper.result_names()])
-            if insert is not None:
-                table = self._table(insert.target)
-                frame = self.conform(frame, table, insert)
-                sink = builder.sink(table.name, insert.columns, query)
-                asts.append(sink)
-                physical = explain.PlanNode("Sink", sink.attrs[:2], [physical])
-            else:
-                asts.append(builder.rel(query))
-            if aggregation is not None:
-                select, call, function = aggregation
-                asts[-1] = explain.as_table_aggregate_ast(
-                    asts[-1], function.wrapper.name or function.name, group_key_names(select),
-                    [plan_text(a) for a in call.expressions])
-            physicals.append(physical)
-            mode = "COST " if "ESTIMATED_COST" in statement.details else ""
-            spark_plans.append(self.spark.sql(f"EXPLAIN {mode}{self._spark_sql(query)}"
-                                              ).collect()[0][0])
-        updating = any(updating_node(query) is not None for _, query in queries)
-        text = explain.explain_text(asts, physicals, "\n".join(spark_plans),
-                                    statement.details, streaming=streaming, updating=updating)
-        return StatementOutcome("SUCCESS_WITH_CONTENT", ["result"], ["STRING"], [(text,)])
-
-    def _watermarks(self, scanned: list[tuple[str, list[str], str]]
-                    ) -> dict[str, tuple[str, str]]:
-        """table -> (rowtime, watermark expression) of the scanned tables with a watermark."""
-        out = {}
-        for name, _, _ in scanned:
-            table = self.catalog.table(name)
-            if table is not None and table.watermark is not None:
-                out[name] = (table.watermark.rowtime, table.watermark.expression)
-        return out
-
-    def _scanned_tables(self, query: Any) -> list[tuple[str, list[str], str]]:
-        """(name, columns, path) of each table or view ``query`` reads, in the order it names
-        them (their Spark views made already by :meth:`_spark_sql`)."""
-        scanned: list[tuple[str, list[str], str]] = []
-        for table in query.find_all(exp.Table):
-            if not isinstance(table.this, exp.Identifier):
-                continue
-            name = ".".join(p.name for p in table.parts)
-            if name in _cte_names(query) or any(s[0] == name for s in scanned):
-                continue
-            schema = self.catalog.table(name)
-            if schema is None:
-                schema = self._resolve(name)[1]
-            if schema is not None:
-                scanned.append((name, [c.name for c in schema.columns],
-                                schema.options.get("path", "")))
-        return scanned
 
     def _set(self, statement: Set | Reset) -> StatementOutcome:
         if isinstance(statement, Reset):
@@ -725,10 +636,6 @@ def _table_names(query: Any) -> set[str]:
     return {".".join(p.name for p in t.parts) for t in query.find_all(exp.Table)
             if isinstance(t.this, exp.Identifier)}
 
-
-def _cte_names(query: Any) -> set[str]:
-    """The names of the query's common table expressions."""
-    return {cte.alias for cte in query.find_all(exp.CTE)}
 
 
 def _renamed_tables(query: Any, renames: dict[str, str]) -> Any:

@@ -1,0 +1,127 @@
+"""EXPLAIN of a query, an INSERT or a statement set: Flink's sections (:mod:`.explain`) from
+the statement's Spark plan (:mod:`.explain_spark`), Spark's own plan last."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from sqlglot import exp
+
+from . import explain, explain_spark
+from .catalog import Catalog
+from .dialect import cte_names, plan_text
+from .functions import FunctionCatalog
+from .model import CatalogTable, FlinkSqlError
+from .outcome import StatementOutcome
+from .statements import Explain, Insert, Query, StatementSet
+from .tableaggregate import group_key_names, node_attributes, table_aggregation
+from .updating import updating_node
+
+
+class Planner(Protocol):
+    """What EXPLAIN needs of the session's planner (:class:`.executor.FlinkSqlPlanner`)."""
+
+    spark: Any
+    catalog: Catalog
+    functions: FunctionCatalog
+
+    def frame(self, query: Any) -> Any: ...
+
+    def spark_sql(self, query: Any) -> str: ...
+
+    def table(self, name: str) -> CatalogTable: ...
+
+    def resolve(self, name: str) -> tuple[str, CatalogTable | None]: ...
+
+    def conform(self, frame: Any, table: CatalogTable, insert: Insert,
+                passed: tuple[str, ...] = ()) -> Any: ...
+
+
+def explain_statement(planner: Planner, statement: Explain,
+                      streaming: bool = False) -> StatementOutcome:
+    """Flink's EXPLAIN sections (see :mod:`.explain`), Spark's physical plan last. In
+    STREAMING the physical plan is Spark's plan of the query over the tables as they are
+    now, its aggregates named as the streaming job runs them (stateful, in Spark's state
+    store) and each scan of a table with a watermark under its WatermarkAssigner."""
+    explain.check_details(statement.details)
+    inner = statement.statement
+    if isinstance(inner, Query):
+        queries: list[tuple[Insert | None, Any]] = [(None, inner.ast)]
+    elif isinstance(inner, (Insert, StatementSet)):
+        inserts = [inner] if isinstance(inner, Insert) else inner.inserts
+        queries = [(i, i.query) for i in inserts]
+    else:
+        raise FlinkSqlError("EXPLAIN takes a query, an INSERT or a STATEMENT SET")
+    if any(query.find(exp.MatchRecognize) for _, query in queries):
+        raise FlinkSqlError("EXPLAIN of MATCH_RECOGNIZE is not supported by sessioncluster "
+                            "yet; the query itself runs")
+    if streaming and any(query.find(exp.Version) for _, query in queries):
+        raise FlinkSqlError("EXPLAIN of a temporal join (FOR SYSTEM_TIME AS OF) is not "
+                            "supported by sessioncluster yet; the query itself runs")
+    asts, physicals, spark_plans = [], [], []
+    for insert, query in queries:
+        frame = planner.frame(query)
+        scanned = _scanned_tables(planner, query)
+        watermarks = _watermarks(planner, scanned) if streaming else {}
+        builder = explain.AstBuilder({name: columns for name, columns, _ in scanned},
+                                     watermarks)
+        windows = explain.window_functions(query)
+        physical = explain_spark.translate(frame._jdf.queryExecution().executedPlan(),
+                                           scanned, windows)
+        aggregation = table_aggregation(query, planner.functions)
+        if streaming:
+            physical = explain.as_streaming(physical, bool(windows), watermarks)
+        if streaming and aggregation is not None:
+            select, call, function = aggregation
+            physical = explain.as_table_aggregate(
+                physical, node_attributes(select, call, function),
+                [*group_key_names(select), *function.wrapper.result_names()])
+        if insert is not None:
+            table = planner.table(insert.target)
+            frame = planner.conform(frame, table, insert)
+            sink = builder.sink(table.name, insert.columns, query)
+            asts.append(sink)
+            physical = explain.PlanNode("Sink", sink.attrs[:2], [physical])
+        else:
+            asts.append(builder.rel(query))
+        if aggregation is not None:
+            select, call, function = aggregation
+            asts[-1] = explain.as_table_aggregate_ast(
+                asts[-1], function.wrapper.name or function.name, group_key_names(select),
+                [plan_text(a) for a in call.expressions])
+        physicals.append(physical)
+        mode = "COST " if "ESTIMATED_COST" in statement.details else ""
+        spark_plans.append(planner.spark.sql(f"EXPLAIN {mode}{planner.spark_sql(query)}"
+                                          ).collect()[0][0])
+    updating = any(updating_node(query) is not None for _, query in queries)
+    text = explain.explain_text(asts, physicals, "\n".join(spark_plans),
+                                statement.details, streaming=streaming, updating=updating)
+    return StatementOutcome("SUCCESS_WITH_CONTENT", ["result"], ["STRING"], [(text,)])
+
+def _watermarks(planner: Planner, scanned: list[tuple[str, list[str], str]]
+                ) -> dict[str, tuple[str, str]]:
+    """table -> (rowtime, watermark expression) of the scanned tables with a watermark."""
+    out = {}
+    for name, _, _ in scanned:
+        table = planner.catalog.table(name)
+        if table is not None and table.watermark is not None:
+            out[name] = (table.watermark.rowtime, table.watermark.expression)
+    return out
+
+def _scanned_tables(planner: Planner, query: Any) -> list[tuple[str, list[str], str]]:
+    """(name, columns, path) of each table or view ``query`` reads, in the order it names
+    them (their Spark views made already by the planner's ``spark_sql``)."""
+    scanned: list[tuple[str, list[str], str]] = []
+    for table in query.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        name = ".".join(p.name for p in table.parts)
+        if name in cte_names(query) or any(s[0] == name for s in scanned):
+            continue
+        schema = planner.catalog.table(name)
+        if schema is None:
+            schema = planner.resolve(name)[1]
+        if schema is not None:
+            scanned.append((name, [c.name for c in schema.columns],
+                            schema.options.get("path", "")))
+    return scanned
