@@ -12,6 +12,7 @@ import pytest
 
 import sessioncluster
 from sessioncluster.client.session import SqlExecutionException
+from sessioncluster.common import RuntimeExecutionMode
 
 pytestmark = pytest.mark.integration
 
@@ -58,10 +59,14 @@ def test_a_ddl_statement_answers_ok_and_runs_no_job(session, bids) -> None:
 
 
 def test_describe_shows_the_rowtime_and_watermark(session, bids) -> None:
+    """PyFlink 2.3: the rowtime marker in STREAMING only, the watermark in both modes."""
     described = {r[0]: r for r in rows(session, "DESCRIBE Bid")}
-    assert described["bidtime"][1] == "TIMESTAMP(3) *ROWTIME*"
+    assert described["bidtime"][1] == "TIMESTAMP(3)"  # BATCH: no time attributes
     assert "INTERVAL '1' SECOND" in described["bidtime"][5]
     assert described["price"][1] == "DECIMAL(10, 2)"
+    streaming = session.execute_sql("DESCRIBE Bid", runtime_mode=RuntimeExecutionMode.STREAMING
+                                    ).table.to_pylist()
+    assert {r["name"]: r["type"] for r in streaming}["bidtime"] == "TIMESTAMP(3) *ROWTIME*"
 
 
 def test_tumble_window_tvf_gives_flinks_documented_rows(session, bids) -> None:
