@@ -53,7 +53,7 @@ def retracting_call(call: exp.Expr, x: str, sign: str, over: str) -> exp.Expr:
     value from the key's non-NULL values in arrival order, each ``-U``/``-D`` (``sign`` -1)
     taking out the earliest value equal to its own. ``x``: the argument's SQL; ``over``: the
     window (a key's records up to the current one), in Flink's dialect."""
-    seen = f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
+    seen = _signed_values(x, sign, over)
     if isinstance(call.this, exp.Distinct):
         return _picked(call, _distinct_present(seen))
     at = "ARRAY_POSITION(acc, e.v)"
@@ -95,10 +95,16 @@ def count_distinct_with_retraction(x: str, sign: str, over: str) -> exp.Expr:
 def _counted_present(x: str, sign: str, over: str) -> exp.Expr:
     """The distinct non-NULL values of the key's ``(value, sign)`` records so far whose signed
     count is positive."""
-    seen = f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
+    seen = _signed_values(x, sign, over)
     return sqlglot.parse_one(
         f"FILTER(ARRAY_DISTINCT(TRANSFORM({seen}, e -> e.v)), x -> x IS NOT NULL AND "
         f"AGGREGATE({seen}, 0, (n, e) -> n + IF(e.v = x, e.s, 0)) > 0)", read=Flink)
+
+
+def _signed_values(x: str, sign: str, over: str) -> str:
+    """The list of a key's ``(value, sign)`` records up to the current one, in Flink's
+    dialect."""
+    return f"COLLECT_LIST(NAMED_STRUCT('v', ({x}), 's', {sign})) {over}"
 
 
 def _picked(call: exp.Expr, values: exp.Expr) -> exp.Expr:
