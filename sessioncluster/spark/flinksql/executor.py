@@ -325,6 +325,7 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
+        attributes = self._time_attributes(statement.ast)
         inlined = self._inline_views(statement.ast)
         statement = Query(querytypes.resolve_typeof(inlined, self._declared_columns,
                                                     typeof_not_typed))
@@ -344,7 +345,7 @@ class FlinkSqlPlanner:
         job.column_types = marked(refined_types(
             window_bound_types(statement.ast, flink_types(StructType(fields))),
             querytypes.query_columns(inlined, self._declared_columns)),
-            self._time_attributes(inlined), True)
+            attributes, True)
         return StatementOutcome("SUCCESS_WITH_CONTENT", [f.name for f in fields],
                                 job.column_types, job=job)
 
