@@ -1,6 +1,7 @@
 """The windows of a legacy GROUP BY TUMBLE/HOP over an updating query's changes (issue 27),
 without Spark: accumulate, retract, fire, drop late, as Flink 2.3 does
-(/work/briefs/data/legacywin/probe1.py, probe1.out)."""
+(/work/briefs/data/legacywin/probe1.py, probe1.out; /work/briefs/data/legacyhop/probe2.py,
+probe2.out for HOP)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from sessioncluster.spark.flinksql.updatingwindow import (
     ChangeWindows,
     Window,
     WindowChange,
-    tumble_of,
+    fold_windows,
+    group_window_of,
     window_step,
     with_window_columns,
 )
@@ -43,11 +45,11 @@ def hop(ts: int, slide: int = 5, size: int = 10) -> list[Window]:
     return [(s * S, (s + size) * S) for s in range(last - size + slide, last + 1, slide)]
 
 
-def per_record(assign: Any) -> list[list[tuple[Window, list[tuple[Any, ...]]]]]:
+def per_record(assign: Any, files: Any = None) -> list[list[tuple[Window, list[tuple[Any, ...]]]]]:
     """Flink's order: each record's changes, then the watermark it brings (max ts - delay);
-    the windows fired while each file is read."""
+    the windows fired while each file (of ``files``, :data:`RECORDS` by default) is read."""
     windows, highest, out = ChangeWindows(), None, []
-    for records in RECORDS:
+    for records in RECORDS if files is None else files:
         fired = []
         for ts, changes in records:
             for kind, row in changes:
@@ -132,10 +134,12 @@ def test_per_micro_batch_watermark_fires_after_the_batchs_changes() -> None:
     assert totals(windows.batch(second, 13 * S - DELAY)) == [(0, 1, 8, 4)]
 
 
-def with_time(kind: str, user: str, ts: int, s: int) -> tuple[str, tuple[Any, ...]]:
-    """A change of ``(user, ts, s)`` with the window columns the planner adds (ms)."""
-    start = ts // 10 * 10
-    return kind, (user, ts, s, ts * S, start * S, (start + 10) * S)
+def with_time(kind: str, user: str, ts: int, s: int, slide: int = 10
+              ) -> tuple[str, tuple[Any, ...]]:
+    """A change of ``(user, ts, s)`` as :func:`fold_windows` gives it: its time and its
+    windows of 10 s every ``slide`` s (ms)."""
+    windows = tumble(ts) if slide == 10 else hop(ts, slide)
+    return kind, (user, ts, s, ts * S, tuple(windows))
 
 
 def test_window_step_over_probe4s_micro_batches_gives_flinks_rows() -> None:
@@ -159,12 +163,11 @@ def test_window_step_watermark_is_the_highest_accumulated_time_less_the_delay() 
     windows = ChangeWindows()
     assert window_step(windows, [with_time("+I", "a", 12, 1)], DELAY) == []
     assert windows.watermark == 11 * S
-    window_step(windows, [with_time("-D", "a", 12, 1), ("+I", ("z", None, 0, None, None, None))],
-                DELAY)
+    window_step(windows, [with_time("-D", "a", 12, 1), ("+I", ("z", None, 0, None, ()))], DELAY)
     assert windows.watermark == 11 * S and windows.contents == {(10 * S, 20 * S): {}}
 
 
-def test_tumble_of_a_legacy_group_window_only() -> None:
+def test_group_window_of_a_legacy_tumble_or_hop_only() -> None:
     import sqlglot
 
     from sessioncluster.spark.flinksql.dialect import Flink
@@ -172,23 +175,83 @@ def test_tumble_of_a_legacy_group_window_only() -> None:
     def select(text: str) -> Any:
         return sqlglot.parse_one(text, read=Flink)
 
-    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY k, TUMBLE(ts, INTERVAL '10' "
-                            "SECOND)")) == ("ts", 10 * S, 0)
-    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE, "
-                            "INTERVAL '5' SECOND)")) == ("ts", 60 * S, 5 * S)
-    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY HOP(ts, INTERVAL '5' SECOND, "
-                            "INTERVAL '10' SECOND)")) is None
-    assert tumble_of(select("SELECT COUNT(*) FROM t GROUP BY k")) is None
+    assert group_window_of(select("SELECT COUNT(*) FROM t GROUP BY k, TUMBLE(ts, INTERVAL '10' "
+                                  "SECOND)")) == ("ts", 10 * S, 10 * S, 0)
+    assert group_window_of(select("SELECT COUNT(*) FROM t GROUP BY TUMBLE(ts, INTERVAL '1' "
+                                  "MINUTE, INTERVAL '5' SECOND)")) == ("ts", 60 * S, 60 * S, 5 * S)
+    assert group_window_of(select("SELECT COUNT(*) FROM t GROUP BY HOP(ts, INTERVAL '5' SECOND, "
+                                  "INTERVAL '10' SECOND)")) == ("ts", 10 * S, 5 * S, 0)
+    assert group_window_of(select("SELECT COUNT(*) FROM t GROUP BY SESSION(ts, INTERVAL '5' "
+                                  "SECOND)")) is None
+    assert group_window_of(select("SELECT COUNT(*) FROM t GROUP BY k")) is None
 
 
-def test_with_window_columns_are_sparks_tumbling_window_of_the_time(local_spark: Any) -> None:
+def test_with_window_columns_are_sparks_windows_of_the_time(local_spark: Any) -> None:
     import datetime as dt
 
     frame = local_spark.createDataFrame(
         [("a", dt.datetime(2024, 1, 1, 0, 0, 13)), ("b", None)], "user STRING, ts TIMESTAMP_NTZ")
-    rows = [tuple(r) for r in with_window_columns(frame, "ts", 10 * S, 0).collect()]
+    rows = [tuple(r) for r in with_window_columns(frame, "ts", 10 * S, 10 * S, 0).collect()]
     epoch = 1704067200 * S  # 2024-01-01 00:00:00 UTC
     # a row without a time is in no window: Spark's window(...) leaves it out
     assert [r[2:] for r in rows] == [(epoch + 13 * S, epoch + 10 * S, epoch + 20 * S)]
     assert list(frame.columns) + list(WINDOW_COLUMNS) == with_window_columns(
-        frame, "ts", 10 * S, 0).columns
+        frame, "ts", 10 * S, 10 * S, 0).columns
+    # a HOP's row once per window; folded back into one row with its windows
+    hopped = [tuple(r) for r in with_window_columns(frame, "ts", 10 * S, 5 * S, 0).collect()]
+    assert fold_windows(hopped) == [
+        ("a", dt.datetime(2024, 1, 1, 0, 0, 13), epoch + 13 * S,
+         ((epoch + 5 * S, epoch + 15 * S), (epoch + 10 * S, epoch + 20 * S)))]
+
+
+def test_fold_windows_keeps_the_rows_order_and_gathers_their_windows() -> None:
+    rows = [("b", 2, 2000, 0, 10), ("a", 7, 7000, 5, 15), ("a", 7, 7000, 0, 10),
+            ("z", None, None, None, None)]
+    assert fold_windows(rows) == [("b", 2, 2000, ((0, 10),)),
+                                  ("a", 7, 7000, ((0, 10), (5, 15))), ("z", None, None, ())]
+
+
+#: /work/briefs/data/legacyhop/probe1.py's files (legacywin's probe4 data) as Flink's changes
+P4_RECORDS: list[list[tuple[int, list[tuple[str, tuple[Any, ...]]]]]] = [
+    [(1, [("+I", ("a", 1, 1))]), (2, [("+I", ("b", 2, 2))]), (4, [("+I", ("e", 4, 8))])],
+    [(7, [("-U", ("a", 1, 1)), ("+U", ("a", 7, 5))]),
+     (12, [("-U", ("b", 2, 2)), ("+U", ("b", 12, 18))])],
+    [(13, [("-U", ("a", 7, 5)), ("+U", ("a", 13, 37))]), (25, [("+I", ("c", 25, 64))]),
+     (5, [("+I", ("d", 5, 512))])],
+]
+#: /work/briefs/data/legacyhop/probe2.py's files: in each, the changes that retract come before
+#: the record whose watermark passes their windows (a watermark per record or per file alike)
+P5_RECORDS: list[list[tuple[int, list[tuple[str, tuple[Any, ...]]]]]] = [
+    [(1, [("+I", ("a", 1, 1))]), (2, [("+I", ("b", 2, 2))]), (4, [("+I", ("e", 4, 8))])],
+    [(3, [("-U", ("a", 1, 1)), ("+U", ("a", 3, 5))]),
+     (12, [("-U", ("b", 2, 2)), ("+U", ("b", 12, 18))])],
+    [(5, [("+I", ("d", 5, 32))]), (13, [("-U", ("a", 3, 5)), ("+U", ("a", 13, 69))]),
+     (25, [("+I", ("c", 25, 128))])],
+]
+#: probe2.out 'H' (HOP_START, COUNT(*), SUM(s), MAX(ts)) after each file: d@5 late for
+#: [0,10), a@3's retraction late for [-5,5) and [0,10)
+P5_HOP = [[], [(-5, 2, 13, 4), (0, 2, 13, 4)], [(5, 3, 119, 13), (10, 2, 87, 13)]]
+
+
+def test_hop_over_probe4s_files_per_record_gives_flinks_rows() -> None:
+    # legacyhop probe1.out 'H': [-5,5) fired on a@7's watermark with b@2 and e@4 (a@1
+    # retracted first), before b@12 retracted b@2 (late for it)
+    assert [totals(f) for f in per_record(hop, P4_RECORDS)] == [
+        [], [(-5, 2, 10, 4), (0, 2, 13, 7)], [(5, 2, 55, 13), (10, 2, 55, 13)]]
+
+
+def test_hop_over_probe2s_files_per_record_and_per_micro_batch_give_flinks_rows() -> None:
+    flink = per_record(hop, P5_RECORDS)
+    assert [totals(f) for f in flink] == P5_HOP
+    # one micro-batch per file (each change with its windows, as fold_windows gives them):
+    # the same windows' rows fire after each file
+    windows = ChangeWindows()
+    for records, fired in zip(P5_RECORDS, flink):
+        batch = [with_time(kind, *row, slide=5) for _, changes in records for kind, row in changes]
+        assert sorted(window_step(windows, batch, DELAY)) == sorted(
+            row for _, rows in fired for row in rows)
+    keyed = [[(w[0] // S, r[0], r[2]) for w, rows in f for r in rows] for f in flink]
+    # probe2.out 'HK' (user, HOP_START, SUM(s)): each user's row once per window that fires
+    assert [sorted(k) for k in keyed] == [
+        [], [(-5, "a", 5), (-5, "e", 8), (0, "a", 5), (0, "e", 8)],
+        [(5, "a", 69), (5, "b", 18), (5, "d", 32), (10, "a", 69), (10, "b", 18)]]

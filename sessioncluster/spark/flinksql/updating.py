@@ -321,7 +321,7 @@ class OuterQuery:
     key_positions: list[int]
     #: casts the outer query's rows to its sink's columns (an INSERT's)
     conform: Callable[[Any], Any] | None = None
-    #: a legacy ``GROUP BY TUMBLE`` over the updating query's changes: the delay (ms) of the
+    #: a legacy ``GROUP BY TUMBLE``/``HOP`` over the updating query's changes: the delay (ms) of the
     #: source's watermark; the outer query runs over the rows of the windows that fire, its
     #: rows ``+I`` (:mod:`.updatingwindow`). None: it runs over the whole current result.
     window_delay_ms: int | None = None
@@ -329,10 +329,15 @@ class OuterQuery:
     def rows(self, session: Any, inner_rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         """The outer query's result over the updating query's current rows."""
         session.createDataFrame(inner_rows, self.inner_schema).createOrReplaceTempView(self.view)
-        frame = session.sql(self.sql)
-        if self.conform is not None:
-            frame = self.conform(frame)
-        return [tuple(r) for r in frame.collect()]
+        return [tuple(r) for r in self._conformed(session.sql(self.sql)).collect()]
+
+    def frame(self, session: Any, rows: list[tuple[Any, ...]]) -> Any:
+        """A DataFrame of rows of :meth:`rows` (its sink's columns), to write into its sink."""
+        return session.createDataFrame(
+            rows, self._conformed(session.createDataFrame([], self.schema)).schema)
+
+    def _conformed(self, frame: Any) -> Any:
+        return frame if self.conform is None else self.conform(frame)
 
 
 def result_changes(previous: dict[tuple[Any, ...], tuple[Any, ...]], rows: list[tuple[Any, ...]],
