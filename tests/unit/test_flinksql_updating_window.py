@@ -9,6 +9,7 @@ from typing import Any
 
 from sessioncluster.spark.flinksql.updatingwindow import (
     WINDOW_COLUMNS,
+    WINDOW_START,
     ChangeWindows,
     Window,
     WindowChange,
@@ -16,6 +17,7 @@ from sessioncluster.spark.flinksql.updatingwindow import (
     group_window_of,
     window_step,
     with_window_columns,
+    with_window_start,
 )
 
 S = 1000  # ms
@@ -152,7 +154,7 @@ def test_window_step_over_probe4s_micro_batches_gives_flinks_rows() -> None:
         [with_time("-U", "a", 7, 5), with_time("+U", "a", 13, 37), with_time("+I", "c", 25, 64),
          with_time("+I", "d", 5, 512)]]
     windows = ChangeWindows()
-    fired = [window_step(windows, b, DELAY) for b in batches]
+    fired = [[r for _, rows in window_step(windows, b, DELAY) for r in rows] for b in batches]
     assert fired[0] == []
     assert sorted(fired[1]) == [("a", 7, 5), ("e", 4, 8)]  # K: a 1/5/7, e 1/8/4; T: 2/13/7
     assert sorted(fired[2]) == [("a", 13, 37), ("b", 12, 18)]  # T: 2/55/13
@@ -248,10 +250,28 @@ def test_hop_over_probe2s_files_per_record_and_per_micro_batch_give_flinks_rows(
     windows = ChangeWindows()
     for records, fired in zip(P5_RECORDS, flink):
         batch = [with_time(kind, *row, slide=5) for _, changes in records for kind, row in changes]
-        assert sorted(window_step(windows, batch, DELAY)) == sorted(
-            row for _, rows in fired for row in rows)
+        assert window_step(windows, batch, DELAY) == fired
     keyed = [[(w[0] // S, r[0], r[2]) for w, rows in f for r in rows] for f in flink]
     # probe2.out 'HK' (user, HOP_START, SUM(s)): each user's row once per window that fires
     assert [sorted(k) for k in keyed] == [
         [], [(-5, "a", 5), (-5, "e", 8), (0, "a", 5), (0, "e", 8)],
         [(5, "a", 69), (5, "b", 18), (5, "d", 32), (10, "a", 69), (10, "b", 18)]]
+
+
+def test_with_window_start_adds_a_hops_start_to_its_own_select_only() -> None:
+    import sqlglot
+
+    from sessioncluster.spark.flinksql.dialect import Flink
+
+    hop = sqlglot.parse_one("SELECT COUNT(*) AS n FROM v GROUP BY HOP(ts, INTERVAL '5' SECOND, "
+                            "INTERVAL '10' SECOND)", read=Flink)
+    windowed = with_window_start(hop)
+    assert windowed is not None and windowed[1] == WINDOW_START
+    assert [e.alias_or_name for e in windowed[0].expressions] == ["n", WINDOW_START]
+    assert windowed[0].expressions[-1].this.name.upper() == "HOP_START"
+    assert [e.alias_or_name for e in hop.expressions] == ["n"]  # a copy
+    tumble = sqlglot.parse_one("SELECT n FROM (SELECT COUNT(*) AS n FROM v GROUP BY "
+                               "TUMBLE(ts, INTERVAL '5' SECOND))", read=Flink)
+    assert with_window_start(tumble) == (tumble, None)
+    nested = sqlglot.parse_one(f"SELECT n FROM ({hop.sql(dialect=Flink)})", read=Flink)
+    assert with_window_start(nested) is None

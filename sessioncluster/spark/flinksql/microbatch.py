@@ -124,9 +124,9 @@ def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path
         inner_rows = list(Counter(current).elements())
     else:
         current = state.before(batch_id)
-        rows = [tuple(r) for r in df.collect()]
+        updated = [tuple(r) for r in df.collect()]
         windowed = insert.outer is not None and insert.outer.window_delay_ms is not None
-        changes = changelog(current, fold_windows(rows) if windowed else rows,
+        changes = changelog(current, fold_windows(updated) if windowed else updated,
                             insert.key_positions)
         inner_rows = list(current.values())
     if insert.outer is not None and insert.outer.window_delay_ms is not None:
@@ -152,7 +152,11 @@ def _window_changes(outer: OuterQuery, session: Any, changes: list[tuple[str, tu
     assert outer.window_delay_ms is not None
     fired = window_step(windows, changes, outer.window_delay_ms)
     state.save(batch_id, {key: (windows,)})
-    return [("+I", row) for row in outer.rows(session, fired)] if fired else []
+    if outer.window_column is not None:  # a HOP's: each window's rows on their own
+        return [("+I", row) for window, rows in fired for row in outer.rows(session, rows,
+                                                                            window[0])]
+    rows = [row for _, window_rows in fired for row in window_rows]
+    return [("+I", row) for row in outer.rows(session, rows)] if rows else []
 
 
 def collected(changes: list[tuple[str, tuple[Any, ...]]]) -> list[bytes]:

@@ -93,7 +93,7 @@ from .updatingjoin import (
     row_kind_changes,
     window_over_join_refusal,
 )
-from .updatingwindow import group_window_of, with_window_columns
+from .updatingwindow import group_window_of, with_window_columns, with_window_start
 
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
 #: through the job's result buffer, as Flink's collect sink sends them to the SQL client
@@ -391,8 +391,15 @@ class _Query:
         planned = cls.plan(session, inner, schemas, False, functions)
         if planned.row_kinds or planned.outer is not None:
             raise FlinkSqlError(over_updating_refusal(found))
-        planned.outer = _outer_query(session, rest, view, planned.frame.schema, schemas, found)
-        planned.outer.window_delay_ms = delays.pop()
+        windowed = with_window_start(rest)
+        if windowed is None:
+            raise FlinkSqlError(over_updating_refusal(found))
+        outer = _outer_query(session, windowed[0], view, planned.frame.schema, schemas, found)
+        if windowed[1] is not None:  # the window's start: Spark's last column, not Flink's
+            outer.window_column = windowed[1]
+            outer.schema = type(outer.schema)(outer.schema.fields[:-1])
+        outer.window_delay_ms = delays.pop()
+        planned.outer = outer
         planned.frame = with_window_columns(planned.frame, *window)
         return planned
 

@@ -23,12 +23,18 @@ of its windows.
 Flink emits a watermark after each source record; :meth:`ChangeWindows.advance` may be called
 after each change (Flink's order) or once per micro-batch (this runtime's unit of progress).
 
-At runtime (``GROUP BY TUMBLE`` only) the updating query is the streaming query, in ``update``
-mode, its rows carrying their time and tumbling window (:func:`with_window_columns`); after each
-micro-batch its changes (against the rows emitted before, as for every updating query) go into
-the windows (:func:`window_step`, the windows pickled per micro-batch id next to the
-changelog's rows), and the window query runs as a batch query over the rows of the windows
-that fire (the ``OuterQuery``), each row ``+I``. Where Flink's differ:
+At runtime (``GROUP BY TUMBLE``/``HOP``; ``/work/briefs/data/legacyhop/``) the updating query
+is the streaming query, in ``update`` mode, its rows carrying their time and windows
+(:func:`with_window_columns`: Spark's ``window(...)``, a HOP's row once per window, folded back
+into one row with its windows by :func:`fold_windows`); after each micro-batch its changes
+(against the rows emitted before, as for every updating query) go into each of their windows
+(:func:`window_step`, the windows pickled per micro-batch id next to the changelog's rows), and
+the window query runs as a batch query over the rows of the windows that fire (the
+``OuterQuery``), each row ``+I``: insert-only, so a filesystem sink takes it. Flink's legacy
+``SESSION`` over an updating query (recorded, not built: refused by name) merges a retraction's
+window ``[ts, ts + gap)`` into the sessions it touches and subtracts it there, so a session's
+aggregate is over signed rows, which a batch query over its rows cannot give. Where Flink's
+differ:
 
 - the watermark moves once per micro-batch, after all its changes, where Flink's moves after
   each record: a change that came in a file after the record whose watermark fired its window
@@ -136,12 +142,13 @@ def fold_windows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def window_step(windows: ChangeWindows, changes: list[tuple[str, tuple[Any, ...]]],
-                delay_ms: int) -> list[tuple[Any, ...]]:
+                delay_ms: int) -> list[tuple[Window, list[tuple[Any, ...]]]]:
     """One micro-batch of the updating query's changes (each row ending in its time and its
     windows, :func:`fold_windows`) applied to ``windows`` in their order, each change to each
     of its windows, then the watermark moved to the highest time accumulated so far less
-    ``delay_ms`` (the source's ``WATERMARK FOR ts AS ts - INTERVAL ...``): the rows (without
-    those columns) of the windows that fire. A row without a time (NULL) is in no window."""
+    ``delay_ms`` (the source's ``WATERMARK FOR ts AS ts - INTERVAL ...``): the windows that
+    fire, each with its rows (without those columns). A row without a time (NULL) is in no
+    window."""
     batch, highest = [], None
     for kind, row in changes:
         time, assigned = row[-2:]
@@ -151,7 +158,28 @@ def window_step(windows: ChangeWindows, changes: list[tuple[str, tuple[Any, ...]
         if kind in ACCUMULATE:
             highest = time if highest is None else max(highest, time)
     watermark = None if highest is None else highest - delay_ms
-    return [row for _, rows in windows.batch(batch, watermark) for row in rows]
+    return windows.batch(batch, watermark)
+
+
+#: the column :func:`with_window_start` adds to a HOP's window query
+WINDOW_START = "__flink_window_start"
+
+
+def with_window_start(query: Any) -> tuple[Any, str | None] | None:
+    """The window query (over the updating query's rows) of a legacy ``GROUP BY HOP`` with
+    its window's start (``HOP_START``) as its last column :data:`WINDOW_START`, since its
+    rows are in several windows; a TUMBLE's as it is (None: no column). None when the HOP's
+    select is not the query's own."""
+    hops = [s for s in query.find_all(exp.Select)
+            if (window := group_window_of(s)) is not None and window[1] != window[2]]
+    if not hops:
+        return query, None
+    if hops != [query]:
+        return None
+    call = next(g for g in query.args["group"].expressions if isinstance(g, exp.Anonymous)
+                and g.name.upper() == "HOP")
+    start = exp.Anonymous(this="HOP_START", expressions=[e.copy() for e in call.expressions])
+    return query.copy().select(exp.alias_(start, WINDOW_START), copy=False), WINDOW_START
 
 
 def group_window_of(select: exp.Select) -> tuple[str, int, int, int] | None:
