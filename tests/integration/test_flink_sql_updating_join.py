@@ -263,3 +263,59 @@ def test_a_legacy_tumble_over_an_updating_query_fires_each_window_once(t_env, tm
         assert got.empty()
     finally:
         iterator.close()
+
+
+def test_a_legacy_hop_over_an_updating_query_into_a_filesystem_sink(t_env, tmp_path: Path
+                                                                   ) -> None:
+    """Each change into each of its HOP windows, each window once when the watermark passes
+    its end (d@5 late for [0,10), a@3's retraction late): insert-only, so a filesystem sink
+    takes it; its files hold Flink's rows file by file
+    (/work/briefs/data/legacyhop/probe2.py, probe2.out 'H')."""
+    import csv
+
+    files = [[("a", "2024-01-01 00:00:01", 1), ("b", "2024-01-01 00:00:02", 2),
+              ("e", "2024-01-01 00:00:04", 8)],
+             [("a", "2024-01-01 00:00:03", 4), ("b", "2024-01-01 00:00:12", 16)],
+             [("d", "2024-01-01 00:00:05", 32), ("a", "2024-01-01 00:00:13", 64),
+              ("c", "2024-01-01 00:00:25", 128)]]
+    flink = [[], [["2023-12-31 23:59:55", "2024-01-01 00:00:05", "2", "13", "2024-01-01 00:00:04"],
+                  ["2024-01-01 00:00:00", "2024-01-01 00:00:10", "2", "13", "2024-01-01 00:00:04"]],
+             [["2024-01-01 00:00:05", "2024-01-01 00:00:15", "3", "119", "2024-01-01 00:00:13"],
+              ["2024-01-01 00:00:10", "2024-01-01 00:00:20", "2", "87", "2024-01-01 00:00:13"]]]
+    clicks, out = tmp_path / "clicks", tmp_path / "out"
+    clicks.mkdir()
+    t_env.execute_sql(f"""CREATE TABLE clicks_hop (`user` STRING, ts TIMESTAMP(3), v INT,
+        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem',
+        'path' = '{clicks}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    t_env.execute_sql(f"""CREATE TABLE hop_out (ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT,
+        ss INT, mx TIMESTAMP(3)) WITH ('connector' = 'filesystem', 'path' = '{out}',
+        'format' = 'csv')""")
+
+    def sink_rows() -> list[list[str]]:
+        rows: list[list[str]] = []
+        for path in sorted(out.rglob("*")) if out.exists() else []:
+            if path.is_file() and not path.name.startswith((".", "_")):
+                with open(path, newline="") as f:
+                    rows += [r for r in csv.reader(f) if r]
+        return sorted(rows)
+
+    result = t_env.execute_sql("""INSERT INTO hop_out
+        SELECT HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND),
+        HOP_END(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND), COUNT(*), SUM(s), MAX(ts)
+        FROM (SELECT `user`, MAX(ts) AS ts, SUM(v) AS s FROM clicks_hop GROUP BY `user`)
+        GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)""")
+    try:
+        expected: list[list[str]] = []
+        for k, rows in enumerate(files):
+            write_csv(clicks, f"f{k}.csv", rows)
+            expected = sorted(expected + flink[k])
+            if not flink[k]:
+                time.sleep(6)  # its micro-batch before the next file's
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and len(sink_rows()) < len(expected):
+                time.sleep(0.5)
+            assert sink_rows() == expected
+        time.sleep(4)
+        assert sink_rows() == expected
+    finally:
+        result.get_job_client().cancel()

@@ -93,7 +93,7 @@ from .updatingjoin import (
     row_kind_changes,
     window_over_join_refusal,
 )
-from .updatingwindow import tumble_of, with_window_columns
+from .updatingwindow import group_window_of, with_window_columns, with_window_start
 
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
 #: through the job's result buffer, as Flink's collect sink sends them to the SQL client
@@ -186,7 +186,8 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
             raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
                                 "consuming update and delete changes which is produced by "
                                 f"node {table_aggregate_node(*aggregation)}")
-        if node is not None and connectors.sink_is_append_only(sink):
+        if node is not None and connectors.sink_is_append_only(sink) \
+                and not _window_over_updating(insert.query, functions):
             raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
                                 f"consuming update changes which is produced by node {node}")
         schemas = {n: used[n.lower()] for n in names}
@@ -215,6 +216,14 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
     return StreamingStatementJob("insert-into_" + ",".join(columns), _not_a_batch_job,
                                  ["BIGINT"] * len(columns), planned, bounded,
                                  dict(configuration))
+
+
+def _window_over_updating(query: Any, functions: FunctionCatalog | None) -> bool:
+    """True for a legacy ``GROUP BY TUMBLE``/``HOP`` over an updating query: its rows are
+    insert-only (:meth:`_Query._window_over_changes`), as Flink's."""
+    found = over_updating(query, functions)
+    return found is not None and found.operation == WINDOW_AGGREGATION \
+        and group_window_of(found.reader) is not None
 
 
 def plan_select(spark: Any, tables: dict[str, CatalogTable], query: Any,
@@ -287,7 +296,7 @@ class _Query:
                 return cls._updating_join(session, query, found, schemas, functions, feeds_at)
             if found.operation == TABLE_AGGREGATION and functions is not None:
                 return cls._over_changes(session, query, found, schemas, functions, feeds_at)
-            if found.operation == WINDOW_AGGREGATION and tumble_of(found.reader) is not None:
+            if found.operation == WINDOW_AGGREGATION and group_window_of(found.reader) is not None:
                 return cls._window_over_changes(session, query, found, schemas, functions)
             if parts is None:
                 raise FlinkSqlError(over_updating_refusal(found))
@@ -369,11 +378,11 @@ class _Query:
     def _window_over_changes(cls, session: Any, query: Any, found: OverUpdating,
                              schemas: dict[str, CatalogTable],
                              functions: FunctionCatalog | None) -> "_Query":
-        """A legacy ``GROUP BY TUMBLE(ts, ...)`` over an updating query: the updating query's
-        rows with their window (:func:`with_window_columns`), its changes accumulated and
+        """A legacy ``GROUP BY TUMBLE(ts, ...)`` (``HOP``) over an updating query: the updating
+        query's rows with their windows (:func:`with_window_columns`), its changes accumulated and
         retracted per window after each micro-batch and the window query run over the rows
         of each window the watermark passes (:mod:`.updatingwindow`), as Flink 2.3 does."""
-        window = tumble_of(found.reader)
+        window = group_window_of(found.reader)
         parts = split_over_updating(query, found, partial(_is_static, schemas))
         delays = {watermark_delay_ms(t) for t in schemas.values()} - {None}
         if window is None or parts is None or len(delays) != 1:
@@ -382,8 +391,15 @@ class _Query:
         planned = cls.plan(session, inner, schemas, False, functions)
         if planned.row_kinds or planned.outer is not None:
             raise FlinkSqlError(over_updating_refusal(found))
-        planned.outer = _outer_query(session, rest, view, planned.frame.schema, schemas, found)
-        planned.outer.window_delay_ms = delays.pop()
+        windowed = with_window_start(rest)
+        if windowed is None:
+            raise FlinkSqlError(over_updating_refusal(found))
+        outer = _outer_query(session, windowed[0], view, planned.frame.schema, schemas, found)
+        if windowed[1] is not None:  # the window's start: Spark's last column, not Flink's
+            outer.window_column = windowed[1]
+            outer.schema = type(outer.schema)(outer.schema.fields[:-1])
+        outer.window_delay_ms = delays.pop()
+        planned.outer = outer
         planned.frame = with_window_columns(planned.frame, *window)
         return planned
 

@@ -321,18 +321,35 @@ class OuterQuery:
     key_positions: list[int]
     #: casts the outer query's rows to its sink's columns (an INSERT's)
     conform: Callable[[Any], Any] | None = None
-    #: a legacy ``GROUP BY TUMBLE`` over the updating query's changes: the delay (ms) of the
+    #: a legacy ``GROUP BY TUMBLE``/``HOP`` over the updating query's changes: the delay (ms) of the
     #: source's watermark; the outer query runs over the rows of the windows that fire, its
     #: rows ``+I`` (:mod:`.updatingwindow`). None: it runs over the whole current result.
     window_delay_ms: int | None = None
+    #: the Spark SQL's last column (not in ``schema``) is the start of the row's window
+    #: (``HOP_START``): a HOP's row is in several windows, each fired window's result is the
+    #: rows of that window (:meth:`rows`' ``window_start_ms``)
+    window_column: str | None = None
 
-    def rows(self, session: Any, inner_rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-        """The outer query's result over the updating query's current rows."""
+    def rows(self, session: Any, inner_rows: list[tuple[Any, ...]],
+             window_start_ms: int | None = None) -> list[tuple[Any, ...]]:
+        """The outer query's result over the updating query's current rows (of the window
+        starting at ``window_start_ms``, with :attr:`window_column`: its rows only)."""
         session.createDataFrame(inner_rows, self.inner_schema).createOrReplaceTempView(self.view)
         frame = session.sql(self.sql)
-        if self.conform is not None:
-            frame = self.conform(frame)
-        return [tuple(r) for r in frame.collect()]
+        if self.window_column is not None:
+            from pyspark.sql import functions as F
+
+            start = F.expr(f"unix_millis(CAST(`{self.window_column}` AS TIMESTAMP))")
+            frame = frame.where(start == F.lit(window_start_ms)).drop(self.window_column)
+        return [tuple(r) for r in self._conformed(frame).collect()]
+
+    def frame(self, session: Any, rows: list[tuple[Any, ...]]) -> Any:
+        """A DataFrame of rows of :meth:`rows` (its sink's columns), to write into its sink."""
+        return session.createDataFrame(
+            rows, self._conformed(session.createDataFrame([], self.schema)).schema)
+
+    def _conformed(self, frame: Any) -> Any:
+        return frame if self.conform is None else self.conform(frame)
 
 
 def result_changes(previous: dict[tuple[Any, ...], tuple[Any, ...]], rows: list[tuple[Any, ...]],

@@ -23,12 +23,18 @@ of its windows.
 Flink emits a watermark after each source record; :meth:`ChangeWindows.advance` may be called
 after each change (Flink's order) or once per micro-batch (this runtime's unit of progress).
 
-At runtime (``GROUP BY TUMBLE`` only) the updating query is the streaming query, in ``update``
-mode, its rows carrying their time and tumbling window (:func:`with_window_columns`); after each
-micro-batch its changes (against the rows emitted before, as for every updating query) go into
-the windows (:func:`window_step`, the windows pickled per micro-batch id next to the
-changelog's rows), and the window query runs as a batch query over the rows of the windows
-that fire (the ``OuterQuery``), each row ``+I``. Where Flink's differ:
+At runtime (``GROUP BY TUMBLE``/``HOP``; ``/work/briefs/data/legacyhop/``) the updating query
+is the streaming query, in ``update`` mode, its rows carrying their time and windows
+(:func:`with_window_columns`: Spark's ``window(...)``, a HOP's row once per window, folded back
+into one row with its windows by :func:`fold_windows`); after each micro-batch its changes
+(against the rows emitted before, as for every updating query) go into each of their windows
+(:func:`window_step`, the windows pickled per micro-batch id next to the changelog's rows), and
+the window query runs as a batch query over the rows of the windows that fire (the
+``OuterQuery``), each row ``+I``: insert-only, so a filesystem sink takes it. Flink's legacy
+``SESSION`` over an updating query (recorded, not built: refused by name) merges a retraction's
+window ``[ts, ts + gap)`` into the sessions it touches and subtracts it there, so a session's
+aggregate is over signed rows, which a batch query over its rows cannot give. Where Flink's
+differ:
 
 - the watermark moves once per micro-batch, after all its changes, where Flink's moves after
   each record: a change that came in a file after the record whose watermark fired its window
@@ -117,51 +123,90 @@ class ChangeWindows:
 
 # -- over a micro-batch's changes --------------------------------------------------------------
 #: the columns the planner adds to the updating query's rows (:func:`with_window_columns`):
-#: the row's time and its window's start and end, epoch milliseconds
+#: the row's time and its window's start and end, epoch milliseconds (a HOP's row once per
+#: window, as Spark's ``window(...)`` gives it)
 WINDOW_COLUMNS = ("__flink_time_ms", "__flink_window_start_ms", "__flink_window_end_ms")
 
 
+def fold_windows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A micro-batch's rows (each ending in :data:`WINDOW_COLUMNS`, a HOP's row once per
+    window) as one row per row of the updating query, in their order, ending in its time and
+    the tuple of its windows ``(start, end)``: the changelog's rows."""
+    width = len(WINDOW_COLUMNS)
+    folded: dict[tuple[Any, ...], list[Window]] = {}
+    for row in rows:
+        windows = folded.setdefault(row[:-width + 1], [])
+        if row[-2] is not None:
+            windows.append((row[-2], row[-1]))
+    return [row + (tuple(sorted(windows)),) for row, windows in folded.items()]
+
+
 def window_step(windows: ChangeWindows, changes: list[tuple[str, tuple[Any, ...]]],
-                delay_ms: int) -> list[tuple[Any, ...]]:
-    """One micro-batch of the updating query's changes (each row ending in
-    :data:`WINDOW_COLUMNS`) applied to ``windows`` in their order, then the watermark moved to
-    the highest time accumulated so far less ``delay_ms`` (the source's ``WATERMARK FOR ts AS
-    ts - INTERVAL ...``): the rows (without those columns) of the windows that fire. A row
-    without a time (NULL) is in no window."""
+                delay_ms: int) -> list[tuple[Window, list[tuple[Any, ...]]]]:
+    """One micro-batch of the updating query's changes (each row ending in its time and its
+    windows, :func:`fold_windows`) applied to ``windows`` in their order, each change to each
+    of its windows, then the watermark moved to the highest time accumulated so far less
+    ``delay_ms`` (the source's ``WATERMARK FOR ts AS ts - INTERVAL ...``): the windows that
+    fire, each with its rows (without those columns). A row without a time (NULL) is in no
+    window."""
     batch, highest = [], None
     for kind, row in changes:
-        time, start, end = row[-len(WINDOW_COLUMNS):]
-        if time is None or start is None:
+        time, assigned = row[-2:]
+        if time is None:
             continue
-        batch.append(WindowChange(kind, row[:-len(WINDOW_COLUMNS)], (start, end)))
+        batch += [WindowChange(kind, row[:-2], window) for window in assigned]
         if kind in ACCUMULATE:
             highest = time if highest is None else max(highest, time)
     watermark = None if highest is None else highest - delay_ms
-    return [row for _, rows in windows.batch(batch, watermark) for row in rows]
+    return windows.batch(batch, watermark)
 
 
-def tumble_of(select: exp.Select) -> tuple[str, int, int] | None:
-    """The time column, size and offset (ms) of a ``GROUP BY TUMBLE(ts, size[, offset])``;
-    None for another grouping (HOP, SESSION, a window TVF's)."""
+#: the column :func:`with_window_start` adds to a HOP's window query
+WINDOW_START = "__flink_window_start"
+
+
+def with_window_start(query: Any) -> tuple[Any, str | None] | None:
+    """The window query (over the updating query's rows) of a legacy ``GROUP BY HOP`` with
+    its window's start (``HOP_START``) as its last column :data:`WINDOW_START`, since its
+    rows are in several windows; a TUMBLE's as it is (None: no column). None when the HOP's
+    select is not the query's own."""
+    hops = [s for s in query.find_all(exp.Select)
+            if (window := group_window_of(s)) is not None and window[1] != window[2]]
+    if not hops:
+        return query, None
+    if hops != [query]:
+        return None
+    call = next(g for g in query.args["group"].expressions if isinstance(g, exp.Anonymous)
+                and g.name.upper() == "HOP")
+    start = exp.Anonymous(this="HOP_START", expressions=[e.copy() for e in call.expressions])
+    return query.copy().select(exp.alias_(start, WINDOW_START), copy=False), WINDOW_START
+
+
+def group_window_of(select: exp.Select) -> tuple[str, int, int, int] | None:
+    """The time column, size, slide and offset (ms) of a ``GROUP BY TUMBLE(ts, size[,
+    offset])`` (its slide its size) or ``HOP(ts, slide, size)``; None for another grouping
+    (SESSION, a window TVF's)."""
     group = select.args.get("group")
     windows = [g for g in group.expressions if isinstance(g, exp.Anonymous)
-               and g.name.upper() == "TUMBLE"] if group is not None else []
+               and g.name.upper() in ("TUMBLE", "HOP")] if group is not None else []
     if len(windows) != 1 or not windows[0].expressions \
             or not isinstance(windows[0].expressions[0], exp.Column):
         return None
-    args = legacy_window_args("TUMBLE", windows[0].expressions)
+    args = legacy_window_args(windows[0].name.upper(), windows[0].expressions)
+    size = interval_ms(args["SIZE"])
+    slide = interval_ms(args["SLIDE"]) if "SLIDE" in args else size
     offset = interval_ms(args["OFFSET"]) if "OFFSET" in args else 0
-    return windows[0].expressions[0].name, interval_ms(args["SIZE"]), offset
+    return windows[0].expressions[0].name, size, slide, offset
 
 
-def with_window_columns(frame: Any, ts: str, size: int, offset: int) -> Any:
+def with_window_columns(frame: Any, ts: str, size: int, slide: int, offset: int) -> Any:
     """``frame`` (the updating query's rows) with :data:`WINDOW_COLUMNS` of its ``ts``: the
-    tumbling window of ``size`` ms assigned by the planner's Spark ``window(...)`` (which
-    leaves out a row whose time is NULL: in no window)."""
+    windows of ``size`` ms every ``slide`` ms assigned by the planner's Spark ``window(...)``
+    (a row once per window; a row whose time is NULL left out: in no window)."""
     from pyspark.sql import functions as F
 
     time = f"CAST(`{ts}` AS TIMESTAMP)"
-    window = F.expr(fixed_window(time, size, size, offset))
+    window = F.expr(fixed_window(time, size, slide, offset))
     return frame.select(
         "*", F.expr(f"unix_millis({time})").alias(WINDOW_COLUMNS[0]),
         F.unix_millis(window.getField("start")).alias(WINDOW_COLUMNS[1]),
