@@ -274,3 +274,34 @@ def test_the_ha_log_replays_the_altered_catalog(local_spark: Any, planner: Flink
     assert again.catalog.views == first.catalog.views
     assert again.catalog.views["fruit_names"][1].endswith("SELECT name, double_id FROM fruit")
     assert set(again.catalog.tables) == {"fruits"}
+
+
+def test_alter_function_makes_the_function_anew(local_spark: Any, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "alter_udfs.py").write_text(
+        "from sessioncluster.api.table.types import DataTypes\n"
+        "from sessioncluster.api.table.udf import udf\n"
+        "plus_one = udf(lambda x: x + 1, result_type=DataTypes.INT())\n"
+        "plus_two = udf(lambda x: x + 2, result_type=DataTypes.INT())\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = FlinkSqlPlanner(local_spark)
+    p.plan("CREATE FUNCTION alter_f AS 'alter_udfs.plus_one' LANGUAGE PYTHON")
+    try:
+        assert rows(p, "SELECT alter_f(1)") == [(2,)]
+        assert p.plan("ALTER FUNCTION alter_f AS 'alter_udfs.plus_two' LANGUAGE PYTHON"
+                      ).changes_catalog
+        assert rows(p, "SELECT alter_f(1)") == [(3,)]
+        assert p.plan("ALTER FUNCTION IF EXISTS missing AS 'x.y' LANGUAGE PYTHON").rows == \
+            [("OK",)]
+        for statement, message in [  # Flink 2.3's, recorded
+            ("ALTER FUNCTION missing AS 'x.y' LANGUAGE PYTHON",
+             "Function default_database.missing does not exist in Catalog default_catalog."),
+            ("ALTER TEMPORARY FUNCTION alter_f AS 'x.y' LANGUAGE PYTHON",
+             "Alter temporary catalog function is not supported"),
+            ("ALTER TEMPORARY SYSTEM FUNCTION alter_f AS 'x.y' LANGUAGE PYTHON",
+             "Alter temporary system function is not supported")]:
+            with pytest.raises(FlinkSqlError) as error:
+                p.plan(statement)
+            assert str(error.value) == message
+    finally:
+        p.plan("DROP FUNCTION IF EXISTS alter_f")
