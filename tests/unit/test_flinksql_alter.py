@@ -309,3 +309,45 @@ def test_alter_function_makes_the_function_anew(local_spark: Any, tmp_path: Path
             assert str(error.value) == message
     finally:
         p.plan("DROP FUNCTION IF EXISTS alter_f")
+
+
+def test_the_primary_key_and_watermark_edges_are_flinks() -> None:
+    """Recorded by probe_alter_edges.py."""
+    catalog = Catalog()
+    for text in ("CREATE TABLE k (a INT, b STRING, PRIMARY KEY (a) NOT ENFORCED) WITH "
+                 "('connector'='blackhole')",
+                 "CREATE TABLE p (x INT) WITH ('connector'='blackhole')",
+                 "CREATE TEMPORARY TABLE p (x INT) WITH ('connector'='blackhole')"):
+        created = parse_statement(text)
+        assert isinstance(created, CreateTable)
+        tables = catalog.temporary_tables if created.table.temporary else catalog.tables
+        tables[created.table.name] = created.table
+    refusals = [
+        ("ALTER TABLE p SET ('k'='v')", "Table `default_catalog`.`default_database`.`p` doesn't "
+         "exist or is a temporary table."),
+        ("ALTER TABLE k DROP a", FAILED + "The column `a` is used as the primary key."),
+        ("ALTER TABLE k ADD WATERMARK FOR nosuch AS nosuch", FAILED + "Invalid column name "
+         "'nosuch' for rowtime attribute in watermark declaration. Available columns are: [a, b]"),
+        ("ALTER TABLE k ADD WATERMARK FOR b AS b", FAILED + "Invalid data type of time field "
+         "for watermark definition. The field must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), "
+         "the supported precision 'p' is from 0 to 3, but the time field type is STRING")]
+    for statement, message in refusals:
+        with pytest.raises(FlinkSqlError) as error:
+            run(catalog, statement)
+        assert str(error.value) == message
+    run(catalog, "ALTER TABLE k RENAME a TO a2")
+    assert show_create_table(catalog.tables["k"]).split("\n")[1:4] == [
+        "  `a2` INT NOT NULL,", "  `b` VARCHAR(2147483647),",
+        "  CONSTRAINT `PK_a` PRIMARY KEY (`a2`) NOT ENFORCED"]
+    run(catalog, "ALTER TABLE k DROP PRIMARY KEY")
+    for statement, message in [
+            ("ALTER TABLE k ADD (c AS b, PRIMARY KEY (c) NOT ENFORCED)",
+             "Invalid primary key 'PK_c'. Column 'c' is not a physical column."),
+            ("ALTER TABLE k ADD PRIMARY KEY (nosuch) NOT ENFORCED",
+             "Invalid primary key 'PK_nosuch'. Column 'nosuch' does not exist."),
+            ("ALTER TABLE k MODIFY PRIMARY KEY (b) NOT ENFORCED", "The current table does not "
+             "define any primary key constraint. You might want to add a new one.")]:
+        with pytest.raises(FlinkSqlError) as error:
+            run(catalog, statement)
+        assert str(error.value) == FAILED + message
+    assert [c.name for c in catalog.tables["k"].columns] == ["a2", "b"]

@@ -15,6 +15,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from ...api.table.typeparser import parse_type
+from ...api.table.types import LocalZonedTimestampType, TimestampType
 from .alterstatements import AlterFunction, AlterTable, AlterView, PlacedColumn, SchemaChange
 from .catalog import Catalog
 from .dialect import Flink
@@ -40,7 +42,7 @@ def alter_table(catalog: Catalog, drop_view: Callable[[str], None], statement: A
     key = statement.name.lower()
     if key in catalog.views:
         raise FlinkSqlError("ALTER TABLE for a view is not allowed")
-    table = catalog.tables.get(key)
+    table = catalog.tables.get(key) if key not in catalog.temporary_tables else None
     if table is None:
         if statement.if_exists:
             return
@@ -137,8 +139,10 @@ def _drop_columns(table: CatalogTable, names: list[str]) -> None:
         if name.lower() not in _names(table):
             raise _failed(f"The column `{name}` does not exist in the base table.")
     _check_unreferenced(table, [n.lower() for n in names])
+    for name in names:
+        if name.lower() in {k.lower() for k in table.primary_key}:
+            raise _failed(f"The column `{name}` is used as the primary key.")
     table.columns = [c for c in table.columns if c.name.lower() not in seen]
-    table.primary_key = [k for k in table.primary_key if k.lower() not in seen]
 
 
 def _rename_column(table: CatalogTable, old: str, new: str) -> None:
@@ -150,7 +154,10 @@ def _rename_column(table: CatalogTable, old: str, new: str) -> None:
     for column in table.columns:
         if column.name.lower() == old.lower():
             column.name = new
-    table.primary_key = [new if k.lower() == old.lower() else k for k in table.primary_key]
+    if old.lower() in {k.lower() for k in table.primary_key}:
+        # the constraint keeps the name it was made with (PK_<the old columns>)
+        table.primary_key_name = table.primary_key_name or f"PK_{'_'.join(table.primary_key)}"
+        table.primary_key = [new if k.lower() == old.lower() else k for k in table.primary_key]
 
 
 def _change_schema(table: CatalogTable, change: SchemaChange) -> None:
@@ -164,15 +171,32 @@ def _change_schema(table: CatalogTable, change: SchemaChange) -> None:
     if change.watermark is not None:
         _set_watermark(table, change)
     if change.primary_key is not None:
-        if table.primary_key and not change.modify:
-            listed = ", ".join(f"`{k}`" for k in table.primary_key)
-            raise _failed(f"The current table has already defined the primary key constraint "
-                          f"[{listed}]. You might want to drop it before adding a new one.")
-        table.primary_key, table.primary_key_name = change.primary_key, change.constraint
-        for column in table.columns:  # Flink keeps a key column NOT NULL, also once dropped
-            if column.name in change.primary_key and column.type is not None \
-                    and not column.type.upper().endswith("NOT NULL"):
-                column.type += " NOT NULL"
+        _set_primary_key(table, change)
+
+
+def _set_primary_key(table: CatalogTable, change: SchemaChange) -> None:
+    assert change.primary_key is not None
+    if table.primary_key and not change.modify:
+        listed = ", ".join(f"`{k}`" for k in table.primary_key)
+        raise _failed(f"The current table has already defined the primary key constraint "
+                      f"[{listed}]. You might want to drop it before adding a new one.")
+    if change.modify and not table.primary_key:
+        raise _failed("The current table does not define any primary key constraint. You "
+                      "might want to add a new one.")
+    name = change.constraint or f"PK_{'_'.join(change.primary_key)}"
+    by_name = {c.name.lower(): c for c in table.columns}
+    for key in change.primary_key:
+        column = by_name.get(key.lower())
+        if column is None:
+            raise _failed(f"Invalid primary key '{name}'. Column '{key}' does not exist.")
+        if not column.is_physical:
+            raise _failed(f"Invalid primary key '{name}'. Column '{key}' is not a physical "
+                          "column.")
+    table.primary_key, table.primary_key_name = change.primary_key, change.constraint
+    for key in change.primary_key:  # Flink keeps a key column NOT NULL, also once dropped
+        column = by_name[key.lower()]
+        if column.type is not None and not column.type.upper().endswith("NOT NULL"):
+            column.type += " NOT NULL"
 
 
 def _place(table: CatalogTable, placed: PlacedColumn, modify: bool) -> None:
@@ -214,6 +238,18 @@ def _set_watermark(table: CatalogTable, change: SchemaChange) -> None:
         raise _failed(f"The current table has already defined the watermark strategy "
                       f"`{table.watermark.rowtime}` AS {quoted(table.watermark.expression)}. "
                       "You might want to drop it before adding a new one.")
+    rowtime = next((c for c in table.columns
+                    if c.name.lower() == change.watermark.rowtime.lower()), None)
+    if rowtime is None:
+        raise _failed(f"Invalid column name '{change.watermark.rowtime}' for rowtime attribute "
+                      f"in watermark declaration. Available columns are: "
+                      f"[{', '.join(c.name for c in table.columns)}]")
+    kind = parse_type(rowtime.type) if rowtime.type is not None else None
+    if kind is not None and not (isinstance(kind, (TimestampType, LocalZonedTimestampType))
+                                 and kind.precision <= 3):
+        raise _failed("Invalid data type of time field for watermark definition. The field "
+                      "must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported "
+                      f"precision 'p' is from 0 to 3, but the time field type is {kind}")
     table.watermark = change.watermark
 
 
@@ -224,7 +260,7 @@ def alter_view(catalog: Catalog, drop_view: Callable[[str], None], statement: Al
     key = statement.name.lower()
     if key in catalog.tables:
         raise FlinkSqlError("ALTER VIEW for a table is not allowed")
-    if key not in catalog.views:
+    if key not in catalog.views or key in catalog.temporary_views:
         raise FlinkSqlError(f"View `{DEFAULT_CATALOG}`.`{DEFAULT_DATABASE}`.`{statement.name}` "
                             "doesn't exist or is a temporary view.")
     name, text = catalog.views[key]
