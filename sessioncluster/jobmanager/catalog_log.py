@@ -23,6 +23,9 @@ from typing import Any
 from ..api.table.environment import CATALOG_SCOPE
 from ..protocol.messages import ExecuteSql
 from ..spark.flinksql.statements import (
+    AlterFunction,
+    AlterTable,
+    AlterView,
     CreateFunction,
     CreateTable,
     CreateView,
@@ -42,6 +45,8 @@ DEFAULT_MAX_RECORDS = 256
 
 #: an entry of the log: its stored (signed) bytes and its message
 Entry = tuple[bytes, ExecuteSql]
+#: the live objects of a log: key -> its entries (a CREATE, the ALTERs since) and their places
+Live = dict[tuple[Any, ...], list[tuple[int, Entry]]]
 
 
 def _pack_entries(entries: Iterable[bytes]) -> bytes:
@@ -61,32 +66,52 @@ def _unpack_entries(data: bytes) -> list[bytes]:
 
 def live_entries(entries: list[Entry]) -> list[Entry]:
     """The entries that still make the catalog, in their order: each replaced or dropped
-    object's CREATE left out (the executor's rules: a temporary object shadows a permanent one;
-    a DROP without TEMPORARY drops the temporary one first), each reset key's SET too."""
-    live: dict[tuple[Any, ...], Entry] = {}
-    for entry in entries:
+    object's CREATE (and the ALTERs of it since) left out (the executor's rules: a temporary
+    object shadows a permanent one; a DROP without TEMPORARY drops the temporary one first),
+    each reset key's SET too. An ALTER stays with the CREATE it changes; a RENAME TO moves
+    them to the new name."""
+    live: Live = {}
+    for at, entry in enumerate(entries):
         msg = entry[1]
         try:
             statement = parse_statements(msg.query)[0]
         except Exception:  # noqa: BLE001 - a statement the planner took: kept as it is
-            live[("unparsed", len(live), msg.query)] = entry
+            live[("unparsed", at, msg.query)] = [(at, entry)]
             continue
         scope = (msg.configuration or {}).get(CATALOG_SCOPE, "")
         if isinstance(statement, (CreateTable, CreateView, CreateFunction)):
             key = _object_key(statement, scope)
             if key in live and statement.if_not_exists:
                 continue
-            live.pop(key, None)  # a replaced one is made again where it is now
-            live[key] = entry
+            live[key] = [(at, entry)]  # a replaced one is made again where it is now
+        elif isinstance(statement, (AlterTable, AlterView, AlterFunction)):
+            _alter(live, statement, scope, (at, entry))
         elif isinstance(statement, Drop):
             _drop(live, statement, scope)
         elif isinstance(statement, Set) and statement.key is not None:
-            live.pop(("set", statement.key), None)
-            live[("set", statement.key)] = entry
+            live[("set", statement.key)] = [(at, entry)]
         elif isinstance(statement, Reset):
             for key in [k for k in live if k[0] == "set" and statement.key in (None, k[1])]:
                 del live[key]
-    return list(live.values())
+    return [entry for _, entry in sorted(e for made in live.values() for e in made)]
+
+
+def _alter(live: Live, statement: AlterTable | AlterView | AlterFunction, scope: str,
+           entry: tuple[int, Entry]) -> None:
+    """An ALTER joins the entries of the (permanent) object it changes; one of an object the
+    log does not make (``IF EXISTS``) is left out."""
+    kind = ("TABLE" if isinstance(statement, AlterTable) else
+            "VIEW" if isinstance(statement, AlterView) else "FUNCTION")
+    key = (kind, scope, kind == "FUNCTION", statement.name.lower())
+    if key not in live:
+        return
+    made = live[key] + [entry]
+    renamed = statement.new_name if isinstance(statement, AlterView) or (
+        isinstance(statement, AlterTable) and statement.action == "RENAME") else None
+    if renamed is not None:
+        del live[key]
+        key = (kind, scope, False, renamed.lower())
+    live[key] = made
 
 
 def _object_key(statement: CreateTable | CreateView | CreateFunction, scope: str
@@ -98,7 +123,7 @@ def _object_key(statement: CreateTable | CreateView | CreateFunction, scope: str
     return ("FUNCTION", scope, True, statement.name.lower())
 
 
-def _drop(live: dict[tuple[Any, ...], Entry], statement: Drop, scope: str) -> None:
+def _drop(live: Live, statement: Drop, scope: str) -> None:
     name = statement.name.lower()
     if statement.kind == "FUNCTION":
         live.pop(("FUNCTION", scope, True, name), None)

@@ -107,6 +107,23 @@ def test_insert_into_a_filesystem_table_and_read_it_back(session, bids, tmp_path
     assert not [p for p in out.rglob("*") if p.name.startswith(".")]  # nothing in progress
 
 
+def test_alter_table_set_path_reads_the_new_path(session, tmp_path: Path) -> None:
+    """ALTER TABLE ... SET of a filesystem table's path (Flink 2.3: OK, SHOW CREATE TABLE shows
+    the new path): the next query reads the files there."""
+    for name, text in (("old", "1,a\n"), ("new", "2,b\n3,c\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "part.csv").write_text(text)
+    session.execute_sql("DROP TABLE IF EXISTS moved")
+    session.execute_sql(f"CREATE TABLE moved (id INT, tag STRING) WITH ('connector' = "
+                        f"'filesystem', 'path' = '{tmp_path / 'old'}', 'format' = 'csv')")
+    assert rows(session, "SELECT id, tag FROM moved") == [(1, "a")]
+    result = session.execute_sql(f"ALTER TABLE moved SET ('path' = '{tmp_path / 'new'}')")
+    assert result.table.to_pylist() == [{"result": "OK"}]
+    assert sorted(rows(session, "SELECT id, tag FROM moved")) == [(2, "b"), (3, "c")]
+    assert f"'path' = '{tmp_path / 'new'}'" in rows(session, "SHOW CREATE TABLE moved")[0][0]
+    session.execute_sql("DROP TABLE moved")
+
+
 def test_a_query_reads_the_sessions_views_too(session) -> None:
     import pandas as pd
 

@@ -190,3 +190,14 @@ def test_replay_plans_a_view_after_the_table_it_reads() -> None:
     assert made == ["t", "v"]
     assert replay([sql("CREATE VIEW z AS SELECT * FROM nothing")],
                   lambda m: (_ for _ in ()).throw(ValueError("no"))) == 1
+
+
+def test_an_alter_stays_with_the_create_it_changes() -> None:
+    statements = [table("t", 1), sql("CREATE VIEW v AS SELECT a FROM t"),
+                  sql("ALTER TABLE t ADD c INT"), sql("ALTER VIEW v AS SELECT c FROM t"),
+                  table("x", 1), sql("ALTER TABLE x SET ('a' = 'b')"), sql("DROP TABLE x"),
+                  sql("ALTER TABLE IF EXISTS nothing RENAME TO y"),
+                  sql("ALTER TABLE t RENAME TO t2"), sql("ALTER TABLE t2 DROP c"),
+                  table("t", 2), sql("ALTER VIEW v RENAME TO w"), sql("DROP VIEW w")]
+    live = [m.query for _, m in live_entries([(b"", m) for m in statements])]
+    assert live == [statements[i].query for i in (0, 2, 8, 9, 10)]

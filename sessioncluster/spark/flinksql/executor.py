@@ -23,7 +23,7 @@ from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE, SCHEMA_RUNTIME_MODE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
-from . import connectors, matchrecognize, querytypes, streaming, tablestream
+from . import altercatalog, connectors, matchrecognize, querytypes, streaming, tablestream
 from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .columntypes import (
@@ -54,6 +54,9 @@ from .planner import flink_named, to_spark_sql
 from .showcreate import describe_table, object_path, show_create_table, show_create_view
 from .sources import SourceViews
 from .statements import (
+    AlterFunction,
+    AlterTable,
+    AlterView,
     CreateFunction,
     CreateTable,
     CreateView,
@@ -80,7 +83,8 @@ from .timeattributes import (
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
 #: the statements that change the catalog or the session's options
-_CATALOG_CHANGES = (CreateTable, CreateView, CreateFunction, Drop, Set, Reset)
+_CATALOG_CHANGES = (CreateTable, CreateView, CreateFunction, Drop, Set, Reset, AlterTable,
+                    AlterView, AlterFunction)
 
 
 def select_configuration(request: dict[str, str], session: dict[str, str]) -> dict[str, str]:
@@ -199,6 +203,8 @@ class FlinkSqlPlanner:
             return self._set(statement)
         if isinstance(statement, StopJob):
             return streaming.stop_job(statement, self.options)
+        if isinstance(statement, (AlterTable, AlterView, AlterFunction)):
+            return self._alter(statement)
         raise FlinkSqlError(f"{type(statement).__name__} statements are not supported by "
                             "sessioncluster yet")
 
@@ -520,6 +526,16 @@ class FlinkSqlPlanner:
                                 "does not exist.")
         del permanent[key]
         self.sources.drop(catalog.hidden_name("view" if view else "table", key))
+        return StatementOutcome.ok()
+
+    def _alter(self, statement: AlterTable | AlterView | AlterFunction) -> StatementOutcome:
+        """``ALTER TABLE|VIEW|FUNCTION`` (:mod:`.altercatalog`)."""
+        if isinstance(statement, AlterTable):
+            altercatalog.alter_table(self.catalog, self.sources.drop, statement)
+        elif isinstance(statement, AlterView):
+            altercatalog.alter_view(self.catalog, self.sources.drop, statement, self._view_frame)
+        else:
+            altercatalog.alter_function(self.functions, statement, self.options)
         return StatementOutcome.ok()
 
     def _show(self, statement: Show) -> StatementOutcome:

@@ -54,6 +54,8 @@ class CatalogTable:
     options: dict[str, str] = field(default_factory=dict)
     watermark: WatermarkSpec | None = None
     primary_key: list[str] = field(default_factory=list)
+    #: the primary key's ``CONSTRAINT name`` (an ALTER's); None: Flink's ``PK_<columns>``
+    primary_key_name: str | None = None
     partition_keys: list[str] = field(default_factory=list)
     temporary: bool = False
     comment: str | None = None

@@ -75,8 +75,8 @@ def show_create_table(table: CatalogTable) -> str:
                      f"{quoted(table.watermark.expression)}")
     if table.primary_key:
         columns = ", ".join(f"`{c}`" for c in table.primary_key)
-        lines.append(f"  CONSTRAINT `PK_{'_'.join(table.primary_key)}` PRIMARY KEY ({columns}) "
-                     "NOT ENFORCED")
+        name = table.primary_key_name or f"PK_{'_'.join(table.primary_key)}"
+        lines.append(f"  CONSTRAINT `{name}` PRIMARY KEY ({columns}) NOT ENFORCED")
     text = f"CREATE {_temporary(table.temporary)}TABLE {object_path(table.name)} (\n"
     text += ",\n".join(lines) + "\n)\n"
     if table.comment:

@@ -16,6 +16,12 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from sessioncluster.common.sqlscript import UnclosedBlockError, statement_spans
+from sessioncluster.spark.flinksql.alterstatements import (
+    AlterFunction,
+    AlterTable,
+    AlterView,
+    parse_alter,
+)
 from sessioncluster.spark.flinksql.dialect import Flink, FlinkType
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 
@@ -153,7 +159,7 @@ class Explain:
 
 Statement = Union[
     CreateTable, CreateView, CreateFunction, Drop, Show, Use, Describe, Explain, Set, Reset, StopJob,
-    Insert, StatementSet, Query,
+    Insert, StatementSet, Query, AlterTable, AlterView, AlterFunction,
 ]
 
 _UNSUPPORTED_WORDS: dict[str, str] = {}
@@ -261,7 +267,9 @@ class _Script:
             return self._create_function(tokens)
         if first == "USE" and words[1:2] != ["MODULES"]:
             return self._use(tokens)
-        if first in ("USE", "ALTER", "ANALYZE", "LOAD", "UNLOAD", "TRUNCATE", "CALL", "UPDATE",
+        if first == "ALTER":
+            return parse_alter(self, tokens, _create_table_of)
+        if first in ("USE", "ANALYZE", "LOAD", "UNLOAD", "TRUNCATE", "CALL", "UPDATE",
                      "DELETE"):
             raise FlinkSqlError(f"{first} is not supported by sessioncluster "
                                 f"(Flink docs: SQL / {first.capitalize()} Statements)")
@@ -461,6 +469,13 @@ def _statement_of(tree: exp.Expr, script: _Script, tokens: list[Token]) -> State
     if isinstance(tree, exp.Values):
         return Query(tree)
     raise script.error(tokens[0])
+
+
+def _create_table_of(text: str) -> CatalogTable:
+    """The table of a ``CREATE TABLE`` statement's text (an ALTER's column definitions)."""
+    statement = parse_statement(text)
+    assert isinstance(statement, CreateTable)
+    return statement.table
 
 
 def _create_view(tree: exp.Create) -> CreateView:
