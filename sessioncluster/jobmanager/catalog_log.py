@@ -25,6 +25,7 @@ from ..protocol.messages import ExecuteSql
 from ..spark.flinksql.statements import (
     CreateFunction,
     CreateTable,
+    CreateTableAs,
     CreateView,
     Drop,
     Reset,
@@ -72,7 +73,7 @@ def live_entries(entries: list[Entry]) -> list[Entry]:
             live[("unparsed", len(live), msg.query)] = entry
             continue
         scope = (msg.configuration or {}).get(CATALOG_SCOPE, "")
-        if isinstance(statement, (CreateTable, CreateView, CreateFunction)):
+        if isinstance(statement, (CreateTable, CreateTableAs, CreateView, CreateFunction)):
             key = _object_key(statement, scope)
             if key in live and statement.if_not_exists:
                 continue
@@ -89,9 +90,9 @@ def live_entries(entries: list[Entry]) -> list[Entry]:
     return list(live.values())
 
 
-def _object_key(statement: CreateTable | CreateView | CreateFunction, scope: str
-                ) -> tuple[Any, ...]:
-    if isinstance(statement, CreateTable):
+def _object_key(statement: CreateTable | CreateTableAs | CreateView | CreateFunction,
+                scope: str) -> tuple[Any, ...]:
+    if isinstance(statement, (CreateTable, CreateTableAs)):
         return ("TABLE", scope, statement.table.temporary, statement.table.name.lower())
     if isinstance(statement, CreateView):
         return ("VIEW", scope, statement.temporary, statement.name.lower())

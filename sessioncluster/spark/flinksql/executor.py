@@ -38,6 +38,7 @@ from .columntypes import (
     typeof_not_typed,
     with_view_types,
 )
+from .ctas import RECOVERED, REPLACE, CreateTableAs, derived_table
 from .dialect import TableArgument, cte_names
 from .explainstatement import explain_statement
 from .functions import FunctionCatalog
@@ -76,6 +77,7 @@ from .timeattributes import (
     marked,
     query_attributes,
     table_attributes,
+    unmarked,
 )
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
@@ -153,6 +155,18 @@ class FlinkSqlPlanner:
             if isinstance(statement, CreateTable) and function:
                 # an unbounded DataStream's table: its JobGraph (``from_data_stream``)
                 statement.table.payload = function
+            if isinstance(statement, CreateTableAs):
+                outcome = self._plan_statement(
+                    self._create_table_as(statement, mode, configuration), mode, configuration,
+                    text)
+                outcome.changes_catalog = not (configuration or {}).get(RECOVERED)
+                return outcome
+            return self._plan_statement(statement, mode, configuration, text)
+
+    def _plan_statement(self, statement: Statement, mode: str,
+                        configuration: dict[str, str] | None, text: str) -> StatementOutcome:
+        """A statement other than CREATE FUNCTION planned, in ``mode``."""
+        with self._lock:
             if mode != "BATCH" and isinstance(statement, Query):
                 return self._streaming_query(
                     statement, select_configuration(configuration or {}, self.options))
@@ -472,6 +486,30 @@ class FlinkSqlPlanner:
         else:
             self.catalog.tables[key] = table
         return StatementOutcome.ok()
+
+    def _create_table_as(self, statement: CreateTableAs, mode: str,
+                         configuration: dict[str, str] | None) -> Insert:
+        """CTAS/RTAS (:mod:`.ctas`): the table made (or replaced) from the query's Flink
+        columns; the INSERT into it, to plan as an INSERT is."""
+        query = Query(statement.query)
+        planned = self._query(query) if mode == "BATCH" else self._streaming_query(
+            query, select_configuration(configuration or {}, self.options))
+        columns = [(name, unmarked(t)) for name, t in zip(planned.columns, planned.column_types)]
+        name, key = statement.table.name, statement.table.name.lower()
+        exists = self._taken(key, False)
+        if statement.replace == REPLACE and not exists:
+            raise FlinkSqlError(f"The table `{DEFAULT_CATALOG}`.`{DEFAULT_DATABASE}`.`{name}` to "
+                                "be replaced doesn't exist. You can try to use CREATE TABLE AS "
+                                "statement or CREATE OR REPLACE TABLE AS statement.")
+        if exists and (configuration or {}).get(RECOVERED):  # the table the log made again
+            return Insert(name, statement.query, columns=[c for c, _ in columns])
+        if exists and statement.if_not_exists:  # Flink still runs the INSERT, by position
+            return Insert(name, statement.query)
+        table = derived_table(statement, columns)
+        if statement.replace:
+            self.catalog.tables.pop(key, None)
+        self._create_table(CreateTable(table))
+        return Insert(name, statement.query, columns=[c for c, _ in columns])
 
     def _create_view(self, statement: CreateView, text: str) -> StatementOutcome:
         key, temporary, catalog = statement.name.lower(), statement.temporary, self.catalog

@@ -16,6 +16,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from sessioncluster.common.sqlscript import UnclosedBlockError, statement_spans
+from sessioncluster.spark.flinksql.ctas import CreateTableAs, create_table_as, replace_only
 from sessioncluster.spark.flinksql.dialect import Flink, FlinkType
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 
@@ -153,7 +154,7 @@ class Explain:
 
 Statement = Union[
     CreateTable, CreateView, CreateFunction, Drop, Show, Use, Describe, Explain, Set, Reset, StopJob,
-    Insert, StatementSet, Query,
+    Insert, StatementSet, Query, CreateTableAs,
 ]
 
 _UNSUPPORTED_WORDS: dict[str, str] = {}
@@ -255,6 +256,8 @@ class _Script:
             return self._statement_set(tokens)
         if first == "EXECUTE":
             return self.statement(tokens[1:])
+        if first == "REPLACE":
+            return replace_only(parse_statement("CREATE OR " + self._source(tokens)))
         if first == "DROP":
             return self._drop(tokens)
         if first == "CREATE" and "FUNCTION" in words[:4]:
@@ -447,8 +450,7 @@ def _statement_of(tree: exp.Expr, script: _Script, tokens: list[Token]) -> State
         kind = str(tree.args.get("kind", "")).upper()
         if kind == "TABLE":
             if tree.expression is not None:
-                raise FlinkSqlError("CREATE TABLE AS SELECT is not supported by sessioncluster "
-                                    "(Flink docs: SQL / CREATE Statements / AS select_statement)")
+                return create_table_as(tree, lambda head: catalog_table(head, False))
             return CreateTable(catalog_table(tree), bool(tree.args.get("exists")))
         if kind == "VIEW":
             return _create_view(tree)
@@ -500,8 +502,9 @@ def _table_name(table: exp.Expression) -> str:
     return table.name
 
 
-def catalog_table(tree: exp.Create) -> CatalogTable:
-    """The catalog table a ``CREATE TABLE`` declares."""
+def catalog_table(tree: exp.Create, keys_declared: bool = True) -> CatalogTable:
+    """The catalog table a ``CREATE TABLE`` declares; ``keys_declared``: its watermark's and
+    primary key's columns must be among its columns (a CTAS's head names the query's)."""
     schema = tree.this
     if not isinstance(schema, exp.Schema):
         raise FlinkSqlError("CREATE TABLE needs a schema: (column type, ...)")
@@ -527,7 +530,8 @@ def catalog_table(tree: exp.Create) -> CatalogTable:
         else:
             raise FlinkSqlError(f"Unsupported table property: {_flink_sql(prop)}")
     names = {c.name for c in table.columns}
-    for key in ([table.watermark.rowtime] if table.watermark else []) + table.primary_key:
+    keys = ([table.watermark.rowtime] if table.watermark else []) + table.primary_key
+    for key in keys if keys_declared else []:
         if key not in names:
             raise FlinkSqlError(f"Unknown column '{key}' in table '{table.name}'")
     return table
