@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sessioncluster.jobmanager.catalog_log import live_entries
+from sessioncluster.jobmanager.catalog_log import live_entries, replay
 from sessioncluster.protocol.messages import ExecuteSql
 from sessioncluster.spark.flinksql.ctas import (
     CREATE_OR_REPLACE,
@@ -208,3 +208,28 @@ def test_the_catalog_log_keeps_the_last_ctas_or_rtas_of_a_table() -> None:
              f"CREATE TABLE u {BLACKHOLE} AS SELECT 4 AS a", "DROP TABLE u"]
     entries = [(b"", ExecuteSql(query=q, dialect="flink")) for q in texts]
     assert [m.query for _, m in live_entries(entries)] == [texts[2]]
+
+
+def test_a_ctas_table_survives_a_failover(local_spark: Any, tmp_path: Path) -> None:
+    """HA: the statements that changed the catalog (the CTAS and RTAS among them) planned again
+    by a new leader's planner make the same table."""
+    leader = FlinkSqlPlanner(local_spark)
+    logged = []
+    for text in (VALUES,
+                 f"CREATE TABLE h WITH ('connector'='filesystem','path'='{tmp_path / 'h'}',"
+                 "'format'='csv') AS SELECT word, COUNT(*) AS n FROM v GROUP BY word",
+                 f"CREATE OR REPLACE TABLE h (PRIMARY KEY (word) NOT ENFORCED) {BLACKHOLE} AS "
+                 "SELECT word, MAX(k) AS k FROM v GROUP BY word",
+                 f"CREATE TABLE g {BLACKHOLE} AS SELECT k FROM v"):
+        msg = ExecuteSql(text, dialect="flink")
+        if leader.plan(msg.query).changes_catalog:
+            logged.append(msg)
+    assert len(logged) == 4
+    successor = FlinkSqlPlanner(local_spark)
+    entries = live_entries([(b"", m) for m in logged])
+    assert len(entries) == 3  # the RTAS replaced the CTAS of h
+    assert replay([m for _, m in entries], lambda m: successor.plan(
+        m.query, m.runtime_mode, m.configuration)) == 0
+    for name in ("h", "g"):
+        assert show_create(successor, name) == show_create(leader, name)
+    assert "CONSTRAINT `PK_word` PRIMARY KEY (`word`)" in show_create(successor, "h")
