@@ -38,7 +38,8 @@ from .columntypes import (
     typeof_not_typed,
     with_view_types,
 )
-from .ctas import RECOVERED, REPLACE, CreateTableAs, derived_table
+from .ctas import RECOVERED, CreateTableAs
+from .ctasplan import ctas_insert
 from .dialect import TableArgument, cte_names
 from .explainstatement import explain_statement
 from .functions import FunctionCatalog
@@ -77,7 +78,6 @@ from .timeattributes import (
     marked,
     query_attributes,
     table_attributes,
-    unmarked,
 )
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
@@ -155,11 +155,14 @@ class FlinkSqlPlanner:
             if isinstance(statement, CreateTable) and function:
                 # an unbounded DataStream's table: its JobGraph (``from_data_stream``)
                 statement.table.payload = function
-            if isinstance(statement, CreateTableAs):
-                outcome = self._plan_statement(
-                    self._create_table_as(statement, mode, configuration), mode, configuration,
-                    text)
-                outcome.changes_catalog = not (configuration or {}).get(RECOVERED)
+            if isinstance(statement, CreateTableAs):  # its table made now, then its INSERT
+                query, recovered = Query(statement.query), bool((configuration or {}).get(RECOVERED))
+                planned = self._query(query) if mode == "BATCH" else self._streaming_query(
+                    query, select_configuration(configuration or {}, self.options))
+                insert = ctas_insert(statement, planned.columns, planned.column_types,
+                                     self.catalog, self._create_table, recovered)
+                outcome = self._plan_statement(insert, mode, configuration, text)
+                outcome.changes_catalog = not recovered
                 return outcome
             return self._plan_statement(statement, mode, configuration, text)
 
@@ -486,30 +489,6 @@ class FlinkSqlPlanner:
         else:
             self.catalog.tables[key] = table
         return StatementOutcome.ok()
-
-    def _create_table_as(self, statement: CreateTableAs, mode: str,
-                         configuration: dict[str, str] | None) -> Insert:
-        """CTAS/RTAS (:mod:`.ctas`): the table made (or replaced) from the query's Flink
-        columns; the INSERT into it, to plan as an INSERT is."""
-        query = Query(statement.query)
-        planned = self._query(query) if mode == "BATCH" else self._streaming_query(
-            query, select_configuration(configuration or {}, self.options))
-        columns = [(name, unmarked(t)) for name, t in zip(planned.columns, planned.column_types)]
-        name, key = statement.table.name, statement.table.name.lower()
-        exists = self._taken(key, False)
-        if statement.replace == REPLACE and not exists:
-            raise FlinkSqlError(f"The table `{DEFAULT_CATALOG}`.`{DEFAULT_DATABASE}`.`{name}` to "
-                                "be replaced doesn't exist. You can try to use CREATE TABLE AS "
-                                "statement or CREATE OR REPLACE TABLE AS statement.")
-        if exists and (configuration or {}).get(RECOVERED):  # the table the log made again
-            return Insert(name, statement.query, columns=[c for c, _ in columns])
-        if exists and statement.if_not_exists:  # Flink still runs the INSERT, by position
-            return Insert(name, statement.query)
-        table = derived_table(statement, columns)
-        if statement.replace:
-            self.catalog.tables.pop(key, None)
-        self._create_table(CreateTable(table))
-        return Insert(name, statement.query, columns=[c for c, _ in columns])
 
     def _create_view(self, statement: CreateView, text: str) -> StatementOutcome:
         key, temporary, catalog = statement.name.lower(), statement.temporary, self.catalog
