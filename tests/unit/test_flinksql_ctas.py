@@ -233,3 +233,13 @@ def test_a_ctas_table_survives_a_failover(local_spark: Any, tmp_path: Path) -> N
     for name in ("h", "g"):
         assert show_create(successor, name) == show_create(leader, name)
     assert "CONSTRAINT `PK_word` PRIMARY KEY (`word`)" in show_create(successor, "h")
+
+
+def test_explain_of_a_ctas_is_its_inserts_and_makes_no_table(planner) -> None:
+    text = planner.plan(f"EXPLAIN CREATE TABLE ex {BLACKHOLE} AS SELECT word FROM v").rows[0][0]
+    # probe_ctas.out: Flink's sink lines of the same statement
+    assert "== Abstract Syntax Tree ==\nLogicalSink(table=[default_catalog.default_database.ex]" \
+        ", fields=[word])\n+- LogicalProject(word=[$0])\n" in text
+    assert "== Optimized Physical Plan ==\nSink(table=[default_catalog.default_database.ex], " \
+        "fields=[word])\n" in text
+    assert planner.plan("SHOW TABLES").rows == [("v",)]
