@@ -243,3 +243,11 @@ def test_explain_of_a_ctas_is_its_inserts_and_makes_no_table(planner) -> None:
     assert "== Optimized Physical Plan ==\nSink(table=[default_catalog.default_database.ex], " \
         "fields=[word])\n" in text
     assert planner.plan("SHOW TABLES").rows == [("v",)]
+
+
+def test_a_ctas_without_a_connector_fails_with_flinks_cause(planner) -> None:
+    # probe_ctas.out: "... Caused by: ... Table options do not contain an option key
+    # 'connector' for discovering a connector." (the CREATE TABLE checks it here)
+    with pytest.raises(FlinkSqlError, match="Table options do not contain an option key "
+                                            "'connector' for discovering a connector"):
+        planner.plan("CREATE TABLE nc AS SELECT word FROM v")
