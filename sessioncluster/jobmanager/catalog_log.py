@@ -28,6 +28,7 @@ from ..spark.flinksql.statements import (
     AlterView,
     CreateFunction,
     CreateTable,
+    CreateTableAs,
     CreateView,
     Drop,
     Reset,
@@ -79,7 +80,7 @@ def live_entries(entries: list[Entry]) -> list[Entry]:
             live[("unparsed", at, msg.query)] = [(at, entry)]
             continue
         scope = (msg.configuration or {}).get(CATALOG_SCOPE, "")
-        if isinstance(statement, (CreateTable, CreateView, CreateFunction)):
+        if isinstance(statement, (CreateTable, CreateTableAs, CreateView, CreateFunction)):
             key = _object_key(statement, scope)
             if key in live and statement.if_not_exists:
                 continue
@@ -114,9 +115,9 @@ def _alter(live: Live, statement: AlterTable | AlterView | AlterFunction, scope:
     live[key] = made
 
 
-def _object_key(statement: CreateTable | CreateView | CreateFunction, scope: str
-                ) -> tuple[Any, ...]:
-    if isinstance(statement, CreateTable):
+def _object_key(statement: CreateTable | CreateTableAs | CreateView | CreateFunction,
+                scope: str) -> tuple[Any, ...]:
+    if isinstance(statement, (CreateTable, CreateTableAs)):
         return ("TABLE", scope, statement.table.temporary, statement.table.name.lower())
     if isinstance(statement, CreateView):
         return ("VIEW", scope, statement.temporary, statement.name.lower())

@@ -10,6 +10,7 @@ HA is planned again from its statement.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -18,6 +19,7 @@ from ..common.execution_mode import RuntimeExecutionMode
 from ..options import StartOptions
 from ..protocol.messages import ExecuteSql, Message, SubmitJob
 from ..spark.cache import CacheRegistry
+from ..spark.flinksql.ctas import RECOVERED
 from ..spark.flinksql.executor import FlinkSqlPlanner
 from ..spark.flinksql.outcome import StatementJob, StatementOutcome
 from ..spark.flinksql.streaming import StreamingStatementJob
@@ -90,7 +92,10 @@ class JobRunnerFactory:
 
     def _recovered_statement(self, msg: ExecuteSql) -> StatementJob:
         """A recovered Flink SQL job's work: a streaming INSERT planned now (it runs as a
-        streaming job, from its latest checkpoint), else planned when the job runs."""
+        streaming job, from its latest checkpoint), else planned when the job runs; a CTAS's
+        INSERT into the table the catalog log made again."""
+        msg = dataclasses.replace(msg, configuration={**(msg.configuration or {}),
+                                                      RECOVERED: "true"})
         key = "execution.runtime-mode"
         planner = self.services.flink_sql
         options = planner.options if planner is not None else {}

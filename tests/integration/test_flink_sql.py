@@ -263,3 +263,28 @@ def test_typeof_and_a_values_views_types_are_flinks(session, capsys) -> None:
         assert united.get_schema().get_field_type_texts() == ["VARCHAR(6) NOT NULL"]
     finally:
         t_env.execute_sql("DROP TEMPORARY VIEW typed_orders")
+
+
+def test_create_table_as_select_makes_the_table_and_runs_its_insert(session,
+                                                                    tmp_path: Path) -> None:
+    """BATCH CTAS into a filesystem csv table: Flink 2.3's schema (SHOW CREATE TABLE) and the
+    files its job writes (/work/briefs/data/ctas/probe_ctas*.out)."""
+    out = tmp_path / "ctas_counts"
+    session.execute_sql("DROP TABLE IF EXISTS ctas_counts")
+    session.execute_sql("CREATE TEMPORARY VIEW ctas_v AS SELECT * FROM (VALUES ('a', 1), "
+                        "('b', 2), ('a', 3)) AS x(word, k)")
+    result = session.execute_sql(
+        f"CREATE TABLE ctas_counts WITH ('connector'='filesystem','path'='{out}',"
+        "'format'='csv') AS SELECT word, COUNT(*) AS n FROM ctas_v GROUP BY word")
+    assert result.job_id and result.table.to_pylist() == [
+        {"default_catalog.default_database.ctas_counts": -1}]
+    assert rows(session, "SHOW CREATE TABLE ctas_counts")[0][0] == (
+        "CREATE TABLE `default_catalog`.`default_database`.`ctas_counts` (\n"
+        "  `word` CHAR(1) NOT NULL,\n  `n` BIGINT NOT NULL\n)\nWITH (\n"
+        "  'connector' = 'filesystem',\n  'format' = 'csv',\n"
+        f"  'path' = '{out}'\n)\n")
+    written = sorted(line for f in out.rglob("*") if f.is_file()
+                     and not f.name.startswith((".", "_")) for line in f.read_text().splitlines())
+    assert written == ["a,2", "b,1"]  # Flink's file: 'a,2\nb,1\n'
+    assert sorted(rows(session, "SELECT * FROM ctas_counts")) == [("a", 2), ("b", 1)]
+    session.execute_sql("DROP TEMPORARY VIEW ctas_v")

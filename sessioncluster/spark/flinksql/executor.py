@@ -38,6 +38,8 @@ from .columntypes import (
     typeof_not_typed,
     with_view_types,
 )
+from .ctas import RECOVERED, CreateTableAs
+from .ctasplan import ctas_insert
 from .dialect import TableArgument, cte_names
 from .explainstatement import explain_statement
 from .functions import FunctionCatalog
@@ -157,6 +159,21 @@ class FlinkSqlPlanner:
             if isinstance(statement, CreateTable) and function:
                 # an unbounded DataStream's table: its JobGraph (``from_data_stream``)
                 statement.table.payload = function
+            if isinstance(statement, CreateTableAs):  # its table made now, then its INSERT
+                query, recovered = Query(statement.query), bool((configuration or {}).get(RECOVERED))
+                planned = self._query(query) if mode == "BATCH" else self._streaming_query(
+                    query, select_configuration(configuration or {}, self.options))
+                insert = ctas_insert(statement, planned.columns, planned.column_types,
+                                     self.catalog, self._create_table, recovered)
+                outcome = self._plan_statement(insert, mode, configuration, text)
+                outcome.changes_catalog = not recovered
+                return outcome
+            return self._plan_statement(statement, mode, configuration, text)
+
+    def _plan_statement(self, statement: Statement, mode: str,
+                        configuration: dict[str, str] | None, text: str) -> StatementOutcome:
+        """A statement other than CREATE FUNCTION planned, in ``mode``."""
+        with self._lock:
             if mode != "BATCH" and isinstance(statement, Query):
                 return self._streaming_query(
                     statement, select_configuration(configuration or {}, self.options))

@@ -9,6 +9,8 @@ from sqlglot import exp
 
 from . import explain, explain_spark
 from .catalog import Catalog
+from .columntypes import flink_types
+from .ctas import CreateTableAs, derived_table
 from .dialect import cte_names, plan_text
 from .functions import FunctionCatalog
 from .model import CatalogTable, FlinkSqlError
@@ -45,6 +47,8 @@ def explain_statement(planner: Planner, statement: Explain,
     store) and each scan of a table with a watermark under its WatermarkAssigner."""
     explain.check_details(statement.details)
     inner = statement.statement
+    if isinstance(inner, CreateTableAs):
+        return _explain_ctas(planner, statement, inner, streaming)
     if isinstance(inner, Query):
         queries: list[tuple[Insert | None, Any]] = [(None, inner.ast)]
     elif isinstance(inner, (Insert, StatementSet)):
@@ -97,6 +101,29 @@ def explain_statement(planner: Planner, statement: Explain,
     text = explain.explain_text(asts, physicals, "\n".join(spark_plans),
                                 statement.details, streaming=streaming, updating=updating)
     return StatementOutcome("SUCCESS_WITH_CONTENT", ["result"], ["STRING"], [(text,)])
+
+def _explain_ctas(planner: Planner, statement: Explain, ctas: CreateTableAs,
+                  streaming: bool) -> StatementOutcome:
+    """EXPLAIN of a CTAS: its INSERT's, into the table it makes (put in the catalog while it is
+    explained only: EXPLAIN makes no table)."""
+    frame = planner.frame(ctas.query)
+    key, tables = ctas.table.name.lower(), planner.catalog.tables
+    table = tables.get(key) if ctas.if_not_exists else None
+    if table is None:
+        table = derived_table(ctas, list(zip(frame.columns, flink_types(frame.schema))))
+    names = [c.name for c in table.physical_columns]
+    insert = Insert(table.name, ctas.query,
+                    columns=[] if names == list(frame.columns) else list(frame.columns))
+    before = tables.get(key)
+    tables[key] = table
+    try:
+        return explain_statement(planner, Explain(insert, statement.details), streaming)
+    finally:
+        if before is None:
+            del tables[key]
+        else:
+            tables[key] = before
+
 
 def _watermarks(planner: Planner, scanned: list[tuple[str, list[str], str]]
                 ) -> dict[str, tuple[str, str]]:

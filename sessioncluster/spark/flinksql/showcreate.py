@@ -99,9 +99,11 @@ def describe_table(table: CatalogTable, computed: dict[str, str],
         watermark = (quoted(table.watermark.expression) if table.watermark is not None
                      and table.watermark.rowtime == c.name else None)
         type_text = "TIMESTAMP_LTZ(3)" if kind == PROCTIME else c.type or computed.get(c.name, "?")
+        not_null = type_text.upper().endswith(" NOT NULL")  # in the ``null`` column
+        type_text = type_text[: -len(" NOT NULL")] if not_null else type_text
         primary = f"PRI({', '.join(table.primary_key)})" if c.name.lower() in key else None
         rows.append((c.name, marked([type_text], [(c.name, kind)], streaming)[0],
-                     c.name.lower() not in key and kind != PROCTIME, primary,
+                     c.name.lower() not in key and kind != PROCTIME and not not_null, primary,
                      f"AS {c.expression}" if c.expression else None, watermark))
     return rows
 

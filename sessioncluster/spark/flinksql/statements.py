@@ -22,6 +22,7 @@ from sessioncluster.spark.flinksql.alterstatements import (
     AlterView,
     parse_alter,
 )
+from sessioncluster.spark.flinksql.ctas import CreateTableAs, create_table_as, replace_only
 from sessioncluster.spark.flinksql.dialect import Flink, FlinkType
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 
@@ -159,10 +160,8 @@ class Explain:
 
 Statement = Union[
     CreateTable, CreateView, CreateFunction, Drop, Show, Use, Describe, Explain, Set, Reset, StopJob,
-    Insert, StatementSet, Query, AlterTable, AlterView, AlterFunction,
+    Insert, StatementSet, Query, AlterTable, AlterView, AlterFunction, CreateTableAs,
 ]
-
-_UNSUPPORTED_WORDS: dict[str, str] = {}
 
 
 def parse_statements(text: str) -> list[Statement]:
@@ -237,11 +236,6 @@ class _Script:
 
     def statement(self, tokens: list[Token]) -> Statement:
         """One statement from its tokens."""
-        for token in tokens:
-            doc = _UNSUPPORTED_WORDS.get(token.text.upper())
-            if doc:
-                raise FlinkSqlError(f"{token.text.upper()} is not supported by sessioncluster "
-                                    f"(Flink docs: {doc})")
         words = [t.text.upper() for t in tokens]
         first = words[0]
         if first == "SET":
@@ -261,6 +255,8 @@ class _Script:
             return self._statement_set(tokens)
         if first == "EXECUTE":
             return self.statement(tokens[1:])
+        if first == "REPLACE":
+            return replace_only(parse_statement("CREATE OR " + self._source(tokens)))
         if first == "DROP":
             return self._drop(tokens)
         if first == "CREATE" and "FUNCTION" in words[:4]:
@@ -455,8 +451,7 @@ def _statement_of(tree: exp.Expr, script: _Script, tokens: list[Token]) -> State
         kind = str(tree.args.get("kind", "")).upper()
         if kind == "TABLE":
             if tree.expression is not None:
-                raise FlinkSqlError("CREATE TABLE AS SELECT is not supported by sessioncluster "
-                                    "(Flink docs: SQL / CREATE Statements / AS select_statement)")
+                return create_table_as(tree, lambda head: catalog_table(head, False))
             return CreateTable(catalog_table(tree), bool(tree.args.get("exists")))
         if kind == "VIEW":
             return _create_view(tree)
@@ -515,8 +510,9 @@ def _table_name(table: exp.Expression) -> str:
     return table.name
 
 
-def catalog_table(tree: exp.Create) -> CatalogTable:
-    """The catalog table a ``CREATE TABLE`` declares."""
+def catalog_table(tree: exp.Create, keys_declared: bool = True) -> CatalogTable:
+    """The catalog table a ``CREATE TABLE`` declares; ``keys_declared``: its watermark's and
+    primary key's columns must be among its columns (a CTAS's head names the query's)."""
     schema = tree.this
     if not isinstance(schema, exp.Schema):
         raise FlinkSqlError("CREATE TABLE needs a schema: (column type, ...)")
@@ -542,7 +538,8 @@ def catalog_table(tree: exp.Create) -> CatalogTable:
         else:
             raise FlinkSqlError(f"Unsupported table property: {_flink_sql(prop)}")
     names = {c.name for c in table.columns}
-    for key in ([table.watermark.rowtime] if table.watermark else []) + table.primary_key:
+    keys = ([table.watermark.rowtime] if table.watermark else []) + table.primary_key
+    for key in keys if keys_declared else []:
         if key not in names:
             raise FlinkSqlError(f"Unknown column '{key}' in table '{table.name}'")
     return table

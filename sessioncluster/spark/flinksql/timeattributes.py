@@ -15,6 +15,7 @@ from typing import Callable, Mapping
 
 from sqlglot import exp
 
+from ...api.table.result import TIME_ATTRIBUTE_MARKERS
 from .dialect import output_name, window_table_and_time
 from .model import CatalogTable
 
@@ -76,6 +77,14 @@ def marked(types: list[str], attributes: Attributes | None, streaming: bool) -> 
         return types
     return [f"{t} *{kind}*" if kind == PROCTIME or kind == ROWTIME and streaming else t
             for t, (_, kind) in zip(types, attributes)]
+
+
+def unmarked(type_text: str) -> str:
+    """A type text without its time attribute's marker (a table a CTAS makes stores the
+    column's type; its time attribute is the WATERMARK's the statement declares)."""
+    for marker in TIME_ATTRIBUTE_MARKERS:
+        type_text = type_text.removesuffix(marker)
+    return type_text
 
 
 def _kind(node: exp.Expr, by_name: Mapping[str, str | None]) -> str | None:
