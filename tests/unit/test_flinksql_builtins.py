@@ -90,7 +90,7 @@ def test_a_builtin_gives_flinks_value(spark: Any, expression: str) -> None:
 def test_timestamp_expressions_have_flinks_precision() -> None:
     """What Flink 2.3 prints: TIMESTAMP '2026-01-02 03:04:05' without a fraction (TIMESTAMP(0)),
     TO_TIMESTAMP(...) with three digits, FLOOR/TIMESTAMPADD/+ INTERVAL as their operand."""
-    from sessioncluster.spark.flinksql.executor import window_bound_types
+    from sessioncluster.spark.flinksql.columntypes import window_bound_types
 
     expressions = ["TIMESTAMP '2026-01-02 03:04:05'", "TIMESTAMP '2026-01-02 03:04:05.12'",
                    "TO_TIMESTAMP('2026-05-06 07:08:09')",

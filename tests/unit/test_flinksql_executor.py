@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import sqlglot
 
-from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner, window_bound_types
+from sessioncluster.spark.flinksql.columntypes import window_bound_types
+from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 
 

@@ -24,6 +24,7 @@ from ...api.table.types import (
     VarBinaryType,
 )
 from . import flinktypes
+from .builtins import temporal_type
 from .model import CatalogTable, FlinkSqlError
 from .sources import FLINK_TYPE
 
@@ -195,3 +196,48 @@ def typeof_not_typed(tree: exp.Expr, calls: list[exp.Anonymous]) -> list[str]:
     """STREAMING: a TYPEOF :mod:`.flinktypes` cannot type is refused (no batch probe there)."""
     raise FlinkSqlError(f"TYPEOF({calls[0].expressions[0].sql()}) is not supported in "
                         "STREAMING mode: its type is not known before the job runs here")
+
+
+#: Flink's window bounds and the legacy group window functions, all TIMESTAMP(3)
+_WINDOW_BOUNDS = {"window_start", "window_end", "window_time"}
+_GROUP_WINDOW_BOUNDS = {f"{w}_{p}" for w in ("tumble", "hop", "session")
+                        for p in ("start", "end", "rowtime")}
+
+
+def window_bound_types(query: Any, types: list[str]) -> list[str]:
+    """``types`` of a query's columns as Flink types them where Spark's differ: its window
+    bounds (``window_start``, ``w.start``, ``TUMBLE_END(...)``, however aliased) are
+    ``TIMESTAMP(3)``, a SUM of a DECIMAL(p, s) is DECIMAL(38, s), a timestamp expression has
+    Flink's precision (``builtins.temporal_type``). A ``SELECT *`` over one
+    subquery (the Table API's ``order_by``, ``limit``, ``where``) types as its subquery."""
+    if not isinstance(query, exp.Select):
+        return types
+    if any(isinstance(p, exp.Star) or p.is_star for p in query.selects):
+        from_ = query.args.get("from_")
+        if (len(query.selects) == 1 and from_ is not None and not query.args.get("joins")
+                and isinstance(from_.this, exp.Subquery)):
+            return window_bound_types(from_.this.this, types)
+        return types
+    out = list(types)
+    for i, projection in enumerate(query.selects[: len(out)]):
+        inner = projection.unalias()
+        name = inner.name.lower() if isinstance(inner, exp.Column) else ""
+        func = (inner.name if isinstance(inner, exp.Anonymous) else inner.key).lower() \
+            if isinstance(inner, exp.Func) else ""
+        if out[i] in ("TIMESTAMP(6)", "TIMESTAMP_LTZ(6)") and (
+                name in _WINDOW_BOUNDS or func in _GROUP_WINDOW_BOUNDS):
+            # a window's time is its rowtime's kind (TIMESTAMP_LTZ of an instant); its
+            # bounds are TIMESTAMP(3) whatever the rowtime
+            ltz = out[i].startswith("TIMESTAMP_LTZ") and (name == "window_time"
+                                                           or func.endswith("_rowtime"))
+            out[i] = "TIMESTAMP_LTZ(3)" if ltz else "TIMESTAMP(3)"
+        temporal = temporal_type(inner)
+        if temporal is not None and out[i] in ("TIMESTAMP(6)", "TIME(6)"):
+            out[i] = temporal
+        elif temporal is not None and out[i] == "TIMESTAMP_LTZ(6)":  # Spark's date_trunc
+            out[i] = temporal.replace("TIMESTAMP", "TIMESTAMP_LTZ")
+        aggregate = inner.this if isinstance(inner, exp.Window) else inner
+        scale = re.fullmatch(r"DECIMAL\(\d+, (\d+)\)", out[i])
+        if isinstance(aggregate, exp.Sum) and scale:
+            out[i] = f"DECIMAL(38, {scale.group(1)})"
+    return out

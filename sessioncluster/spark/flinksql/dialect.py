@@ -310,3 +310,30 @@ def window_table_and_time(call: exp.Expr) -> tuple[exp.Table, str] | None:
 def cte_names(query: exp.Expr) -> set[str]:
     """The names of the query's common table expressions."""
     return {cte.alias for cte in query.find_all(exp.CTE)}
+
+
+def table_names(query: Any) -> set[str]:
+    """The names of the tables a query's AST reads (CTE names included: they are no tables)."""
+    return {".".join(p.name for p in t.parts) for t in query.find_all(exp.Table)
+            if isinstance(t.this, exp.Identifier)}
+
+
+def renamed_tables(query: Any, renames: dict[str, str]) -> Any:
+    """A copy of ``query`` reading each table of ``renames`` under its Spark name (aliased to
+    the name as written, so that ``t.column`` still reads it)."""
+    if not renames:
+        return query
+    query = query.copy()
+    for table in list(query.find_all(exp.Table)):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        spark_name = renames.get(".".join(p.name for p in table.parts))
+        if spark_name is None:
+            continue
+        alias = table.alias or table.name
+        for part in ("db", "catalog"):
+            table.set(part, None)
+        table.set("this", exp.to_identifier(spark_name, quoted=True))
+        if not isinstance(table.parent, TableArgument):  # a window TVF's TABLE t: not aliased
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
+    return query

@@ -13,7 +13,6 @@ Names resolve as Flink's do: a temporary table or view shadows a permanent one (
 from __future__ import annotations
 
 import dataclasses
-import re
 import threading
 from typing import Any
 
@@ -24,7 +23,6 @@ from ...api.table.environment import CATALOG_SCOPE, SCHEMA_RUNTIME_MODE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
 from . import altercatalog, connectors, matchrecognize, querytypes, streaming, tablestream
-from .builtins import temporal_type
 from .catalog import HIDDEN_PREFIX, Catalog
 from .columntypes import (
     declared_columns,
@@ -36,11 +34,12 @@ from .columntypes import (
     spark_columns,
     typeof_from_spark,
     typeof_not_typed,
+    window_bound_types,
     with_view_types,
 )
 from .ctas import RECOVERED, CreateTableAs
 from .ctasplan import ctas_insert
-from .dialect import TableArgument, cte_names
+from .dialect import cte_names, renamed_tables, table_names
 from .explainstatement import explain_statement
 from .functions import FunctionCatalog
 from .model import (
@@ -236,7 +235,7 @@ class FlinkSqlPlanner:
         """The query as Spark SQL (its TYPEOF calls answered), and the Flink types of the
         columns of the tables and views it reads, by name."""
         query = matchrecognize.rewrite(query, self.frame)
-        names = _table_names(query) - cte_names(query)
+        names = table_names(query) - cte_names(query)
         schemas: dict[str, CatalogTable] = {}
         renames: dict[str, str] = {}
         for name in names:
@@ -250,7 +249,7 @@ class FlinkSqlPlanner:
         def columns(name: str) -> querytypes.Columns | None:
             return declared_columns(read[name]) if name in read else None
 
-        query = self.functions.rename_calls(_renamed_tables(query, renames))
+        query = self.functions.rename_calls(renamed_tables(query, renames))
         self._with_cte_schemas(query, schemas)
         query = querytypes.resolve_typeof(
             query, columns,
@@ -354,7 +353,7 @@ class FlinkSqlPlanner:
                                                     typeof_not_typed))
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
         tables = self.catalog.all_tables()
-        for name in _table_names(statement.ast):
+        for name in table_names(statement.ast):
             if name.lower() not in tables and name.lower() not in ctes \
                     and not self._spark_view_exists(name):
                 raise FlinkSqlError(f"Object '{name}' not found")
@@ -403,7 +402,7 @@ class FlinkSqlPlanner:
     def _view_ctes(self, query: Any, ctes: dict[str, exp.Expression], reading: set[str]) -> None:
         """Add the views ``query`` reads (and those they read) to ``ctes``, in dependency order."""
         own = {c.lower() for c in cte_names(query)}
-        for name in sorted(_table_names(query)):
+        for name in sorted(table_names(query)):
             key = name.lower()
             if key in own or name in ctes:
                 continue
@@ -663,76 +662,3 @@ def _use(statement: Use) -> StatementOutcome:
 
 def _listing(column: str, names: list[str]) -> StatementOutcome:
     return StatementOutcome("SUCCESS_WITH_CONTENT", [column], ["STRING"], [(n,) for n in names])
-
-
-def _table_names(query: Any) -> set[str]:
-    """The names of the tables a query's AST reads (CTE names included: they are no tables)."""
-    return {".".join(p.name for p in t.parts) for t in query.find_all(exp.Table)
-            if isinstance(t.this, exp.Identifier)}
-
-
-
-def _renamed_tables(query: Any, renames: dict[str, str]) -> Any:
-    """A copy of ``query`` reading each table of ``renames`` under its Spark name (aliased to
-    the name as written, so that ``t.column`` still reads it)."""
-    if not renames:
-        return query
-    query = query.copy()
-    for table in list(query.find_all(exp.Table)):
-        if not isinstance(table.this, exp.Identifier):
-            continue
-        spark_name = renames.get(".".join(p.name for p in table.parts))
-        if spark_name is None:
-            continue
-        alias = table.alias or table.name
-        for part in ("db", "catalog"):
-            table.set(part, None)
-        table.set("this", exp.to_identifier(spark_name, quoted=True))
-        if not isinstance(table.parent, TableArgument):  # a window TVF's TABLE t: not aliased
-            table.set("alias", exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
-    return query
-
-
-#: Flink's window bounds and the legacy group window functions, all TIMESTAMP(3)
-_WINDOW_BOUNDS = {"window_start", "window_end", "window_time"}
-_GROUP_WINDOW_BOUNDS = {f"{w}_{p}" for w in ("tumble", "hop", "session")
-                        for p in ("start", "end", "rowtime")}
-
-
-def window_bound_types(query: Any, types: list[str]) -> list[str]:
-    """``types`` of a query's columns as Flink types them where Spark's differ: its window
-    bounds (``window_start``, ``w.start``, ``TUMBLE_END(...)``, however aliased) are
-    ``TIMESTAMP(3)``, a SUM of a DECIMAL(p, s) is DECIMAL(38, s), a timestamp expression has
-    Flink's precision (``builtins.temporal_type``). A ``SELECT *`` over one
-    subquery (the Table API's ``order_by``, ``limit``, ``where``) types as its subquery."""
-    if not isinstance(query, exp.Select):
-        return types
-    if any(isinstance(p, exp.Star) or p.is_star for p in query.selects):
-        from_ = query.args.get("from_")
-        if (len(query.selects) == 1 and from_ is not None and not query.args.get("joins")
-                and isinstance(from_.this, exp.Subquery)):
-            return window_bound_types(from_.this.this, types)
-        return types
-    out = list(types)
-    for i, projection in enumerate(query.selects[: len(out)]):
-        inner = projection.unalias()
-        name = inner.name.lower() if isinstance(inner, exp.Column) else ""
-        func = (inner.name if isinstance(inner, exp.Anonymous) else inner.key).lower() \
-            if isinstance(inner, exp.Func) else ""
-        if out[i] in ("TIMESTAMP(6)", "TIMESTAMP_LTZ(6)") and (
-                name in _WINDOW_BOUNDS or func in _GROUP_WINDOW_BOUNDS):
-            # a window's time is its rowtime's kind (TIMESTAMP_LTZ of an instant); its
-            # bounds are TIMESTAMP(3) whatever the rowtime
-            ltz = out[i].startswith("TIMESTAMP_LTZ") and (name == "window_time"
-                                                           or func.endswith("_rowtime"))
-            out[i] = "TIMESTAMP_LTZ(3)" if ltz else "TIMESTAMP(3)"
-        temporal = temporal_type(inner)
-        if temporal is not None and out[i] in ("TIMESTAMP(6)", "TIME(6)"):
-            out[i] = temporal
-        elif temporal is not None and out[i] == "TIMESTAMP_LTZ(6)":  # Spark's date_trunc
-            out[i] = temporal.replace("TIMESTAMP", "TIMESTAMP_LTZ")
-        aggregate = inner.this if isinstance(inner, exp.Window) else inner
-        scale = re.fullmatch(r"DECIMAL\(\d+, (\d+)\)", out[i])
-        if isinstance(aggregate, exp.Sum) and scale:
-            out[i] = f"DECIMAL(38, {scale.group(1)})"
-    return out
