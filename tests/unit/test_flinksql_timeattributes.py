@@ -1,6 +1,8 @@
 """Flink's ``*ROWTIME*`` / ``*PROCTIME*`` markers of time attributes in a query's schema and in
 DESCRIBE, and a window table function's columns over a PROCTIME() or TIMESTAMP_LTZ column,
-against PyFlink 2.3's answers (/work/briefs/data/ftypes3/probe.py: probe.out, probe2.out)."""
+against PyFlink 2.3's answers (/work/briefs/data/ftypes3/probe.py: probe.out, probe2.out;
+joins, set operations and BATCH's refusal of a proctime window: /work/briefs/data/types4/
+probe.py, probe2.py and their .out)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 from sessioncluster.api.table.result import ResolvedSchema, TableSchema
 from sessioncluster.api.table.types import DataTypes
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import CreateTable, Query, parse_statements
 from sessioncluster.spark.flinksql.timeattributes import (
     marked,
@@ -24,6 +27,8 @@ DDL = [
     "'number-of-rows'='3')",
     "CREATE TEMPORARY VIEW evv AS SELECT id, ts, pt FROM ev",
     "CREATE TEMPORARY TABLE ev2 (id INT, ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS ts) "
+    "WITH ('connector'='datagen','number-of-rows'='3')",
+    "CREATE TEMPORARY TABLE plain (id INT NOT NULL, name STRING) "
     "WITH ('connector'='datagen','number-of-rows'='3')"]
 TUMBLE_TS = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
 TUMBLE_PT = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '10' SECOND))"
@@ -48,6 +53,30 @@ STREAMING = {
     "INTERVAL '10' SECOND))": [*EV, *BOUNDS, EV[3]],
     "SELECT id, COUNT(*) AS c, MAX(ts) AS mt FROM ev GROUP BY id":
         ["INT", "BIGINT NOT NULL", "TIMESTAMP(3) *ROWTIME*"],
+    # a join keeps both sides' time attributes: a regular, an outer, an interval join alike
+    "SELECT a.id, a.ts, a.pt, b.name FROM ev AS a JOIN plain AS b ON a.id = b.id":
+        ["INT", *EV[2:], "STRING"],
+    "SELECT a.ts AS ats, b.ts AS bts FROM ev AS a JOIN ev2 AS b ON a.id = b.id":
+        [EV[2], "TIMESTAMP_LTZ(3) *ROWTIME*"],
+    "SELECT a.id, b.ts AS bts, b.pt AS bpt FROM ev AS a LEFT JOIN ev AS b ON a.id = b.id":
+        ["INT", EV[2], "TIMESTAMP_LTZ(3) *PROCTIME*"],
+    "SELECT a.ts AS ats, a.pt AS apt, b.id FROM ev AS a RIGHT JOIN plain AS b ON a.id = b.id":
+        [EV[2], "TIMESTAMP_LTZ(3) *PROCTIME*", "INT NOT NULL"],
+    "SELECT a.id, a.ts AS ats, b.ts AS bts, a.pt FROM ev AS a JOIN ev AS b ON a.id = b.id "
+    "AND a.ts BETWEEN b.ts - INTERVAL '5' SECOND AND b.ts": ["INT", EV[2], EV[2], EV[3]],
+    "SELECT a.pt AS apt, b.pt AS bpt FROM ev AS a JOIN ev AS b ON a.id = b.id "
+    "AND a.pt BETWEEN b.pt - INTERVAL '5' SECOND AND b.pt": [EV[3], EV[3]],
+    "SELECT ts, pt, name FROM ev AS a JOIN plain AS b ON a.id = b.id": [*EV[2:], "STRING"],
+    "WITH w AS (SELECT id, ts FROM ev) SELECT w.ts, p.name FROM w JOIN plain AS p "
+    "ON w.id = p.id": [EV[2], "STRING"],
+    # a set operation: the left query's time attributes
+    "SELECT id, ts, pt FROM ev UNION ALL SELECT id, ts, pt FROM ev": EV[1:],
+    "SELECT id, ts FROM ev UNION ALL SELECT id, CAST(NULL AS TIMESTAMP(3)) FROM plain":
+        EV[1:3],
+    "SELECT id, CAST(ts AS TIMESTAMP(3)) AS ts FROM ev UNION ALL SELECT id, ts FROM ev":
+        ["INT", "TIMESTAMP(3)"],
+    "SELECT id, ts FROM ev UNION SELECT id, ts FROM ev": EV[1:3],
+    "SELECT * FROM (SELECT id, ts, pt FROM ev UNION ALL SELECT id, ts, pt FROM ev) AS u": EV[1:],
 }
 #: Flink 2.3's BATCH answers where they differ: no rowtime marks a column
 BATCH = {
@@ -67,7 +96,8 @@ def planner(local_spark: Any) -> FlinkSqlPlanner:
         p.plan(ddl)
     yield p
     for drop in ("DROP TEMPORARY VIEW evv", "DROP TEMPORARY TABLE ev",
-                 "DROP TEMPORARY TABLE ev2"):
+                 "DROP TEMPORARY TABLE ev2", "DROP TEMPORARY TABLE plain",
+                 "DROP TEMPORARY VIEW IF EXISTS pv"):
         p.plan(drop)
 
 
@@ -93,20 +123,47 @@ def test_a_tables_time_attributes_and_their_markers() -> None:
 
     assert of("WITH w AS (SELECT ts AS t FROM ev) SELECT * FROM (SELECT t FROM w) AS s(u)") \
         == [("u", "ROWTIME")]
-    assert of("SELECT a.ts FROM ev AS a JOIN ev AS b ON a.id = b.id") is None
+    assert of("SELECT a.ts, b.pt FROM ev AS a JOIN ev AS b ON a.id = b.id") \
+        == [("ts", "ROWTIME"), ("pt", "PROCTIME")]
+    assert of("SELECT ts FROM ev AS a JOIN ev AS b ON a.id = b.id") == [("ts", None)]  # ambiguous
+    assert of("SELECT * FROM (VALUES (1, 2)) AS v(x, y)") == [("x", None), ("y", None)]
     assert of("SELECT ts + INTERVAL '1' SECOND AS x, pt FROM nope") is None
+
+
+#: the queries of a window table function over a PROCTIME() column, which Flink 2.3 types in
+#: BATCH mode but refuses to run there
+PROCTIME_WINDOWS = {q for q in STREAMING if "DESCRIPTOR(pt)" in q}
+BATCH_SCHEMA = {"sessioncluster.schema-runtime-mode": "batch"}
 
 
 @pytest.mark.parametrize("query", list(STREAMING))
 def test_a_querys_time_attributes_are_marked_as_flinks(planner: FlinkSqlPlanner,
                                                        query: str) -> None:
     assert planner.plan(query, "STREAMING").column_types == STREAMING[query]
-    batch = planner.plan(query, "BATCH").column_types
+    batch = planner.plan(f"SELECT * FROM ({query}) LIMIT 0", "BATCH", BATCH_SCHEMA).column_types
     assert batch == BATCH.get(query, [t.replace(" *ROWTIME*", "") for t in STREAMING[query]])
     # a Table's schema in STREAMING, planned in BATCH (TableEnvironment.query_schema)
     schema = planner.plan(f"SELECT * FROM ({query}) LIMIT 0", "BATCH",
                           {"sessioncluster.schema-runtime-mode": "streaming"})
     assert schema.column_types == STREAMING[query]
+
+
+@pytest.mark.parametrize("statement", [
+    *sorted(PROCTIME_WINDOWS), f"EXPLAIN {TUMBLE_PT}",
+    "CREATE TEMPORARY VIEW pv AS " + TUMBLE_PT, "SELECT * FROM pv",
+    "WITH c AS (SELECT id, pt FROM ev) SELECT * FROM TABLE(TUMBLE(TABLE c, DESCRIPTOR(pt), "
+    "INTERVAL '10' SECOND))"])
+def test_batch_refuses_a_window_over_a_proctime_as_flink(planner: FlinkSqlPlanner,
+                                                         statement: str) -> None:
+    """Flink 2.3's TableException, at execute_sql and explain_sql in BATCH (the schema is
+    given: sql_query(q).print_schema()); a window over the rowtime runs."""
+    if statement.startswith("CREATE"):
+        planner.plan(statement, "BATCH")  # a view of it is made
+        return
+    with pytest.raises(FlinkSqlError, match="^Processing time Window TableFunction is not "
+                                            r"supported yet\.$"):
+        planner.plan(statement, "BATCH")
+    assert planner.plan(TUMBLE_TS, "BATCH").column_types == BATCH[TUMBLE_TS]
 
 
 def test_describe_marks_time_attributes_as_flinks(planner: FlinkSqlPlanner) -> None:

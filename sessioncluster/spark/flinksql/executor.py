@@ -71,12 +71,7 @@ from .statements import (
     Use,
     parse_statements,
 )
-from .timeattributes import (
-    Attributes,
-    marked,
-    query_attributes,
-    table_attributes,
-)
+from .timeattributes import catalog_attributes, marked, query_attributes, reads_proctime_window
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
 #: the statements that change the catalog or the session's options
@@ -166,6 +161,8 @@ class FlinkSqlPlanner:
                                              self.functions)
                 return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
                                         job.column_types, job=job)
+            if mode == "BATCH" and SCHEMA_RUNTIME_MODE not in (configuration or {}):
+                self._refuse_proctime_window(statement)
             if isinstance(statement, Explain):
                 return explain_statement(self, statement, streaming=mode != "BATCH")
             streaming_schema = mode != "BATCH" or str((configuration or {}).get(
@@ -348,16 +345,24 @@ class FlinkSqlPlanner:
         return StatementOutcome("SUCCESS_WITH_CONTENT", [f.name for f in fields],
                                 job.column_types, job=job)
 
-    def _time_attributes(self, query: Any) -> Attributes | None:
+    def _time_attributes(self, query: Any, proctime_window: bool = False) -> Any:
         """The time attributes of the query's columns (a view's of the tables beneath; None
-        for a view that shadows a table of its name)."""
-        tables = self.catalog.all_tables()
+        for a view that shadows a table of its name); or whether it reads a window table
+        function over a PROCTIME() column (``proctime_window``)."""
         try:
             inlined = self._inline_views(query)
         except FlinkSqlError:
             return None
-        return query_attributes(inlined, lambda name: table_attributes(
-            tables[name.lower()]) if name.lower() in tables else None)
+        tables = catalog_attributes(self.catalog.all_tables())
+        return reads_proctime_window(inlined, tables) if proctime_window \
+            else query_attributes(inlined, tables)
+
+    def _refuse_proctime_window(self, statement: Statement) -> None:
+        """Flink 2.3 plans no window table function over a PROCTIME() column in BATCH mode
+        (though it gives the query's schema): its ``TableException``."""
+        query = statement.statement if isinstance(statement, Explain) else statement
+        if isinstance(query, Query) and self._time_attributes(query.ast, proctime_window=True):
+            raise FlinkSqlError("Processing time Window TableFunction is not supported yet.")
 
     def _inline_views(self, query: Any) -> Any:
         """STREAMING: ``query`` with each view made by SQL (``CREATE [TEMPORARY] VIEW``) it
