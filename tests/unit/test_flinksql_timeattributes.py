@@ -6,6 +6,7 @@ probe.py, probe2.py and their .out)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -29,7 +30,11 @@ DDL = [
     "CREATE TEMPORARY TABLE ev2 (id INT, ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS ts) "
     "WITH ('connector'='datagen','number-of-rows'='3')",
     "CREATE TEMPORARY TABLE plain (id INT NOT NULL, name STRING) "
-    "WITH ('connector'='datagen','number-of-rows'='3')"]
+    "WITH ('connector'='datagen','number-of-rows'='3')",
+    "CREATE TEMPORARY TABLE cc (id INT, amount INT, doubled AS amount * 2, "
+    "up AS UPPER(CAST(id AS STRING)), ts TIMESTAMP(3), pt AS PROCTIME(), "
+    "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector'='datagen',"
+    "'number-of-rows'='3')"]
 TUMBLE_TS = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
 TUMBLE_PT = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '10' SECOND))"
 EV = ["INT", "INT", "TIMESTAMP(3) *ROWTIME*", "TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*"]
@@ -97,6 +102,7 @@ def planner(local_spark: Any) -> FlinkSqlPlanner:
     yield p
     for drop in ("DROP TEMPORARY VIEW evv", "DROP TEMPORARY TABLE ev",
                  "DROP TEMPORARY TABLE ev2", "DROP TEMPORARY TABLE plain",
+                 "DROP TEMPORARY TABLE cc",
                  "DROP TEMPORARY VIEW IF EXISTS pv"):
         p.plan(drop)
 
@@ -194,3 +200,71 @@ def test_a_marked_schema_is_printed_and_typed_as_flinks() -> None:
                              "  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")
     assert schema.get_field_data_types() == [DataTypes.TIMESTAMP(3),
                                              DataTypes.TIMESTAMP_LTZ(3, False)]
+
+
+class PlannerGateway:
+    """A TableEnvironment's gateway answered by the planner in this process (no cluster)."""
+
+    def __init__(self, planner: FlinkSqlPlanner) -> None:
+        self.planner = planner
+
+    def execute_flink_sql(self, statement: str, runtime_mode: Any,
+                          configuration: dict[str, str]) -> Any:
+        import pyarrow as pa
+
+        outcome = self.planner.plan(statement, runtime_mode.name, configuration)
+        table = pa.table({n: [r[i] for r in outcome.rows] for i, n in enumerate(outcome.columns)})
+        return SimpleNamespace(job_id="", result_kind=outcome.result_kind,
+                               columns=outcome.columns, column_types=outcome.column_types,
+                               table=table, row_kinds=None)
+
+    def job(self, job_id: str) -> Any:
+        raise AssertionError(f"no job runs here: {job_id}")
+
+
+#: Flink 2.3's print_schema() of from_path('cc') (/work/briefs/data/types4/probe.out)
+CC_RESOLVED = """(
+  `id` INT,
+  `amount` INT,
+  `doubled` INT AS `amount` * 2,
+  `up` STRING AS UPPER(CAST(`id` AS STRING)),
+  `ts` TIMESTAMP(3){rowtime},
+  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME* AS PROCTIME(),
+  WATERMARK FOR `ts`: TIMESTAMP(3) AS `ts` - INTERVAL '5' SECOND
+)"""
+#: its str(get_schema())
+CC_LEGACY = """root
+ |-- id: INT
+ |-- amount: INT
+ |-- doubled: INT AS `amount` * 2
+ |-- up: STRING AS UPPER(CAST(`id` AS STRING))
+ |-- ts: TIMESTAMP(3){rowtime}
+ |-- pt: TIMESTAMP_LTZ(3) NOT NULL *PROCTIME* AS PROCTIME()
+ |-- WATERMARK FOR ts: TIMESTAMP(3) AS `ts` - INTERVAL '5' SECOND
+"""
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_a_catalog_tables_schema_shows_its_expressions_and_watermark_as_flinks(
+        planner: FlinkSqlPlanner, streaming: bool) -> None:
+    """Flink 2.3's from_path(t) schema: a computed column with its expression, the watermark
+    line; a query of the table (select, sql_query) without them."""
+    from sessioncluster.api.table.environment import EnvironmentSettings, TableEnvironment
+
+    settings = EnvironmentSettings.in_streaming_mode() if streaming \
+        else EnvironmentSettings.in_batch_mode()
+    t_env = TableEnvironment(PlannerGateway(planner), settings)
+    rowtime = " *ROWTIME*" if streaming else ""
+    cc = t_env.from_path("cc")
+    assert str(cc.get_resolved_schema()) == CC_RESOLVED.format(rowtime=rowtime)
+    assert str(cc.get_schema()) == CC_LEGACY.format(rowtime=rowtime)
+    assert str(t_env.from_path("ev2").get_resolved_schema()) == (
+        f"(\n  `id` INT,\n  `ts` TIMESTAMP_LTZ(3){rowtime},\n"
+        "  WATERMARK FOR `ts`: TIMESTAMP_LTZ(3) AS `ts`\n)")
+    assert str(t_env.from_path("plain").get_resolved_schema()) == (
+        "(\n  `id` INT NOT NULL,\n  `name` STRING\n)")
+    assert str(t_env.from_path("cc").select(cc.id).get_resolved_schema()) == "(\n  `id` INT\n)"
+    assert str(t_env.sql_query("SELECT * FROM cc").get_resolved_schema()) == (
+        "(\n  `id` INT,\n  `amount` INT,\n  `doubled` INT,\n  `up` STRING,\n"
+        f"  `ts` TIMESTAMP(3){rowtime},\n  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")
+    assert cc.get_schema().get_field_names() == ["id", "amount", "doubled", "up", "ts", "pt"]

@@ -1,8 +1,8 @@
 """Flink's names and types of a query's columns, and ``TYPEOF`` answered at planning.
 
 Pure (no Spark), over :mod:`.flinktypes`: the columns a SELECT reads (its tables', through a
-callback, its ``VALUES``', its subqueries' and common table expressions'), an outer join's
-missing side nullable; the columns it makes.
+callback, its ``VALUES``', its subqueries' and common table expressions', walked by
+:class:`.querywalk.QueryWalker`), an outer join's missing side nullable; the columns it makes.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ class TypeWalker(QueryWalker[DataType]):
         return column and column.nullable()
 
     def table(self, table: exp.Table, ctes: Mapping[str, Columns]) -> Columns | None:
+        """A table by its name alone (one of another catalog or database is not typed here)."""
         return None if table.args.get("db") else super().table(table, ctes)
 
 

@@ -19,6 +19,8 @@ from .dialect import output_name, window_table_and_time
 
 #: what is computed per column (None where it is not known, or nothing)
 T = TypeVar("T")
+#: a query's columns: each name with what is computed for it
+Named = list[tuple[str, "T | None"]]
 
 
 @dataclass
@@ -26,24 +28,24 @@ class Scope(Generic[T]):
     """The columns a SELECT reads: in order (for ``*``) and by name (its name alone, and
     ``qualifier.name``, lower case; a name two sources have is None unqualified)."""
 
-    ordered: list[tuple[str, T | None]] = field(default_factory=list)
+    ordered: Named[T] = field(default_factory=list)
     by_name: dict[str, T | None] = field(default_factory=dict)
 
 
 class QueryWalker(ABC, Generic[T]):
     """The walk of a query's sources; subclasses give what each column is."""
 
-    def __init__(self, tables: Callable[[str], "list[tuple[str, T | None]] | None"]) -> None:
+    def __init__(self, tables: Callable[[str], "Named[T] | None"]) -> None:
         self.tables = tables
 
     # -- the rules per column ---------------------------------------------------------------
     @abstractmethod
-    def values(self, values: exp.Values) -> list[tuple[str, T | None]] | None:
+    def values(self, values: exp.Values) -> Named[T] | None:
         """A ``VALUES`` list's columns."""
 
     @abstractmethod
-    def set_operation(self, operation: exp.SetOperation, left: list[tuple[str, T | None]],
-                      right: list[tuple[str, T | None]]) -> list[tuple[str, T | None]] | None:
+    def set_operation(self, operation: exp.SetOperation, left: Named[T],
+                      right: Named[T]) -> Named[T] | None:
         """The columns of a set operation of two queries' (of equal length)."""
 
     @abstractmethod
@@ -51,7 +53,7 @@ class QueryWalker(ABC, Generic[T]):
         """What a SELECT's item (unaliased) is."""
 
     @abstractmethod
-    def window_bounds(self, time: T | None) -> list[tuple[str, T | None]]:
+    def window_bounds(self, time: T | None) -> Named[T]:
         """A window table function's ``window_start``, ``window_end`` and ``window_time``
         columns, given its time column's."""
 
@@ -59,8 +61,8 @@ class QueryWalker(ABC, Generic[T]):
         """A column of an outer join's side that may be missing."""
         return column
 
-    def table(self, table: exp.Table, ctes: Mapping[str, list[tuple[str, T | None]]]
-              ) -> list[tuple[str, T | None]] | None:
+    def table(self, table: exp.Table, ctes: Mapping[str, Named[T]]
+              ) -> Named[T] | None:
         """A table's columns by its name: a common table expression's, else a table's."""
         columns = ctes.get(table.name.lower())
         return self.tables(table.name) if columns is None else columns
@@ -70,8 +72,8 @@ class QueryWalker(ABC, Generic[T]):
         return scope
 
     # -- the walk ---------------------------------------------------------------------------
-    def columns(self, query: exp.Expr, ctes: Mapping[str, list[tuple[str, T | None]]] | None = None
-                ) -> list[tuple[str, T | None]] | None:
+    def columns(self, query: exp.Expr, ctes: Mapping[str, Named[T]] | None = None
+                ) -> Named[T] | None:
         """A query's columns (its common table expressions', then its own); None when its shape
         is not one known here."""
         known = dict(ctes or {})
@@ -95,7 +97,7 @@ class QueryWalker(ABC, Generic[T]):
         scope = self.scope(query, known)
         if scope is None:
             return None
-        out: list[tuple[str, T | None]] = []
+        out: Named[T] = []
         for i, projection in enumerate(query.selects):
             if isinstance(projection, exp.Star):
                 out += scope.ordered
@@ -106,7 +108,7 @@ class QueryWalker(ABC, Generic[T]):
                             self.projection(projection.unalias(), query, scope)))
         return out
 
-    def scope(self, select: exp.Select, ctes: Mapping[str, list[tuple[str, T | None]]]
+    def scope(self, select: exp.Select, ctes: Mapping[str, Named[T]]
               ) -> Scope[T] | None:
         """The columns of a SELECT's FROM and JOINs (an outer join's side that may be missing
         as :meth:`outer` makes it); None when a source is not known here."""
@@ -134,12 +136,12 @@ class QueryWalker(ABC, Generic[T]):
                 scope.by_name[f"{qualifier}.{key}"] = t
         return self.joined(select, scope) if joins else scope
 
-    def source(self, source: exp.Expr, ctes: Mapping[str, list[tuple[str, T | None]]]
-               ) -> list[tuple[str, T | None]] | None:
+    def source(self, source: exp.Expr, ctes: Mapping[str, Named[T]]
+               ) -> Named[T] | None:
         """A FROM or JOIN source's columns, renamed by its alias's column list."""
         alias = source.args.get("alias")
         renamed = [c.name for c in alias.columns] if alias is not None and alias.columns else None
-        columns: list[tuple[str, T | None]] | None
+        columns: Named[T] | None
         if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
             columns = self.table(source, ctes)
         elif isinstance(source, exp.Values):
@@ -155,8 +157,8 @@ class QueryWalker(ABC, Generic[T]):
             return None
         return columns if renamed is None else [(n, t) for n, (_, t) in zip(renamed, columns)]
 
-    def window(self, call: exp.Expr, ctes: Mapping[str, list[tuple[str, T | None]]]
-               ) -> list[tuple[str, T | None]] | None:
+    def window(self, call: exp.Expr, ctes: Mapping[str, Named[T]]
+               ) -> Named[T] | None:
         """A window table function's columns (``TUMBLE``, ``HOP``, ``CUMULATE``, ``SESSION``
         over ``TABLE t``): ``t``'s, then :meth:`window_bounds`; None when ``call`` is not one
         known here."""
