@@ -103,7 +103,7 @@ def planner(local_spark: Any) -> FlinkSqlPlanner:
     for drop in ("DROP TEMPORARY VIEW evv", "DROP TEMPORARY TABLE ev",
                  "DROP TEMPORARY TABLE ev2", "DROP TEMPORARY TABLE plain",
                  "DROP TEMPORARY TABLE cc",
-                 "DROP TEMPORARY VIEW IF EXISTS pv"):
+                 "DROP TEMPORARY VIEW IF EXISTS pv", "DROP TEMPORARY TABLE IF EXISTS sink"):
         p.plan(drop)
 
 
@@ -158,11 +158,17 @@ def test_a_querys_time_attributes_are_marked_as_flinks(planner: FlinkSqlPlanner,
     *sorted(PROCTIME_WINDOWS), f"EXPLAIN {TUMBLE_PT}",
     "CREATE TEMPORARY VIEW pv AS " + TUMBLE_PT, "SELECT * FROM pv",
     "WITH c AS (SELECT id, pt FROM ev) SELECT * FROM TABLE(TUMBLE(TABLE c, DESCRIPTOR(pt), "
-    "INTERVAL '10' SECOND))"])
+    "INTERVAL '10' SECOND))",
+    "CREATE TEMPORARY TABLE sink (id INT, ws TIMESTAMP(3)) WITH ('connector'='blackhole')",
+    *[f"{verb}INSERT INTO sink SELECT id, window_start FROM TABLE(TUMBLE(TABLE ev, "
+      "DESCRIPTOR(pt), INTERVAL '10' SECOND))" for verb in ("", "EXPLAIN ")],
+    "EXECUTE STATEMENT SET BEGIN INSERT INTO sink SELECT id, window_start FROM TABLE(TUMBLE("
+    "TABLE ev, DESCRIPTOR(pt), INTERVAL '10' SECOND)); END"])
 def test_batch_refuses_a_window_over_a_proctime_as_flink(planner: FlinkSqlPlanner,
                                                          statement: str) -> None:
     """Flink 2.3's TableException, at execute_sql and explain_sql in BATCH (the schema is
-    given: sql_query(q).print_schema()); a window over the rowtime runs."""
+    given: sql_query(q).print_schema()), and of an INSERT or a statement set of one
+    (probe4.out); a window over the rowtime runs."""
     if statement.startswith("CREATE"):
         planner.plan(statement, "BATCH")  # a view of it is made
         return

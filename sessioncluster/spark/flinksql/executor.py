@@ -70,8 +70,15 @@ from .statements import (
     StopJob,
     Use,
     parse_statements,
+    planned_queries,
 )
-from .timeattributes import catalog_attributes, marked, query_attributes, reads_proctime_window
+from .timeattributes import (
+    Attributes,
+    catalog_attributes,
+    marked,
+    query_attributes,
+    reads_proctime_window,
+)
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
 #: the statements that change the catalog or the session's options
@@ -345,24 +352,28 @@ class FlinkSqlPlanner:
         return StatementOutcome("SUCCESS_WITH_CONTENT", [f.name for f in fields],
                                 job.column_types, job=job)
 
-    def _time_attributes(self, query: Any, proctime_window: bool = False) -> Any:
+    def _time_attributes(self, query: Any) -> Attributes | None:
         """The time attributes of the query's columns (a view's of the tables beneath; None
-        for a view that shadows a table of its name); or whether it reads a window table
-        function over a PROCTIME() column (``proctime_window``)."""
-        try:
-            inlined = self._inline_views(query)
-        except FlinkSqlError:
-            return None
-        tables = catalog_attributes(self.catalog.all_tables())
-        return reads_proctime_window(inlined, tables) if proctime_window \
-            else query_attributes(inlined, tables)
+        for a view that shadows a table of its name)."""
+        inlined = self._views_inlined(query)
+        return None if inlined is None else query_attributes(
+            inlined, catalog_attributes(self.catalog.all_tables()))
 
     def _refuse_proctime_window(self, statement: Statement) -> None:
-        """Flink 2.3 plans no window table function over a PROCTIME() column in BATCH mode
-        (though it gives the query's schema): its ``TableException``."""
-        query = statement.statement if isinstance(statement, Explain) else statement
-        if isinstance(query, Query) and self._time_attributes(query.ast, proctime_window=True):
-            raise FlinkSqlError("Processing time Window TableFunction is not supported yet.")
+        """Flink 2.3 plans no window table function over a PROCTIME() column in BATCH mode, in
+        a query, an INSERT, a statement set or their EXPLAIN (though it gives the query's
+        schema): its ``TableException``."""
+        tables = catalog_attributes(self.catalog.all_tables())
+        for query in map(self._views_inlined, planned_queries(statement)):
+            if query is not None and reads_proctime_window(query, tables):
+                raise FlinkSqlError("Processing time Window TableFunction is not supported yet.")
+
+    def _views_inlined(self, query: Any) -> Any:
+        """:meth:`_inline_views` of ``query``; None for a view that shadows a table of its name."""
+        try:
+            return self._inline_views(query)
+        except FlinkSqlError:
+            return None
 
     def _inline_views(self, query: Any) -> Any:
         """STREAMING: ``query`` with each view made by SQL (``CREATE [TEMPORARY] VIEW``) it
