@@ -34,7 +34,8 @@ DDL = [
     "CREATE TEMPORARY TABLE cc (id INT, amount INT, doubled AS amount * 2, "
     "up AS UPPER(CAST(id AS STRING)), ts TIMESTAMP(3), pt AS PROCTIME(), "
     "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector'='datagen',"
-    "'number-of-rows'='3')"]
+    "'number-of-rows'='3')",
+    "CREATE TEMPORARY VIEW ccv AS SELECT id, doubled, ts, pt FROM cc"]
 TUMBLE_TS = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
 TUMBLE_PT = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '10' SECOND))"
 EV = ["INT", "INT", "TIMESTAMP(3) *ROWTIME*", "TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*"]
@@ -102,7 +103,7 @@ def planner(local_spark: Any) -> FlinkSqlPlanner:
     yield p
     for drop in ("DROP TEMPORARY VIEW evv", "DROP TEMPORARY TABLE ev",
                  "DROP TEMPORARY TABLE ev2", "DROP TEMPORARY TABLE plain",
-                 "DROP TEMPORARY TABLE cc",
+                 "DROP TEMPORARY VIEW ccv", "DROP TEMPORARY TABLE cc",
                  "DROP TEMPORARY VIEW IF EXISTS pv", "DROP TEMPORARY TABLE IF EXISTS sink"):
         p.plan(drop)
 
@@ -274,3 +275,7 @@ def test_a_catalog_tables_schema_shows_its_expressions_and_watermark_as_flinks(
         "(\n  `id` INT,\n  `amount` INT,\n  `doubled` INT,\n  `up` STRING,\n"
         f"  `ts` TIMESTAMP(3){rowtime},\n  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")
     assert cc.get_schema().get_field_names() == ["id", "amount", "doubled", "up", "ts", "pt"]
+    # a view's: its columns alone (probe3.out: from_path('ccv').print_schema())
+    assert str(t_env.from_path("ccv").get_resolved_schema()) == (
+        f"(\n  `id` INT,\n  `doubled` INT,\n  `ts` TIMESTAMP(3){rowtime},\n"
+        "  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")
