@@ -277,3 +277,41 @@ def test_sum_and_avg_of_a_float_are_flinks_floats(planner: FlinkSqlPlanner, quer
         assert planner.plan(query, "STREAMING").column_types == types
     finally:
         planner.plan("DROP TEMPORARY VIEW fl")
+
+
+#: Flink 2.3's STREAMING changelog of SUM/AVG/MIN/MAX of the FLOATs (probe.out, as printed)
+FLOAT_CHANGES = {
+    "SELECT SUM(f) AS s, AVG(f) AS a, MIN(f) AS mi, MAX(f) AS ma FROM fl": [
+        ("+I", "1.5", "1.5", "1.5", "1.5"), ("-U", "1.5", "1.5", "1.5", "1.5"),
+        ("+U", "3.75", "1.875", "1.5", "2.25"), ("-U", "3.75", "1.875", "1.5", "2.25"),
+        ("+U", "3.85", "1.2833333", "0.1", "2.25"), ("-U", "3.85", "1.2833333", "0.1", "2.25"),
+        ("+U", "4.0499997", "1.0125", "0.1", "2.25")],
+    "SELECT k, SUM(f) AS s FROM fl GROUP BY k": [
+        ("+I", "1", "1.5"), ("-U", "1", "1.5"), ("+U", "1", "3.75"), ("+I", "2", "0.1"),
+        ("-U", "2", "0.1"), ("+U", "2", "0.3"), ("+I", "3", "<NULL>")],
+}
+
+
+@pytest.mark.parametrize("query", list(FLOAT_CHANGES))
+def test_a_float_sums_changelog_adds_in_single_precision_as_flinks(local_spark: Any,
+                                                                   query: str) -> None:
+    """A bounded source's changelog in STREAMING (:mod:`.boundedchangelog`): each running SUM
+    of FLOATs added in single precision, as Flink's."""
+    from sessioncluster.api.table.result import cell_string
+    from sessioncluster.spark.flinksql.boundedchangelog import changelog_query, ordered_changes
+    from sessioncluster.spark.flinksql.model import CatalogTable, Column
+    from sessioncluster.spark.flinksql.planner import to_spark_sql
+
+    local_spark.sql(FLOATS.replace("CREATE TEMPORARY VIEW fl AS",
+                                   "CREATE OR REPLACE TEMPORARY VIEW __fl AS"))
+    tables = {"__fl": CatalogTable("__fl", [Column("k", "INT"), Column("f", "FLOAT")])}
+    statement = parse_statements(query.replace("FROM fl", "FROM __fl"))[0]
+    rewritten = changelog_query(statement.ast,  # type: ignore[attr-defined]
+                                lambda source: local_spark.table(source.name).columns)
+    try:
+        frame = ordered_changes(local_spark.sql(to_spark_sql(rewritten, tables)))
+        types = ["INT" if c == "k" else "FLOAT" for c in frame.columns[:-1]]
+        assert [(r[-1], *(cell_string(v, t) for v, t in zip(r, types)))
+                for r in frame.collect()] == FLOAT_CHANGES[query]
+    finally:
+        local_spark.sql("DROP VIEW IF EXISTS __fl")
