@@ -1,9 +1,12 @@
 """Flink's ``*ROWTIME*`` / ``*PROCTIME*`` markers of time attributes in a query's schema and in
 DESCRIBE, and a window table function's columns over a PROCTIME() or TIMESTAMP_LTZ column,
-against PyFlink 2.3's answers (/work/briefs/data/ftypes3/probe.py: probe.out, probe2.out)."""
+against PyFlink 2.3's answers (/work/briefs/data/ftypes3/probe.py: probe.out, probe2.out;
+joins, set operations and BATCH's refusal of a proctime window: /work/briefs/data/types4/
+probe.py, probe2.py and their .out)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from sessioncluster.api.table.result import ResolvedSchema, TableSchema
 from sessioncluster.api.table.types import DataTypes
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import CreateTable, Query, parse_statements
 from sessioncluster.spark.flinksql.timeattributes import (
     marked,
@@ -24,7 +28,14 @@ DDL = [
     "'number-of-rows'='3')",
     "CREATE TEMPORARY VIEW evv AS SELECT id, ts, pt FROM ev",
     "CREATE TEMPORARY TABLE ev2 (id INT, ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS ts) "
-    "WITH ('connector'='datagen','number-of-rows'='3')"]
+    "WITH ('connector'='datagen','number-of-rows'='3')",
+    "CREATE TEMPORARY TABLE plain (id INT NOT NULL, name STRING) "
+    "WITH ('connector'='datagen','number-of-rows'='3')",
+    "CREATE TEMPORARY TABLE cc (id INT, amount INT, doubled AS amount * 2, "
+    "up AS UPPER(CAST(id AS STRING)), ts TIMESTAMP(3), pt AS PROCTIME(), "
+    "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector'='datagen',"
+    "'number-of-rows'='3')",
+    "CREATE TEMPORARY VIEW ccv AS SELECT id, doubled, ts, pt FROM cc"]
 TUMBLE_TS = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
 TUMBLE_PT = "SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '10' SECOND))"
 EV = ["INT", "INT", "TIMESTAMP(3) *ROWTIME*", "TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*"]
@@ -48,6 +59,30 @@ STREAMING = {
     "INTERVAL '10' SECOND))": [*EV, *BOUNDS, EV[3]],
     "SELECT id, COUNT(*) AS c, MAX(ts) AS mt FROM ev GROUP BY id":
         ["INT", "BIGINT NOT NULL", "TIMESTAMP(3) *ROWTIME*"],
+    # a join keeps both sides' time attributes: a regular, an outer, an interval join alike
+    "SELECT a.id, a.ts, a.pt, b.name FROM ev AS a JOIN plain AS b ON a.id = b.id":
+        ["INT", *EV[2:], "STRING"],
+    "SELECT a.ts AS ats, b.ts AS bts FROM ev AS a JOIN ev2 AS b ON a.id = b.id":
+        [EV[2], "TIMESTAMP_LTZ(3) *ROWTIME*"],
+    "SELECT a.id, b.ts AS bts, b.pt AS bpt FROM ev AS a LEFT JOIN ev AS b ON a.id = b.id":
+        ["INT", EV[2], "TIMESTAMP_LTZ(3) *PROCTIME*"],
+    "SELECT a.ts AS ats, a.pt AS apt, b.id FROM ev AS a RIGHT JOIN plain AS b ON a.id = b.id":
+        [EV[2], "TIMESTAMP_LTZ(3) *PROCTIME*", "INT NOT NULL"],
+    "SELECT a.id, a.ts AS ats, b.ts AS bts, a.pt FROM ev AS a JOIN ev AS b ON a.id = b.id "
+    "AND a.ts BETWEEN b.ts - INTERVAL '5' SECOND AND b.ts": ["INT", EV[2], EV[2], EV[3]],
+    "SELECT a.pt AS apt, b.pt AS bpt FROM ev AS a JOIN ev AS b ON a.id = b.id "
+    "AND a.pt BETWEEN b.pt - INTERVAL '5' SECOND AND b.pt": [EV[3], EV[3]],
+    "SELECT ts, pt, name FROM ev AS a JOIN plain AS b ON a.id = b.id": [*EV[2:], "STRING"],
+    "WITH w AS (SELECT id, ts FROM ev) SELECT w.ts, p.name FROM w JOIN plain AS p "
+    "ON w.id = p.id": [EV[2], "STRING"],
+    # a set operation: the left query's time attributes
+    "SELECT id, ts, pt FROM ev UNION ALL SELECT id, ts, pt FROM ev": EV[1:],
+    "SELECT id, ts FROM ev UNION ALL SELECT id, CAST(NULL AS TIMESTAMP(3)) FROM plain":
+        EV[1:3],
+    "SELECT id, CAST(ts AS TIMESTAMP(3)) AS ts FROM ev UNION ALL SELECT id, ts FROM ev":
+        ["INT", "TIMESTAMP(3)"],
+    "SELECT id, ts FROM ev UNION SELECT id, ts FROM ev": EV[1:3],
+    "SELECT * FROM (SELECT id, ts, pt FROM ev UNION ALL SELECT id, ts, pt FROM ev) AS u": EV[1:],
 }
 #: Flink 2.3's BATCH answers where they differ: no rowtime marks a column
 BATCH = {
@@ -67,7 +102,9 @@ def planner(local_spark: Any) -> FlinkSqlPlanner:
         p.plan(ddl)
     yield p
     for drop in ("DROP TEMPORARY VIEW evv", "DROP TEMPORARY TABLE ev",
-                 "DROP TEMPORARY TABLE ev2"):
+                 "DROP TEMPORARY TABLE ev2", "DROP TEMPORARY TABLE plain",
+                 "DROP TEMPORARY VIEW ccv", "DROP TEMPORARY TABLE cc",
+                 "DROP TEMPORARY VIEW IF EXISTS pv", "DROP TEMPORARY TABLE IF EXISTS sink"):
         p.plan(drop)
 
 
@@ -93,20 +130,53 @@ def test_a_tables_time_attributes_and_their_markers() -> None:
 
     assert of("WITH w AS (SELECT ts AS t FROM ev) SELECT * FROM (SELECT t FROM w) AS s(u)") \
         == [("u", "ROWTIME")]
-    assert of("SELECT a.ts FROM ev AS a JOIN ev AS b ON a.id = b.id") is None
+    assert of("SELECT a.ts, b.pt FROM ev AS a JOIN ev AS b ON a.id = b.id") \
+        == [("ts", "ROWTIME"), ("pt", "PROCTIME")]
+    assert of("SELECT ts FROM ev AS a JOIN ev AS b ON a.id = b.id") == [("ts", None)]  # ambiguous
+    assert of("SELECT * FROM (VALUES (1, 2)) AS v(x, y)") == [("x", None), ("y", None)]
     assert of("SELECT ts + INTERVAL '1' SECOND AS x, pt FROM nope") is None
+
+
+#: the queries of a window table function over a PROCTIME() column, which Flink 2.3 types in
+#: BATCH mode but refuses to run there
+PROCTIME_WINDOWS = {q for q in STREAMING if "DESCRIPTOR(pt)" in q}
+BATCH_SCHEMA = {"sessioncluster.schema-runtime-mode": "batch"}
 
 
 @pytest.mark.parametrize("query", list(STREAMING))
 def test_a_querys_time_attributes_are_marked_as_flinks(planner: FlinkSqlPlanner,
                                                        query: str) -> None:
     assert planner.plan(query, "STREAMING").column_types == STREAMING[query]
-    batch = planner.plan(query, "BATCH").column_types
+    batch = planner.plan(f"SELECT * FROM ({query}) LIMIT 0", "BATCH", BATCH_SCHEMA).column_types
     assert batch == BATCH.get(query, [t.replace(" *ROWTIME*", "") for t in STREAMING[query]])
     # a Table's schema in STREAMING, planned in BATCH (TableEnvironment.query_schema)
     schema = planner.plan(f"SELECT * FROM ({query}) LIMIT 0", "BATCH",
                           {"sessioncluster.schema-runtime-mode": "streaming"})
     assert schema.column_types == STREAMING[query]
+
+
+@pytest.mark.parametrize("statement", [
+    *sorted(PROCTIME_WINDOWS), f"EXPLAIN {TUMBLE_PT}",
+    "CREATE TEMPORARY VIEW pv AS " + TUMBLE_PT, "SELECT * FROM pv",
+    "WITH c AS (SELECT id, pt FROM ev) SELECT * FROM TABLE(TUMBLE(TABLE c, DESCRIPTOR(pt), "
+    "INTERVAL '10' SECOND))",
+    "CREATE TEMPORARY TABLE sink (id INT, ws TIMESTAMP(3)) WITH ('connector'='blackhole')",
+    *[f"{verb}INSERT INTO sink SELECT id, window_start FROM TABLE(TUMBLE(TABLE ev, "
+      "DESCRIPTOR(pt), INTERVAL '10' SECOND))" for verb in ("", "EXPLAIN ")],
+    "EXECUTE STATEMENT SET BEGIN INSERT INTO sink SELECT id, window_start FROM TABLE(TUMBLE("
+    "TABLE ev, DESCRIPTOR(pt), INTERVAL '10' SECOND)); END"])
+def test_batch_refuses_a_window_over_a_proctime_as_flink(planner: FlinkSqlPlanner,
+                                                         statement: str) -> None:
+    """Flink 2.3's TableException, at execute_sql and explain_sql in BATCH (the schema is
+    given: sql_query(q).print_schema()), and of an INSERT or a statement set of one
+    (probe4.out); a window over the rowtime runs."""
+    if statement.startswith("CREATE"):
+        planner.plan(statement, "BATCH")  # a view of it is made
+        return
+    with pytest.raises(FlinkSqlError, match="^Processing time Window TableFunction is not "
+                                            r"supported yet\.$"):
+        planner.plan(statement, "BATCH")
+    assert planner.plan(TUMBLE_TS, "BATCH").column_types == BATCH[TUMBLE_TS]
 
 
 def test_describe_marks_time_attributes_as_flinks(planner: FlinkSqlPlanner) -> None:
@@ -137,3 +207,75 @@ def test_a_marked_schema_is_printed_and_typed_as_flinks() -> None:
                              "  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")
     assert schema.get_field_data_types() == [DataTypes.TIMESTAMP(3),
                                              DataTypes.TIMESTAMP_LTZ(3, False)]
+
+
+class PlannerGateway:
+    """A TableEnvironment's gateway answered by the planner in this process (no cluster)."""
+
+    def __init__(self, planner: FlinkSqlPlanner) -> None:
+        self.planner = planner
+
+    def execute_flink_sql(self, statement: str, runtime_mode: Any,
+                          configuration: dict[str, str]) -> Any:
+        import pyarrow as pa
+
+        outcome = self.planner.plan(statement, runtime_mode.name, configuration)
+        table = pa.table({n: [r[i] for r in outcome.rows] for i, n in enumerate(outcome.columns)})
+        return SimpleNamespace(job_id="", result_kind=outcome.result_kind,
+                               columns=outcome.columns, column_types=outcome.column_types,
+                               table=table, row_kinds=None)
+
+    def job(self, job_id: str) -> Any:
+        raise AssertionError(f"no job runs here: {job_id}")
+
+
+#: Flink 2.3's print_schema() of from_path('cc') (/work/briefs/data/types4/probe.out)
+CC_RESOLVED = """(
+  `id` INT,
+  `amount` INT,
+  `doubled` INT AS `amount` * 2,
+  `up` STRING AS UPPER(CAST(`id` AS STRING)),
+  `ts` TIMESTAMP(3){rowtime},
+  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME* AS PROCTIME(),
+  WATERMARK FOR `ts`: TIMESTAMP(3) AS `ts` - INTERVAL '5' SECOND
+)"""
+#: its str(get_schema())
+CC_LEGACY = """root
+ |-- id: INT
+ |-- amount: INT
+ |-- doubled: INT AS `amount` * 2
+ |-- up: STRING AS UPPER(CAST(`id` AS STRING))
+ |-- ts: TIMESTAMP(3){rowtime}
+ |-- pt: TIMESTAMP_LTZ(3) NOT NULL *PROCTIME* AS PROCTIME()
+ |-- WATERMARK FOR ts: TIMESTAMP(3) AS `ts` - INTERVAL '5' SECOND
+"""
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_a_catalog_tables_schema_shows_its_expressions_and_watermark_as_flinks(
+        planner: FlinkSqlPlanner, streaming: bool) -> None:
+    """Flink 2.3's from_path(t) schema: a computed column with its expression, the watermark
+    line; a query of the table (select, sql_query) without them."""
+    from sessioncluster.api.table.environment import EnvironmentSettings, TableEnvironment
+
+    settings = EnvironmentSettings.in_streaming_mode() if streaming \
+        else EnvironmentSettings.in_batch_mode()
+    t_env = TableEnvironment(PlannerGateway(planner), settings)
+    rowtime = " *ROWTIME*" if streaming else ""
+    cc = t_env.from_path("cc")
+    assert str(cc.get_resolved_schema()) == CC_RESOLVED.format(rowtime=rowtime)
+    assert str(cc.get_schema()) == CC_LEGACY.format(rowtime=rowtime)
+    assert str(t_env.from_path("ev2").get_resolved_schema()) == (
+        f"(\n  `id` INT,\n  `ts` TIMESTAMP_LTZ(3){rowtime},\n"
+        "  WATERMARK FOR `ts`: TIMESTAMP_LTZ(3) AS `ts`\n)")
+    assert str(t_env.from_path("plain").get_resolved_schema()) == (
+        "(\n  `id` INT NOT NULL,\n  `name` STRING\n)")
+    assert str(t_env.from_path("cc").select(cc.id).get_resolved_schema()) == "(\n  `id` INT\n)"
+    assert str(t_env.sql_query("SELECT * FROM cc").get_resolved_schema()) == (
+        "(\n  `id` INT,\n  `amount` INT,\n  `doubled` INT,\n  `up` STRING,\n"
+        f"  `ts` TIMESTAMP(3){rowtime},\n  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")
+    assert cc.get_schema().get_field_names() == ["id", "amount", "doubled", "up", "ts", "pt"]
+    # a view's: its columns alone (probe3.out: from_path('ccv').print_schema())
+    assert str(t_env.from_path("ccv").get_resolved_schema()) == (
+        f"(\n  `id` INT,\n  `doubled` INT,\n  `ts` TIMESTAMP(3){rowtime},\n"
+        "  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")

@@ -246,7 +246,7 @@ class TableEnvironment:
 
     def from_path(self, path: str) -> Table:
         """The table or view registered at ``path``."""
-        return Table(f"SELECT * FROM {quote_path(path)}", self)
+        return Table(f"SELECT * FROM {quote_path(path)}", self, path=path)
 
     def create_temporary_view(self, view_path: str, table: Any, *fields: Any) -> None:
         """Register ``table`` as the temporary view ``view_path``."""

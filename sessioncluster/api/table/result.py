@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import sys
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Iterator, Protocol, Sequence, TextIO
 
@@ -42,12 +43,28 @@ class ExplainDetail(Enum):
     PLAN_ADVICE = 3
 
 
-class TableSchema:
-    """Column names and their Flink SQL types (PyFlink's ``TableSchema``)."""
+@dataclass(frozen=True)
+class WatermarkSpec:
+    """A catalog table's ``WATERMARK FOR rowtime AS expression`` (its expression quoted as
+    Flink prints it), with the rowtime column's type."""
 
-    def __init__(self, field_names: Sequence[str], data_types: Sequence[str]) -> None:
+    rowtime: str
+    type_text: str
+    expression: str
+
+
+class TableSchema:
+    """Column names and their Flink SQL types (PyFlink's ``TableSchema``); a catalog table's
+    (``from_path``) with its computed columns' expressions (``extras``: ``AS PROCTIME()``) and
+    its watermark, as Flink prints them."""
+
+    def __init__(self, field_names: Sequence[str], data_types: Sequence[str],
+                 extras: Sequence[str | None] = (),
+                 watermarks: Sequence[WatermarkSpec] = ()) -> None:
         self._names = list(field_names)
         self._types = list(data_types)
+        self._extras = list(extras) or [None] * len(self._names)
+        self._watermarks = list(watermarks)
 
     def get_field_names(self) -> list[str]:
         return list(self._names)
@@ -78,9 +95,25 @@ class TableSchema:
         """The Flink SQL type text of each column (``BIGINT``, ``TIMESTAMP(3)``)."""
         return list(self._types)
 
+    def get_extras(self) -> list[str | None]:
+        """Each column's extras as Flink prints them after its type (``AS PROCTIME()``)."""
+        return list(self._extras)
+
+    def get_watermark_specs(self) -> list[WatermarkSpec]:
+        """The watermarks of a catalog table's schema."""
+        return list(self._watermarks)
+
+    def _typed(self) -> list[str]:
+        """Each column's type text with its extras."""
+        return [f"{t} {e}" if e else t for t, e in zip(self._types, self._extras)]
+
     def __str__(self) -> str:
-        """Flink's legacy TableSchema text: ``root`` then `` |-- name: TYPE`` lines."""
-        return "root\n" + "".join(f" |-- {n}: {t}\n" for n, t in zip(self._names, self._types))
+        """Flink's legacy TableSchema text: ``root`` then `` |-- name: TYPE`` lines, and
+        `` |-- WATERMARK FOR ts: TYPE AS expression``."""
+        lines = [f"{n}: {t}" for n, t in zip(self._names, self._typed())]
+        lines += [f"WATERMARK FOR {w.rowtime}: {w.type_text} AS {w.expression}"
+                  for w in self._watermarks]
+        return "root\n" + "".join(f" |-- {line}\n" for line in lines)
 
     __repr__ = __str__
 
@@ -95,18 +128,25 @@ class TableSchema:
 TIME_ATTRIBUTE_MARKERS = (" *ROWTIME*", " *PROCTIME*")
 
 
-def _data_type(type_text: str) -> DataType:
-    """The DataType of a column's type text, a time attribute's marker left out."""
+def without_marker(type_text: str) -> str:
+    """A column's type text, its time attribute's marker left out."""
     for marker in TIME_ATTRIBUTE_MARKERS:
         type_text = type_text.removesuffix(marker)
-    return parse_type(type_text)
+    return type_text
+
+
+def _data_type(type_text: str) -> DataType:
+    """The DataType of a column's type text, a time attribute's marker left out."""
+    return parse_type(without_marker(type_text))
 
 
 class ResolvedSchema(TableSchema):
     """The same columns as Flink's ResolvedSchema prints them (``print_schema()``)."""
 
     def __str__(self) -> str:
-        lines = [f"  `{n}` {t}" for n, t in zip(self._names, self._types)]
+        lines = [f"  `{n}` {t}" for n, t in zip(self._names, self._typed())]
+        lines += [f"  WATERMARK FOR `{w.rowtime}`: {w.type_text} AS {w.expression}"
+                  for w in self._watermarks]
         return "(\n" + ",\n".join(lines) + "\n)"
 
     __repr__ = __str__

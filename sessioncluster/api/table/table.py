@@ -16,7 +16,14 @@ from typing import Any, Sequence
 from ...common.types import RowKind
 from .expression import Expression
 from .expressions import as_expression, call_sql, col, expressions_sql
-from .result import ResolvedSchema, StatementRunner, TableResult, TableSchema
+from .result import (
+    ResolvedSchema,
+    StatementRunner,
+    TableResult,
+    TableSchema,
+    WatermarkSpec,
+    without_marker,
+)
 from .sqltext import RenderContext, quote_identifier, quote_path
 from .types import RowType
 from .window import GroupWindow, OverWindow
@@ -71,8 +78,11 @@ class Table:
     """A relational query of the Table API (PyFlink's ``pyflink.table.Table``)."""
 
     def __init__(self, query: str, t_env: "StatementRunner", columns: Sequence[str] | None = None,
-                 types: Sequence[str] | None = None) -> None:
+                 types: Sequence[str] | None = None, path: str | None = None) -> None:
         self._query = query
+        #: the catalog path this table reads as it is (``from_path``), whose schema shows its
+        #: computed columns' expressions and its watermark
+        self._path = path
         self._t_env = t_env
         self._columns = list(columns) if columns is not None else None
         self._types = list(types) if types is not None else None
@@ -125,17 +135,28 @@ class Table:
         return list(self._columns)
 
     def get_schema(self) -> TableSchema:
-        """The columns and their Flink SQL types (asked of the JobManager when not known)."""
+        """The columns and their Flink SQL types (asked of the JobManager when not known); a
+        catalog table's (``from_path``) with its computed columns' expressions and watermark
+        (its DESCRIBE's extras and watermark columns), as Flink's."""
         if self._columns is None or self._types is None:
             schema = self._t_env.query_schema(self._query)
             self._columns, self._types = schema.get_field_names(), schema.get_field_type_texts()
-        return TableSchema(self._columns, self._types)
+        if self._path is None:
+            return TableSchema(self._columns, self._types)
+        rows = self._t_env.execute_sql(f"DESCRIBE {quote_path(self._path)}").collect()
+        described = {str(r[0]): (r[4], r[5]) for r in rows}
+        extras = [described.get(n, (None, None))[0] for n in self._columns]
+        watermarks = [WatermarkSpec(n, without_marker(t), str(described[n][1]))
+                      for n, t in zip(self._columns, self._types)
+                      if described.get(n, (None, None))[1]]
+        return TableSchema(self._columns, self._types, extras, watermarks)
 
     def get_resolved_schema(self) -> ResolvedSchema:
         """The columns and their types (PyFlink's newer name), printed as Flink's
         ResolvedSchema."""
         schema = self.get_schema()
-        return ResolvedSchema(schema.get_field_names(), schema.get_field_type_texts())
+        return ResolvedSchema(schema.get_field_names(), schema.get_field_type_texts(),
+                              schema.get_extras(), schema.get_watermark_specs())
 
     def print_schema(self) -> None:
         print(self.get_resolved_schema())

@@ -561,3 +561,81 @@ def _integer_cast(value: exp.Expr, kind: str, source: str) -> exp.Expr:
     else:
         return exp.Cast(this=value.copy(), to=exp.DataType.build(kind))
     return exp.Coalesce(this=fast, expressions=[_wrapped(_exact(whole), kind)])
+
+
+#: the mark of a SUM, AVG, ``+``, ``-`` or ``*``, found again in the typed copy of the tree
+_FLOAT_OPERATION = "flink_float_operation"
+_FLOAT_OPERATIONS = (exp.Sum, exp.Avg, exp.Add, exp.Sub, exp.Mul)
+
+
+def float_aggregates(tree: exp.Expr, columns: dict[str, dict[str, str]],
+                     typeable: Callable[[exp.Expr], exp.Expr], streaming: bool = False) -> None:
+    """Flink's ``SUM`` and ``AVG`` of a FLOAT (in place): a FLOAT, where Spark's is a DOUBLE,
+    and so ``+``, ``-``, ``*`` of a FLOAT with a FLOAT or an integer (Spark's ANSI mode makes
+    a DOUBLE of a FLOAT and an INT). Flink's SUM adds in single precision
+    (``FloatSumAggFunction``: 1.5 + 2.25 + 0.1 + 0.2 is 4.0499997), its AVG in double
+    precision, rounded to a FLOAT (1.0125): here a SUM over a group's values or an OVER
+    window's frame (not with a FILTER or DISTINCT; nor in STREAMING, whose aggregates are
+    incremental) folds them as FLOATs, any other is Spark's rounded. The operands' types come
+    from sqlglot's type inference, as for :func:`integer_arithmetic`."""
+    nodes = list(tree.find_all(*_FLOAT_OPERATIONS))
+    if not nodes:
+        return
+    for i, node in enumerate(nodes):
+        node.meta[_FLOAT_OPERATION] = i
+    typed = _typed(tree, columns, typeable)
+    floats = set() if typed is None else {
+        n.meta[_FLOAT_OPERATION] for n in typed.find_all(*_FLOAT_OPERATIONS)
+        if _FLOAT_OPERATION in n.meta and _of_floats(n)}
+    for node in nodes:
+        node.meta.pop(_FLOAT_OPERATION, None)
+    for i in sorted(floats, reverse=True):  # an operation's operands (found later) first
+        _as_float(nodes[i], streaming)
+
+
+def _of_floats(node: exp.Expr) -> bool:
+    """A typed SUM or AVG of a FLOAT, or an arithmetic of a FLOAT with a FLOAT or integer."""
+    if isinstance(node, (exp.Sum, exp.Avg)):
+        return _is(_argument(node), exp.DataType.Type.FLOAT)
+    operands = (node.this.unnest(), node.expression.unnest())
+    return any(_is(o, exp.DataType.Type.FLOAT) for o in operands) and all(
+        _is(o, exp.DataType.Type.FLOAT, *exp.DataType.INTEGER_TYPES) for o in operands)
+
+
+def _is(node: exp.Expr, *kinds: Any) -> bool:
+    return node.type is not None and node.type.is_type(*kinds)
+
+
+def _as_float(node: exp.Expr, streaming: bool) -> None:
+    """``node`` of Flink's FLOAT type made a FLOAT on Spark."""
+    target: exp.Expr = node
+    while isinstance(target.parent, (exp.Window, exp.Filter)):  # OVER, FILTER apply first
+        target = target.parent
+    if not isinstance(node, exp.Sum) or streaming or isinstance(node.this, exp.Distinct) \
+            or isinstance(node.parent, exp.Filter):
+        target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("FLOAT")))
+    elif isinstance(target, exp.Window):  # a running SUM: the fold of its frame's values
+        values = target.copy()
+        values.set("this", exp.Anonymous(this="collect_list", expressions=[node.this.copy()]))
+        target.replace(_single_precision_sum(values))
+    else:
+        node.replace(_single_precision_sum(
+            exp.Anonymous(this="collect_list", expressions=[node.this.copy()])))
+
+
+def _argument(aggregate: exp.Expr) -> exp.Expr:
+    argument = aggregate.this.unnest()
+    return argument.expressions[0] if isinstance(argument, exp.Distinct) else argument
+
+
+def _single_precision_sum(values: exp.Expr) -> exp.Expr:
+    """The sum of ``values`` (an array of FLOATs: a group's, a window frame's) added in single
+    precision, in their order (NULL when there is none):
+    ``aggregate(values, NULL, (acc, x) -> coalesce(acc + x, x))``."""
+    total = exp.column("__acc")
+    item = exp.column("__x")
+    step = exp.Lambda(this=exp.Coalesce(this=exp.Add(this=total, expression=item),
+                                        expressions=[item.copy()]),
+                      expressions=[exp.to_identifier("__acc"), exp.to_identifier("__x")])
+    return exp.Anonymous(this="aggregate", expressions=[
+        values, exp.Cast(this=exp.null(), to=exp.DataType.build("FLOAT")), step])

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ...api.table.result import without_marker
 from .catalog import Catalog
 from .ctas import REPLACE, CreateTableAs, derived_table
 from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, FlinkSqlError
 from .statements import CreateTable, Insert
-from .timeattributes import unmarked
 
 
 def ctas_insert(statement: CreateTableAs, columns: list[str], types: list[str],
@@ -29,7 +29,7 @@ def ctas_insert(statement: CreateTableAs, columns: list[str], types: list[str],
     if exists and statement.if_not_exists:  # Flink still runs the INSERT, by position
         return Insert(name, statement.query)
     # a time attribute's column is stored as its type; the head's WATERMARK makes one
-    table = derived_table(statement, [(c, unmarked(t)) for c, t in zip(columns, types)])
+    table = derived_table(statement, [(c, without_marker(t)) for c, t in zip(columns, types)])
     if statement.replace:
         catalog.tables.pop(key, None)
     create(CreateTable(table))

@@ -74,12 +74,14 @@ from .statements import (
     StopJob,
     Use,
     parse_statements,
+    planned_queries,
 )
 from .timeattributes import (
     Attributes,
+    catalog_attributes,
     marked,
     query_attributes,
-    table_attributes,
+    reads_proctime_window,
 )
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
@@ -186,6 +188,8 @@ class FlinkSqlPlanner:
                                              self.functions)
                 return StatementOutcome("SUCCESS_WITH_CONTENT", job.columns(),
                                         job.column_types, job=job)
+            if mode == "BATCH" and SCHEMA_RUNTIME_MODE not in (configuration or {}):
+                self._refuse_proctime_window(statement)
             if isinstance(statement, Explain):
                 return explain_statement(self, statement, streaming=mode != "BATCH")
             streaming_schema = mode != "BATCH" or str((configuration or {}).get(
@@ -374,13 +378,25 @@ class FlinkSqlPlanner:
     def _time_attributes(self, query: Any) -> Attributes | None:
         """The time attributes of the query's columns (a view's of the tables beneath; None
         for a view that shadows a table of its name)."""
-        tables = self.catalog.all_tables()
+        inlined = self._views_inlined(query)
+        return None if inlined is None else query_attributes(
+            inlined, catalog_attributes(self.catalog.all_tables()))
+
+    def _refuse_proctime_window(self, statement: Statement) -> None:
+        """Flink 2.3 plans no window table function over a PROCTIME() column in BATCH mode, in
+        a query, an INSERT, a statement set or their EXPLAIN (though it gives the query's
+        schema): its ``TableException``."""
+        tables = catalog_attributes(self.catalog.all_tables())
+        for query in map(self._views_inlined, planned_queries(statement)):
+            if query is not None and reads_proctime_window(query, tables):
+                raise FlinkSqlError("Processing time Window TableFunction is not supported yet.")
+
+    def _views_inlined(self, query: Any) -> Any:
+        """:meth:`_inline_views` of ``query``; None for a view that shadows a table of its name."""
         try:
-            inlined = self._inline_views(query)
+            return self._inline_views(query)
         except FlinkSqlError:
             return None
-        return query_attributes(inlined, lambda name: table_attributes(
-            tables[name.lower()]) if name.lower() in tables else None)
 
     def _inline_views(self, query: Any) -> Any:
         """STREAMING: ``query`` with each view made by SQL (``CREATE [TEMPORARY] VIEW``) it

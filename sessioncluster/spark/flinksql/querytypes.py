@@ -1,25 +1,53 @@
 """Flink's names and types of a query's columns, and ``TYPEOF`` answered at planning.
 
 Pure (no Spark), over :mod:`.flinktypes`: the columns a SELECT reads (its tables', through a
-callback, its ``VALUES``', its subqueries' and common table expressions'), an outer join's
-missing side nullable; the columns it makes.
+callback, its ``VALUES``', its subqueries' and common table expressions', walked by
+:class:`.querywalk.QueryWalker`), an outer join's missing side nullable; the columns it makes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from sqlglot import exp
 
 from ...api.table.types import DataType, DataTypes, DoubleType, FloatType
-from .dialect import output_name, window_table_and_time
 from .flinktypes import Columns, Context, infer, type_text, types_of
 from .model import FlinkSqlError
+from .querywalk import QueryWalker, Scope
 from .typemerging import least_restrictive
 
 #: a table's columns by its name (None when the table is not known)
 TableColumns = Callable[[str], "Columns | None"]
+
+
+class TypeWalker(QueryWalker[DataType]):
+    """Flink's types of a query's columns: an outer join's missing side nullable."""
+
+    def values(self, values: exp.Values) -> Columns | None:
+        return values_columns(values)
+
+    def set_operation(self, operation: exp.SetOperation, left: Columns, right: Columns
+                      ) -> Columns | None:
+        return set_operation_columns(left, right)
+
+    def projection(self, node: exp.Expr, select: exp.Select, scope: Scope[DataType]
+                   ) -> DataType | None:
+        return infer(node, Context(scope.by_name, grouped=select.args.get("group") is not None))
+
+    def window_bounds(self, time: DataType | None) -> Columns:
+        """``window_start`` and ``window_end`` ``TIMESTAMP(3) NOT NULL``, ``window_time`` the
+        time column's type, NOT NULL (Flink's ``SqlWindowTableFunction``)."""
+        bound = DataTypes.TIMESTAMP(3, False)
+        return [("window_start", bound), ("window_end", bound),
+                ("window_time", time and time.not_null())]
+
+    def outer(self, column: DataType | None) -> DataType | None:
+        return column and column.nullable()
+
+    def table(self, table: exp.Table, ctes: Mapping[str, Columns]) -> Columns | None:
+        """A table by its name alone (one of another catalog or database is not typed here)."""
+        return None if table.args.get("db") else super().table(table, ctes)
 
 
 def query_columns(query: exp.Expr, tables: TableColumns,
@@ -27,36 +55,7 @@ def query_columns(query: exp.Expr, tables: TableColumns,
     """The names and Flink types of a query's columns (``VALUES`` or a ``SELECT`` over tables,
     ``VALUES``, subqueries and window table functions, its common table expressions included; a
     set operation of those); None when its shape is not one typed here."""
-    ctes = dict(ctes or {})
-    with_ = query.args.get("with_")
-    if with_ is not None:
-        for cte in with_.expressions:
-            columns = query_columns(cte.this, tables, ctes)
-            if columns is None:
-                return None
-            ctes[cte.alias.lower()] = columns
-    if isinstance(query, exp.Values):
-        return values_columns(query)
-    if isinstance(query, exp.Subquery):
-        return query_columns(query.this, tables, ctes)
-    if isinstance(query, exp.SetOperation):
-        return set_operation_columns(query_columns(query.this, tables, ctes),
-                                     query_columns(query.expression, tables, ctes))
-    if not isinstance(query, exp.Select):
-        return None
-    scope = select_scope(query, tables, ctes)
-    if scope is None:
-        return None
-    context = Context(scope.by_name, grouped=query.args.get("group") is not None)
-    out: Columns = []
-    for i, projection in enumerate(query.selects):
-        if isinstance(projection, exp.Star):
-            out += scope.ordered
-        elif isinstance(projection, exp.Column) and projection.is_star:
-            return None
-        else:
-            out.append((output_name(projection, i), infer(projection.unalias(), context)))
-    return out
+    return TypeWalker(tables).columns(query, ctes)
 
 
 def values_columns(values: exp.Values) -> Columns | None:
@@ -94,87 +93,20 @@ def set_operation_columns(left: Columns | None, right: Columns | None) -> Column
 
 def window_columns(call: exp.Expr, tables: TableColumns,
                    ctes: Mapping[str, Columns]) -> Columns | None:
-    """The columns of a window table function (``TUMBLE``, ``HOP``, ``CUMULATE``, ``SESSION``
-    over ``TABLE t``): ``t``'s as declared, then ``window_start`` and ``window_end``
-    ``TIMESTAMP(3) NOT NULL`` and ``window_time`` the time column's type, NOT NULL (Flink's
-    ``SqlWindowTableFunction``); None when ``call`` is not one typed here."""
-    found = window_table_and_time(call)
-    if found is None:
-        return None
-    table, time_name = found
-    columns = _source_columns(table, tables, ctes)
-    if columns is None:
-        return None
-    time = next((t for n, t in columns if n.lower() == time_name), None)
-    bound = DataTypes.TIMESTAMP(3, False)
-    return columns + [("window_start", bound), ("window_end", bound),
-                      ("window_time", time and time.not_null())]
+    """The columns of a window table function: its table's as declared, then its window's
+    (:meth:`TypeWalker.window_bounds`); None when ``call`` is not one typed here."""
+    return TypeWalker(tables).window(call, ctes)
 
 
-
-
-@dataclass
-class SelectScope:
-    """The columns a SELECT reads: in order (for ``*``) and by name."""
-
-    ordered: Columns
-    by_name: dict[str, DataType | None]
+#: the columns a SELECT reads: in order (for ``*``) and by name
+SelectScope = Scope[DataType]
 
 
 def select_scope(select: exp.Select, tables: TableColumns,
                  ctes: Mapping[str, Columns]) -> SelectScope | None:
     """The columns of a SELECT's FROM and JOINs (an outer join's nullable side made nullable);
     None when a source is not known here."""
-    from_ = select.args.get("from_")
-    scope = SelectScope([], {})
-    if from_ is None:
-        return scope
-    joins = select.args.get("joins") or []
-    sources = [from_.this] + [j.this for j in joins]
-    sides = [""] + [(j.side or "").upper() for j in joins]
-    for position, (source, side) in enumerate(zip(sources, sides)):
-        columns = _source_columns(source, tables, ctes)
-        if columns is None:
-            return None
-        if side in ("RIGHT", "FULL"):  # everything read before may be missing
-            scope.ordered = [(n, t and t.nullable()) for n, t in scope.ordered]
-            scope.by_name = {k: t and t.nullable() for k, t in scope.by_name.items()}
-        if side in ("LEFT", "FULL"):
-            columns = [(n, t and t.nullable()) for n, t in columns]
-        qualifier = source.alias_or_name.lower()
-        scope.ordered += columns
-        for name, t in columns:
-            key = name.lower()
-            # a name two sources have is ambiguous unqualified: not typed here
-            scope.by_name[key] = None if key in scope.by_name and position else t
-            scope.by_name[f"{qualifier}.{key}"] = t
-    return scope
-
-
-def _source_columns(source: exp.Expr, tables: TableColumns,
-                    ctes: Mapping[str, Columns]) -> Columns | None:
-    alias = source.args.get("alias")
-    renamed = [c.name for c in alias.columns] if alias is not None and alias.columns else None
-    columns: Columns | None
-    if isinstance(source, exp.Table) and not source.args.get("db") and isinstance(
-            source.this, exp.Identifier):
-        columns = ctes.get(source.name.lower())
-        if columns is None:
-            columns = tables(source.name)
-    elif isinstance(source, exp.Values):
-        columns = values_columns(source)
-    elif isinstance(source, exp.Subquery):
-        columns = query_columns(source.this, tables, ctes)
-    elif isinstance(source, exp.Table) and isinstance(source.this, exp.Anonymous) \
-            and source.this.name.upper() == "TABLE" and len(source.this.expressions) == 1:
-        columns = window_columns(source.this.expressions[0], tables, ctes)
-    else:
-        return None
-    if columns is None or (renamed is not None and len(renamed) != len(columns)):
-        return None
-    if renamed is not None:
-        columns = [(n, t) for n, (_, t) in zip(renamed, columns)]
-    return columns
+    return TypeWalker(tables).scope(select, ctes)
 
 
 def typeof_calls(tree: exp.Expr) -> list[exp.Anonymous]:
@@ -201,7 +133,7 @@ def resolve_typeof(tree: exp.Expr, tables: TableColumns, fallback: Fallback) -> 
             raise FlinkSqlError("TYPEOF takes an expression and, optionally, whether to force "
                                 f"a serializable string; not {len(call.expressions)} arguments")
         select = call.find_ancestor(exp.Select)
-        scope = select_scope(select, tables, ctes) if select is not None else SelectScope([], {})
+        scope = select_scope(select, tables, ctes) if select is not None else SelectScope()
         grouped = select is not None and select.args.get("group") is not None
         t = infer(call.expressions[0], Context(scope.by_name, grouped)) if scope else None
         if t is None:

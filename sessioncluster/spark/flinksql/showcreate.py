@@ -91,8 +91,8 @@ def show_create_table(table: CatalogTable) -> str:
 def describe_table(table: CatalogTable, computed: dict[str, str],
                    streaming: bool) -> list[tuple[object, ...]]:
     """DESCRIBE's rows of a catalog table (name, type, null, key, extras, watermark), as Flink
-    2.3 prints them: a time attribute's type marked (a rowtime's in ``streaming`` only), the
-    watermark's expression quoted; ``computed``: the computed columns' types."""
+    2.3 prints them: a time attribute's type marked (a rowtime's in ``streaming`` only), a
+    computed column's and the watermark's expression quoted; ``computed``: the computed columns' types."""
     key = {c.lower() for c in table.primary_key}
     rows: list[tuple[object, ...]] = []
     for c, (_, kind) in zip(table.columns, table_attributes(table)):
@@ -104,7 +104,7 @@ def describe_table(table: CatalogTable, computed: dict[str, str],
         primary = f"PRI({', '.join(table.primary_key)})" if c.name.lower() in key else None
         rows.append((c.name, marked([type_text], [(c.name, kind)], streaming)[0],
                      c.name.lower() not in key and kind != PROCTIME and not not_null, primary,
-                     f"AS {c.expression}" if c.expression else None, watermark))
+                     f"AS {quoted(c.expression)}" if c.expression else None, watermark))
     return rows
 
 

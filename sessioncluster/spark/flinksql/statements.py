@@ -164,6 +164,18 @@ Statement = Union[
 ]
 
 
+def planned_queries(statement: Statement) -> list[exp.Expr]:
+    """The queries a statement plans: a query's own, an INSERT's, a statement set's, those of
+    the statement an EXPLAIN explains; none for another statement."""
+    if isinstance(statement, Explain):
+        return planned_queries(statement.statement)
+    if isinstance(statement, StatementSet):
+        return [i.query for i in statement.inserts]
+    if isinstance(statement, Insert):
+        return [statement.query]
+    return [statement.ast] if isinstance(statement, Query) else []
+
+
 def parse_statements(text: str) -> list[Statement]:
     """The statements of a Flink SQL script, in order; FlinkSqlError at the first bad one."""
     script = _Script(text)

@@ -6,7 +6,9 @@
 A column keeps its table's time attribute when read as it is (``*``, by name, renamed, through
 a view, a subquery or a common table expression, as ``MAX(ts)``); a window table function's
 ``window_time`` is one of its time column's kind; a CAST or any other expression is none.
-Pure (no Spark); a query of another shape (a join, a set operation) marks nothing.
+A join keeps each side's time attributes (Flink 2.3's schema of a regular, an outer or an
+interval join alike: /work/briefs/data/types4/probe.py, probe2.py), a set operation its left
+query's. Pure (no Spark); a query of another shape marks nothing.
 """
 
 from __future__ import annotations
@@ -15,16 +17,14 @@ from typing import Callable, Mapping
 
 from sqlglot import exp
 
-from ...api.table.result import TIME_ATTRIBUTE_MARKERS
-from .dialect import output_name, window_table_and_time
 from .model import CatalogTable
+from .querywalk import QueryWalker, Scope
 
 ROWTIME, PROCTIME = "ROWTIME", "PROCTIME"
 #: the columns of a query, each with its time attribute's kind (None: not a time attribute)
 Attributes = list[tuple[str, "str | None"]]
 #: a table's or view's columns with their time attributes, by its name (None: not known)
 TableAttributes = Callable[[str], "Attributes | None"]
-
 
 
 def table_attributes(table: CatalogTable) -> Attributes:
@@ -40,34 +40,61 @@ def table_attributes(table: CatalogTable) -> Attributes:
     return out
 
 
+class AttributeWalker(QueryWalker[str]):
+    """The time attributes of a query's columns; counts the window table functions over a
+    proctime it reads (:attr:`proctime_windows`)."""
+
+    def __init__(self, tables: TableAttributes) -> None:
+        super().__init__(tables)
+        self.proctime_windows = 0
+
+    def values(self, values: exp.Values) -> Attributes | None:
+        """A ``VALUES`` list's columns: none a time attribute."""
+        first = values.expressions[0] if values.expressions else None
+        width = len(first.expressions) if isinstance(first, exp.Tuple) else 1
+        alias = values.args.get("alias")
+        names = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        return [(n, None) for n in names + [f"EXPR${i}" for i in range(len(names), width)]]
+
+    def set_operation(self, operation: exp.SetOperation, left: Attributes, right: Attributes
+                      ) -> Attributes | None:
+        """The left query's (Flink 2.3: ``ts UNION ALL CAST(ts ...)`` is a rowtime still,
+        ``CAST(ts ...) UNION ALL ts`` none)."""
+        return left
+
+    def projection(self, node: exp.Expr, select: exp.Select, scope: Scope[str]) -> str | None:
+        if isinstance(node, exp.Max):  # Flink 2.3: MAX(ts) of a rowtime is one
+            node = node.this
+        if isinstance(node, exp.Column):
+            key = node.name.lower()
+            return scope.by_name.get(f"{node.table.lower()}.{key}" if node.table else key)
+        return None
+
+    def window_bounds(self, time: str | None) -> Attributes:
+        """``window_start`` and ``window_end`` none, ``window_time`` its time column's kind."""
+        if time == PROCTIME:
+            self.proctime_windows += 1
+        return [("window_start", None), ("window_end", None), ("window_time", time)]
+
+
+def catalog_attributes(tables: Mapping[str, CatalogTable]) -> TableAttributes:
+    """The time attributes of the columns of the catalog's ``tables`` (by lower-case name)."""
+    return lambda name: table_attributes(tables[name.lower()]) if name.lower() in tables \
+        else None
+
+
 def query_attributes(query: exp.Expr, tables: TableAttributes,
                      ctes: Mapping[str, Attributes] | None = None) -> Attributes | None:
     """The time attributes of a query's columns; None when its shape is not one known here."""
-    ctes = dict(ctes or {})
-    with_ = query.args.get("with_")
-    for cte in with_.expressions if with_ is not None else []:
-        columns = query_attributes(cte.this, tables, ctes)
-        if columns is None:
-            return None
-        ctes[cte.alias.lower()] = columns
-    if isinstance(query, exp.Subquery):
-        return query_attributes(query.this, tables, ctes)
-    if not isinstance(query, exp.Select) or query.args.get("joins"):
-        return None
-    from_ = query.args.get("from_")
-    source = _source(from_.this, tables, ctes) if from_ is not None else []
-    if source is None:
-        return None
-    by_name = {name.lower(): kind for name, kind in source}
-    out: Attributes = []
-    for i, projection in enumerate(query.selects):
-        if isinstance(projection, exp.Star):
-            out += source
-        elif isinstance(projection, exp.Column) and projection.is_star:
-            return None
-        else:
-            out.append((output_name(projection, i), _kind(projection.unalias(), by_name)))
-    return out
+    return AttributeWalker(tables).columns(query, ctes)
+
+
+def reads_proctime_window(query: exp.Expr, tables: TableAttributes) -> bool:
+    """Whether the query reads a window table function over a ``PROCTIME()`` column (which
+    Flink 2.3 runs in STREAMING mode only)."""
+    walker = AttributeWalker(tables)
+    walker.columns(query)
+    return walker.proctime_windows > 0
 
 
 def marked(types: list[str], attributes: Attributes | None, streaming: bool) -> list[str]:
@@ -77,55 +104,3 @@ def marked(types: list[str], attributes: Attributes | None, streaming: bool) -> 
         return types
     return [f"{t} *{kind}*" if kind == PROCTIME or kind == ROWTIME and streaming else t
             for t, (_, kind) in zip(types, attributes)]
-
-
-def unmarked(type_text: str) -> str:
-    """A type text without its time attribute's marker (a table a CTAS makes stores the
-    column's type; its time attribute is the WATERMARK's the statement declares)."""
-    for marker in TIME_ATTRIBUTE_MARKERS:
-        type_text = type_text.removesuffix(marker)
-    return type_text
-
-
-def _kind(node: exp.Expr, by_name: Mapping[str, str | None]) -> str | None:
-    if isinstance(node, exp.Max):  # Flink 2.3: MAX(ts) of a rowtime is one
-        node = node.this
-    if isinstance(node, exp.Column):
-        return by_name.get(node.name.lower())
-    return None
-
-
-def _source(source: exp.Expr, tables: TableAttributes,
-            ctes: Mapping[str, Attributes]) -> Attributes | None:
-    alias = source.args.get("alias")
-    renamed = [c.name for c in alias.columns] if alias is not None and alias.columns else None
-    columns: Attributes | None
-    if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
-        columns = ctes.get(source.name.lower())
-        if columns is None:
-            columns = tables(source.name)
-    elif isinstance(source, exp.Subquery):
-        columns = query_attributes(source.this, tables, ctes)
-    elif isinstance(source, exp.Table) and isinstance(source.this, exp.Anonymous) \
-            and source.this.name.upper() == "TABLE" and len(source.this.expressions) == 1:
-        columns = _window(source.this.expressions[0], tables, ctes)
-    else:
-        return None
-    if columns is None or (renamed is not None and len(renamed) != len(columns)):
-        return None
-    return columns if renamed is None else [(n, k) for n, (_, k) in zip(renamed, columns)]
-
-
-def _window(call: exp.Expr, tables: TableAttributes,
-            ctes: Mapping[str, Attributes]) -> Attributes | None:
-    """A window table function's columns: its table's, ``window_start`` and ``window_end``
-    none, ``window_time`` its time column's kind."""
-    found = window_table_and_time(call)
-    if found is None:
-        return None
-    table, time = found
-    columns = _source(table, tables, ctes)
-    if columns is None:
-        return None
-    kind = next((k for n, k in columns if n.lower() == time), None)
-    return columns + [("window_start", None), ("window_end", None), ("window_time", kind)]
