@@ -574,10 +574,10 @@ def float_aggregates(tree: exp.Expr, columns: dict[str, dict[str, str]],
     and so ``+``, ``-``, ``*`` of a FLOAT with a FLOAT or an integer (Spark's ANSI mode makes
     a DOUBLE of a FLOAT and an INT). Flink's SUM adds in single precision
     (``FloatSumAggFunction``: 1.5 + 2.25 + 0.1 + 0.2 is 4.0499997), its AVG in double
-    precision, rounded to a FLOAT (1.0125): here a SUM over a group's values or an OVER
-    window's frame (not with a FILTER or DISTINCT; nor in STREAMING, whose aggregates are
-    incremental) folds them as FLOATs, any other is Spark's rounded. The operands' types come
-    from sqlglot's type inference, as for :func:`integer_arithmetic`."""
+    precision, rounded to a FLOAT (1.0125): here a SUM over a group's values (not in an OVER
+    window, a FILTER or DISTINCT; nor in STREAMING, whose aggregates are incremental) folds
+    them as FLOATs, any other is Spark's rounded. The operands' types come from sqlglot's type
+    inference, as for :func:`integer_arithmetic`."""
     nodes = list(tree.find_all(*_FLOAT_OPERATIONS))
     if not nodes:
         return
@@ -611,16 +611,11 @@ def _as_float(node: exp.Expr, streaming: bool) -> None:
     target: exp.Expr = node
     while isinstance(target.parent, (exp.Window, exp.Filter)):  # OVER, FILTER apply first
         target = target.parent
-    if not isinstance(node, exp.Sum) or streaming or isinstance(node.this, exp.Distinct) \
-            or isinstance(node.parent, exp.Filter):
-        target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("FLOAT")))
-    elif isinstance(target, exp.Window):  # a running SUM: the fold of its frame's values
-        values = target.copy()
-        values.set("this", exp.Anonymous(this="collect_list", expressions=[node.this.copy()]))
-        target.replace(_single_precision_sum(values))
+    if isinstance(node, exp.Sum) and target is node and not streaming \
+            and not isinstance(node.this, exp.Distinct):
+        node.replace(_single_precision_sum(node.this))
     else:
-        node.replace(_single_precision_sum(
-            exp.Anonymous(this="collect_list", expressions=[node.this.copy()])))
+        target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("FLOAT")))
 
 
 def _argument(aggregate: exp.Expr) -> exp.Expr:
@@ -628,14 +623,14 @@ def _argument(aggregate: exp.Expr) -> exp.Expr:
     return argument.expressions[0] if isinstance(argument, exp.Distinct) else argument
 
 
-def _single_precision_sum(values: exp.Expr) -> exp.Expr:
-    """The sum of ``values`` (an array of FLOATs: a group's, a window frame's) added in single
-    precision, in their order (NULL when there is none):
-    ``aggregate(values, NULL, (acc, x) -> coalesce(acc + x, x))``."""
+def _single_precision_sum(value: exp.Expr) -> exp.Expr:
+    """The sum of a group's FLOAT values added in single precision, in their order (NULL when
+    there is none): ``aggregate(collect_list(v), NULL, (acc, x) -> coalesce(acc + x, x))``."""
     total = exp.column("__acc")
     item = exp.column("__x")
     step = exp.Lambda(this=exp.Coalesce(this=exp.Add(this=total, expression=item),
                                         expressions=[item.copy()]),
                       expressions=[exp.to_identifier("__acc"), exp.to_identifier("__x")])
     return exp.Anonymous(this="aggregate", expressions=[
-        values, exp.Cast(this=exp.null(), to=exp.DataType.build("FLOAT")), step])
+        exp.Anonymous(this="collect_list", expressions=[value.copy()]),
+        exp.Cast(this=exp.null(), to=exp.DataType.build("FLOAT")), step])
