@@ -279,3 +279,20 @@ def test_a_catalog_tables_schema_shows_its_expressions_and_watermark_as_flinks(
     assert str(t_env.from_path("ccv").get_resolved_schema()) == (
         f"(\n  `id` INT,\n  `doubled` INT,\n  `ts` TIMESTAMP(3){rowtime},\n"
         "  `pt` TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*\n)")
+
+
+@pytest.mark.parametrize("window", ["TUMBLE(pt, INTERVAL '10' SECOND)",
+                                    "HOP(pt, INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+                                    "SESSION(pt, INTERVAL '10' SECOND)"])
+def test_batch_refuses_a_legacy_group_window_over_a_proctime_as_flink(
+        planner: FlinkSqlPlanner, window: str) -> None:
+    """Flink 2.3's ValidationException at execute_sql, explain_sql and an INSERT in BATCH
+    (/work/briefs/data/lead26/probe_gw.out); the same window over the rowtime is planned."""
+    name = window.split("(")[0]
+    query = (f"SELECT {name}_START({window.split('(', 1)[1]} AS s, COUNT(*) AS c FROM ev "
+             f"GROUP BY {window}")
+    for statement in (query, f"EXPLAIN {query}"):
+        with pytest.raises(FlinkSqlError, match="^Window can not be defined over a proctime "
+                                                "attribute column for batch mode$"):
+            planner.plan(statement, "BATCH")
+    assert planner.plan(query.replace("pt,", "ts,"), "BATCH").columns == ["s", "c"]

@@ -80,8 +80,8 @@ from .timeattributes import (
     Attributes,
     catalog_attributes,
     marked,
+    proctime_window_refusal,
     query_attributes,
-    reads_proctime_window,
 )
 
 #: Flink's names of its built-in catalog and database, in the names of an INSERT's result
@@ -383,13 +383,14 @@ class FlinkSqlPlanner:
             inlined, catalog_attributes(self.catalog.all_tables()))
 
     def _refuse_proctime_window(self, statement: Statement) -> None:
-        """Flink 2.3 plans no window table function over a PROCTIME() column in BATCH mode, in
-        a query, an INSERT, a statement set or their EXPLAIN (though it gives the query's
-        schema): its ``TableException``."""
+        """Flink 2.3 plans no window (a table function or a legacy group window) over a
+        PROCTIME() column in BATCH mode, in a query, an INSERT, a statement set or their
+        EXPLAIN (though it gives the query's schema): its message."""
         tables = catalog_attributes(self.catalog.all_tables())
         for query in map(self._views_inlined, planned_queries(statement)):
-            if query is not None and reads_proctime_window(query, tables):
-                raise FlinkSqlError("Processing time Window TableFunction is not supported yet.")
+            refusal = None if query is None else proctime_window_refusal(query, tables)
+            if refusal is not None:
+                raise FlinkSqlError(refusal)
 
     def _views_inlined(self, query: Any) -> Any:
         """:meth:`_inline_views` of ``query``; None for a view that shadows a table of its name."""
