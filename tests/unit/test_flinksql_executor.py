@@ -408,3 +408,41 @@ def test_a_streaming_typeof_is_typed_from_the_declared_columns(planner) -> None:
     assert (outcome.columns, outcome.column_types) == (["t"], ["STRING"])
     with pytest.raises(FlinkSqlError, match="not supported in STREAMING"):
         planner.plan("SELECT TYPEOF(REVERSE(product)) FROM orders", runtime_mode="STREAMING")
+
+
+def test_a_python_aggregate_function_over_an_unbounded_table_is_refused_at_planning(
+        planner, tmp_path: Path) -> None:
+    """Spark's streaming aggregations run no grouped-aggregate pandas UDF (a job of it failed
+    at its start with Spark's "Streaming aggregation doesn't support group aggregate pandas
+    UDF"): refused when planned, naming the function; over a bounded table it is planned."""
+    from sessioncluster.api.table.udf import AggregateFunction, udaf
+    from sessioncluster.client.shipping import dumps_user_code
+    from sessioncluster.spark.flinksql.statements import CreateFunction
+
+    class MySum(AggregateFunction):
+        def create_accumulator(self) -> list[int]:
+            return [0]
+
+        def accumulate(self, acc: list[int], v: int) -> None:
+            acc[0] += v
+
+        def get_value(self, acc: list[int]) -> int:
+            return acc[0]
+
+    payload = dumps_user_code(udaf(MySum(), result_type="BIGINT",
+                                   accumulator_type="ARRAY<BIGINT>"))
+    planner.functions.create(CreateFunction("my_sum", "x.MySum", "PYTHON", True, True),
+                             payload, {})
+    words = tmp_path / "words"
+    words.mkdir()
+    planner.plan(f"""CREATE TABLE words (word STRING, n BIGINT) WITH ('connector' = 'filesystem',
+        'path' = '{words}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    for text in ("SELECT word, my_sum(n) FROM words GROUP BY word",
+                 "SELECT my_sum(n) AS s FROM words"):
+        with pytest.raises(FlinkSqlError, match="^The Python aggregate function my_sum in an "
+                                                "aggregation over an unbounded table is not "
+                                                "supported by sessioncluster in STREAMING"):
+            planner.plan(text, "STREAMING")
+    bounded = planner.plan("SELECT product, my_sum(qty) FROM orders GROUP BY product",
+                           "STREAMING")
+    assert bounded.job.bounded

@@ -201,6 +201,14 @@ class FunctionCatalog:
         return next((f for k, f in self.functions.items() if f.wrapper.kind == "table_aggregate"
                      and called in (k, f.spark_name.lower())), None)
 
+    def aggregate_calls(self, query: exp.Expr) -> list[str]:
+        """The names (as registered) of the Python aggregate functions (``udaf``, not table
+        aggregates) ``query`` calls, by their names or Spark names."""
+        names = {n.lower(): f.name for k, f in self.functions.items()
+                 if f.wrapper.kind == "aggregate" for n in (k, f.spark_name)}
+        return [names[c.name.lower()] for c in query.find_all(exp.Anonymous)
+                if c.name.lower() in names]
+
     def rename_calls(self, query: exp.Expr) -> exp.Expr:
         """``query`` with calls of functions registered under another name renamed, and the
         value of a ROW-valued aggregate function taken out of its array (:func:`returns_row`)."""

@@ -315,6 +315,9 @@ class _Query:
         query = plan_temporal_join(session, query, schemas, streaming=not bounded)
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
+        called = [] if bounded or functions is None else functions.aggregate_calls(keyed or query)
+        if called:
+            raise FlinkSqlError(python_aggregate_refusal(called[0]))
         frame = flink_named(session.sql(to_spark_sql(keyed or query, schemas,
                                                      streaming=not bounded)))
         frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
@@ -456,6 +459,16 @@ def _replanned(session: Any, query: Any, schemas: dict[str, CatalogTable],
     directory), their keys starting with ``prefix``."""
     planned = _Query.plan(session, query, schemas, False, functions, (directory, prefix))
     return (conform(planned.frame) if conform is not None else planned.frame), planned.feeds
+
+
+def python_aggregate_refusal(name: str) -> str:
+    """Why an aggregation calling the Python aggregate function ``name`` over an unbounded
+    table is refused in STREAMING mode: Spark's streaming aggregations run no grouped-aggregate
+    pandas UDF, which is what such a function is here (:mod:`.functions`)."""
+    return (f"The Python aggregate function {name} in an aggregation over an unbounded table "
+            "is not supported by sessioncluster in STREAMING mode yet: it runs in BATCH mode and "
+            "over bounded tables (Flink docs: Python / Table API / User-defined Functions / "
+            "General User-defined Functions / Aggregate Functions)")
 
 
 def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable],
