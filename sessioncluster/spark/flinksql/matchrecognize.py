@@ -179,7 +179,7 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any],
     """The name of a new temporary view of the matches of ``frame``'s rows: the PARTITION BY
     columns then the MEASURES, in the order the matches were completed (a streaming
     ``frame``: matched by ``keyed``, as the watermark passes its rows)."""
-    from pyspark.sql.types import LongType, StructField, StructType
+    from pyspark.sql.types import DateType, LongType, StructField, StructType
 
     fields = {f.name: f for f in frame.schema.fields}
     for name in plan.partition + plan.order:
@@ -205,14 +205,41 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any],
         raw = frame.sparkSession.createDataFrame(matched, raw_schema)
     raw_name = f"{VIEW_PREFIX}raw_{next(_views)}"
     raw.createOrReplaceTempView(raw_name)
+    dates = {f.name for f in atom_fields if isinstance(f.dataType, DateType)}
     select = exp.select(*[exp.column(p, quoted=True) for p in plan.partition],
-                        *[exp.alias_(e, n, quoted=True) for n, e in plan.measures]) \
+                        *[exp.alias_(flink_dated(e, dates), n, quoted=True)
+                          for n, e in plan.measures]) \
         .from_(raw_name)
     if not frame.isStreaming:  # a stream's matches come in the order they complete
         select = select.order_by("__at", "__seq", "__n")
     name = f"{VIEW_PREFIX}{next(_views)}"
     run(select).createOrReplaceTempView(name)
     return name
+
+
+#: the units by which Flink's TIMESTAMPADD of a DATE is a TIMESTAMP(6); by the others a DATE
+_SUB_DAY = ("SECOND", "MINUTE", "HOUR")
+
+
+def flink_dated(measure: exp.Expr, dates: set[str]) -> exp.Expr:
+    """``measure`` (over the atoms' columns) with each ``TIMESTAMPADD`` of a DATE typed as
+    Flink's (Spark's is a TIMESTAMP WITH LOCAL TIME ZONE by any unit): a DATE by DAY, WEEK,
+    MONTH, QUARTER or YEAR, a TIMESTAMP from the date's midnight by SECOND, MINUTE or HOUR;
+    ``dates``: the atoms' columns of type DATE."""
+    def is_date(node: exp.Expr) -> bool:
+        return isinstance(node, exp.Column) and node.name in dates or \
+            isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE)
+
+    def retype(node: exp.Expr) -> exp.Expr:
+        if not (isinstance(node, exp.Anonymous) and node.name.upper() == "TIMESTAMPADD"
+                and len(node.expressions) == 3 and is_date(node.expressions[2])):
+            return node
+        if node.expressions[0].name.upper() in _SUB_DAY:
+            node.expressions[2].replace(exp.cast(node.expressions[2].copy(), "TIMESTAMP_NTZ"))
+            return node
+        return exp.cast(node, exp.DataType.Type.DATE)
+
+    return measure.transform(retype)
 
 
 def _field(fields: dict[str, Any], column: str | None) -> Any:
