@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from .dialect import Descriptor, Flink, TableArgument, output_name
+from .explainmatch import logical_match
 from .jsonfunctions import FlinkJsonArrayAgg, FlinkJsonObjectAgg
 from .model import FlinkSqlError
 
@@ -289,6 +290,13 @@ class AstBuilder:
         if from_ is None:
             return PlanNode("LogicalValues", ["tuples=[[{ 0 }]]"], [], [("", "ZERO")])
         node = self._source(from_.this)
+        match = select.args.get("match")
+        if match is not None:
+            attrs, outputs = logical_match(match, [n for _, n in node.fields],
+                                           lambda e: self.rex(e, []))
+            alias = match.args.get("alias")
+            node = PlanNode("LogicalMatch", attrs, [node],
+                            [(alias.name if alias is not None else "", n) for n in outputs])
         for join in select.args.get("joins") or []:
             right = self._source(join.this)
             fields = node.fields + right.fields
