@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.model import FlinkSqlError
 from tests.unit.test_flinksql_explain import SECTIONS, explain, nodes
 
 MR = ("FROM ev MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES A.id AS aid, "
@@ -185,3 +186,23 @@ def test_timestampadd_of_a_date_in_measures_is_typed_as_flinks(planner) -> None:
 def test_timestampadd_of_a_date_in_define_matches_as_flinks(planner, define: str,
                                                             flink: list[list[str]]) -> None:
     assert rows(planner, one_var("A.id AS aid", "A AS " + define))[1] == flink
+
+
+@pytest.mark.parametrize("define, op", [
+    ("TIMESTAMPADD(HOUR, 24, A.d) = DATE '2024-03-01'", "="),
+    ("TIMESTAMPADD(HOUR, 1, A.d) > DATE '2024-02-29'", ">"),
+])
+def test_a_timestamp_of_a_date_compared_with_a_date_refused_as_flink_refuses_it(
+        planner, define: str, op: str) -> None:
+    # Flink 2.3: "SQL validation failed. From line 0, column 0 to line 1, column 185: Cannot
+    # apply '=' to arguments of type '<TIMESTAMP(6)> = <DATE>'. Supported form(s): ..."
+    with pytest.raises(FlinkSqlError, match=re.escape(
+            f"Cannot apply '{op}' to arguments of type '<TIMESTAMP(6)> {op} <DATE>'. Supported "
+            f"form(s): '<COMPARABLE_TYPE> {op} <COMPARABLE_TYPE>'")):
+        rows(planner, one_var("A.id AS aid", "A AS " + define))
+
+
+def test_explain_changelog_mode_of_a_match_is_insert_only_as_flinks(planner) -> None:
+    plan = explain(planner, "EXPLAIN CHANGELOG_MODE SELECT * " + MR, "STREAMING")
+    assert plan[SECTIONS[1]].splitlines()[0] == FLINK_STAR_MATCH[:-1] + ", changelogMode=[I])"
+    assert all(line.endswith("changelogMode=[I])") for line in plan[SECTIONS[1]].splitlines())

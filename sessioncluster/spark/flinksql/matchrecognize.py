@@ -185,6 +185,10 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any],
     for name in plan.partition + plan.order:
         if name not in fields:
             raise FlinkSqlError(f"Column '{name}' not found in MATCH_RECOGNIZE's input")
+    for condition in plan.define.values():
+        check_comparisons(condition, {f"__atom{k}" for k, a in enumerate(plan.define_atoms)
+                                      if a.column in fields
+                                      and isinstance(fields[a.column].dataType, DateType)})
     atom_fields = [StructField(f"__atom{k}", LongType()) if a.kind == "COUNT" else
                    StructField(f"__atom{k}", _field(fields, a.column).dataType, True,
                                _field(fields, a.column).metadata)  # its declared Flink type
@@ -219,6 +223,34 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any],
 
 #: the units by which Flink's TIMESTAMPADD of a DATE is a TIMESTAMP(6); by the others a DATE
 _SUB_DAY = ("SECOND", "MINUTE", "HOUR")
+
+
+_COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<",
+                exp.LTE: "<="}
+
+
+def check_comparisons(condition: exp.Expr, dates: set[str]) -> None:
+    """FlinkSqlError, in Flink's words, for a DEFINE comparing a TIMESTAMPADD of a DATE by
+    SECOND, MINUTE or HOUR (Flink's TIMESTAMP(6)) with a DATE; ``dates``: the atoms' columns
+    of type DATE."""
+    def kind(node: exp.Expr) -> str | None:
+        if isinstance(node, exp.Column) and node.name in dates or \
+                isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE):
+            return "DATE"
+        if isinstance(node, exp.Anonymous) and node.name.upper() == "TIMESTAMPADD" \
+                and len(node.expressions) == 3 and node.expressions[0].name.upper() in _SUB_DAY \
+                and kind(node.expressions[2]) == "DATE":
+            return "TIMESTAMP(6)"
+        return None
+
+    for comparison in condition.find_all(*_COMPARISONS):
+        sides = {kind(comparison.this), kind(comparison.expression)}
+        if sides == {"DATE", "TIMESTAMP(6)"}:
+            op = _COMPARISONS[type(comparison)]
+            raise FlinkSqlError(
+                f"SQL validation failed. Cannot apply '{op}' to arguments of type "
+                f"'<{kind(comparison.this)}> {op} <{kind(comparison.expression)}>'. Supported "
+                f"form(s): '<COMPARABLE_TYPE> {op} <COMPARABLE_TYPE>'")
 
 
 def flink_dated(measure: exp.Expr, dates: set[str]) -> exp.Expr:
