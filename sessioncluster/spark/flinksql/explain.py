@@ -441,6 +441,8 @@ class AstBuilder:
         if operator is not None and isinstance(node, exp.Binary):
             left = self.rex(node.left, fields, aliases)
             return f"{operator}({left}, {self.rex(node.right, fields, aliases)})"
+        if isinstance(node, exp.Not) and isinstance(node.this, exp.Is):
+            return f"IS NOT NULL({self.rex(node.this.this, fields, aliases)})"
         if isinstance(node, exp.Not):
             return f"NOT({self.rex(node.this, fields, aliases)})"
         if isinstance(node, exp.Is):

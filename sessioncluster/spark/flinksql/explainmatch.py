@@ -7,7 +7,8 @@ matched here by :mod:`.matchrecognize` after Spark groups them by those columns.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+import re
+from typing import Callable, Mapping, Sequence
 
 from sqlglot import exp
 
@@ -43,15 +44,18 @@ def logical_match(node: exp.MatchRecognize, inputs: Sequence[str], rex: Rex
     return attrs, outputs
 
 
-def physical_match(node: exp.MatchRecognize, inputs: Sequence[str], rex: Rex) -> list[str]:
-    """The physical ``Match``'s attributes (Flink's ``Match`` in BATCH and STREAMING)."""
+def physical_match(node: exp.MatchRecognize, inputs: Mapping[str, str], rex: Rex
+                   ) -> list[str]:
+    """The physical ``Match``'s attributes (Flink's ``Match`` in BATCH and STREAMING);
+    ``inputs``: the input's columns and their Spark types (``int``, ``decimal(10,2)``...)."""
     plan = read_plan(node)
     position = {n.lower(): i for i, n in enumerate(inputs)}
+    types = {n.lower(): t for n, t in inputs.items()}
     measures = []
     for measure in node.args.get("measures") or []:
         item = measure.this
         body = item.this if isinstance(item, exp.Alias) else item
-        measures.append(f"FINAL({rex(_named(body))}) AS {item.alias_or_name}")
+        measures.append(f"FINAL({rex(_named(body, types))}) AS {item.alias_or_name}")
     partition = [f"partitionBy=[{', '.join(plan.partition)}]"] if plan.partition else []
     define = ", ".join(f"{v}={c}" for v, c in _definitions(node, position, rex))
     return [*partition, f"orderBy=[{', '.join(o + ' ASC' for o in plan.order)}]",
@@ -102,36 +106,66 @@ def _definitions(node: exp.MatchRecognize, position: dict[str, int], rex: Rex
 
 def _indexed(condition: exp.Expr, variable: str, position: dict[str, int]) -> exp.Expr:
     def ref(column: exp.Column) -> str:
-        return f"{column.table or variable}.${position.get(column.name.lower(), '?')}"
+        return f"{column.table or '*'}.${position.get(column.name.lower(), '?')}"
 
     def replace(n: exp.Expr) -> exp.Expr:
         if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
-            own = not n.table or n.table == variable
-            return exp.Var(this=f"{'PREV' if own else 'LAST'}({ref(n)}, 0)")
-        if isinstance(n, exp.Anonymous) and n.name.upper() in ("FIRST", "LAST", "PREV") \
-                and n.expressions and isinstance(n.expressions[0], exp.Column):
-            offset = n.expressions[1].name if len(n.expressions) > 1 else "0"
-            return exp.Var(this=f"{n.name.upper()}({ref(n.expressions[0])}, {offset})")
-        kind = AGGREGATES.get(type(n))
-        if kind is not None and isinstance(n.this, exp.Column):
-            return exp.Var(this=f"{kind}({ref(n.this)})")
-        return n
+            last = "PREV" if n.table == variable else "LAST"  # no variable: all rows' last
+            return exp.Var(this=f"{last}({ref(n)}, 0)")
+        return _call(n, ref) or n
 
     return condition.copy().transform(replace)
 
 
-def _named(measure: exp.Expr) -> exp.Expr:
-    """A measure with its variables' columns by name: ``A.id``, ``LAST(B.price, 0)``."""
+def _call(n: exp.Expr, ref: Callable[[exp.Column], str]) -> exp.Var | None:
+    """``FIRST``/``LAST``/``PREV`` or an aggregate of a column as Flink prints it, its column
+    by ``ref``: ``LAST(A.$3, 0)``, ``SUM(C.$3)``, ``COUNT()``; a time unit operand
+    (``TIMESTAMPADD(DAY, ...)``) is made no column."""
+    if isinstance(n, exp.Anonymous) and n.name.upper() in ("TIMESTAMPADD", "TIMESTAMPDIFF") \
+            and n.expressions and isinstance(n.expressions[0], exp.Column):
+        n.expressions[0].replace(exp.Var(this=n.expressions[0].name.upper()))
+        return None
+    if isinstance(n, exp.Anonymous) and n.name.upper() in ("FIRST", "LAST", "PREV") \
+            and n.expressions and isinstance(n.expressions[0], exp.Column):
+        offset = n.expressions[1].name if len(n.expressions) > 1 else "0"
+        return exp.Var(this=f"{n.name.upper()}({ref(n.expressions[0])}, {offset})")
+    kind = AGGREGATES.get(type(n))
+    if kind is not None and isinstance(n.this, exp.Column):
+        return exp.Var(this=f"{kind}({ref(n.this)})")
+    if kind == "COUNT" and isinstance(n.this, exp.Star):
+        return exp.Var(this="COUNT()")
+    return None
+
+
+def _named(measure: exp.Expr, types: Mapping[str, str]) -> exp.Expr:
+    """A measure with its variables' columns by name (``A.id``, ``LAST(B.price, 0)``, a
+    column of all rows ``*.price``), an AVG as Flink computes it of the column's type."""
+    def ref(column: exp.Column) -> str:
+        return f"{column.table or '*'}.{column.name}"
+
     def replace(n: exp.Expr) -> exp.Expr:
         if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
-            return exp.Var(this=n.sql())
-        if isinstance(n, exp.Anonymous) and n.name.upper() in ("FIRST", "LAST") \
-                and n.expressions and isinstance(n.expressions[0], exp.Column):
-            offset = n.expressions[1].name if len(n.expressions) > 1 else "0"
-            return exp.Var(this=f"{n.name.upper()}({n.expressions[0].sql()}, {offset})")
-        kind = AGGREGATES.get(type(n))
-        if kind is not None and isinstance(n.this, exp.Column):
-            return exp.Var(this=f"{kind}({n.this.sql()})")
-        return n
+            return exp.Var(this=ref(n))
+        if isinstance(n, exp.Avg) and isinstance(n.this, exp.Column):
+            average = _average(ref(n.this), types.get(n.this.name.lower(), ""))
+            return exp.Var(this=average) if average else n
+        if isinstance(n, exp.Cast) and isinstance(n.this, exp.Column):
+            return exp.Var(this=f"CAST({ref(n.this)} AS {n.to.sql(dialect='spark').upper()})")
+        return _call(n, ref) or n
 
     return measure.copy().transform(replace)
+
+
+def _average(column: str, spark_type: str) -> str | None:
+    """``AVG(column)`` as Flink 2.3 prints it (SUM / COUNT in the average's type) for the types
+    recorded: INT, BIGINT, DOUBLE, DECIMAL(p, s); None for another."""
+    ratio = f"/(SUM({column}), COUNT({column}))"
+    if spark_type == "int":
+        return f"CAST({ratio} AS INTEGER)"
+    if spark_type in ("bigint", "double"):
+        return ratio
+    decimal = re.fullmatch(r"decimal\((\d+),(\d+)\)", spark_type)
+    if decimal is not None:
+        scale = max(6, int(decimal.group(2)))
+        return f"/(CAST(SUM({column}) AS DECIMAL(38, {scale})), COUNT({column}))"
+    return None

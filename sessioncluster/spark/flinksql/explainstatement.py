@@ -119,8 +119,8 @@ def _with_match(planner: Planner, match: exp.MatchRecognize, physical: explain.P
     frame = planner.frame(exp.select("*").from_(source))
     below = explain_spark.translate(frame._jdf.queryExecution().executedPlan(), scanned)
     plan = read_plan(match)
-    node = explain.PlanNode("Match", physical_match(match, list(frame.columns),
-                                                    lambda e: builder.rex(e, [])),
+    types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+    node = explain.PlanNode("Match", physical_match(match, types, lambda e: builder.rex(e, [])),
                             [explain.PlanNode("Exchange", [f"distribution=[{distribution(plan)}]"],
                                               [below])],
                             [("", n) for n in plan.partition] + [("", n) for n, _ in plan.measures])
