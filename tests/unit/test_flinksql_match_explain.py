@@ -138,6 +138,9 @@ def test_explain_of_quantifiers_within_and_skips_as_flinks(planner) -> None:
     plan = explain(planner, "EXPLAIN " + SKIP_TO_LAST, "STREAMING")
     assert line_of(plan[SECTIONS[0]], "LogicalMatch") == FLINK_SKIP_TO_LAST_LOGICAL
     assert line_of(plan[SECTIONS[1]], "Match") == FLINK_SKIP_TO_LAST_MATCH
+    with pytest.raises(FlinkSqlError, match="Greedy quantifiers are not allowed as the last "
+                                             "element of a Pattern yet"):  # Flink's EXPLAIN too
+        planner.plan("EXPLAIN " + SKIP_TO_LAST.replace("(A B+?)", "(A B? C{2,} D{1,3})"))
 
 
 def rows(planner: FlinkSqlPlanner, sql: str) -> tuple[list[str], list[list[str | None]]]:
@@ -290,7 +293,41 @@ FLINK_SHAPES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FLINK_SHAPES))
+#: ... and of quantifiers, SKIP TO LAST a variable, WITHIN minutes (probe_explain5)
+FLINK_QUANTIFIERS = {
+    'star_first': (
+        'EXPLAIN SELECT * FROM ev MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES '
+        'B.id AS bid ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW PATTERN (A* B)  DEFINE A '
+        'AS A.price > 1, B AS B.price < 100) AS T',
+        'LogicalMatch(partition=[[1]], order=[[2 ASC-nulls-first]], outputFields=[[symbol, '
+        'bid]], allRows=[false], after=[FLAG(SKIP PAST LAST ROW)], '
+        "pattern=[(PATTERN_QUANTIFIER(_UTF-16LE'A', 0, -1, false), _UTF-16LE'B')], "
+        'isStrictStarts=[false], isStrictEnds=[false], subsets=[[]], '
+        'patternDefinitions=[[>(PREV(A.$3, 0), 1), <(PREV(B.$3, 0), 100)]], inputFields=[[id, '
+        'symbol, ts, price, d, big, dbl, dcm]])',
+        'Match(partitionBy=[symbol], orderBy=[ts ASC], measures=[FINAL(B.id) AS bid], '
+        'rowsPerMatch=[ONE ROW PER MATCH], after=[SKIP PAST LAST ROW], '
+        "pattern=[(PATTERN_QUANTIFIER(_UTF-16LE'A', 0, -1, false), _UTF-16LE'B')], "
+        'define=[{A=>(PREV(A.$3, 0), 1), B=<(PREV(B.$3, 0), 100)}])'),
+    'reluctant_bounded': (
+        'EXPLAIN SELECT * FROM ev MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY ts MEASURES '
+        'B.id AS bid ONE ROW PER MATCH AFTER MATCH SKIP TO LAST A PATTERN (A{1,3}? B{3}) '
+        "WITHIN INTERVAL '2' MINUTE DEFINE A AS A.price > 1) AS T",
+        'LogicalMatch(partition=[[1]], order=[[2 ASC-nulls-first]], outputFields=[[symbol, '
+        "bid]], allRows=[false], after=[SKIP TO LAST(_UTF-16LE'A')], "
+        "pattern=[(PATTERN_QUANTIFIER(_UTF-16LE'A', 1, 3, true), "
+        "PATTERN_QUANTIFIER(_UTF-16LE'B', 3, 3, false))], isStrictStarts=[false], "
+        'isStrictEnds=[false], interval=[120000:INTERVAL MINUTE], subsets=[[]], '
+        'patternDefinitions=[[>(PREV(A.$3, 0), 1)]], inputFields=[[id, symbol, ts, price, d, '
+        'big, dbl, dcm]])',
+        'Match(partitionBy=[symbol], orderBy=[ts ASC], measures=[FINAL(B.id) AS bid], '
+        "rowsPerMatch=[ONE ROW PER MATCH], after=[SKIP TO LAST _UTF-16LE'A'], "
+        "pattern=[(PATTERN_QUANTIFIER(_UTF-16LE'A', 1, 3, true), "
+        "PATTERN_QUANTIFIER(_UTF-16LE'B', 3, 3, false))], define=[{A=>(PREV(A.$3, 0), 1)}])"),
+}
+
+
+@pytest.mark.parametrize("name", sorted({**FLINK_SHAPES, **FLINK_QUANTIFIERS}))
 def test_explain_of_measures_and_definitions_as_flinks(planner, tmp_path: Path,
                                                        name: str) -> None:
     (tmp_path / "wide.csv").write_text("1,ACME,2024-01-31 10:00:00,12,2024-01-31,5,1.5,2.25\n")
@@ -299,7 +336,7 @@ def test_explain_of_measures_and_definitions_as_flinks(planner, tmp_path: Path,
                      WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
                    WITH ('connector' = 'filesystem', 'path' = '{tmp_path / "wide.csv"}',
                          'format' = 'csv')""")
-    sql, logical, match = FLINK_SHAPES[name]
+    sql, logical, match = {**FLINK_SHAPES, **FLINK_QUANTIFIERS}[name]
     plan = explain(planner, sql.replace("FROM ev ", "FROM wide "))
     assert line_of(plan[SECTIONS[0]], "LogicalMatch") == logical
     # not as Flink's: TIMESTAMPADD, which Flink prints as the interval arithmetic it becomes
