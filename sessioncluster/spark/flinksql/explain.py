@@ -1,9 +1,9 @@
 """``EXPLAIN`` as Flink prints it: ``== Abstract Syntax Tree ==`` (Flink's logical nodes of the
 statement as written: LogicalProject, LogicalFilter, LogicalAggregate, LogicalJoin,
-LogicalTableScan...), ``== Optimized Physical Plan ==`` and ``== Optimized Execution Plan ==``
-(the operators Spark really runs, under Flink's names: Calc, LocalHashAggregate/HashAggregate,
-Exchange(distribution=[hash[...]]), HashJoin, SortLimit, TableSourceScan...), then Spark's own
-physical plan under ``== Spark Physical Plan ==``.
+LogicalMatch (:mod:`.explainmatch`), LogicalTableScan...), ``== Optimized Physical Plan ==`` and
+``== Optimized Execution Plan ==`` (the operators Spark really runs, under Flink's names: Calc,
+LocalHashAggregate/HashAggregate, Exchange(distribution=[hash[...]]), HashJoin, SortLimit, Match,
+TableSourceScan...), then Spark's own physical plan under ``== Spark Physical Plan ==``.
 
 No Calcite optimisation is pretended: the AST is the query's parse tree; the physical sections are
 Spark's plan (its partial and final aggregates, its exchanges) named as Flink names the same

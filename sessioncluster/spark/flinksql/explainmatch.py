@@ -28,8 +28,9 @@ def logical_match(node: exp.MatchRecognize, inputs: Sequence[str], rex: Rex
     plan = read_plan(node)
     position = {n.lower(): i for i, n in enumerate(inputs)}
     outputs = [*plan.partition, *(n for n, _ in plan.measures)]
-    order = ", ".join(f"{position[o.lower()]} ASC-nulls-first" for o in plan.order)
-    attrs = [f"partition=[[{', '.join(str(position[p.lower()]) for p in plan.partition)}]]",
+    order = ", ".join(f"{position.get(o.lower(), '?')} ASC-nulls-first" for o in plan.order)
+    keys = ", ".join(str(position.get(p.lower(), "?")) for p in plan.partition)
+    attrs = [f"partition=[[{keys}]]",
              f"order=[[{order}]]", f"outputFields=[[{', '.join(outputs)}]]", "allRows=[false]",
              f"after=[{_after(plan.skip, logical=True)}]",
              f"pattern=[{pattern_text(plan.elements)}]",
