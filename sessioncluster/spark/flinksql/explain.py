@@ -1,9 +1,9 @@
 """``EXPLAIN`` as Flink prints it: ``== Abstract Syntax Tree ==`` (Flink's logical nodes of the
 statement as written: LogicalProject, LogicalFilter, LogicalAggregate, LogicalJoin,
-LogicalTableScan...), ``== Optimized Physical Plan ==`` and ``== Optimized Execution Plan ==``
-(the operators Spark really runs, under Flink's names: Calc, LocalHashAggregate/HashAggregate,
-Exchange(distribution=[hash[...]]), HashJoin, SortLimit, TableSourceScan...), then Spark's own
-physical plan under ``== Spark Physical Plan ==``.
+LogicalMatch (:mod:`.explainmatch`), LogicalTableScan...), ``== Optimized Physical Plan ==`` and
+``== Optimized Execution Plan ==`` (the operators Spark really runs, under Flink's names: Calc,
+LocalHashAggregate/HashAggregate, Exchange(distribution=[hash[...]]), HashJoin, SortLimit, Match,
+TableSourceScan...), then Spark's own physical plan under ``== Spark Physical Plan ==``.
 
 No Calcite optimisation is pretended: the AST is the query's parse tree; the physical sections are
 Spark's plan (its partial and final aggregates, its exchanges) named as Flink names the same
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from .dialect import Descriptor, Flink, TableArgument, output_name
+from .explainmatch import logical_match
 from .jsonfunctions import FlinkJsonArrayAgg, FlinkJsonObjectAgg
 from .model import FlinkSqlError
 
@@ -289,6 +290,13 @@ class AstBuilder:
         if from_ is None:
             return PlanNode("LogicalValues", ["tuples=[[{ 0 }]]"], [], [("", "ZERO")])
         node = self._source(from_.this)
+        match = select.args.get("match")
+        if match is not None:
+            attrs, outputs = logical_match(match, [n for _, n in node.fields],
+                                           lambda e: self.rex(e, []))
+            alias = match.args.get("alias")
+            node = PlanNode("LogicalMatch", attrs, [node],
+                            [(alias.name if alias is not None else "", n) for n in outputs])
         for join in select.args.get("joins") or []:
             right = self._source(join.this)
             fields = node.fields + right.fields
@@ -433,6 +441,8 @@ class AstBuilder:
         if operator is not None and isinstance(node, exp.Binary):
             left = self.rex(node.left, fields, aliases)
             return f"{operator}({left}, {self.rex(node.right, fields, aliases)})"
+        if isinstance(node, exp.Not) and isinstance(node.this, exp.Is):
+            return f"IS NOT NULL({self.rex(node.this.this, fields, aliases)})"
         if isinstance(node, exp.Not):
             return f"NOT({self.rex(node.this, fields, aliases)})"
         if isinstance(node, exp.Is):

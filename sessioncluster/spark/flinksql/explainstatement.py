@@ -3,6 +3,7 @@ the statement's Spark plan (:mod:`.explain_spark`), Spark's own plan last."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 from sqlglot import exp
@@ -12,7 +13,9 @@ from .catalog import Catalog
 from .columntypes import flink_types
 from .ctas import CreateTableAs, derived_table
 from .dialect import cte_names, plan_text
+from .explainmatch import distribution, physical_match
 from .functions import FunctionCatalog
+from .matchrecognize import read_plan
 from .model import CatalogTable, FlinkSqlError
 from .outcome import StatementOutcome
 from .statements import Explain, Insert, Query, StatementSet
@@ -56,9 +59,6 @@ def explain_statement(planner: Planner, statement: Explain,
         queries = [(i, i.query) for i in inserts]
     else:
         raise FlinkSqlError("EXPLAIN takes a query, an INSERT or a STATEMENT SET")
-    if any(query.find(exp.MatchRecognize) for _, query in queries):
-        raise FlinkSqlError("EXPLAIN of MATCH_RECOGNIZE is not supported by sessioncluster "
-                            "yet; the query itself runs")
     if streaming and any(query.find(exp.Version) for _, query in queries):
         raise FlinkSqlError("EXPLAIN of a temporal join (FOR SYSTEM_TIME AS OF) is not "
                             "supported by sessioncluster yet; the query itself runs")
@@ -72,6 +72,8 @@ def explain_statement(planner: Planner, statement: Explain,
         windows = explain.window_functions(query)
         physical = explain_spark.translate(frame._jdf.queryExecution().executedPlan(),
                                            scanned, windows)
+        for match in query.find_all(exp.MatchRecognize):
+            physical = _with_match(planner, match, physical, scanned, builder)
         aggregation = table_aggregation(query, planner.functions)
         if streaming:
             physical = explain.as_streaming(physical, bool(windows), watermarks)
@@ -123,6 +125,65 @@ def _explain_ctas(planner: Planner, statement: Explain, ctas: CreateTableAs,
             del tables[key]
         else:
             tables[key] = before
+
+
+#: the columns of the matches' rows as :mod:`.matchrecognize` makes them, not Flink's
+_MATCH_COLUMNS = re.compile(r"\b__(atom\d+|at|seq|n)\b")
+
+
+def _with_match(planner: Planner, match: exp.MatchRecognize, physical: explain.PlanNode,
+                scanned: list[tuple[str, list[str], str]], builder: explain.AstBuilder
+                ) -> explain.PlanNode:
+    """``physical`` with the operators that read a MATCH_RECOGNIZE's matches (the scan of
+    their rows, their measures, their order) as Flink's ``Match`` over an ``Exchange`` by the
+    PARTITION BY columns over the plan of its input; a condition Spark pushed into them is
+    kept in a Calc above."""
+    source = match.parent.args["from_"].this.copy() if match.parent is not None else None
+    if not isinstance(source, exp.Expr):
+        return physical
+    if isinstance(source, exp.Table) and source.alias:
+        source.set("alias", None)
+    frame = planner.frame(exp.select("*").from_(source))
+    below = explain_spark.translate(frame._jdf.queryExecution().executedPlan(), scanned)
+    plan = read_plan(match)
+    types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+    node = explain.PlanNode("Match", physical_match(match, types, lambda e: builder.rex(e, [])),
+                            [explain.PlanNode("Exchange", [f"distribution=[{distribution(plan)}]"],
+                                              [below])],
+                            [("", n) for n in plan.partition] + [("", n) for n, _ in plan.measures])
+    path = _path_to_matches(physical)
+    if not path:
+        return physical
+    top = next(i for i, n in enumerate(path) if all(
+        _MATCH_COLUMNS.search(" ".join(m.attrs)) for m in path[i:]))
+    names = {m.group(1): m.group(2) for n in path[top:] for a in n.attrs
+             for m in re.finditer(r"\b(__atom\d+) AS (\w+)", a)}
+    pushed = [re.sub(r"\b__atom\d+\b", lambda m: names.get(m.group(0), m.group(0)), a)
+              for n in path[top:] for a in n.attrs if a.startswith("where=")]
+    outputs = f"select=[{', '.join(n for _, n in node.fields)}]"
+    if top > 0 and path[top - 1].name == "Calc" and path[top - 1].attrs == [outputs]:
+        top -= 1  # a Calc that only names the Match's fields: Flink has none
+    parent = path[top - 1] if top > 0 else None
+    if pushed and parent is not None and parent.name == "Calc" and not any(
+            a.startswith("where=") for a in parent.attrs):
+        parent.attrs += pushed  # one Calc, as Flink's
+    elif pushed:
+        node = explain.PlanNode("Calc", [outputs, *pushed], [node], node.fields)
+    if parent is None:
+        return node
+    parent.inputs = [node if child is path[top] else child for child in parent.inputs]
+    return physical
+
+
+def _path_to_matches(node: explain.PlanNode) -> list[explain.PlanNode]:
+    """The nodes from ``node`` down to the scan of a MATCH_RECOGNIZE's rows (none: [])."""
+    if node.name == "TableSourceScan" and any("__seq" in a for a in node.attrs):
+        return [node]
+    for child in node.inputs:
+        below = _path_to_matches(child)
+        if below:
+            return [node, *below]
+    return []
 
 
 def _watermarks(planner: Planner, scanned: list[tuple[str, list[str], str]]

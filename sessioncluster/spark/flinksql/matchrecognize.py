@@ -179,12 +179,16 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any],
     """The name of a new temporary view of the matches of ``frame``'s rows: the PARTITION BY
     columns then the MEASURES, in the order the matches were completed (a streaming
     ``frame``: matched by ``keyed``, as the watermark passes its rows)."""
-    from pyspark.sql.types import LongType, StructField, StructType
+    from pyspark.sql.types import DateType, LongType, StructField, StructType
 
     fields = {f.name: f for f in frame.schema.fields}
     for name in plan.partition + plan.order:
         if name not in fields:
             raise FlinkSqlError(f"Column '{name}' not found in MATCH_RECOGNIZE's input")
+    for condition in plan.define.values():
+        check_comparisons(condition, {f"__atom{k}" for k, a in enumerate(plan.define_atoms)
+                                      if a.column in fields
+                                      and isinstance(fields[a.column].dataType, DateType)})
     atom_fields = [StructField(f"__atom{k}", LongType()) if a.kind == "COUNT" else
                    StructField(f"__atom{k}", _field(fields, a.column).dataType, True,
                                _field(fields, a.column).metadata)  # its declared Flink type
@@ -205,14 +209,69 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any],
         raw = frame.sparkSession.createDataFrame(matched, raw_schema)
     raw_name = f"{VIEW_PREFIX}raw_{next(_views)}"
     raw.createOrReplaceTempView(raw_name)
+    dates = {f.name for f in atom_fields if isinstance(f.dataType, DateType)}
     select = exp.select(*[exp.column(p, quoted=True) for p in plan.partition],
-                        *[exp.alias_(e, n, quoted=True) for n, e in plan.measures]) \
+                        *[exp.alias_(flink_dated(e, dates), n, quoted=True)
+                          for n, e in plan.measures]) \
         .from_(raw_name)
     if not frame.isStreaming:  # a stream's matches come in the order they complete
         select = select.order_by("__at", "__seq", "__n")
     name = f"{VIEW_PREFIX}{next(_views)}"
     run(select).createOrReplaceTempView(name)
     return name
+
+
+#: the units by which Flink's TIMESTAMPADD of a DATE is a TIMESTAMP(6); by the others a DATE
+_SUB_DAY = ("SECOND", "MINUTE", "HOUR")
+
+
+_COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<",
+                exp.LTE: "<="}
+
+
+def check_comparisons(condition: exp.Expr, dates: set[str]) -> None:
+    """FlinkSqlError, in Flink's words, for a DEFINE comparing a TIMESTAMPADD of a DATE by
+    SECOND, MINUTE or HOUR (Flink's TIMESTAMP(6)) with a DATE; ``dates``: the atoms' columns
+    of type DATE."""
+    def kind(node: exp.Expr) -> str | None:
+        if isinstance(node, exp.Column) and node.name in dates or \
+                isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE):
+            return "DATE"
+        if isinstance(node, exp.Anonymous) and node.name.upper() == "TIMESTAMPADD" \
+                and len(node.expressions) == 3 and node.expressions[0].name.upper() in _SUB_DAY \
+                and kind(node.expressions[2]) == "DATE":
+            return "TIMESTAMP(6)"
+        return None
+
+    for comparison in condition.find_all(*_COMPARISONS):
+        sides = {kind(comparison.this), kind(comparison.expression)}
+        if sides == {"DATE", "TIMESTAMP(6)"}:
+            op = _COMPARISONS[type(comparison)]
+            raise FlinkSqlError(
+                f"SQL validation failed. Cannot apply '{op}' to arguments of type "
+                f"'<{kind(comparison.this)}> {op} <{kind(comparison.expression)}>'. Supported "
+                f"form(s): '<COMPARABLE_TYPE> {op} <COMPARABLE_TYPE>'")
+
+
+def flink_dated(measure: exp.Expr, dates: set[str]) -> exp.Expr:
+    """``measure`` (over the atoms' columns) with each ``TIMESTAMPADD`` of a DATE typed as
+    Flink's (Spark's is a TIMESTAMP WITH LOCAL TIME ZONE by any unit): a DATE by DAY, WEEK,
+    MONTH, QUARTER or YEAR, a TIMESTAMP from the date's midnight by SECOND, MINUTE or HOUR;
+    ``dates``: the atoms' columns of type DATE."""
+    def is_date(node: exp.Expr) -> bool:
+        return isinstance(node, exp.Column) and node.name in dates or \
+            isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE)
+
+    def retype(node: exp.Expr) -> exp.Expr:
+        if not (isinstance(node, exp.Anonymous) and node.name.upper() == "TIMESTAMPADD"
+                and len(node.expressions) == 3 and is_date(node.expressions[2])):
+            return node
+        if node.expressions[0].name.upper() in _SUB_DAY:
+            node.expressions[2].replace(exp.cast(node.expressions[2].copy(), "TIMESTAMP_NTZ"))
+            return node
+        return exp.cast(node, exp.DataType.Type.DATE)
+
+    return measure.transform(retype)
 
 
 def _field(fields: dict[str, Any], column: str | None) -> Any:

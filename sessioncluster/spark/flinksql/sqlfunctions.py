@@ -6,7 +6,8 @@ a NULL operand makes a NULL (but ``COALESCE``). As Flink: ``MOD`` and ``%`` keep
 sign (Java's), ``ROUND`` rounds half away from zero, ``SUBSTRING`` counts from 1, ``POWER``,
 ``SQRT``, ``LN`` and ``EXP`` are DOUBLE, ``CAST`` to an integral type truncates,
 ``TIMESTAMPADD`` by ``MONTH``, ``QUARTER`` or ``YEAR`` keeps the day or takes the month's last
-(Jan 31 + 1 MONTH is Feb 29 in 2024), ``LIKE`` matches the whole text (``%`` any text, ``_`` one
+(Jan 31 + 1 MONTH is Feb 29 in 2024), by ``SECOND``, ``MINUTE`` or ``HOUR`` of a
+DATE is a TIMESTAMP from its midnight, ``LIKE`` matches the whole text (``%`` any text, ``_`` one
 character, ``ESCAPE`` before ``%``, ``_`` or itself: its literal; case-sensitive), ``SIMILAR
 TO`` as :func:`.builtins.similar_regex` reads its pattern.
 """
@@ -57,6 +58,8 @@ def _sign(x: Any) -> Any:
 
 _UNITS = {"SECOND": 1, "MINUTE": 60, "HOUR": 3600, "DAY": 86400, "WEEK": 604800}
 _MONTHS = {"MONTH": 1, "QUARTER": 3, "YEAR": 12}
+#: the units by which TIMESTAMPADD of a DATE is a TIMESTAMP (by the others a DATE)
+_SUB_DAY = ("SECOND", "MINUTE", "HOUR")
 
 
 def add_months(value: datetime.date, months: int) -> datetime.date:
@@ -70,6 +73,8 @@ def add_months(value: datetime.date, months: int) -> datetime.date:
 def _timestamp_add(unit: str, n: int, ts: datetime.date) -> datetime.date:
     if unit in _MONTHS:
         return add_months(ts, _MONTHS[unit] * n)
+    if unit in _SUB_DAY and not isinstance(ts, datetime.datetime):
+        ts = datetime.datetime.combine(ts, datetime.time())  # Flink's: a DATE's TIMESTAMP(6)
     return ts + datetime.timedelta(seconds=_UNITS[unit] * n)
 
 
