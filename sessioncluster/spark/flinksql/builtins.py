@@ -569,15 +569,15 @@ _FLOAT_OPERATIONS = (exp.Sum, exp.Avg, exp.Add, exp.Sub, exp.Mul)
 
 
 def float_aggregates(tree: exp.Expr, columns: dict[str, dict[str, str]],
-                     typeable: Callable[[exp.Expr], exp.Expr], streaming: bool = False) -> None:
+                     typeable: Callable[[exp.Expr], exp.Expr]) -> None:
     """Flink's ``SUM`` and ``AVG`` of a FLOAT (in place): a FLOAT, where Spark's is a DOUBLE,
     and so ``+``, ``-``, ``*`` of a FLOAT with a FLOAT or an integer (Spark's ANSI mode makes
-    a DOUBLE of a FLOAT and an INT). Flink's SUM adds in single precision
-    (``FloatSumAggFunction``: 1.5 + 2.25 + 0.1 + 0.2 is 4.0499997), its AVG in double
-    precision, rounded to a FLOAT (1.0125): here a SUM over a group's values (not in an OVER
-    window, a FILTER or DISTINCT; nor in STREAMING, whose aggregates are incremental) folds
-    them as FLOATs, any other is Spark's rounded. The operands' types come from sqlglot's type
-    inference, as for :func:`integer_arithmetic`."""
+    a DOUBLE of a FLOAT and an INT). Spark's DOUBLE result is rounded to a FLOAT. Flink's SUM
+    adds in single precision, in the order its records come (1.5 + 2.25 + 0.1 + 0.2 is
+    4.0499997 there, 4.05 here); a fold in single precision here would add in Spark's order
+    after the shuffle, not Flink's (PyFlink's tumble window example: 86.399994 where Flink
+    prints 86.4), so the sum is left to Spark, order-free. The operands' types come from
+    sqlglot's type inference, as for :func:`integer_arithmetic`."""
     nodes = list(tree.find_all(*_FLOAT_OPERATIONS))
     if not nodes:
         return
@@ -590,7 +590,7 @@ def float_aggregates(tree: exp.Expr, columns: dict[str, dict[str, str]],
     for node in nodes:
         node.meta.pop(_FLOAT_OPERATION, None)
     for i in sorted(floats, reverse=True):  # an operation's operands (found later) first
-        _as_float(nodes[i], streaming)
+        _as_float(nodes[i])
 
 
 def _of_floats(node: exp.Expr) -> bool:
@@ -606,31 +606,14 @@ def _is(node: exp.Expr, *kinds: Any) -> bool:
     return node.type is not None and node.type.is_type(*kinds)
 
 
-def _as_float(node: exp.Expr, streaming: bool) -> None:
+def _as_float(node: exp.Expr) -> None:
     """``node`` of Flink's FLOAT type made a FLOAT on Spark."""
     target: exp.Expr = node
     while isinstance(target.parent, (exp.Window, exp.Filter)):  # OVER, FILTER apply first
         target = target.parent
-    if isinstance(node, exp.Sum) and target is node and not streaming \
-            and not isinstance(node.this, exp.Distinct):
-        node.replace(_single_precision_sum(node.this))
-    else:
-        target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("FLOAT")))
+    target.replace(exp.Cast(this=target.copy(), to=exp.DataType.build("FLOAT")))
 
 
 def _argument(aggregate: exp.Expr) -> exp.Expr:
     argument = aggregate.this.unnest()
     return argument.expressions[0] if isinstance(argument, exp.Distinct) else argument
-
-
-def _single_precision_sum(value: exp.Expr) -> exp.Expr:
-    """The sum of a group's FLOAT values added in single precision, in their order (NULL when
-    there is none): ``aggregate(collect_list(v), NULL, (acc, x) -> coalesce(acc + x, x))``."""
-    total = exp.column("__acc")
-    item = exp.column("__x")
-    step = exp.Lambda(this=exp.Coalesce(this=exp.Add(this=total, expression=item),
-                                        expressions=[item.copy()]),
-                      expressions=[exp.to_identifier("__acc"), exp.to_identifier("__x")])
-    return exp.Anonymous(this="aggregate", expressions=[
-        exp.Anonymous(this="collect_list", expressions=[value.copy()]),
-        exp.Cast(this=exp.null(), to=exp.DataType.build("FLOAT")), step])

@@ -69,7 +69,7 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     integer_arithmetic(tree, columns, _typeable)
     java_integers(tree, list(tree.find_all(FlinkCast)), columns, _typeable)
     boolean_text(tree, list(tree.find_all(FlinkCast)), columns, _typeable)
-    float_aggregates(tree, columns, _typeable, streaming)
+    float_aggregates(tree, columns, _typeable)
     names = count()
     for select in list(tree.find_all(exp.Select)):
         _rewrite_group_window(select, names, streaming)
