@@ -50,7 +50,7 @@ from ..driver import incremental_checkpoints
 from . import connectors
 from .boundedchangelog import changelog_query, ordered_changes
 from .changelogjoin import KIND, SEQUENCE
-from .dialect import Flink
+from .dialect import Flink, table_names
 from .functions import FunctionCatalog
 from .matchrecognize import find_match_recognize
 from .matchrecognize import rewrite as rewrite_match_recognize
@@ -589,13 +589,13 @@ def _streaming_session(spark: Any, tables: dict[str, CatalogTable], queries: lis
         raise FlinkSqlError(f"{MAX_TABLE_RESULT_ROWS} must be a positive integer, not '{rows}'")
     session.conf.set("spark.sql.shuffle.partitions",
                      parallelism or str(spark.sparkContext.defaultParallelism))
-    read = [{name for name in _table_names(q) if name.lower() in tables} for q in queries]
+    read = [{name for name in table_names(q) if name.lower() in tables} for q in queries]
     used = {name.lower(): tables[name.lower()] for names in read for name in names}
     bounded = all(connectors.is_bounded(t) for t in used.values())
     for table in used.values():
         source_frame(session, table, streaming=not bounded).createOrReplaceTempView(table.name)
     for query in queries:
-        share_client_views(spark, session, _table_names(query) - set(tables))
+        share_client_views(spark, session, table_names(query) - set(tables))
     return session, read, bounded
 
 
@@ -629,11 +629,6 @@ def stop_job(statement: StopJob, options: dict[str, str]) -> StatementOutcome:
 
 def _not_a_batch_job() -> Any:
     raise TypeError("a streaming INSERT runs as a streaming SQL job")
-
-
-def _table_names(query: Any) -> set[str]:
-    return {".".join(p.name for p in t.parts) for t in query.find_all(exp.Table)
-            if isinstance(t.this, exp.Identifier)}
 
 
 def source_frame(spark: Any, table: CatalogTable, streaming: bool) -> Any:
