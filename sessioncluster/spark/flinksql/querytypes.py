@@ -91,13 +91,6 @@ def set_operation_columns(left: Columns | None, right: Columns | None) -> Column
     return out
 
 
-def window_columns(call: exp.Expr, tables: TableColumns,
-                   ctes: Mapping[str, Columns]) -> Columns | None:
-    """The columns of a window table function: its table's as declared, then its window's
-    (:meth:`TypeWalker.window_bounds`); None when ``call`` is not one typed here."""
-    return TypeWalker(tables).window(call, ctes)
-
-
 #: the columns a SELECT reads: in order (for ``*``) and by name
 SelectScope = Scope[DataType]
 
