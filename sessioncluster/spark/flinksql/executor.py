@@ -351,8 +351,8 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
-        attributes = self._time_attributes(statement.ast)
         inlined = self._inline_views(statement.ast)
+        attributes = self._attributes_of(inlined)
         statement = Query(querytypes.resolve_typeof(inlined, self._declared_columns,
                                                     typeof_not_typed))
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
@@ -378,7 +378,10 @@ class FlinkSqlPlanner:
     def _time_attributes(self, query: Any) -> Attributes | None:
         """The time attributes of the query's columns (a view's of the tables beneath; None
         for a view that shadows a table of its name)."""
-        inlined = self._views_inlined(query)
+        return self._attributes_of(self._views_inlined(query))
+
+    def _attributes_of(self, inlined: Any) -> Attributes | None:
+        """The time attributes of a query whose views are inlined (None: none known)."""
         return None if inlined is None else query_attributes(
             inlined, catalog_attributes(self.catalog.all_tables()))
 
