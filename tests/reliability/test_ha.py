@@ -362,6 +362,9 @@ def test_zookeeper_unreachable_then_back(sc_home: Path, tmp_path: Path,
         with pytest.raises(sessioncluster.JobManagerGoneError, match=f"ZooKeeper at {server.quorum}"):
             session.jobs()
         server.start()
+        # the JobManager reconnects, is elected again and publishes itself: seconds on a busy
+        # machine, so the client waits as long as it does by default
+        monkeypatch.setattr(discovery, "LEADER_TIMEOUT", 30.0)
         assert len(session.jobs()) == 1  # the client waits for the leader again
         # the same JobManager leads again, with a new epoch
         leader = ConnectionInfo.read(connection_path(name))
