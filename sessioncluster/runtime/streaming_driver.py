@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import AbstractSet, Any
 
-from ..api.functions import MIN_WATERMARK, RuntimeContext, TimeDomain
+from ..api.functions import MAX_WATERMARK, MIN_WATERMARK, RuntimeContext, TimeDomain
 from .operators.base import OperatorContext, StreamOperator, TwoInputStreamOperator
 from .output import Record
 from .timers import timestamps
@@ -99,6 +99,16 @@ class KeyedStreamingDriver:
                 until = timers.watermark if domain is TimeDomain.EVENT_TIME else timers.processing_time
             if until is not None:
                 timers.fire(domain, until, callback)
+        return self._output.drain()
+
+    def end_of_input(self) -> list[Record]:
+        """Flink's final watermark for the current key, whose input has ended: its event-time
+        timers fire, in order, as Long.MAX_VALUE passes them (processing-time timers do not, as
+        in Flink's STREAMING mode)."""
+        timers = self._timers
+        timers.watermark = MAX_WATERMARK
+        if timers.has_timers():
+            timers.fire(TimeDomain.EVENT_TIME, MAX_WATERMARK, self.operator.on_event_time)
         return self._output.drain()
 
     def close_key(self) -> KeyResult:

@@ -327,7 +327,7 @@ class _QueryPlanner:
             # Spark runs a query with processing-time timers batch after batch, so a bounded
             # job would never end: there, as when Flink's input ends, they do not fire
             mode = "ProcessingTime"
-        prog = self.program(v, time_mode=time_domain(mode))
+        prog = self.program(v, time_mode=time_domain(mode), bounded=self.bounded)
         interface = spark_interface(v)
         keyed = getattr(self.input_frame(v).groupBy("k"), interface.method)
         return keyed(keyed_processor(prog, interface), RECORD_SCHEMA, "Append", mode)

@@ -94,6 +94,9 @@ class VertexProgram:
     #: for a keyed vertex: the domain of the timers Spark keeps (the query's time mode), None
     #: when it keeps none
     time_mode: TimeDomain | None = None
+    #: every source of the job ends (so a keyed vertex's records all come in one micro-batch,
+    #: the one that reads the end of input, ``spark.sources``)
+    bounded: bool = False
     #: a Spark accumulator of {(vertex id, subtask, "in" | "out"): records}, and of a watermark's
     #: vertex {(vertex id, -1, "max_ts"): its largest output timestamp} (``RecordCounts``)
     counter: Any = None
@@ -145,12 +148,12 @@ class VertexProgram:
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
                 self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
-                self.counter, self.dependencies)
+                self.bounded, self.counter, self.dependencies)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
          self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
-         self.counter, self.dependencies) = state
+         self.bounded, self.counter, self.dependencies) = state
         self._code = {}
 
 

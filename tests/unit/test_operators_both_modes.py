@@ -67,9 +67,11 @@ class SparkStandIn:
     """Spark's side of transformWithStateInPandas for one keyed operator: a ValueState per key
     (pickled snapshots in a dict), the registered timers, the watermark and processing time."""
 
-    def __init__(self, op: StreamOperator, domain: TimeDomain | None, delay: int) -> None:
+    def __init__(self, op: StreamOperator, domain: TimeDomain | None, delay: int,
+                 bounded: bool = False) -> None:
         self.driver = KeyedStreamingDriver(op, RuntimeContext("op", 0, 1, 0, {}), domain)
         self.domain = domain
+        self.bounded = bounded  # a bounded job: a key's call with records ends its input
         self.delay = delay
         self.store: dict[Any, bytes] = {}
         self.timers: set[tuple[Any, int]] = set()
@@ -83,6 +85,8 @@ class SparkStandIn:
         d.open_key(key, snapshot, self.watermark, self.now)
         self.out += d.process(records) if records else []
         self.out += d.fire_timers(fired)
+        if records and self.bounded:
+            self.out += d.end_of_input()
         result = d.close_key()
         if result.snapshot:
             self.store[key] = pickle.dumps(result.snapshot)
@@ -124,7 +128,9 @@ def run(op: StreamOperator, records: list[Rec], driver: str, *, batches: int = 3
         out = list(batch_driver.run(op, iter(recs)))
         op.close()
         return out
-    spark = SparkStandIn(op, domain, delay)
+    spark = SparkStandIn(op, domain, delay, bounded=driver == "bounded")
+    if driver == "bounded":  # a bounded job's input all comes in its first micro-batch
+        batches = 1
     size = -(-len(records) // batches)
     seen = MIN_WATERMARK
     for i in range(0, len(records), size):
@@ -444,3 +450,34 @@ def test_connect_into_a_keyed_co_process(driver: str) -> None:
     out = values(run(KeyedCoProcessOperator(Join()), records, driver))
     assert sorted(o for o in out if o[1] != "factor") == [("a", 10), ("a", 14), ("b", 30)]
     assert sorted(o for o in out if o[1] == "factor") == [("a", "factor", 2), ("b", "factor", 10)]
+
+
+@pytest.mark.parametrize("operator", [
+    lambda: KeyedProcessOperator(CountWithTimeout()),
+    lambda: WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "process", Describe()),
+    lambda: WindowOperator(SlidingEventTimeWindows.of(Time.seconds(10), Time.seconds(5)), "process",
+                           Describe()),
+    lambda: WindowOperator(EventTimeSessionWindows.with_gap(Time.seconds(8)), "process", Describe()),
+    lambda: WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "reduce", sum_reduce,
+                           trigger=ContinuousEventTimeTrigger.of(Time.seconds(5))),
+    lambda: WindowOperator(TumblingEventTimeWindows.of(Time.seconds(10)), "aggregate", Sum(),
+                           allowed_lateness=Time.seconds(10), late_data_tag=OutputTag("late")),
+], ids=["timers", "tumbling", "sliding", "session", "continuous", "lateness"])
+def test_a_bounded_job_fires_each_key_at_its_records(operator: Any) -> None:
+    """A bounded job's records all come in one micro-batch, after which the watermark is
+    Flink's final one: a key's timers fired at the end of its records give what the next
+    micro-batch's calls gave, key by key in the same order, with no timer left for Spark."""
+    records = keyed_values(ordered(n=90, span=120_000)) + [("x", 3000, ("x", 5))]
+    streamed = run(operator(), records, "streaming", batches=1)
+    bounded_op = cloudpickle.loads(cloudpickle.dumps(operator()))
+    spark = SparkStandIn(bounded_op, TimeDomain.EVENT_TIME, 0, bounded=True)
+    spark.micro_batch(records)
+    fired_at_records = list(spark.out)
+    spark.watermark = MAX_WATERMARK
+    spark.expire()
+    assert spark.out == fired_at_records and not spark.timers
+    key_of = lambda r: r[2][0] if isinstance(r[2], tuple) else None  # noqa: E731
+    for key in "abcx":
+        assert [r for r in fired_at_records if key_of(r) == key] == \
+            [r for r in streamed if key_of(r) == key]
+    assert sorted(map(repr, fired_at_records)) == sorted(map(repr, streamed))
