@@ -68,6 +68,11 @@ class CheckpointStatistics:
                                                batch_id=int(p["batchId"]), query=key,
                                                stages=stages))
 
+    def input_ended(self) -> None:
+        """Flink's final watermark, for a bounded job whose last micro-batch fired every
+        window and timer itself (Spark ran no batch after it to move the watermark)."""
+        self.watermark = FINAL_WATERMARK
+
     def restored_from(self, checkpoint_id: int, created_ms: int, state_size: int, path: str) -> None:
         """The job started from the savepoint at ``path``."""
         self.restored = CheckpointInfo(checkpoint_id, "COMPLETED", created_ms, created_ms, 0,
@@ -87,10 +92,14 @@ def epoch_ms(iso: str | None) -> int:
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
+#: Flink's final watermark (the end of input), Long.MAX_VALUE
+FINAL_WATERMARK = 2**63 - 1
+
+
 def watermark_ms(iso: str) -> int:
     """A progress report's watermark in ms; the final watermark (end of input) is beyond the
     years Python reads, and is Flink's MAX watermark, Long.MAX_VALUE."""
     try:
         return epoch_ms(iso)
     except ValueError:
-        return 2**63 - 1
+        return FINAL_WATERMARK

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from ..api.accumulators import Accumulator
 from ..graph.jobgraph import JobGraph
 from ..graph.lifecycle import ExecutionState, JobStatus
+from ..graph.streamgraph import OperatorKind
 from ..protocol.messages import (
     AccumulatorsUpdated,
     JobDetails,
@@ -102,8 +103,18 @@ class StreamingJob(StreamingRunner):
         if self.bounded and self.watermarks:
             # a bounded job's sources are read whole by its first micro-batch: Flink's final
             # watermark is read by it too, and moves the watermark once the batch is through
-            # (then Spark's no-data batch fires the windows and event-time timers)
             self.watermarks.write_final()
+            if self._fires_in_its_batch():
+                self.spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+
+    def _fires_in_its_batch(self) -> bool:
+        """True when a bounded job's keyed vertices fire every window and event-time timer in
+        the micro-batch that reads its input (``KeyedVertex.run``), so that Spark's no-data
+        batch after it would only move the watermark: not for a job restored from a savepoint
+        (a key with state and no input fires in that batch), nor with a Table's source (its
+        query may hold Spark's own windows, which fire there)."""
+        return not self.config.get("execution.savepoint.path") and not any(
+            v.operators[0].kind is OperatorKind.SOURCE_TABLE for v in self.job_graph.vertices)
 
     def _blobs(self, keys: list[str]) -> dict[str, bytes]:
         out = {}
@@ -190,6 +201,8 @@ class StreamingJob(StreamingRunner):
 
     def on_finished(self) -> None:
         self.final_accumulators = self.subtasks.accumulators()
+        if self.bounded and self.watermarks:
+            self.stats.input_ended()
 
     def before_run_again(self) -> None:
         self.subtasks.carry_over()

@@ -238,6 +238,52 @@ def test_event_time_windows_fire_when_the_watermark_passes(session: sessionclust
         results.close()
 
 
+def test_a_bounded_jobs_windows_and_timers_fire_in_the_micro_batch_of_its_input(
+        session: sessioncluster.Session) -> None:
+    """A bounded input in STREAMING: Flink's final watermark fires every window and event-time
+    timer after the last record. Its records all come in one micro-batch, which fires them
+    too: the job runs that one micro-batch, and its watermark is the final one."""
+    from sessioncluster.pyflink.common import Time
+    from sessioncluster.pyflink.datastream.functions import KeyedProcessFunction
+    from sessioncluster.pyflink.datastream.window import TumblingEventTimeWindows
+
+    class LastSeen(KeyedProcessFunction):  # each record, then a timer 60 s after it
+        def process_element(self, value: Any, ctx: Any) -> Iterator[Any]:
+            ctx.timer_service().register_event_time_timer(ctx.timestamp() + 60_000)
+            yield value
+
+        def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
+            yield ctx.get_current_key(), timestamp
+
+    events = [f"{t},{k}" for t, k in [(1, "x"), (3, "x"), (2, "y"), (9, "x"), (13, "x"),
+                                      (15, "y"), (25, "z"), (4, "y")]]
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    strategy = (WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(2))
+                .with_timestamp_assigner(Seconds()))
+    results = (env.from_collection(events).assign_timestamps_and_watermarks(strategy)
+               .map(lambda line: (line.split(",")[1], 1))
+               .key_by(lambda t: t[0])
+               .window(TumblingEventTimeWindows.of(Time.seconds(10)))
+               .reduce(lambda a, b: (a[0], a[1] + b[1]))
+               .key_by(lambda t: t[0])
+               .process(LastSeen())
+               .execute_and_collect("bounded windows and timers"))
+    got = sorted(results, key=repr)
+    windows: collections.Counter[tuple[str, int]] = collections.Counter(
+        (e.split(",")[1], int(e.split(",")[0]) // 10) for e in events)
+    # each window's result (stamped with its last millisecond), and the timer it set
+    assert got == sorted([(k, n) for (k, _), n in windows.items()]
+                         + [(k, (w * 10 + 10) * 1000 - 1 + 60_000) for k, w in windows],
+                         key=repr)
+    client = results.client
+    assert client.wait(60).status is JobStatus.FINISHED
+    details = client.details()
+    assert details.streaming is not None
+    assert details.streaming["counts"]["completed"] == 1  # the micro-batch of the input
+    assert details.streaming["watermark"] == 2**63 - 1
+
+
 @pytest.mark.parametrize("mode", ["BATCH", "STREAMING"])
 def test_a_bounded_stream_with_its_watermark_chained_to_its_sink_keeps_every_record(
         session: sessioncluster.Session, mode: str) -> None:
