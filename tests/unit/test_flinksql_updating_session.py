@@ -5,6 +5,7 @@ record count is not zero, as Flink 2.3 does (/work/briefs/data/legacyhop/probe1.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sessioncluster.spark.flinksql.updatingsession import ChangeSessions, Fired, session_step
@@ -136,7 +137,108 @@ def test_session_step_keys_rows_and_moves_the_watermark_per_micro_batch() -> Non
     fired = session_step(sessions, [("+I", ("a", 1, 1 * S)), ("+I", ("b", 2, 2 * S)),
                                     ("+I", ("a", 5, None)), ("+I", ("c", 4, 10 * S))], [0], DELAY)
     assert [(key, w, rows) for key, w, rows in fired] == [
-        (("a",), (1 * S, 4 * S), [(("a", 1), 1)]), (("b",), (2 * S, 5 * S), [(("b", 2), 1)])]
+        (("a",), (1 * S, 4 * S), [(("a", 1, 1 * S), 1)]),
+        (("b",), (2 * S, 5 * S), [(("b", 2, 2 * S), 1)])]
     assert sessions.watermark == 9 * S
     assert session_step(sessions, [("-U", ("c", 4, 10 * S))], [0], DELAY) == []
     assert sessions.watermark == 9 * S  # a retraction does not move it
+
+
+def test_signed_query_groups_by_the_session_and_signs_count_and_sum() -> None:
+    import sqlglot
+
+    from sessioncluster.spark.flinksql.dialect import Flink
+    from sessioncluster.spark.flinksql.updatingsession import session_window_of, signed_query
+
+    query = sqlglot.parse_one(
+        "SELECT `user`, SESSION_START(ts, INTERVAL '3' SECOND) AS ws, "
+        "SESSION_ROWTIME(ts, INTERVAL '3' SECOND) AS rt, COUNT(*) AS n, COUNT(s) AS c, "
+        "SUM(s) AS ss FROM latest GROUP BY `user`, SESSION(ts, INTERVAL '3' SECOND)", read=Flink)
+    spec = session_window_of(query, ["user", "ts", "s"])
+    assert spec is not None and (spec.ts, spec.gap_ms, spec.key_positions) == ("ts", GAP, [0])
+    assert signed_query(query).sql(dialect=Flink) == (
+        "SELECT `user`, __flink_session_start AS ws, __flink_session_end - INTERVAL '0.001' "
+        "SECOND AS rt, SUM(__flink_sign) AS n, SUM(IF(s IS NULL, 0, __flink_sign)) AS c, "
+        "IF(SUM(IF(s IS NULL, 0, __flink_sign)) = 0, NULL, SUM(IF(__flink_sign > 0, s, -(s)))) "
+        "AS ss FROM latest GROUP BY `user`, __flink_session_start, __flink_session_end")
+
+
+def test_min_max_and_distinct_aggregates_are_refused_by_name() -> None:
+    # legacysession probe1.out V: Flink's MAX(s) is 2 over w 2, y 100 and x 100 retracted
+    # (MAX_RETRACT counts values): the rows that remain give 100
+    import pytest
+    import sqlglot
+
+    from sessioncluster.spark.flinksql.dialect import Flink
+    from sessioncluster.spark.flinksql.model import FlinkSqlError
+    from sessioncluster.spark.flinksql.updatingsession import session_window_of, signed_query
+
+    for aggregate, name in [("MAX(ts)", "MAX"), ("MIN(s)", "MIN"), ("AVG(s)", "AVG"),
+                            ("COUNT(DISTINCT s)", "COUNT(DISTINCT)")]:
+        query = sqlglot.parse_one(f"SELECT {aggregate} FROM latest "
+                                  "GROUP BY SESSION(ts, INTERVAL '3' SECOND)", read=Flink)
+        with pytest.raises(FlinkSqlError, match=rf"^{re.escape(name)} over a legacy SESSION"):
+            signed_query(query)
+    keyed = sqlglot.parse_one("SELECT COUNT(*) FROM latest GROUP BY UPPER(`user`), "
+                              "SESSION(ts, INTERVAL '3' SECOND)", read=Flink)
+    with pytest.raises(FlinkSqlError, match="keys that are the updating query's columns"):
+        session_window_of(keyed, ["user", "ts", "s"])
+
+
+def test_sessions_micro_batches_into_a_filesystem_sink_write_flinks_rows(local_spark: Any,
+                                                                         tmp_path: Any) -> None:
+    # legacysession probe1.out M, a micro-batch per file, through the runtime's pieces: the
+    # updating query's rows with their time, their changes into the sessions, the signed
+    # window query over the fired sessions' rows, the sink's files
+    import csv
+    import datetime as dt
+    from types import SimpleNamespace
+
+    import sqlglot
+
+    from sessioncluster.spark.flinksql.dialect import Flink
+    from sessioncluster.spark.flinksql.microbatch import write_batch
+    from sessioncluster.spark.flinksql.model import CatalogTable, Column
+    from sessioncluster.spark.flinksql.planner import to_spark_sql
+    from sessioncluster.spark.flinksql.updating import OuterQuery
+    from sessioncluster.spark.flinksql.updatingsession import (
+        session_schema,
+        session_window_of,
+        signed_query,
+        with_time_column,
+    )
+
+    def at(s: int) -> dt.datetime:
+        return dt.datetime(2024, 1, 1) + dt.timedelta(seconds=s)
+
+    schema = "user STRING, ts TIMESTAMP_NTZ, s INT"
+    inner = local_spark.createDataFrame([], schema).schema
+    query = sqlglot.parse_one(
+        "SELECT SESSION_START(ts, INTERVAL '3' SECOND) AS ws, SESSION_END(ts, INTERVAL '3' "
+        "SECOND) AS we, COUNT(*) AS n, SUM(s) AS ss FROM session_view "
+        "GROUP BY SESSION(ts, INTERVAL '3' SECOND)", read=Flink)
+    spec = session_window_of(query, inner.names)
+    assert spec is not None
+    view_schema = session_schema(inner, "ts")
+    local_spark.createDataFrame([], view_schema).createOrReplaceTempView("session_view")
+    sql = to_spark_sql(signed_query(query), {})
+    outer = OuterQuery("session_view", sql, view_schema, local_spark.sql(sql).schema, [],
+                       window_delay_ms=DELAY, session=spec)
+    out = tmp_path / "out"
+    sink = CatalogTable("session_out", [Column("ws", "TIMESTAMP(3)"), Column("we", "TIMESTAMP(3)"),
+                                        Column("n", "BIGINT"), Column("ss", "INT")],
+                        {"connector": "filesystem", "path": str(out), "format": "csv"})
+    insert = SimpleNamespace(table=sink, output_mode="update", key_positions=[0],
+                             row_kinds=False, outer=outer)
+    # the GROUP BY user's updated rows after each file (Spark's update mode)
+    batches = [[("x", at(2), 100), ("u", at(2), 10), ("w", at(6), 2)],
+               [("y", at(5), 1), ("x", at(20), 101)], [("z", at(40), 4)]]
+    written = [write_batch(insert, with_time_column(local_spark.createDataFrame(rows, schema),
+                                                    "ts"), batch_id, tmp_path / "state")
+               for batch_id, rows in enumerate(batches)]
+    files = [p for p in sorted(out.rglob("*")) if p.is_file() and not p.name.startswith(".")]
+    got = sorted(r for p in files for r in csv.reader(p.open()) if r)
+    assert written == [1, 1, 1]
+    assert got == [["2024-01-01 00:00:02", "2024-01-01 00:00:05", "2", "110"],
+                   ["2024-01-01 00:00:02", "2024-01-01 00:00:09", "1", "-97"],
+                   ["2024-01-01 00:00:20", "2024-01-01 00:00:23", "1", "101"]]

@@ -32,9 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
 from ...api.state import KeyedStateStore, ValueState
 from ...api.window import TimeWindow
 from ...runtime.operators.windowcontext import MergingWindowSet
+from .model import FlinkSqlError
+from .planner import interval_ms, window_aux
 
 #: the RowKinds that accumulate a row; the others (``-U``, ``-D``) retract it
 ACCUMULATE = frozenset({"+I", "+U"})
@@ -130,14 +134,142 @@ def session_step(sessions: ChangeSessions, changes: list[tuple[str, Row]],
     """One micro-batch of the updating query's changes (each row ending in its time, ms)
     applied to ``sessions`` in their order, keyed by the row's columns at ``key_positions``,
     then the watermark moved to the highest time accumulated less ``delay_ms`` (as
-    :func:`~.updatingwindow.window_step`): the sessions that fire, their rows without the
+    :func:`~.updatingwindow.window_step`): the sessions that fire, their rows with their
     time. A row without a time (NULL) is in no session."""
     highest = None
     for kind, row in changes:
         time = row[-1]
         if time is None:
             continue
-        sessions.apply(kind, tuple(row[i] for i in key_positions), row[:-1], time)
+        sessions.apply(kind, tuple(row[i] for i in key_positions), row, time)
         if kind in ACCUMULATE:
             highest = time if highest is None else max(highest, time)
     return [] if highest is None else sessions.advance(highest - delay_ms)
+
+
+# -- the window query over a fired session's signed rows ----------------------------------------
+#: the columns a fired session's rows carry after the updating query's: the row's sign (+1: an
+#: accumulation, -1: a retraction) and its session's start and end (the time column's type)
+SIGN, SESSION_START, SESSION_END = "__flink_sign", "__flink_session_start", "__flink_session_end"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionWindow:
+    """A legacy ``GROUP BY key..., SESSION(ts, gap)``: the time column, the gap (ms) and the
+    positions of the keys in the updating query's row."""
+
+    ts: str
+    gap_ms: int
+    key_positions: list[int]
+
+
+def is_session(select: exp.Select) -> bool:
+    """True for a legacy ``GROUP BY ... SESSION(...)``."""
+    group = select.args.get("group")
+    return group is not None and any(isinstance(g, exp.Anonymous) and g.name.upper() == "SESSION"
+                                     for g in group.expressions)
+
+
+def session_window_of(select: exp.Select, columns: list[str]) -> SessionWindow | None:
+    """The session window of ``select`` (a ``GROUP BY ... SESSION(ts, gap)``) over rows of
+    ``columns``; None for another grouping. A key that is not a column is refused by name."""
+    group = select.args.get("group")
+    calls = [g for g in group.expressions if isinstance(g, exp.Anonymous)
+             and g.name.upper() == "SESSION"] if group is not None else []
+    if group is None or len(calls) != 1 or len(calls[0].expressions) != 2 \
+            or not isinstance(calls[0].expressions[0], exp.Column):
+        return None
+    names = [c.lower() for c in columns]
+    keys = [g for g in group.expressions if g is not calls[0]]
+    if not all(isinstance(k, exp.Column) and k.name.lower() in names for k in keys):
+        raise FlinkSqlError("GROUP BY SESSION(...) over the changes of an updating query is "
+                            "supported by sessioncluster with keys that are the updating "
+                            "query's columns only")
+    return SessionWindow(calls[0].expressions[0].name, interval_ms(calls[0].expressions[1]),
+                         [names.index(k.name.lower()) for k in keys])
+
+
+def signed_query(select: exp.Select) -> exp.Select:
+    """``select`` (``GROUP BY key..., SESSION(ts, gap)``) over a fired session's signed rows
+    (:data:`SIGN`, :data:`SESSION_START`, :data:`SESSION_END`): grouped by the keys and the
+    session, ``SESSION_START``/``_END``/``_ROWTIME`` its bounds, ``COUNT(*)`` the sum of the
+    signs, ``COUNT(x)`` that of the non-NULL ``x``, ``SUM(x)`` the signed sum (NULL when no
+    ``x`` counts, as Flink's SUM with retraction). Another aggregate is refused by name."""
+    query = select.copy()
+    start, end = exp.column(SESSION_START), exp.column(SESSION_END)
+    group = query.args["group"]
+    group.set("expressions", [*(g for g in group.expressions if not (
+        isinstance(g, exp.Anonymous) and g.name.upper() == "SESSION")), start, end])
+    query.transform(lambda node: window_aux(node, "SESSION", start, end), copy=False)
+    query.transform(_signed, copy=False)
+    return query
+
+
+def _signed(node: exp.Expression) -> exp.Expression:
+    if not isinstance(node, exp.AggFunc):
+        return node
+    arg = node.this
+    if isinstance(node, (exp.Count, exp.Sum)) and not isinstance(arg, exp.Distinct):
+        sign = exp.column(SIGN)
+        if isinstance(node, exp.Count) and (arg is None or isinstance(arg, exp.Star)):
+            return exp.Sum(this=sign)
+        counted = exp.Sum(this=exp.If(this=exp.Is(this=arg.copy(), expression=exp.Null()),
+                                      true=exp.Literal.number(0), false=sign.copy()))
+        if isinstance(node, exp.Count):
+            return counted
+        signed = exp.If(this=exp.GT(this=sign.copy(), expression=exp.Literal.number(0)),
+                        true=arg.copy(), false=exp.Neg(this=exp.Paren(this=arg.copy())))
+        return exp.If(this=exp.EQ(this=counted, expression=exp.Literal.number(0)),
+                      true=exp.Null(), false=exp.Sum(this=signed))
+    name = node.sql_name() if not isinstance(arg, exp.Distinct) else f"{node.sql_name()}(DISTINCT)"
+    raise FlinkSqlError(
+        f"{name} over a legacy SESSION window of an updating query is not supported by "
+        "sessioncluster: a retraction whose row was in a session that fired merges into the "
+        "session it touches, and Flink's aggregate with retraction counts that session's "
+        "VALUES, retracted ones too, in their order, which no query over the session's rows "
+        "gives (COUNT and SUM over its signed rows do). Use COUNT or SUM, or a TUMBLE or HOP "
+        "window")
+
+
+# -- at runtime ---------------------------------------------------------------------------------
+#: the column :func:`with_time_column` adds to the updating query's rows: the row's time (ms)
+TIME = "__flink_time_ms"
+
+
+def with_time_column(frame: Any, ts: str) -> Any:
+    """``frame`` (the updating query's rows) with :data:`TIME`, its ``ts`` in epoch ms."""
+    from pyspark.sql import functions as F
+
+    return frame.select("*", F.expr(f"unix_millis(CAST(`{ts}` AS TIMESTAMP))").alias(TIME))
+
+
+def session_schema(inner_schema: Any, ts: str) -> Any:
+    """The schema of a fired session's rows as the window query reads them: the updating
+    query's columns, then :data:`SIGN` and the session's bounds (``ts``'s type)."""
+    from pyspark.sql.types import LongType, StructField
+
+    ts_type = next(f.dataType for f in inner_schema.fields if f.name.lower() == ts.lower())
+    return type(inner_schema)([*inner_schema.fields, StructField(SIGN, LongType()),
+                               StructField(SESSION_START, ts_type),
+                               StructField(SESSION_END, ts_type)])
+
+
+def session_rows(fired: list[Fired]) -> list[Row]:
+    """The fired sessions' rows (each ending in its time, ms) as :func:`session_frame` takes
+    them: the updating query's columns, the sign and the session's start and end (ms)."""
+    return [row[:-1] + (sign, window[0], window[1]) for _, window, rows in fired
+            for row, sign in rows]
+
+
+def session_frame(spark: Any, rows: list[Row], schema: Any) -> Any:
+    """A DataFrame of :func:`session_rows` with ``schema`` (:func:`session_schema`): the
+    session's bounds from epoch ms to the time column's type."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StructField
+
+    bounds = schema.fields[-2:]
+    frame = spark.createDataFrame(rows, type(schema)(
+        [*schema.fields[:-2], *(StructField(f.name, LongType()) for f in bounds)]))
+    return frame.select(*[F.col(f"`{f.name}`") for f in schema.fields[:-2]],
+                        *[F.timestamp_millis(F.col(f.name)).cast(f.dataType).alias(f.name)
+                          for f in bounds])
