@@ -242,3 +242,19 @@ def test_sessions_micro_batches_into_a_filesystem_sink_write_flinks_rows(local_s
     assert got == [["2024-01-01 00:00:02", "2024-01-01 00:00:05", "2", "110"],
                    ["2024-01-01 00:00:02", "2024-01-01 00:00:09", "1", "-97"],
                    ["2024-01-01 00:00:20", "2024-01-01 00:00:23", "1", "101"]]
+
+
+def test_a_micro_batchs_changes_apply_in_their_records_time_order() -> None:
+    # legacysession probe1.out M's file 1 as one micro-batch whose changes come x first: in
+    # the records' order (y@5, then x@20) x@2's retraction merges into y's session
+    from sessioncluster.spark.flinksql.updatingsession import in_time_order
+
+    x_old, x_new, y = ("x", 2, 100, 2 * S), ("x", 20, 101, 20 * S), ("y", 5, 1, 5 * S)
+    changes = [("-U", x_old), ("+U", x_new), ("+I", y)]
+    assert in_time_order(changes) == [("+I", y), ("-U", x_old), ("+U", x_new)]
+    sessions = ChangeSessions(GAP)
+    first = session_step(sessions, [("+I", ("x", 2, 100, 2 * S)), ("+I", ("u", 2, 10, 2 * S)),
+                                    ("+I", ("w", 6, 2, 6 * S))], [], DELAY)
+    second = session_step(sessions, changes, [], DELAY)
+    assert [(w[0] // S, w[1] // S, sum(n for _, n in rows)) for _, w, rows in first + second] == [
+        (2, 5, 2), (2, 9, 1)]

@@ -132,12 +132,12 @@ class ChangeSessions:
 def session_step(sessions: ChangeSessions, changes: list[tuple[str, Row]],
                  key_positions: list[int], delay_ms: int) -> list[Fired]:
     """One micro-batch of the updating query's changes (each row ending in its time, ms)
-    applied to ``sessions`` in their order, keyed by the row's columns at ``key_positions``,
-    then the watermark moved to the highest time accumulated less ``delay_ms`` (as
-    :func:`~.updatingwindow.window_step`): the sessions that fire, their rows with their
-    time. A row without a time (NULL) is in no session."""
+    applied to ``sessions`` in their time order (:func:`in_time_order`), keyed by the row's
+    columns at ``key_positions``, then the watermark moved to the highest time accumulated
+    less ``delay_ms`` (as :func:`~.updatingwindow.window_step`): the sessions that fire, their
+    rows with their time. A row without a time (NULL) is in no session."""
     highest = None
-    for kind, row in changes:
+    for kind, row in in_time_order(changes):
         time = row[-1]
         if time is None:
             continue
@@ -145,6 +145,22 @@ def session_step(sessions: ChangeSessions, changes: list[tuple[str, Row]],
         if kind in ACCUMULATE:
             highest = time if highest is None else max(highest, time)
     return [] if highest is None else sessions.advance(highest - delay_ms)
+
+
+def in_time_order(changes: list[tuple[str, Row]]) -> list[tuple[str, Row]]:
+    """A micro-batch's changes (rows ending in their time) in the order of the records that
+    made them, as far as their times tell: each ``-U`` with its ``+U``, by the time of the
+    row they leave (the record's when it moved the row's time), stably. A micro-batch's
+    changes come in no record order, and where a retraction merges depends on the sessions
+    already there (legacysession M: x@20's retraction of x@2 after y@5's row)."""
+    units: list[list[tuple[str, Row]]] = []
+    for change in changes:
+        if change[0] == "+U" and units and units[-1][-1][0] == "-U":
+            units[-1].append(change)
+        else:
+            units.append([change])
+    units.sort(key=lambda unit: (unit[-1][1][-1] is None, unit[-1][1][-1] or 0))
+    return [change for unit in units for change in unit]
 
 
 # -- the window query over a fired session's signed rows ----------------------------------------
