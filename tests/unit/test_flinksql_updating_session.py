@@ -33,15 +33,15 @@ def group_aggregate(files: list[File]) -> list[list[tuple[int, list[tuple[str, t
     return out
 
 
-def per_record(files: list[File]) -> list[list[Fired]]:
+def per_record(files: list[File], keyed: bool = False) -> list[list[Fired]]:
     """Flink's order: each record's changes, then the watermark it brings (max ts - delay);
-    the sessions fired while each file is read."""
+    the sessions fired while each file is read (``keyed``: per user)."""
     sessions, highest, out = ChangeSessions(GAP), None, []
     for records in group_aggregate(files):
         fired: list[Fired] = []
         for ts, changes in records:
             for kind, row in changes:
-                sessions.apply(kind, (), row, row[1] * S)
+                sessions.apply(kind, (row[0],) if keyed else (), row, row[1] * S)
             highest = ts if highest is None else max(highest, ts)
             fired += sessions.advance(highest * S - DELAY)
         out.append(fired)
@@ -100,6 +100,15 @@ def test_a_retracted_row_not_in_the_session_counts_minus_one() -> None:
     # legacysession probe1.out M: [2,9) over w 2, y 1 and x@2's retraction: COUNT 1, SUM -97
     assert [totals(f) for f in per_record(M)] == [
         [(2, 5, 2, 110)], [(2, 9, 1, -97)], [(20, 23, 1, 101)]]
+
+
+def test_keyed_sessions_take_only_their_keys_retractions() -> None:
+    # legacysession probe2.out K: GROUP BY user, SESSION: x@2's retraction finds no live
+    # session of x: late, dropped (y's and w's sessions fire without it)
+    fired = per_record(M, keyed=True)
+    assert [[(key, *t) for (key, _, _), t in zip(f, totals(f))] for f in fired] == [
+        [(("x",), 2, 5, 1, 100), (("u",), 2, 5, 1, 10)],
+        [(("y",), 5, 8, 1, 1), (("w",), 6, 9, 1, 2)], [(("x",), 20, 23, 1, 101)]]
 
 
 def test_sessions_are_per_key() -> None:
