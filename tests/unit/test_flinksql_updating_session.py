@@ -192,6 +192,15 @@ def test_min_max_and_distinct_aggregates_are_refused_by_name() -> None:
                               "SESSION(ts, INTERVAL '3' SECOND)", read=Flink)
     with pytest.raises(FlinkSqlError, match="keys that are the updating query's columns"):
         session_window_of(keyed, ["user", "ts", "s"])
+    for where in ["WHERE s > 0", "JOIN users ON latest.`user` = users.`user`"]:
+        query = sqlglot.parse_one(f"SELECT COUNT(*) FROM latest {where} "
+                                  "GROUP BY SESSION(ts, INTERVAL '3' SECOND)", read=Flink)
+        with pytest.raises(FlinkSqlError, match="without WHERE, a join or a view"):
+            session_window_of(query, ["user", "ts", "s"])
+    for other in ["FROM big GROUP BY SESSION(ts", "FROM latest GROUP BY SESSION(t2"]:
+        query = sqlglot.parse_one(f"SELECT COUNT(*) {other}, INTERVAL '3' SECOND)", read=Flink)
+        with pytest.raises(FlinkSqlError, match="without WHERE, a join or a view"):
+            session_window_of(query, ["user", "ts", "s"], "latest")
 
 
 def test_sessions_micro_batches_into_a_filesystem_sink_write_flinks_rows(local_spark: Any,

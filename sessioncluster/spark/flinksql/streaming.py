@@ -405,7 +405,7 @@ class _Query:
         if planned.row_kinds or planned.outer is not None:
             raise FlinkSqlError(over_updating_refusal(found))
         if window is None:  # a SESSION's: the window query over its fired sessions' signed rows
-            spec = session_window_of(rest, planned.frame.columns) if isinstance(
+            spec = session_window_of(rest, planned.frame.columns, view) if isinstance(
                 rest, exp.Select) else None
             if spec is None:
                 raise FlinkSqlError(over_updating_refusal(found))

@@ -186,16 +186,29 @@ def is_session(select: exp.Select) -> bool:
                                      for g in group.expressions)
 
 
-def session_window_of(select: exp.Select, columns: list[str]) -> SessionWindow | None:
+def session_window_of(select: exp.Select, columns: list[str], view: str | None = None
+                      ) -> SessionWindow | None:
     """The session window of ``select`` (a ``GROUP BY ... SESSION(ts, gap)``) over rows of
-    ``columns``; None for another grouping. A key that is not a column is refused by name."""
+    ``columns`` (read as ``view``); None for another grouping. A key or time that is not a
+    column, a WHERE, a join and a view between them are refused by name."""
     group = select.args.get("group")
     calls = [g for g in group.expressions if isinstance(g, exp.Anonymous)
              and g.name.upper() == "SESSION"] if group is not None else []
     if group is None or len(calls) != 1 or len(calls[0].expressions) != 2 \
             or not isinstance(calls[0].expressions[0], exp.Column):
         return None
+    from_ = select.args.get("from_")
     names = [c.lower() for c in columns]
+    if select.args.get("where") is not None or select.args.get("joins") \
+            or from_ is None or not isinstance(from_.this, exp.Table) \
+            or (view is not None and from_.this.name.lower() != view.lower()) \
+            or calls[0].expressions[0].name.lower() not in names:
+        raise FlinkSqlError("GROUP BY SESSION(...) over the changes of an updating query is "
+                            "supported by sessioncluster over the updating query alone, without "
+                            "WHERE, a join or a view between them, its time one of its "
+                            "columns: Flink filters and joins the changes before they merge "
+                            "into sessions, and sessioncluster runs the window query over the "
+                            "rows of the sessions that fire")
     keys = [g for g in group.expressions if g is not calls[0]]
     if not all(isinstance(k, exp.Column) and k.name.lower() in names for k in keys):
         raise FlinkSqlError("GROUP BY SESSION(...) over the changes of an updating query is "
