@@ -24,7 +24,13 @@ of the signs, ``SUM(x)`` the signed sum (legacysession M: ``-97`` = 2 + 1 - 100)
 give 100): no query over the fired rows gives them, so they are refused by name.
 
 The session merging is the runtime's (:class:`~sessioncluster.runtime.operators.windowcontext.
-MergingWindowSet`, DataStream's session windows).
+MergingWindowSet`, DataStream's session windows). At runtime the updating query's rows carry
+their time (:func:`with_time_column`); after each micro-batch its changes go into the sessions
+(:func:`session_step`, pickled per micro-batch id like the TUMBLE/HOP windows) and the window
+query, rewritten over signed rows, runs as a batch query over the fired sessions' rows
+(:func:`session_rows`, :func:`session_frame`). Where Flink's differ: as for TUMBLE/HOP (the
+watermark per micro-batch, one ``-U``/``+U`` per key and micro-batch), and a micro-batch's
+changes apply in their rows' time order (:func:`in_time_order`), Flink's in its records' order.
 """
 
 from __future__ import annotations
