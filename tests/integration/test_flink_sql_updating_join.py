@@ -265,6 +265,45 @@ def test_a_legacy_tumble_over_an_updating_query_fires_each_window_once(t_env, tm
         iterator.close()
 
 
+def test_a_legacy_session_over_an_updating_query_subtracts_a_fired_rows_retraction(
+        t_env, tmp_path: Path) -> None:
+    """Each change's window [ts, ts + 3 s) merges into its session, x@2's retraction (its
+    session fired) into the session it touches, subtracted there; each session once, over its
+    signed rows, insert-only: Flink's rows file by file
+    (/work/briefs/data/legacysession/probe1.py, probe1.out 'M')."""
+    import datetime as dt
+
+    def at(s: int) -> dt.datetime:
+        return dt.datetime(2024, 1, 1) + dt.timedelta(seconds=s)
+
+    files = [[("x", "2024-01-01 00:00:02", 100), ("u", "2024-01-01 00:00:02", 10),
+              ("w", "2024-01-01 00:00:06", 2)],
+             [("y", "2024-01-01 00:00:05", 1), ("x", "2024-01-01 00:00:20", 1)],
+             [("z", "2024-01-01 00:00:40", 4)]]
+    flink = [[("+I", (at(2), at(5), 2, 110))], [("+I", (at(2), at(9), 1, -97))],
+             [("+I", (at(20), at(23), 1, 101))]]
+    clicks = tmp_path / "clicks"
+    clicks.mkdir()
+    t_env.execute_sql(f"""CREATE TABLE clicks_us (`user` STRING, ts TIMESTAMP(3), v INT,
+        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem',
+        'path' = '{clicks}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    got: queue.Queue[Any] = queue.Queue()
+    iterator = t_env.execute_sql("""SELECT SESSION_START(ts, INTERVAL '3' SECOND) AS ws,
+        SESSION_END(ts, INTERVAL '3' SECOND) AS we, COUNT(*) AS n, SUM(s) AS ss
+        FROM (SELECT `user`, MAX(ts) AS ts, SUM(v) AS s FROM clicks_us GROUP BY `user`)
+        GROUP BY SESSION(ts, INTERVAL '3' SECOND)""").collect()
+    threading.Thread(target=lambda: [got.put(r) for r in iterator], daemon=True).start()
+    try:
+        for k, rows in enumerate(files):
+            write_csv(clicks, f"f{k}.csv", rows)
+            rows_now = [got.get(timeout=120) for _ in flink[k]]
+            assert [(r.get_row_kind().short_string(), tuple(r)) for r in rows_now] == flink[k]
+        time.sleep(4)
+        assert got.empty()
+    finally:
+        iterator.close()
+
+
 def test_a_legacy_hop_over_an_updating_query_into_a_filesystem_sink(t_env, tmp_path: Path
                                                                    ) -> None:
     """Each change into each of its HOP windows, each window once when the watermark passes

@@ -24,6 +24,7 @@ from .connectors.printing import (
 )
 from .model import CatalogTable
 from .updating import OuterQuery, changelog, result_changes
+from .updatingsession import ChangeSessions, session_rows, session_step
 from .updatingwindow import ChangeWindows, fold_windows, window_step
 
 
@@ -125,7 +126,8 @@ def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path
     else:
         current = state.before(batch_id)
         updated = [tuple(r) for r in df.collect()]
-        windowed = insert.outer is not None and insert.outer.window_delay_ms is not None
+        windowed = insert.outer is not None and insert.outer.window_delay_ms is not None \
+            and insert.outer.session is None  # a HOP's rows once per window
         changes = changelog(current, fold_windows(updated) if windowed else updated,
                             insert.key_positions)
         inner_rows = list(current.values())
@@ -148,6 +150,8 @@ def _window_changes(outer: OuterQuery, session: Any, changes: list[tuple[str, tu
     windows (kept per batch id, as the changelog's rows), the outer query over the rows of
     the windows that fire; its rows ``+I``."""
     state, key = ChangelogState(state_dir), ("windows",)  # one entry: the open windows
+    if outer.session is not None:  # a SESSION's: over its signed rows
+        return _session_changes(outer, session, changes, batch_id, state)
     windows = state.before(batch_id).get(key, (ChangeWindows(),))[0]
     assert outer.window_delay_ms is not None
     fired = window_step(windows, changes, outer.window_delay_ms)
@@ -156,6 +160,19 @@ def _window_changes(outer: OuterQuery, session: Any, changes: list[tuple[str, tu
         return [("+I", row) for window, rows in fired for row in outer.rows(session, rows,
                                                                             window[0])]
     rows = [row for _, window_rows in fired for row in window_rows]
+    return [("+I", row) for row in outer.rows(session, rows)] if rows else []
+
+
+def _session_changes(outer: OuterQuery, session: Any, changes: list[tuple[str, tuple[Any, ...]]],
+                     batch_id: int, state: ChangelogState) -> list[tuple[str, tuple[Any, ...]]]:
+    """A legacy ``GROUP BY SESSION`` over an updating query: the micro-batch's changes into
+    the open sessions, the outer query over the signed rows of the sessions that fire."""
+    assert outer.session is not None and outer.window_delay_ms is not None
+    key = ("sessions",)
+    sessions = state.before(batch_id).get(key, (ChangeSessions(outer.session.gap_ms),))[0]
+    fired = session_step(sessions, changes, outer.session.key_positions, outer.window_delay_ms)
+    state.save(batch_id, {key: (sessions,)})
+    rows = session_rows(fired)
     return [("+I", row) for row in outer.rows(session, rows)] if rows else []
 
 

@@ -385,7 +385,7 @@ def _rewrite_group_window(select: exp.Select, names: count, streaming: bool = Fa
                       for f in ("start", "end"))
     else:
         start, end = exp.column(f"__s{n}"), exp.column(f"__e{n}")
-    select.transform(lambda node: _window_aux(node, name, start, end), copy=False)
+    select.transform(lambda node: window_aux(node, name, start, end), copy=False)
 
 
 def _subquery(sql: str, alias: str) -> exp.Expression:
@@ -411,8 +411,8 @@ def legacy_window_args(name: str, args: list[exp.Expression]) -> dict[str, exp.E
     return {"SLIDE": _arg(args, 1, name), "SIZE": _arg(args, 2, name)}
 
 
-def _window_aux(node: exp.Expression, name: str, start: exp.Expression,
-                end: exp.Expression) -> exp.Expression:
+def window_aux(node: exp.Expression, name: str, start: exp.Expression,
+               end: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Anonymous) and node.name.upper().startswith(name + "_"):
         which = node.name.upper()[len(name) + 1:]
         if which == "START":

@@ -93,6 +93,13 @@ from .updatingjoin import (
     row_kind_changes,
     window_over_join_refusal,
 )
+from .updatingsession import (
+    is_session,
+    session_schema,
+    session_window_of,
+    signed_query,
+    with_time_column,
+)
 from .updatingwindow import group_window_of, with_window_columns, with_window_start
 
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
@@ -296,7 +303,8 @@ class _Query:
                 return cls._updating_join(session, query, found, schemas, functions, feeds_at)
             if found.operation == TABLE_AGGREGATION and functions is not None:
                 return cls._over_changes(session, query, found, schemas, functions, feeds_at)
-            if found.operation == WINDOW_AGGREGATION and group_window_of(found.reader) is not None:
+            if found.operation == WINDOW_AGGREGATION and (
+                    group_window_of(found.reader) is not None or is_session(found.reader)):
                 return cls._window_over_changes(session, query, found, schemas, functions)
             if parts is None:
                 raise FlinkSqlError(over_updating_refusal(found))
@@ -384,16 +392,29 @@ class _Query:
         """A legacy ``GROUP BY TUMBLE(ts, ...)`` (``HOP``) over an updating query: the updating
         query's rows with their windows (:func:`with_window_columns`), its changes accumulated and
         retracted per window after each micro-batch and the window query run over the rows
-        of each window the watermark passes (:mod:`.updatingwindow`), as Flink 2.3 does."""
+        of each window the watermark passes (:mod:`.updatingwindow`), as Flink 2.3 does; a
+        ``GROUP BY SESSION``'s over the signed rows of each session that fires
+        (:mod:`.updatingsession`)."""
         window = group_window_of(found.reader)
         parts = split_over_updating(query, found, partial(_is_static, schemas))
         delays = {watermark_delay_ms(t) for t in schemas.values()} - {None}
-        if window is None or parts is None or len(delays) != 1:
+        if parts is None or len(delays) != 1:
             raise FlinkSqlError(over_updating_refusal(found))
         inner, rest, view = parts
         planned = cls.plan(session, inner, schemas, False, functions)
         if planned.row_kinds or planned.outer is not None:
             raise FlinkSqlError(over_updating_refusal(found))
+        if window is None:  # a SESSION's: the window query over its fired sessions' signed rows
+            spec = session_window_of(rest, planned.frame.columns, view) if isinstance(
+                rest, exp.Select) else None
+            if spec is None:
+                raise FlinkSqlError(over_updating_refusal(found))
+            planned.outer = _outer_query(session, signed_query(rest), view,
+                                         session_schema(planned.frame.schema, spec.ts),
+                                         schemas, found)
+            planned.outer.window_delay_ms, planned.outer.session = delays.pop(), spec
+            planned.frame = with_time_column(planned.frame, spec.ts)
+            return planned
         windowed = with_window_start(rest)
         if windowed is None:
             raise FlinkSqlError(over_updating_refusal(found))

@@ -30,6 +30,7 @@ from ...api.table.udf import TableAggregateFunction
 from .dialect import plan_text
 from .functions import FunctionCatalog
 from .tableaggregate import table_aggregation
+from .updatingsession import SessionWindow, session_frame
 
 _WINDOW_FUNCTIONS = {"TUMBLE", "HOP", "SESSION"}
 
@@ -329,12 +330,17 @@ class OuterQuery:
     #: (``HOP_START``): a HOP's row is in several windows, each fired window's result is the
     #: rows of that window (:meth:`rows`' ``window_start_ms``)
     window_column: str | None = None
+    #: a legacy ``GROUP BY SESSION`` over the updating query's changes: its session window;
+    #: the outer query runs over the fired sessions' signed rows (:mod:`.updatingsession`)
+    session: SessionWindow | None = None
 
     def rows(self, session: Any, inner_rows: list[tuple[Any, ...]],
              window_start_ms: int | None = None) -> list[tuple[Any, ...]]:
         """The outer query's result over the updating query's current rows (of the window
         starting at ``window_start_ms``, with :attr:`window_column`: its rows only)."""
-        session.createDataFrame(inner_rows, self.inner_schema).createOrReplaceTempView(self.view)
+        rows = (session.createDataFrame(inner_rows, self.inner_schema) if self.session is None
+                else session_frame(session, inner_rows, self.inner_schema))
+        rows.createOrReplaceTempView(self.view)
         frame = session.sql(self.sql)
         if self.window_column is not None:
             from pyspark.sql import functions as F

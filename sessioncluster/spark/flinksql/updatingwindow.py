@@ -31,10 +31,11 @@ into one row with its windows by :func:`fold_windows`); after each micro-batch i
 (:func:`window_step`, the windows pickled per micro-batch id next to the changelog's rows), and
 the window query runs as a batch query over the rows of the windows that fire (the
 ``OuterQuery``), each row ``+I``: insert-only, so a filesystem sink takes it. Flink's legacy
-``SESSION`` over an updating query (recorded, not built: refused by name) merges a retraction's
-window ``[ts, ts + gap)`` into the sessions it touches and subtracts it there, so a session's
-aggregate is over signed rows, which a batch query over its rows cannot give. Where Flink's
-differ:
+``SESSION`` over an updating query merges a retraction's window ``[ts, ts + gap)`` into the
+session it touches and subtracts it there, so a session's aggregate is over signed rows: its
+sessions and their signed rows are :mod:`.updatingsession`'s (the runtime's merging window
+set), the window query rewritten over them. Where Flink's differ (SESSION's too; its
+micro-batch's changes also apply in their rows' time order, not the records' order):
 
 - the watermark moves once per micro-batch, after all its changes, where Flink's moves after
   each record: a change that came in a file after the record whose watermark fired its window
