@@ -231,29 +231,32 @@ CLICKS = [[("a", "2024-01-01 00:00:01", 1), ("b", "2024-01-01 00:00:02", 2),
            ("d", "2024-01-01 00:00:05", 512)]]
 
 
-def test_a_legacy_tumble_over_an_updating_query_fires_each_window_once(t_env, tmp_path: Path
-                                                                       ) -> None:
-    """Each window once, when the watermark passes its end, from the changes it got (b@2's
-    retraction in time, d@5 in a fired window dropped), insert-only: Flink's rows file by file."""
+def _at(s: int) -> Any:
     import datetime as dt
 
-    def at(s: int) -> dt.datetime:
-        return dt.datetime(2024, 1, 1) + dt.timedelta(seconds=s)
+    return dt.datetime(2024, 1, 1) + dt.timedelta(seconds=s)
 
-    flink = [[], [("+I", (at(0), at(10), 2, 13, at(7)))], [("+I", (at(10), at(20), 2, 55, at(13)))]]
+
+def _clicks_table(t_env: Any, tmp_path: Path, name: str) -> Path:
+    """An unbounded CSV table ``name`` of clicks (user, ts with a 1 s watermark, v) over a
+    directory watched every second; the directory."""
     clicks = tmp_path / "clicks"
     clicks.mkdir()
-    t_env.execute_sql(f"""CREATE TABLE clicks_uw (`user` STRING, ts TIMESTAMP(3), v INT,
+    t_env.execute_sql(f"""CREATE TABLE {name} (`user` STRING, ts TIMESTAMP(3), v INT,
         WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem',
         'path' = '{clicks}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    return clicks
+
+
+def _rows_file_by_file(t_env: Any, clicks: Path, query: str, files: list[list[Any]],
+                       flink: list[list[Any]]) -> None:
+    """Drop ``files`` into ``clicks`` one by one; after each, the streaming ``query`` gives
+    Flink's rows for it (RowKind, values), and nothing more at the end."""
     got: queue.Queue[Any] = queue.Queue()
-    iterator = t_env.execute_sql("""SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws,
-        TUMBLE_END(ts, INTERVAL '10' SECOND) AS we, COUNT(*) AS n, SUM(s) AS ss, MAX(ts) AS mx
-        FROM (SELECT `user`, MAX(ts) AS ts, SUM(v) AS s FROM clicks_uw GROUP BY `user`)
-        GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)""").collect()
+    iterator = t_env.execute_sql(query).collect()
     threading.Thread(target=lambda: [got.put(r) for r in iterator], daemon=True).start()
     try:
-        for k, rows in enumerate(CLICKS):
+        for k, rows in enumerate(files):
             write_csv(clicks, f"f{k}.csv", rows)
             if not flink[k]:
                 time.sleep(6)  # its micro-batch before the next file's
@@ -265,43 +268,36 @@ def test_a_legacy_tumble_over_an_updating_query_fires_each_window_once(t_env, tm
         iterator.close()
 
 
+def test_a_legacy_tumble_over_an_updating_query_fires_each_window_once(t_env, tmp_path: Path
+                                                                       ) -> None:
+    """Each window once, when the watermark passes its end, from the changes it got (b@2's
+    retraction in time, d@5 in a fired window dropped), insert-only: Flink's rows file by file."""
+    flink = [[], [("+I", (_at(0), _at(10), 2, 13, _at(7)))],
+             [("+I", (_at(10), _at(20), 2, 55, _at(13)))]]
+    clicks = _clicks_table(t_env, tmp_path, "clicks_uw")
+    _rows_file_by_file(t_env, clicks, """SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws,
+        TUMBLE_END(ts, INTERVAL '10' SECOND) AS we, COUNT(*) AS n, SUM(s) AS ss, MAX(ts) AS mx
+        FROM (SELECT `user`, MAX(ts) AS ts, SUM(v) AS s FROM clicks_uw GROUP BY `user`)
+        GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)""", CLICKS, flink)
+
+
 def test_a_legacy_session_over_an_updating_query_subtracts_a_fired_rows_retraction(
         t_env, tmp_path: Path) -> None:
     """Each change's window [ts, ts + 3 s) merges into its session, x@2's retraction (its
     session fired) into the session it touches, subtracted there; each session once, over its
     signed rows, insert-only: Flink's rows file by file
     (/work/briefs/data/legacysession/probe1.py, probe1.out 'M')."""
-    import datetime as dt
-
-    def at(s: int) -> dt.datetime:
-        return dt.datetime(2024, 1, 1) + dt.timedelta(seconds=s)
-
     files = [[("x", "2024-01-01 00:00:02", 100), ("u", "2024-01-01 00:00:02", 10),
               ("w", "2024-01-01 00:00:06", 2)],
              [("y", "2024-01-01 00:00:05", 1), ("x", "2024-01-01 00:00:20", 1)],
              [("z", "2024-01-01 00:00:40", 4)]]
-    flink = [[("+I", (at(2), at(5), 2, 110))], [("+I", (at(2), at(9), 1, -97))],
-             [("+I", (at(20), at(23), 1, 101))]]
-    clicks = tmp_path / "clicks"
-    clicks.mkdir()
-    t_env.execute_sql(f"""CREATE TABLE clicks_us (`user` STRING, ts TIMESTAMP(3), v INT,
-        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem',
-        'path' = '{clicks}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
-    got: queue.Queue[Any] = queue.Queue()
-    iterator = t_env.execute_sql("""SELECT SESSION_START(ts, INTERVAL '3' SECOND) AS ws,
+    flink = [[("+I", (_at(2), _at(5), 2, 110))], [("+I", (_at(2), _at(9), 1, -97))],
+             [("+I", (_at(20), _at(23), 1, 101))]]
+    clicks = _clicks_table(t_env, tmp_path, "clicks_us")
+    _rows_file_by_file(t_env, clicks, """SELECT SESSION_START(ts, INTERVAL '3' SECOND) AS ws,
         SESSION_END(ts, INTERVAL '3' SECOND) AS we, COUNT(*) AS n, SUM(s) AS ss
         FROM (SELECT `user`, MAX(ts) AS ts, SUM(v) AS s FROM clicks_us GROUP BY `user`)
-        GROUP BY SESSION(ts, INTERVAL '3' SECOND)""").collect()
-    threading.Thread(target=lambda: [got.put(r) for r in iterator], daemon=True).start()
-    try:
-        for k, rows in enumerate(files):
-            write_csv(clicks, f"f{k}.csv", rows)
-            rows_now = [got.get(timeout=120) for _ in flink[k]]
-            assert [(r.get_row_kind().short_string(), tuple(r)) for r in rows_now] == flink[k]
-        time.sleep(4)
-        assert got.empty()
-    finally:
-        iterator.close()
+        GROUP BY SESSION(ts, INTERVAL '3' SECOND)""", files, flink)
 
 
 def test_a_legacy_hop_over_an_updating_query_into_a_filesystem_sink(t_env, tmp_path: Path
@@ -321,11 +317,8 @@ def test_a_legacy_hop_over_an_updating_query_into_a_filesystem_sink(t_env, tmp_p
                   ["2024-01-01 00:00:00", "2024-01-01 00:00:10", "2", "13", "2024-01-01 00:00:04"]],
              [["2024-01-01 00:00:05", "2024-01-01 00:00:15", "3", "119", "2024-01-01 00:00:13"],
               ["2024-01-01 00:00:10", "2024-01-01 00:00:20", "2", "87", "2024-01-01 00:00:13"]]]
-    clicks, out = tmp_path / "clicks", tmp_path / "out"
-    clicks.mkdir()
-    t_env.execute_sql(f"""CREATE TABLE clicks_hop (`user` STRING, ts TIMESTAMP(3), v INT,
-        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem',
-        'path' = '{clicks}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    out = tmp_path / "out"
+    clicks = _clicks_table(t_env, tmp_path, "clicks_hop")
     t_env.execute_sql(f"""CREATE TABLE hop_out (ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT,
         ss INT, mx TIMESTAMP(3)) WITH ('connector' = 'filesystem', 'path' = '{out}',
         'format' = 'csv')""")
