@@ -290,6 +290,7 @@ def test_alter_function_makes_the_function_anew(local_spark: Any, tmp_path: Path
     monkeypatch.syspath_prepend(str(tmp_path))
     p = FlinkSqlPlanner(local_spark)
     p.plan("CREATE FUNCTION alter_f AS 'alter_udfs.plus_one' LANGUAGE PYTHON")
+    p.plan("CREATE TEMPORARY FUNCTION alter_tf AS 'alter_udfs.plus_one' LANGUAGE PYTHON")
     try:
         assert rows(p, "SELECT alter_f(1)") == [(2,)]
         assert p.plan("ALTER FUNCTION alter_f AS 'alter_udfs.plus_two' LANGUAGE PYTHON"
@@ -303,12 +304,17 @@ def test_alter_function_makes_the_function_anew(local_spark: Any, tmp_path: Path
             ("ALTER TEMPORARY FUNCTION alter_f AS 'x.y' LANGUAGE PYTHON",
              "Alter temporary catalog function is not supported"),
             ("ALTER TEMPORARY SYSTEM FUNCTION alter_f AS 'x.y' LANGUAGE PYTHON",
-             "Alter temporary system function is not supported")]:
+             "Alter temporary system function is not supported"),
+            # probe_alter.out: ALTER FUNCTION of a temporary catalog function does not find it
+            ("ALTER FUNCTION alter_tf AS 'alter_udfs.plus_two' LANGUAGE PYTHON",
+             "Function default_database.alter_tf does not exist in Catalog default_catalog.")]:
             with pytest.raises(FlinkSqlError) as error:
                 p.plan(statement)
             assert str(error.value) == message
+        assert rows(p, "SELECT alter_tf(1)") == [(2,)]
     finally:
         p.plan("DROP FUNCTION IF EXISTS alter_f")
+        p.plan("DROP TEMPORARY FUNCTION IF EXISTS alter_tf")
 
 
 def test_the_primary_key_and_watermark_edges_are_flinks() -> None:

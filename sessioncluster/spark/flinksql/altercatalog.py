@@ -321,12 +321,13 @@ def _view_text(text: str, new_name: str) -> str:
 
 def alter_function(functions: FunctionCatalog, statement: AlterFunction,
                    options: dict[str, str]) -> None:
-    """``ALTER FUNCTION``: the catalog function made again from its new class name."""
+    """``ALTER FUNCTION``: the catalog function made again from its new class name; a
+    temporary one is not found (Flink 2.3: "does not exist in Catalog")."""
     if statement.temporary:
         kind = "system" if statement.system else "catalog"
         raise FlinkSqlError(f"Alter temporary {kind} function is not supported")
     function = functions.functions.get(statement.name.lower())
-    if function is None or function.system:
+    if function is None or function.system or function.temporary:
         if statement.if_exists:
             return
         raise FlinkSqlError(f"Function {DEFAULT_DATABASE}.{statement.name} does not exist in "
