@@ -68,6 +68,9 @@ def test_the_forms_of_alter_are_read() -> None:
      'line 1, column 15.\nWas expecting one of:\n    "AS" ...\n    "RENAME" ...\n    "." ...'),
     ("ALTER t3 RENAME TO x", 'SQL parse failed. Encountered "t3" at line 1, column 7.\n'
      'Was expecting one of:\n    "SESSION" ...'),
+    ("ALTER TABLE t3", 'Encountered "<EOF>" at line 1, column 14.\nWas expecting one of:\n'
+     '    "ADD" ...\n    "DROP" ...\n    "RESET" ...\n    "SET" ...\n    "MODIFY" ...\n'
+     '    "RENAME" ...\n    "." ...\n    '),
 ])
 def test_a_malformed_alter_is_flinks_parse_error(statement: str, message: str) -> None:
     with pytest.raises(FlinkSqlError) as error:
