@@ -197,10 +197,24 @@ def test_parse_errors_name_the_text_and_its_position() -> None:
     with pytest.raises(FlinkSqlError, match=r'Encountered "t" at line 2, column 16'):
         parse_statements("SET 'a' = 'b';\nSELECT a FROMM t")
     with pytest.raises(FlinkSqlError, match=r"SQL parse failed\. Encountered"):
-        parse_statements("SELECT * FROM t WHERE")
+        parse_statements("SELECT * FROM t x y z")
     with pytest.raises(FlinkSqlError, match='Was expecting "END"'):
         parse_statements("EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1;")
     with pytest.raises(FlinkSqlError, match="Only INSERT statements"):
         parse_statements("BEGIN STATEMENT SET; SELECT 1; END;")
     with pytest.raises(FlinkSqlError, match=r"Encountered \"abc\" at line 1, column 10"):
         parse_statements("STOP JOB abc")
+
+
+@pytest.mark.parametrize("statement, column", [
+    ("ALTER TABLE t3", 14), ("ALTER TABLE t3   ", 17), ("ALTER TABLE t3\n", 15),
+    ("ALTER TABLE\n  t3", (2, 4)), ("ALTER VIEW v", 12), ("SELECT a FROM", 13),
+    ("SELECT a FROM t3 WHERE", 22), ("ALTER TABLE t3 ADD (b INT", 25), ("CREATE FUNCTION f", 17)])
+def test_a_parse_error_at_the_end_is_flinks_eof_error(statement: str,
+                                                      column: int | tuple[int, int]) -> None:
+    """Flink 2.3's SqlParserEOFException (/work/briefs/data/sqlsmall/probe_eof.out): "<EOF>" at
+    the text's last character (a trailing blank or new line too), without "SQL parse failed."."""
+    line, col = column if isinstance(column, tuple) else (1, column)
+    with pytest.raises(FlinkSqlError) as error:
+        parse_statements(statement)
+    assert str(error.value).startswith(f'Encountered "<EOF>" at line {line}, column {col}.')

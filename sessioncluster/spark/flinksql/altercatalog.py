@@ -16,10 +16,12 @@ import sqlglot
 from sqlglot import exp
 
 from ...api.table.typeparser import parse_type
-from ...api.table.types import LocalZonedTimestampType, TimestampType
+from ...api.table.types import DataType, LocalZonedTimestampType, TimestampType
 from .alterstatements import AlterFunction, AlterTable, AlterView, PlacedColumn, SchemaChange
 from .catalog import Catalog
 from .dialect import Flink
+from .exprcheck import refused_operator
+from .flinktypes import Context, infer
 from .functions import FunctionCatalog
 from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, CatalogTable, FlinkSqlError
 from .showcreate import quoted
@@ -168,8 +170,11 @@ def _change_schema(table: CatalogTable, change: SchemaChange) -> None:
             raise _failed(f"Encounter duplicate column `{change.columns[i].column.name}`.")
     for placed in change.columns:
         _place(table, placed, change.modify)
+    types = _column_types(table)
     if change.watermark is not None:
-        _set_watermark(table, change)
+        _set_watermark(table, change, types)
+    elif table.watermark is not None:
+        _check_rowtime(table.watermark.rowtime, types)
     if change.primary_key is not None:
         _set_primary_key(table, change)
 
@@ -229,7 +234,8 @@ def _place(table: CatalogTable, placed: PlacedColumn, modify: bool) -> None:
     table.columns = columns
 
 
-def _set_watermark(table: CatalogTable, change: SchemaChange) -> None:
+def _set_watermark(table: CatalogTable, change: SchemaChange,
+                   types: dict[str, DataType | None]) -> None:
     assert change.watermark is not None
     if change.modify and table.watermark is None:
         raise _failed("The current table does not define any watermark. You might want to add "
@@ -238,19 +244,45 @@ def _set_watermark(table: CatalogTable, change: SchemaChange) -> None:
         raise _failed(f"The current table has already defined the watermark strategy "
                       f"`{table.watermark.rowtime}` AS {quoted(table.watermark.expression)}. "
                       "You might want to drop it before adding a new one.")
-    rowtime = next((c for c in table.columns
-                    if c.name.lower() == change.watermark.rowtime.lower()), None)
-    if rowtime is None:
+    if change.watermark.rowtime.lower() not in types:
         raise _failed(f"Invalid column name '{change.watermark.rowtime}' for rowtime attribute "
                       f"in watermark declaration. Available columns are: "
                       f"[{', '.join(c.name for c in table.columns)}]")
-    kind = parse_type(rowtime.type) if rowtime.type is not None else None
+    _check_rowtime(change.watermark.rowtime, types)
+    table.watermark = change.watermark
+
+
+def _check_rowtime(rowtime: str, types: dict[str, DataType | None]) -> None:
+    """Flink's refusal of a watermark's time column that is no TIMESTAMP(p) or
+    TIMESTAMP_LTZ(p) of a precision up to 3 (as far as its type is known here)."""
+    kind = types.get(rowtime.lower())
     if kind is not None and not (isinstance(kind, (TimestampType, LocalZonedTimestampType))
                                  and kind.precision <= 3):
         raise _failed("Invalid data type of time field for watermark definition. The field "
                       "must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported "
                       f"precision 'p' is from 0 to 3, but the time field type is {kind}")
-    table.watermark = change.watermark
+
+
+def _column_types(table: CatalogTable) -> dict[str, DataType | None]:
+    """The Flink types of ``table``'s columns by lower-case name (None: not known here): a
+    computed column's its expression's over the physical columns; Flink's refusal of one whose
+    expression's operators do not take the columns' types (an ALTER that changed them)."""
+    physical: dict[str, DataType | None] = {}
+    for c in table.columns:
+        if c.is_physical:
+            try:
+                physical[c.name.lower()] = parse_type(c.type) if c.type else None
+            except (ValueError, TypeError):
+                physical[c.name.lower()] = None
+    context = Context(physical)
+    types = dict(physical)
+    for c in table.columns:
+        if c.expression is not None:
+            tree = sqlglot.parse_one(c.expression, read=Flink)
+            if refused_operator(tree, context) is not None:
+                raise _failed(f"Invalid expression for computed column '{c.name}'.")
+            types[c.name.lower()] = infer(tree, context)
+    return {c.name.lower(): types[c.name.lower()] for c in table.columns}
 
 
 def alter_view(catalog: Catalog, drop_view: Callable[[str], None], statement: AlterView,
@@ -289,12 +321,13 @@ def _view_text(text: str, new_name: str) -> str:
 
 def alter_function(functions: FunctionCatalog, statement: AlterFunction,
                    options: dict[str, str]) -> None:
-    """``ALTER FUNCTION``: the catalog function made again from its new class name."""
+    """``ALTER FUNCTION``: the catalog function made again from its new class name; a
+    temporary one is not found (Flink 2.3: "does not exist in Catalog")."""
     if statement.temporary:
         kind = "system" if statement.system else "catalog"
         raise FlinkSqlError(f"Alter temporary {kind} function is not supported")
     function = functions.functions.get(statement.name.lower())
-    if function is None or function.system:
+    if function is None or function.system or function.temporary:
         if statement.if_exists:
             return
         raise FlinkSqlError(f"Function {DEFAULT_DATABASE}.{statement.name} does not exist in "

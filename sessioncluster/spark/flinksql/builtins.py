@@ -617,3 +617,52 @@ def _as_float(node: exp.Expr) -> None:
 def _argument(aggregate: exp.Expr) -> exp.Expr:
     argument = aggregate.this.unnest()
     return argument.expressions[0] if isinstance(argument, exp.Distinct) else argument
+
+
+#: TIMESTAMPADD's units under a day: of a DATE, a TIMESTAMP(6) from its midnight in Flink
+SUB_DAY_UNITS = ("SECOND", "MINUTE", "HOUR")
+#: TIMESTAMPADD's units of a day or more: of a DATE, a DATE in Flink
+DAY_UNITS = ("DAY", "WEEK", "MONTH", "QUARTER", "YEAR")
+#: the mark of a TIMESTAMPADD's operand, found again in the typed copy of the tree
+_DATED = "flink_timestampadd_operand"
+
+
+def is_timestampadd(node: exp.Expr) -> bool:
+    """A ``TIMESTAMPADD(unit, n, t)`` call."""
+    return isinstance(node, exp.Anonymous) and node.name.upper() == "TIMESTAMPADD" \
+        and len(node.expressions) == 3
+
+
+def timestampadd_of_date(call: exp.Expr) -> exp.Expr:
+    """``call``, a TIMESTAMPADD of a DATE, as Flink's, where Spark's is a TIMESTAMP WITH LOCAL
+    TIME ZONE by any unit: a DATE by DAY, WEEK, MONTH, QUARTER or YEAR, a TIMESTAMP from the
+    date's midnight by SECOND, MINUTE or HOUR (``call`` changed in place, or wrapped)."""
+    unit = call.expressions[0].name.upper()
+    if unit in SUB_DAY_UNITS:
+        call.expressions[2].replace(exp.cast(call.expressions[2].copy(), "TIMESTAMP_NTZ"))
+        return call
+    if unit in DAY_UNITS:
+        return exp.cast(call, exp.DataType.Type.DATE)
+    return call
+
+
+def dated_timestampadd(tree: exp.Expr, columns: dict[str, dict[str, str]],
+                       typeable: Callable[[exp.Expr], exp.Expr]) -> None:
+    """Each ``TIMESTAMPADD`` of a DATE in ``tree`` as Flink's (:func:`timestampadd_of_date`, in
+    place). The operand's type comes from sqlglot's type inference, as for
+    :func:`integer_arithmetic`; an operand of unknown type keeps Spark's TIMESTAMPADD."""
+    calls = [n for n in tree.find_all(exp.Anonymous) if is_timestampadd(n)]
+    if not calls:
+        return
+    for i, call in enumerate(calls):
+        call.expressions[2].meta[_DATED] = i
+    typed = _typed(tree, columns, typeable)
+    dates = set() if typed is None else {
+        n.meta[_DATED] for n in typed.walk() if _DATED in n.meta
+        and _is(n, exp.DataType.Type.DATE)}
+    for i, call in enumerate(calls):
+        call.expressions[2].meta.pop(_DATED, None)
+    for i in sorted(dates, reverse=True):  # an inner call (found later) first
+        wrapped = timestampadd_of_date(calls[i])
+        if wrapped is not calls[i]:
+            calls[i].replace(wrapped)

@@ -34,7 +34,7 @@ from ...api.table.types import (
     TimeType,
     VarCharType,
 )
-from .builtins import FlinkCollect
+from .builtins import DAY_UNITS, SUB_DAY_UNITS, FlinkCollect
 from .dialect import FlinkCast
 from .typemerging import (
     INT_RANK,
@@ -408,10 +408,30 @@ def _call(name: str, args: Sequence[exp.Expr], context: Context) -> DataType | N
         if types is None or not isinstance(types[0], (ArrayType, MapType, MultisetType)):
             return None
         return _nullable_if_any(DataTypes.INT(), types)
+    if name == "TIMESTAMPADD" and len(args) == 3:
+        return _timestampadd(args, context)
     if name == "CHAR_LENGTH" and len(args) == 1:
         types = types_of(args, context)
         return None if types is None else _nullable_if_any(DataTypes.INT(), types)
     return None
+
+
+def _timestampadd(args: Sequence[exp.Expr], context: Context) -> DataType | None:
+    """``TIMESTAMPADD(unit, n, t)``: of a DATE a DATE by DAY, WEEK, MONTH, QUARTER or YEAR and
+    a TIMESTAMP(6) by SECOND, MINUTE or HOUR; of a TIMESTAMP(p) a TIMESTAMP(p) (Flink 2.3:
+    /work/briefs/data/sqlsmall/probe_small.out); nullable if ``n`` or ``t`` is."""
+    unit = args[0].name.upper()
+    types = types_of(args[1:], context)
+    if types is None or unit not in SUB_DAY_UNITS + DAY_UNITS:
+        return None
+    t = types[1]
+    if isinstance(t, DateType):
+        result = DataTypes.DATE() if unit in DAY_UNITS else DataTypes.TIMESTAMP(6)
+    elif isinstance(t, TimestampType):
+        result = t
+    else:
+        return None
+    return _nullable_if_any(result, types)
 
 
 #: the bounds of a GROUP BY TUMBLE/HOP/SESSION window

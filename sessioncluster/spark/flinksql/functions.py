@@ -83,6 +83,8 @@ class CatalogFunction:
     parameters: dict[str, str] = field(default_factory=dict)
     #: a (temporary) system function, not one of the catalog's database
     system: bool = False
+    #: a temporary function (``CREATE TEMPORARY [SYSTEM] FUNCTION``): no ALTER FUNCTION finds it
+    temporary: bool = False
 
 
 def job_parameters(options: dict[str, str]) -> dict[str, str]:
@@ -146,7 +148,8 @@ class FunctionCatalog:
         register(self.spark, spark_name, wrapper, parameters)
         self.functions[key] = CatalogFunction(statement.name, wrapper, spark_name,
                                               None if payload else statement.class_name,
-                                              parameters, statement.system)
+                                              parameters, statement.system,
+                                              statement.temporary)
 
     def register_on(self, session: Any) -> None:
         """Register every function of the catalog on ``session`` too (a SparkSession of its own,

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from sqlglot import exp
 
+from .builtins import SUB_DAY_UNITS, is_timestampadd, timestampadd_of_date
 from .dialect import output_name
 from .matchexpr import Atom, atom_value, compile_condition, extract_atoms
 from .model import FlinkSqlError
@@ -221,10 +222,6 @@ def matches_view(frame: Any, plan: MatchPlan, run: Callable[[exp.Expr], Any],
     return name
 
 
-#: the units by which Flink's TIMESTAMPADD of a DATE is a TIMESTAMP(6); by the others a DATE
-_SUB_DAY = ("SECOND", "MINUTE", "HOUR")
-
-
 _COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<",
                 exp.LTE: "<="}
 
@@ -237,8 +234,7 @@ def check_comparisons(condition: exp.Expr, dates: set[str]) -> None:
         if isinstance(node, exp.Column) and node.name in dates or \
                 isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE):
             return "DATE"
-        if isinstance(node, exp.Anonymous) and node.name.upper() == "TIMESTAMPADD" \
-                and len(node.expressions) == 3 and node.expressions[0].name.upper() in _SUB_DAY \
+        if is_timestampadd(node) and node.expressions[0].name.upper() in SUB_DAY_UNITS \
                 and kind(node.expressions[2]) == "DATE":
             return "TIMESTAMP(6)"
         return None
@@ -263,13 +259,9 @@ def flink_dated(measure: exp.Expr, dates: set[str]) -> exp.Expr:
             isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE)
 
     def retype(node: exp.Expr) -> exp.Expr:
-        if not (isinstance(node, exp.Anonymous) and node.name.upper() == "TIMESTAMPADD"
-                and len(node.expressions) == 3 and is_date(node.expressions[2])):
+        if not (is_timestampadd(node) and is_date(node.expressions[2])):
             return node
-        if node.expressions[0].name.upper() in _SUB_DAY:
-            node.expressions[2].replace(exp.cast(node.expressions[2].copy(), "TIMESTAMP_NTZ"))
-            return node
-        return exp.cast(node, exp.DataType.Type.DATE)
+        return timestampadd_of_date(node)
 
     return measure.transform(retype)
 

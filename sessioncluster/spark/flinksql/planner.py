@@ -20,6 +20,7 @@ from sessioncluster.api.table.typeparser import spark_type
 from sessioncluster.spark.flinksql.builtins import (
     boolean_text,
     builtin,
+    dated_timestampadd,
     float_aggregates,
     integer_arithmetic,
     java_integers,
@@ -70,6 +71,7 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     java_integers(tree, list(tree.find_all(FlinkCast)), columns, _typeable)
     boolean_text(tree, list(tree.find_all(FlinkCast)), columns, _typeable)
     float_aggregates(tree, columns, _typeable)
+    dated_timestampadd(tree, columns, _typeable)
     names = count()
     for select in list(tree.find_all(exp.Select)):
         _rewrite_group_window(select, names, streaming)

@@ -228,11 +228,13 @@ class _Script:
         return line + 1, offset - self._line_starts[line] + 1
 
     def error(self, token: Token | None, message: str | None = None) -> FlinkSqlError:
-        """Flink's parse error at ``token`` (None: the end of the script)."""
+        """Flink's parse error at ``token`` (None: the end of the script, Flink's
+        ``SqlParserEOFException``: at the script's last character, blanks too, and without
+        "SQL parse failed.")."""
         if token is None:
-            line, col = self.position(len(self.text.rstrip()))
-            return FlinkSqlError(f'SQL parse failed. Encountered "<EOF>" at line {line}, '
-                                 f"column {col}." + (f" {message}" if message else ""))
+            line, col = self.position(max(len(self.text) - 1, 0))
+            return FlinkSqlError(f'Encountered "<EOF>" at line {line}, column {col}.'
+                                 + (f" {message}" if message else ""))
         line, col = self.position(token.start)
         return FlinkSqlError(f'SQL parse failed. Encountered "{token.text}" at line {line}, '
                              f"column {col}." + (f" {message}" if message else ""))
@@ -454,8 +456,17 @@ class _Script:
         line, col = detail.get("line"), detail.get("col")
         for token in tokens:
             if token.line == line and token.col == col:
+                if token is tokens[-1] and _wants_more(str(detail.get("description", ""))):
+                    return self.error(None)  # "SELECT a FROM": Flink's "<EOF>"
                 return self.error(token)
         return self.error(None if not tokens else tokens[-1] if line is None else None)
+
+
+def _wants_more(description: str) -> bool:
+    """A sqlglot parse error that wants what follows its token (an operand, a table name, a
+    closing parenthesis), not one about the token itself."""
+    return description.startswith(("Required keyword", "Expecting ")) or \
+        "TokenType.SENTINEL" in description
 
 
 def _statement_of(tree: exp.Expr, script: _Script, tokens: list[Token]) -> Statement:
