@@ -134,7 +134,13 @@ def test_a_global_python_aggregation(planner: FlinkSqlPlanner, tmp_path: Path) -
         ["+U[3.888888888888889]", "-U[3.3333333333333335]"]]
 
 
-def test_refusals(planner: FlinkSqlPlanner) -> None:
+def test_refusals_and_a_python_aggregation_over_an_updating_query(
+        planner: FlinkSqlPlanner) -> None:
+    """probe1.out: [b1] (Flink runs the mix), [d1] (Flink's message), [sink]; [c] (Flink calls
+    retract) runs over the updating query's result after each micro-batch (:mod:`.updating`)."""
+    over = planner.plan("SELECT k, wavg(m, w) AS a FROM (SELECT k, w, MAX(v) AS m FROM t "
+                        "GROUP BY k, w) GROUP BY k", "STREAMING").job.inserts[0]
+    assert over.outer is not None and not over.row_kinds
     with pytest.raises(FlinkSqlError, match=r"^The built-in aggregate function COUNT\(\*\) in "
                                             r"the same group aggregation"):
         planner.plan("SELECT k, wavg(v, w), COUNT(*) FROM t GROUP BY k", "STREAMING")
