@@ -107,7 +107,7 @@ def run_files(planner: FlinkSqlPlanner, query: str, tmp_path: Path) -> list[list
         frame = planner.plan(query, "STREAMING").job.inserts[0].frame
         got: list[str] = []
         frame.writeStream.foreachBatch(
-            lambda batch, _: got.extend(
+            lambda batch, _, got=got: got.extend(
                 f"{r[ROW_KIND]}{[r[c] for c in batch.columns if c != ROW_KIND]}"
                 for r in batch.collect())
         ).option("checkpointLocation", str(tmp_path / "checkpoint")) \
