@@ -204,6 +204,14 @@ class FunctionCatalog:
         return next((f for k, f in self.functions.items() if f.wrapper.kind == "table_aggregate"
                      and called in (k, f.spark_name.lower())), None)
 
+    def aggregate(self, called: str) -> CatalogFunction | None:
+        """The general aggregate function (``udaf``, not ``func_type='pandas'``) a call names
+        (by its name or its Spark name)."""
+        called = called.lower()
+        return next((f for k, f in self.functions.items() if f.wrapper.kind == "aggregate"
+                     and f.wrapper.func_type != PANDAS
+                     and called in (k, f.spark_name.lower())), None)
+
     def aggregate_calls(self, query: exp.Expr) -> list[str]:
         """The names (as registered) of the Python aggregate functions (``udaf``, not table
         aggregates) ``query`` calls, by their names or Spark names."""

@@ -63,7 +63,14 @@ from .rankedaggregation import find_ranked_aggregation
 from .setoperations import replicated, set_operation_changes
 from .sortlimit import find_sort_limit
 from .statements import Insert, StopJob
-from .tableaggregate import ROW_KIND, plan_on_keyed_state, table_aggregation
+from .tableaggregate import (
+    ROW_KIND,
+    plan_on_keyed_state,
+    python_aggregate_node,
+    python_aggregate_refusal,
+    python_aggregation,
+    table_aggregation,
+)
 from .tableaggregate import updating_node as table_aggregate_node
 from .temporaljoin import plan_temporal_join
 from .topn import changes as top_n_changes
@@ -189,6 +196,9 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
             raise FlinkSqlError(f"Table '{DEFAULT_PATH}.{insert.target}' was not found.")
         aggregation = table_aggregation(insert.query, functions) if functions else None
         node = updating_node(insert.query)
+        python = python_aggregation(insert.query, functions) if functions else None
+        if node is not None and python is not None:
+            node = python_aggregate_node(python[0])
         if aggregation is not None and connectors.sink_is_append_only(sink):
             raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
                                 "consuming update and delete changes which is produced by "
@@ -325,13 +335,16 @@ class _Query:
             plan_on_keyed_state(session, query, schemas, functions)
         called = [] if bounded or functions is None else functions.aggregate_calls(keyed or query)
         if called:
-            raise FlinkSqlError(python_aggregate_refusal(called[0]))
+            raise FlinkSqlError(python_aggregate_refusal(called[0], functions, keyed or query))
         frame = flink_named(session.sql(to_spark_sql(keyed or query, schemas,
                                                      streaming=not bounded)))
         frame = frame.select(*[f"`{c}`" for c in frame.columns if not c.startswith("__window")])
         if keyed is not None:  # the RowKind last, whatever the selects around it put it
             frame = _kind_last(frame)
-        return cls(frame, keyed is not None, query)
+        python = keyed is not None and functions is not None \
+            and table_aggregation(query, functions) is None
+        return cls(frame, keyed is not None, query,
+                   operator="PythonGroupAggregate" if python else "")
 
     @classmethod
     def _over_join(cls, session: Any, query: Any, above: OverUpdating,
@@ -480,16 +493,6 @@ def _replanned(session: Any, query: Any, schemas: dict[str, CatalogTable],
     directory), their keys starting with ``prefix``."""
     planned = _Query.plan(session, query, schemas, False, functions, (directory, prefix))
     return (conform(planned.frame) if conform is not None else planned.frame), planned.feeds
-
-
-def python_aggregate_refusal(name: str) -> str:
-    """Why an aggregation calling the Python aggregate function ``name`` over an unbounded
-    table is refused in STREAMING mode: Spark's streaming aggregations run no grouped-aggregate
-    pandas UDF, which is what such a function is here (:mod:`.functions`)."""
-    return (f"The Python aggregate function {name} in an aggregation over an unbounded table "
-            "is not supported by sessioncluster in STREAMING mode yet: it runs in BATCH mode and "
-            "over bounded tables (Flink docs: Python / Table API / User-defined Functions / "
-            "General User-defined Functions / Aggregate Functions)")
 
 
 def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable],

@@ -1,5 +1,14 @@
-"""``flat_aggregate`` (a Python table aggregate function) over an unbounded table, in STREAMING
-mode, on Spark's keyed runtime.
+"""``flat_aggregate`` (a Python table aggregate function) and a group aggregation calling
+general Python aggregate functions (``udaf``) over an unbounded table, in STREAMING mode, on
+Spark's keyed runtime.
+
+A ``udaf``'s group aggregation (``SELECT k, wavg(v, w) FROM t GROUP BY k``, or a global one)
+runs the same way: the key's accumulators and count of rows in the state store, each
+micro-batch's rows of the key accumulated (retracted, over an updating query's changes), and
+Flink's changelog of its values once per bundle: ``+I`` of a new key, ``-U``/``+U`` of a
+changed one, nothing for an unchanged one (PyFlink 2.3's ``PythonGroupAggregate``,
+/work/briefs/data/udafstream/probe1.out). Built-in aggregates mixed in are refused
+(:func:`mixed_aggregate_refusal`), a pandas UDAF with Flink's message.
 
 The Table API writes ``group_by(k).flat_aggregate(f(v))`` as a grouping query whose value is the
 array of the group's rows, unnested by the query around it (see ``FlatAggregateTable``). Over a
@@ -17,17 +26,25 @@ DataStream operators run on (RocksDB state store), and its state is typed per na
 from __future__ import annotations
 
 import secrets
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
 
 from ...api.table.typeparser import spark_type
+from ...api.table.udf import PANDAS
 from ..streaming import ROCKSDB_PROVIDER
 from .dialect import plan_text
-from .functions import CatalogFunction, FunctionCatalog
+from .functions import CatalogFunction, FunctionCatalog, returns_row
 from .model import CatalogTable, FlinkSqlError
 from .planner import to_spark_sql
-from .udf_runners import TableAggregateRunner, table_aggregate_processor
+from .udf_runners import (
+    AggregateRunner,
+    GroupAggregateRunner,
+    TableAggregateRunner,
+    keyed_processor,
+    table_aggregate_changes,
+)
 
 #: the column of a changelog query's rows that holds their RowKind (``+I``, ``-D``)
 ROW_KIND = "__flink_rowkind"
@@ -71,71 +88,209 @@ def _group_keys(select: exp.Select) -> list[exp.Expression]:
     return list(group.expressions) if group is not None else []
 
 
+def python_aggregation(query: exp.Expr, functions: FunctionCatalog
+                       ) -> tuple[exp.Select, list[tuple[exp.Anonymous, CatalogFunction]]] | None:
+    """The query's grouping select (not a window aggregation) calling general Python aggregate
+    functions (``udaf``, not ``func_type='pandas'``) and those calls; None when it calls none."""
+    for select in query.find_all(exp.Select):
+        calls = [(c, f) for c in select.find_all(exp.Anonymous)
+                 if c.parent_select is select
+                 and (f := functions.aggregate(c.name)) is not None]
+        if calls and not _is_window_aggregation(select):
+            return select, calls
+    return None
+
+
+_LEGACY_WINDOWS = ("TUMBLE", "HOP", "SESSION")
+
+
+def _is_window_aggregation(select: exp.Select) -> bool:
+    keys = {c.name.lower() for k in _group_keys(select) for c in k.find_all(exp.Column)}
+    return {"window_start", "window_end"} <= keys or any(
+        isinstance(k, exp.Anonymous) and k.name.upper() in _LEGACY_WINDOWS
+        for k in _group_keys(select))
+
+
+def python_aggregate_node(select: exp.Select) -> str:
+    """Flink's name of a grouping select calling Python aggregate functions (its messages
+    name it): ``PythonGroupAggregate(groupBy=[k], select=[k, wavg(v, w) AS a])``."""
+    keys = group_key_names(select)
+    items = ", ".join(plan_text(e) for e in select.expressions)
+    for call in select.find_all(exp.Anonymous):  # the function's name as it was called
+        arguments = ", ".join(plan_text(a) for a in call.expressions)
+        items = items.replace(plan_text(call), f"{call.name}({arguments})")
+    by = f"groupBy=[{', '.join(keys)}], " if keys else ""
+    return f"PythonGroupAggregate({by}select=[{items}])"
+
+
+def mixed_aggregate_refusal(select: exp.Select) -> str | None:
+    """Why a grouping select mixing Python aggregate functions with built-in aggregate
+    functions is refused over an unbounded table (Flink runs the built-ins' Python
+    implementations with retraction in the same operator, which sessioncluster has not);
+    None when it calls no built-in one."""
+    builtins = [a for e in select.expressions for a in e.find_all(exp.AggFunc)]
+    if not builtins:
+        return None
+    return (f"The built-in aggregate function {plan_text(builtins[0])} in the same group "
+            f"aggregation as a Python aggregate function ({python_aggregate_node(select)}) "
+            "over an unbounded table is not supported by sessioncluster in STREAMING mode "
+            "yet: a Python aggregate function runs on keyed state alone (select only group "
+            "keys and Python aggregate functions, and compute the built-in aggregates in a "
+            "query of their own), and the mix runs in BATCH mode and over bounded tables")
+
+
 def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, CatalogTable],
                         functions: FunctionCatalog, changes: tuple[str, str] | None = None
                         ) -> exp.Expr | None:
-    """``query`` with its table aggregation read from a ``transformWithStateInPandas`` view
-    of ``session`` and :data:`ROW_KIND` carried to its last column; None when it calls no
-    table aggregate function. FlinkSqlError for a query around it that is not a projection
-    (an aggregation of the changelog). ``changes``: the RowKind and sequence columns of the
-    table aggregation's input, when it reads an updating query's changes."""
+    """``query`` with its table aggregation (``flat_aggregate``) or its group aggregation
+    calling general Python aggregate functions read from a ``transformWithStateInPandas``
+    view of ``session`` and :data:`ROW_KIND` carried to its last column; None when it calls
+    neither. FlinkSqlError for a query around it that is not a projection (an aggregation of
+    the changelog), or a select mixing built-in aggregate functions. ``changes``: the RowKind
+    and sequence columns of the table aggregation's input, when it reads an updating query's
+    changes."""
     query = query.copy()
     found = table_aggregation(query, functions)
-    if found is None:
+    aggregates = None if found is not None else python_aggregation(query, functions)
+    if found is None and aggregates is None:
         return None
-    select, call, function = found
+    select, calls = (found[0], [found[1:]]) if found is not None else aggregates  # type: ignore
+    if found is None and (refused := mixed_aggregate_refusal(select)) is not None:
+        raise FlinkSqlError(refused)
     keys = _group_keys(select)
     # no leading underscore: pyspark hands the processor its rows through namedtuples, which
     # rename such fields
     key_names = [f"flink_key{i}" for i in range(max(len(keys), 1))]
-    arguments = [f"flink_argument{i}" for i in range(len(call.expressions))]
+    arguments = [f"flink_argument{i}"
+                 for i in range(sum(len(c.expressions) for c, _ in calls))]
+    given = [a for c, _ in calls for a in c.expressions]
     source = select.copy()
     source.set("group", None)
+    source.set("having", None)
     source.set("expressions",
                [exp.alias_(k.copy(), n) for k, n in zip(keys, key_names)]
                + ([] if keys else [exp.alias_(exp.Literal.number(0), key_names[0])])
-               + [exp.alias_(a.copy(), n) for a, n in zip(call.expressions, arguments)]
+               + [exp.alias_(a.copy(), n) for a, n in zip(given, arguments)]
                + [exp.column(c) for c in changes or ()])
     frame = session.sql(to_spark_sql(source, schemas, streaming=True))
-    rows = next(e.alias_or_name for e in select.expressions if call in e.find_all(exp.Anonymous))
-    view = _keyed_view(session, frame, function, key_names, arguments, rows, changes)
-    items: list[exp.Expr] = []
-    for expression in select.expressions:
-        if call in expression.find_all(exp.Anonymous):
-            items.append(exp.column(rows, quoted=True))
-            continue
-        position = next((i for i, k in enumerate(keys) if k == expression.unalias()), None)
-        if position is None:
-            raise FlinkSqlError(f"flat_aggregate selects {expression.sql()}, which is neither "
-                                "a group key nor the function's rows")
-        items.append(exp.alias_(exp.column(key_names[position]), expression.alias_or_name,
-                                quoted=True))
-    items.append(exp.column(ROW_KIND))
-    replacement = exp.select(*items).from_(exp.to_identifier(view, quoted=True))
+    if found is not None:
+        outputs = [next(e.alias_or_name for e in select.expressions
+                        if found[1] in e.find_all(exp.Anonymous))]
+    else:
+        outputs = [f"flink_value{i}" for i in range(len(calls))]
+    view = _keyed_view(session, frame, calls, key_names, arguments, outputs, changes)
+    replacement = exp.select(*_items(select, keys, key_names, calls, outputs, found is not None),
+                             ROW_KIND).from_(exp.to_identifier(view, quoted=True))
+    if select is query:
+        return replacement
     select.replace(replacement)
-    carry_row_kind(replacement, "flat_aggregate")
+    carry_row_kind(replacement, "flat_aggregate" if found is not None
+                   else python_aggregate_node(select))
     return query
 
 
-def _keyed_view(session: Any, frame: Any, function: CatalogFunction, keys: list[str],
-                arguments: list[str], rows: str, changes: tuple[str, str] | None) -> str:
-    """A view of ``session``: ``frame`` grouped by ``keys`` into the function's keyed
-    processor; its columns the keys, ``rows`` (the array of result rows) and :data:`ROW_KIND`."""
+def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
+           calls: list[tuple[exp.Anonymous, CatalogFunction]], outputs: list[str],
+           table: bool) -> list[exp.Expr]:
+    """The select's items over the keyed view: a group key as its column, a table
+    aggregation's rows as the rows column, a call of an aggregate function as its value's."""
+    items: list[exp.Expr] = []
+    for expression in select.expressions:
+        position = next((i for i, k in enumerate(keys) if k == expression.unalias()), None)
+        if position is not None:
+            items.append(exp.alias_(exp.column(key_names[position]), expression.alias_or_name,
+                                    quoted=True))
+            continue
+        called = [i for i, (c, _) in enumerate(calls) if c in expression.find_all(exp.Anonymous)]
+        if table and called:
+            items.append(exp.column(outputs[0], quoted=True))
+            continue
+        if not called:
+            raise FlinkSqlError(f"{'flat_aggregate' if table else 'The group aggregation'} "
+                                f"selects {expression.sql()}, which is neither a group key "
+                                "nor " + ("the function's rows" if table else
+                                          "a Python aggregate function's value"))
+        item = expression.copy()
+        for call in list(item.find_all(exp.Anonymous)):
+            index = next((i for i, (c, _) in enumerate(calls) if c == call), None)
+            if index is not None:
+                call.replace(exp.column(outputs[index], quoted=True))
+        items.append(item if isinstance(item, exp.Alias)
+                     else exp.alias_(item, expression.alias_or_name, quoted=True))
+    return items
+
+
+def _keyed_view(session: Any, frame: Any, calls: list[tuple[exp.Anonymous, CatalogFunction]],
+                keys: list[str], arguments: list[str], outputs: list[str],
+                changes: tuple[str, str] | None) -> str:
+    """A view of ``session``: ``frame`` grouped by ``keys`` into the functions' keyed
+    processor; its columns the keys, ``outputs`` (a table aggregate's array of result rows,
+    or each aggregate function's value) and :data:`ROW_KIND`."""
     from pyspark.sql.types import DataType, StringType, StructField, StructType
 
     # transformWithStateInPandas needs RocksDB
     session.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-    wrapper = function.wrapper
-    array = DataType.fromDDL(spark_type(f"ARRAY<{wrapper.result_data_types()[0]}>"))
-    schema = StructType([frame.schema[k] for k in keys]
-                        + [StructField(rows, array), StructField(ROW_KIND, StringType())])
-    runner = TableAggregateRunner(wrapper.function, secrets.token_hex(8), wrapper.name,
-                                  function.parameters)
-    processor = table_aggregate_processor(runner, keys, arguments, rows, ROW_KIND, changes)
+    fields, runners = [], []
+    for (call, function), name in zip(calls, outputs):
+        wrapper = function.wrapper
+        boxed = wrapper.kind == "table_aggregate" or returns_row(wrapper)
+        text = str(wrapper.result_data_types()[0])
+        fields.append(StructField(name, DataType.fromDDL(spark_type(
+            f"ARRAY<{text}>" if boxed else text))))
+        make = TableAggregateRunner if wrapper.kind == "table_aggregate" else AggregateRunner
+        runner = make(wrapper.function, secrets.token_hex(8), wrapper.name, function.parameters)
+        if isinstance(runner, AggregateRunner):
+            runner.boxed = boxed
+        runners.append(runner)
+    schema = StructType([frame.schema[k] for k in keys] + fields
+                        + [StructField(ROW_KIND, StringType())])
+    if isinstance(runners[0], TableAggregateRunner):
+        step: Any = partial(table_aggregate_changes, runners[0])
+    else:
+        step = GroupAggregateRunner([r for r in runners if isinstance(r, AggregateRunner)],
+                                    [len(c.expressions) for c, _ in calls]).changes
+    processor = keyed_processor(step, keys, arguments, outputs, ROW_KIND, changes)
     keyed = frame.groupBy(*keys).transformWithStateInPandas(processor, schema, "Append", "None")
-    view = f"__flink_table_aggregate_{secrets.token_hex(6)}"
+    view = f"__flink_keyed_aggregate_{secrets.token_hex(6)}"
     keyed.createOrReplaceTempView(view)
     return view
+
+
+#: Flink 2.3's error for a ``func_type='pandas'`` aggregate function in a group aggregation or
+#: a window TVF aggregation in STREAMING mode (/work/briefs/data/udafstream/probe1.out, d1/d2)
+PANDAS_UDAF_STREAMING = ("Cannot generate a valid execution plan for the given query: \n\n"
+                         "Pandas UDAFs are not supported in streaming mode currently.\n\n"
+                         "Please check the documentation for the set of currently supported "
+                         "SQL features.")
+
+
+def python_aggregate_refusal(name: str, functions: FunctionCatalog | None = None,
+                             query: Any = None) -> str:
+    """Why an aggregation calling the Python aggregate function ``name`` over an unbounded
+    table is refused in STREAMING mode: a pandas one in a group aggregation or a window TVF
+    aggregation with Flink's message; otherwise (a window aggregation: Spark's streaming
+    aggregations run no grouped-aggregate pandas UDF) by name. A general one in a group
+    aggregation runs on keyed state (:mod:`.tableaggregate`)."""
+    function = functions.functions.get(name.lower()) if functions is not None else None
+    if function is not None and function.wrapper.func_type == PANDAS and query is not None \
+            and not _legacy_group_window(query, name):
+        return PANDAS_UDAF_STREAMING
+    return (f"The Python aggregate function {name} in a window aggregation over an unbounded "
+            "table is not supported by sessioncluster in STREAMING mode yet: it runs in a "
+            "group aggregation (on keyed state), in BATCH mode and over bounded tables (Flink "
+            "docs: Python / Table API / User-defined Functions / General User-defined "
+            "Functions / Aggregate Functions)")
+
+
+def _legacy_group_window(query: Any, name: str) -> bool:
+    """True when the select calling ``name`` is grouped by a legacy ``TUMBLE``/``HOP``/
+    ``SESSION`` (the Table API's ``window(Tumble...)``, which Flink runs pandas UDAFs in)."""
+    for call in query.find_all(exp.Anonymous):
+        select = call.parent_select if call.name.lower() == name.lower() else None
+        if select is not None and any(isinstance(k, exp.Anonymous) and k.name.upper() in
+                                      _LEGACY_WINDOWS for k in _group_keys(select)):
+            return True
+    return False
 
 
 def carry_row_kind(select: exp.Select, what: str) -> None:

@@ -279,29 +279,96 @@ def table_aggregate_changelog(retracted: list[Any], emitted: list[Any]
     return out
 
 
-def table_aggregate_processor(runner: _Runner, keys: list[str], arguments: list[str],
-                              rows_column: str, kind_column: str,
-                              change_columns: tuple[str, str] | None = None) -> Any:
-    """The StatefulProcessor of ``transformWithStateInPandas`` running a table aggregate
-    function per key: its accumulator (cloudpickled) in the state store, each micro-batch's
-    rows of the key accumulated, the key's changes out as rows of ``keys``, the array of
-    result rows and their RowKind (made here, so that this module imports without pyspark's
-    SQL extras). ``change_columns``: the input's RowKind and sequence columns, when it is an updating
-    query's changes (``-U``/``-D`` retracted, in their order)."""
+def aggregate_changes(functions: list[AggregateFunction], widths: list[int], state: Any,
+                      rows: list[tuple[Any, ...]], kinds: list[str] | None = None
+                      ) -> tuple[Any, list[tuple[str, list[Any]]]]:
+    """Flink's Python ``GroupAggFunction`` on one key's rows of one bundle (here: micro-batch):
+    ``state`` (the accumulators and the count of rows; None for a new key) with ``rows``
+    accumulated (each function its ``widths`` arguments; a ``-U``/``-D`` row retracted), and
+    the key's changes: ``+I`` of a new key's values, ``-U``/``+U`` of changed ones, nothing
+    for unchanged ones, ``-D`` when its last row is retracted (the state then None). Flink 2.3
+    emits once per bundle (/work/briefs/data/udafstream/probe1.out)."""
+    if state is None:
+        accumulators, count, before = [f.create_accumulator() for f in functions], 0, None
+    else:
+        accumulators, count = state
+        before = _values_of(functions, accumulators)
+    for row, kind in zip(rows, kinds or ["+I"] * len(rows)):
+        offset = 0
+        retracting = kind in ("-U", "-D")
+        for function, accumulator, width in zip(functions, accumulators, widths):
+            arguments = row[offset:offset + width]
+            offset += width
+            if retracting:
+                function.retract(accumulator, *arguments)
+            else:
+                function.accumulate(accumulator, *arguments)
+        count += -1 if retracting else 1
+    if count <= 0 and kinds is not None:
+        return None, [] if before is None else [("-D", before)]
+    after = _values_of(functions, accumulators)
+    if before is None:
+        return (accumulators, count), [("+I", after)]
+    if after == before:
+        return (accumulators, count), []
+    return (accumulators, count), [("-U", before), ("+U", after)]
+
+
+def _values_of(functions: list[AggregateFunction], accumulators: list[Any]) -> list[Any]:
+    return [to_spark(f.get_value(a)) for f, a in zip(functions, accumulators)]
+
+
+class GroupAggregateRunner:
+    """General aggregate functions of one grouping select on keyed state: the key's
+    accumulators and count of rows, its changes (:func:`aggregate_changes`); each value in
+    a one-element array when its ``AggregateRunner`` is ``boxed``."""
+
+    def __init__(self, runners: list[AggregateRunner], widths: list[int]) -> None:
+        self.runners = runners
+        self.widths = widths
+
+    def changes(self, state: Any, rows: list[tuple[Any, ...]], kinds: list[str] | None
+                ) -> tuple[Any, list[tuple[str, list[Any]]]]:
+        """The key's new state and its changes, each with one value per function."""
+        functions = [r.opened() for r in self.runners]
+        state, changes = aggregate_changes(functions, self.widths, state, rows, kinds)
+        return state, [(kind, [[v] if r.boxed else v for r, v in zip(self.runners, values)])
+                       for kind, values in changes]
+
+
+def table_aggregate_changes(runner: TableAggregateRunner, state: Any,
+                            rows: list[tuple[Any, ...]], kinds: list[str] | None
+                            ) -> tuple[Any, list[tuple[str, list[Any]]]]:
+    """A table aggregate function's new accumulator and changes of one key's rows (each
+    change with one value: the array of its rows)."""
+    function = runner.opened()
+    assert isinstance(function, TableAggregateFunction)
+    accumulator, retracted, emitted = group_changes(function, state, rows, kinds)
+    return accumulator, [(kind, [r]) for kind, r in table_aggregate_changelog(retracted, emitted)]
+
+
+def keyed_processor(changes: Any, keys: list[str], arguments: list[str], outputs: list[str],
+                    kind_column: str, change_columns: tuple[str, str] | None = None) -> Any:
+    """The StatefulProcessor of ``transformWithStateInPandas`` running Python aggregate
+    functions per key: ``changes(state, rows, kinds)`` (:func:`table_aggregate_changes`, a
+    :class:`GroupAggregateRunner`'s) gives the key's new state (None: cleared) and its changes,
+    each a RowKind and one value per column of ``outputs``; the state (cloudpickled) in the
+    state store; the changes out as rows of ``keys``, ``outputs`` and their RowKind (made here,
+    so that this module imports without pyspark's SQL extras). ``change_columns``: the input's
+    RowKind and sequence columns, when it is an updating query's changes (``-U``/``-D``
+    retracted, in their order)."""
     import pandas as pd
     from pyspark import cloudpickle
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-    class TableAggregateProcessor(StatefulProcessor):
+    class KeyedAggregateProcessor(StatefulProcessor):
         def init(self, handle: Any) -> None:
             self.state = handle.getValueState("accumulator", "accumulator binary")
 
         def handleInputRows(self, key: Any, rows: Iterator[Any],  # noqa: N802
                             timerValues: Any) -> Iterator[Any]:  # noqa: N803
-            function = runner.opened()
-            assert isinstance(function, TableAggregateFunction)
             stored = self.state.get()  # None for a new key (one round trip to the state server)
-            accumulator = cloudpickle.loads(stored[0]) if stored is not None else None
+            state = cloudpickle.loads(stored[0]) if stored is not None else None
             arguments_rows: list[tuple[Any, ...]] = []
             kinds: list[str] | None = None
             if change_columns is not None:
@@ -311,17 +378,19 @@ def table_aggregate_processor(runner: _Runner, keys: list[str], arguments: list[
                 rows, kinds = iter([frame]), frame[kind].tolist()
             for frame in rows:
                 arguments_rows += zip(*[_arguments(frame[a]) for a in arguments])
-            accumulator, retracted, emitted = group_changes(function, accumulator,
-                                                            arguments_rows, kinds)
-            self.state.update((cloudpickle.dumps(accumulator),))
-            changes = table_aggregate_changelog(retracted, emitted)
-            if changes:
-                columns: dict[str, list[Any]] = {k: [v] * len(changes) for k, v in zip(keys, key)}
-                columns[rows_column] = [r for _, r in changes]
-                columns[kind_column] = [kind for kind, _ in changes]
+            state, out = changes(state, arguments_rows, kinds)
+            if state is None:
+                self.state.clear()
+            else:
+                self.state.update((cloudpickle.dumps(state),))
+            if out:
+                columns: dict[str, list[Any]] = {k: [v] * len(out) for k, v in zip(keys, key)}
+                for i, name in enumerate(outputs):
+                    columns[name] = [values[i] for _, values in out]
+                columns[kind_column] = [kind for kind, _ in out]
                 yield pd.DataFrame(columns)
 
         def close(self) -> None:
             pass
 
-    return TableAggregateProcessor()
+    return KeyedAggregateProcessor()

@@ -1,0 +1,156 @@
+"""A group aggregation calling a general Python aggregate function (``udaf``) over an unbounded
+table in STREAMING mode, on keyed state (issue 27): the changelog step without Spark, and the
+planned streaming query run micro-batch by micro-batch (``availableNow``) over files in a tmp
+directory. Flink's rows: /work/briefs/data/udafstream/probe1.py and probe1.out (PyFlink 2.3)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from pyspark import cloudpickle
+
+from sessioncluster.api.table.udf import AggregateFunction, udaf
+from sessioncluster.client.shipping import dumps_user_code
+from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.model import FlinkSqlError
+from sessioncluster.spark.flinksql.statements import CreateFunction
+from sessioncluster.spark.flinksql.tableaggregate import PANDAS_UDAF_STREAMING, ROW_KIND
+from sessioncluster.spark.flinksql.udf_runners import aggregate_changes
+
+
+class WeightedAvg(AggregateFunction):
+    """The probe's ``wavg``: sum(v * w) / sum(w)."""
+
+    def create_accumulator(self) -> list[int]:
+        return [0, 0]
+
+    def accumulate(self, acc: list[int], v: int, w: int) -> None:
+        acc[0] += v * w
+        acc[1] += w
+
+    def retract(self, acc: list[int], v: int, w: int) -> None:
+        acc[0] -= v * w
+        acc[1] -= w
+
+    def get_value(self, acc: list[int]) -> float | None:
+        return None if acc[1] == 0 else acc[0] / acc[1]
+
+
+FILES = [["x,2,1", "x,4,1", "y,5,2"], ["x,3,5", "y,1,2", "z,7,1"], ["y,3,4", "x,9,2"]]
+
+
+def bundles(function: AggregateFunction, batches: list[list[tuple[Any, ...]]],
+            kinds: list[list[str]] | None = None) -> list[list[tuple[str, list[Any]]]]:
+    state, out = None, []
+    for i, rows in enumerate(batches):
+        state, changes = aggregate_changes([function], [2], state, rows,
+                                           kinds[i] if kinds else None)
+        out.append(changes)
+    return out
+
+
+def test_one_change_per_key_and_bundle_nothing_for_an_unchanged_value() -> None:
+    # probe1.out [a], key x: +I 3.0 | (3.0 again: nothing) | -U 3.0, +U 4.33..
+    x = [[(2, 1), (4, 1)], [(3, 5)], [(9, 2)]]
+    assert bundles(WeightedAvg(), x) == [
+        [("+I", [3.0])], [], [("-U", [3.0]), ("+U", [4.333333333333333])]]
+
+
+def test_retractions_call_retract_and_the_last_one_deletes_the_key() -> None:
+    out = bundles(WeightedAvg(), [[(2, 1), (4, 1)], [(2, 1)], [(4, 1)]],
+                  [["+I", "+I"], ["-U"], ["-D"]])
+    assert out == [[("+I", [3.0])], [("-U", [3.0]), ("+U", [4.0])], [("-D", [4.0])]]
+
+
+def test_several_functions_share_the_key_state() -> None:
+    state, changes = aggregate_changes([WeightedAvg(), WeightedAvg()], [2, 2], None,
+                                       [(2, 1, 1, 1), (4, 1, 9, 1)])
+    assert changes == [("+I", [3.0, 5.0])] and state[1] == 2
+
+
+@pytest.fixture
+def by_value() -> Iterator[None]:
+    """This module's functions pickled by value: Spark's Python workers cannot import it."""
+    module = sys.modules[WeightedAvg.__module__]
+    cloudpickle.register_pickle_by_value(module)
+    yield
+    cloudpickle.unregister_pickle_by_value(module)
+
+
+@pytest.fixture
+def planner(local_spark: Any, tmp_path: Path, by_value: None) -> FlinkSqlPlanner:
+    planner = FlinkSqlPlanner(local_spark)
+    payload = dumps_user_code(udaf(WeightedAvg(), result_type="DOUBLE",
+                                   accumulator_type="ARRAY<BIGINT>"))
+    planner.functions.create(CreateFunction("wavg", "x.WeightedAvg", "PYTHON", True, True),
+                             payload, {})
+    pandas = dumps_user_code(udaf(lambda v: float(v.mean()), result_type="DOUBLE",
+                                  func_type="pandas"))
+    planner.functions.create(CreateFunction("pmean", "x.pmean", "PYTHON", True, True),
+                             pandas, {})
+    (tmp_path / "t").mkdir()
+    planner.plan(f"""CREATE TABLE t (k STRING, v BIGINT, w BIGINT) WITH ('connector' =
+        'filesystem', 'path' = '{tmp_path / "t"}', 'format' = 'csv',
+        'source.monitor-interval' = '1s')""")
+    return planner
+
+
+def run_files(planner: FlinkSqlPlanner, query: str, tmp_path: Path) -> list[list[str]]:
+    """The query's changes after each file, the query planned and started anew per file over
+    one checkpoint (its keyed state continues from it)."""
+    out = []
+    for i, lines in enumerate(FILES):
+        (tmp_path / "t" / f"f{i}.csv").write_text("\n".join(lines) + "\n")
+        frame = planner.plan(query, "STREAMING").job.inserts[0].frame
+        got: list[str] = []
+        frame.writeStream.foreachBatch(
+            lambda batch, _, got=got: got.extend(
+                f"{r[ROW_KIND]}{[r[c] for c in batch.columns if c != ROW_KIND]}"
+                for r in batch.collect())
+        ).option("checkpointLocation", str(tmp_path / "checkpoint")) \
+            .trigger(availableNow=True).start().awaitTermination()
+        out.append(sorted(got))
+    return out
+
+
+def test_a_group_aggregation_runs_on_keyed_state_with_flinks_changelog(
+        planner: FlinkSqlPlanner, tmp_path: Path) -> None:
+    """probe1.out [a], each file's changes (Flink's order within a file is by key arrival)."""
+    job = planner.plan("SELECT k, wavg(v, w) AS a FROM t GROUP BY k", "STREAMING").job
+    assert job.inserts[0].row_kinds and job.inserts[0].operator == "PythonGroupAggregate"
+    assert run_files(planner, "SELECT k, wavg(v, w) AS a FROM t GROUP BY k", tmp_path) == [
+        ["+I['x', 3.0]", "+I['y', 5.0]"],
+        ["+I['z', 7.0]", "+U['y', 3.0]", "-U['y', 5.0]"],
+        ["+U['x', 4.333333333333333]", "-U['x', 3.0]"]]
+
+
+def test_a_global_python_aggregation(planner: FlinkSqlPlanner, tmp_path: Path) -> None:
+    """probe1.out [e1]: +I 4.0 | -U 4.0, +U 3.33.. | -U 3.33.., +U 3.88.."""
+    assert run_files(planner, "SELECT wavg(v, w) * 1 AS a FROM t", tmp_path) == [
+        ["+I[4.0]"], ["+U[3.3333333333333335]", "-U[4.0]"],
+        ["+U[3.888888888888889]", "-U[3.3333333333333335]"]]
+
+
+def test_refusals_and_a_python_aggregation_over_an_updating_query(
+        planner: FlinkSqlPlanner) -> None:
+    """probe1.out: [b1] (Flink runs the mix), [d1] (Flink's message), [sink]; [c] (Flink calls
+    retract) runs over the updating query's result after each micro-batch (:mod:`.updating`)."""
+    over = planner.plan("SELECT k, wavg(m, w) AS a FROM (SELECT k, w, MAX(v) AS m FROM t "
+                        "GROUP BY k, w) GROUP BY k", "STREAMING").job.inserts[0]
+    assert over.outer is not None and not over.row_kinds
+    with pytest.raises(FlinkSqlError, match=r"^The built-in aggregate function COUNT\(\*\) in "
+                                            r"the same group aggregation"):
+        planner.plan("SELECT k, wavg(v, w), COUNT(*) FROM t GROUP BY k", "STREAMING")
+    with pytest.raises(FlinkSqlError) as refused:
+        planner.plan("SELECT k, pmean(v) FROM t GROUP BY k", "STREAMING")
+    assert str(refused.value) == PANDAS_UDAF_STREAMING
+    planner.plan("CREATE TABLE sink (k STRING, a DOUBLE) WITH ('connector' = 'filesystem', "
+                 "'path' = '/tmp/never-written', 'format' = 'csv')")
+    with pytest.raises(FlinkSqlError, match=r"doesn't support consuming update changes which "
+                                            r"is produced by node PythonGroupAggregate\("
+                                            r"groupBy=\[k\], select=\[k, wavg\(v, w\) AS a\]\)"):
+        planner.plan("INSERT INTO sink SELECT k, wavg(v, w) AS a FROM t GROUP BY k",
+                     "STREAMING")
