@@ -93,7 +93,7 @@ from .updatingjoin import (
     row_kind_changes,
     window_over_join_refusal,
 )
-from .updatingunion import plan_updating_union, updating_union_inputs
+from .updatingunion import INPUT_REFUSAL, plan_updating_union, set_operation_refusal, updating_union_inputs
 from .updatingwindow import group_window_of, with_window_columns, with_window_start
 
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
@@ -280,6 +280,9 @@ class _Query:
             or (retract_refusal(query, functions) if functions is not None else None)
         if refused is not None:
             raise FlinkSqlError(refused)
+        refused = None if bounded else set_operation_refusal(query, partial(_is_static, schemas))
+        if refused is not None:
+            raise FlinkSqlError(refused)
         inputs = None if bounded else updating_union_inputs(query)
         if inputs is not None:
             return cls._updating_union(session, inputs, schemas, functions, feeds_at)
@@ -418,13 +421,11 @@ class _Query:
         (:mod:`.updatingunion`): its records carry their RowKind last."""
         static = {t.name.lower() for i in inputs for t in i.find_all(exp.Table)
                   if _is_static(schemas, t.name)}
-        refusal = ("A UNION ALL of an updating query over the result of another or on keyed "
-                   "state is not supported by sessioncluster in STREAMING mode")
         directory, prefix = feeds_at
         with tempfile.TemporaryDirectory(prefix="flink-union-plan-") as scratch:
             # planning only (no directory): the feeds are planned again under the job's
             frame, feeds = plan_updating_union(
-                session, inputs, static, partial(_plan_side, session, schemas, functions, refusal),
+                session, inputs, static, partial(_plan_side, session, schemas, functions, INPUT_REFUSAL),
                 directory or Path(scratch), prefix)
         return cls(flink_named(frame), True, inputs[0], operator="Union", feeds=feeds)
 

@@ -13,15 +13,20 @@ Flink reads once, first) is refused by name: Spark unions no static table with a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from sqlglot import exp
 
 from .changelogjoin import KIND, SEQUENCE
 from .model import FlinkSqlError
 from .tableaggregate import ROW_KIND
+from .topn import without_ctes
 from .updating import updating_node
 from .updatingjoin import ChangelogFeed, PlanSide
+
+#: why a union's input that runs over an updating query's result or on keyed state is refused
+INPUT_REFUSAL = ("A UNION ALL of an updating query over the result of another or on keyed "
+                 "state is not supported by sessioncluster in STREAMING mode")
 
 
 def updating_union_inputs(query: Any) -> list[exp.Expr] | None:
@@ -88,3 +93,25 @@ def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
     for frame in frames[1:]:
         union = union.union(frame)
     return union, feeds
+
+
+def set_operation_refusal(query: Any, static: Callable[[str], bool]) -> str | None:
+    """Why a ``UNION``, ``INTERSECT`` or ``EXCEPT`` (``ALL`` too, not ``UNION ALL``) over an
+    unbounded table cannot run here in STREAMING mode (Flink 2.3 runs it: a GroupAggregate or
+    a semi/anti join of counts per row, probe1.out U4-U11); None for another query or one whose
+    tables are all ``static``."""
+    top = without_ctes(query)
+    if not isinstance(top, (exp.Union, exp.Intersect, exp.Except)) \
+            or (isinstance(top, exp.Union) and top.args.get("distinct") is False):
+        return None
+    read = sorted({t.name for t in top.find_all(exp.Table)
+                   if isinstance(t.this, exp.Identifier) and not static(t.name)})
+    if not read:
+        return None
+    name = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}[type(top)]
+    name += " ALL" if top.args.get("distinct") is False else ""
+    return (f"{name} over the unbounded table '{read[0]}' is not supported by sessioncluster in "
+            f"STREAMING mode: Spark's Structured Streaming runs no {name} of a stream (Flink "
+            "keeps a count per row in state and retracts a row's result). sessioncluster runs "
+            "UNION ALL of unbounded tables and updating queries, and every set operation in "
+            "BATCH mode and over bounded sources")
