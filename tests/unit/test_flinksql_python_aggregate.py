@@ -144,6 +144,10 @@ def test_refusals_and_a_python_aggregation_over_an_updating_query(
     with pytest.raises(FlinkSqlError, match=r"^The built-in aggregate function COUNT\(\*\) in "
                                             r"the same group aggregation"):
         planner.plan("SELECT k, wavg(v, w), COUNT(*) FROM t GROUP BY k", "STREAMING")
+    with pytest.raises(FlinkSqlError, match=r"^HAVING over a group aggregation calling a "
+                                            r"Python aggregate function \(PythonGroupAggregate"):
+        planner.plan("SELECT k, wavg(v, w) AS a FROM t GROUP BY k HAVING wavg(v, w) > 1",
+                     "STREAMING")
     with pytest.raises(FlinkSqlError) as refused:
         planner.plan("SELECT k, pmean(v) FROM t GROUP BY k", "STREAMING")
     assert str(refused.value) == PANDAS_UDAF_STREAMING

@@ -107,6 +107,12 @@ from .updatingsession import (
     signed_query,
     with_time_column,
 )
+from .updatingunion import (
+    INPUT_REFUSAL,
+    plan_updating_union,
+    set_operation_refusal,
+    updating_union_inputs,
+)
 from .updatingwindow import group_window_of, with_window_columns, with_window_start
 
 #: the connector of a streaming SELECT's sink: its rows (with their RowKind) go to the client
@@ -296,6 +302,12 @@ class _Query:
             or (retract_refusal(query, functions) if functions is not None else None)
         if refused is not None:
             raise FlinkSqlError(refused)
+        refused = None if bounded else set_operation_refusal(query, partial(_is_static, schemas))
+        if refused is not None:
+            raise FlinkSqlError(refused)
+        inputs = None if bounded else updating_union_inputs(query)
+        if inputs is not None:
+            return cls._updating_union(session, inputs, schemas, functions, feeds_at)
         found = None if bounded else over_updating(query, functions)
         if found is not None:
             parts = split_over_updating(query, found, partial(_is_static, schemas)) \
@@ -441,6 +453,22 @@ class _Query:
         return planned
 
     @classmethod
+    def _updating_union(cls, session: Any, inputs: list[Any], schemas: dict[str, CatalogTable],
+                        functions: FunctionCatalog | None,
+                        feeds_at: tuple[Path | None, str]) -> "_Query":
+        """A ``UNION ALL`` of an updating query with streams or updating queries
+        (:mod:`.updatingunion`): its records carry their RowKind last."""
+        static = {t.name.lower() for i in inputs for t in i.find_all(exp.Table)
+                  if _is_static(schemas, t.name)}
+        directory, prefix = feeds_at
+        with tempfile.TemporaryDirectory(prefix="flink-union-plan-") as scratch:
+            # planning only (no directory): the feeds are planned again under the job's
+            frame, feeds = plan_updating_union(
+                session, inputs, static, partial(_plan_side, session, schemas, functions, INPUT_REFUSAL),
+                directory or Path(scratch), prefix)
+        return cls(flink_named(frame), True, inputs[0], operator="Union", feeds=feeds)
+
+    @classmethod
     def _updating_join(cls, session: Any, query: Any, found: OverUpdating,
                        schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
                        feeds_at: tuple[Path | None, str]) -> "_Query":
@@ -454,18 +482,8 @@ class _Query:
             return cls.plan(session, nest_first_join(query, select), schemas, False,
                             functions, feeds_at)
 
-        def plan_side(side: Any, root: Path, prefix: str) -> tuple[Any, Any, list[Any]]:
-            planned = cls.plan(session, side, schemas, False, functions, (root, prefix))
-            if planned.row_kinds and planned.feeds and planned.outer is None:  # a join's
-                return planned.frame, row_kind_changes, planned.feeds
-            if planned.row_kinds or planned.outer is not None:
-                raise FlinkSqlError(over_updating_refusal(found))
-            if updating_node(side) is None:
-                return planned.frame, None, []
-            insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
-                                     planned.frame, "update", key_positions(planned.updating))
-            return planned.frame, partial(batch_changelog, insert), []
-
+        plan_side = partial(_plan_side, session, schemas, functions,
+                            over_updating_refusal(found))
         directory, prefix = feeds_at
         with tempfile.TemporaryDirectory(prefix="flink-join-plan-") as scratch:
             # planning only (no directory): the feeds are planned again under the job's
@@ -474,6 +492,24 @@ class _Query:
             frame = flink_named(session.sql(to_spark_sql(query, schemas, streaming=True)))
         frame = _kind_last(frame)
         return cls(frame, True, query, operator="Join", feeds=feeds)
+
+
+def _plan_side(session: Any, schemas: dict[str, CatalogTable],
+               functions: FunctionCatalog | None, refusal: str, side: Any, root: Path,
+               prefix: str) -> tuple[Any, Any, list[ChangelogFeed]]:
+    """A join's or a union's input planned (:data:`.updatingjoin.PlanSide`): its frame, its
+    changes when it is updating (or a join of an updating query), its own feeds; ``refusal``
+    for an input that runs over an updating query's result or on keyed state."""
+    planned = _Query.plan(session, side, schemas, False, functions, (root, prefix))
+    if planned.row_kinds and planned.feeds and planned.outer is None:  # a join's
+        return planned.frame, row_kind_changes, planned.feeds
+    if planned.row_kinds or planned.outer is not None:
+        raise FlinkSqlError(refusal)
+    if updating_node(side) is None:
+        return planned.frame, None, []
+    insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
+                             planned.frame, "update", key_positions(planned.updating))
+    return planned.frame, partial(batch_changelog, insert), []
 
 
 def _kind_last(frame: Any) -> Any:

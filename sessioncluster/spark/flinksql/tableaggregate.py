@@ -157,6 +157,14 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
     select, calls = (found[0], [found[1:]]) if found is not None else aggregates  # type: ignore
     if found is None and (refused := mixed_aggregate_refusal(select)) is not None:
         raise FlinkSqlError(refused)
+    if found is None and select.args.get("having") is not None:
+        # Flink filters the changelog after the aggregation (a value that stops passing is
+        # retracted); the keyed processor emits every change, so HAVING is not dropped silently
+        raise FlinkSqlError(
+            f"HAVING over a group aggregation calling a Python aggregate function "
+            f"({python_aggregate_node(select)}) over an unbounded table is not supported by "
+            "sessioncluster in STREAMING mode yet: filter the aggregation's result in a query "
+            "around it, or run it in BATCH mode or over bounded tables")
     keys = _group_keys(select)
     # no leading underscore: pyspark hands the processor its rows through namedtuples, which
     # rename such fields

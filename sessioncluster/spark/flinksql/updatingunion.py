@@ -1,0 +1,117 @@
+"""``UNION ALL`` of an updating query with streams or other updating queries in STREAMING over
+unbounded sources, as Flink 2.3 runs it: its ``Union`` forwards each input's records as they
+come, the updating inputs' ``+I``/``-U``/``+U``/``-D`` and the others' ``+I``
+(/work/briefs/data/setops/probe1.out, U1-U3).
+
+Structured Streaming runs no operator after an aggregation in ``update`` mode that would keep
+its RowKind, so each updating input is a query of its own (a :class:`.ChangelogFeed`, as an
+updating side of a join is, :mod:`.updatingjoin`) whose changelog the union reads as a file
+stream; an append-only input is read as it is, each row ``+I``. A bounded input (a table that
+Flink reads once, first) is refused by name: Spark unions no static table with a stream.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from sqlglot import exp
+
+from .changelogjoin import KIND, SEQUENCE
+from .model import FlinkSqlError
+from .tableaggregate import ROW_KIND
+from .topn import without_ctes
+from .updating import updating_node
+from .updatingjoin import ChangelogFeed, PlanSide
+
+#: why a union's input that runs over an updating query's result or on keyed state is refused
+INPUT_REFUSAL = ("A UNION ALL of an updating query over the result of another or on keyed "
+                 "state is not supported by sessioncluster in STREAMING mode")
+
+
+def updating_union_inputs(query: Any) -> list[exp.Expr] | None:
+    """The inputs, left to right, of a top-level ``UNION ALL`` (a union of unions of ALL
+    merged, as Calcite merges them) of which one at least is an updating query; None for
+    another query."""
+    if query.args.get("with_") is not None:
+        return None
+    inputs = _union_all_inputs(query)
+    return inputs if inputs is not None \
+        and any(updating_node(i) is not None for i in inputs) else None
+
+
+def _union_all_inputs(query: Any) -> list[exp.Expr] | None:
+    if not isinstance(query, exp.Union) or query.args.get("distinct") is not False \
+            or any(query.args.get(a) for a in ("order", "limit", "offset")):
+        return None
+    inputs: list[exp.Expr] = []
+    for side in (query.this, query.expression):
+        side = side.unnest() if isinstance(side, exp.Subquery) and not side.alias else side
+        nested = _union_all_inputs(side)
+        inputs += nested if nested is not None else [side]
+    return inputs
+
+
+def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
+                        plan_side: PlanSide, feed_root: Path, feed_prefix: str = ""
+                        ) -> tuple[Any, list[ChangelogFeed]]:
+    """The union of ``inputs``' records as one append-only streaming DataFrame, the first
+    input's column names and :data:`ROW_KIND` last; the feeds of its updating inputs under
+    ``feed_root``, their keys starting with ``feed_prefix``. ``bounded``: the names (lower
+    case) of the bounded tables an input may read (refused)."""
+    from pyspark.sql import functions as F
+
+    frames, feeds, names = [], [], None
+    for n, side in enumerate(inputs):
+        read = {t.name.lower() for t in side.find_all(exp.Table)} & bounded
+        if read:
+            raise FlinkSqlError(
+                f"A UNION ALL of an updating query ({updating_node(inputs[0]) or 'GROUP BY'}) "
+                f"with the bounded table '{sorted(read)[0]}' is not supported by sessioncluster "
+                "in STREAMING mode over an unbounded source: Spark unions no static table with "
+                "a stream (sessioncluster runs a UNION ALL of updating queries and unbounded "
+                "tables). Run it in BATCH mode or over bounded sources")
+        key = f"{feed_prefix}union-feed-{n}"
+        frame, changes, own = plan_side(side, feed_root, f"{key}-")
+        if changes is not None:
+            feed = ChangelogFeed(key, frame, changes, feed_root / key)
+            feeds.append(feed)
+            frame = feed.reader(session, feed.schema)
+            kind = F.col(KIND)
+        else:
+            kind = F.lit("+I")
+        feeds += own
+        columns = [c for c in frame.columns if c not in (KIND, SEQUENCE)]
+        names = names or columns
+        if len(columns) != len(names):
+            raise FlinkSqlError("Column count mismatch in UNION ALL: each input of a set "
+                                "operation has the same number of columns")
+        frames.append(frame.select(*[F.col(f"`{c}`").alias(name)
+                                     for c, name in zip(columns, names)],
+                                   kind.alias(ROW_KIND)))
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.union(frame)
+    return union, feeds
+
+
+def set_operation_refusal(query: Any, static: Callable[[str], bool]) -> str | None:
+    """Why a ``UNION``, ``INTERSECT`` or ``EXCEPT`` (``ALL`` too, not ``UNION ALL``) over an
+    unbounded table cannot run here in STREAMING mode (Flink 2.3 runs it: a GroupAggregate or
+    a semi/anti join of counts per row, probe1.out U4-U11); None for another query or one whose
+    tables are all ``static``."""
+    top = without_ctes(query)
+    if not isinstance(top, (exp.Union, exp.Intersect, exp.Except)) \
+            or (isinstance(top, exp.Union) and top.args.get("distinct") is False):
+        return None
+    read = sorted({t.name for t in top.find_all(exp.Table)
+                   if isinstance(t.this, exp.Identifier) and not static(t.name)})
+    if not read:
+        return None
+    name = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}[type(top)]
+    name += " ALL" if top.args.get("distinct") is False else ""
+    return (f"{name} over the unbounded table '{read[0]}' is not supported by sessioncluster in "
+            f"STREAMING mode: Spark's Structured Streaming runs no {name} of a stream (Flink "
+            "keeps a count per row in state and retracts a row's result). sessioncluster runs "
+            "UNION ALL of unbounded tables and updating queries, and every set operation in "
+            "BATCH mode and over bounded sources")
