@@ -9,6 +9,7 @@ from collections import deque
 from datetime import datetime
 from typing import Any
 
+from ..api.functions import MAX_WATERMARK
 from ..protocol.messages import CheckpointInfo
 
 #: checkpoint statistics kept per job (Flink's web.checkpoints.history default is 10)
@@ -71,7 +72,7 @@ class CheckpointStatistics:
     def input_ended(self) -> None:
         """Flink's final watermark, for a bounded job whose last micro-batch fired every
         window and timer itself (Spark ran no batch after it to move the watermark)."""
-        self.watermark = FINAL_WATERMARK
+        self.watermark = MAX_WATERMARK
 
     def restored_from(self, checkpoint_id: int, created_ms: int, state_size: int, path: str) -> None:
         """The job started from the savepoint at ``path``."""
@@ -92,14 +93,10 @@ def epoch_ms(iso: str | None) -> int:
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-#: Flink's final watermark (the end of input), Long.MAX_VALUE
-FINAL_WATERMARK = 2**63 - 1
-
-
 def watermark_ms(iso: str) -> int:
     """A progress report's watermark in ms; the final watermark (end of input) is beyond the
     years Python reads, and is Flink's MAX watermark, Long.MAX_VALUE."""
     try:
         return epoch_ms(iso)
     except ValueError:
-        return FINAL_WATERMARK
+        return MAX_WATERMARK
