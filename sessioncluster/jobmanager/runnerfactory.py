@@ -22,7 +22,7 @@ from ..spark.cache import CacheRegistry
 from ..spark.flinksql.ctas import RECOVERED
 from ..spark.flinksql.executor import FlinkSqlPlanner
 from ..spark.flinksql.outcome import StatementJob, StatementOutcome
-from ..spark.flinksql.streaming import StreamingStatementJob
+from ..spark.flinksql.streamingjob import StreamingStatementJob
 from .blobserver import BlobServer
 from .catalog_log import CatalogLog
 from .jobmaster import JobMaster

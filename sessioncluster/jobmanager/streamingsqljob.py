@@ -48,7 +48,7 @@ from ..protocol.messages import (
 from ..spark.flinksql.connectors.printing import PrintedLines
 from ..spark.flinksql.microbatch import ChangelogState, batch_changelog, collected, write_batch
 from ..spark.flinksql.outcome import rows_as_arrow_ipc
-from ..spark.flinksql.streaming import StreamingInsert, StreamingStatementJob, is_updating
+from ..spark.flinksql.streamingjob import StreamingInsert, StreamingStatementJob, is_updating
 from ..spark.flinksql.updatingjoin import ChangelogFeed
 from ..spark.sql import spark_error_text
 from ..spark.streaming import DEFAULT_TRIGGER_MS, StreamQuery

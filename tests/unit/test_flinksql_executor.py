@@ -99,7 +99,7 @@ def test_errors_name_what_is_wrong(planner) -> None:
 def test_a_streaming_select_plans_a_collect_job(planner, tmp_path: Path) -> None:
     """A SELECT in STREAMING mode is a job whose one sink is the client (issue 28); an updating
     one keyed by its group keys, as into a print sink."""
-    from sessioncluster.spark.flinksql.streaming import StreamingStatementJob, is_updating
+    from sessioncluster.spark.flinksql.streamingjob import StreamingStatementJob, is_updating
 
     words = tmp_path / "words"
     words.mkdir()

@@ -12,7 +12,7 @@ from sessioncluster.spark.flinksql.microbatch import ChangelogState
 from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError, WatermarkSpec
 from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
-from sessioncluster.spark.flinksql.streaming import watermark_delay_ms
+from sessioncluster.spark.flinksql.streamingsession import watermark_delay_ms
 from sessioncluster.spark.flinksql.updating import (
     changelog,
     key_positions,
@@ -281,7 +281,7 @@ def test_stop_job_goes_to_the_dispatcher_with_the_savepoint_directory() -> None:
 
 def test_a_statement_sets_vertices_sources_then_one_per_insert() -> None:
     from sessioncluster.jobmanager.streamingsqljob import statement_vertices
-    from sessioncluster.spark.flinksql.streaming import StreamingInsert, StreamingStatementJob
+    from sessioncluster.spark.flinksql.streamingjob import StreamingInsert, StreamingStatementJob
 
     sink = CatalogTable("out", [Column("n", "BIGINT")], {"connector": "print"})
     job = StreamingStatementJob("insert", lambda: None, [], [

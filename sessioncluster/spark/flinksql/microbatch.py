@@ -29,7 +29,7 @@ from .updatingwindow import ChangeWindows, fold_windows, window_step
 
 
 class InsertQuery(Protocol):
-    """What this module reads of a streaming statement's INSERT (``streaming.StreamingInsert``)."""
+    """What this module reads of a streaming statement's INSERT (``streamingjob.StreamingInsert``)."""
 
     table: CatalogTable
     output_mode: str

@@ -11,7 +11,7 @@ one Structured Streaming query, pipelined as Flink runs them in one job.
 
 An updating query (a non-windowed GROUP BY) runs in Spark's ``update`` output mode, after which
 Spark chains no stateful operator (its UnsupportedOperationChecker), and Flink's ``-U`` needs the
-row emitted before (:class:`~.streaming.ChangelogState`). Its changelog is therefore a query of
+row emitted before (:class:`~.microbatch.ChangelogState`). Its changelog is therefore a query of
 its own (a :class:`Feeder`, started by the job beside the DataStream's query, stopped with it):
 ``foreachBatch`` writes each micro-batch's changes as records into a directory the DataStream's
 query reads as a file stream.
@@ -56,12 +56,8 @@ from .microbatch import batch_changelog
 from .model import FlinkSqlError
 from .outcome import StatementOutcome
 from .statements import Query, parse_statements
-from .streaming import (
-    StreamingInsert,
-    StreamingStatementJob,
-    is_updating,
-    updating_node,
-)
+from .streamingjob import StreamingInsert, StreamingStatementJob, is_updating
+from .updating import updating_node
 
 #: Spark's metadata key of an event-time column (``withWatermark``): the Table's rowtime
 WATERMARK_DELAY = "spark.watermarkDelayMs"
