@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ...api.functions import MAX_WATERMARK, MIN_WATERMARK
 from ...graph.executiongraph import RECORDS_IN, RECORDS_OUT, SYSTEM_ACCUMULATORS
 from ...graph.lifecycle import ExecutionState, JobStatus
 from ...protocol.messages import ExecutionInfo, JobDetails, JobSummary, VertexInfo
@@ -21,9 +22,6 @@ TERMINAL_STATES = {"FINISHED", "CANCELED", "FAILED"}
 #: Flink's JobStatus names (SUSPENDED and RECONCILING belong to high availability: never entered here)
 FLINK_JOB_STATUSES = ("INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED", "CANCELLING",
                       "CANCELED", "FINISHED", "RESTARTING", "SUSPENDED", "RECONCILING")
-#: Flink's Watermark.MAX_WATERMARK and the watermark before any (Long.MIN_VALUE)
-MAX_WATERMARK = 2**63 - 1
-MIN_WATERMARK = -(2**63)
 
 
 def ms(t: float | None) -> int:
