@@ -159,7 +159,7 @@ class Row:
     def __repr__(self) -> str:
         if hasattr(self, "_fields"):
             return "Row(%s)" % ", ".join(f"{k}={v!r}" for k, v in zip(self._fields, self._values))
-        return "Row(%s)" % ", ".join(repr(v) for v in self._values)
+        return "<Row(%s)>" % ", ".join(repr(v) for v in self._values)
 
 
 def _make_row(fields: list[str] | None, values: list[Any], row_kind: RowKind) -> Row:

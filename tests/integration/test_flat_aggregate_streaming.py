@@ -128,13 +128,13 @@ def test_top2_per_key_over_a_monitored_directory(t_env, tmp_path: Path) -> None:
         drop(source, k, lines)
         got = [rows.get(timeout=120) for _ in expected]
         assert all(isinstance(r, Row) for r in got), got
-        changes = [(r.get_row_kind().short_string(), r.key, r.a) for r in got]
+        changes = [(r.get_row_kind().short_string(), r[0], r[1]) for r in got]
         assert sorted(changes) == sorted(expected)
         for key in changed:  # a key's retractions come before its new rows, as in Flink
             kinds = [kind for kind, key_, _ in changes if key_ == key]
             assert kinds == sorted(kinds, key=lambda kind: kind != "-D")
         for r in got:
-            applied[(r.key, r.a)] += -1 if r.get_row_kind() is RowKind.DELETE else 1
+            applied[(r[0], r[1])] += -1 if r.get_row_kind() is RowKind.DELETE else 1
         current = sorted(row for row, n in applied.items() for _ in range(n))
         assert current == sorted((key, v) for key, vs in after.items() for v in vs)
     iterator.close()
@@ -214,10 +214,10 @@ def test_flat_aggregate_of_the_whole_table(t_env, tmp_path: Path) -> None:
     rows = reading(iterator)
     drop(source, 0, FILES[0])
     got = [rows.get(timeout=120) for _ in range(2)]
-    assert [(r.get_row_kind().short_string(), r.a) for r in got] == [("+I", 5), ("+I", 2)]
+    assert [(r.get_row_kind().short_string(), r[0]) for r in got] == [("+I", 5), ("+I", 2)]
     drop(source, 1, FILES[1])
     got = [rows.get(timeout=120) for _ in range(4)]
-    assert [(r.get_row_kind().short_string(), r.a) for r in got] == [
+    assert [(r.get_row_kind().short_string(), r[0]) for r in got] == [
         ("-D", 5), ("-D", 2), ("+I", 9), ("+I", 5)]
     iterator.close()
 
@@ -297,7 +297,7 @@ def test_over_an_updating_table_retract_is_called(t_env, tmp_path: Path) -> None
         drop(source, k, lines)
         got = [rows.get(timeout=120) for _ in expected]
         assert all(isinstance(r, Row) for r in got), got
-        printed = [f"{r.get_row_kind().short_string()} {r.k} {r.a}" for r in got]
+        printed = [f"{r.get_row_kind().short_string()} {r[0]} {r[1]}" for r in got]
         assert sorted(printed) == sorted(expected)
         for key in "xy":  # a key's rows in Flink's order
             assert [p for p in printed if p[3] == key] == [p for p in expected if p[3] == key]

@@ -96,7 +96,7 @@ def test_a_row_past_the_timeout_fails_with_flinks_message() -> None:
         return x
 
     with pytest.raises(TimeoutError, match=r"Async function call has timed out for input: "
-                                           r"Row\(2\)"):
+                                           r"<Row\(2\)>"):
         evaluate(slow, [(1,), (2,), (3,)], AsyncOptions(timeout=0.05),
                  describe=lambda row: repr(Row(*row)))
 

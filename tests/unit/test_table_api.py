@@ -516,7 +516,9 @@ def test_collect_rows_with_their_row_kinds() -> None:
         got = list(rows)
     assert [r.get_row_kind() for r in got] == [RowKind.INSERT, RowKind.UPDATE_BEFORE,
                                                RowKind.UPDATE_AFTER]
-    assert got[2].word == "a" and got[2][1] == 2
+    assert got[2][0] == "a" and got[2][1] == 2
+    with pytest.raises(AttributeError):  # PyFlink's collected rows are positional
+        got[2].word
     assert result.get_result_kind() is ResultKind.SUCCESS_WITH_CONTENT
     assert result.get_table_schema().get_field_names() == ["word", "cnt"]
     assert result.get_job_client() == ("client", "j1")
@@ -641,7 +643,7 @@ def test_a_streaming_collect_with_a_gap_in_its_changelog_fails_loudly() -> None:
     result = SqlStatementResult("j1", "SUCCESS_WITH_CONTENT", ["w", "n"], ["STRING", "BIGINT"],
                                 pa.table({}), None, "update")
     rows = TableResult(result, streaming=True, job_client=lambda job_id: client).collect()
-    assert next(rows).as_dict() == {"w": "a", "n": 1}
+    assert list(next(rows)) == ["a", 1]
     with pytest.raises(ChangesDroppedError, match="7 changes .* dropped unread"):
         next(rows)
     assert stream.closed  # the job is cancelled
@@ -668,5 +670,5 @@ def test_an_empty_map_is_a_dict_in_a_batch_and_a_streaming_result() -> None:
     spark_values = ({}, [], {"a": 1}, [SparkRow(m={}, l=[SparkRow(x=1)])])
     row = changelog_row("+I", tuple(pyflink_value(v) for v in spark_values), ["m", "l", "n", "r"])
     assert list(row)[:3] == [{}, [], {"a": 1}] and row.get_row_kind() == RowKind.INSERT
-    (nested,) = row.r
+    (nested,) = row[3]
     assert isinstance(nested, Row) and nested.m == {} and nested.l[0].x == 1

@@ -80,7 +80,7 @@ def test_bad_types_are_rejected() -> None:
 def test_row_positional_and_named() -> None:
     r = Row(1, "a")
     assert r[0] == 1 and r[1] == "a" and len(r) == 2 and list(r) == [1, "a"]
-    assert repr(r) == "Row(1, 'a')"
+    assert repr(r) == "<Row(1, 'a')>"  # PyFlink's repr of a Row without field names
     n = Row(name="a", n=1)  # field order as given
     assert repr(n) == "Row(name='a', n=1)"
     assert n.name == "a" and n["n"] == 1 and n[0] == "a"

@@ -326,7 +326,6 @@ def changelog_row(kind: str, values: Sequence[Any], names: list[str]) -> Row:
 
 def _named_row(values: Sequence[Any], names: list[str], kind: RowKind) -> Row:
     r = Row(*values)
-    r.set_field_names(names)
     r.set_row_kind(kind)
     return r
 

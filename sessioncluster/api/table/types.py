@@ -380,6 +380,44 @@ class MapType(DataType):
         return Types.MAP(self.key_type.to_type_info(), self.value_type.to_type_info())
 
 
+class _ViewType(DataType):
+    """The type of a data view in an aggregate function's accumulator (:mod:`.dataview`): an
+    accumulator's type only, never a column's."""
+
+    def _refused(self) -> Any:
+        raise ValueError(f"{self.sql_name} is the type of a data view in an accumulator only "
+                         "(DataTypes.ROW of the accumulator_type), not of a column")
+
+    spark_ddl = to_arrow = to_type_info = _refused
+
+
+class ListViewType(_ViewType):
+    """``DataTypes.LIST_VIEW(element_type)``: a :class:`.dataview.ListView`."""
+
+    sql_name = "LISTVIEW"
+
+    def __init__(self, element_type: DataType, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        self.element_type = _check(element_type, "LIST_VIEW")
+
+    def _sql(self) -> str:  # Flink prints the view's name only
+        return self.sql_name
+
+
+class MapViewType(_ViewType):
+    """``DataTypes.MAP_VIEW(key_type, value_type)``: a :class:`.dataview.MapView`."""
+
+    sql_name = "MAPVIEW"
+
+    def __init__(self, key_type: DataType, value_type: DataType, nullable: bool = True) -> None:
+        super().__init__(nullable)
+        self.key_type = _check(key_type, "MAP_VIEW")
+        self.value_type = _check(value_type, "MAP_VIEW")
+
+    def _sql(self) -> str:
+        return self.sql_name
+
+
 class MultisetType(DataType):
     """A bag of values, each with its count (``COLLECT``'s result); Spark holds it as a map of
     each value to its count, which is also how PyFlink gives it to Python (a ``dict``)."""
@@ -600,6 +638,16 @@ class DataTypes:
     @staticmethod
     def MULTISET(element_type: DataType, nullable: bool = True) -> MultisetType:
         return MultisetType(element_type, nullable)
+
+    @staticmethod
+    def LIST_VIEW(element_type: DataType) -> ListViewType:
+        """A ListView in an aggregate function's accumulator type."""
+        return ListViewType(element_type)
+
+    @staticmethod
+    def MAP_VIEW(key_type: DataType, value_type: DataType) -> MapViewType:
+        """A MapView in an aggregate function's accumulator type."""
+        return MapViewType(key_type, value_type)
 
     @staticmethod
     def FIELD(name: str, data_type: DataType, description: str | None = None) -> RowField:
