@@ -104,9 +104,9 @@ def test_a_streaming_selects_rows_change_on_its_job_page(session: sessioncluster
     assert {"kind": "+U", "fields": ["x", counts["x"]]} in body["rows"]
     # the page read the rows all along, and the client still gets every change, in order
     rows = [got.get(timeout=60) for _ in range(changes)]
-    assert collections.Counter(r.word for r in rows if r.get_row_kind().short_string() != "-U") \
+    assert collections.Counter(r[0] for r in rows if r.get_row_kind().short_string() != "-U") \
         == {"x": 3, "y": 2, "z": 1}
-    assert max(r.cnt for r in rows if r.word == "x") == counts["x"]
+    assert max(r[1] for r in rows if r[0] == "x") == counts["x"]
     if os.environ.get("SESSIONCLUSTER_SCREENSHOTS") == "1":
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOT), full_page=True)

@@ -238,7 +238,7 @@ def test_over_an_updating_table_without_retract_it_fails_and_the_session_goes_on
     rows = reading(iterator)
     drop(source, 0, ["a,1", "a,2"])
     got = rows.get(timeout=120)
-    assert (got.get_row_kind(), got.key, got.s) == (RowKind.INSERT, "a", 3)
+    assert (got.get_row_kind(), got[0], got[1]) == (RowKind.INSERT, "a", 3)
     iterator.close()
 
 

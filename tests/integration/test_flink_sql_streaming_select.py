@@ -86,11 +86,11 @@ def test_collect_of_an_updating_query_over_a_monitored_directory(session, t_env,
         tmp.write_text("".join(f"{w}\n" for w in words))
         tmp.rename(source / f"f{k}.csv")  # one file: one micro-batch
         got = [rows.get(timeout=120) for _ in batch]
-        assert sorted((r.get_row_kind().short_string(), r.word, r.cnt) for r in got) \
+        assert sorted((r.get_row_kind().short_string(), r[0], r[1]) for r in got) \
             == sorted(batch)
         for r in got:  # an update's -U comes before its +U
             if r.get_row_kind() is RowKind.UPDATE_AFTER:
-                before = [g for g in got if g.word == r.word
+                before = [g for g in got if g[0] == r[0]
                           and g.get_row_kind() is RowKind.UPDATE_BEFORE]
                 assert got.index(before[0]) < got.index(r)
     time.sleep(2)
@@ -112,7 +112,7 @@ def test_bounded_select_finishes_and_prints_flinks_tableau(session, t_env,
     result = t_env.execute_sql("SELECT item, price FROM bounded_bids WHERE price > 2")
     with result.collect() as rows:
         got = list(rows)  # ends: the source is bounded
-    assert sorted((r.item, r.price) for r in got) == [("apple", 3), ("apple", 4), ("pear", 5)]
+    assert sorted((r[0], r[1]) for r in got) == [("apple", 3), ("apple", 4), ("pear", 5)]
     assert {r.get_row_kind() for r in got} == {RowKind.INSERT}
     job_id = result.get_job_client().get_job_id()
     wait_for(lambda: session.job(job_id).get_job_status() is JobStatus.FINISHED, 60)
@@ -233,13 +233,13 @@ def test_an_aggregation_of_an_updating_view_over_a_monitored_directory(
             tmp.write_text("".join(f"{w}\n" for w in words))
             tmp.rename(source / f"f{k}.csv")
             got = [rows.get(timeout=120) for _ in changes]
-            assert sorted((r.get_row_kind().short_string(), r.n, r.words) for r in got) \
+            assert sorted((r.get_row_kind().short_string(), r[0], r[1]) for r in got) \
                 == sorted(changes)
             for r in got:
                 if r.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER):
-                    shown[r.n] = r.words
+                    shown[r[0]] = r[1]
                 elif r.get_row_kind() is RowKind.DELETE:
-                    del shown[r.n]
+                    del shown[r[0]]
             assert shown == expected
     finally:
         iterator.close()

@@ -160,10 +160,10 @@ def test_json_aggregates_of_a_tumble_window_in_streaming(session: sessioncluster
                 done = windows[w - 1]  # the watermark passed window w-1's end
                 row = rows.get(timeout=120)
                 assert row.get_row_kind() is RowKind.INSERT
-                assert row.window_start == t0 + dt.timedelta(seconds=10 * (w - 1))
-                assert row.o == _items_text({k: n for _, k, n in done})
+                assert row[0] == t0 + dt.timedelta(seconds=10 * (w - 1))
+                assert row[1] == _items_text({k: n for _, k, n in done})
                 # the items' order is the order the rows reach the aggregate
-                assert sorted(json.loads(row.a)) == sorted(n for _, _, n in done
+                assert sorted(json.loads(row[2])) == sorted(n for _, _, n in done
                                                            if n is not None)
             assert rows.empty()  # the last window is still open
     finally:
