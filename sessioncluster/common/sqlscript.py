@@ -42,9 +42,10 @@ def statement_spans(script: str) -> list[tuple[int, int]]:
         kind = m.lastgroup
         if kind == "word":
             word = m.group().upper()
-            if len(words) < 4:
+            if len(words) < 8:
                 words.append(word)
-            if words == ["EXECUTE", "STATEMENT", "SET", "BEGIN"] and not in_block:
+            if not in_block and word == "BEGIN" and words[0] in ("EXECUTE", "EXPLAIN") \
+                    and words[-3:] == ["STATEMENT", "SET", "BEGIN"]:  # EXPLAIN [details] too
                 in_block = True
             elif in_block and word == "CASE":
                 case_depth += 1

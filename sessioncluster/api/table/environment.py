@@ -16,6 +16,7 @@ from typing import Any, Iterable, Protocol, Sequence
 from ...common.configuration import Configuration
 from ...common.execution_mode import RuntimeExecutionMode
 from ...common.types import Row, rows_as_tuples
+from .catalogobjects import DEFAULT_CATALOG, DEFAULT_DATABASE, ModuleEntry, SqlDialect
 from .descriptor import TableDescriptor
 from .result import DEFAULT_MAX_COLUMN_WIDTH, TableResult, TableSchema
 from .sqltext import quote_identifier, quote_path, quote_string
@@ -153,7 +154,26 @@ class TableConfig:
     def to_dict(self) -> dict[str, str]:
         return self._configuration.to_dict()
 
+    def to_map(self) -> dict[str, str]:
+        """The options set, as a dict."""
+        return self.to_dict()
 
+    @staticmethod
+    def get_default() -> "TableConfig":
+        return TableConfig()
+
+    def set_sql_dialect(self, sql_dialect: int) -> None:
+        """``table.sql-dialect``: :class:`SqlDialect` ``DEFAULT`` (Flink SQL) or ``HIVE``
+        (refused when a statement runs: no Hive parser here)."""
+        self.set(DIALECT, SqlDialect.NAMES[sql_dialect])
+
+    def get_sql_dialect(self) -> int:
+        name = (self.get(DIALECT, "default") or "default").lower()
+        return next((d for d, n in SqlDialect.NAMES.items() if n == name), SqlDialect.DEFAULT)
+
+
+#: Flink's option of the SQL dialect
+DIALECT = "table.sql-dialect"
 #: a statement's configuration key naming the catalog it runs against: under
 #: ``sessioncluster run`` each TableEnvironment has a catalog of its own, as each Flink
 #: TableEnvironment has; without it, the session's shared catalog (the ``%%flink_sql`` magic,
@@ -257,6 +277,36 @@ class TableEnvironment:
             table = table.alias(*[getattr(f, "name", f) for f in fields])
         self.execute_sql(f"CREATE TEMPORARY VIEW {quote_path(view_path)} AS {table.query_sql}")
 
+    def create_view(self, view_path: str, table: Table, ignore_if_exists: bool = False) -> None:
+        """Register ``table`` as the permanent view ``view_path`` of the catalog (``CREATE
+        VIEW``)."""
+        exists = "IF NOT EXISTS " if ignore_if_exists else ""
+        self.execute_sql(f"CREATE VIEW {exists}{quote_path(view_path)} AS {table.query_sql}")
+
+    def drop_table(self, table_path: str, ignore_if_not_exists: bool = True) -> bool:
+        """Drop the permanent table ``table_path``; False if there was none (and
+        ``ignore_if_not_exists``, else Flink's error)."""
+        return self._drop("TABLE", table_path, ignore_if_not_exists)
+
+    def drop_view(self, view_path: str, ignore_if_not_exists: bool = True) -> bool:
+        """Drop the permanent view ``view_path``; False if there was none."""
+        return self._drop("VIEW", view_path, ignore_if_not_exists)
+
+    def drop_function(self, path: str) -> bool:
+        """Drop the catalog function ``path``; False if there was none."""
+        return self._drop("FUNCTION", path, True)
+
+    def _drop(self, kind: str, path: str, ignore_if_not_exists: bool) -> bool:
+        try:
+            self.execute_sql(f"DROP {kind} {quote_path(path)}")
+        except Exception as error:  # the gateway's error, Flink's message
+            message = str(error)
+            if ignore_if_not_exists and ("does not exist" in message
+                                         or "doesn't exist" in message):
+                return False
+            raise
+        return True
+
     def drop_temporary_view(self, view_path: str) -> bool:
         """Drop the temporary view; False if there was none."""
         if view_path.split(".")[-1] not in self.list_temporary_views():
@@ -293,6 +343,19 @@ class TableEnvironment:
 
     def list_functions(self) -> list[str]:
         return self._names("SHOW FUNCTIONS")
+
+    def get_current_catalog(self) -> str:
+        return DEFAULT_CATALOG
+
+    def get_current_database(self) -> str:
+        return DEFAULT_DATABASE
+
+    def list_modules(self) -> list[str]:
+        return self._names("SHOW MODULES")
+
+    def list_full_modules(self) -> list[ModuleEntry]:
+        return [ModuleEntry(str(r[0]), bool(r[1]))
+                for r in self.execute_sql("SHOW FULL MODULES").rows()]
 
     def use_catalog(self, catalog_name: str) -> None:
         self.execute_sql(f"USE CATALOG {quote_identifier(catalog_name)}")

@@ -37,6 +37,13 @@ class StatementSet:
         """Run the INSERTs as one job."""
         return self._t_env.execute_sql(self.statement_set_sql())
 
+    def add(self, table_pipeline: Any) -> "StatementSet":
+        """Add a ``TablePipeline`` (``Table.insert_into(...)``)."""
+        return self.add_insert_sql(table_pipeline.insert_sql)
+
+    def print_explain(self, *extra_details: Any) -> None:
+        print(self.explain(*extra_details))
+
     def explain(self, *extra_details: Any) -> str:
         body = "".join(f"{s};\n" for s in self._statements)
         return self._t_env.explain_sql(f"STATEMENT SET\nBEGIN\n{body}END", *extra_details)

@@ -25,6 +25,7 @@ from .result import (
     without_marker,
 )
 from .sqltext import RenderContext, quote_identifier, quote_path
+from .table_pipeline import TablePipeline
 from .types import RowType
 from .window import GroupWindow, OverWindow
 
@@ -407,6 +408,14 @@ class Table:
         TableDescriptor (created as an anonymous temporary table first)."""
         return self._t_env.execute_sql(self.insert_sql(table_path_or_descriptor, overwrite))
 
+    def insert_into(self, table_path_or_descriptor: Any, overwrite: bool = False
+                    ) -> TablePipeline:
+        """The INSERT of this query into a table (a path or a TableDescriptor), to run with
+        ``execute()`` or to add to a StatementSet."""
+        path = table_path_or_descriptor if isinstance(table_path_or_descriptor, str) else None
+        return TablePipeline(self._t_env, self.insert_sql(table_path_or_descriptor, overwrite),
+                             path)
+
     def insert_sql(self, table_path_or_descriptor: Any, overwrite: bool = False) -> str:
         """The INSERT statement of :meth:`execute_insert`."""
         path = table_path_or_descriptor
@@ -423,6 +432,9 @@ class Table:
                                          f"{self._query}")
         rows = result.rows()
         return str(rows[0][0]) if rows else ""
+
+    def print_explain(self, *extra_details: Any) -> None:
+        print(self.explain(*extra_details))
 
     def to_pandas(self) -> Any:
         """The rows as a pandas DataFrame; a changelog (STREAMING) is applied first, as PyFlink

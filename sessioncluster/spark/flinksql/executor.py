@@ -148,6 +148,8 @@ class FlinkSqlPlanner:
         key = "execution.runtime-mode"  # a SET in the session wins over the client's default
         mode = (self.options.get(key) or (configuration or {}).get(key) or runtime_mode).upper()
         statement = statements[0]
+        if not isinstance(statement, (Set, Reset)):  # SET/RESET: a way back from a dialect
+            _check_dialect(self.options.get(DIALECT) or (configuration or {}).get(DIALECT))
         scope = (configuration or {}).get(CATALOG_SCOPE, "")
         with self._lock:
             self.catalog = self._catalogs.setdefault(scope, Catalog(scope))
@@ -591,6 +593,11 @@ class FlinkSqlPlanner:
             return _listing("current catalog name", ["default_catalog"])
         if what == "CURRENT DATABASE":
             return _listing("current database name", ["default_database"])
+        if what == "MODULES":  # Flink's built-in functions are its one module, 'core'
+            return _listing("module name", ["core"])
+        if what == "FULL MODULES":
+            return StatementOutcome("SUCCESS_WITH_CONTENT", ["module name", "used"],
+                                    ["STRING", "BOOLEAN"], [("core", True)])
         if what in ("CREATE TABLE", "CREATE VIEW") and statement.name is not None:
             return _listing("result", [self._show_create(what, statement.name)])
         raise FlinkSqlError(f"SHOW {what} is not supported by sessioncluster yet")
@@ -678,6 +685,20 @@ def _use(statement: Use) -> StatementOutcome:
         raise FlinkSqlError(f"A database with name [{statement.database}] does not exist in "
                             f"the catalog: [{DEFAULT_CATALOG}].")
     return StatementOutcome.ok()
+
+
+#: Flink's option of the SQL dialect a statement is parsed in
+DIALECT = "table.sql-dialect"
+
+
+def _check_dialect(dialect: str | None) -> None:
+    """Flink's own SQL only: another dialect (``hive``) fails as Flink without its parser's jar
+    does, rather than be parsed as Flink SQL."""
+    if dialect and dialect.strip().lower() != "default":
+        raise FlinkSqlError(f"Could not find any factory for identifier '{dialect.strip().lower()}' "
+                            "that implements 'org.apache.flink.table.delegation.ParserFactory' in "
+                            "the classpath. (sessioncluster parses Flink's default dialect only; "
+                            f"SET '{DIALECT}' = 'default')")
 
 
 def _listing(column: str, names: list[str]) -> StatementOutcome:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...api.table.catalogobjects import DEFAULT_CATALOG, DEFAULT_DATABASE
+
 #: the session's one catalog and database, Flink's default ones
-DEFAULT_CATALOG = "default_catalog"
-DEFAULT_DATABASE = "default_database"
 DEFAULT_PATH = f"{DEFAULT_CATALOG}.{DEFAULT_DATABASE}"
 
 

@@ -328,7 +328,7 @@ class _Script:
             return self._show_functions("USER FUNCTIONS", tokens[3:])
         if words[0] == "FUNCTIONS":
             return self._show_functions("FUNCTIONS", tokens[2:])
-        if words[:2] in (["CURRENT", "CATALOG"], ["CURRENT", "DATABASE"]):
+        if words[:2] in (["CURRENT", "CATALOG"], ["CURRENT", "DATABASE"], ["FULL", "MODULES"]):
             return Show(" ".join(words[:2]))
         kinds = ("TABLES", "VIEWS", "FUNCTIONS", "JOBS", "CATALOGS", "DATABASES", "MODULES",
                  "COLUMNS", "PARTITIONS", "JARS")
@@ -370,6 +370,8 @@ class _Script:
                 rest = rest[1:]
         if not rest:
             raise self.error(None)
+        if [t.text.upper() for t in rest[:3]] == ["STATEMENT", "SET", "BEGIN"]:
+            return Explain(self._statement_set(rest, 2), tuple(dict.fromkeys(found)))
         return Explain(self.statement(rest), tuple(dict.fromkeys(found)))
 
     def _stop_job(self, tokens: list[Token]) -> StopJob:
@@ -387,8 +389,11 @@ class _Script:
             words = words[2:]
         return StopJob(tokens[2].text, savepoint, drain)
 
-    def _statement_set(self, tokens: list[Token]) -> StatementSet:
-        body = tokens[4:-1]
+    def _statement_set(self, tokens: list[Token], begin: int = 3) -> StatementSet:
+        """``[EXECUTE] STATEMENT SET BEGIN ...; END``: ``begin`` is BEGIN's position."""
+        if tokens[-1].text.upper() != "END":
+            raise self.error(None, 'Was expecting "END".')
+        body = tokens[begin + 1:-1]
         inserts: list[Insert] = []
         current: list[Token] = []
         for token in [*body, None]:

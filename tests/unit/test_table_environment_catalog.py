@@ -1,0 +1,83 @@
+"""A TableEnvironment's catalog calls, modules, SQL dialect, TablePipeline and statement-set
+EXPLAIN, against the planner in this process (no cluster). Flink 2.3's answers:
+/work/briefs/data/lead28/tableenv.py, modules.py and their .out (PyFlink 2.3's own
+``create_view`` fails on a py4j conversion there; this one makes the view)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessioncluster.api.table.catalogobjects import ModuleEntry, ObjectIdentifier, SqlDialect
+from sessioncluster.api.table.environment import EnvironmentSettings, TableEnvironment
+from sessioncluster.api.table.expressions import col
+from sessioncluster.api.table.table_pipeline import TablePipeline
+from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.model import FlinkSqlError
+from tests.unit.test_flinksql_timeattributes import PlannerGateway
+
+
+@pytest.fixture
+def t_env(local_spark: Any, tmp_path: Path) -> TableEnvironment:
+    planner = FlinkSqlPlanner(local_spark)
+    t_env = TableEnvironment(PlannerGateway(planner), EnvironmentSettings.in_batch_mode())
+    t_env.execute_sql(f"""CREATE TABLE src (k STRING, n BIGINT) WITH ('connector' = 'filesystem',
+        'path' = '{tmp_path}', 'format' = 'csv')""")
+    t_env.execute_sql(f"""CREATE TABLE sink1 (k STRING, n BIGINT) WITH ('connector' =
+        'filesystem', 'path' = '{tmp_path / "out"}', 'format' = 'csv')""")
+    return t_env
+
+
+def test_current_catalog_and_modules(t_env: TableEnvironment) -> None:
+    assert (t_env.get_current_catalog(), t_env.get_current_database()) == (
+        "default_catalog", "default_database")
+    assert t_env.list_modules() == ["core"]
+    assert [repr(m) for m in t_env.list_full_modules()] == ["ModuleEntry{name='core', used=true}"]
+    assert t_env.list_full_modules() == [ModuleEntry("core", True)]
+
+
+def test_views_tables_and_functions_dropped_as_flinks(t_env: TableEnvironment) -> None:
+    t_env.create_view("v1", t_env.from_path("src").where(col("n") > 1))
+    assert "v1" in t_env.list_views()
+    with pytest.raises(FlinkSqlError, match="already exists"):
+        t_env.create_view("v1", t_env.from_path("src"))
+    t_env.create_view("v1", t_env.from_path("src"), True)  # ignore_if_exists
+    assert (t_env.drop_view("v1"), t_env.drop_view("v1")) == (True, False)
+    with pytest.raises(FlinkSqlError, match="View with identifier "
+                       "'default_catalog.default_database.v1' does not exist."):
+        t_env.drop_view("v1", False)
+    assert (t_env.drop_table("sink1"), t_env.drop_table("sink1")) == (True, False)
+    with pytest.raises(FlinkSqlError, match="Table with identifier "
+                       "'default_catalog.default_database.sink1' does not exist."):
+        t_env.drop_table("sink1", False)
+    assert t_env.drop_function("no_such_function") is False
+
+
+def test_a_table_pipeline_and_a_statement_sets_explain(t_env: TableEnvironment) -> None:
+    pipeline = t_env.from_path("src").insert_into("sink1")
+    assert isinstance(pipeline, TablePipeline)
+    assert str(pipeline.get_sink_identifier()) == "`default_catalog`.`default_database`.`sink1`"
+    assert pipeline.get_sink_identifier() == ObjectIdentifier.of(
+        "default_catalog", "default_database", "sink1")
+    assert pipeline.explain().splitlines()[:2] == [
+        "== Abstract Syntax Tree ==",
+        "LogicalSink(table=[default_catalog.default_database.sink1], fields=[k, n])"]
+    statements = t_env.create_statement_set()
+    statements.add(pipeline).add(t_env.from_path("src").insert_into("sink1"))
+    explained = statements.explain()  # EXPLAIN STATEMENT SET BEGIN ...; END
+    assert explained.count("LogicalSink(table=[default_catalog.default_database.sink1]") == 2
+
+
+def test_only_flinks_default_dialect_is_parsed(t_env: TableEnvironment) -> None:
+    config = t_env.get_config()
+    assert config.get_sql_dialect() == SqlDialect.DEFAULT
+    config.set_sql_dialect(SqlDialect.HIVE)
+    assert (config.get_sql_dialect(), config.to_map()["table.sql-dialect"]) == (
+        SqlDialect.HIVE, "hive")
+    with pytest.raises(FlinkSqlError, match="Could not find any factory for identifier 'hive' "
+                       "that implements 'org.apache.flink.table.delegation.ParserFactory'"):
+        t_env.execute_sql("SHOW TABLES")
+    config.set_sql_dialect(SqlDialect.DEFAULT)
+    assert "src" in t_env.list_tables()
