@@ -81,3 +81,40 @@ def test_only_flinks_default_dialect_is_parsed(t_env: TableEnvironment) -> None:
         t_env.execute_sql("SHOW TABLES")
     config.set_sql_dialect(SqlDialect.DEFAULT)
     assert "src" in t_env.list_tables()
+
+
+def test_column_ranges_as_flinks(t_env: TableEnvironment) -> None:
+    """/work/briefs/data/lead28/withcolumns.py and .out: with_columns / without_columns with
+    indices, names and range_ in select, group_by and add_columns, and Flink's refusals."""
+    from sessioncluster.api.table.expressions import (
+        concat,
+        range_,
+        with_columns,
+        without_columns,
+    )
+
+    t = t_env.sql_query("SELECT 'a' AS a, 'b' AS b, 3 AS c, 4 AS d")
+
+    def names(table: Any) -> list[str]:
+        return table.get_schema().get_field_names()
+
+    assert names(t.select(with_columns(range_(2, 3)))) == ["b", "c"]
+    assert names(t.select(with_columns(range_("b", "c")))) == ["b", "c"]
+    assert names(t.select(with_columns(1, range_(3, 4)))) == ["a", "c", "d"]
+    assert names(t.select(without_columns(1, col("c")))) == ["b", "d"]
+    assert names(t.select(without_columns(range_(1, 2)))) == ["c", "d"]
+    assert names(t.select(col("d"), with_columns(range_(1, 2)))) == ["d", "a", "b"]
+    assert names(t.select(concat(with_columns(range_(1, 2))).alias("x"))) == ["x"]
+    assert names(t.group_by(with_columns(range_(1, 2))).select(col("a"), col("b"), col("c").sum)
+                 ) == ["a", "b", "EXPR$0"]
+    assert names(t.add_columns(concat(with_columns(range_(1, 2))).alias("ab"))) == [
+        "a", "b", "c", "d", "ab"]
+    with pytest.raises(ValueError, match=r"only accept column names or column indices\."):
+        with_columns("d", col("a"))
+    with pytest.raises(ValueError, match="The start:3 of withColumns.. or withoutColumns.. "
+                       "should not bigger than end:2."):
+        t.select(with_columns(range_(3, 2)))
+    with pytest.raises(ValueError, match="The start name:b .* should not behind the end:z."):
+        t.select(with_columns(range_("b", "z")))
+    with pytest.raises(ValueError, match="the table has 4 columns"):
+        t.select(with_columns(range_(3, 9)))

@@ -207,13 +207,73 @@ def row_interval(rows: int) -> Expression:
     return lit(rows).rows
 
 
+def range_(start: int | str | Expression, end: int | str | Expression) -> Expression:
+    """The columns from ``start`` to ``end`` (1-based indices or names, both included) of
+    the table read, for :func:`with_columns`/:func:`without_columns`."""
+    e = Expression(lambda c: f"range_({start}, {end})", kind="range")
+    e.value = (start, end)
+    return e
+
+
 def with_columns(head: Any, *tails: Any) -> Expression:
-    raise NotImplementedError("with_columns() (column ranges) needs the schema: not supported yet")
+    """The columns named by indices (1-based), ``col(name)``'s and range_ expressions, in that
+    order (Flink's ``withColumns``)."""
+    return column_selection(True, (head, *tails))
 
 
 def without_columns(head: Any, *tails: Any) -> Expression:
-    raise NotImplementedError("without_columns() (column ranges) needs the schema: not supported "
-                              "yet; use Table.drop_columns")
+    """The table's other columns, in the table's order (Flink's ``withoutColumns``)."""
+    return column_selection(False, (head, *tails))
+
+
+def column_selection(keep: bool, items: Sequence[Any]) -> Expression:
+    """The expression of a with_columns/without_columns: its columns' names, quoted and joined,
+    once the operation it is used in gives the table's columns (``RenderContext.columns``)."""
+    for item in items:
+        if not isinstance(item, int) and not (isinstance(item, Expression)
+                                              and item.kind in ("range", "column")):
+            raise ValueError("The parameters of withColumns() or withoutColumns() only accept "
+                             "column names or column indices.")
+
+    def names(c: RenderContext) -> list[str]:
+        if c.columns is None:
+            raise ValueError("with_columns()/without_columns() select columns of the table an "
+                             "operation reads: use them in select, add_columns, "
+                             "add_or_replace_columns or group_by")
+        columns = c.columns()
+        chosen = [n for item in items for n in _selected(item, columns)]
+        return chosen if keep else [n for n in columns if n not in chosen]
+
+    e = Expression(lambda c: ", ".join(quote_identifier(n) for n in names(c)), kind="columns")
+    e.value = names
+    return e
+
+
+def _selected(item: Any, columns: list[str]) -> list[str]:
+    if isinstance(item, int):
+        return _between(item, item, columns)
+    if item.kind != "range":
+        if item.name not in columns:
+            raise ValueError(f"with_columns(): the table has no column {item.name!r}; its "
+                             f"columns: {columns}")
+        return [item.name]
+    start, end = (x.name if isinstance(x, Expression) else x for x in item.value)
+    if isinstance(start, int) and isinstance(end, int):
+        return _between(start, end, columns)
+    if start not in columns or end not in columns or columns.index(start) > columns.index(end):
+        raise ValueError(f"The start name:{start} of withColumns() or withoutColumns() should "
+                         f"not behind the end:{end}.")
+    return columns[columns.index(start):columns.index(end) + 1]
+
+
+def _between(start: int, end: int, columns: list[str]) -> list[str]:
+    if start > end:
+        raise ValueError(f"The start:{start} of withColumns() or withoutColumns() should not "
+                         f"bigger than end:{end}.")
+    if start < 1 or end > len(columns):
+        raise ValueError(f"range_({start}, {end}) of withColumns() or withoutColumns(): the "
+                         f"table has {len(columns)} columns, numbered from 1")
+    return columns[start - 1:end]
 
 
 #: the bounds of an over window (``Over...preceding(UNBOUNDED_RANGE)``)

@@ -32,6 +32,9 @@ class RenderContext:
     window_alias: str | None = None
     #: the OVER clause of each over window, by alias
     over_windows: dict[str, str] = field(default_factory=dict)
+    #: the column names of the table the operation reads, fetched when an expression needs
+    #: them (``with_columns``/``without_columns``)
+    columns: Callable[[], list[str]] | None = None
     #: aggregate calls and window properties in the order met, numbered as Flink's Table API
     #: numbers them (an unaliased one is the column ``EXPR$<n>``)
     named_calls: dict[str, int] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ...common.types import RowKind
 from .expression import Expression
@@ -41,14 +41,19 @@ def unnamed_view_name() -> str:
 
 
 def _select_items(exprs: Sequence[Any], ctx: RenderContext | None = None,
-                  aggregating: bool = False) -> list[tuple[str, str | None]]:
+                  aggregating: bool = False,
+                  columns: Callable[[], list[str]] | None = None) -> list[tuple[str, str | None]]:
     """(SQL, name) of each of ``exprs``, named as Flink's Table API names it: a column by its
     name, an alias by the alias, a cast column ``<name>-<TYPE>``, an aggregate or window
     property ``EXPR$<n>`` (numbered in the order met), anything else ``_c<i>`` (``*``: None)."""
     ctx = ctx if ctx is not None else RenderContext()
+    ctx.columns = ctx.columns or columns
     items: list[tuple[str, str | None]] = []
     for i, x in enumerate(exprs):
         e = as_expression(x)
+        if e.kind == "columns":  # with_columns/without_columns: a select item per column
+            items += [(quote_identifier(n), n) for n in e.value(ctx)]
+            continue
         sql = e.to_sql(ctx)
         if e.name == "*":
             items.append((sql, None))
@@ -67,9 +72,11 @@ def _select_items(exprs: Sequence[Any], ctx: RenderContext | None = None,
 
 
 def _named_select(exprs: Sequence[Any], ctx: RenderContext | None = None,
-                  aggregating: bool = False) -> tuple[str, list[str] | None]:
-    """The select list of ``exprs`` and its column names (None when ``*`` is among them)."""
-    items = _select_items(exprs, ctx, aggregating)
+                  aggregating: bool = False, columns: Callable[[], list[str]] | None = None
+                  ) -> tuple[str, list[str] | None]:
+    """The select list of ``exprs`` and its column names (None when ``*`` is among them);
+    ``columns``: the columns of the table read (for ``with_columns``)."""
+    items = _select_items(exprs, ctx, aggregating, columns)
     names = [n for _, n in items]
     return ", ".join(sql for sql, _ in items), (None if None in names else
                                                 [n for n in names if n is not None])
@@ -165,7 +172,7 @@ class Table:
     # -- relational operations -----------------------------------------------------------------
     def select(self, *fields: Any) -> "Table":
         """``SELECT <fields> FROM (<this>)`` (with aggregates: a global aggregation)."""
-        sql, names = _named_select(fields, aggregating=True)
+        sql, names = _named_select(fields, aggregating=True, columns=self.get_column_names)
         return self._derive(f"SELECT {sql} {self._from()}", names)
 
     def where(self, predicate: Any) -> "Table":
@@ -292,14 +299,15 @@ class Table:
     # -- columns -----------------------------------------------------------------------------------
     def add_columns(self, *fields: Any) -> "Table":
         """The columns of this table, then ``fields``."""
-        sql, names = _named_select(fields)
+        sql, names = _named_select(fields, columns=self.get_column_names)
         cols = None if self._columns is None or names is None else self._columns + names
         return self._derive(f"SELECT *, {sql} {self._from()}", cols)
 
     def add_or_replace_columns(self, *fields: Any) -> "Table":
         """As add_columns, but a field of an existing column's name replaces that column."""
         old = self.get_column_names()
-        replacing = {name: sql for sql, name in _select_items(fields) if name is not None}
+        replacing = {name: sql for sql, name in _select_items(fields, columns=lambda: old)
+                     if name is not None}
         parts = [replacing.pop(n) if n in replacing else quote_identifier(n) for n in old]
         parts += list(replacing.values())
         return self._derive(f"SELECT {', '.join(parts)} {self._from()}", old + list(replacing))
@@ -478,10 +486,11 @@ class GroupedTable:
 
     def select(self, *fields: Any) -> Table:
         """``SELECT <fields> FROM (<table>) GROUP BY <keys>``."""
-        sql, names = _named_select(fields, aggregating=True)
+        columns = self.table.get_column_names
+        sql, names = _named_select(fields, aggregating=True, columns=columns)
         query = f"SELECT {sql} FROM ({self.table.query_sql})"
         if self.keys:
-            query += f" GROUP BY {expressions_sql(self.keys)}"
+            query += f" GROUP BY {expressions_sql(self.keys, RenderContext(columns=columns))}"
         return Table(query, self.table._t_env, names)
 
     def aggregate(self, func: Any) -> "AggregatedTable":

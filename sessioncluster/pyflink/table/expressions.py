@@ -42,6 +42,7 @@ _NAMES = {
     'pi': 'sessioncluster.api.table.expressions',
     'rand': 'sessioncluster.api.table.expressions',
     'rand_integer': 'sessioncluster.api.table.expressions',
+    'range_': 'sessioncluster.api.table.expressions',
     'row': 'sessioncluster.api.table.expressions',
     'row_interval': 'sessioncluster.api.table.expressions',
     'timestamp_diff': 'sessioncluster.api.table.expressions',
