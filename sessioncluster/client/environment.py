@@ -16,6 +16,7 @@ from ..common.execution_mode import RuntimeExecutionMode
 from ..common.typeinfo import RowTypeInfo
 from ..common.types import Row
 from ..dependencies import pack_archive, pack_python_file, pack_requirements
+from ..graph.executionplan import execution_plan
 from ..graph.jobgraph import JobGraph, PythonDependency, build_job_graph
 from ..graph.streamgraph import (
     ChainingStrategy,
@@ -393,6 +394,10 @@ class StreamExecutionEnvironment:
 
     def explain(self, job_name: str = "sessioncluster job") -> str:
         return self.job_graph(job_name)[0].explain()
+
+    def get_execution_plan(self) -> str:
+        """The program's operators (before chaining) as Flink's JSON execution plan."""
+        return execution_plan(self.stream_graph, self._sinks)
 
     def execute_async(self, job_name: str = "sessioncluster job",
                       sinks: list[StreamNode] | None = None) -> JobClient:

@@ -199,13 +199,7 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
     if not sinks:
         raise ValueError("No operators defined in the program: add a sink "
                          "(execute_and_collect(), print()) before executing")
-    nodes: list[StreamNode] = []
-    seen: set[int] = set()
-    for sink in sinks:
-        for node in graph.upstream_of(sink, cached):
-            if node.node_id not in seen:
-                seen.add(node.node_id)
-                nodes.append(node)
+    nodes = graph.nodes_of(sinks, cached)
     in_job = {n.node_id for n in nodes}
 
     chain_of: dict[int, list[StreamNode]] = {}  # head node id -> chain

@@ -154,6 +154,18 @@ class StreamGraph:
             return self.parallelism_of(node.inputs[0].source)
         return self.default_parallelism
 
+    def nodes_of(self, sinks: list[StreamNode],
+                 cached: frozenset[str] = frozenset()) -> list[StreamNode]:
+        """Every node that one of ``sinks`` depends on, once, sources first."""
+        nodes: list[StreamNode] = []
+        seen: set[int] = set()
+        for sink in sinks:
+            for node in self.upstream_of(sink, cached):
+                if node.node_id not in seen:
+                    seen.add(node.node_id)
+                    nodes.append(node)
+        return nodes
+
     def upstream_of(self, sink: StreamNode, cached: frozenset[str] = frozenset()) -> list[StreamNode]:
         """Every node that ``sink`` depends on, sources first (topological order); a node whose
         stream is cached in the session (its ``cache_id`` in ``cached``) is read from the cache,

@@ -380,3 +380,22 @@ def test_a_two_input_vertex_draws_both_input_edges() -> None:
     lines = [el for el in svg.iter() if el.tag.endswith(("line", "path"))]
     assert len(lines) >= 2  # one drawn edge per input
     assert "has 2 inputs" in " ".join(graph.chaining_notes)
+
+
+def test_the_execution_plan_lists_operators_before_chaining():
+    """``env.get_execution_plan()``: Flink's JSON plan (/work/briefs/data/lead28/execplan.out):
+    each operator unchained, a source's pact "Data Source", a sink's "Data Sink", a key_by a
+    HASH input, a forward edge between different parallelisms a REBALANCE."""
+    import json
+
+    e = env()
+    e.set_parallelism(2)
+    ds = e.from_collection([("a", 1), ("b", 2)]).set_parallelism(1)
+    ds.map(lambda x: x).name("plus").key_by(first).reduce(lambda a, b: a).print()
+    plan = json.loads(e.get_execution_plan())["nodes"]
+    assert [(n["type"], n["pact"], n["parallelism"]) for n in plan] == [
+        ("Source: Collection Source", "Data Source", 1), ("plus", "Operator", 2),
+        ("Keyed Reduce", "Operator", 2), ("Sink: Print to Std. Out", "Data Sink", 2)]
+    assert [[(p["id"], p["ship_strategy"]) for p in n.get("predecessors", [])] for n in plan] == [
+        [], [(plan[0]["id"], "REBALANCE")], [(plan[1]["id"], "HASH")],
+        [(plan[2]["id"], "FORWARD")]]
