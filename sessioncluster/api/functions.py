@@ -370,6 +370,36 @@ class KeySelector(Function):
         raise NotImplementedError
 
 
+class Partitioner(Function):
+    """The subtask a record goes to by its key (``DataStream.partition_custom``)."""
+
+    def partition(self, key: Any, num_partitions: int) -> int:
+        raise NotImplementedError
+
+
+class CustomPartitioning:
+    """A ``partition_custom`` edge's channel: the partitioner (a Partitioner or a function of
+    ``(key, num_partitions)``) applied to the key the key selector gives."""
+
+    def __init__(self, partitioner: Any, key_selector: Any) -> None:
+        self.partition = partitioner.partition if isinstance(partitioner, Partitioner) \
+            else partitioner
+        self.key_of = as_callable(key_selector)
+
+    def __call__(self, record: Any) -> Any:
+        """The record's key."""
+        return self.key_of(record)
+
+    def channel(self, record: Any, num_partitions: int) -> int:
+        """The subtask ``record`` goes to, checked to be one of ``num_partitions``."""
+        key = self.key_of(record)
+        target = self.partition(key, num_partitions)
+        if not isinstance(target, int) or not 0 <= target < num_partitions:
+            raise ValueError(f"partition_custom: the partitioner returned {target!r} for the key "
+                             f"{key!r}; a partition is an int in [0, {num_partitions})")
+        return target
+
+
 class NullByteKeySelector(KeySelector):
     """The one key of every record (Flink's NullByteKeySelector): a non-keyed window
     (``window_all``) is a keyed window over this constant key, in one subtask."""

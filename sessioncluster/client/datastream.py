@@ -8,6 +8,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..api.functions import (
+    CustomPartitioning,
     FieldMax,
     FieldMin,
     FieldSum,
@@ -167,9 +168,43 @@ class DataStream:
                              "key_by(...).window(assigner), or window_all(assigner) for windows over "
                              "every record")
 
+    # -- physical partitioning: how the next operator's subtasks get the records -----------
     def rebalance(self) -> "DataStream":
         """Round-robin the records over the next operator's subtasks."""
-        return _Repartitioned(self, Partitioning.REBALANCE)  # type: ignore[return-value]
+        return _PartitionedStream(self, Partitioning.REBALANCE)
+
+    def shuffle(self) -> "DataStream":
+        """Each record to a random subtask of the next operator."""
+        return _PartitionedStream(self, Partitioning.SHUFFLE)
+
+    def rescale(self) -> "DataStream":
+        """Round-robin over the subset of the next operator's subtasks each subtask feeds
+        (Flink's pointwise pattern: 2 -> 4 subtasks, each feeds two; 4 -> 2, two feed each)."""
+        return _PartitionedStream(self, Partitioning.RESCALE)
+
+    def forward(self) -> "DataStream":
+        """Each subtask's records to the same subtask of the next operator (equal
+        parallelism; Flink refuses another)."""
+        return _PartitionedStream(self, Partitioning.FORWARD)
+
+    def broadcast(self, *broadcast_state_descriptors: Any) -> "DataStream":
+        """Each record to every subtask of the next operator."""
+        if broadcast_state_descriptors:
+            raise NotImplementedError(
+                "broadcast(MapStateDescriptor) (the broadcast state pattern, "
+                "BroadcastProcessFunction) is not supported by sessioncluster yet; broadcast() "
+                "without descriptors sends each record to every subtask")
+        return _PartitionedStream(self, Partitioning.BROADCAST)
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> "DataStream":
+        """Each record to the subtask ``partitioner`` (a Partitioner, or a function of
+        ``(key, num_partitions)``) gives for the key ``key_selector`` gives."""
+        return _PartitionedStream(self, Partitioning.CUSTOM,
+                                  CustomPartitioning(partitioner, key_selector))
+
+    def project(self, *field_indexes: int) -> "DataStream":
+        """The tuples' fields at ``field_indexes``, in that order (Flink's projection)."""
+        return self._then(OperatorKind.MAP, _Projection(field_indexes), name="Projection")
 
     # -- operator settings ------------------------------------------------------------------
     def name(self, name: str) -> "DataStream":
@@ -342,24 +377,41 @@ class _UnionStream(DataStream):
     disable_chaining = start_new_chain = _settings_error
 
 
-class _Repartitioned:
-    """The stream after ``rebalance()``: the next operator gets a REBALANCE edge."""
+class _PartitionedStream(DataStream):
+    """A stream after ``rebalance()``, ``shuffle()``, ... (Flink's partition transformation,
+    no operator): the operators that read it get an edge of that partitioning, unless they
+    partition by key themselves (``key_by``)."""
 
-    def __init__(self, stream: DataStream, partitioning: Partitioning) -> None:
-        self.stream = stream
-        self.partitioning = partitioning
+    def __init__(self, stream: DataStream, partitioning: Partitioning,
+                 channel: CustomPartitioning | None = None) -> None:
+        super().__init__(stream.env, stream.node)
+        self.stream, self.partitioning, self.channel = stream, partitioning, channel
 
-    def _next(self, kind: OperatorKind, fn: Any) -> DataStream:
-        return self.stream._then(kind, fn, self.partitioning, explicit=True)
+    def _connect(self, node: StreamNode, partitioning: Partitioning = Partitioning.FORWARD,
+                 key_selector: Callable[[Any], Any] | None = None, explicit: bool = False,
+                 input_index: int | None = None) -> None:
+        if partitioning is Partitioning.FORWARD:
+            partitioning, key_selector, explicit = self.partitioning, self.channel, True
+        self.stream._connect(node, partitioning, key_selector, explicit, input_index)
 
-    def map(self, func: Any) -> DataStream:
-        return self._next(OperatorKind.MAP, func)
+    def _settings_error(self, *args: Any) -> DataStream:
+        raise TypeError("a partitioning is not an operator: set names, parallelism and chaining "
+                        "on the operator before it or on the one that reads it")
 
-    def flat_map(self, func: Any) -> DataStream:
-        return self._next(OperatorKind.FLAT_MAP, func)
+    name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
+    disable_chaining = start_new_chain = _settings_error
 
-    def filter(self, func: Any) -> DataStream:
-        return self._next(OperatorKind.FILTER, func)
+
+class _Projection:
+    """``project(*field_indexes)``: a tuple of the fields at those positions."""
+
+    def __init__(self, field_indexes: tuple[int, ...]) -> None:
+        if not field_indexes:
+            raise ValueError("project() takes at least one field index")
+        self.field_indexes = field_indexes
+
+    def __call__(self, value: Any) -> tuple[Any, ...]:
+        return tuple(value[i] for i in self.field_indexes)
 
 
 def _typed(stream: DataStream, output_type: Any) -> DataStream:

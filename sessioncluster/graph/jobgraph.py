@@ -241,6 +241,15 @@ def build_job_graph(graph: StreamGraph, sinks: list[StreamNode], job_name: str,
                        if edge.key_selector is not None else None)
             combiner, partials, streaming = _combiner(edge, chain[0], target)
             strategy = edge.partitioning
+            if strategy is Partitioning.FORWARD and edge.explicit \
+                    and source.parallelism != target.parallelism:
+                raise ValueError(
+                    "Forward partitioning does not allow change of parallelism. Upstream "
+                    f"operation: {edge.source.name}-{edge.source.node_id + 1} parallelism: "
+                    f"{source.parallelism}, downstream operation: {chain[0].name}-"
+                    f"{chain[0].node_id + 1} parallelism: {target.parallelism} You must use "
+                    "another partitioning strategy, such as broadcast, rebalance, shuffle or "
+                    "global.")
             if strategy is Partitioning.FORWARD and (source.parallelism != target.parallelism
                                                      or sum(e.source.node_id in in_job
                                                             for e in chain[0].inputs) > 1):

@@ -25,6 +25,19 @@ class Partitioning(str, enum.Enum):
     FORWARD = "FORWARD"
     HASH = "HASH"
     REBALANCE = "REBALANCE"
+    #: each record to a random subtask
+    SHUFFLE = "SHUFFLE"
+    #: round-robin over the subset of the next subtasks that this subtask feeds (pointwise)
+    RESCALE = "RESCALE"
+    #: each record to every subtask
+    BROADCAST = "BROADCAST"
+    #: each record to the subtask a user's Partitioner names by its key
+    CUSTOM = "CUSTOM"
+
+    @property
+    def spreads(self) -> bool:
+        """True for the exchanges that send records without a key (all but FORWARD, HASH)."""
+        return self not in (Partitioning.FORWARD, Partitioning.HASH)
 
 
 class OperatorKind(str, enum.Enum):

@@ -183,6 +183,13 @@ def build_queries(spark: Any, job_id: str, graph: JobGraph, blobs: Callable[[lis
     for v in sinks:
         if v.operators[-1].kind not in SINK_KINDS:
             raise StreamingPlanError(f"the sink '{v.name}' is not supported in STREAMING mode")
+    for v in graph.vertices:
+        for e in v.inputs:
+            if e.ship_strategy in (Partitioning.BROADCAST, Partitioning.CUSTOM):
+                raise StreamingPlanError(
+                    f"'{v.name}' reads a {e.ship_strategy.value} partitioning (broadcast() / "
+                    "partition_custom()), which sessioncluster runs in BATCH mode only: a "
+                    "STREAMING job's stateless operators run in the partition of their input")
     planner = _QueryPlanner(spark, job_id, graph, blobs, inputs_dir, counter, control_dir,
                             table_sources)
     return [planner.query(index, group) for index, group in sink_groups(graph)]

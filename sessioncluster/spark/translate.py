@@ -75,8 +75,8 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
 
     for vertex in graph.vertices:
         many = _reads_by_index(vertex)
-        outputs = ([edge_output(e, graph.vertex(e.target).parallelism) for e in vertex.outputs]
-                   if many else None)
+        outputs = [edge_output(e, graph.vertex(e.target).parallelism, vertex.parallelism)
+                   for e in vertex.outputs] if many else None
         consumer_p = graph.vertex(vertex.outputs[0].target).parallelism if vertex.outputs else 1
         output = output_for(vertex, consumer_p) if not many else outputs[0]  # type: ignore[index]
         head = vertex.operators[0]

@@ -8,13 +8,14 @@ from __future__ import annotations
 import enum
 import itertools
 import operator
+import random
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Protocol
 
 import cloudpickle
 
 from ..api.accumulators import IntCounter
-from ..api.functions import FieldAggregation, as_callable
+from ..api.functions import CustomPartitioning, FieldAggregation, as_callable
 from ..graph.jobgraph import JobEdge, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime.operators import WindowOperator, WindowPreAggregator
@@ -29,6 +30,10 @@ class OutputKind(enum.Enum):
     FORWARD = "forward"      # plain records to a consumer in the same Spark stage
     HASH = "hash"            # (partition, batch of (key, record)) for a HASH exchange
     REBALANCE = "rebalance"  # (partition, batch) round-robin
+    SHUFFLE = "shuffle"      # (partition, batch) to random partitions
+    RESCALE = "rescale"      # (partition, batch) round-robin over this subtask's consumers
+    BROADCAST = "broadcast"  # (partition, batch) of every record to every partition
+    CUSTOM = "custom"        # (partition, batch) to the partition a user's Partitioner names
     COLLECT = "collect"      # pickled batches for the client
     PRINT = "print"          # printed lines for the client
     TEXT = "text"            # a FileSink's part files (the pending files, as JSON, to commit)
@@ -49,6 +54,8 @@ class VertexOutput:
     side_output: str | None = None
     #: into a two-input vertex: the consumer's input (0 or 1), sent along with each record
     input_index: int | None = None
+    #: the producing vertex's parallelism (RESCALE: which consumers each subtask feeds)
+    producers: int = 1
 
 
 def identity_partitioner(partition: int) -> int:
@@ -71,17 +78,58 @@ def output_for(vertex: JobVertex, consumer_parallelism: int = 1) -> VertexOutput
         return VertexOutput(OutputKind.FORWARD)  # plain records: Spark turns them into a DataFrame
     if len(vertex.outputs) != 1:
         raise ValueError(f"'{vertex.name}' has {len(vertex.outputs)} outputs: use edge_output")
-    return edge_output(vertex.outputs[0], consumer_parallelism)
+    return edge_output(vertex.outputs[0], consumer_parallelism, vertex.parallelism)
 
 
-def edge_output(edge: JobEdge, consumer_parallelism: int) -> VertexOutput:
+#: the output kind of each ship strategy
+_KINDS = {Partitioning.FORWARD: OutputKind.FORWARD, Partitioning.HASH: OutputKind.HASH,
+          Partitioning.REBALANCE: OutputKind.REBALANCE, Partitioning.SHUFFLE: OutputKind.SHUFFLE,
+          Partitioning.RESCALE: OutputKind.RESCALE, Partitioning.BROADCAST: OutputKind.BROADCAST,
+          Partitioning.CUSTOM: OutputKind.CUSTOM}
+#: the kinds that send records to partitions without a key
+_SPREAD = frozenset({OutputKind.REBALANCE, OutputKind.SHUFFLE, OutputKind.RESCALE,
+                     OutputKind.BROADCAST, OutputKind.CUSTOM})
+
+
+def edge_output(edge: JobEdge, consumer_parallelism: int,
+                producer_parallelism: int = 1) -> VertexOutput:
     """How a vertex hands its records on over ``edge``."""
-    kind = {Partitioning.FORWARD: OutputKind.FORWARD, Partitioning.HASH: OutputKind.HASH,
-            Partitioning.REBALANCE: OutputKind.REBALANCE}[edge.ship_strategy]
+    kind = _KINDS[edge.ship_strategy]
     if kind is OutputKind.FORWARD:
         return VertexOutput(kind, side_output=edge.side_output, input_index=edge.input_index)
     return VertexOutput(kind, consumer_parallelism, edge.key_selector_key, edge.combiner_key,
-                  side_output=edge.side_output, input_index=edge.input_index)
+                        side_output=edge.side_output, input_index=edge.input_index,
+                        producers=producer_parallelism)
+
+
+class Channels:
+    """The partitions each record goes to over a keyless exchange (:data:`_SPREAD`), as
+    Flink's partitioners choose them."""
+
+    def __init__(self, out: VertexOutput, subtask: int, partitioner: Any) -> None:
+        self.kind, self.partitions, self.partitioner = out.kind, out.partitions, partitioner
+        self.next = subtask
+        if out.kind is OutputKind.RESCALE:  # Flink's pointwise pattern
+            producers, n = max(out.producers, 1), out.partitions
+            self.targets = list(range(subtask * n // producers, (subtask + 1) * n // producers)) \
+                or [subtask * n // producers]
+            self.next = 0
+        if out.kind is OutputKind.SHUFFLE:
+            self.random = random.Random()
+
+    def of(self, record: Any) -> Iterable[int]:
+        kind = self.kind
+        if kind is OutputKind.REBALANCE:
+            self.next += 1
+            return ((self.next - 1) % self.partitions,)
+        if kind is OutputKind.RESCALE:
+            self.next += 1
+            return (self.targets[(self.next - 1) % len(self.targets)],)
+        if kind is OutputKind.SHUFFLE:
+            return (self.random.randrange(self.partitions),)
+        if kind is OutputKind.BROADCAST:
+            return range(self.partitions)
+        return (self.partitioner.channel(record, self.partitions),)
 
 
 class OutputSpec(Protocol):
@@ -143,15 +191,16 @@ def _emit(task: OutputSpec, subtask: int, records: Iterator[Any], key_selector: 
         prefix = f"{subtask + 1}> " if task.vertex.parallelism > 1 else ""
         for batch in _batches(records, records_out):
             yield "\n".join(f"{prefix}{rec}" for rec in batch)
-    elif out.kind is OutputKind.REBALANCE:
+    elif out.kind in _SPREAD:
+        channels = Channels(out, subtask, key_selector)
         buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
         for i, rec in enumerate(records):
-            pid = (subtask + i) % out.partitions
-            b = buckets[pid]
-            b.append(rec)
-            if len(b) >= BATCH_RECORDS:
-                yield pid, cloudpickle.dumps(b)
-                b.clear()
+            for pid in channels.of(rec):
+                b = buckets[pid]
+                b.append(rec)
+                if len(b) >= BATCH_RECORDS:
+                    yield pid, cloudpickle.dumps(b)
+                    b.clear()
             records_out.value = i + 1
         for pid, b in enumerate(buckets):
             if b:
@@ -261,6 +310,8 @@ def _on_value(key_selector: Any) -> Any:
     """A key selector for ``(timestamp, value)`` records: the key of the value."""
     if key_selector is None:
         return None
+    if isinstance(key_selector, CustomPartitioning):
+        return CustomPartitioning(key_selector.partition, _on_value(key_selector.key_of))
 
     def select(record: tuple[Any, Any]) -> Any:
         return key_selector(record[1])
@@ -279,7 +330,7 @@ class _Writer:
         self.combiner = combiner
         self.buckets: list[list[Any]] = [[] for _ in range(out.partitions)]
         self.combined: dict[Any, Any] = {}
-        self.next = subtask
+        self.channels = Channels(out, subtask, key_selector) if out.kind in _SPREAD else None
 
     def write(self, rec: Any) -> Iterator[Any]:
         if self.out.input_index is not None:
@@ -288,17 +339,18 @@ class _Writer:
         if kind is OutputKind.FORWARD:
             yield rec
             return
-        if kind is OutputKind.REBALANCE:
-            pid = self.next % self.out.partitions
-            self.next += 1
-            item: Any = rec
-        else:
-            key = self.key_selector(rec)
-            if self.combiner is not None:
-                combined = self.combined
-                combined[key] = self.combiner(combined[key], rec) if key in combined else rec
-                return
-            pid, item = _hash_partition(key, self.out.partitions), (key, rec)
+        if self.channels is not None:
+            for pid in self.channels.of(rec):
+                yield from self._add(pid, rec)
+            return
+        key = self.key_selector(rec)
+        if self.combiner is not None:
+            combined = self.combined
+            combined[key] = self.combiner(combined[key], rec) if key in combined else rec
+            return
+        yield from self._add(_hash_partition(key, self.out.partitions), (key, rec))
+
+    def _add(self, pid: int, item: Any) -> Iterator[Any]:
         bucket = self.buckets[pid]
         bucket.append(item)
         if len(bucket) >= BATCH_RECORDS:

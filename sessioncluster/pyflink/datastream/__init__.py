@@ -24,6 +24,7 @@ _NAMES = {
     'MapFunction': 'sessioncluster.api.functions',
     'MergingWindowAssigner': 'sessioncluster.api.window',
     'OutputTag': 'sessioncluster.api.functions',
+    'Partitioner': 'sessioncluster.api.functions',
     'ProcessAllWindowFunction': 'sessioncluster.api.functions',
     'ProcessFunction': 'sessioncluster.api.functions',
     'ProcessWindowFunction': 'sessioncluster.api.functions',

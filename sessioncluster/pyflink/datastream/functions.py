@@ -15,6 +15,7 @@ _NAMES = {
     'KeyedCoProcessFunction': 'sessioncluster.api.functions',
     'KeyedProcessFunction': 'sessioncluster.api.functions',
     'MapFunction': 'sessioncluster.api.functions',
+    'Partitioner': 'sessioncluster.api.functions',
     'ProcessAllWindowFunction': 'sessioncluster.api.functions',
     'ProcessFunction': 'sessioncluster.api.functions',
     'ProcessWindowFunction': 'sessioncluster.api.functions',
