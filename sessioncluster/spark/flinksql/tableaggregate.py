@@ -31,6 +31,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...api.table.table import WINDOW_INPUT
 from ...api.table.typeparser import spark_type
 from ...api.table.udf import PANDAS
 from ..streaming import ROCKSDB_PROVIDER
@@ -90,13 +91,16 @@ def _group_keys(select: exp.Select) -> list[exp.Expression]:
 
 def python_aggregation(query: exp.Expr, functions: FunctionCatalog
                        ) -> tuple[exp.Select, list[tuple[exp.Anonymous, CatalogFunction]]] | None:
-    """The query's grouping select (not a window aggregation) calling general Python aggregate
-    functions (``udaf``, not ``func_type='pandas'``) and those calls; None when it calls none."""
+    """The query's grouping select (not a group window aggregation) calling general Python
+    aggregate functions (``udaf``, not ``func_type='pandas'``) and those calls; None when it
+    calls none. A window TVF's aggregation is one: Flink 2.3 plans it as a
+    ``PythonGroupAggregate`` grouped by ``window_start``, ``window_end`` and the keys, an
+    updating query (/work/briefs/data/udafwin/probe2.out, f1-f3)."""
     for select in query.find_all(exp.Select):
         calls = [(c, f) for c in select.find_all(exp.Anonymous)
                  if c.parent_select is select
                  and (f := functions.aggregate(c.name)) is not None]
-        if calls and not _is_window_aggregation(select):
+        if calls and not is_group_window_aggregation(select):
             return select, calls
     return None
 
@@ -104,11 +108,18 @@ def python_aggregation(query: exp.Expr, functions: FunctionCatalog
 _LEGACY_WINDOWS = ("TUMBLE", "HOP", "SESSION")
 
 
-def _is_window_aggregation(select: exp.Select) -> bool:
-    keys = {c.name.lower() for k in _group_keys(select) for c in k.find_all(exp.Column)}
-    return {"window_start", "window_end"} <= keys or any(
-        isinstance(k, exp.Anonymous) and k.name.upper() in _LEGACY_WINDOWS
-        for k in _group_keys(select))
+def is_group_window_aggregation(select: exp.Select) -> bool:
+    """Whether ``select`` is a group window aggregation (Flink's ``GroupWindowAggregate``):
+    ``GROUP BY TUMBLE(ts, ...)`` (``HOP``, ``SESSION``), or the Table API's
+    ``window(Tumble...)`` (a window TVF over :data:`WINDOW_INPUT`)."""
+    if any(isinstance(k, exp.Anonymous) and k.name.upper() in _LEGACY_WINDOWS
+           for k in _group_keys(select)):
+        return True
+    from_ = select.args.get("from_")
+    table = from_.this if from_ is not None else None
+    return isinstance(table, exp.Table) and isinstance(table.this, exp.Anonymous) \
+        and table.this.name.upper() == "TABLE" and any(
+            t.name == WINDOW_INPUT for t in table.this.find_all(exp.Table))
 
 
 def python_aggregate_node(select: exp.Select) -> str:
@@ -275,30 +286,17 @@ PANDAS_UDAF_STREAMING = ("Cannot generate a valid execution plan for the given q
 def python_aggregate_refusal(name: str, functions: FunctionCatalog | None = None,
                              query: Any = None) -> str:
     """Why an aggregation calling the Python aggregate function ``name`` over an unbounded
-    table is refused in STREAMING mode: a pandas one in a group aggregation or a window TVF
-    aggregation with Flink's message; otherwise (a window aggregation: Spark's streaming
-    aggregations run no grouped-aggregate pandas UDF) by name. A general one in a group
-    aggregation runs on keyed state (:mod:`.tableaggregate`)."""
+    table is refused in STREAMING mode: a pandas one (in a group aggregation or a window TVF's
+    aggregation; a group window's runs, :mod:`.pythonwindow`) with Flink's message; otherwise
+    by name. A general one in a group aggregation or a window TVF's runs on keyed state."""
     function = functions.functions.get(name.lower()) if functions is not None else None
-    if function is not None and function.wrapper.func_type == PANDAS and query is not None \
-            and not _legacy_group_window(query, name):
+    if function is not None and function.wrapper.func_type == PANDAS and query is not None:
         return PANDAS_UDAF_STREAMING
-    return (f"The Python aggregate function {name} in a window aggregation over an unbounded "
-            "table is not supported by sessioncluster in STREAMING mode yet: it runs in a "
-            "group aggregation (on keyed state), in BATCH mode and over bounded tables (Flink "
-            "docs: Python / Table API / User-defined Functions / General User-defined "
+    return (f"The Python aggregate function {name} in this query over an unbounded table is "
+            "not supported by sessioncluster in STREAMING mode yet: it runs in a group "
+            "aggregation and a window aggregation, in BATCH mode and over bounded tables "
+            "(Flink docs: Python / Table API / User-defined Functions / General User-defined "
             "Functions / Aggregate Functions)")
-
-
-def _legacy_group_window(query: Any, name: str) -> bool:
-    """True when the select calling ``name`` is grouped by a legacy ``TUMBLE``/``HOP``/
-    ``SESSION`` (the Table API's ``window(Tumble...)``, which Flink runs pandas UDAFs in)."""
-    for call in query.find_all(exp.Anonymous):
-        select = call.parent_select if call.name.lower() == name.lower() else None
-        if select is not None and any(isinstance(k, exp.Anonymous) and k.name.upper() in
-                                      _LEGACY_WINDOWS for k in _group_keys(select)):
-            return True
-    return False
 
 
 def carry_row_kind(select: exp.Select, what: str) -> None:
