@@ -147,3 +147,13 @@ def test_the_table_apis_group_window_emits_each_window_once(
     assert run_files(planner, table.query_sql, tmp_path, PROBE2) == [
         [], ["+I['x', '00:00:00', '00:00:10', 3.0]", "+I['y', '00:00:00', '00:00:10', 5.0]"],
         ["+I['y', '00:00:10', '00:00:20', 1.0]", "+I['z', '00:00:10', '00:00:20', 7.0]"]]
+
+
+def test_explain_names_flinks_python_aggregation_nodes(planner: FlinkSqlPlanner) -> None:
+    """probe2.out's EXPLAIN: [f1] PythonGroupAggregate, [g2] PythonGroupWindowAggregate."""
+    for query, node in [(TVF.format("TUMBLE", "INTERVAL '10' SECOND"), "PythonGroupAggregate"),
+                        ("SELECT k, pmean(v) AS p FROM t GROUP BY k, TUMBLE(ts, INTERVAL "
+                         "'10' SECOND)", "PythonGroupWindowAggregate")]:
+        text = planner.plan(f"EXPLAIN {query}", "STREAMING").rows[0][0]
+        physical = text.split("== Optimized Physical Plan ==\n")[1].splitlines()
+        assert physical[0].startswith(f"{node}(") and "Sort(" not in physical[1]
