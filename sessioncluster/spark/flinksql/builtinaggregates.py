@@ -14,14 +14,14 @@ from sqlglot import exp
 from ...api.table.udf import AggregateFunction
 
 #: the built-in aggregate functions a Python group aggregation runs, by sqlglot's node
-BUILTIN_AGGREGATES: dict[type[exp.AggFunc], str] = {
+BUILTIN_AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Count: "COUNT", exp.Sum: "SUM", exp.Min: "MIN", exp.Max: "MAX", exp.Avg: "AVG"}
 
 
 def builtin_name(call: exp.Expression) -> str | None:
     """The built-in aggregate function ``call`` is, when it runs as a Python accumulator
     (not ``DISTINCT``); None otherwise."""
-    name = BUILTIN_AGGREGATES.get(type(call))  # type: ignore[call-overload]
+    name = BUILTIN_AGGREGATES.get(type(call))
     return None if name is None or isinstance(call.this, exp.Distinct) else name
 
 

@@ -178,7 +178,9 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
     aggregates = None if found is not None else python_aggregation(query, functions)
     if found is None and aggregates is None:
         return None
-    select, calls = (found[0], [found[1:]]) if found is not None else aggregates  # type: ignore
+    select, given_calls = (found[0], [found[1:]]) if found is not None \
+        else aggregates  # type: ignore[misc]
+    calls: list[Call] = list(given_calls)
     if found is None:
         calls = with_builtin_calls(select, calls)
     if found is None and select.args.get("having") is not None:
@@ -262,7 +264,8 @@ def _keyed_view(session: Any, frame: Any, calls: list[Call], keys: list[str],
 
     # transformWithStateInPandas needs RocksDB
     session.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-    fields, runners, widths = [], [], []
+    fields, runners = [], []
+    widths: list[int] = []
     for (call, function), name in zip(calls, outputs):
         argument = arguments[sum(widths):sum(widths) + 1]
         widths.append(len(_arguments_of(call)))
