@@ -14,6 +14,7 @@ from pyspark import cloudpickle
 
 from sessioncluster.api.table.udf import AggregateFunction, udaf
 from sessioncluster.client.shipping import dumps_user_code
+from sessioncluster.spark.flinksql.builtinaggregates import BuiltinAggregate
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import CreateFunction
@@ -136,14 +137,14 @@ def test_a_global_python_aggregation(planner: FlinkSqlPlanner, tmp_path: Path) -
 
 def test_refusals_and_a_python_aggregation_over_an_updating_query(
         planner: FlinkSqlPlanner) -> None:
-    """probe1.out: [b1] (Flink runs the mix), [d1] (Flink's message), [sink]; [c] (Flink calls
+    """probe1.out: [d1] (Flink's message), [sink]; [c] (Flink calls
     retract) runs over the updating query's result after each micro-batch (:mod:`.updating`)."""
     over = planner.plan("SELECT k, wavg(m, w) AS a FROM (SELECT k, w, MAX(v) AS m FROM t "
                         "GROUP BY k, w) GROUP BY k", "STREAMING").job.inserts[0]
     assert over.outer is not None and not over.row_kinds
-    with pytest.raises(FlinkSqlError, match=r"^The built-in aggregate function COUNT\(\*\) in "
-                                            r"the same group aggregation"):
-        planner.plan("SELECT k, wavg(v, w), COUNT(*) FROM t GROUP BY k", "STREAMING")
+    with pytest.raises(FlinkSqlError, match=r"^The built-in aggregate function "
+                                            r"COUNT\(DISTINCT v\) in the same group aggregation"):
+        planner.plan("SELECT k, wavg(v, w), COUNT(DISTINCT v) FROM t GROUP BY k", "STREAMING")
     with pytest.raises(FlinkSqlError, match=r"^HAVING over a group aggregation calling a "
                                             r"Python aggregate function \(PythonGroupAggregate"):
         planner.plan("SELECT k, wavg(v, w) AS a FROM t GROUP BY k HAVING wavg(v, w) > 1",
@@ -158,3 +159,26 @@ def test_refusals_and_a_python_aggregation_over_an_updating_query(
                                             r"groupBy=\[k\], select=\[k, wavg\(v, w\) AS a\]\)"):
         planner.plan("INSERT INTO sink SELECT k, wavg(v, w) AS a FROM t GROUP BY k",
                      "STREAMING")
+
+
+def test_built_in_aggregates_beside_a_python_aggregate_function(
+        planner: FlinkSqlPlanner, tmp_path: Path) -> None:
+    """probe1.out [b1]: COUNT(*) and SUM(v) in the same PythonGroupAggregate, one change per
+    key and bundle (x's COUNT changes while its wavg does not)."""
+    query = "SELECT k, wavg(v, w) AS a, COUNT(*) AS c, SUM(v) AS s FROM t GROUP BY k"
+    assert run_files(planner, query, tmp_path) == [
+        ["+I['x', 3.0, 2, 6]", "+I['y', 5.0, 1, 5]"],
+        ["+I['z', 7.0, 1, 7]", "+U['x', 3.0, 3, 9]", "+U['y', 3.0, 2, 6]",
+         "-U['x', 3.0, 2, 6]", "-U['y', 5.0, 1, 5]"],
+        ["+U['x', 4.333333333333333, 4, 18]", "+U['y', 3.0, 3, 9]", "-U['x', 3.0, 3, 9]",
+         "-U['y', 3.0, 2, 6]"]]
+
+
+def test_built_in_accumulators_retract() -> None:
+    """MIN/MAX give the next value when theirs is retracted; AVG of integers truncates toward
+    zero (Flink's AVG(BIGINT) is a BIGINT); NULLs are skipped."""
+    functions = [BuiltinAggregate(n, n == "AVG") for n in ("COUNT", "SUM", "MIN", "MAX", "AVG")]
+    state, changes = aggregate_changes(functions, [1] * 5, None, [(v,) * 5 for v in (-7, 2, None)])
+    assert changes == [("+I", [2, -5, -7, 2, -2])]
+    state, changes = aggregate_changes(functions, [1] * 5, state, [(-7,) * 5], ["-D"])
+    assert changes == [("-U", [2, -5, -7, 2, -2]), ("+U", [1, 2, 2, 2, 2])]

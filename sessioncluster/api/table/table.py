@@ -569,6 +569,12 @@ _MAKERS = {"scalar": "udf()", "table": "udtf()", "aggregate": "udaf()",
            "table_aggregate": "udtaf()"}
 
 
+#: the name of a group window's input in the query ``window(w).group_by(...).select(...)``
+#: renders (a window TVF over it); Flink plans Python aggregate functions in it as a group
+#: window aggregation, emitted once per window, not as a window TVF's group aggregation
+WINDOW_INPUT = "_window_input"
+
+
 class GroupWindowedTable:
     """A table with a group window: ``window(w).group_by(col('w'), ...)``."""
 
@@ -602,7 +608,7 @@ class WindowGroupedTable:
         sql, names = _named_select(fields, ctx, aggregating=True)
         keys = [k.to_sql(ctx) for k in self.keys if k.name != alias]
         keys += ["window_start", "window_end"]
-        source = quote_identifier("_window_input")
+        source = quote_identifier(WINDOW_INPUT)
         query = (f"WITH {source} AS ({self.table.query_sql}) SELECT {sql} "
                  f"FROM TABLE({self.group_window.tvf_sql(source)}) GROUP BY {', '.join(keys)}")
         return Table(query, self.table._t_env, names)

@@ -123,10 +123,17 @@ def plan_advice(updating: bool, streaming: bool) -> str:
 
 
 def as_streaming(node: PlanNode, windowed: bool,
-                 watermarks: Mapping[str, tuple[str, str]]) -> PlanNode:
+                 watermarks: Mapping[str, tuple[str, str]], group_window: bool = False
+                 ) -> PlanNode:
     """STREAMING: a physical plan's aggregates under Flink's streaming names, and each scan of
-    a table with a watermark under its WatermarkAssigner."""
-    node.inputs = [as_streaming(child, windowed, watermarks) for child in node.inputs]
+    a table with a watermark under its WatermarkAssigner. ``group_window``: a Python
+    aggregation is a group window's (``PythonGroupWindowAggregate``). A Python aggregation
+    keeps its state per key, unsorted."""
+    node.inputs = [as_streaming(child, windowed, watermarks, group_window)
+                   for child in node.inputs]
+    if node.name == "PythonGroupAggregate":
+        node.inputs = [c.inputs[0] if c.name == "Sort" and c.inputs else c for c in node.inputs]
+        node.name = "PythonGroupWindowAggregate" if group_window else node.name
     renamed = _STREAMING_AGGREGATES[windowed].get(node.name)
     if renamed is not None:
         node.name = renamed

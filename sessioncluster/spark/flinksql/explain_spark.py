@@ -30,6 +30,7 @@ _JOIN_TYPES = {"Inner": "InnerJoin", "LeftOuter": "LeftOuterJoin", "RightOuter":
 _PYTHON_READS = {"MapInArrowExec", "MapInPandasExec", "BatchEvalPythonExec"}
 _PYTHON = {"BatchEvalPythonExec": "PythonCalc", "ArrowEvalPythonExec": "PythonCalc",
            "AggregateInPandasExec": "PythonGroupAggregate",
+           "ArrowAggregatePythonExec": "PythonGroupAggregate",
            "FlatMapGroupsInPandasExec": "PythonGroupTableAggregate",
            "MapInPandasExec": "PythonCalc", "MapInArrowExec": "PythonCalc",
            "BatchEvalPythonUDTFExec": "PythonCorrelate", "ArrowEvalPythonUDTFExec": "PythonCorrelate",

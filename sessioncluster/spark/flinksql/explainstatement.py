@@ -19,7 +19,12 @@ from .matchrecognize import read_plan
 from .model import CatalogTable, FlinkSqlError
 from .outcome import StatementOutcome
 from .statements import Explain, Insert, Query, StatementSet
-from .tableaggregate import group_key_names, node_attributes, table_aggregation
+from .tableaggregate import (
+    group_key_names,
+    is_group_window_aggregation,
+    node_attributes,
+    table_aggregation,
+)
 from .updating import updating_node
 
 
@@ -76,7 +81,8 @@ def explain_statement(planner: Planner, statement: Explain,
             physical = _with_match(planner, match, physical, scanned, builder)
         aggregation = table_aggregation(query, planner.functions)
         if streaming:
-            physical = explain.as_streaming(physical, bool(windows), watermarks)
+            physical = explain.as_streaming(physical, bool(windows), watermarks, any(
+                is_group_window_aggregation(s) for s in query.find_all(exp.Select)))
         if streaming and aggregation is not None:
             select, call, function = aggregation
             physical = explain.as_table_aggregate(

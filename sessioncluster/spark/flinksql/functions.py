@@ -55,6 +55,7 @@ from .udf_runners import (
     ScalarRunner,
     TableAggregateRunner,
     TableRunner,
+    WindowAggregateRunner,
     table_function_class,
 )
 
@@ -204,12 +205,12 @@ class FunctionCatalog:
         return next((f for k, f in self.functions.items() if f.wrapper.kind == "table_aggregate"
                      and called in (k, f.spark_name.lower())), None)
 
-    def aggregate(self, called: str) -> CatalogFunction | None:
-        """The general aggregate function (``udaf``, not ``func_type='pandas'``) a call names
-        (by its name or its Spark name)."""
+    def aggregate(self, called: str, pandas: bool = False) -> CatalogFunction | None:
+        """The general aggregate function (``udaf``, not ``func_type='pandas'``; either when
+        ``pandas``) a call names (by its name or its Spark name)."""
         called = called.lower()
         return next((f for k, f in self.functions.items() if f.wrapper.kind == "aggregate"
-                     and f.wrapper.func_type != PANDAS
+                     and (pandas or f.wrapper.func_type != PANDAS)
                      and called in (k, f.spark_name.lower())), None)
 
     def aggregate_calls(self, query: exp.Expr) -> list[str]:
@@ -346,10 +347,8 @@ def _spark_function(wrapper: UserDefinedFunctionWrapper, ddl: str, token: str,
                                                          parameters), ddl,
                                     PandasUDFType.GROUPED_AGG)
     elif wrapper.kind == "aggregate":
-        make = PandasAggregateRunner if wrapper.func_type == PANDAS else AggregateRunner
-        runner = make(function, token, wrapper.name, parameters)
-        runner.boxed = returns_row(wrapper)
-        spark_function = pandas_udf(runner, ddl, PandasUDFType.GROUPED_AGG)
+        spark_function = pandas_udf(_aggregate_runner(wrapper, token, parameters), ddl,
+                                    PandasUDFType.GROUPED_AGG)
     elif isinstance(wrapper, UserDefinedAsyncScalarFunctionWrapper):
         spark_function = _async_function(wrapper, ddl, token, parameters)
     elif wrapper.func_type == PANDAS:
@@ -359,6 +358,34 @@ def _spark_function(wrapper: UserDefinedFunctionWrapper, ddl: str, token: str,
         spark_function = udf(ScalarRunner(function, token, wrapper.name, parameters,
                                           str(wrapper.result_data_types()[0])), ddl, useArrow=True)
     return spark_function
+
+
+def _aggregate_runner(wrapper: UserDefinedFunctionWrapper, token: str,
+                      parameters: dict[str, str]) -> AggregateRunner | PandasAggregateRunner:
+    make = PandasAggregateRunner if wrapper.func_type == PANDAS else AggregateRunner
+    runner = make(wrapper.function, token, wrapper.name, parameters)
+    runner.boxed = returns_row(wrapper)
+    return runner
+
+
+def register_window_function(spark: Any, function: CatalogFunction) -> str:
+    """Register the aggregate function ``function`` on ``spark`` as a scalar function of a
+    window's collected rows (:class:`WindowAggregateRunner`); the name it is registered under."""
+    from pyspark.sql.functions import udf
+
+    wrapper = function.wrapper
+    types = wrapper.result_data_types()
+    ddl = spark_type(f"ARRAY<{types[0]}>" if returns_row(wrapper) else str(types[0]))
+    runner = WindowAggregateRunner(_aggregate_runner(wrapper, secrets.token_hex(8),
+                                                     function.parameters))
+    with warnings.catch_warnings():  # "Cannot infer the eval type": the runner has no hints
+        warnings.simplefilter("ignore", UserWarning)
+        spark_function = udf(runner, ddl)
+    if not wrapper.is_deterministic():
+        spark_function = spark_function.asNondeterministic()
+    name = f"__flink_window_{function.spark_name}"
+    spark.udf.register(name, spark_function)
+    return name
 
 
 def _async_function(wrapper: UserDefinedAsyncScalarFunctionWrapper, ddl: str, token: str,

@@ -25,6 +25,7 @@ from .matchstream import keyed_matches
 from .microbatch import batch_changelog
 from .model import CatalogTable, FlinkSqlError
 from .planner import flink_named, to_spark_sql
+from .pythonwindow import plan_group_windows
 from .rankedaggregation import find_ranked_aggregation
 from .setoperations import replicated, set_operation_changes
 from .sortlimit import find_sort_limit
@@ -142,6 +143,9 @@ class StreamingQuery:
         if ranked is not None:
             return cls(ranked, True, query, operator="Rank")
         query = plan_temporal_join(session, query, schemas, streaming=not bounded)
+        windowed = None if bounded or functions is None else \
+            plan_group_windows(session, query, functions)
+        query = windowed or query
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
         called = [] if bounded or functions is None else functions.aggregate_calls(keyed or query)
@@ -155,7 +159,8 @@ class StreamingQuery:
         python = keyed is not None and functions is not None \
             and table_aggregation(query, functions) is None
         return cls(frame, keyed is not None, query,
-                   operator="PythonGroupAggregate" if python else "")
+                   operator="PythonGroupAggregate" if python
+                   else "PythonGroupWindowAggregate" if windowed is not None else "")
 
     @classmethod
     def _over_join(cls, session: Any, query: Any, above: OverUpdating,

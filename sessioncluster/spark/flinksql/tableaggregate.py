@@ -7,8 +7,9 @@ runs the same way: the key's accumulators and count of rows in the state store, 
 micro-batch's rows of the key accumulated (retracted, over an updating query's changes), and
 Flink's changelog of its values once per bundle: ``+I`` of a new key, ``-U``/``+U`` of a
 changed one, nothing for an unchanged one (PyFlink 2.3's ``PythonGroupAggregate``,
-/work/briefs/data/udafstream/probe1.out). Built-in aggregates mixed in are refused
-(:func:`mixed_aggregate_refusal`), a pandas UDAF with Flink's message.
+/work/briefs/data/udafstream/probe1.out). Built-in aggregates mixed in (``COUNT``, ``SUM``,
+``MIN``, ``MAX``, ``AVG``) run in the same keyed state as Python accumulators with retraction
+(:mod:`.builtinaggregates`), as Flink runs them; a pandas UDAF is refused with Flink's message.
 
 The Table API writes ``group_by(k).flat_aggregate(f(v))`` as a grouping query whose value is the
 array of the group's rows, unnested by the query around it (see ``FlatAggregateTable``). Over a
@@ -31,9 +32,11 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...api.table.table import WINDOW_INPUT
 from ...api.table.typeparser import spark_type
 from ...api.table.udf import PANDAS
 from ..streaming import ROCKSDB_PROVIDER
+from .builtinaggregates import BuiltinAggregate, builtin_arguments, builtin_name
 from .dialect import plan_text
 from .functions import CatalogFunction, FunctionCatalog, returns_row
 from .model import CatalogTable, FlinkSqlError
@@ -90,13 +93,16 @@ def _group_keys(select: exp.Select) -> list[exp.Expression]:
 
 def python_aggregation(query: exp.Expr, functions: FunctionCatalog
                        ) -> tuple[exp.Select, list[tuple[exp.Anonymous, CatalogFunction]]] | None:
-    """The query's grouping select (not a window aggregation) calling general Python aggregate
-    functions (``udaf``, not ``func_type='pandas'``) and those calls; None when it calls none."""
+    """The query's grouping select (not a group window aggregation) calling general Python
+    aggregate functions (``udaf``, not ``func_type='pandas'``) and those calls; None when it
+    calls none. A window TVF's aggregation is one: Flink 2.3 plans it as a
+    ``PythonGroupAggregate`` grouped by ``window_start``, ``window_end`` and the keys, an
+    updating query (/work/briefs/data/udafwin/probe2.out, f1-f3)."""
     for select in query.find_all(exp.Select):
         calls = [(c, f) for c in select.find_all(exp.Anonymous)
                  if c.parent_select is select
                  and (f := functions.aggregate(c.name)) is not None]
-        if calls and not _is_window_aggregation(select):
+        if calls and not is_group_window_aggregation(select):
             return select, calls
     return None
 
@@ -104,11 +110,18 @@ def python_aggregation(query: exp.Expr, functions: FunctionCatalog
 _LEGACY_WINDOWS = ("TUMBLE", "HOP", "SESSION")
 
 
-def _is_window_aggregation(select: exp.Select) -> bool:
-    keys = {c.name.lower() for k in _group_keys(select) for c in k.find_all(exp.Column)}
-    return {"window_start", "window_end"} <= keys or any(
-        isinstance(k, exp.Anonymous) and k.name.upper() in _LEGACY_WINDOWS
-        for k in _group_keys(select))
+def is_group_window_aggregation(select: exp.Select) -> bool:
+    """Whether ``select`` is a group window aggregation (Flink's ``GroupWindowAggregate``):
+    ``GROUP BY TUMBLE(ts, ...)`` (``HOP``, ``SESSION``), or the Table API's
+    ``window(Tumble...)`` (a window TVF over :data:`WINDOW_INPUT`)."""
+    if any(isinstance(k, exp.Anonymous) and k.name.upper() in _LEGACY_WINDOWS
+           for k in _group_keys(select)):
+        return True
+    from_ = select.args.get("from_")
+    table = from_.this if from_ is not None else None
+    return isinstance(table, exp.Table) and isinstance(table.this, exp.Anonymous) \
+        and table.this.name.upper() == "TABLE" and any(
+            t.name == WINDOW_INPUT for t in table.this.find_all(exp.Table))
 
 
 def python_aggregate_node(select: exp.Select) -> str:
@@ -123,20 +136,31 @@ def python_aggregate_node(select: exp.Select) -> str:
     return f"PythonGroupAggregate({by}select=[{items}])"
 
 
-def mixed_aggregate_refusal(select: exp.Select) -> str | None:
-    """Why a grouping select mixing Python aggregate functions with built-in aggregate
-    functions is refused over an unbounded table (Flink runs the built-ins' Python
-    implementations with retraction in the same operator, which sessioncluster has not);
-    None when it calls no built-in one."""
-    builtins = [a for e in select.expressions for a in e.find_all(exp.AggFunc)]
-    if not builtins:
-        return None
-    return (f"The built-in aggregate function {plan_text(builtins[0])} in the same group "
-            f"aggregation as a Python aggregate function ({python_aggregate_node(select)}) "
-            "over an unbounded table is not supported by sessioncluster in STREAMING mode "
-            "yet: a Python aggregate function runs on keyed state alone (select only group "
-            "keys and Python aggregate functions, and compute the built-in aggregates in a "
-            "query of their own), and the mix runs in BATCH mode and over bounded tables")
+#: a call a keyed group aggregation runs: a Python aggregate function's (with its catalog
+#: entry) or a built-in aggregate function's (with its name, :mod:`.builtinaggregates`)
+Call = tuple[exp.Expression, CatalogFunction | str]
+
+
+def with_builtin_calls(select: exp.Select, calls: list[Call]) -> list[Call]:
+    """``calls`` and the built-in aggregate calls of ``select`` (``COUNT``, ``SUM``, ``MIN``,
+    ``MAX``, ``AVG``), which run as Python accumulators with retraction beside the Python
+    aggregate functions, as Flink 2.3's ``PythonGroupAggregate`` runs them (probe1.out, b1,
+    b2). FlinkSqlError for another built-in one, or a ``DISTINCT`` one."""
+    builtins = [a for e in select.expressions for a in e.find_all(exp.AggFunc)
+                if a.parent_select is select]
+    for call in builtins:
+        if builtin_name(call) is None:
+            raise FlinkSqlError(
+                f"The built-in aggregate function {plan_text(call)} in the same group "
+                f"aggregation as a Python aggregate function ({python_aggregate_node(select)}) "
+                "over an unbounded table is not supported by sessioncluster in STREAMING mode "
+                "yet (COUNT, SUM, MIN, MAX and AVG are): compute it in a query of its own, or "
+                "run the mix in BATCH mode or over bounded tables")
+    return calls + [(c, str(builtin_name(c))) for c in builtins]
+
+
+def _arguments_of(call: exp.Expression) -> list[exp.Expression]:
+    return builtin_arguments(call) if isinstance(call, exp.AggFunc) else list(call.expressions)
 
 
 def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, CatalogTable],
@@ -154,9 +178,11 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
     aggregates = None if found is not None else python_aggregation(query, functions)
     if found is None and aggregates is None:
         return None
-    select, calls = (found[0], [found[1:]]) if found is not None else aggregates  # type: ignore
-    if found is None and (refused := mixed_aggregate_refusal(select)) is not None:
-        raise FlinkSqlError(refused)
+    select, given_calls = (found[0], [found[1:]]) if found is not None \
+        else aggregates  # type: ignore[misc]
+    calls: list[Call] = list(given_calls)
+    if found is None:
+        calls = with_builtin_calls(select, calls)
     if found is None and select.args.get("having") is not None:
         # Flink filters the changelog after the aggregation (a value that stops passing is
         # retracted); the keyed processor emits every change, so HAVING is not dropped silently
@@ -169,9 +195,8 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
     # no leading underscore: pyspark hands the processor its rows through namedtuples, which
     # rename such fields
     key_names = [f"flink_key{i}" for i in range(max(len(keys), 1))]
-    arguments = [f"flink_argument{i}"
-                 for i in range(sum(len(c.expressions) for c, _ in calls))]
-    given = [a for c, _ in calls for a in c.expressions]
+    given = [a for c, _ in calls for a in _arguments_of(c)]
+    arguments = [f"flink_argument{i}" for i in range(len(given))]
     source = select.copy()
     source.set("group", None)
     source.set("having", None)
@@ -198,7 +223,7 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
 
 
 def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
-           calls: list[tuple[exp.Anonymous, CatalogFunction]], outputs: list[str],
+           calls: list[Call], outputs: list[str],
            table: bool) -> list[exp.Expr]:
     """The select's items over the keyed view: a group key as its column, a table
     aggregation's rows as the rows column, a call of an aggregate function as its value's."""
@@ -209,7 +234,8 @@ def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
             items.append(exp.alias_(exp.column(key_names[position]), expression.alias_or_name,
                                     quoted=True))
             continue
-        called = [i for i, (c, _) in enumerate(calls) if c in expression.find_all(exp.Anonymous)]
+        called = [i for i, (c, _) in enumerate(calls)
+                  if c in expression.find_all(exp.Anonymous, exp.AggFunc)]
         if table and called:
             items.append(exp.column(outputs[0], quoted=True))
             continue
@@ -219,7 +245,7 @@ def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
                                 "nor " + ("the function's rows" if table else
                                           "a Python aggregate function's value"))
         item = expression.copy()
-        for call in list(item.find_all(exp.Anonymous)):
+        for call in list(item.find_all(exp.Anonymous, exp.AggFunc)):
             index = next((i for i, (c, _) in enumerate(calls) if c == call), None)
             if index is not None:
                 call.replace(exp.column(outputs[index], quoted=True))
@@ -228,27 +254,23 @@ def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
     return items
 
 
-def _keyed_view(session: Any, frame: Any, calls: list[tuple[exp.Anonymous, CatalogFunction]],
-                keys: list[str], arguments: list[str], outputs: list[str],
+def _keyed_view(session: Any, frame: Any, calls: list[Call], keys: list[str],
+                arguments: list[str], outputs: list[str],
                 changes: tuple[str, str] | None) -> str:
     """A view of ``session``: ``frame`` grouped by ``keys`` into the functions' keyed
     processor; its columns the keys, ``outputs`` (a table aggregate's array of result rows,
     or each aggregate function's value) and :data:`ROW_KIND`."""
-    from pyspark.sql.types import DataType, StringType, StructField, StructType
+    from pyspark.sql.types import StringType, StructField, StructType
 
     # transformWithStateInPandas needs RocksDB
     session.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
     fields, runners = [], []
+    widths: list[int] = []
     for (call, function), name in zip(calls, outputs):
-        wrapper = function.wrapper
-        boxed = wrapper.kind == "table_aggregate" or returns_row(wrapper)
-        text = str(wrapper.result_data_types()[0])
-        fields.append(StructField(name, DataType.fromDDL(spark_type(
-            f"ARRAY<{text}>" if boxed else text))))
-        make = TableAggregateRunner if wrapper.kind == "table_aggregate" else AggregateRunner
-        runner = make(wrapper.function, secrets.token_hex(8), wrapper.name, function.parameters)
-        if isinstance(runner, AggregateRunner):
-            runner.boxed = boxed
+        argument = arguments[sum(widths):sum(widths) + 1]
+        widths.append(len(_arguments_of(call)))
+        field_type, runner = _runner(function, [frame.schema[a].dataType for a in argument])
+        fields.append(StructField(name, field_type))
         runners.append(runner)
     schema = StructType([frame.schema[k] for k in keys] + fields
                         + [StructField(ROW_KIND, StringType())])
@@ -256,12 +278,34 @@ def _keyed_view(session: Any, frame: Any, calls: list[tuple[exp.Anonymous, Catal
         step: Any = partial(table_aggregate_changes, runners[0])
     else:
         step = GroupAggregateRunner([r for r in runners if isinstance(r, AggregateRunner)],
-                                    [len(c.expressions) for c, _ in calls]).changes
+                                    widths).changes
     processor = keyed_processor(step, keys, arguments, outputs, ROW_KIND, changes)
     keyed = frame.groupBy(*keys).transformWithStateInPandas(processor, schema, "Append", "None")
     view = f"__flink_keyed_aggregate_{secrets.token_hex(6)}"
     keyed.createOrReplaceTempView(view)
     return view
+
+
+def _runner(function: CatalogFunction | str, argument_types: list[Any]
+            ) -> tuple[Any, AggregateRunner | TableAggregateRunner]:
+    """A call's Spark type of its value and its runner: a Python function's, or a built-in
+    one's (:class:`.BuiltinAggregate`; its value typed as Flink's: ``COUNT`` a BIGINT, the
+    others their argument's type)."""
+    from pyspark.sql.types import DataType, IntegralType, LongType
+
+    token = secrets.token_hex(8)
+    if isinstance(function, str):
+        typed = LongType() if function == "COUNT" else argument_types[0]
+        integral = isinstance(typed, IntegralType)
+        return typed, AggregateRunner(BuiltinAggregate(function, integral), token, function, {})
+    wrapper = function.wrapper
+    boxed = wrapper.kind == "table_aggregate" or returns_row(wrapper)
+    text = str(wrapper.result_data_types()[0])
+    make = TableAggregateRunner if wrapper.kind == "table_aggregate" else AggregateRunner
+    runner = make(wrapper.function, token, wrapper.name, function.parameters)
+    if isinstance(runner, AggregateRunner):
+        runner.boxed = boxed
+    return DataType.fromDDL(spark_type(f"ARRAY<{text}>" if boxed else text)), runner
 
 
 #: Flink 2.3's error for a ``func_type='pandas'`` aggregate function in a group aggregation or
@@ -275,30 +319,17 @@ PANDAS_UDAF_STREAMING = ("Cannot generate a valid execution plan for the given q
 def python_aggregate_refusal(name: str, functions: FunctionCatalog | None = None,
                              query: Any = None) -> str:
     """Why an aggregation calling the Python aggregate function ``name`` over an unbounded
-    table is refused in STREAMING mode: a pandas one in a group aggregation or a window TVF
-    aggregation with Flink's message; otherwise (a window aggregation: Spark's streaming
-    aggregations run no grouped-aggregate pandas UDF) by name. A general one in a group
-    aggregation runs on keyed state (:mod:`.tableaggregate`)."""
+    table is refused in STREAMING mode: a pandas one (in a group aggregation or a window TVF's
+    aggregation; a group window's runs, :mod:`.pythonwindow`) with Flink's message; otherwise
+    by name. A general one in a group aggregation or a window TVF's runs on keyed state."""
     function = functions.functions.get(name.lower()) if functions is not None else None
-    if function is not None and function.wrapper.func_type == PANDAS and query is not None \
-            and not _legacy_group_window(query, name):
+    if function is not None and function.wrapper.func_type == PANDAS and query is not None:
         return PANDAS_UDAF_STREAMING
-    return (f"The Python aggregate function {name} in a window aggregation over an unbounded "
-            "table is not supported by sessioncluster in STREAMING mode yet: it runs in a "
-            "group aggregation (on keyed state), in BATCH mode and over bounded tables (Flink "
-            "docs: Python / Table API / User-defined Functions / General User-defined "
+    return (f"The Python aggregate function {name} in this query over an unbounded table is "
+            "not supported by sessioncluster in STREAMING mode yet: it runs in a group "
+            "aggregation and a window aggregation, in BATCH mode and over bounded tables "
+            "(Flink docs: Python / Table API / User-defined Functions / General User-defined "
             "Functions / Aggregate Functions)")
-
-
-def _legacy_group_window(query: Any, name: str) -> bool:
-    """True when the select calling ``name`` is grouped by a legacy ``TUMBLE``/``HOP``/
-    ``SESSION`` (the Table API's ``window(Tumble...)``, which Flink runs pandas UDAFs in)."""
-    for call in query.find_all(exp.Anonymous):
-        select = call.parent_select if call.name.lower() == name.lower() else None
-        if select is not None and any(isinstance(k, exp.Anonymous) and k.name.upper() in
-                                      _LEGACY_WINDOWS for k in _group_keys(select)):
-            return True
-    return False
 
 
 def carry_row_kind(select: exp.Select, what: str) -> None:

@@ -213,6 +213,21 @@ class PandasAggregateRunner(_Runner):
         return [to_spark(value)] if self.boxed else value
 
 
+class WindowAggregateRunner:
+    """A Python aggregate function (``runner``: an :class:`AggregateRunner` or a
+    :class:`PandasAggregateRunner`) as a scalar function over one window's rows, which Spark's
+    window aggregation collected (a list of structs of the call's arguments)."""
+
+    def __init__(self, runner: AggregateRunner | PandasAggregateRunner) -> None:
+        self.runner = runner
+
+    def __call__(self, rows: list[Any]) -> Any:
+        import pandas as pd
+
+        columns = list(zip(*[tuple(r) for r in rows]))
+        return self.runner(*[pd.Series(list(c)) for c in columns])
+
+
 def _arguments(column: Any) -> list[Any]:
     """A grouped-aggregate function's argument as Python values; a ROW argument (Spark's
     struct: a DataFrame, or a Series of dicts) as Rows of its field names."""

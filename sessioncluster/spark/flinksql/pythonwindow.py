@@ -1,0 +1,46 @@
+"""Python aggregate functions (general ``udaf`` and ``func_type='pandas'``) in a group window
+aggregation over an unbounded table in STREAMING mode: ``GROUP BY k, TUMBLE(ts, ...)`` (``HOP``,
+``SESSION``) and the Table API's ``window(Tumble...).group_by(...).select(...)``, Flink 2.3's
+``PythonGroupWindowAggregate``: each window's row once, when the watermark passes its end
+(/work/briefs/data/udafwin/probe2.out, g1, g2, d3, d4).
+
+It runs as the built-in window aggregations do: Spark's append-mode ``groupBy(window(...))``
+with the table's watermark, each call ``f(a, b)`` replaced by a scalar Python function of the
+window's rows, ``f'(collect_list(named_struct(a, b)))`` (:func:`.functions.register_window_function`).
+The state per window and key is its rows' arguments (as Flink's pandas window aggregation
+buffers them; Flink keeps a general function's accumulator instead), dropped when the window
+is emitted. A window TVF's aggregation in SQL is not one: Flink plans it as a
+``PythonGroupAggregate`` (:mod:`.tableaggregate`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from .functions import FunctionCatalog, register_window_function
+from .tableaggregate import is_group_window_aggregation
+
+
+def plan_group_windows(session: Any, query: exp.Expr, functions: FunctionCatalog
+                       ) -> exp.Expr | None:
+    """``query`` with the calls of Python aggregate functions in its group window
+    aggregations replaced by functions of the window's collected rows, registered on
+    ``session``; None when it has none."""
+    query = query.copy()
+    found = False
+    for select in list(query.find_all(exp.Select)):
+        if not is_group_window_aggregation(select):
+            continue
+        for call in [c for c in select.find_all(exp.Anonymous) if c.parent_select is select]:
+            function = functions.aggregate(call.name, pandas=True)
+            if function is None:
+                continue
+            fields: list[exp.Expression] = []
+            for i, argument in enumerate(call.expressions):
+                fields += [exp.Literal.string(f"flink_argument{i}"), argument.copy()]
+            rows = exp.ArrayAgg(this=exp.Anonymous(this="named_struct", expressions=fields))
+            name = register_window_function(session, function)
+            call.replace(exp.Anonymous(this=name, expressions=[rows]))
+            found = True
+    return query if found else None
