@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence
 
 from ...api.checkpoint_config import parse_duration_ms
+from ...common.asyncwork import with_retries, worker_loop
 
 #: Flink's options of async scalar functions (``ExecutionConfigOptions``) and their defaults
 MAX_CONCURRENT = "table.exec.async-scalar.max-concurrent-operations"
@@ -65,17 +66,6 @@ class AsyncOptions:
         return made
 
 
-_LOOP: asyncio.AbstractEventLoop | None = None
-
-
-def worker_loop() -> asyncio.AbstractEventLoop:
-    """This Python worker's event loop (one, reused by every batch of every function)."""
-    global _LOOP
-    if _LOOP is None or _LOOP.is_closed():
-        _LOOP = asyncio.new_event_loop()
-    return _LOOP
-
-
 def evaluate(call: Callable[..., Awaitable[Any]], rows: Sequence[tuple[Any, ...]],
              options: AsyncOptions, describe: Callable[[tuple[Any, ...]], str] = str,
              loop: asyncio.AbstractEventLoop | None = None) -> list[Any]:
@@ -108,13 +98,8 @@ async def _all(call: Callable[..., Awaitable[Any]], rows: Sequence[tuple[Any, ..
 
 async def _attempts(call: Callable[..., Awaitable[Any]], row: tuple[Any, ...],
                     options: AsyncOptions) -> Any:
-    attempt = 1
-    while True:
-        try:
-            return await call(*row)
-        except Exception:
-            if not options.retry or attempt > options.max_attempts:
-                raise
-        attempt += 1
-        await asyncio.sleep(options.retry_delay)
+    def backoff(attempt: int, _: Any, error: Exception | None) -> float | None:
+        retry = error is not None and options.retry and attempt <= options.max_attempts
+        return options.retry_delay if retry else None
 
+    return await with_retries(lambda: call(*row), backoff)
