@@ -191,3 +191,14 @@ def test_outputs_keep_the_input_timestamp() -> None:
     open_function(op, RuntimeContext("async", 0, 1, 0, {}))
     out = list(run_batch(op, iter([(5, 1), (7, 3)])))
     assert out == [(None, 7, 30), (None, 5, 10)]
+
+
+def test_the_task_error_shows_the_users_frames_of_the_cause() -> None:
+    from sessioncluster.taskmanager.slotworker import user_task_error
+
+    with pytest.raises(Exception) as info:
+        run(AsyncWaitOperator(Boom(), S10, 10), 6)
+    error = user_task_error(info.value, "async wait operator", "1/1")
+    assert error.exc_type == "Exception" and "boom on 3" in error.message
+    assert ("async_invoke", 'raise ValueError("boom on %d" % value)') in [
+        (name, line) for _, _, name, line in error.frames]
