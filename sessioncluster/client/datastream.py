@@ -8,7 +8,7 @@ import itertools
 import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..api.asyncio import NO_RETRY_STRATEGY
+from ..api.async_io import NO_RETRY_STRATEGY
 from ..api.functions import (
     FieldMax,
     FieldMin,

@@ -28,7 +28,7 @@ from sessioncluster import (
     TimeDomain,
     ValueStateDescriptor,
 )
-from sessioncluster.api.asyncio import AsyncFunction, AsyncRetryStrategy, exception_type_predicate
+from sessioncluster.api.async_io import AsyncFunction, AsyncRetryStrategy, exception_type_predicate
 from sessioncluster.api.functions import (
     AllWindowFunction,
     CoMapFunction,

@@ -12,7 +12,7 @@ from typing import Any
 import cloudpickle
 import pytest
 
-from sessioncluster.api.asyncio import (
+from sessioncluster.api.async_io import (
     AsyncFunction,
     AsyncRetryStrategy,
     empty_result_predicate,
@@ -227,3 +227,33 @@ def test_the_task_error_shows_the_users_frames_of_the_cause() -> None:
     assert error.exc_type == "Exception" and "boom on 3" in error.message
     assert ("async_invoke", 'raise ValueError("boom on %d" % value)') in [
         (name, line) for _, _, name, line in error.frames]
+
+
+class _NoCluster:
+    """A stand-in session: building programs needs none."""
+
+    name = "none"
+
+
+class NotAsync(AsyncFunction):
+    def async_invoke(self, value: int) -> list[int]:  # type: ignore[override]
+        return [value]
+
+
+def test_async_data_stream_refuses_as_pyflink_and_names_the_operator() -> None:
+    from sessioncluster.client.environment import ContextStreamExecutionEnvironment
+    from sessioncluster.common.time import Time
+    from sessioncluster.pyflink.datastream import AsyncDataStream
+
+    env = ContextStreamExecutionEnvironment(_NoCluster())  # type: ignore[arg-type]
+    ds = env.from_collection([1, 2])
+    with pytest.raises(Exception, match=r"^Method 'async_invoke' of class '<class "
+                       r"'test_async_wait.NotAsync'>' should be declared as 'async def'.$"):
+        AsyncDataStream.ordered_wait(ds, NotAsync(), Time.seconds(1))
+    with pytest.raises(Exception, match="^Timeout should be configured when do async with retry.$"):
+        AsyncDataStream.unordered_wait_with_retry(ds, Sleepy(), Time.milliseconds(0), FIXED)
+    with pytest.raises(Exception, match="^Async retry strategy should not be None.$"):
+        AsyncDataStream.ordered_wait_with_retry(ds, Sleepy(), Time.seconds(1), None)
+    out = AsyncDataStream.unordered_wait(ds, Sleepy(), Time.seconds(1), 7)
+    assert out.node.name == "async wait operator"
+    assert (out.node.function.capacity, out.node.function.ordered) == (7, False)

@@ -3,9 +3,9 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'empty_result_predicate': 'sessioncluster.api.asyncio',
-    'exception_type_predicate': 'sessioncluster.api.asyncio',
-    'has_exception_predicate': 'sessioncluster.api.asyncio',
+    'empty_result_predicate': 'sessioncluster.api.async_io',
+    'exception_type_predicate': 'sessioncluster.api.async_io',
+    'has_exception_predicate': 'sessioncluster.api.async_io',
 }
 
 __all__ = sorted(_NAMES)

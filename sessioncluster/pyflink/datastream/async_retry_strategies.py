@@ -3,11 +3,11 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'ExponentialBackoffDelayRetryStrategy': 'sessioncluster.api.asyncio',
-    'FixedDelayRetryStrategy': 'sessioncluster.api.asyncio',
-    'NO_RETRY_STRATEGY': 'sessioncluster.api.asyncio',
-    'NoRetryStrategy': 'sessioncluster.api.asyncio',
-    'RetryPredicate': 'sessioncluster.api.asyncio',
+    'ExponentialBackoffDelayRetryStrategy': 'sessioncluster.api.async_io',
+    'FixedDelayRetryStrategy': 'sessioncluster.api.async_io',
+    'NO_RETRY_STRATEGY': 'sessioncluster.api.async_io',
+    'NoRetryStrategy': 'sessioncluster.api.async_io',
+    'RetryPredicate': 'sessioncluster.api.async_io',
 }
 
 __all__ = sorted(_NAMES)

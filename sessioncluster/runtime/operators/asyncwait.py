@@ -20,7 +20,7 @@ import asyncio
 from collections import deque
 from typing import Any, Iterable
 
-from ...api.asyncio import NO_RETRY_STRATEGY, AsyncRetryStrategy
+from ...api.async_io import NO_RETRY_STRATEGY, AsyncRetryStrategy
 from ...common.asyncwork import with_retries, worker_loop
 from .base import OneInputStreamOperator, OperatorContext, method
 

@@ -2,9 +2,10 @@
 ``async def``) over one batch of rows, as PyFlink 2.3's ``AsyncScalarFunctionOperation``
 (``pyflink/fn_execution/table/async_function/operations.py``) evaluates a stream of them.
 
-The rows' ``eval`` coroutines run on one asyncio event loop per Python worker (created on first
-use and reused), at most ``table.exec.async-scalar.max-concurrent-operations`` of them in flight;
-the results come back in the input's order. A row not done within
+The rows' ``eval`` coroutines run on the Python worker's one asyncio event loop (shared with the
+DataStream's async wait operator: ``common.asyncwork``), at most
+``table.exec.async-scalar.max-concurrent-operations`` of them in flight; the results come
+back in the input's order. A row not done within
 ``table.exec.async-scalar.timeout`` (counted from when it went in flight, retries included)
 fails with PyFlink's ``TimeoutError``; with ``retry-strategy`` FIXED_DELAY a raising row is
 tried again after ``retry-delay`` while its attempt number is at most ``max-attempts``
