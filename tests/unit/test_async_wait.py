@@ -19,6 +19,7 @@ from sessioncluster.api.async_io import (
     exception_type_predicate,
 )
 from sessioncluster.api.functions import RuntimeContext
+from sessioncluster.common.asyncwork import worker_loop
 from sessioncluster.runtime.batch_driver import run as run_batch
 from sessioncluster.runtime.operators import AsyncWaitOperator, open_function
 
@@ -257,3 +258,11 @@ def test_async_data_stream_refuses_as_pyflink_and_names_the_operator() -> None:
     out = AsyncDataStream.unordered_wait(ds, Sleepy(), Time.seconds(1), 7)
     assert out.node.name == "async wait operator"
     assert (out.node.function.capacity, out.node.function.ordered) == (7, False)
+
+
+def test_close_after_a_failure_ends_the_calls_still_running() -> None:
+    op = AsyncWaitOperator(Slow(), S10, 10, ordered=True)
+    open_function(op, RuntimeContext("async", 0, 1, 0, {}))
+    op.process_elements([(None, i) for i in range(4)])  # 0 and 3 sleep 1.5 s
+    op.close()
+    assert not [task for task in asyncio.all_tasks(worker_loop()) if not task.done()]

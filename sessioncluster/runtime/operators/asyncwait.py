@@ -86,11 +86,16 @@ class AsyncWaitOperator(OneInputStreamOperator):
         """The input ended: every record's call completes and its outputs go out."""
         while self._queue:
             self._wait()
+        self._run(asyncio.sleep(0))  # the calls given up at their timeout end
 
     def close(self) -> None:
-        for entry in getattr(self, "_queue", ()):
-            if entry.task is not None:
-                entry.task.cancel()
+        """Calls still running (the job failed) are cancelled and end on the loop."""
+        tasks = [e.task for e in getattr(self, "_queue", ()) if e.task is not None and not e.task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            self._loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            self._loop.run_until_complete(asyncio.sleep(0))  # and the user's calls they awaited
         super().close()
 
     # -- the queue ------------------------------------------------------------------------------
@@ -149,11 +154,13 @@ class AsyncWaitOperator(OneInputStreamOperator):
         if self.timeout <= 0:
             return await coro
         task = asyncio.ensure_future(coro)
-        # a TimeoutError the user's code raises is an error, not this timeout
-        done, _ = await asyncio.wait((task,), timeout=max(taken + self.timeout - self._loop.time(), 0))
+        try:
+            # a TimeoutError the user's code raises is an error, not this timeout
+            done, _ = await asyncio.wait((task,), timeout=max(taken + self.timeout - self._loop.time(), 0))
+        finally:
+            task.cancel()  # timed out, or this call cancelled (close): the user's call ends too
         if done:
             return task.result()
-        task.cancel()
         return self.function.timeout(value)
 
     def _backoff(self, attempt: int, result: Any, error: Exception | None) -> float | None:
