@@ -55,6 +55,9 @@ def _run_elements(operator: Any, records: Iterator[Any], two: bool) -> Iterator[
         # the output is handed on every CHUNK records: lazily, without a test per record
         chunk = list(itertools.islice(records, CHUNK))
         if not chunk:
+            operator.finish()
+            if out.records:
+                yield from out.drain()
             return
         if two:
             calls = (operator.process_element1, operator.process_element2)

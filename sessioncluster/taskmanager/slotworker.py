@@ -117,10 +117,16 @@ class SlotWorker:
 
 
 def user_task_error(exc: BaseException, operator: str, subtask: str) -> TaskError:
-    """The user's part of a traceback: frames of this package, pyspark and cloudpickle dropped."""
+    """The user's part of a traceback: frames of this package, pyspark and cloudpickle dropped;
+    those of the exception's explicit cause first (an operator's own error raised from the
+    user's, as the async wait operator's)."""
     frames = []
-    for fs in traceback.extract_tb(exc.__traceback__):
-        if fs.filename.startswith(_INTERNAL_PATHS) or "/pyspark/" in fs.filename:
-            continue
-        frames.append((fs.filename, fs.lineno or 0, fs.name, fs.line or ""))
+    chain = [exc]
+    while chain[0].__cause__ is not None and len(chain) < 8:
+        chain.insert(0, chain[0].__cause__)
+    for part in chain:
+        for fs in traceback.extract_tb(part.__traceback__):
+            if fs.filename.startswith(_INTERNAL_PATHS) or "/pyspark/" in fs.filename:
+                continue
+            frames.append((fs.filename, fs.lineno or 0, fs.name, fs.line or ""))
     return TaskError(type(exc).__name__, str(exc), frames, operator, subtask)

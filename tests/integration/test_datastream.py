@@ -5,6 +5,7 @@ computation in plain Python on real data (pyspark's MovieLens sample, the GPL's 
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import re
 import time
@@ -27,15 +28,13 @@ from sessioncluster import (
     TimeDomain,
     ValueStateDescriptor,
 )
-from sessioncluster.common.time import Duration, Time
+from sessioncluster.api.async_io import AsyncFunction, AsyncRetryStrategy, exception_type_predicate
 from sessioncluster.api.functions import (
     AllWindowFunction,
     CoMapFunction,
     KeyedCoProcessFunction,
     ProcessWindowFunction,
 )
-from sessioncluster.graph.streamgraph import OperatorKind
-from sessioncluster.protocol.messages import JobStatusChanged
 from sessioncluster.api.restart import RestartStrategies
 from sessioncluster.api.watermark import TimestampAssigner, WatermarkStrategy
 from sessioncluster.api.window import (
@@ -43,6 +42,13 @@ from sessioncluster.api.window import (
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
 )
+from sessioncluster.client.datastream import AsyncDataStream
+from sessioncluster.common.execution_mode import RuntimeExecutionMode
+from sessioncluster.common.time import Duration, Time
+from sessioncluster.common.typeinfo import Types
+from sessioncluster.graph.streamgraph import OperatorKind
+from sessioncluster.protocol.messages import JobStatusChanged
+from tests.unit.test_async_wait import completion_times
 
 pytestmark = pytest.mark.integration
 
@@ -564,3 +570,67 @@ def test_a_cached_stream_is_computed_once_and_read_by_later_jobs(session, env) -
         parsed.map(abs).execute_and_collect("after invalidate")
     assert sessioncluster.StreamExecutionEnvironment  # the session goes on
     assert sorted(env.from_collection([2, 1]).execute_and_collect()) == [1, 2]
+
+
+# -- async I/O ---------------------------------------------------------------------------------
+
+class SleepyLookup(AsyncFunction):
+    """Each value after a delay of its own (PyFlink's probe: 0.04 s a step; the order is the
+    same at 0.06 s), failing its first attempt when it is a multiple of 7."""
+
+    def __init__(self, flaky: bool) -> None:
+        self.flaky = flaky
+        self.attempts: dict[int, int] = {}
+
+    async def async_invoke(self, value: int) -> list[int]:
+        import asyncio
+
+        n = self.attempts[value] = self.attempts.get(value, 0) + 1
+        await asyncio.sleep(((value * 37) % 11) * 0.06)
+        if self.flaky and value % 7 == 0 and n == 1:
+            raise TimeoutError(f"first attempt of {value}")
+        return [value * 10]
+
+
+def collected(stream: Any, job_name: str) -> list[Any]:
+    """A stream's records; STREAMING's come from PyFlink's CloseableIterator."""
+    records = stream.execute_and_collect(job_name)
+    if isinstance(records, list):
+        return records
+    with records as iterator:
+        return list(iterator)
+
+
+def test_async_wait_in_batch_and_streaming_as_flink(session) -> None:
+    """AsyncDataStream's unordered and ordered wait (with a retry) in BATCH and in STREAMING,
+    parallelism 1, as PyFlink 2.3 emits them (/work/briefs/data/dsasync/probe_output.txt); a
+    failing call without retry fails the job with PyFlink's message and the user's line."""
+    retry = AsyncRetryStrategy.fixed_delay(2, 10, None, functools.partial(
+        exception_type_predicate, expected_error_type=TimeoutError))
+    for mode in (RuntimeExecutionMode.BATCH, RuntimeExecutionMode.STREAMING):
+        env = session.get_execution_environment()
+        env.set_parallelism(1)
+        env.set_runtime_mode(mode)
+        source = env.from_collection(list(range(20)))
+        unordered = AsyncDataStream.unordered_wait(source, SleepyLookup(False), Time.seconds(10), 10)
+        got = collected(unordered, f"unordered {mode}")
+        flink = [0, 30, 110, 60, 90, 10, 140, 40, 120, 70, 100, 170, 20, 50, 150, 80, 130, 180,
+                 160, 190]
+        # in the order of completion, as Flink's (calls completing at once in either order)
+        at = completion_times(10)
+        assert sorted(got) == sorted(flink)
+        assert [at[v // 10] for v in got] == [at[v // 10] for v in flink] == sorted(at.values())
+        ordered = AsyncDataStream.ordered_wait_with_retry(
+            env.from_collection(list(range(20))), SleepyLookup(True), Time.seconds(10), retry, 2,
+            Types.INT())
+        assert collected(ordered, f"ordered {mode}") == [v * 10 for v in range(20)]
+        assert ordered.node.name == "async wait operator"
+    env = session.get_execution_environment()
+    failing = AsyncDataStream.ordered_wait(env.from_collection([1, 7]), SleepyLookup(True),
+                                           Time.seconds(10))
+    with pytest.raises(Exception) as info:
+        failing.execute_and_collect("failing")
+    assert ("Error happens inside the class '<class 'tests.integration.test_datastream."
+            "SleepyLookup'>' during handling input '7'\", TimeoutError('first attempt of 7')"
+            in str(info.value))
+    assert 'raise TimeoutError(f"first attempt of {value}")' in str(info.value)

@@ -25,7 +25,8 @@ from sessioncluster.client.run import pyflink_alias
 FUNCTIONS = ["RuntimeContext", "MapFunction", "FlatMapFunction", "FilterFunction", "ReduceFunction",
              "KeySelector", "ProcessFunction", "KeyedProcessFunction", "CoMapFunction",
              "CoFlatMapFunction", "CoProcessFunction", "KeyedCoProcessFunction", "AggregateFunction",
-             "WindowFunction", "AllWindowFunction", "ProcessWindowFunction", "ProcessAllWindowFunction"]
+             "WindowFunction", "AllWindowFunction", "ProcessWindowFunction", "ProcessAllWindowFunction",
+             "AsyncFunction", "AsyncRetryStrategy", "AsyncRetryPredicate"]
 
 REQUIRED: dict[str, list[str]] = {
     "pyflink.common": ["Types", "Row", "RowKind", "Time", "Duration", "Encoder", "WatermarkStrategy",
@@ -40,7 +41,8 @@ REQUIRED: dict[str, list[str]] = {
     "pyflink.common.restart_strategy": ["RestartStrategies"],
     "pyflink.datastream": ["StreamExecutionEnvironment", "RuntimeExecutionMode", "DataStream",
                            "KeyedStream", "WindowedStream", "ConnectedStreams", "OutputTag",
-                           "TimeCharacteristic", "TimeDomain", "TimerService", *FUNCTIONS],
+                           "TimeCharacteristic", "TimeDomain", "TimerService", "AsyncDataStream",
+                           *FUNCTIONS],
     "pyflink.datastream.functions": FUNCTIONS,
     "pyflink.datastream.state": ["ValueStateDescriptor", "ListStateDescriptor", "MapStateDescriptor",
                                  "ReducingStateDescriptor", "AggregatingStateDescriptor",
@@ -64,6 +66,13 @@ REQUIRED: dict[str, list[str]] = {
                                            "AvroParquetReaders", "AvroParquetWriters"],
     "pyflink.datastream.formats.avro": ["AvroSchema", "AvroInputFormat", "AvroWriters"],
     "pyflink.datastream.formats.orc": ["OrcBulkWriters"],
+    "pyflink.datastream.async_data_stream": ["AsyncDataStream"],
+    "pyflink.datastream.async_retry_predicates": ["empty_result_predicate",
+                                                  "has_exception_predicate",
+                                                  "exception_type_predicate"],
+    "pyflink.datastream.async_retry_strategies": ["NO_RETRY_STRATEGY", "NoRetryStrategy",
+                                                  "FixedDelayRetryStrategy", "RetryPredicate",
+                                                  "ExponentialBackoffDelayRetryStrategy"],
     "pyflink.table": ["DataTypes", "Row"],
     "pyflink.table.types": ["DataTypes", "DataType", "RowType", "RowField"],
     "pyflink.table.expression": ["JsonType", "JsonExistsOnError", "JsonValueOnEmptyOrError",

@@ -5,6 +5,9 @@ from .._exports import lazy_exports
 _NAMES = {
     'AggregateFunction': 'sessioncluster.api.functions',
     'AllWindowFunction': 'sessioncluster.api.functions',
+    'AsyncFunction': 'sessioncluster.api.async_io',
+    'AsyncRetryPredicate': 'sessioncluster.api.async_io',
+    'AsyncRetryStrategy': 'sessioncluster.api.async_io',
     'CoFlatMapFunction': 'sessioncluster.api.functions',
     'CoMapFunction': 'sessioncluster.api.functions',
     'CoProcessFunction': 'sessioncluster.api.functions',

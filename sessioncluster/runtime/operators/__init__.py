@@ -1,5 +1,6 @@
 """The stream operators, one implementation each for both execution modes."""
 
+from .asyncwait import AsyncWaitOperator
 from .base import (
     OneInputStreamOperator,
     OperatorContext,
@@ -15,7 +16,7 @@ from .windowcontext import MergingWindowSet
 from .windowpreagg import WindowPreAggregator
 
 __all__ = [
-    "AllWindowOperator", "CoFlatMapOperator", "CoMapOperator", "CoProcessOperator",
+    "AllWindowOperator", "AsyncWaitOperator", "CoFlatMapOperator", "CoMapOperator", "CoProcessOperator",
     "KeyedCoProcessOperator", "KeyedFunctionOperator", "KeyedProcessOperator", "MergingWindowSet",
     "OneInputStreamOperator", "OperatorContext", "ProcessOperator", "ReduceOperator", "StreamOperator",
     "TimestampsAndWatermarksOperator", "TwoInputStreamOperator", "WindowOperator", "WindowPreAggregator",

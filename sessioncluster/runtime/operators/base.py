@@ -81,6 +81,9 @@ class StreamOperator:
     def on_processing_time(self, timer: InternalTimer) -> None:
         pass
 
+    def finish(self) -> None:
+        """The end of the input (Flink's ``finish``): what the operator holds back goes out."""
+
     def close(self) -> None:
         for fn in self.user_functions:
             close = getattr(fn, "close", None)

@@ -2,9 +2,10 @@
 ``async def``) over one batch of rows, as PyFlink 2.3's ``AsyncScalarFunctionOperation``
 (``pyflink/fn_execution/table/async_function/operations.py``) evaluates a stream of them.
 
-The rows' ``eval`` coroutines run on one asyncio event loop per Python worker (created on first
-use and reused), at most ``table.exec.async-scalar.max-concurrent-operations`` of them in flight;
-the results come back in the input's order. A row not done within
+The rows' ``eval`` coroutines run on the Python worker's one asyncio event loop (shared with the
+DataStream's async wait operator: ``common.asyncwork``), at most
+``table.exec.async-scalar.max-concurrent-operations`` of them in flight; the results come
+back in the input's order. A row not done within
 ``table.exec.async-scalar.timeout`` (counted from when it went in flight, retries included)
 fails with PyFlink's ``TimeoutError``; with ``retry-strategy`` FIXED_DELAY a raising row is
 tried again after ``retry-delay`` while its attempt number is at most ``max-attempts``
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence
 
 from ...api.checkpoint_config import parse_duration_ms
+from ...common.asyncwork import with_retries, worker_loop
 
 #: Flink's options of async scalar functions (``ExecutionConfigOptions``) and their defaults
 MAX_CONCURRENT = "table.exec.async-scalar.max-concurrent-operations"
@@ -65,17 +67,6 @@ class AsyncOptions:
         return made
 
 
-_LOOP: asyncio.AbstractEventLoop | None = None
-
-
-def worker_loop() -> asyncio.AbstractEventLoop:
-    """This Python worker's event loop (one, reused by every batch of every function)."""
-    global _LOOP
-    if _LOOP is None or _LOOP.is_closed():
-        _LOOP = asyncio.new_event_loop()
-    return _LOOP
-
-
 def evaluate(call: Callable[..., Awaitable[Any]], rows: Sequence[tuple[Any, ...]],
              options: AsyncOptions, describe: Callable[[tuple[Any, ...]], str] = str,
              loop: asyncio.AbstractEventLoop | None = None) -> list[Any]:
@@ -108,13 +99,8 @@ async def _all(call: Callable[..., Awaitable[Any]], rows: Sequence[tuple[Any, ..
 
 async def _attempts(call: Callable[..., Awaitable[Any]], row: tuple[Any, ...],
                     options: AsyncOptions) -> Any:
-    attempt = 1
-    while True:
-        try:
-            return await call(*row)
-        except Exception:
-            if not options.retry or attempt > options.max_attempts:
-                raise
-        attempt += 1
-        await asyncio.sleep(options.retry_delay)
+    def backoff(attempt: int, _: Any, error: Exception | None) -> float | None:
+        retry = error is not None and options.retry and attempt <= options.max_attempts
+        return options.retry_delay if retry else None
 
+    return await with_retries(lambda: call(*row), backoff)
