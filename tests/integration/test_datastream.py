@@ -634,3 +634,41 @@ def test_async_wait_in_batch_and_streaming_as_flink(session) -> None:
             "SleepyLookup'>' during handling input '7'\", TimeoutError('first attempt of 7')"
             in str(info.value))
     assert 'raise TimeoutError(f"first attempt of {value}")' in str(info.value)
+
+
+class SubtaskTag(MapFunction):
+    """``value@subtask``: which subtask of the map got the record."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.subtask = runtime_context.get_index_of_this_subtask()
+
+    def map(self, value: Any) -> str:
+        return f"{value}@{self.subtask}"
+
+
+def test_physical_partitioning_reaches_flinks_subtasks(session) -> None:
+    """broadcast(), partition_custom(), rebalance() and shuffle() into a map of 3 subtasks, as
+    PyFlink 2.3 (/work/briefs/data/lead28/partitioning.out): every record at every subtask, each
+    at the Partitioner's, each exactly once; STREAMING refuses broadcast() by name."""
+    import sessioncluster
+
+    env = session.get_execution_environment()
+    env.set_parallelism(2)
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    source = env.from_collection(list(range(6)))
+    broadcast = sorted(source.broadcast().map(SubtaskTag()).set_parallelism(3)
+                       .execute_and_collect("broadcast"))
+    assert broadcast == sorted(f"{v}@{s}" for v in range(6) for s in range(3))
+    custom = source.partition_custom(lambda key, n: key % n, lambda x: x) \
+        .map(SubtaskTag()).set_parallelism(3).execute_and_collect("custom")
+    assert sorted(custom) == ["0@0", "1@1", "2@2", "3@0", "4@1", "5@2"]
+    for how in ("rebalance", "shuffle"):
+        tagged = getattr(source, how)().map(SubtaskTag()).set_parallelism(3) \
+            .execute_and_collect(how)
+        assert sorted(t.split("@")[0] for t in tagged) == [str(v) for v in range(6)]
+        if how == "rebalance":  # round robin: two records each
+            assert sorted(collections.Counter(t.split("@")[1] for t in tagged).values()) == [2, 2, 2]
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    with pytest.raises(sessioncluster.JobExecutionException, match="reads a BROADCAST "
+                       "partitioning .* runs in BATCH mode only"):
+        collected(env.from_collection([1]).broadcast().map(SubtaskTag()), "streaming broadcast")
