@@ -12,7 +12,7 @@ import datetime as dt
 import re
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -21,7 +21,6 @@ from sessioncluster.client.restclient import RestClient
 from sessioncluster.client.session import SqlExecutionException
 from sessioncluster.common import RuntimeExecutionMode
 from sessioncluster.graph.lifecycle import JobStatus
-from sessioncluster.pyflink.table.udf import AggregateFunction
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("drop_new_tables")]
 
@@ -462,22 +461,16 @@ def test_a_print_sinks_lines_reach_the_client_that_waits(session, tmp_path: Path
     assert not waiter.is_alive()  # wait() ended with the job
 
 
-class WeightedAvg(AggregateFunction):
-    """sum(v * w) / sum(w), with retract (/work/briefs/data/udafstream/probe1.py's wavg)."""
-
-    def create_accumulator(self) -> list[int]:
-        return [0, 0]
-
-    def accumulate(self, acc: list[int], v: int, w: int) -> None:
-        acc[0] += v * w
-        acc[1] += w
-
-    def retract(self, acc: list[int], v: int, w: int) -> None:
-        acc[0] -= v * w
-        acc[1] -= w
-
-    def get_value(self, acc: list[int]) -> float | None:
-        return None if acc[1] == 0 else acc[0] / acc[1]
+def _each_file_gives(source: Path, iterator: Any, files: list[list[str]],
+                    expected: list[list[str]], shown: Callable[[Any], str]) -> None:
+    """Drop each file of ``files`` into the monitored ``source`` (one micro-batch each) and
+    check that the iterator's next rows, ``shown``, are that file's ``expected`` ones."""
+    for k, (lines, rows) in enumerate(zip(files, expected)):
+        tmp = source / f".f{k}.csv"
+        tmp.write_text("".join(f"{line}\n" for line in lines))
+        tmp.rename(source / f"f{k}.csv")  # one file: one micro-batch
+        got = [next(iterator) for _ in rows]
+        assert sorted(shown(r) for r in got) == sorted(rows)
 
 
 def test_a_python_aggregate_function_in_a_streaming_group_aggregation(
@@ -486,6 +479,8 @@ def test_a_python_aggregate_function_in_a_streaming_group_aggregation(
     (/work/briefs/data/udafstream/probe1.out, [a]); y unchanged by file 2 emits nothing."""
     from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
     from sessioncluster.pyflink.table.udf import udaf
+
+    from tests.unit.test_flinksql_python_aggregate import WeightedAvg  # shipped by value
 
     t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
     t_env.create_temporary_system_function(
@@ -500,13 +495,8 @@ def test_a_python_aggregate_function_in_a_streaming_group_aggregation(
     flink = [["+I[x, 3.0]", "+I[y, 5.0]"], ["+I[z, 7.0]", "+U[y, 3.0]", "-U[y, 5.0]"],
              ["+U[x, 4.333333333333333]", "-U[x, 3.0]"]]
     try:
-        for k, (lines, expected) in enumerate(zip(files, flink)):
-            tmp = source / f".f{k}.csv"
-            tmp.write_text("".join(f"{line}\n" for line in lines))
-            tmp.rename(source / f"f{k}.csv")  # one file: one micro-batch
-            got = [next(iterator) for _ in expected]
-            assert sorted(f"{r.get_row_kind().short_string()}[{r[0]}, {r[1]}]"
-                          for r in got) == sorted(expected)
+        _each_file_gives(source, iterator, files, flink,
+                         lambda r: f"{r.get_row_kind().short_string()}[{r[0]}, {r[1]}]")
     finally:
         iterator.close()
         t_env.execute_sql("DROP TABLE IF EXISTS weighted")
@@ -540,13 +530,8 @@ def test_a_pandas_aggregate_function_in_the_table_apis_group_window(
     flink = [[], ["+I[x, 00:00:00, 3.0]", "+I[y, 00:00:00, 5.0]"],
              ["+I[y, 00:00:10, 1.0]", "+I[z, 00:00:10, 7.0]"]]
     try:
-        for k, (lines, expected) in enumerate(zip(files, flink)):
-            tmp = source / f".f{k}.csv"
-            tmp.write_text("".join(f"{line}\n" for line in lines))
-            tmp.rename(source / f"f{k}.csv")  # one file: one micro-batch
-            got = [next(iterator) for _ in expected]
-            assert sorted(f"{r.get_row_kind().short_string()}[{r[0]}, {r[1]:%H:%M:%S}, {r[3]}]"
-                          for r in got) == expected
+        _each_file_gives(source, iterator, files, flink, lambda r: (
+            f"{r.get_row_kind().short_string()}[{r[0]}, {r[1]:%H:%M:%S}, {r[3]}]"))
     finally:
         iterator.close()
         t_env.execute_sql("DROP TABLE IF EXISTS windowed")

@@ -81,9 +81,8 @@ def by_value() -> Iterator[None]:
     cloudpickle.unregister_pickle_by_value(module)
 
 
-@pytest.fixture
-def planner(local_spark: Any, tmp_path: Path, by_value: None) -> FlinkSqlPlanner:
-    planner = FlinkSqlPlanner(local_spark)
+def with_functions(planner: FlinkSqlPlanner) -> FlinkSqlPlanner:
+    """``planner`` with the probe's ``wavg`` (general) and ``pmean`` (pandas) registered."""
     payload = dumps_user_code(udaf(WeightedAvg(), result_type="DOUBLE",
                                    accumulator_type="ARRAY<BIGINT>"))
     planner.functions.create(CreateFunction("wavg", "x.WeightedAvg", "PYTHON", True, True),
@@ -92,6 +91,12 @@ def planner(local_spark: Any, tmp_path: Path, by_value: None) -> FlinkSqlPlanner
                                   func_type="pandas"))
     planner.functions.create(CreateFunction("pmean", "x.pmean", "PYTHON", True, True),
                              pandas, {})
+    return planner
+
+
+@pytest.fixture
+def planner(local_spark: Any, tmp_path: Path, by_value: None) -> FlinkSqlPlanner:
+    planner = with_functions(FlinkSqlPlanner(local_spark))
     (tmp_path / "t").mkdir()
     planner.plan(f"""CREATE TABLE t (k STRING, v BIGINT, w BIGINT) WITH ('connector' =
         'filesystem', 'path' = '{tmp_path / "t"}', 'format' = 'csv',

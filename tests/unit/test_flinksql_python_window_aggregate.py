@@ -12,17 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_flinksql_python_aggregate import WeightedAvg, by_value  # noqa: F401 (the fixture)
+from test_flinksql_python_aggregate import by_value, with_functions  # noqa: F401 (the fixture)
 from test_table_api import RecordingGateway
 
 from sessioncluster.api.table.environment import EnvironmentSettings, TableEnvironment
 from sessioncluster.api.table.expressions import call, col, lit
-from sessioncluster.api.table.udf import udaf
 from sessioncluster.api.table.window import Tumble
-from sessioncluster.client.shipping import dumps_user_code
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
 from sessioncluster.spark.flinksql.model import FlinkSqlError
-from sessioncluster.spark.flinksql.statements import CreateFunction
 from sessioncluster.spark.flinksql.tableaggregate import PANDAS_UDAF_STREAMING, ROW_KIND
 
 #: probe1.py's files
@@ -35,15 +32,7 @@ PROBE2 = [PROBE1[0], ["x,3,5,2026-01-01 00:00:05", *PROBE1[1][1:]], PROBE1[2]]
 
 @pytest.fixture
 def planner(local_spark: Any, tmp_path: Path, by_value: None) -> FlinkSqlPlanner:  # noqa: F811
-    planner = FlinkSqlPlanner(local_spark)
-    payload = dumps_user_code(udaf(WeightedAvg(), result_type="DOUBLE",
-                                   accumulator_type="ARRAY<BIGINT>"))
-    planner.functions.create(CreateFunction("wavg", "x.WeightedAvg", "PYTHON", True, True),
-                             payload, {})
-    pandas = dumps_user_code(udaf(lambda v: float(v.mean()), result_type="DOUBLE",
-                                  func_type="pandas"))
-    planner.functions.create(CreateFunction("pmean", "x.pmean", "PYTHON", True, True),
-                             pandas, {})
+    planner = with_functions(FlinkSqlPlanner(local_spark))
     (tmp_path / "t").mkdir()
     planner.plan(f"""CREATE TABLE t (k STRING, v BIGINT, w BIGINT, ts TIMESTAMP(3),
         WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem',
