@@ -66,7 +66,13 @@ from .updatingjoin import (
     window_over_join_refusal,
 )
 from .updatingsession import is_session, session_schema, session_window_of, signed_query, with_time_column
-from .updatingunion import INPUT_REFUSAL, plan_updating_union, set_operation_refusal, updating_union_inputs
+from .updatingunion import (
+    INPUT_REFUSAL,
+    plan_updating_union,
+    set_operation_refusal,
+    updating_union_inputs,
+    wrapped_union_refusal,
+)
 from .updatingwindow import group_window_of, with_window_columns, with_window_start
 
 
@@ -102,7 +108,8 @@ class StreamingQuery:
             or (retract_refusal(query, functions) if functions is not None else None)
         if refused is not None:
             raise FlinkSqlError(refused)
-        refused = None if bounded else set_operation_refusal(query, partial(is_static, schemas))
+        refused = None if bounded else set_operation_refusal(query, partial(is_static, schemas)) \
+            or wrapped_union_refusal(query)
         if refused is not None:
             raise FlinkSqlError(refused)
         inputs = None if bounded else updating_union_inputs(query)

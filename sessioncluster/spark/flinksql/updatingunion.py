@@ -115,3 +115,20 @@ def set_operation_refusal(query: Any, static: Callable[[str], bool]) -> str | No
             "keeps a count per row in state and retracts a row's result). sessioncluster runs "
             "UNION ALL of unbounded tables and updating queries, and every set operation in "
             "BATCH mode and over bounded sources")
+
+
+def wrapped_union_refusal(query: Any) -> str | None:
+    """Why a filter or projection over a ``UNION ALL`` of an updating query cannot run here
+    in STREAMING mode (Flink applies it to each record of the union's changelog, its RowKind
+    kept: probe1.out U13); None for another query."""
+    top = without_ctes(query)
+    if not isinstance(top, exp.Select) or top.args.get("group"):
+        return None
+    source = top.args.get("from_") or top.args.get("from")
+    inner = source.this if source is not None else None
+    if not isinstance(inner, exp.Subquery) or updating_union_inputs(inner.this) is None:
+        return None
+    return ("A filter or projection over a UNION ALL of an updating query is not supported by "
+            "sessioncluster in STREAMING mode: its records would be planned keyed over both "
+            "inputs (Flink filters each record of the union's changelog, its RowKind kept). "
+            "sessioncluster runs the UNION ALL itself; filter or project each of its inputs")
