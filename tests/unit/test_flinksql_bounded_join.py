@@ -10,11 +10,15 @@ from functools import partial
 from typing import Any
 
 import pytest
+import sqlglot
 from sqlglot import exp
 from test_flinksql_bounded_changelog import query
 
 from sessioncluster.spark.flinksql.boundedjoin import table_first_changes, table_first_ordered
+from sessioncluster.spark.flinksql.dialect import Flink
+from sessioncluster.spark.flinksql.model import CatalogTable, Column
 from sessioncluster.spark.flinksql.planner import to_spark_sql
+from sessioncluster.spark.flinksql.streaming import plan_select
 
 #: the probe's bounded tables, in source order
 BWORDS = [("a", 1), ("b", 2), ("a", 3), ("b", 4), ("c", 5), ("a", 6), ("d", 7)]
@@ -71,3 +75,25 @@ def test_flinks_records(spark: Any, text: str) -> None:
 ])
 def test_other_shapes_not_rewritten(text: str) -> None:
     assert table_first_changes(query(text), lambda source: None) is None
+
+
+@pytest.fixture()
+def csv_tables(tmp_path: Any) -> dict[str, CatalogTable]:
+    """``bwords`` and ``other`` as bounded filesystem tables (one CSV file each)."""
+    tables = {}
+    for name, rows in (("bwords", BWORDS), ("other", OTHER)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "part-0.csv").write_text("".join(f"{w},{v}\n" for w, v in rows))
+        tables[name] = CatalogTable(name, [Column("w", "STRING"), Column("v", "INT")], {
+            "connector": "filesystem", "format": "csv", "path": str(tmp_path / name)})
+    return tables
+
+
+@pytest.mark.parametrize("text", [list(FLINK)[0], list(FLINK)[2]])
+def test_a_planned_statement_gives_flinks_records(local_spark: Any, csv_tables: Any,
+                                                  text: str) -> None:
+    statement = sqlglot.parse_one(text, read=Flink)
+    insert = plan_select(local_spark, csv_tables, statement, {"parallelism.default": "1"}) \
+        .inserts[0]
+    assert insert.row_kinds
+    assert " ".join(f"{r[-1]}{list(r[:-1])}" for r in insert.frame.collect()) == FLINK[text]

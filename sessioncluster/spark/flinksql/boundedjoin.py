@@ -10,7 +10,8 @@ changelog (:mod:`.boundedchangelog`):
   match it, keeping its RowKind (``+I[a,1,1] -U[a,1,1] +U[a,2,1] +I[c,1,5] ..``);
 - ``agg UNION ALL table``: the table's rows ``+I``, then the aggregation's records.
 
-Here that is one Spark batch query: the aggregation's records (:func:`changelog_query`), the
+A key with several table rows: each record joins them in the table's order here (Flink's is
+its join state's, not probed). Here that is one Spark batch query: the aggregation's records (:func:`changelog_query`), the
 table's rows numbered in source order, their order (table first, then the records'
 :data:`SEQ`, :data:`SUB`; a record's joined rows in the table's order) numbered
 (:func:`table_first_ordered` orders by that number). Other joins (outer joins, a join
