@@ -11,12 +11,12 @@ changelog (:mod:`.boundedchangelog`):
 - ``agg UNION ALL table``: the table's rows ``+I``, then the aggregation's records.
 
 A key with several table rows: each record joins them in the table's order here (Flink's is
-its join state's, not probed). Here that is one Spark batch query: the aggregation's records (:func:`changelog_query`), the
-table's rows numbered in source order, their order (table first, then the records'
-:data:`SEQ`, :data:`SUB`; a record's joined rows in the table's order) numbered
-(:func:`table_first_ordered` orders by that number). Other joins (outer joins, a join
-of two aggregations: Flink's order of their records is a race, it differed between its runs)
-give None: the caller keeps the final rows, which are Flink's final state.
+its join state's, not probed). Here that is one Spark batch query: the aggregation's records
+(:func:`changelog_query`), the table's rows numbered in source order, their order (table
+first, then the records' :data:`SEQ`, :data:`SUB`; a record's joined rows in the table's
+order) numbered (:func:`table_first_ordered` orders by that number). Other joins (outer
+joins, a join of two aggregations: Flink's order of their records is a race, it differed
+between its runs) give None: the caller keeps the final rows, which are Flink's final state.
 """
 
 from __future__ import annotations
