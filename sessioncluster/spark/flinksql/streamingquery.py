@@ -17,6 +17,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from .boundedchangelog import changelog_query, ordered_changes
+from .boundedjoin import table_first_changes, table_first_ordered
 from .changelogjoin import KIND, SEQUENCE
 from .functions import FunctionCatalog
 from .matchrecognize import find_match_recognize
@@ -344,7 +345,8 @@ def replanned(session: Any, query: Any, schemas: dict[str, CatalogTable],
 def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable],
                      functions: FunctionCatalog | None) -> Any:
     """A group aggregation or a set operation over bounded sources as Flink's streaming job
-    emits it, record by record (:mod:`.boundedchangelog`, :mod:`.setoperations`), its RowKind
+    emits it, record by record (:mod:`.boundedchangelog`, :mod:`.setoperations`,
+    :mod:`.boundedjoin`), its RowKind
     last; None for a query of another shape, or one Spark cannot analyse so (it runs as
     before: its final rows)."""
     from pyspark.errors import AnalysisException
@@ -354,13 +356,16 @@ def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable],
     rewritten, copies = changelog_query(query, columns, scalars), False
     if rewritten is None:  # a set operation's (:mod:`.setoperations`), or None
         rewritten, copies = set_operation_changes(query, columns) or (None, False)
+    ordered = ordered_changes
+    if rewritten is None:  # a table joined with or UNION ALL an aggregation (:mod:`.boundedjoin`)
+        rewritten, ordered = table_first_changes(query, columns, scalars), table_first_ordered
     if rewritten is None:
         return None
     try:
         frame = flink_named(session.sql(to_spark_sql(rewritten, schemas)))
     except AnalysisException:
         return None
-    return ordered_changes(replicated(frame) if copies else frame)
+    return ordered(replicated(frame) if copies else frame)
 
 
 def _source_columns(session: Any, schemas: dict[str, CatalogTable],
