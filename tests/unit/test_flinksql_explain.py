@@ -215,7 +215,7 @@ def test_a_table_aggregate_is_explained_as_flinks() -> None:
     source = PlanNode("TableSourceScan", ["table=[[default_catalog, default_database, t]]"])
     spark = PlanNode("Calc", ["select=[key, _r.a AS a]"], [PlanNode(
         "Correlate", ["select=[key, _r]"], [PlanNode("Calc", ["where=[size(_rows) > 0]"], [
-            PlanNode("ArrowAggregatePython", ["select=[key, _rows]"], [PlanNode(
+            PlanNode("PythonGroupAggregate", ["select=[key, _rows]"], [PlanNode(
                 "Sort", ["orderBy=[key ASC]"], [PlanNode(
                     "Exchange", ["distribution=[hash[key]]"], [source])])])])])])
     assert render(as_table_aggregate(spark, ["groupBy=[key]", "select=[key, Top2(v) AS (a)]"],

@@ -154,9 +154,9 @@ def as_table_aggregate(node: PlanNode, attrs: list[str], outputs: list[str]) -> 
     Spark's batch form (each group's rows aggregated into an array by a Python aggregate,
     unnested by a Correlate); a Calc above it that only names its ``outputs`` is left out."""
     def aggregate_below(n: PlanNode) -> PlanNode | None:
-        while len(n.inputs) == 1 and n.name != "ArrowAggregatePython":
+        while len(n.inputs) == 1 and n.name != "PythonGroupAggregate":
             n = n.inputs[0]
-        return n if n.name == "ArrowAggregatePython" else None
+        return n if n.name == "PythonGroupAggregate" else None
 
     def rewrite(n: PlanNode) -> PlanNode:
         found = aggregate_below(n) if n.name == "Correlate" else None
