@@ -264,7 +264,6 @@ class TableResult:
         if client is None:
             raise RuntimeError("this TableResult has no job to read a streaming result from")
         stream = client.stream()
-        names = list(self.result.columns)
 
         def rows() -> Iterator[Row]:
             for kind, values in stream:
@@ -276,16 +275,15 @@ class TableResult:
                         f"result (64 MiB), and this reader fell behind its job; the job is "
                         f"cancelled. Read the rows as they come, or write the query into a "
                         f"sink table (INSERT INTO).")
-                yield changelog_row(kind, values, names)
+                yield changelog_row(kind, values)
 
         return CloseableIterator(rows(), stream.close)
 
     def rows(self) -> list[Row]:
         """The rows, as :meth:`collect` gives them, in a list."""
-        names = list(self.result.columns)
         values = arrow_rows(self.result.table)
         kinds = self.result.row_kinds or [RowKind.INSERT] * len(values)
-        return [_named_row(vals, names, kind) for vals, kind in zip(values, kinds)]
+        return [_kind_row(vals, kind) for vals, kind in zip(values, kinds)]
 
     def print(self, file: TextIO | None = None) -> None:
         """Print the result in Flink's tableau layout (to stdout); a streaming query's rows
@@ -318,13 +316,14 @@ class TableResult:
 _KINDS = {kind.short_string(): kind for kind in RowKind}
 
 
-def changelog_row(kind: str, values: Sequence[Any], names: list[str]) -> Row:
+def changelog_row(kind: str, values: Sequence[Any]) -> Row:
     """A row of a streaming query's changelog (``+I``, ``-U``, ``+U``, ``-D`` and its values,
-    which the JobManager sends as PyFlink gives them) as a named ``Row`` with its ``RowKind``."""
-    return _named_row(values, names, _KINDS[kind])
+    which the JobManager sends as PyFlink gives them) as a ``Row`` with its ``RowKind``."""
+    return _kind_row(values, _KINDS[kind])
 
 
-def _named_row(values: Sequence[Any], names: list[str], kind: RowKind) -> Row:
+def _kind_row(values: Sequence[Any], kind: RowKind) -> Row:
+    """A collected row as PyFlink's: positional (no field names), with its RowKind."""
     r = Row(*values)
     r.set_row_kind(kind)
     return r

@@ -19,7 +19,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...api.table.conversion import TO_DATASTREAM
-from ...api.table.environment import CATALOG_SCOPE, SCHEMA_RUNTIME_MODE
+from ...api.table.environment import CATALOG_SCOPE, DIALECT, SCHEMA_RUNTIME_MODE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
 from . import altercatalog, connectors, matchrecognize, querytypes, streaming, tablestream
@@ -685,10 +685,6 @@ def _use(statement: Use) -> StatementOutcome:
         raise FlinkSqlError(f"A database with name [{statement.database}] does not exist in "
                             f"the catalog: [{DEFAULT_CATALOG}].")
     return StatementOutcome.ok()
-
-
-#: Flink's option of the SQL dialect a statement is parsed in
-DIALECT = "table.sql-dialect"
 
 
 def _check_dialect(dialect: str | None) -> None:
