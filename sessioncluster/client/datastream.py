@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from .environment import StreamExecutionEnvironment
 
 
-
-
 class DataStream:
     """A stream of records; every transformation returns a new DataStream."""
 
@@ -329,9 +327,26 @@ class CachedDataStream(DataStream):
         self.env.session.invalidate_cache(self.cache_id)
 
 
-class _SideOutputStream(DataStream):
+class _NotAnOperator(DataStream):
+    """A stream that is no operator of its own (a side output, a union, a partitioning): its
+    operator settings are errors that say where they belong (``not_an_operator``)."""
+
+    not_an_operator = ""
+
+    def _settings_error(self, *args: Any) -> DataStream:
+        raise TypeError(self.not_an_operator)
+
+    name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
+    disable_chaining = start_new_chain = _settings_error
+
+
+class _SideOutputStream(_NotAnOperator):
     """A side output of a process function: the operators that read it get an edge that
     carries the tagged records (never chained to the process function)."""
+
+    #: :meth:`_NotAnOperator._settings_error`'s message
+    not_an_operator = ("a side output is not an operator: set names, parallelism and chaining on "
+                       "the operator that produces it or on the one that reads it")
 
     def __init__(self, env: StreamExecutionEnvironment, node: StreamNode, tag_id: str) -> None:
         super().__init__(env, node)
@@ -343,16 +358,12 @@ class _SideOutputStream(DataStream):
         self.env.stream_graph.add_edge(self.node, node, partitioning, key_selector, explicit,
                                        side_output=self.tag_id, input_index=input_index)
 
-    def _settings_error(self, *args: Any) -> DataStream:
-        raise TypeError("a side output is not an operator: set names, parallelism and chaining "
-                        "on the operator that produces it or on the one that reads it")
 
-    name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
-    disable_chaining = start_new_chain = _settings_error
-
-
-class _UnionStream(DataStream):
+class _UnionStream(_NotAnOperator):
     """Flink's union is no operator: the next operator reads every input."""
+
+    not_an_operator = ("a union is not an operator: set names, parallelism and chaining on the "
+                       "operator that follows it")
 
     def __init__(self, env: StreamExecutionEnvironment, inputs: list[DataStream]) -> None:
         super().__init__(env, inputs[0].node)
@@ -373,18 +384,14 @@ class _UnionStream(DataStream):
     def union(self, *streams: DataStream) -> DataStream:
         return _UnionStream(self.env, [*self.inputs, *streams])
 
-    def _settings_error(self, *args: Any) -> DataStream:
-        raise TypeError("a union is not an operator: set names, parallelism and chaining on "
-                        "the operator that follows it")
 
-    name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
-    disable_chaining = start_new_chain = _settings_error
-
-
-class _PartitionedStream(DataStream):
+class _PartitionedStream(_NotAnOperator):
     """A stream after ``rebalance()``, ``shuffle()``, ... (Flink's partition transformation,
     no operator): the operators that read it get an edge of that partitioning, unless they
     partition by key themselves (``key_by``)."""
+
+    not_an_operator = ("a partitioning is not an operator: set names, parallelism and chaining "
+                       "on the operator before it or on the one that reads it")
 
     def __init__(self, stream: DataStream, partitioning: Partitioning,
                  channel: CustomPartitioning | None = None) -> None:
@@ -397,13 +404,6 @@ class _PartitionedStream(DataStream):
         if partitioning is Partitioning.FORWARD:
             partitioning, key_selector, explicit = self.partitioning, self.channel, True
         self.stream._connect(node, partitioning, key_selector, explicit, input_index)
-
-    def _settings_error(self, *args: Any) -> DataStream:
-        raise TypeError("a partitioning is not an operator: set names, parallelism and chaining "
-                        "on the operator before it or on the one that reads it")
-
-    name = uid = set_parallelism = slot_sharing_group = _settings_error  # type: ignore[assignment]
-    disable_chaining = start_new_chain = _settings_error
 
 
 class _Projection:
@@ -614,7 +614,6 @@ class AllWindowedStream(WindowedStream):
                                          self.keyed.key_selector, name="Window(All)")
         stream.node.parallelism = 1
         return stream
-
 
 
 class AsyncDataStream:
