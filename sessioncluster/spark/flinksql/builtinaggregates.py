@@ -7,6 +7,7 @@ accumulator)."""
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from sqlglot import exp
@@ -35,11 +36,13 @@ class BuiltinAggregate(AggregateFunction):
     skipped. The accumulator: the count of values, their sum and, for ``MIN``/``MAX``, the
     count of each value (as Flink's ``MinWithRetractAggFunction``, so that a retracted
     minimum gives the next one). ``integral``: ``AVG`` of an integer type is one, truncated
-    (Flink's ``AVG(BIGINT)`` is a BIGINT)."""
+    (Flink's ``AVG(BIGINT)`` is a BIGINT); ``scale``: ``AVG`` of a DECIMAL is one of this
+    scale, rounded half up (Flink's ``AVG(DECIMAL(p, s))`` is a ``DECIMAL(38, max(6, s))``)."""
 
-    def __init__(self, name: str, integral: bool = False) -> None:
+    def __init__(self, name: str, integral: bool = False, scale: int | None = None) -> None:
         self.name = name
         self.integral = integral
+        self.scale = scale
 
     def create_accumulator(self) -> list[Any]:
         return [0, 0, {}]
@@ -78,4 +81,7 @@ class BuiltinAggregate(AggregateFunction):
         if self.integral:  # Java's integer division: toward zero
             quotient = abs(total) // count
             return quotient if total >= 0 else -quotient
+        if self.scale is not None:
+            return (Decimal(total) / count).quantize(Decimal(1).scaleb(-self.scale),
+                                                     rounding=ROUND_HALF_UP)
         return total / count

@@ -52,6 +52,7 @@ from .model import (
 )
 from .outcome import StatementJob, StatementOutcome
 from .planner import flink_named, to_spark_sql
+from .pythonwindow import plan_mixed_aggregations
 from .showcreate import describe_table, object_path, show_create_table, show_create_view
 from .sources import SourceViews
 from .statements import (
@@ -255,6 +256,7 @@ class FlinkSqlPlanner:
         def columns(name: str) -> querytypes.Columns | None:
             return declared_columns(read[name]) if name in read else None
 
+        query = plan_mixed_aggregations(self.spark, query, self.functions)
         query = self.functions.rename_calls(renamed_tables(query, renames))
         self._with_cte_schemas(query, schemas)
         query = querytypes.resolve_typeof(

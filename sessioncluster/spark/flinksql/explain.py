@@ -14,7 +14,7 @@ operators. ``CHANGELOG_MODE`` adds each node's changelog mode in STREAMING (inse
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -176,6 +176,34 @@ def as_table_aggregate(node: PlanNode, attrs: list[str], outputs: list[str]) -> 
     return rewrite(node)
 
 
+def as_python_group_aggregate(node: PlanNode, attrs: list[str]) -> PlanNode:
+    """STREAMING: a group aggregation calling Python aggregate functions as Flink plans it, one
+    ``PythonGroupAggregate`` (``attrs``) over the exchange by its keys, as the job runs it on
+    keyed state, in place of Spark's aggregate of the collected rows (its Python ``Calc``s
+    above, its local aggregate below) or of its grouped-aggregate pandas UDF."""
+    aggregates = ("PythonGroupAggregate", "GlobalGroupAggregate", "GroupAggregate")
+
+    def aggregate_at(n: PlanNode) -> PlanNode | None:
+        while n.name in ("Calc", "PythonCalc") and len(n.inputs) == 1 \
+                and any("pythonUDF" in a for a in n.attrs):
+            n = n.inputs[0]
+        return n if n.name in aggregates and n.inputs else None
+
+    def rewrite(n: PlanNode) -> PlanNode:
+        found = aggregate_at(n)
+        if found is None:
+            n.inputs = [rewrite(child) for child in n.inputs]
+            return n
+        exchange = found.inputs[0]
+        while exchange.name == "Sort" and exchange.inputs:
+            exchange = exchange.inputs[0]
+        if exchange.inputs and exchange.inputs[0].name == "LocalGroupAggregate":
+            exchange.inputs = exchange.inputs[0].inputs
+        return PlanNode("PythonGroupAggregate", attrs, [exchange], n.fields, n.changelog)
+
+    return rewrite(node)
+
+
 def as_table_aggregate_ast(node: PlanNode, function: str, keys: list[str],
                            arguments: list[str]) -> PlanNode:
     """A ``flat_aggregate``'s logical plan as Flink's: one ``LogicalTableAggregate`` of the
@@ -235,13 +263,16 @@ _JOIN_KINDS = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", 
 
 class AstBuilder:
     """Flink's logical plan (Calcite's RelNodes as Flink prints them) of a parsed query;
-    ``tables`` are the columns of each table or view it reads, by name."""
+    ``tables`` are the columns of each table or view it reads, by name; ``python_aggregates``
+    the names of the Python aggregate functions the query may call."""
 
     def __init__(self, tables: Mapping[str, Sequence[str]],
-                 watermarks: Mapping[str, tuple[str, str]] | None = None) -> None:
+                 watermarks: Mapping[str, tuple[str, str]] | None = None,
+                 python_aggregates: Collection[str] = ()) -> None:
         self.tables = {k.lower(): list(v) for k, v in tables.items()}
         #: STREAMING: table -> (rowtime, watermark expression) of the tables with a watermark
         self.watermarks = {k.lower(): v for k, v in (watermarks or {}).items()}
+        self.python_aggregates = {n.lower() for n in python_aggregates}
 
     def sink(self, table: str, columns: Sequence[str], query: exp.Expr) -> PlanNode:
         """``INSERT INTO table``: LogicalSink over the query."""
@@ -283,7 +314,7 @@ class AstBuilder:
         if where is not None:
             node = PlanNode("LogicalFilter", [f"condition=[{self.rex(where.this, node.fields)}]"],
                             [node], node.fields)
-        if _aggregates(select):
+        if _aggregates(select, self.python_aggregates):
             node = self._aggregate(select, node)
         else:
             node = self._project(select.expressions, node)
@@ -375,7 +406,7 @@ class AstBuilder:
         HAVING and the SELECT list over the aggregate's fields."""
         group = select.args.get("group")
         keys = list(group.expressions) if group is not None else []
-        calls = _aggregate_calls(select)
+        calls = _aggregate_calls(select, self.python_aggregates)
         args: list[exp.Expr] = []
         for call in calls:
             args += [a for a in _call_args(call) if not any(a == x for x in keys + args)]
@@ -502,17 +533,20 @@ def _field_ref(column: exp.Column, fields: list[tuple[str, str]]) -> str:
     return column.sql(dialect="spark")
 
 
-def _aggregates(select: exp.Select) -> bool:
-    return select.args.get("group") is not None or bool(_aggregate_calls(select))
+def _aggregates(select: exp.Select, python: Collection[str] = ()) -> bool:
+    return select.args.get("group") is not None or bool(_aggregate_calls(select, python))
 
 
-def _aggregate_calls(select: exp.Select) -> list[exp.AggFunc]:
-    """The aggregate calls of a SELECT list and HAVING, not those of OVER windows, in order,
-    each once."""
-    calls: list[exp.AggFunc] = []
+def _aggregate_calls(select: exp.Select, python: Collection[str] = ()) -> list[exp.Func]:
+    """The aggregate calls of a SELECT list and HAVING (built-in ones, and the calls of the
+    Python aggregate functions named ``python``), not those of OVER windows, in order, each
+    once."""
+    calls: list[exp.Func] = []
     parts = [*select.expressions, *([select.args["having"]] if select.args.get("having") else [])]
     for part in parts:
-        for call in part.find_all(exp.AggFunc):
+        for call in part.find_all(exp.AggFunc, exp.Anonymous):
+            if isinstance(call, exp.Anonymous) and call.name.lower() not in python:
+                continue
             if call.find_ancestor(exp.Window, exp.Select) is not None and isinstance(
                     call.find_ancestor(exp.Window, exp.Select), exp.Window):
                 continue
@@ -543,7 +577,9 @@ def _func_name(node: exp.Func) -> str:
     return node.name.upper() if isinstance(node, exp.Anonymous) else node.sql_name().upper()
 
 
-def _agg_name(call: exp.AggFunc) -> str:
+def _agg_name(call: exp.Func) -> str:
+    if isinstance(call, exp.Anonymous):  # a Python aggregate function, named as it was called
+        return call.name
     if isinstance(call, exp.Avg):
         return "AVG"
     if isinstance(call, (FlinkJsonObjectAgg, FlinkJsonArrayAgg)):  # Flink's names say ON NULL

@@ -23,6 +23,8 @@ from .tableaggregate import (
     group_key_names,
     is_group_window_aggregation,
     node_attributes,
+    python_aggregate_attributes,
+    python_aggregation,
     table_aggregation,
 )
 from .updating import updating_node
@@ -73,7 +75,7 @@ def explain_statement(planner: Planner, statement: Explain,
         scanned = _scanned_tables(planner, query)
         watermarks = _watermarks(planner, scanned) if streaming else {}
         builder = explain.AstBuilder({name: columns for name, columns, _ in scanned},
-                                     watermarks)
+                                     watermarks, planner.functions.aggregate_calls(query))
         windows = explain.window_functions(query)
         physical = explain_spark.translate(frame._jdf.queryExecution().executedPlan(),
                                            scanned, windows)
@@ -83,6 +85,10 @@ def explain_statement(planner: Planner, statement: Explain,
         if streaming:
             physical = explain.as_streaming(physical, bool(windows), watermarks, any(
                 is_group_window_aggregation(s) for s in query.find_all(exp.Select)))
+        python = python_aggregation(query, planner.functions)
+        if streaming and python is not None:
+            physical = explain.as_python_group_aggregate(
+                physical, python_aggregate_attributes(python[0]))
         if streaming and aggregation is not None:
             select, call, function = aggregation
             physical = explain.as_table_aggregate(

@@ -14,7 +14,7 @@ is emitted. A window TVF's aggregation in SQL is not one: Flink plans it as a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from sqlglot import exp
 
@@ -27,10 +27,34 @@ def plan_group_windows(session: Any, query: exp.Expr, functions: FunctionCatalog
     """``query`` with the calls of Python aggregate functions in its group window
     aggregations replaced by functions of the window's collected rows, registered on
     ``session``; None when it has none."""
+    return collected_calls(session, query, functions, is_group_window_aggregation)
+
+
+def plan_mixed_aggregations(session: Any, query: exp.Expr, functions: FunctionCatalog
+                            ) -> exp.Expr:
+    """``query`` with the calls of Python aggregate functions in a select that also calls
+    built-in aggregate functions replaced by functions of the group's collected rows: Spark
+    runs no grouped-aggregate pandas UDF beside other aggregates, and Flink's
+    ``PythonGroupAggregate`` runs both (/work/briefs/data/udafstream/probe1.out, b1, b2)."""
+    def mixed(select: exp.Select) -> bool:
+        calls = [c for c in select.find_all(exp.AggFunc, exp.Anonymous)
+                 if c.parent_select is select]
+        return any(isinstance(c, exp.AggFunc) for c in calls) and any(
+            isinstance(c, exp.Anonymous) and functions.aggregate(c.name, pandas=True)
+            is not None for c in calls)
+
+    return collected_calls(session, query, functions, mixed) or query
+
+
+def collected_calls(session: Any, query: exp.Expr, functions: FunctionCatalog,
+                    which: Callable[[exp.Select], bool]) -> exp.Expr | None:
+    """``query`` with each call ``f(a, b)`` of a Python aggregate function in the selects
+    ``which`` takes replaced by ``f'(collect_list(named_struct(a, b)))``, ``f'`` a scalar
+    function of the group's rows registered on ``session``; None when there is no such call."""
     query = query.copy()
     found = False
     for select in list(query.find_all(exp.Select)):
-        if not is_group_window_aggregation(select):
+        if not which(select):
             continue
         for call in [c for c in select.find_all(exp.Anonymous) if c.parent_select is select]:
             function = functions.aggregate(call.name, pandas=True)

@@ -26,7 +26,7 @@ from .matchstream import keyed_matches
 from .microbatch import batch_changelog
 from .model import CatalogTable, FlinkSqlError
 from .planner import flink_named, to_spark_sql
-from .pythonwindow import plan_group_windows
+from .pythonwindow import plan_group_windows, plan_mixed_aggregations
 from .rankedaggregation import find_ranked_aggregation
 from .setoperations import replicated, set_operation_changes
 from .sortlimit import find_sort_limit
@@ -154,6 +154,8 @@ class StreamingQuery:
         windowed = None if bounded or functions is None else \
             plan_group_windows(session, query, functions)
         query = windowed or query
+        if bounded and functions is not None:  # Python aggregates beside built-in ones
+            query = plan_mixed_aggregations(session, query, functions)
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
         called = [] if bounded or functions is None else functions.aggregate_calls(keyed or query)

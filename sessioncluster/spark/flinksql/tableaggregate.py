@@ -127,13 +127,18 @@ def is_group_window_aggregation(select: exp.Select) -> bool:
 def python_aggregate_node(select: exp.Select) -> str:
     """Flink's name of a grouping select calling Python aggregate functions (its messages
     name it): ``PythonGroupAggregate(groupBy=[k], select=[k, wavg(v, w) AS a])``."""
+    return f"PythonGroupAggregate({', '.join(python_aggregate_attributes(select))})"
+
+
+def python_aggregate_attributes(select: exp.Select) -> list[str]:
+    """The attributes of :func:`python_aggregate_node`: ``groupBy=[k]`` (none for a global
+    aggregation), ``select=[k, wavg(v, w) AS a]``."""
     keys = group_key_names(select)
     items = ", ".join(plan_text(e) for e in select.expressions)
     for call in select.find_all(exp.Anonymous):  # the function's name as it was called
         arguments = ", ".join(plan_text(a) for a in call.expressions)
         items = items.replace(plan_text(call), f"{call.name}({arguments})")
-    by = f"groupBy=[{', '.join(keys)}], " if keys else ""
-    return f"PythonGroupAggregate({by}select=[{items}])"
+    return ([f"groupBy=[{', '.join(keys)}]"] if keys else []) + [f"select=[{items}]"]
 
 
 #: a call a keyed group aggregation runs: a Python aggregate function's (with its catalog
@@ -289,15 +294,21 @@ def _keyed_view(session: Any, frame: Any, calls: list[Call], keys: list[str],
 def _runner(function: CatalogFunction | str, argument_types: list[Any]
             ) -> tuple[Any, AggregateRunner | TableAggregateRunner]:
     """A call's Spark type of its value and its runner: a Python function's, or a built-in
-    one's (:class:`.BuiltinAggregate`; its value typed as Flink's: ``COUNT`` a BIGINT, the
-    others their argument's type)."""
-    from pyspark.sql.types import DataType, IntegralType, LongType
+    one's (:class:`.BuiltinAggregate`; its value typed as Flink's: ``COUNT`` a BIGINT,
+    ``SUM`` of a ``DECIMAL(p, s)`` a ``DECIMAL(38, s)``, ``AVG`` of one a
+    ``DECIMAL(38, max(6, s))``, the others their argument's type)."""
+    from pyspark.sql.types import DataType, DecimalType, IntegralType, LongType
 
     token = secrets.token_hex(8)
     if isinstance(function, str):
         typed = LongType() if function == "COUNT" else argument_types[0]
+        scale = None
+        if isinstance(typed, DecimalType) and function in ("SUM", "AVG"):
+            scale = typed.scale if function == "SUM" else max(6, typed.scale)
+            typed = DecimalType(38, scale)
         integral = isinstance(typed, IntegralType)
-        return typed, AggregateRunner(BuiltinAggregate(function, integral), token, function, {})
+        return typed, AggregateRunner(BuiltinAggregate(function, integral, scale), token,
+                                      function, {})
     wrapper = function.wrapper
     boxed = wrapper.kind == "table_aggregate" or returns_row(wrapper)
     text = str(wrapper.result_data_types()[0])
