@@ -159,3 +159,33 @@ def test_explain_names_flinks_python_aggregation_nodes(planner: FlinkSqlPlanner)
         text = planner.plan(f"EXPLAIN {query}", "STREAMING").rows[0][0]
         physical = text.split("== Optimized Physical Plan ==\n")[1].splitlines()
         assert physical[0].startswith(f"{node}(") and "Sort(" not in physical[1]
+
+
+
+SESSION = """SELECT window_start, window_end, {} FROM TABLE(SESSION(TABLE t {}
+             DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end{}"""
+
+
+def test_session_window_tvf_aggregation_emits_each_session_once(
+        planner: FlinkSqlPlanner, tmp_path: Path) -> None:
+    """/work/briefs/data/lead29/session_udaf.out [h1]: Flink's SESSION TVF emits a session's
+    rows once the watermark passes its end, and its PythonGroupAggregate inserts each window
+    once (Spark's error about an unresolved ``window_start`` before); a pandas function is
+    refused with Flink's message ([h2])."""
+    query = SESSION.format("k, wavg(v, w) AS a", "PARTITION BY k,", ", k")
+    assert run_files(planner, query, tmp_path, PROBE2) == [
+        [], ["+I['00:00:01', '00:00:10', 'x', 3.0]", "+I['00:00:03', '00:00:08', 'y', 5.0]"],
+        ["+I['00:00:13', '00:00:18', 'y', 1.0]", "+I['00:00:14', '00:00:19', 'z', 7.0]"]]
+    with pytest.raises(FlinkSqlError) as refused:
+        planner.plan(SESSION.format("k, pmean(v) AS p", "PARTITION BY k,", ", k"), "STREAMING")
+    assert str(refused.value) == PANDAS_UDAF_STREAMING
+
+
+def test_a_global_session_window_tvf_aggregation(planner: FlinkSqlPlanner,
+                                                 tmp_path: Path) -> None:
+    """session_udaf.out [h3]: no PARTITION BY, a Python aggregate function beside COUNT(*)
+    (Spark refused a "global aggregation with session window" before, with or without it)."""
+    query = SESSION.format("wavg(v, w) AS a, COUNT(*) AS c", ",", "")
+    assert run_files(planner, query, tmp_path, PROBE2) == [
+        [], ["+I['00:00:01', '00:00:10', 3.4444444444444446, 4]"],
+        ["+I['00:00:13', '00:00:19', 3.0, 2]"]]

@@ -160,6 +160,8 @@ def _group_by_window_struct(select: exp.Select, windows: dict[str, int],
         return
     others = [g for g in group.expressions if not (isinstance(g, exp.Column) and g.name.lower()
                                                    in _WINDOW_COLUMNS)]
+    if not others:  # Spark refuses a session window as the only key: one key for all rows
+        others = [exp.column(f"__window{n}_key")]
     group.set("expressions", [*others, exp.column(f"__window{n}")])
     for part in ("expressions", "having", "order", "qualify"):
         value = select.args.get(part)
@@ -174,6 +176,9 @@ def _group_by_window_struct(select: exp.Select, windows: dict[str, int],
 
 
 _WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
+#: the grouping key of a SESSION TVF aggregation without one of its own (Spark refuses a
+#: "global aggregation with session window")
+_GLOBAL_SESSION_KEY = "0"
 
 
 def _session_bound(n: int, which: str) -> exp.Expression:
@@ -255,7 +260,8 @@ def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTab
         if sessions is not None:
             sessions.add(n)
         return _subquery(f"SELECT {columns}, session_window({ts}, "
-                         f"{_duration(interval_ms(args['GAP']))}) AS __window{n} "
+                         f"{_duration(interval_ms(args['GAP']))}) AS __window{n}, "
+                         f"{_GLOBAL_SESSION_KEY} AS __window{n}_key "
                          f"FROM {source}", alias or f"__tvf{n}")
     if name == "SESSION":
         inner = _session_sql(source, ts, interval_ms(args["GAP"]), keys, n)

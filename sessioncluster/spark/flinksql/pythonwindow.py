@@ -10,7 +10,8 @@ window's rows, ``f'(collect_list(named_struct(a, b)))`` (:func:`.functions.regis
 The state per window and key is its rows' arguments (as Flink's pandas window aggregation
 buffers them; Flink keeps a general function's accumulator instead), dropped when the window
 is emitted. A window TVF's aggregation in SQL is not one: Flink plans it as a
-``PythonGroupAggregate`` (:mod:`.tableaggregate`)."""
+``PythonGroupAggregate`` (:mod:`.tableaggregate`); but a SESSION TVF's rows
+come when the watermark closes their session, and its aggregation runs here."""
 
 from __future__ import annotations
 
@@ -18,16 +19,31 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...api.table.udf import PANDAS
 from .functions import FunctionCatalog, register_window_function
-from .tableaggregate import is_group_window_aggregation
+from .model import FlinkSqlError
+from .tableaggregate import (
+    PANDAS_UDAF_STREAMING,
+    is_group_window_aggregation,
+    is_session_tvf_aggregation,
+)
 
 
 def plan_group_windows(session: Any, query: exp.Expr, functions: FunctionCatalog
                        ) -> exp.Expr | None:
     """``query`` with the calls of Python aggregate functions in its group window
-    aggregations replaced by functions of the window's collected rows, registered on
-    ``session``; None when it has none."""
-    return collected_calls(session, query, functions, is_group_window_aggregation)
+    aggregations (and SESSION window TVF aggregations) replaced by functions of the window's
+    collected rows, registered on ``session``; None when it has none."""
+    def windowed(select: exp.Select) -> bool:
+        if not is_session_tvf_aggregation(select):
+            return is_group_window_aggregation(select)
+        if any(f.wrapper.func_type == PANDAS for c in select.find_all(exp.Anonymous)
+               if c.parent_select is select
+               and (f := functions.aggregate(c.name, pandas=True)) is not None):
+            raise FlinkSqlError(PANDAS_UDAF_STREAMING)  # Flink: session_udaf.out, h2
+        return True
+
+    return collected_calls(session, query, functions, windowed)
 
 
 def plan_mixed_aggregations(session: Any, query: exp.Expr, functions: FunctionCatalog
