@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import enum
+import itertools
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -423,20 +425,37 @@ def as_callable(fn: Any) -> Callable[..., Any]:
 
 
 class FieldAggregation:
-    """``KeyedStream.sum/min/max(pos)``: a reduce over field ``pos`` of tuples, lists or dicts
-    (a plain number when ``pos`` is None); the other fields come from the first record, as in
-    Flink's aggregations."""
+    """``KeyedStream.sum/min/max(pos)``: a reduce over field ``pos`` (an index, or a name of a
+    Row or dict) of tuples, lists, Rows or dicts; of a plain value (``pos`` 0 or None, PyFlink's
+    "basic type") the value itself. The other fields come from the first record, as in Flink's
+    aggregations."""
 
     combine: Callable[[Any, Any], Any] = staticmethod(lambda x, y: x + y)
 
     def __init__(self, position: int | str | None) -> None:
+        if position is not None and not isinstance(position, (int, str)):
+            raise TypeError("The field position must be of int or str type to locate the value "
+                            "to calculate for min, max, min_by, max_by and sum.The given type "
+                            f"is: {type(position)}")
         self.position = position
 
     def __call__(self, a: Any, b: Any) -> Any:
-        p = self.position
-        if p is None:
+        if self._whole(a):
             return self.combine(a, b)
+        p = self.position
         return self._with(a, self.combine(a[p], b[p]))
+
+    def _whole(self, record: Any) -> bool:
+        """Whether the aggregation is of the record itself (a plain value)."""
+        if self.position is None:
+            return True
+        if isinstance(record, (tuple, list, dict)) or hasattr(record, "get_row_kind"):
+            return False
+        if self.position != 0:  # PyFlink's message
+            raise TypeError(f"The {self.position} field selected on a basic type. A field "
+                            "expression on a basic type can only select the 0th field (which "
+                            "means selecting the entire basic type).")
+        return True
 
     def _with(self, record: Any, value: Any) -> Any:
         """``record`` with field ``position`` replaced by ``value``."""
@@ -447,19 +466,28 @@ class FieldAggregation:
             return record[:p] + (value,) + record[p + 1 :]  # type: ignore[operator,index]
         if isinstance(record, list):
             return record[:p] + [value] + record[p + 1 :]  # type: ignore[operator,index]
-        out = dict(record)
-        out[p] = value
-        return out
+        if isinstance(record, dict):
+            out = dict(record)
+            out[p] = value
+            return out
+        row = copy.copy(record)  # a Row: its values copied, its names and kind kept
+        row[p] = value
+        return row
 
     def combine_by_key(self, records: Iterable[Any],
                        key_selector: Callable[[Any], Any]) -> tuple[dict[Any, Any], int]:
         """The map-side combine: key -> the key's aggregated record, and how many records came
         in. The same result as reducing with ``self``, without a call to it per record."""
+        records = iter(records)
+        first = next(records, None)
+        if first is None:
+            return {}, 0
+        records = itertools.chain((first,), records)
         combine = self.combine
         values: dict[Any, Any] = {}
         n = 0
         p = self.position
-        if p is None:
+        if self._whole(first):
             for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
                 key = key_selector(rec)
                 values[key] = combine(values[key], rec) if key in values else rec
@@ -481,7 +509,12 @@ class FieldSum(FieldAggregation):
     def combine_by_key(self, records: Iterable[Any],
                        key_selector: Callable[[Any], Any]) -> tuple[dict[Any, Any], int]:
         p = self.position
-        if p is None:
+        records = iter(records)
+        first = next(records, None)
+        if first is None:
+            return {}, 0
+        records = itertools.chain((first,), records)
+        if self._whole(first):
             return super().combine_by_key(records, key_selector)
         # the hot loop of every word count: += instead of a call per record
         sums: dict[Any, Any] = {}
@@ -503,3 +536,34 @@ class FieldMin(FieldAggregation):
 
 class FieldMax(FieldAggregation):
     combine = staticmethod(max)
+
+
+class FieldMinBy(FieldAggregation):
+    """``KeyedStream.min_by(pos)``: the record with the smallest field ``pos``, the first one
+    of equal ones (PyFlink's ``AccumulateType.MIN_BY``)."""
+
+    def __call__(self, a: Any, b: Any) -> Any:
+        if self._whole(a):
+            return b if b < a else a
+        p = self.position
+        return b if b[p] < a[p] else a
+
+    def combine_by_key(self, records: Iterable[Any],
+                       key_selector: Callable[[Any], Any]) -> tuple[dict[Any, Any], int]:
+        values: dict[Any, Any] = {}
+        n = 0
+        for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
+            key = key_selector(rec)
+            values[key] = self(values[key], rec) if key in values else rec
+        return values, n
+
+
+class FieldMaxBy(FieldMinBy):
+    """``KeyedStream.max_by(pos)``: the record with the largest field ``pos``, the first one
+    of equal ones."""
+
+    def __call__(self, a: Any, b: Any) -> Any:
+        if self._whole(a):
+            return b if b > a else a
+        p = self.position
+        return b if b[p] > a[p] else a

@@ -3,23 +3,22 @@ streams they make; each call adds a StreamNode to its environment's StreamGraph.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..api.async_io import NO_RETRY_STRATEGY
 from ..api.functions import (
     CustomPartitioning,
     FieldMax,
+    FieldMaxBy,
     FieldMin,
+    FieldMinBy,
     FieldSum,
     Function,
     NullByteKeySelector,
     OutputTag,
 )
 from ..common.execution_mode import RuntimeExecutionMode
-from ..common.time import to_millis
 from ..graph.streamgraph import (
     DEFAULT_NAMES,
     ChainingStrategy,
@@ -29,7 +28,6 @@ from ..graph.streamgraph import (
 )
 from ..runtime.operators import (
     AllWindowOperator,
-    AsyncWaitOperator,
     CoFlatMapOperator,
     CoMapOperator,
     CoProcessOperator,
@@ -80,10 +78,10 @@ class DataStream:
 
     # -- transformations (PyFlink's signatures: type information is accepted, not needed) ---
     def map(self, func: Any, output_type: Any = None) -> "DataStream":
-        return _typed(self._then(OperatorKind.MAP, func), output_type)
+        return typed(self._then(OperatorKind.MAP, func), output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> "DataStream":
-        return _typed(self._then(OperatorKind.FLAT_MAP, func), output_type)
+        return typed(self._then(OperatorKind.FLAT_MAP, func), output_type)
 
     def filter(self, func: Any) -> "DataStream":
         return self._then(OperatorKind.FILTER, func)
@@ -103,7 +101,7 @@ class DataStream:
         """Apply a ProcessFunction: ``process_element(value, ctx)`` yields outputs, and
         ``ctx.output(tag, value)`` sends one to a side output (:meth:`get_side_output`)."""
         check_function(func, OperatorKind.PROCESS)
-        return _typed(self._then(OperatorKind.PROCESS, ProcessOperator(func)), output_type)
+        return typed(self._then(OperatorKind.PROCESS, ProcessOperator(func)), output_type)
 
     def get_side_output(self, output_tag: OutputTag) -> "DataStream":
         """The records the process function of this stream sent to ``output_tag``
@@ -130,6 +128,8 @@ class DataStream:
     def connect(self, ds: "DataStream") -> "ConnectedStreams":
         """This stream and ``ds`` as the two inputs of one operator (``map(CoMapFunction)``,
         ``flat_map``, ``process``; after ``key_by(k1, k2)`` with keyed state both share)."""
+        if isinstance(ds, KeyedStream):  # a non-keyed operator, as PyFlink's
+            ds = ds.stream
         if not isinstance(ds, DataStream) or ds.env is not self.env:
             raise ValueError("connect() takes a DataStream of the same environment")
         return ConnectedStreams(self, ds)
@@ -418,7 +418,7 @@ class _Projection:
         return tuple(value[i] for i in self.field_indexes)
 
 
-def _typed(stream: DataStream, output_type: Any) -> DataStream:
+def typed(stream: DataStream, output_type: Any) -> DataStream:
     """``stream``, its records declared of ``output_type`` (kept for a Table of it)."""
     if output_type is not None:
         stream.env.output_types[stream.node.node_id] = output_type
@@ -435,7 +435,7 @@ class KeyedStream:
     def reduce(self, func: Any, output_type: Any = None) -> DataStream:
         """Combine the records of each key pairwise; map-side combined before the shuffle."""
         stream = self.stream._then(OperatorKind.REDUCE, func, Partitioning.HASH, self.key_selector)
-        return _typed(stream, output_type)
+        return typed(stream, output_type)
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
         return self.stream._then(OperatorKind.REDUCE, FieldSum(position_to_sum), Partitioning.HASH,
@@ -449,13 +449,25 @@ class KeyedStream:
         return self.stream._then(OperatorKind.REDUCE, FieldMax(position_to_max), Partitioning.HASH,
                                  self.key_selector, name="Keyed Aggregation")
 
+    def min_by(self, position_to_min_by: int | str = 0) -> DataStream:
+        """Per key, the record with the smallest field ``position_to_min_by`` so far (the
+        first one of equal ones)."""
+        return self.stream._then(OperatorKind.REDUCE, FieldMinBy(position_to_min_by),
+                                 Partitioning.HASH, self.key_selector, name="Keyed Aggregation")
+
+    def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
+        """Per key, the record with the largest field ``position_to_max_by`` so far (the first
+        one of equal ones)."""
+        return self.stream._then(OperatorKind.REDUCE, FieldMaxBy(position_to_max_by),
+                                 Partitioning.HASH, self.key_selector, name="Keyed Aggregation")
+
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         """A KeyedProcessFunction: keyed state (through ``open``'s runtime context),
         ``ctx.get_current_key()``, timers and ``on_timer``, side outputs."""
         check_function(func, OperatorKind.PROCESS)
         stream = self.stream._then(OperatorKind.PROCESS, KeyedProcessOperator(func),
                                    Partitioning.HASH, self.key_selector)
-        return _typed(stream, output_type)
+        return typed(stream, output_type)
 
     def _keyed(self, kind: OperatorKind, func: Any) -> DataStream:
         """A map/flat_map/filter after key_by; a rich function gets keyed state."""
@@ -479,13 +491,84 @@ class KeyedStream:
         return WindowedStream(self, CountTumblingWindowAssigner.of(size))
 
     def map(self, func: Any, output_type: Any = None) -> DataStream:
-        return _typed(self._keyed(OperatorKind.MAP, func), output_type)
+        return typed(self._keyed(OperatorKind.MAP, func), output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
-        return _typed(self._keyed(OperatorKind.FLAT_MAP, func), output_type)
+        return typed(self._keyed(OperatorKind.FLAT_MAP, func), output_type)
 
     def filter(self, func: Any) -> DataStream:
         return self._keyed(OperatorKind.FILTER, func)
+
+    def key_by(self, key_selector: Any, key_type: Any = None) -> "KeyedStream":
+        """The stream before this ``key_by``, keyed by ``key_selector`` instead."""
+        return self.stream.key_by(key_selector, key_type)
+
+    def connect(self, ds: Any) -> "ConnectedStreams":
+        """With another KeyedStream, the two inputs of a keyed two-input operator (a
+        ``KeyedCoProcessFunction``, a ``CoMapFunction`` with keyed state), as
+        ``connect(...).key_by(k1, k2)``; with a DataStream, a non-keyed one."""
+        if isinstance(ds, KeyedStream):
+            return self.stream.connect(ds.stream).key_by(self.key_selector, ds.key_selector)
+        return self.stream.connect(ds)
+
+    def union(self, *streams: DataStream) -> DataStream:
+        return self._values().union(*streams)
+
+    def project(self, *field_indexes: int) -> DataStream:
+        return self._values().project(*field_indexes)
+
+    def print(self) -> DataStream:
+        """Print each record, on the subtask its key goes to (``2> ...``)."""
+        return self._values().print()
+
+    def sink_to(self, sink: Any) -> DataStream:
+        return self._values().sink_to(sink)
+
+    def execute_and_collect(self, job_name: str = "collect", limit: int | None = None) -> list[Any]:
+        return self._values().execute_and_collect(job_name, limit)
+
+    def _values(self) -> DataStream:
+        """The records as they are, partitioned by key (PyFlink's identity map after a
+        ``key_by``)."""
+        return self.stream._then(OperatorKind.MAP, _identity, Partitioning.HASH,
+                                 self.key_selector, name=KEYED_STREAM_VALUES)
+
+    def _refused(self, what: str) -> Any:
+        raise Exception(f"{what} for KeyedStream is not supported.")  # PyFlink's messages
+
+    def set_parallelism(self, parallelism: int) -> Any:
+        return self._refused("Set parallelism")
+
+    def name(self, name: str) -> Any:
+        return self._refused("Set name")
+
+    def uid(self, uid: str) -> Any:
+        return self._refused("Set uid")
+
+    def slot_sharing_group(self, name: Any) -> Any:
+        return self._refused("Setting slot sharing group")
+
+    def start_new_chain(self) -> Any:
+        return self._refused("Start new chain")
+
+    def disable_chaining(self) -> Any:
+        return self._refused("Disable chaining")
+
+    def cache(self) -> Any:
+        return self._refused("Cache")
+
+    def _repartitioned(self, *args: Any) -> Any:
+        raise Exception("Cannot override partitioning for KeyedStream.")
+
+    shuffle = rebalance = rescale = forward = broadcast = partition_custom = _repartitioned
+
+
+#: PyFlink's name of a KeyedStream's records taken on as a DataStream
+KEYED_STREAM_VALUES = "_keyed_stream_values_operator"
+
+
+def _identity(value: Any) -> Any:
+    return value
 
 
 class ConnectedStreams:
@@ -519,19 +602,19 @@ class ConnectedStreams:
     def map(self, func: Any, output_type: Any = None) -> DataStream:
         """A CoMapFunction: ``map1`` for the first input's records, ``map2`` for the second's."""
         keyed = self.key_selectors is not None
-        return _typed(self._two_input(CoMapOperator(func, keyed=keyed), "Co-Map"), output_type)
+        return typed(self._two_input(CoMapOperator(func, keyed=keyed), "Co-Map"), output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
         """A CoFlatMapFunction: ``flat_map1`` / ``flat_map2`` yield outputs."""
         keyed = self.key_selectors is not None
-        return _typed(self._two_input(CoFlatMapOperator(func, keyed=keyed), "Co-Flat Map"),
+        return typed(self._two_input(CoFlatMapOperator(func, keyed=keyed), "Co-Flat Map"),
                       output_type)
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         """A CoProcessFunction, or after key_by a KeyedCoProcessFunction (state, timers)."""
         if self.key_selectors is not None:
-            return _typed(self._two_input(KeyedCoProcessOperator(func), "Co-Process"), output_type)
-        return _typed(self._two_input(CoProcessOperator(func), "Co-Process"), output_type)
+            return typed(self._two_input(KeyedCoProcessOperator(func), "Co-Process"), output_type)
+        return typed(self._two_input(CoProcessOperator(func), "Co-Process"), output_type)
 
 
 class WindowedStream:
@@ -583,17 +666,17 @@ class WindowedStream:
 
     def reduce(self, reduce_function: Any, window_function: Any = None,
                output_type: Any = None) -> DataStream:
-        return _typed(self._apply("reduce", reduce_function, window_function), output_type)
+        return typed(self._apply("reduce", reduce_function, window_function), output_type)
 
     def aggregate(self, aggregate_function: Any, window_function: Any = None,
                   accumulator_type: Any = None, output_type: Any = None) -> DataStream:
-        return _typed(self._apply("aggregate", aggregate_function, window_function), output_type)
+        return typed(self._apply("aggregate", aggregate_function, window_function), output_type)
 
     def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
-        return _typed(self._apply("apply", window_function), output_type)
+        return typed(self._apply("apply", window_function), output_type)
 
     def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
-        return _typed(self._apply("process", process_window_function), output_type)
+        return typed(self._apply("process", process_window_function), output_type)
 
 
 class AllWindowedStream(WindowedStream):
@@ -614,53 +697,3 @@ class AllWindowedStream(WindowedStream):
                                          self.keyed.key_selector, name="Window(All)")
         stream.node.parallelism = 1
         return stream
-
-
-class AsyncDataStream:
-    """Async I/O (PyFlink's ``AsyncDataStream``): an ``AsyncFunction``'s ``async_invoke`` per
-    record, at most ``capacity`` records in the operator at once; ``ordered_wait`` emits in input
-    order, ``unordered_wait`` as the calls complete (``runtime.operators.AsyncWaitOperator``)."""
-
-    @staticmethod
-    def unordered_wait(data_stream: DataStream, async_function: Any, timeout: Any,
-                       capacity: int = 100, output_type: Any = None) -> DataStream:
-        return AsyncDataStream.unordered_wait_with_retry(
-            data_stream, async_function, timeout, NO_RETRY_STRATEGY, capacity, output_type)
-
-    @staticmethod
-    def unordered_wait_with_retry(data_stream: DataStream, async_function: Any, timeout: Any,
-                                  async_retry_strategy: Any, capacity: int = 100,
-                                  output_type: Any = None) -> DataStream:
-        return _async_wait(data_stream, async_function, timeout, async_retry_strategy, capacity,
-                           output_type, ordered=False)
-
-    @staticmethod
-    def ordered_wait(data_stream: DataStream, async_function: Any, timeout: Any,
-                     capacity: int = 100, output_type: Any = None) -> DataStream:
-        return AsyncDataStream.ordered_wait_with_retry(
-            data_stream, async_function, timeout, NO_RETRY_STRATEGY, capacity, output_type)
-
-    @staticmethod
-    def ordered_wait_with_retry(data_stream: DataStream, async_function: Any, timeout: Any,
-                                async_retry_strategy: Any, capacity: int = 100,
-                                output_type: Any = None) -> DataStream:
-        return _async_wait(data_stream, async_function, timeout, async_retry_strategy, capacity,
-                           output_type, ordered=True)
-
-
-def _async_wait(data_stream: DataStream, async_function: Any, timeout: Any, strategy: Any,
-                capacity: int, output_type: Any, ordered: bool) -> DataStream:
-    """The async wait operator after ``data_stream``, refused as PyFlink's ``_validate`` does."""
-    if not inspect.iscoroutinefunction(getattr(async_function, "async_invoke", None)):
-        raise Exception("Method 'async_invoke' of class '%s' should be declared as 'async def'."
-                        % type(async_function))
-    if strategy is None:
-        raise Exception("Async retry strategy should not be None.")
-    timeout_ms = to_millis(timeout)
-    if strategy is not NO_RETRY_STRATEGY and timeout_ms <= 0:
-        raise Exception("Timeout should be configured when do async with retry.")
-    if strategy.get_retry_predicate() is None:
-        raise Exception("Retry predicate of the async retry strategy '%s' is None." % type(strategy))
-    operator = AsyncWaitOperator(async_function, timeout_ms, capacity, strategy, ordered)
-    return _typed(data_stream._then(OperatorKind.PROCESS, operator, name="async wait operator"),
-                  output_type)

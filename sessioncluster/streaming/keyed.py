@@ -14,7 +14,7 @@ from ..api.functions import TimeDomain
 from ..graph.jobgraph import JobVertex
 from ..graph.streamgraph import OperatorKind
 from ..runtime.chain import chain
-from ..runtime.operators import ReduceOperator, StreamOperator
+from ..runtime.operators import KeyedFunctionOperator, ReduceOperator, StreamOperator
 from ..runtime.output import Record
 from ..runtime.streaming_driver import KeyedStreamingDriver
 from . import report as reports
@@ -45,6 +45,8 @@ class KeyedVertex:
             operator = ReduceOperator(function)  # a running reduce: every update goes out
         elif isinstance(function, StreamOperator) and function.keyed:
             operator = function
+        elif head.kind in (OperatorKind.MAP, OperatorKind.FLAT_MAP, OperatorKind.FILTER):
+            operator = KeyedFunctionOperator(head.kind.value, function)  # a plain function
         else:
             raise NotImplementedError(
                 f"'{vertex.name}': {type(function).__name__} is not supported in STREAMING mode yet")

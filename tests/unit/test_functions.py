@@ -11,12 +11,15 @@ from sessioncluster.api.accumulators import IntCounter
 from sessioncluster.api.functions import (
     FieldAggregation,
     FieldMax,
+    FieldMaxBy,
     FieldMin,
+    FieldMinBy,
     FieldSum,
     MapFunction,
     RuntimeContext,
     as_callable,
 )
+from sessioncluster.common.types import Row
 
 
 def fold(agg: FieldAggregation, records: list[Any], key_selector: Any) -> dict[Any, Any]:
@@ -28,7 +31,8 @@ def fold(agg: FieldAggregation, records: list[Any], key_selector: Any) -> dict[A
     return out
 
 
-@pytest.mark.parametrize("agg", [FieldSum(1), FieldMin(1), FieldMax(1)], ids=["sum", "min", "max"])
+@pytest.mark.parametrize("agg", [FieldSum(1), FieldMin(1), FieldMax(1), FieldMinBy(1), FieldMaxBy(1)],
+                         ids=["sum", "min", "max", "min_by", "max_by"])
 @pytest.mark.parametrize("shape", ["tuple", "list", "dict"])
 def test_combine_by_key_equals_the_fold(agg: FieldAggregation, shape: str) -> None:
     rng = random.Random(7)
@@ -53,6 +57,31 @@ def test_plain_numbers_without_a_position(agg: FieldAggregation, expected: int) 
     combined, n = agg.combine_by_key([1, 2, 3, 6], lambda x: 0)
     assert (combined, n) == ({0: expected}, 4)
     assert agg.combine_by_key([1, 2, 3, 6], lambda x: x % 2)[0] == fold(agg, [1, 2, 3, 6], lambda x: x % 2)
+
+
+def test_min_by_and_max_by_keep_the_whole_first_record_of_equal_ones() -> None:
+    """/work/briefs/data/lead29/keyed_stream.out (PyFlink 2.3, BATCH): min_by(1) a's
+    ('a', 1, 'y') (not the later ('a', 1, 'w')); min(1) ('a', 1, 'x'): the first record's
+    other fields."""
+    data = [("a", 3, "x"), ("a", 1, "y"), ("b", 5, "z"), ("a", 1, "w"), ("b", 7, "v")]
+    assert fold(FieldMinBy(1), data, lambda r: r[0]) == {"a": ("a", 1, "y"), "b": ("b", 5, "z")}
+    assert fold(FieldMaxBy(1), data, lambda r: r[0]) == {"a": ("a", 3, "x"), "b": ("b", 7, "v")}
+    assert fold(FieldMin(1), data, lambda r: r[0]) == {"a": ("a", 1, "x"), "b": ("b", 5, "z")}
+    row = FieldMaxBy("v")(Row(k="a", v=1), Row(k="a", v=5))
+    assert row == Row(k="a", v=5)
+    assert FieldSum("v")(Row(k="a", v=1), Row(k="b", v=5)) == Row(k="a", v=6)
+
+
+def test_a_basic_type_is_its_own_0th_field() -> None:
+    """PyFlink: sum() of plain numbers sums them (keyed_stream.out: [6, 9] in BATCH); another
+    position is PyFlink's TypeError."""
+    assert FieldSum(0).combine_by_key([1, 2, 3, 4, 5], lambda x: x % 2)[0] == {1: 9, 0: 6}
+    assert FieldMinBy(0)(3, 2) == 2
+    with pytest.raises(TypeError, match=r"^The 1 field selected on a basic type\. A field "
+                                        r"expression on a basic type can only select the 0th"):
+        FieldSum(1)(3, 4)
+    with pytest.raises(TypeError, match="must be of int or str type"):
+        FieldSum(1.5)  # type: ignore[arg-type]
 
 
 def test_empty_input() -> None:

@@ -6,7 +6,7 @@ _NAMES = {
     'AggregateFunction': 'sessioncluster.api.functions',
     'AllWindowFunction': 'sessioncluster.api.functions',
     'AllWindowedStream': 'sessioncluster.client.datastream',
-    'AsyncDataStream': 'sessioncluster.client.datastream',
+    'AsyncDataStream': 'sessioncluster.client.asyncstream',
     'AsyncFunction': 'sessioncluster.api.async_io',
     'AsyncRetryPredicate': 'sessioncluster.api.async_io',
     'AsyncRetryStrategy': 'sessioncluster.api.async_io',

@@ -3,7 +3,7 @@
 from .._exports import lazy_exports
 
 _NAMES = {
-    'AsyncDataStream': 'sessioncluster.client.datastream',
+    'AsyncDataStream': 'sessioncluster.client.asyncstream',
 }
 
 __all__ = sorted(_NAMES)
