@@ -35,6 +35,10 @@ KEYED_STATE_ERROR = ("Keyed state can only be used on a 'keyed stream', i.e., af
 TIMERS_ERROR = "Setting timers is only supported on a keyed streams."
 
 
+#: Flink's default max parallelism of an operator
+MAX_PARALLELISM = 128
+
+
 class RuntimeContext:
     """What a rich function learns about the subtask it runs in (PyFlink's RuntimeContext).
 
@@ -84,6 +88,15 @@ class RuntimeContext:
 
     def get_number_of_parallel_subtasks(self) -> int:
         return self._parallelism
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        """Flink's default max parallelism of an operator (128 up to a parallelism of 85)."""
+        return MAX_PARALLELISM
+
+    def get_task_name_with_subtasks(self) -> str:
+        """Flink's ``Map (1/2)#0``: the task's name, its subtask of all, its attempt."""
+        return (f"{self._task_name} ({self._subtask + 1}/{self._parallelism})"
+                f"#{self._attempt}")
 
     def get_attempt_number(self) -> int:
         return self._attempt

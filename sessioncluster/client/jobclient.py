@@ -77,12 +77,12 @@ class JobExecutionResult:
             raise KeyError(f"job {self.job_id} has no accumulator named {name!r}; it has "
                            f"{sorted(self._accumulators)}") from None
 
-    def all_accumulator_results(self) -> dict[str, Any]:
+    def get_all_accumulator_results(self) -> dict[str, Any]:
         return {name: acc.get_local_value() for name, acc in self._accumulators.items()}
 
     def __repr__(self) -> str:
         return (f"JobExecutionResult(job_id={self.job_id!r}, net_runtime={self.net_runtime} ms, "
-                f"accumulators={self.all_accumulator_results()!r})")
+                f"accumulators={self.get_all_accumulator_results()!r})")
 
     def _repr_html_(self) -> str | None:
         return display.hooks.html_of(self)
@@ -132,6 +132,16 @@ class JobClient:
                 return reply
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"job {self.job_id} still {reply.status} after {timeout} s")
+
+    def get_accumulators(self) -> "Future[dict[str, Any]]":
+        """The job's accumulators now, by name (while it runs or after it ended), as a future
+        as PyFlink's."""
+        future: Future[dict[str, Any]] = Future()
+        try:
+            future.set_result(dict(self.details().accumulators))
+        except Exception as exc:  # noqa: BLE001 - PyFlink: the future carries the failure
+            future.set_exception(exc)
+        return future
 
     def get_job_execution_result(self, timeout: float | None = None) -> JobExecutionResult:
         """Wait for the job; raise :class:`JobExecutionException` unless it FINISHED."""

@@ -125,7 +125,7 @@ class DetachedJobExecutionResult:
     def get_accumulator_result(self, name: str) -> Any:
         raise RuntimeError(self._UNAVAILABLE)
 
-    def all_accumulator_results(self) -> dict[str, Any]:
+    def get_all_accumulator_results(self) -> dict[str, Any]:
         raise RuntimeError(self._UNAVAILABLE)
 
     def __repr__(self) -> str:

@@ -331,7 +331,7 @@ def job_result_html(result: "JobExecutionResult") -> str:
     JobGraph and states too when the result knows its JobClient and the session still runs)."""
     from ..client.gateway import DispatcherError, JobManagerGoneError
 
-    accumulators = result.all_accumulator_results()
+    accumulators = result.get_all_accumulator_results()
     client = getattr(result, "_client", None)
     if client is not None:
         try:

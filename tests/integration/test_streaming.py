@@ -772,6 +772,7 @@ def test_live_accumulators_and_running_subtasks_of_an_unbounded_job(
             time.sleep(0.5)
         body = rest.get(f"/jobs/{client.job_id}/accumulators")
         assert {"name": "lines", "type": "int", "value": "30"} in body["user-task-accumulators"]
+        assert client.get_accumulators().result()["keyed"] == 30  # PyFlink's future of them
         details = client.details()
         assert details.summary.status is JobStatus.RUNNING
         running = [ex for ex in details.executions if ex.state is ExecutionState.RUNNING]

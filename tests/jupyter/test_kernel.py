@@ -323,7 +323,7 @@ def test_static_html_of_a_finished_job(cluster: Cluster) -> None:
         print(json.dumps({"html": result._repr_html_(), "client_html": client._repr_html_(),
                           "names": [v.name for v in client.details().job_graph.vertices],
                           "accumulators": {n: (sorted(v.items()) if isinstance(v, dict) else v)
-                                           for n, v in result.all_accumulator_results().items()}}))
+                                           for n, v in result.get_all_accumulator_results().items()}}))
     ''').json()
     page = got["html"]
     assert len(got["names"]) >= 2

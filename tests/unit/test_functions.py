@@ -104,6 +104,8 @@ def test_as_callable_and_the_runtime_context() -> None:
     with pytest.raises(KeyError, match="no accumulator named 'm'"):
         ctx.get_accumulator("m")
     assert (ctx.get_index_of_this_subtask(), ctx.get_number_of_parallel_subtasks()) == (1, 4)
+    assert ctx.get_task_name_with_subtasks() == "Map (2/4)#0"  # Flink's form
+    assert ctx.get_max_number_of_parallel_subtasks() == 128
 
 
 def test_output_tag_time_domain_and_the_runtime_context_of_keyed_operators() -> None:
