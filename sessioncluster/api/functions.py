@@ -47,18 +47,21 @@ class RuntimeContext:
 
     def __init__(self, task_name: str, subtask: int, parallelism: int, attempt: int,
                  accumulators: dict[str, Accumulator[Any]], *,
-                 keyed_state_backend: "KeyedStateStore | None" = None) -> None:
+                 keyed_state_backend: "KeyedStateStore | None" = None,
+                 job_parameters: dict[str, str] | None = None) -> None:
         self._task_name = task_name
         self._subtask = subtask
         self._parallelism = parallelism
         self._attempt = attempt
         self._accumulators = accumulators
         self._keyed_state_backend = keyed_state_backend
+        self._job_parameters = job_parameters or {}
 
     def with_keyed_state(self, backend: "KeyedStateStore") -> "RuntimeContext":
         """The same subtask's context, with keyed state from ``backend`` (for keyed operators)."""
         return RuntimeContext(self._task_name, self._subtask, self._parallelism, self._attempt,
-                              self._accumulators, keyed_state_backend=backend)
+                              self._accumulators, keyed_state_backend=backend,
+                              job_parameters=self._job_parameters)
 
     def _backend(self) -> "KeyedStateStore":
         if self._keyed_state_backend is None:
@@ -88,6 +91,10 @@ class RuntimeContext:
 
     def get_number_of_parallel_subtasks(self) -> int:
         return self._parallelism
+
+    def get_job_parameter(self, key: str, default_value: str) -> str:
+        """A global job parameter (``env.get_config().set_global_job_parameters``)."""
+        return self._job_parameters.get(key, default_value)
 
     def get_max_number_of_parallel_subtasks(self) -> int:
         """Flink's default max parallelism of an operator (128 up to a parallelism of 85)."""

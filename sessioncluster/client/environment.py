@@ -372,6 +372,7 @@ class StreamExecutionEnvironment:
                                 self._cached_in_session(sinks))
         graph.restart_strategy = self._restart_strategy
         graph.python_dependencies = [dep for dep, _ in self._python_dependencies]
+        graph.job_parameters = self.get_config().get_global_job_parameters()
         blobs.update({dep.key: data for dep, data in self._python_dependencies})
         if self._effective_runtime_mode() is RuntimeExecutionMode.STREAMING:
             graph.runtime_mode = RuntimeExecutionMode.STREAMING

@@ -114,6 +114,8 @@ class JobGraph:
     configuration: dict[str, Any] = field(default_factory=dict)
     #: the job's Python files, archives and requirements (each a blob), and the session's
     python_dependencies: list[PythonDependency] = field(default_factory=list)
+    #: ``env.get_config().set_global_job_parameters(...)``: ``RuntimeContext.get_job_parameter``
+    job_parameters: dict[str, str] = field(default_factory=dict)
 
     def vertex(self, vertex_id: str) -> JobVertex:
         for v in self.vertices:

@@ -234,7 +234,7 @@ class _QueryPlanner:
                              timestamped_input(v, graph) if v.inputs else stamped_table(v),
                              timestamped_output(v, graph), SINK_KINDS.get(v.operators[-1].kind),
                              counter=self.counter, dependencies=list(graph.python_dependencies),
-                             **kw)
+                             job_parameters=dict(graph.job_parameters), **kw)
 
     def picked_from_root(self, root: JobVertex, edges: list[JobEdge]) -> Any:
         """The root's records on ``edges`` (and its control records, which must reach its

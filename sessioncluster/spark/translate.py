@@ -71,7 +71,8 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
         return shared[edge.source].filter(_OutputFilter(index)).map(operator.itemgetter(1))
 
     make_task = functools.partial(VertexTask, job_id, dependencies=tuple(graph.python_dependencies),
-                                  sort_memory_mb=python_worker_memory_mb(sc))
+                                  sort_memory_mb=python_worker_memory_mb(sc),
+                                  job_parameters=dict(graph.job_parameters))
 
     for vertex in graph.vertices:
         many = _reads_by_index(vertex)

@@ -204,7 +204,7 @@ def keyed_processor(prog: VertexProgram,
                 # Spark's pre-init in a Python process of the driver, at a query's first
                 # micro-batch: it only wants the state variables' schemas; no subtask runs here
                 return
-            self.report = reports.begin(prog.job_id, prog.vertex)
+            self.report = reports.begin(prog.job_id, prog.vertex, prog.job_parameters)
             self.environment = prog.environment()
             if self.environment is not None:
                 self.environment.__enter__()  # left in close()

@@ -42,6 +42,7 @@ class SubtaskReport:
         self.job_id = job_id
         self.vertex = vertex
         self.subtask = partition % max(vertex.parallelism, 1)
+        self.job_parameters: dict[str, str] = {}
         self.worker = worker
         self.records_in, self.records_out = IntCounter(), IntCounter()
         self.accumulators: dict[str, Accumulator[Any]] = {RECORDS_IN: self.records_in,
@@ -58,7 +59,8 @@ class SubtaskReport:
     def context(self) -> RuntimeContext:
         """The rich functions' runtime context, with this task's accumulators."""
         return RuntimeContext(self.vertex.name, self.subtask, self.vertex.parallelism,
-                              self.attempt, self.accumulators)
+                              self.attempt, self.accumulators,
+                              job_parameters=self.job_parameters)
 
     def count(self, records_in: int, records_out: int) -> None:
         self.records_in.value += records_in
@@ -92,8 +94,10 @@ _group: list[SubtaskReport] | None = None
 _active: SubtaskReport | None = None
 
 
-def begin(job_id: str, vertex: JobVertex) -> SubtaskReport:
-    """Start the report of this Spark task's subtask of ``vertex``: DEPLOYING, INITIALIZING."""
+def begin(job_id: str, vertex: JobVertex,
+          job_parameters: dict[str, str] | None = None) -> SubtaskReport:
+    """Start the report of this Spark task's subtask of ``vertex``: DEPLOYING, INITIALIZING;
+    ``job_parameters``, its functions' global job parameters."""
     global _active
     from pyspark import TaskContext
 
@@ -106,6 +110,7 @@ def begin(job_id: str, vertex: JobVertex) -> SubtaskReport:
             worker = None
     report = SubtaskReport(job_id, vertex, task.partitionId() if task is not None else 0, task,
                            worker)
+    report.job_parameters = dict(job_parameters or {})
     report.report(ExecutionState.DEPLOYING)
     report.report(ExecutionState.INITIALIZING)
     if _group is not None:

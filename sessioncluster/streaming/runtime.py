@@ -102,6 +102,8 @@ class VertexProgram:
     counter: Any = None
     #: the job's Python files, archives and requirements (their blobs come from the TaskManager)
     dependencies: list[PythonDependency] = field(default_factory=list)
+    #: the job's global job parameters (``RuntimeContext.get_job_parameter``)
+    job_parameters: dict[str, str] = field(default_factory=dict)
     _code: dict[str, Any] = field(default_factory=dict)
 
     def load(self, key: str) -> Any:
@@ -148,12 +150,12 @@ class VertexProgram:
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
                 self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
-                self.bounded, self.counter, self.dependencies)
+                self.bounded, self.counter, self.dependencies, self.job_parameters)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
          self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
-         self.bounded, self.counter, self.dependencies) = state
+         self.bounded, self.counter, self.dependencies, self.job_parameters) = state
         self._code = {}
 
 
@@ -384,7 +386,7 @@ class ChainTask:
         self.functions = [prog.load(op.function_key) if op.function_key else None for op in ops]
         tc = TaskContext.get()
         self.subtask = (tc.partitionId() if tc is not None else 0) % max(vertex.parallelism, 1)
-        self.report = reports.begin(prog.job_id, vertex)
+        self.report = reports.begin(prog.job_id, vertex, prog.job_parameters)
         open_functions(self.functions, self.report.context())
         self.report.running()
         self.router = Router(prog)

@@ -26,7 +26,7 @@ import itertools
 import operator
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import cloudpickle
@@ -93,6 +93,8 @@ class VertexTask:
     #: the worker's memory (MB) past which a keyed operator's input spills to disk
     #: (``spark.python.worker.memory``)
     sort_memory_mb: float = DEFAULT_MEMORY_MB
+    #: the job's global job parameters (``RuntimeContext.get_job_parameter``)
+    job_parameters: dict[str, str] = field(default_factory=dict)
 
     @property
     def all_outputs(self) -> list[VertexOutput]:
@@ -215,7 +217,8 @@ class Task:
         if not keyed and self.vertex.operators[0].kind is OperatorKind.REDUCE:
             raise RuntimeError("a reduce must follow key_by()")  # guarded by the API
         self.context = RuntimeContext(self.vertex.name, self.subtask, self.vertex.parallelism,
-                                      self.attempt, self.accumulators)
+                                      self.attempt, self.accumulators,
+                                      job_parameters=self.spec.job_parameters)
 
     def restore_state(self) -> None:
         """4. Nothing to restore: a BATCH job keeps no state across attempts."""

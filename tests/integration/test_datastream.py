@@ -687,6 +687,14 @@ class SharedCount(KeyedCoProcessFunction):
     process_element2 = process_element1
 
 
+class WithJobParameter(MapFunction):
+    def open(self, runtime_context: Any) -> None:
+        self.suffix = runtime_context.get_job_parameter("suffix", "none")
+
+    def map(self, value: Any) -> Any:
+        return f"{value}{self.suffix}"
+
+
 def test_a_keyed_stream_is_a_datastream_as_pyflinks(session) -> None:
     """min_by/max_by, sum of plain numbers, union and key_by(...).connect(key_by(...)) in BATCH
     and STREAMING, parallelism 1, as PyFlink 2.3 gives them
@@ -713,7 +721,9 @@ def test_a_keyed_stream_is_a_datastream_as_pyflinks(session) -> None:
             "union": keyed.union(env.from_collection(data)),
             "connect": left.key_by(lambda r: r[0]).connect(right.key_by(lambda r: r[0]))
                            .process(SharedCount()),
-            "map": keyed.map(lambda r: r[1])}
+            "map": keyed.map(lambda r: r[1]),
+            "parameter": numbers.map(WithJobParameter())}  # the environment's job parameters
+        env.get_config().set_global_job_parameters({"suffix": "!"})
         tagged = [stream.map(functools.partial(tag_with, name)) for name, stream in branches.items()]
         got = collections.defaultdict(list)
         for name, value in collected(tagged[0].union(*tagged[1:]), f"keyed stream {mode}"):
@@ -725,6 +735,7 @@ def test_a_keyed_stream_is_a_datastream_as_pyflinks(session) -> None:
         assert sorted(got["union"]) == sorted(data * 2)
         assert sorted(got["connect"]) == [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2)]
         assert sorted(got["map"]) == [1, 1, 3, 5, 7]
+        assert sorted(got["parameter"]) == ["1!", "2!", "3!", "4!", "5!"]
 
 
 def tag_with(name: str, value: Any) -> tuple[str, Any]:

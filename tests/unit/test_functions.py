@@ -106,6 +106,9 @@ def test_as_callable_and_the_runtime_context() -> None:
     assert (ctx.get_index_of_this_subtask(), ctx.get_number_of_parallel_subtasks()) == (1, 4)
     assert ctx.get_task_name_with_subtasks() == "Map (2/4)#0"  # Flink's form
     assert ctx.get_max_number_of_parallel_subtasks() == 128
+    assert ctx.get_job_parameter("x", "none") == "none"
+    keyed = RuntimeContext("Map", 0, 1, 0, {}, job_parameters={"x": "1"}).with_keyed_state(None)
+    assert keyed.get_job_parameter("x", "none") == "1"
 
 
 def test_output_tag_time_domain_and_the_runtime_context_of_keyed_operators() -> None:
