@@ -12,7 +12,7 @@ import pickle
 import uuid
 from typing import Any, Callable
 
-from ..api.functions import FilterFunction, ProcessFunction
+from ..api.functions import ProcessFunction
 from ..api.table import changelog_mode as changelog
 from ..api.table import conversion
 from ..api.table import environment as table_env
@@ -174,9 +174,11 @@ class StreamTableEnvironment(TableEnvironment):
                                        changelog.check_insert_only)
         records = list(data_stream.execute_and_collect("from_changelog_stream"))
         names = [n for n, _ in schema.physical_columns()] if schema is not None else []
-        names = names or conversion.stream_column_names(records)
+        type_info = output_type(data_stream)
+        names = names or ([n for n, _ in conversion.type_columns(type_info)] if type_info
+                          is not None else conversion.stream_column_names(records))
         rows = changelog.changelog_records(records, mode, [names.index(k) for k in key])
-        return self._changelog_table(rows, names, schema, output_type(data_stream))
+        return self._changelog_table(rows, names, schema, type_info)
 
     def _changelog_table(self, rows: list[Any], names: list[str], schema: Schema | None,
                          type_info: Any) -> Table:
@@ -236,7 +238,7 @@ class StreamTableEnvironment(TableEnvironment):
             stream = self._bounded_stream(conversion.as_records(rows, names, changelog=True),
                                           names, rowtime)
         if changelog_mode is not None and changelog_mode.is_upsert():
-            stream = stream.filter(_NotUpdateBefore())
+            stream = stream.filter(lambda r: r.get_row_kind() is not RowKind.UPDATE_BEFORE)
         return stream
 
     def _bounded_stream(self, records: list[Any], names: list[str], rowtime: str) -> Any:
@@ -365,13 +367,6 @@ def _own_catalog(env: table_env.TableEnvironment) -> None:
     TableEnvironment has); else the session's shared one."""
     if own_catalogs():
         env.get_config().set(table_env.CATALOG_SCOPE, uuid.uuid4().hex)
-
-
-class _NotUpdateBefore(FilterFunction):
-    """An upsert changelog's records: all but ``-U``."""
-
-    def filter(self, value: Any) -> bool:
-        return value.get_row_kind() is not RowKind.UPDATE_BEFORE
 
 
 class _WithTimestamp(ProcessFunction):
