@@ -22,10 +22,10 @@ from sessioncluster.spark.flinksql.planner import to_spark_sql
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
 from sessioncluster.spark.flinksql.streamingquery import StreamingQuery
 
-I, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
-ALL = [(I, "Alice", 12), (I, "Bob", 5), (UB, "Alice", 12), (UA, "Alice", 100),
-       (D, "Bob", 5), (I, "Carol", 7)]
-UPSERT = [(I, "Alice", 12), (I, "Bob", 5), (UA, "Alice", 100), (D, "Bob", 5), (I, "Carol", 7),
+INS, UB, UA, D = RowKind.INSERT, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.DELETE
+ALL = [(INS, "Alice", 12), (INS, "Bob", 5), (UB, "Alice", 12), (UA, "Alice", 100),
+       (D, "Bob", 5), (INS, "Carol", 7)]
+UPSERT = [(INS, "Alice", 12), (INS, "Bob", 5), (UA, "Alice", 100), (D, "Bob", 5), (INS, "Carol", 7),
           (UA, "Carol", 8)]
 VIEW = f"{CHANGELOG_VIEW_PREFIX}t"
 #: the Table from_changelog_stream gives (its SQL), read as a view
@@ -70,7 +70,7 @@ def test_upsert_mode_is_normalized_as_flinks() -> None:
         ("+I", "Alice", 12), ("+I", "Bob", 5), ("-U", "Alice", 12), ("+U", "Alice", 100),
         ("-D", "Bob", 5), ("+I", "Carol", 7), ("-U", "Carol", 7), ("+U", "Carol", 8)]
     # an unchanged row gives nothing, a delete of an unknown key nothing
-    same = records([(I, "a", 1), (UA, "a", 1), (D, "b", 2)])
+    same = records([(INS, "a", 1), (UA, "a", 1), (D, "b", 2)])
     assert kinds(changelog_records(same, ChangelogMode.upsert(), [0])) == [("+I", "a", 1)]
 
 
