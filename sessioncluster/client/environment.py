@@ -308,6 +308,8 @@ class StreamExecutionEnvironment:
             data = [_as_row(x, type_info.get_field_names()) for x in data]
         node = self.stream_graph.add_node(OperatorKind.SOURCE_COLLECTION, data,
                                           chaining=ChainingStrategy.HEAD)
+        if type_info is not None:  # the records' type (a Table of them: its columns' types)
+            self.output_types[node.node_id] = type_info
         return DataStream(self, node)
 
     def read_text_file(self, file_path: str) -> "DataStream":
@@ -444,8 +446,19 @@ class ContextStreamExecutionEnvironment(StreamExecutionEnvironment):
 
 
 def _as_row(value: Any, names: list[str]) -> Any:
-    """A tuple or list of a ROW-typed collection as PyFlink's ``Row`` of ``names``."""
-    if isinstance(value, Row) or not isinstance(value, (tuple, list)):
+    """A tuple or list of a ROW-typed collection as PyFlink's ``Row`` of ``names``; a Row
+    without field names gets them (its RowKind kept)."""
+    if isinstance(value, Row):
+        try:
+            value.as_dict()
+            return value
+        except TypeError:
+            if len(value) != len(names):
+                return value
+            row = Row.of_kind(value.get_row_kind(), *value)
+            row.set_field_names(list(names))
+            return row
+    if not isinstance(value, (tuple, list)):
         return value
     if len(value) != len(names):
         raise ValueError(f"the collection's element {value!r} has {len(value)} fields, its type "

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import pickle
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 from ..api.functions import ProcessFunction
+from ..api.table import changelog_mode as changelog
 from ..api.table import conversion
 from ..api.table import environment as table_env
+from ..api.table.changelog_mode import ChangelogMode
 from ..api.table.descriptor import Schema
+from ..api.table.sqltext import quote_identifier
 from ..api.table.table import Table, unnamed_view_name
 from ..common.configuration import Configuration
 from ..common.execution_mode import RuntimeExecutionMode
@@ -25,6 +28,9 @@ from ..graph.streamgraph import OperatorKind
 from ..protocol.messages import SubmitJob
 from .current import current_or_connect, own_catalogs
 from .session import Session
+
+#: the name Flink's planner gives the table of a DataStream (``from_changelog_stream``)
+_DATASTREAM_SOURCE = "*anonymous_datastream_source$1*"
 
 
 class TableEnvironment(table_env.TableEnvironment):
@@ -86,6 +92,12 @@ class StreamTableEnvironment(TableEnvironment):
         if _unbounded_sources(data_stream) and self.runtime_mode() is RuntimeExecutionMode.STREAMING:
             return self._from_unbounded(data_stream, schema, fields_or_schema)
         _check_bounded(data_stream, "from_data_stream()")
+        return self._bounded_table(data_stream, schema, fields_or_schema)
+
+    def _bounded_table(self, data_stream: Any, schema: Schema | None,
+                       fields_or_schema: tuple[Any, ...],
+                       check: Callable[[list[Any]], None] | None = None) -> Any:
+        """A bounded DataStream's records (``check``-ed first) as a Table."""
         rowtime = conversion.rowtime_column(schema)
         if rowtime is not None:  # each record with its timestamp: the rowtime column's value
             pairs = list(data_stream.process(_WithTimestamp()).execute_and_collect("from_data_stream"))
@@ -93,6 +105,8 @@ class StreamTableEnvironment(TableEnvironment):
             times = [conversion.rowtime_value(ts) for _, ts in pairs]
         else:
             records = list(data_stream.execute_and_collect("from_data_stream"))
+        if check is not None:
+            check(records)
         if not records and schema is not None:
             names = [n for n, _ in schema.physical_columns()]
         else:
@@ -135,6 +149,58 @@ class StreamTableEnvironment(TableEnvironment):
         return table if select is None else self.sql_query(
             f"SELECT {', '.join(select)} FROM ({table.query_sql})")
 
+    def from_changelog_stream(self, data_stream: Any, schema: Schema | None = None,
+                              changelog_mode: ChangelogMode | None = None) -> Any:
+        """A Table of a bounded DataStream's Rows with their RowKind (PyFlink's
+        ``from_changelog_stream``; ``changelog_mode`` all kinds by default, an upsert mode
+        needs the Schema's primary key). The records are the table's changelog: in STREAMING
+        its queries apply them (an aggregation retracts ``-U``/``-D``); in BATCH only an
+        insert-only changelog is a table, as in Flink."""
+        mode = changelog_mode if changelog_mode is not None else ChangelogMode.all()
+        streaming = self.runtime_mode() is RuntimeExecutionMode.STREAMING
+        if _unbounded_sources(data_stream) and streaming:
+            raise NotImplementedError(
+                "from_changelog_stream() of an unbounded DataStream (source "
+                f"{', '.join(_unbounded_sources(data_stream))}) is not supported by "
+                "sessioncluster yet: only a bounded DataStream's changelog becomes a table")
+        _check_bounded(data_stream, "from_changelog_stream()")
+        key = list(schema.key_columns) if schema is not None else []
+        if mode.is_upsert() and not key:
+            raise ValueError(changelog.upsert_refusal(_DATASTREAM_SOURCE))
+        if not streaming and not mode.contains_only_inserts():
+            raise ValueError(changelog.batch_refusal(_DATASTREAM_SOURCE))
+        if mode.contains_only_inserts():
+            return self._bounded_table(data_stream, schema, (schema,) if schema else (),
+                                       changelog.check_insert_only)
+        records = list(data_stream.execute_and_collect("from_changelog_stream"))
+        names = [n for n, _ in schema.physical_columns()] if schema is not None else []
+        type_info = output_type(data_stream)
+        names = names or ([n for n, _ in conversion.type_columns(type_info)] if type_info
+                          is not None else conversion.stream_column_names(records))
+        rows = changelog.changelog_records(records, mode, [names.index(k) for k in key])
+        return self._changelog_table(rows, names, schema, type_info)
+
+    def _changelog_table(self, rows: list[Any], names: list[str], schema: Schema | None,
+                         type_info: Any) -> Table:
+        """The changelog's rows as a temporary view with their positions and RowKinds
+        (:mod:`~sessioncluster.api.table.changelog_mode`), read by the Table's queries."""
+        import pandas as pd
+        import pyarrow as pa
+
+        hidden = [changelog.SEQ_COLUMN, changelog.SUB_COLUMN, changelog.ROW_KIND_COLUMN]
+        values = changelog.positioned(rows)
+        columns = [pa.array([v[i] for v in values]) for i in range(len(names) + 3)]
+        name = f"{changelog.CHANGELOG_VIEW_PREFIX}{uuid.uuid4().hex[:12]}"
+        frame = pa.Table.from_arrays(columns, names=[*names, *hidden])
+        self.gateway.create_temporary_view(name, frame.to_pandas(types_mapper=pd.ArrowDtype))
+        if schema is not None:
+            select = conversion.projection(names, (schema,)) or []
+        else:
+            typed = dict(conversion.type_columns(type_info)) if type_info is not None else {}
+            select = [f"CAST({quote_identifier(n)} AS {typed[n]}) AS {quote_identifier(n)}"
+                      if n in typed else quote_identifier(n) for n in names]
+        return self.sql_query(f"SELECT {', '.join(select)} FROM {quote_identifier(name)}")
+
     def create_temporary_view(self, view_path: str, table: Any, *fields: Any) -> None:
         """Register a Table, or a DataStream (through :meth:`from_data_stream`), as the
         temporary view ``view_path``."""
@@ -157,16 +223,23 @@ class StreamTableEnvironment(TableEnvironment):
         return self._bounded_stream(conversion.as_records(rows, names, changelog=False),
                                     names, rowtime)
 
-    def to_changelog_stream(self, table: Any, *target: Any) -> Any:
+    def to_changelog_stream(self, table: Any, target_schema: Schema | None = None,
+                            changelog_mode: ChangelogMode | None = None) -> Any:
         """A Table's changelog as a DataStream of Rows with their RowKind (``+I``, ``-U``,
         ``+U``, ``-D``), as PyFlink's ``to_changelog_stream``; an unbounded Table's as its
-        query produces it (:meth:`_from_unbounded_table`)."""
+        query produces it (:meth:`_from_unbounded_table`). ``changelog_mode``: all kinds by
+        default; an upsert mode leaves the ``-U`` records out, an insert-only one refuses an
+        updating Table (as :meth:`to_data_stream`)."""
+        if changelog_mode is not None and changelog_mode.contains_only_inserts():
+            return self.to_data_stream(table)
         stream, rowtime = self._from_unbounded_table(table, "changelog")
-        if stream is not None:
-            return stream
-        rows, names = self._table_rows(table)
-        return self._bounded_stream(conversion.as_records(rows, names, changelog=True),
-                                    names, rowtime)
+        if stream is None:
+            rows, names = self._table_rows(table)
+            stream = self._bounded_stream(conversion.as_records(rows, names, changelog=True),
+                                          names, rowtime)
+        if changelog_mode is not None and changelog_mode.is_upsert():
+            stream = stream.filter(lambda r: r.get_row_kind() is not RowKind.UPDATE_BEFORE)
+        return stream
 
     def _bounded_stream(self, records: list[Any], names: list[str], rowtime: str) -> Any:
         """A bounded Table's records as a collection source, stamped with the ``rowtime``

@@ -79,6 +79,13 @@ class Row:
             raise TypeError(f"set_row_kind takes a RowKind, not {row_kind!r}")
         object.__setattr__(self, "_row_kind", row_kind)
 
+    @staticmethod
+    def of_kind(row_kind: RowKind, *args: Any, **kwargs: Any) -> "Row":
+        """A Row of the values with the RowKind ``row_kind`` (a changelog's record)."""
+        row = Row(*args, **kwargs)
+        row.set_row_kind(row_kind)
+        return row
+
     def set_field_names(self, field_names: list[str]) -> None:
         object.__setattr__(self, "_fields", list(field_names))
 

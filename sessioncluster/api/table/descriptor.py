@@ -41,6 +41,7 @@ class Schema:
             self._columns: list[str] = []
             self._watermark: str | None = None
             self._primary_key: str | None = None
+            self._key: list[str] = []
             self._physical: list[tuple[str, str]] = []
             self._computed: list[str] = []
             self._metadata: list[tuple[str, str, str]] = []
@@ -51,6 +52,7 @@ class Schema:
             self._columns += unresolved_schema.columns
             self._watermark = unresolved_schema.watermark or self._watermark
             self._primary_key = unresolved_schema.primary_key or self._primary_key
+            self._key = unresolved_schema.key_columns or self._key
             self._physical += unresolved_schema.physical_columns()
             self._computed += unresolved_schema.computed_columns()
             self._metadata += unresolved_schema.metadata_columns()
@@ -103,6 +105,7 @@ class Schema:
         def primary_key(self, *column_names: str) -> "Schema.Builder":
             cols = ", ".join(quote_identifier(c) for c in column_names)
             self._primary_key = f"PRIMARY KEY ({cols}) NOT ENFORCED"
+            self._key = list(column_names)
             return self
 
         def primary_key_named(self, constraint_name: str, *column_names: str) -> "Schema.Builder":
@@ -111,8 +114,10 @@ class Schema:
             return self
 
         def build(self) -> "Schema":
-            return Schema(self._columns, self._watermark, self._primary_key, self._physical,
-                          self._computed, self._metadata, self._select)
+            schema = Schema(self._columns, self._watermark, self._primary_key, self._physical,
+                            self._computed, self._metadata, self._select)
+            schema.key_columns = list(self._key)
+            return schema
 
     def __init__(self, columns: list[str], watermark: str | None = None,
                  primary_key: str | None = None, physical: list[tuple[str, str]] | None = None,
@@ -123,6 +128,8 @@ class Schema:
         self.columns = list(columns)
         self.watermark = watermark
         self.primary_key = primary_key
+        #: the primary key's column names (empty without one)
+        self.key_columns: list[str] = []
         self._physical = list(physical or [])
         self._computed = list(computed or [])
         self._metadata = list(metadata or [])

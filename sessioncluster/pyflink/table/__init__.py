@@ -6,6 +6,7 @@ _NAMES = {
     'AggregateFunction': 'sessioncluster.api.table.udf',
     'AggregatedTable': 'sessioncluster.api.table.table',
     'AsyncScalarFunction': 'sessioncluster.api.table.udf',
+    'ChangelogMode': 'sessioncluster.api.table.changelog_mode',
     'DataTypes': 'sessioncluster.api.table.types',
     'DataView': 'sessioncluster.api.table.dataview',
     'EnvironmentSettings': 'sessioncluster.api.table.environment',

@@ -55,6 +55,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from ...api.table.changelog_mode import CHANGELOG_VIEW_PREFIX, SEQ_COLUMN, SUB_COLUMN
 from .dialect import Flink, output_name
 from .groupingsets import flink_order, grouping_sets
 from .planner import is_lateral_on_true
@@ -70,12 +71,18 @@ from .updating import is_aggregation, is_window_aggregation
 
 #: the position of an input row in its source order, and of a record made of it (0: ``+I`` or
 #: ``-U``, 1: ``+U``)
-SEQ, SUB = "__cl_seq", "__cl_sub"
+SEQ, SUB = SEQ_COLUMN, SUB_COLUMN
 _PASS, _COUNT, _ROWS, _SOURCE = "__cl_pass", "__cl_count", "__cl_rows", "__cl_source"
 #: an aggregation's input row: its position in order, and +1 for an addition, -1 a retraction
 _POS, _SIGN = "__cl_pos", "__cl_sign"
 #: the number of an input row's copy for one grouping set (``GROUPING SETS``/``ROLLUP``/``CUBE``)
 _GROUPING_SET = "__cl_g"
+#: the refusal of a query of a shape this module does not rewrite over a changelog table
+CHANGELOG_REFUSAL = (
+    "A query over a table of from_changelog_stream() (a bounded changelog in STREAMING mode) "
+    "is not supported by sessioncluster in this shape: only projections, filters and "
+    "non-windowed group aggregations (COUNT, SUM, MIN, MAX, LISTAGG, FIRST_VALUE, LAST_VALUE) "
+    "over its records apply their RowKinds")
 #: the column names of an aggregation's FROM (a table or a subquery), None when unknown
 Columns = Callable[[exp.Expr], list[str] | None]
 #: aggregate functions Spark runs as running window functions with Flink's values
@@ -105,14 +112,19 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None,
             or not all([_distinct_as_group(s) for s in selects]):
         return None
     aggregations = [s for s in selects if is_aggregation(s)]
+    read = _read_changelogs(tree, selects)
+    if read is None or not aggregations and not read[1]:
+        return None
+    if not aggregations:  # a projection or filter of a changelog table: its records kept
+        return tree
+    over_changes = read[0]
     paths = {id(a): _readers(tree, a) for a in aggregations}
-    if not aggregations or any(is_window_aggregation(a) for a in aggregations) \
+    if any(is_window_aggregation(a) for a in aggregations) \
             or any(p is None for p in paths.values()) \
             or any(r.args.get("joins") for p in paths.values() for r in p or ()):
         return None  # a table function over a changelog: its records' order is not kept
     # innermost first: an aggregation's readers are also those of each aggregation over it
     aggregations.sort(key=lambda a: -len(paths[id(a)] or ()))
-    over_changes: set[int] = set()
     for aggregation in aggregations:
         path = paths[id(aggregation)] or []
         if path:
@@ -128,11 +140,51 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None,
             tree = records
         else:
             aggregation.replace(records)
-        for reader in path[:upto]:
-            if not any(isinstance(e, exp.Star) or e.is_star for e in reader.expressions):
-                for name in (SEQ, SUB, ROW_KIND):
-                    reader.append("expressions", exp.column(name, quoted=True))
+        _carry_changes(path[:upto])
     return tree
+
+
+def _read_changelogs(tree: exp.Expr, selects: list[exp.Select]) -> tuple[set[int], bool] | None:
+    """Where ``tree`` reads a changelog table (``from_changelog_stream``'s, with :data:`SEQ`,
+    :data:`SUB` and :data:`~.tableaggregate.ROW_KIND` columns): the selects reading it up to
+    the first aggregation carry those columns; the ids of the aggregations over its records,
+    and whether it reads one. None when its records would not reach the root in order (a
+    join, a read outside FROM)."""
+    over: set[int] = set()
+    found = False
+    for select in selects:
+        source = select.args["from_"].this if select.args.get("from_") else None
+        reads = [source, *[j.this for j in select.args.get("joins") or []]]
+        if not any(is_changelog_table(t) for t in reads):
+            continue
+        found = True
+        if not is_changelog_table(source) or select.args.get("joins"):
+            return None
+        if is_aggregation(select):
+            over.add(id(select))
+            continue
+        path = _readers(tree, select)
+        if path is None:
+            return None
+        upto = next((i for i, s in enumerate(path) if is_aggregation(s)), len(path))
+        if upto < len(path):
+            over.add(id(path[upto]))
+        _carry_changes([select, *path[:upto]])
+    return over, found
+
+
+def is_changelog_table(source: exp.Expr | None) -> bool:
+    """``source`` is a changelog table of ``from_changelog_stream`` (its view's name says)."""
+    return isinstance(source, exp.Table) and not source.args.get("db") \
+        and source.name.startswith(CHANGELOG_VIEW_PREFIX)
+
+
+def _carry_changes(readers: list[exp.Select]) -> None:
+    """The selects pass a changelog's :data:`SEQ`, :data:`SUB` and ROW_KIND on (``*`` does)."""
+    for reader in readers:
+        if not any(isinstance(e, exp.Star) or e.is_star for e in reader.expressions):
+            for name in (SEQ, SUB, ROW_KIND):
+                reader.append("expressions", exp.column(name, quoted=True))
 
 
 def _prune(aggregation: exp.Select, reader: exp.Select) -> None:

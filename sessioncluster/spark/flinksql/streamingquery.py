@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
-from .boundedchangelog import changelog_query, ordered_changes
+from .boundedchangelog import CHANGELOG_REFUSAL, changelog_query, is_changelog_table, ordered_changes
 from .boundedjoin import table_first_changes, table_first_ordered
 from .changelogjoin import KIND, SEQUENCE
 from .functions import FunctionCatalog
@@ -362,6 +362,8 @@ def _bounded_changes(session: Any, query: Any, schemas: dict[str, CatalogTable],
     if rewritten is None:  # a table joined with or UNION ALL an aggregation (:mod:`.boundedjoin`)
         rewritten, ordered = table_first_changes(query, columns, scalars), table_first_ordered
     if rewritten is None:
+        if any(is_changelog_table(t) for t in query.find_all(exp.Table)):
+            raise FlinkSqlError(CHANGELOG_REFUSAL)
         return None
     try:
         frame = flink_named(session.sql(to_spark_sql(rewritten, schemas)))

@@ -32,6 +32,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...api.table.changelog_mode import ROW_KIND_COLUMN
 from ...api.table.table import WINDOW_INPUT
 from ...api.table.typeparser import spark_type
 from ...api.table.udf import PANDAS
@@ -50,7 +51,7 @@ from .udf_runners import (
 )
 
 #: the column of a changelog query's rows that holds their RowKind (``+I``, ``-D``)
-ROW_KIND = "__flink_rowkind"
+ROW_KIND = ROW_KIND_COLUMN
 
 
 def table_aggregation(query: exp.Expr, functions: FunctionCatalog
