@@ -55,6 +55,13 @@ class SparkPlan:
                 pass
 
 
+def _task_factory(sc: Any, job_id: str, graph: JobGraph) -> Callable[..., VertexTask]:
+    """The VertexTask of a vertex of ``graph``, with what every task of the job shares."""
+    return functools.partial(VertexTask, job_id, dependencies=tuple(graph.python_dependencies),
+                             sort_memory_mb=python_worker_memory_mb(sc),
+                             job_parameters=dict(graph.job_parameters))
+
+
 def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | None = None) -> SparkPlan:
     """The Spark plan of ``graph``: RDDs built, nothing run yet. A vertex that starts from a
     cached stream reads it from ``caches``."""
@@ -70,9 +77,7 @@ def translate(sc: Any, job_id: str, graph: JobGraph, caches: CacheRegistry | Non
         index = next(i for i, e in enumerate(source.outputs) if e is edge)
         return shared[edge.source].filter(_OutputFilter(index)).map(operator.itemgetter(1))
 
-    make_task = functools.partial(VertexTask, job_id, dependencies=tuple(graph.python_dependencies),
-                                  sort_memory_mb=python_worker_memory_mb(sc),
-                                  job_parameters=dict(graph.job_parameters))
+    make_task = _task_factory(sc, job_id, graph)
 
     for vertex in graph.vertices:
         many = _reads_by_index(vertex)
