@@ -68,7 +68,10 @@ class SessionStartError(RuntimeError):
 
 
 class SqlExecutionException(JobExecutionException):
-    """A SQL query's job ended FAILED or CANCELED; the message is Spark's reason."""
+    """A SQL query's job ended FAILED or CANCELED; the message is Spark's reason. ``code``: a
+    refused statement's code (``api.table.catalogobjects.NOT_FOUND``...), "" for the rest."""
+
+    code: str = ""
 
 
 @dataclass(slots=True)
@@ -260,9 +263,11 @@ class Session:
             # INSERT's job, answered once it runs
             verb = "was cancelled" if reply.status is JobStatus.CANCELED else "failed"
             what = f"SQL job {reply.job_id}" if reply.job_id else "SQL statement"
-            raise SqlExecutionException(
+            error = SqlExecutionException(
                 f"{what} {verb}: {reply.error_text}",
                 JobResultReply(reply.job_id, True, reply.status, error_text=reply.error_text))
+            error.code = reply.error_code
+            raise error
         table = pa.ipc.open_stream(reply.arrow).read_all()
         kinds = [RowKind(b) for b in reply.row_kinds] if reply.row_kinds else None
         # a print sink's lines, printed here as an attached DataStream job's print() lines are

@@ -402,7 +402,8 @@ class Dispatcher:
             outcome = await asyncio.to_thread(plan, msg)
         except Exception as exc:  # noqa: BLE001 - a bad statement is the client's error
             self.reply(ident, SqlResult(msg.job_id, b"", 0, JobStatus.FAILED, str(exc) or
-                                        type(exc).__name__))
+                                        type(exc).__name__,
+                                        error_code=str(getattr(exc, "code", "") or "")))
             return
         if outcome.job is not None:
             self._start_sql_job(ident, msg, outcome.job)

@@ -567,6 +567,9 @@ class SqlResult(Message):
     status: JobStatus = JobStatus.FINISHED
     #: Spark's reason for a FAILED job (no JVM stack), or why it was CANCELED
     error_text: str | None = None
+    #: a refused statement's code, the client's way to tell that failure (the planner's
+    #: ``FlinkSqlError.code``: ``api.table.catalogobjects.NOT_FOUND``...); "" for the rest
+    error_code: str = ""
     #: Flink's ResultKind: SUCCESS (a DDL statement) or SUCCESS_WITH_CONTENT (rows)
     result_kind: str = "SUCCESS_WITH_CONTENT"
     #: the columns' Flink SQL types (``BIGINT``, ``TIMESTAMP(3)``); empty for Spark SQL

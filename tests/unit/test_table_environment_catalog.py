@@ -118,3 +118,75 @@ def test_column_ranges_as_flinks(t_env: TableEnvironment) -> None:
         t.select(with_columns(range_("b", "z")))
     with pytest.raises(ValueError, match="the table has 4 columns"):
         t.select(with_columns(range_(3, 9)))
+
+
+#: Flink 2.3's refusal of a permanent object's DROP while a temporary one of the name exists
+#: (/work/briefs/data/tabledeps/probe.py and .out, as all of the answers below)
+SHADOWED = ("Temporary {0} with identifier '`default_catalog`.`default_database`.`{1}`' "
+            "exists. Drop it first before removing the permanent {0}.")
+
+
+def test_drops_of_temporary_tables_and_views_as_flinks(t_env: TableEnvironment) -> None:
+    t_env.execute_sql("CREATE TEMPORARY TABLE tt (a INT) WITH ('connector' = 'datagen')")
+    t_env.execute_sql("CREATE TEMPORARY VIEW tv AS SELECT 1 AS a")
+    for statement, message in [
+            ("DROP TABLE tt", SHADOWED.format("table", "tt")),
+            ("DROP TABLE IF EXISTS tt", SHADOWED.format("table", "tt")),
+            ("DROP VIEW IF EXISTS tv", SHADOWED.format("view", "tv")),
+            ("DROP VIEW tt", "View with identifier 'default_catalog.default_database.tt' "
+                             "does not exist."),
+            ("DROP TEMPORARY TABLE tv", "Temporary table or view with identifier "
+                                        "'default_catalog.default_database.tv' does not exist."),
+            ("DROP TEMPORARY VIEW missing", "Temporary table or view with identifier "
+             "'default_catalog.default_database.missing' does not exist.")]:
+        with pytest.raises(FlinkSqlError) as refused:
+            t_env.execute_sql(statement)
+        assert str(refused.value) == message, statement
+    for drop, message in [(lambda: t_env.drop_table("tt"), SHADOWED.format("table", "tt")),
+                          (lambda: t_env.drop_view("tv", False), SHADOWED.format("view", "tv"))]:
+        with pytest.raises(FlinkSqlError) as refused:
+            drop()
+        assert str(refused.value) == message
+    assert [t_env.drop_view("tt"), t_env.drop_temporary_view("tt"),
+            t_env.drop_temporary_table("tv"), t_env.drop_temporary_table("tt"),
+            t_env.drop_temporary_table("tt"), t_env.drop_temporary_view("tv"),
+            t_env.drop_temporary_view("tv")] == [False, False, False, True, False, True, False]
+    # a temporary view over a permanent one: the temporary goes first, then the permanent
+    t_env.execute_sql("CREATE VIEW bv AS SELECT 1 AS a")
+    t_env.execute_sql("CREATE TEMPORARY VIEW bv AS SELECT 2 AS a")
+    with pytest.raises(FlinkSqlError, match="Temporary view with identifier"):
+        t_env.drop_view("bv")
+    assert [t_env.drop_temporary_view("bv"), t_env.drop_view("bv"), t_env.drop_view("bv")] == [
+        True, True, False]
+
+
+def test_drops_of_functions_as_flinks(t_env: TableEnvironment) -> None:
+    from sessioncluster.api.table.types import DataTypes
+    from sessioncluster.api.table.udf import udf
+
+    identity = udf(lambda x: x, result_type=DataTypes.BIGINT())
+    t_env.create_temporary_system_function("sysf", identity)
+    t_env.create_temporary_function("tmpf", identity)
+    with pytest.raises(FlinkSqlError) as refused:
+        t_env.drop_function("tmpf")
+    assert str(refused.value) == (
+        "Could not drop catalog function. A temporary function "
+        "'default_catalog.default_database.tmpf' does already exist. Please drop the temporary "
+        "function first.")
+    for statement, message in [
+            ("DROP FUNCTION tmpf", "Function default_database.tmpf does not exist in Catalog "
+                                   "default_catalog."),
+            ("DROP FUNCTION sysf", "Function default_database.sysf does not exist in Catalog "
+                                   "default_catalog."),
+            ("DROP TEMPORARY FUNCTION missingf", "Temporary catalog function "
+             "`default_catalog`.`default_database`.`missingf` doesn't exist"),
+            ("DROP TEMPORARY SYSTEM FUNCTION missingf", "Could not drop temporary system "
+             "function. A function named 'missingf' doesn't exist.")]:
+        with pytest.raises(FlinkSqlError) as refused:
+            t_env.execute_sql(statement)
+        assert str(refused.value) == message, statement
+    assert [t_env.drop_function("sysf"), t_env.drop_temporary_function("sysf"),
+            t_env.drop_temporary_system_function("tmpf"), t_env.drop_temporary_function("tmpf"),
+            t_env.drop_temporary_function("tmpf"), t_env.drop_temporary_system_function("sysf"),
+            t_env.drop_temporary_system_function("sysf")] == [
+        False, False, False, True, False, True, False]

@@ -35,6 +35,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...api.table.catalogobjects import NOT_FOUND, TEMPORARY_FUNCTION_EXISTS
 from ...api.table.typeparser import spark_type
 from ...api.table.types import IntType, RowType, SmallIntType, TinyIntType
 from ...api.table.udf import (
@@ -44,9 +45,9 @@ from ...api.table.udf import (
 )
 from .asyncscalar import AsyncOptions
 from .builtins import FLINK_FUNCTIONS, sql_like
-from .model import DEFAULT_DATABASE, FlinkSqlError
+from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, FlinkSqlError
 from .planner import is_lateral_on_true
-from .statements import CreateFunction, Show
+from .statements import CreateFunction, Drop, Show
 from .udf_runners import (
     AggregateRunner,
     AsyncScalarRunner,
@@ -165,13 +166,19 @@ class FunctionCatalog:
             return f"__flink_udf_{name}"
         return name
 
-    def drop(self, name: str, if_exists: bool) -> bool:
-        """Drop the function ``name``; False if there was none (and ``if_exists``)."""
-        function = self.functions.pop(name.lower(), None)
-        if function is None:
-            if if_exists:
+    def drop(self, statement: Drop) -> bool:
+        """``DROP [TEMPORARY [SYSTEM]] FUNCTION``: False if there was none of that kind (and
+        IF EXISTS), else Flink 2.3's error (/work/briefs/data/tabledeps/probe.out)."""
+        name = statement.name
+        function = self.functions.get(name.lower())
+        if function is None or function.temporary != statement.temporary \
+                or statement.temporary and function.system != statement.system:
+            if statement.if_exists:
                 return False
-            raise FlinkSqlError(f"Temporary system function {name} doesn't exist")
+            raise FlinkSqlError(_missing_function(statement, function), NOT_FOUND
+                                if function is None or function.system or statement.temporary
+                                else TEMPORARY_FUNCTION_EXISTS)
+        del self.functions[name.lower()]
         self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}`")
         if function.wrapper.kind == "table":
             self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}{OUTER}`")
@@ -299,6 +306,18 @@ def _outer_call(join: exp.Join, outer: dict[str, str]) -> exp.Anonymous | None:
     calls = join.this.this.expressions
     call = calls[0] if len(calls) == 1 else None
     return call if isinstance(call, exp.Anonymous) and call.name.lower() in outer else None
+
+
+def _missing_function(statement: Drop, function: CatalogFunction | None) -> str:
+    """Flink 2.3's message of a DROP FUNCTION that finds no function of its kind."""
+    name = statement.name
+    if statement.system:
+        return (f"Could not drop temporary system function. A function named '{name}' doesn't "
+                "exist.")
+    if statement.temporary:
+        return (f"Temporary catalog function `{DEFAULT_CATALOG}`.`{DEFAULT_DATABASE}`.`{name}` "
+                "doesn't exist")
+    return f"Function {DEFAULT_DATABASE}.{name} does not exist in Catalog {DEFAULT_CATALOG}."
 
 
 def returns_row(wrapper: UserDefinedFunctionWrapper) -> bool:
