@@ -5,6 +5,7 @@ EXPLAIN, against the planner in this process (no cluster). Flink 2.3's answers:
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,40 @@ def test_drops_of_functions_as_flinks(t_env: TableEnvironment) -> None:
             t_env.drop_temporary_function("tmpf"), t_env.drop_temporary_system_function("sysf"),
             t_env.drop_temporary_system_function("sysf")] == [
         False, False, False, True, False, True, False]
+
+
+def test_a_python_function_is_imported_at_its_first_use(t_env: TableEnvironment, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flink 2.3 creates ``CREATE FUNCTION ... AS 'module.fn' LANGUAGE PYTHON`` of a module that
+    does not import, and refuses the first statement that calls it."""
+    for kind, name in (("TEMPORARY", "nf1"), ("TEMPORARY SYSTEM", "nf2"), ("", "nf3")):
+        t_env.execute_sql(f"CREATE {kind} FUNCTION {name} AS 'no_such_mod_xyz.fn' "
+                          "LANGUAGE PYTHON")
+    t_env.execute_sql("CREATE TEMPORARY FUNCTION nf4 AS 'os.no_such_attr' LANGUAGE PYTHON")
+    t_env.execute_sql("CREATE TEMPORARY FUNCTION nf5 AS 'nodot' LANGUAGE PYTHON")
+    assert {"nf1", "nf2", "nf3", "nf4", "nf5"} <= set(t_env.list_user_defined_functions())
+    cause = "Instantiating python function 'no_such_mod_xyz.fn' failed: ModuleNotFoundError: "\
+            "No module named 'no_such_mod_xyz'"
+    for call, path, why in [
+            ("nf1(1)", "nf1", cause), ("NF2 (1)", "nf2", cause),
+            ("nf3(1)", "default_catalog.default_database.nf3", cause),
+            ("nf4(1)", "nf4", "Instantiating python function 'os.no_such_attr' failed: "
+                              "AttributeError: module 'os' has no attribute 'no_such_attr'"),
+            ("nf5(1)", "nf5", "Instantiating python function 'nodot' failed: The fully "
+                              "qualified name is invalid: 'nodot'")]:
+        with pytest.raises(FlinkSqlError) as refused:
+            t_env.execute_sql(f"SELECT {call}")
+        assert str(refused.value) == (f"SQL validation failed. Cannot instantiate user-defined "
+                                      f"function '{path}'. {why}")
+    # the module importable now (shipped, say): the function is made at its use
+    (tmp_path / "no_such_mod_xyz.py").write_text(
+        "from sessioncluster.api.table.udf import udf\n"
+        "fn = udf(lambda x: x + 1, result_type='BIGINT')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert t_env.execute_sql("SELECT nf1(CAST(1 AS BIGINT)) AS v").get_table_schema() \
+            .get_field_names() == ["v"]
+    finally:
+        sys.modules.pop("no_such_mod_xyz", None)
+    assert [t_env.drop_temporary_system_function("nf2"), t_env.drop_function("nf3"),
+            t_env.drop_temporary_function("nf5")] == [True, True, True]

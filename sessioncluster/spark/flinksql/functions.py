@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import pickle
+import re
 import secrets
 import warnings
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from ...api.table.udf import (
 )
 from .asyncscalar import AsyncOptions
 from .builtins import FLINK_FUNCTIONS, sql_like
-from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, FlinkSqlError
+from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, DEFAULT_PATH, FlinkSqlError
 from .planner import is_lateral_on_true
 from .statements import CreateFunction, Drop, Show
 from .udf_runners import (
@@ -109,18 +110,46 @@ def load_wrapper(statement: CreateFunction, payload: bytes) -> UserDefinedFuncti
     if payload:
         obj = pickle.loads(payload)  # noqa: S301 - the payload of a signed message
     else:
-        module_name, _, attribute = statement.class_name.rpartition(".")
-        try:
-            obj = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise FlinkSqlError(f"Cannot import the Python function "
-                                f"'{statement.class_name}' of {statement.name}: "
-                                f"{type(exc).__name__}: {exc}") from None
+        obj = _imported(statement.class_name)
     if not isinstance(obj, UserDefinedFunctionWrapper):
         raise FlinkSqlError(f"'{statement.class_name}' is {type(obj).__name__}, not a Python "
                             "user-defined function: wrap it with udf(...), udtf(...) or "
                             "udaf(...) and its result type")
     return obj
+
+
+class FunctionImportError(FlinkSqlError):
+    """A ``CREATE FUNCTION ... AS 'module.fn' LANGUAGE PYTHON`` whose function does not import
+    (yet): Flink creates it, and refuses a statement that calls it (:meth:`FunctionCatalog.
+    check_calls`)."""
+
+
+def _imported(class_name: str) -> Any:
+    """``module.fn`` imported, or Flink 2.3's cause of its failure (its python function's
+    instantiation; /work/briefs/data/tabledeps/probe.out)."""
+    module_name, _, attribute = class_name.rpartition(".")
+    if not module_name or not attribute:
+        raise FunctionImportError(f"Instantiating python function '{class_name}' failed: The "
+                                  f"fully qualified name is invalid: '{class_name}'")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise FunctionImportError(f"Instantiating python function '{class_name}' failed: "
+                                  f"{type(exc).__name__}: {exc}") from None
+
+
+@dataclass(slots=True)
+class PendingFunction:
+    """A function whose ``module.fn`` did not import when it was created: made at first use."""
+
+    statement: CreateFunction
+    options: dict[str, str]
+
+    @property
+    def path(self) -> str:
+        """Its name as Flink's refusal names it (a catalog function's full path)."""
+        name = self.statement.name
+        return name if self.statement.temporary else f"{DEFAULT_PATH}.{name}"
 
 
 class FunctionCatalog:
@@ -134,6 +163,8 @@ class FunctionCatalog:
     def __init__(self, spark: Any, scope: str = "") -> None:
         self.spark = spark
         self.functions: dict[str, CatalogFunction] = {}
+        #: the functions created of a ``module.fn`` that did not import, by lower-case name
+        self.pending: dict[str, PendingFunction] = {}
         self._prefix = (f"__flink_udf_{hashlib.sha1(scope.encode()).hexdigest()[:12]}_"
                         if scope else "")
 
@@ -141,9 +172,15 @@ class FunctionCatalog:
                options: dict[str, str]) -> None:
         """Register the function of ``statement`` (replacing one of the same name)."""
         key = statement.name.lower()
-        if key in self.functions and statement.if_not_exists:
+        if (key in self.functions or key in self.pending) and statement.if_not_exists:
             return
-        wrapper = load_wrapper(statement, payload)
+        try:
+            wrapper = load_wrapper(statement, payload)
+        except FunctionImportError:  # Flink imports a Python function at its first use
+            self._forget(key)
+            self.pending[key] = PendingFunction(statement, dict(options))
+            return
+        self.pending.pop(key, None)
         spark_name = self.functions[key].spark_name if key in self.functions else \
             self._spark_name(statement.name)
         parameters = job_parameters(options)
@@ -152,6 +189,20 @@ class FunctionCatalog:
                                               None if payload else statement.class_name,
                                               parameters, statement.system,
                                               statement.temporary)
+
+    def check_calls(self, text: str) -> None:
+        """Make the pending functions ``text`` calls, or refuse it with Flink's message (the
+        first use of a function whose module does not import)."""
+        for key, pending in list(self.pending.items()):
+            if not re.search(rf"(?<![\w.]){re.escape(key)}`?\s*\(", text, re.IGNORECASE):
+                continue
+            try:
+                _imported(pending.statement.class_name)
+            except FunctionImportError as exc:
+                raise FlinkSqlError(f"SQL validation failed. Cannot instantiate user-defined "
+                                    f"function '{pending.path}'. {exc}") from None
+            del self.pending[key]
+            self.create(pending.statement, b"", pending.options)
 
     def register_on(self, session: Any) -> None:
         """Register every function of the catalog on ``session`` too (a SparkSession of its own,
@@ -169,24 +220,34 @@ class FunctionCatalog:
     def drop(self, statement: Drop) -> bool:
         """``DROP [TEMPORARY [SYSTEM]] FUNCTION``: False if there was none of that kind (and
         IF EXISTS), else Flink 2.3's error (/work/briefs/data/tabledeps/probe.out)."""
-        name = statement.name
-        function = self.functions.get(name.lower())
-        if function is None or function.temporary != statement.temporary \
-                or statement.temporary and function.system != statement.system:
+        key = statement.name.lower()
+        function = self.functions.get(key) or self.pending.get(key)
+        kind = None if function is None else _kind(function)
+        if kind is None or kind[0] != statement.temporary \
+                or statement.temporary and kind[1] != statement.system:
             if statement.if_exists:
                 return False
-            raise FlinkSqlError(_missing_function(statement, function), NOT_FOUND
-                                if function is None or function.system or statement.temporary
+            raise FlinkSqlError(_missing_function(statement), NOT_FOUND
+                                if kind is None or kind[1] or statement.temporary
                                 else TEMPORARY_FUNCTION_EXISTS)
-        del self.functions[name.lower()]
+        self._forget(key)
+        return True
+
+    def _forget(self, key: str) -> None:
+        """The function ``key`` off the catalog and the SparkSession."""
+        self.pending.pop(key, None)
+        function = self.functions.pop(key, None)
+        if function is None:
+            return
         self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}`")
         if function.wrapper.kind == "table":
             self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}{OUTER}`")
-        return True
 
     def names(self, database: bool = True) -> list[str]:
         """The functions' names, sorted; ``database`` False: the system functions' only."""
-        return sorted(f.name for f in self.functions.values() if database or f.system)
+        return sorted([f.name for f in self.functions.values() if database or f.system]
+                      + [p.statement.name for p in self.pending.values()
+                         if database or p.statement.system])
 
     def listed(self, show: Show) -> list[str]:
         """``SHOW [USER] FUNCTIONS``: Flink's built-in functions (not USER) and these, sorted as
@@ -308,7 +369,13 @@ def _outer_call(join: exp.Join, outer: dict[str, str]) -> exp.Anonymous | None:
     return call if isinstance(call, exp.Anonymous) and call.name.lower() in outer else None
 
 
-def _missing_function(statement: Drop, function: CatalogFunction | None) -> str:
+def _kind(function: CatalogFunction | PendingFunction) -> tuple[bool, bool]:
+    """(temporary, system) of a function."""
+    made = function.statement if isinstance(function, PendingFunction) else function
+    return made.temporary, made.system
+
+
+def _missing_function(statement: Drop) -> str:
     """Flink 2.3's message of a DROP FUNCTION that finds no function of its kind."""
     name = statement.name
     if statement.system:
