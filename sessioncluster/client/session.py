@@ -24,6 +24,7 @@ from ..cluster.connection import (
 from ..cluster.leader import HaConfig, find_leader, ha_dir, session_stopped, standby_pids
 from ..common.execution_mode import RuntimeExecutionMode
 from ..common.types import RowKind
+from ..dependencies import pack_configured
 from ..graph.jobgraph import JobGraph
 from ..graph.lifecycle import JobStatus
 from ..options import DEFAULT_NAME, StartOptions
@@ -244,6 +245,14 @@ class Session:
         return self.execute_sql(statement, "flink", runtime_mode, configuration, timeout,
                                 payload)
 
+    def _dependencies(self, msg: ExecuteSql) -> ExecuteSql:
+        """``msg`` with the Python dependencies its configuration names (a TableEnvironment's
+        ``python.files``...), packed; the blobs not uploaded before by this connection."""
+        packed = pack_configured(msg.configuration) if msg.dialect == "flink" else []
+        msg.dependencies = [dep for dep, _ in packed]
+        msg.blobs = {dep.key: data for dep, data in packed if dep.key not in self._uploaded}
+        return msg
+
     def execute_sql(self, statement: str, dialect: str = "flink",
                     runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.BATCH,
                     configuration: dict[str, str] | None = None,
@@ -256,8 +265,8 @@ class Session:
         if dialect not in ("flink", "spark"):
             raise ValueError(f"unknown SQL dialect {dialect!r}: 'flink' or 'spark'")
         job_id = uuid.uuid4().hex
-        msg = ExecuteSql(statement, job_id, dialect, runtime_mode.name, dict(configuration or {}),
-                         function)
+        msg = self._dependencies(ExecuteSql(statement, job_id, dialect, runtime_mode.name,
+                                            dict(configuration or {}), function))
         reply = self._execute_sql(msg, timeout)
         if reply.status not in (JobStatus.FINISHED, JobStatus.RUNNING):  # RUNNING: a streaming
             # INSERT's job, answered once it runs
@@ -285,7 +294,16 @@ class Session:
         # an abandoned wait leaves no late reply behind.
         gateway = DispatcherGateway(self.info)
         try:
-            return gateway.request(msg, SqlResult, timeout=timeout)
+            try:
+                reply = gateway.request(msg, SqlResult, timeout=timeout)
+            except DispatcherError as exc:
+                if exc.kind != "missing_blob":
+                    raise
+                # the JobManager lost blobs we thought it had (e.g. a restarted session)
+                self._uploaded.clear()
+                reply = gateway.request(self._dependencies(msg), SqlResult, timeout=timeout)
+            self._uploaded.update(dep.key for dep in msg.dependencies)
+            return reply
         except JobManagerGoneError as exc:
             if not gateway.jobmanager_alive():
                 raise

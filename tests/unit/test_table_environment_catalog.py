@@ -5,7 +5,10 @@ EXPLAIN, against the planner in this process (no cluster). Flink 2.3's answers:
 
 from __future__ import annotations
 
+import importlib
 import sys
+import uuid
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +231,70 @@ def test_a_python_function_is_imported_at_its_first_use(t_env: TableEnvironment,
         sys.modules.pop("no_such_mod_xyz", None)
     assert [t_env.drop_temporary_system_function("nf2"), t_env.drop_function("nf3"),
             t_env.drop_temporary_function("nf5")] == [True, True, True]
+
+
+def test_python_dependencies_are_flinks_options(tmp_path: Path) -> None:
+    """``add_python_file``/``add_python_archive``/``set_python_requirements`` set PyFlink's
+    options (probe.out: ``python.files`` is the path), which the session packs as the DataStream
+    side packs them."""
+    from sessioncluster.dependencies import pack_configured
+
+    (tmp_path / "a.py").write_text("A = 1\n")
+    (tmp_path / "b.py").write_text("B = 2\n")
+    with zipfile.ZipFile(tmp_path / "data.zip", "w") as zf:
+        zf.writestr("words.txt", "alpha\n")
+    (tmp_path / "requirements.txt").write_text("")
+    (tmp_path / "wheels").mkdir()
+    t_env = TableEnvironment(PlannerGateway(None), EnvironmentSettings.in_batch_mode())  # type: ignore[arg-type]
+    t_env.add_python_file(str(tmp_path / "a.py"))
+    t_env.add_python_file(str(tmp_path / "b.py"))
+    t_env.add_python_archive(str(tmp_path / "data.zip"), "data")
+    t_env.add_python_archive(str(tmp_path / "data.zip"))
+    t_env.set_python_requirements(str(tmp_path / "requirements.txt"), str(tmp_path / "wheels"))
+    options = t_env.get_config().to_dict()
+    assert options["python.files"] == f"{tmp_path}/b.py,{tmp_path}/a.py"
+    assert options["python.archives"] == f"{tmp_path}/data.zip#data,{tmp_path}/data.zip"
+    assert options["python.requirements"] == f"{tmp_path}/requirements.txt#{tmp_path}/wheels"
+    packed = [dep for dep, _ in pack_configured(options)]
+    assert [(d.kind, d.name, d.target_dir) for d in packed] == [
+        ("file", "b.py", ""), ("file", "a.py", ""), ("archive", "data.zip", "data"),
+        ("archive", "data.zip", "data.zip"), ("requirements", "requirements.txt", "")]
+    with pytest.raises(FileNotFoundError, match="add_python_file: .*nope.py does not exist"):
+        pack_configured({"python.files": str(tmp_path / "nope.py")})
+
+
+def test_a_statements_python_functions_run_with_its_python_files(local_spark: Any,
+                                                                 tmp_path: Path) -> None:
+    """A function named by ``module.fn`` of a shipped file, and one shipped by the client
+    whose body imports a shipped module: loaded on the planner's side and run by Spark's
+    Python workers with the statement's dependencies on ``sys.path``, and re-registered
+    without them for a statement that has none."""
+    from sessioncluster.api.table.types import DataTypes
+    from sessioncluster.api.table.udf import udf
+    from sessioncluster.client.shipping import dumps_user_code
+    from sessioncluster.cluster.connection import runtime_dir
+    from sessioncluster.dependencies import materialise, pack_python_file
+
+    name = f"tabledeps_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(
+        "from sessioncluster.api.table.udf import udf\n"
+        "def helper(x):\n    return x + 100\n"
+        "fn = udf(lambda x: helper(x), result_type='BIGINT')\n")
+    dep, data = pack_python_file(str(tmp_path / f"{name}.py"))
+    materialise(dep, data, runtime_dir() / "deps")  # as a TaskManager has it
+    deps = (dep,)
+    planner = FlinkSqlPlanner(local_spark)
+    planner.plan(f"CREATE TEMPORARY SYSTEM FUNCTION named AS '{name}.fn' LANGUAGE PYTHON",
+                 dependencies=deps)
+    assert name not in sys.modules  # loaded with the dependencies, forgotten after
+    shipped = udf(lambda x: importlib.import_module(name).helper(x) * 2,
+                  result_type=DataTypes.BIGINT())
+    planner.plan("CREATE TEMPORARY SYSTEM FUNCTION shipped AS 'x.shipped' LANGUAGE PYTHON",
+                 function=dumps_user_code(shipped), dependencies=deps)
+    query = "SELECT named(CAST(1 AS BIGINT)) AS a, shipped(CAST(2 AS BIGINT)) AS b"
+    outcome = planner.plan(query, dependencies=deps)
+    assert outcome.job is not None
+    assert [tuple(r) for r in outcome.job.run().collect()] == [(101, 204)]
+    assert {f.dependencies for f in planner.functions.functions.values()} == {deps}
+    planner.plan("SHOW FUNCTIONS")  # a statement without them: the functions without them
+    assert {f.dependencies for f in planner.functions.functions.values()} == {()}

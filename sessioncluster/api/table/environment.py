@@ -36,6 +36,12 @@ from .udf import UserDefinedFunctionWrapper, unregistered_in
 RUNTIME_MODE = "execution.runtime-mode"
 #: Flink's option of the printed column width
 MAX_COLUMN_WIDTH = "table.display.max-column-width"
+#: Flink's options of a TableEnvironment's Python dependencies: files (comma-separated),
+#: archives (comma-separated ``path[#target_dir]``), requirements (``file[#cache_dir]``);
+#: the session packs them with each statement (``dependencies.pack_configured``)
+PYTHON_FILES = "python.files"
+PYTHON_ARCHIVES = "python.archives"
+PYTHON_REQUIREMENTS = "python.requirements"
 
 
 class FlinkSqlGateway(Protocol):
@@ -217,6 +223,27 @@ class TableEnvironment:
 
     def runtime_mode(self) -> RuntimeExecutionMode:
         return self.settings.runtime_mode()
+
+    # -- Python dependencies (PyFlink's: options of the TableConfig) -----------------------------
+    def add_python_file(self, file_path: str) -> None:
+        """Ship a module (``.py``), a package directory, or a zip/wheel/egg with this
+        environment's statements: their Python functions import it (``python.files``)."""
+        files = self._config.get(PYTHON_FILES)
+        self._config.set(PYTHON_FILES, f"{file_path},{files}" if files else file_path)
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> None:
+        """Ship a zip or tar archive, extracted in the workers' working directory under
+        ``target_dir`` (default: the archive's file name) (``python.archives``)."""
+        archive = f"{archive_path}#{target_dir}" if target_dir is not None else archive_path
+        archives = self._config.get(PYTHON_ARCHIVES)
+        self._config.set(PYTHON_ARCHIVES, f"{archives},{archive}" if archives else archive)
+
+    def set_python_requirements(self, requirements_file_path: str,
+                                requirements_cache_dir: str | None = None) -> None:
+        """Have pip install a requirements file for this environment's Python functions (from
+        ``requirements_cache_dir``'s packages only, when given) (``python.requirements``)."""
+        self._config.set(PYTHON_REQUIREMENTS, requirements_file_path if requirements_cache_dir
+                         is None else f"{requirements_file_path}#{requirements_cache_dir}")
 
     # -- statements ------------------------------------------------------------------------------
     def execute_sql(self, stmt: str) -> TableResult:

@@ -25,6 +25,8 @@ of it are renamed in the query (Flink lets a temporary system function shadow a 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import importlib
 import pickle
@@ -32,7 +34,7 @@ import re
 import secrets
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator, TypeVar
 
 from sqlglot import exp
 
@@ -44,6 +46,8 @@ from ...api.table.udf import (
     UserDefinedAsyncScalarFunctionWrapper,
     UserDefinedFunctionWrapper,
 )
+from ...graph.jobgraph import PythonDependency
+from ...streaming.runtime import dependency_environment
 from .asyncscalar import AsyncOptions
 from .builtins import FLINK_FUNCTIONS, sql_like
 from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, DEFAULT_PATH, FlinkSqlError
@@ -52,6 +56,7 @@ from .statements import CreateFunction, Drop, Show
 from .udf_runners import (
     AggregateRunner,
     AsyncScalarRunner,
+    FunctionRunner,
     PandasAggregateRunner,
     PandasScalarRunner,
     ScalarRunner,
@@ -88,6 +93,9 @@ class CatalogFunction:
     system: bool = False
     #: a temporary function (``CREATE TEMPORARY [SYSTEM] FUNCTION``): no ALTER FUNCTION finds it
     temporary: bool = False
+    #: the Python dependencies its registration runs with (:meth:`FunctionCatalog.
+    #: use_dependencies`)
+    dependencies: tuple[PythonDependency, ...] = ()
 
 
 def job_parameters(options: dict[str, str]) -> dict[str, str]:
@@ -165,6 +173,9 @@ class FunctionCatalog:
         self.functions: dict[str, CatalogFunction] = {}
         #: the functions created of a ``module.fn`` that did not import, by lower-case name
         self.pending: dict[str, PendingFunction] = {}
+        #: the Python dependencies of the statement planned now (its TableEnvironment's
+        #: ``python.files``... and the session's): its functions run with them
+        self.dependencies: tuple[PythonDependency, ...] = ()
         self._prefix = (f"__flink_udf_{hashlib.sha1(scope.encode()).hexdigest()[:12]}_"
                         if scope else "")
 
@@ -184,11 +195,33 @@ class FunctionCatalog:
         spark_name = self.functions[key].spark_name if key in self.functions else \
             self._spark_name(statement.name)
         parameters = job_parameters(options)
-        register(self.spark, spark_name, wrapper, parameters)
+        register(self.spark, spark_name, wrapper, parameters, self.dependencies)
         self.functions[key] = CatalogFunction(statement.name, wrapper, spark_name,
                                               None if payload else statement.class_name,
                                               parameters, statement.system,
-                                              statement.temporary)
+                                              statement.temporary, self.dependencies)
+
+    @contextlib.contextmanager
+    def loading(self, dependencies: tuple[PythonDependency, ...]) -> Iterator[None]:
+        """While a statement is planned: its Python dependencies' files and requirements on
+        this process's ``sys.path`` (a function shipped or named here is loaded with them, and
+        pickled for the workers by reference to their modules; no archive: they would change
+        the JobManager's working directory), and its functions registered with them."""
+        environment = dependency_environment([d for d in dependencies if d.kind != "archive"])
+        with environment if environment is not None else contextlib.nullcontext():
+            self.use_dependencies(dependencies)
+            yield
+
+    def use_dependencies(self, dependencies: tuple[PythonDependency, ...]) -> None:
+        """The Python dependencies of the statement planned next: a function registered with
+        others is registered again with these, so that its workers have them on ``sys.path``
+        (in Flink, a job's Python files are those of the TableEnvironment that runs it)."""
+        self.dependencies = dependencies
+        for key, function in self.functions.items():
+            if function.dependencies != dependencies:
+                register(self.spark, function.spark_name, function.wrapper, function.parameters,
+                         dependencies)
+                self.functions[key] = dataclasses.replace(function, dependencies=dependencies)
 
     def check_calls(self, text: str) -> None:
         """Make the pending functions ``text`` calls, or refuse it with Flink's message (the
@@ -208,7 +241,8 @@ class FunctionCatalog:
         """Register every function of the catalog on ``session`` too (a SparkSession of its own,
         as a streaming statement's, does not share the functions of the session's)."""
         for function in self.functions.values():
-            register(session, function.spark_name, function.wrapper, function.parameters)
+            register(session, function.spark_name, function.wrapper, function.parameters,
+                     function.dependencies)
 
     def _spark_name(self, name: str) -> str:
         if self._prefix:
@@ -396,8 +430,9 @@ def returns_row(wrapper: UserDefinedFunctionWrapper) -> bool:
 
 
 def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
-             parameters: dict[str, str]) -> None:
-    """Register ``wrapper`` on ``spark`` as ``spark_name`` (see the module's docstring)."""
+             parameters: dict[str, str], dependencies: Dependencies = ()) -> None:
+    """Register ``wrapper`` on ``spark`` as ``spark_name`` (see the module's docstring), run
+    with the Python ``dependencies`` on the workers' ``sys.path``."""
     from pyspark.sql.functions import udtf
 
     token = secrets.token_hex(8)
@@ -408,7 +443,8 @@ def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
         fields = (types[0].field_types() if len(types) == 1 and isinstance(types[0], RowType)
                   else types)
         schema = ", ".join(f"`{n}` {spark_type(str(t))}" for n, t in zip(names, fields))
-        runner = TableRunner(function, token, wrapper.name, parameters, len(names))
+        runner = _shipped(TableRunner(function, token, wrapper.name, parameters, len(names)),
+                          dependencies)
         spark.udtf.register(spark_name, udtf(table_function_class(runner), returnType=schema))
         spark.udtf.register(spark_name + OUTER, udtf(table_function_class(runner, outer=True),
                                                      returnType=schema))
@@ -417,39 +453,52 @@ def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
                      or returns_row(wrapper) else str(types[0]))
     with warnings.catch_warnings():  # PandasUDFType's deprecation: our runners have no hints
         warnings.simplefilter("ignore", UserWarning)
-        spark_function = _spark_function(wrapper, ddl, token, parameters)
+        spark_function = _spark_function(wrapper, ddl, token, parameters, dependencies)
     if not wrapper.is_deterministic():
         spark_function = spark_function.asNondeterministic()
     spark.udf.register(spark_name, spark_function)
 
 
+Dependencies = tuple[PythonDependency, ...]
+_R = TypeVar("_R", bound=FunctionRunner)
+
+
+def _shipped(runner: _R, dependencies: Dependencies) -> _R:
+    """``runner`` run with the Python ``dependencies`` (:class:`.udf_runners.FunctionRunner`)."""
+    runner.dependencies = dependencies
+    return runner
+
+
 def _spark_function(wrapper: UserDefinedFunctionWrapper, ddl: str, token: str,
-                    parameters: dict[str, str]) -> Any:
+                    parameters: dict[str, str], dependencies: Dependencies) -> Any:
     from pyspark.sql.functions import PandasUDFType, pandas_udf, udf
 
     function = wrapper.function
     if wrapper.kind == "table_aggregate":  # its rows as one array per group
-        spark_function = pandas_udf(TableAggregateRunner(function, token, wrapper.name,
-                                                         parameters), ddl,
-                                    PandasUDFType.GROUPED_AGG)
+        spark_function = pandas_udf(_shipped(TableAggregateRunner(
+            function, token, wrapper.name, parameters), dependencies), ddl,
+            PandasUDFType.GROUPED_AGG)
     elif wrapper.kind == "aggregate":
-        spark_function = pandas_udf(_aggregate_runner(wrapper, token, parameters), ddl,
-                                    PandasUDFType.GROUPED_AGG)
+        spark_function = pandas_udf(_aggregate_runner(wrapper, token, parameters, dependencies),
+                                    ddl, PandasUDFType.GROUPED_AGG)
     elif isinstance(wrapper, UserDefinedAsyncScalarFunctionWrapper):
-        spark_function = _async_function(wrapper, ddl, token, parameters)
+        spark_function = _async_function(wrapper, ddl, token, parameters, dependencies)
     elif wrapper.func_type == PANDAS:
-        spark_function = pandas_udf(PandasScalarRunner(function, token, wrapper.name,
-                                                       parameters), ddl, PandasUDFType.SCALAR)
+        spark_function = pandas_udf(_shipped(PandasScalarRunner(
+            function, token, wrapper.name, parameters), dependencies), ddl,
+            PandasUDFType.SCALAR)
     else:
-        spark_function = udf(ScalarRunner(function, token, wrapper.name, parameters,
-                                          str(wrapper.result_data_types()[0])), ddl, useArrow=True)
+        spark_function = udf(_shipped(ScalarRunner(
+            function, token, wrapper.name, parameters, str(wrapper.result_data_types()[0])),
+            dependencies), ddl, useArrow=True)
     return spark_function
 
 
 def _aggregate_runner(wrapper: UserDefinedFunctionWrapper, token: str,
-                      parameters: dict[str, str]) -> AggregateRunner | PandasAggregateRunner:
+                      parameters: dict[str, str], dependencies: Dependencies = ()
+                      ) -> AggregateRunner | PandasAggregateRunner:
     make = PandasAggregateRunner if wrapper.func_type == PANDAS else AggregateRunner
-    runner = make(wrapper.function, token, wrapper.name, parameters)
+    runner = _shipped(make(wrapper.function, token, wrapper.name, parameters), dependencies)
     runner.boxed = returns_row(wrapper)
     return runner
 
@@ -463,7 +512,8 @@ def register_window_function(spark: Any, function: CatalogFunction) -> str:
     types = wrapper.result_data_types()
     ddl = spark_type(f"ARRAY<{types[0]}>" if returns_row(wrapper) else str(types[0]))
     runner = WindowAggregateRunner(_aggregate_runner(wrapper, secrets.token_hex(8),
-                                                     function.parameters))
+                                                     function.parameters,
+                                                     function.dependencies))
     with warnings.catch_warnings():  # "Cannot infer the eval type": the runner has no hints
         warnings.simplefilter("ignore", UserWarning)
         spark_function = udf(runner, ddl)
@@ -475,13 +525,14 @@ def register_window_function(spark: Any, function: CatalogFunction) -> str:
 
 
 def _async_function(wrapper: UserDefinedAsyncScalarFunctionWrapper, ddl: str, token: str,
-                    parameters: dict[str, str]) -> Any:
+                    parameters: dict[str, str], dependencies: Dependencies) -> Any:
     """An async scalar function as a scalar Arrow UDF (Arrow arrays in and out)."""
     from pyspark.sql.functions import ArrowUDFType, arrow_udf
     from pyspark.sql.pandas.types import to_arrow_type
 
-    runner = AsyncScalarRunner(wrapper.function, token, wrapper.name, parameters,
-                               str(wrapper.result_data_types()[0]), AsyncOptions.of(parameters))
+    runner = _shipped(AsyncScalarRunner(wrapper.function, token, wrapper.name, parameters,
+                                        str(wrapper.result_data_types()[0]),
+                                        AsyncOptions.of(parameters)), dependencies)
     spark_function = arrow_udf(runner, ddl, ArrowUDFType.SCALAR)
     runner.arrow_type = to_arrow_type(spark_function.returnType)  # pickled when registered
     return spark_function
