@@ -26,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Callable
 
+from .api.table.environment import PYTHON_ARCHIVES, PYTHON_FILES, PYTHON_REQUIREMENTS
 from .cluster.connection import runtime_dir
 from .graph.jobgraph import PythonDependency
 
@@ -111,6 +112,23 @@ def pack_requirements(requirements_file: str,
                 zf.writestr(info, packed.read(info))
         data = buf.getvalue()
     return _blob("requirements", req.name, data)
+
+
+def pack_configured(options: dict[str, str]) -> list[tuple[PythonDependency, bytes]]:
+    """The dependencies Flink's options name, packed: ``python.files`` (comma-separated),
+    ``python.archives`` (comma-separated ``path[#target_dir]``) and ``python.requirements``
+    (``file[#cache_dir]``), as a TableEnvironment's ``add_python_file``... set them."""
+    packed = [pack_python_file(p.strip()) for p in options.get(PYTHON_FILES, "").split(",")
+              if p.strip()]
+    for item in options.get(PYTHON_ARCHIVES, "").split(","):
+        if item.strip():
+            path, _, target = item.strip().partition("#")
+            packed.append(pack_archive(path, target or None))
+    requirements = options.get(PYTHON_REQUIREMENTS, "").strip()
+    if requirements:
+        path, _, cache = requirements.partition("#")
+        packed.append(pack_requirements(path, cache or None))
+    return packed
 
 
 def _archive_format(name: str) -> str | None:

@@ -24,6 +24,7 @@ from ..cluster.connection import (
 from ..cluster.leader import HaConfig, find_leader, ha_dir, session_stopped, standby_pids
 from ..common.execution_mode import RuntimeExecutionMode
 from ..common.types import RowKind
+from ..dependencies import pack_configured
 from ..graph.jobgraph import JobGraph
 from ..graph.lifecycle import JobStatus
 from ..options import DEFAULT_NAME, StartOptions
@@ -68,7 +69,10 @@ class SessionStartError(RuntimeError):
 
 
 class SqlExecutionException(JobExecutionException):
-    """A SQL query's job ended FAILED or CANCELED; the message is Spark's reason."""
+    """A SQL query's job ended FAILED or CANCELED; the message is Spark's reason. ``code``: a
+    refused statement's code (``api.table.catalogobjects.NOT_FOUND``...), "" for the rest."""
+
+    code: str = ""
 
 
 @dataclass(slots=True)
@@ -241,6 +245,14 @@ class Session:
         return self.execute_sql(statement, "flink", runtime_mode, configuration, timeout,
                                 payload)
 
+    def _dependencies(self, msg: ExecuteSql) -> ExecuteSql:
+        """``msg`` with the Python dependencies its configuration names (a TableEnvironment's
+        ``python.files``...), packed; the blobs not uploaded before by this connection."""
+        packed = pack_configured(msg.configuration) if msg.dialect == "flink" else []
+        msg.dependencies = [dep for dep, _ in packed]
+        msg.blobs = {dep.key: data for dep, data in packed if dep.key not in self._uploaded}
+        return msg
+
     def execute_sql(self, statement: str, dialect: str = "flink",
                     runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.BATCH,
                     configuration: dict[str, str] | None = None,
@@ -253,16 +265,18 @@ class Session:
         if dialect not in ("flink", "spark"):
             raise ValueError(f"unknown SQL dialect {dialect!r}: 'flink' or 'spark'")
         job_id = uuid.uuid4().hex
-        msg = ExecuteSql(statement, job_id, dialect, runtime_mode.name, dict(configuration or {}),
-                         function)
+        msg = self._dependencies(ExecuteSql(statement, job_id, dialect, runtime_mode.name,
+                                            dict(configuration or {}), function))
         reply = self._execute_sql(msg, timeout)
         if reply.status not in (JobStatus.FINISHED, JobStatus.RUNNING):  # RUNNING: a streaming
             # INSERT's job, answered once it runs
             verb = "was cancelled" if reply.status is JobStatus.CANCELED else "failed"
             what = f"SQL job {reply.job_id}" if reply.job_id else "SQL statement"
-            raise SqlExecutionException(
+            error = SqlExecutionException(
                 f"{what} {verb}: {reply.error_text}",
                 JobResultReply(reply.job_id, True, reply.status, error_text=reply.error_text))
+            error.code = reply.error_code
+            raise error
         table = pa.ipc.open_stream(reply.arrow).read_all()
         kinds = [RowKind(b) for b in reply.row_kinds] if reply.row_kinds else None
         # a print sink's lines, printed here as an attached DataStream job's print() lines are
@@ -280,7 +294,16 @@ class Session:
         # an abandoned wait leaves no late reply behind.
         gateway = DispatcherGateway(self.info)
         try:
-            return gateway.request(msg, SqlResult, timeout=timeout)
+            try:
+                reply = gateway.request(msg, SqlResult, timeout=timeout)
+            except DispatcherError as exc:
+                if exc.kind != "missing_blob":
+                    raise
+                # the JobManager lost blobs we thought it had (e.g. a restarted session)
+                self._uploaded.clear()
+                reply = gateway.request(self._dependencies(msg), SqlResult, timeout=timeout)
+            self._uploaded.update(dep.key for dep in msg.dependencies)
+            return reply
         except JobManagerGoneError as exc:
             if not gateway.jobmanager_alive():
                 raise

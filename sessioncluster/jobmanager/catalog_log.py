@@ -129,11 +129,9 @@ def _drop(live: Live, statement: Drop, scope: str) -> None:
     if statement.kind == "FUNCTION":
         live.pop(("FUNCTION", scope, True, name), None)
         return
-    temporary = (statement.kind, scope, True, name)
-    if temporary in live:
-        del live[temporary]
-    elif not statement.temporary:
-        live.pop((statement.kind, scope, False, name), None)
+    # a DROP that succeeded: DROP TEMPORARY drops the temporary object, DROP the permanent one
+    # (refused while a temporary one exists)
+    live.pop((statement.kind, scope, statement.temporary, name), None)
 
 
 def replay(messages: list[ExecuteSql], plan: Callable[[ExecuteSql], Any]) -> int:

@@ -10,6 +10,7 @@ and callbacks to reply, to create a temporary view, to describe the cluster and 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections import OrderedDict
@@ -398,11 +399,23 @@ class Dispatcher:
         if plan is None:
             self.reply(ident, ErrorReply("this JobManager cannot plan Flink SQL", "bad_request"))
             return
+        if msg.dependencies or msg.blobs:
+            for key, data in msg.blobs.items():
+                self.services.blobs.put(key, data)
+            missing = self.services.blobs.missing({d.key for d in msg.dependencies})
+            if missing:
+                self.reply(ident, ErrorReply(f"{len(missing)} blob(s) missing", "missing_blob",
+                                             missing))
+                return
+            msg = dataclasses.replace(msg, blobs={})
+        msg = dataclasses.replace(msg, dependencies=msg.dependencies + [
+            d for d in self.services.python_dependencies if d not in msg.dependencies])
         try:
             outcome = await asyncio.to_thread(plan, msg)
         except Exception as exc:  # noqa: BLE001 - a bad statement is the client's error
             self.reply(ident, SqlResult(msg.job_id, b"", 0, JobStatus.FAILED, str(exc) or
-                                        type(exc).__name__))
+                                        type(exc).__name__,
+                                        error_code=str(getattr(exc, "code", "") or "")))
             return
         if outcome.job is not None:
             self._start_sql_job(ident, msg, outcome.job)

@@ -85,7 +85,8 @@ class JobRunnerFactory:
         planner = self.services.flink_sql
         if planner is None:
             raise RuntimeError("the session's SparkSession is not up yet")
-        outcome = planner.plan(msg.query, msg.runtime_mode, msg.configuration, msg.function)
+        outcome = planner.plan(msg.query, msg.runtime_mode, msg.configuration, msg.function,
+                               tuple(msg.dependencies))
         if outcome.changes_catalog and self.services.catalog_log is not None:
             self.services.catalog_log.append(msg)
         return outcome

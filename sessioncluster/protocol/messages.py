@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from ..graph.jobgraph import JobGraph
+from ..graph.jobgraph import JobGraph, PythonDependency
 from ..graph.lifecycle import ExecutionState, JobStatus
 
 WireAccumulators = dict[str, tuple[str, Any]]
@@ -547,6 +547,13 @@ class ExecuteSql(Message):
     #: ``udf``/``udtf``/``udaf`` wrapper cloudpickled by the client's UserCodePickler (the user's
     #: code by value), registered instead of importing ``module.fn``; empty otherwise
     function: bytes = b""
+    #: the TableEnvironment's Python files, archives and requirements (``python.files``,
+    #: ``python.archives``, ``python.requirements``): its Python functions load and run with
+    #: them, as a DataStream job's (``JobGraph.python_dependencies``)
+    dependencies: list[PythonDependency] = field(default_factory=list)
+    #: their packed bytes not uploaded before by this client, by SHA-256 hex key (the
+    #: Dispatcher puts them in the BlobServer and plans the statement without them)
+    blobs: dict[str, bytes] = field(default_factory=dict)
 
 
 #: the result sinks of a streaming SQL INSERT's ``print`` lines (``SqlResult.prints``): those
@@ -567,6 +574,9 @@ class SqlResult(Message):
     status: JobStatus = JobStatus.FINISHED
     #: Spark's reason for a FAILED job (no JVM stack), or why it was CANCELED
     error_text: str | None = None
+    #: a refused statement's code, the client's way to tell that failure (the planner's
+    #: ``FlinkSqlError.code``: ``api.table.catalogobjects.NOT_FOUND``...); "" for the rest
+    error_code: str = ""
     #: Flink's ResultKind: SUCCESS (a DDL statement) or SUCCESS_WITH_CONTENT (rows)
     result_kind: str = "SUCCESS_WITH_CONTENT"
     #: the columns' Flink SQL types (``BIGINT``, ``TIMESTAMP(3)``); empty for Spark SQL

@@ -21,7 +21,7 @@ import contextlib
 import itertools
 import pickle
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import cloudpickle
 
@@ -134,18 +134,7 @@ class VertexProgram:
     def environment(self) -> JobEnvironment | None:
         """The job's Python dependencies, made ready on this machine (None: it has none); the
         user's code is loaded and run inside it."""
-        if not self.dependencies:
-            return None
-        from ..taskmanager.slotworker import SlotWorker, TaskManagerUnavailable
-
-        fetch: Callable[[str], bytes | None]
-        try:
-            fetch = SlotWorker.current().fetch
-        except TaskManagerUnavailable:
-            # Spark's Python worker on the driver (transformWithState's init) runs beside the
-            # JobManager: its BlobServer's directory has the blobs
-            fetch = _jobmanager_blob
-        return prepare(self.dependencies, fetch)
+        return dependency_environment(self.dependencies)
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.job_id, self.vertex, self.blobs, self.edges, self.timestamped_input,
@@ -157,6 +146,22 @@ class VertexProgram:
          self.timestamped_output, self.sink_encoding, self.source_format, self.time_mode,
          self.bounded, self.counter, self.dependencies, self.job_parameters) = state
         self._code = {}
+
+
+def dependency_environment(dependencies: Sequence[PythonDependency]) -> JobEnvironment | None:
+    """A job's Python dependencies made ready on this machine (None: it has none): their
+    blobs from the TaskManager of a Spark Python worker, or from the JobManager's BlobServer
+    directory beside it (the JobManager itself, a Python worker of Spark's driver)."""
+    if not dependencies:
+        return None
+    from ..taskmanager.slotworker import SlotWorker, TaskManagerUnavailable
+
+    fetch: Callable[[str], bytes | None]
+    try:
+        fetch = SlotWorker.current().fetch
+    except TaskManagerUnavailable:
+        fetch = _jobmanager_blob
+    return prepare(list(dependencies), fetch)
 
 
 def _jobmanager_blob(key: str) -> bytes | None:

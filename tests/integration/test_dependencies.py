@@ -193,3 +193,39 @@ def test_a_streaming_job_uses_its_python_files(session: sessioncluster.Session,
     assert latest == {k: first[k] + 10 * sum(x for x in range(1, 31) if x % 3 == k and x != first[k])
                       for k in (0, 1, 2)}
     assert results.client.wait(60).status is sessioncluster.JobStatus.FINISHED
+
+
+def test_table_functions_import_the_table_environments_files_and_requirements(
+        session: sessioncluster.Session, tmp_path: Path) -> None:
+    """Table/SQL Python functions (``create_temporary_system_function``, ``CREATE TEMPORARY
+    FUNCTION ... LANGUAGE PYTHON``) import the modules of the TableEnvironment's
+    ``add_python_file`` and ``set_python_requirements`` (a local wheel), as Flink 2.3's do
+    (/work/briefs/data/tabledeps/probe.out)."""
+    from sessioncluster.client.table_environment import TableEnvironment
+    from sessioncluster.pyflink.table import DataTypes, EnvironmentSettings
+    from sessioncluster.pyflink.table.udf import udf
+
+    mod, dist = unique("tablemod"), unique("tabledist")
+    (tmp_path / f"{mod}.py").write_text("from sessioncluster.pyflink.table.udf import udf\n"
+                                        "def plus(x):\n    return x + 100\n"
+                                        "fn = udf(lambda x: x + 1000, result_type='BIGINT')\n")
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    write_wheel(wheels, dist, {f"{dist}/__init__.py": "def shout(s):\n    return s.upper() + '!'\n"})
+    (tmp_path / "requirements.txt").write_text(f"{dist}==0.1\n")
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+    t_env.add_python_file(str(tmp_path / f"{mod}.py"))
+    t_env.set_python_requirements(str(tmp_path / "requirements.txt"), str(wheels))
+    t_env.create_temporary_system_function("plus_dep", udf(
+        lambda x: importlib.import_module(mod).plus(x), result_type=DataTypes.BIGINT()))
+    t_env.create_temporary_system_function("shout_dep", udf(
+        lambda s: importlib.import_module(dist).shout(s), result_type=DataTypes.STRING()))
+    t_env.execute_sql(f"CREATE TEMPORARY FUNCTION fn_dep AS '{mod}.fn' LANGUAGE PYTHON")
+    try:
+        got = t_env.execute_sql("SELECT plus_dep(CAST(1 AS BIGINT)), shout_dep('a'), "
+                                "fn_dep(CAST(1 AS BIGINT))").collect()
+        assert [tuple(r) for r in got] == [(101, "A!", 1001)]
+    finally:
+        for name in ("plus_dep", "shout_dep"):
+            t_env.drop_temporary_system_function(name)
+        t_env.drop_temporary_function("fn_dep")

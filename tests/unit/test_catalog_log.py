@@ -159,7 +159,7 @@ def test_a_torn_snapshot_is_left_for_the_log(tmp_path: Path, key: str) -> None:
 
 
 def test_live_entries_follow_the_planner_rules() -> None:
-    statements = [table("t", 1), table("t", 2, temporary=True), sql("DROP TABLE t"),
+    statements = [table("t", 1), table("t", 2, temporary=True), sql("DROP TEMPORARY TABLE t"),
                   sql("CREATE TEMPORARY VIEW w AS SELECT 1"),
                   sql("CREATE VIEW IF NOT EXISTS w2 AS SELECT 1"),
                   sql("CREATE VIEW IF NOT EXISTS w2 AS SELECT 2"),

@@ -106,8 +106,8 @@ def test_drop_show_describe() -> None:
         "SHOW CREATE TABLE t; DESCRIBE Orders; DESC db.Orders")
     assert statements == [
         Drop("TABLE", "t", if_exists=True, temporary=True), Drop("VIEW", "v"),
-        Drop("FUNCTION", "f", temporary=True), Show("TABLES"), Show("VIEWS"), Show("FUNCTIONS"),
-        Show("JOBS"), Show("CATALOGS"), Show("DATABASES"), Show("CREATE TABLE", "t"),
+        Drop("FUNCTION", "f", temporary=True, system=True), Show("TABLES"), Show("VIEWS"),
+        Show("FUNCTIONS"), Show("JOBS"), Show("CATALOGS"), Show("DATABASES"), Show("CREATE TABLE", "t"),
         Describe("Orders"), Describe("db.Orders")]
 
 

@@ -216,10 +216,13 @@ class PlannerGateway:
         self.planner = planner
 
     def execute_flink_sql(self, statement: str, runtime_mode: Any,
-                          configuration: dict[str, str]) -> Any:
+                          configuration: dict[str, str], *, function: Any = None) -> Any:
         import pyarrow as pa
 
-        outcome = self.planner.plan(statement, runtime_mode.name, configuration)
+        from sessioncluster.client.shipping import dumps_user_code
+
+        payload = b"" if function is None else dumps_user_code(function)
+        outcome = self.planner.plan(statement, runtime_mode.name, configuration, payload)
         table = pa.table({n: [r[i] for r in outcome.rows] for i, n in enumerate(outcome.columns)})
         return SimpleNamespace(job_id="", result_kind=outcome.result_kind,
                                columns=outcome.columns, column_types=outcome.column_types,

@@ -239,7 +239,8 @@ def test_the_pickled_wrapper_round_trips_by_value() -> None:
         load_wrapper(statement, pickle.dumps(42))
     with pytest.raises(ValueError, match="LANGUAGE JAVA"):
         load_wrapper(CreateFunction("f", "com.x.F", "JAVA"), b"")
-    with pytest.raises(ValueError, match="Cannot import the Python function 'nope.fn'"):
+    with pytest.raises(ValueError, match="Instantiating python function 'nope.fn' failed: "
+                       "ModuleNotFoundError: No module named 'nope'"):
         load_wrapper(CreateFunction("f", "nope.fn", "PYTHON"), b"")
 
 

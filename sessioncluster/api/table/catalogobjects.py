@@ -12,6 +12,12 @@ from .sqltext import quote_identifier
 DEFAULT_CATALOG = "default_catalog"
 DEFAULT_DATABASE = "default_database"
 
+#: the gateway's error codes a TableEnvironment tells a drop's outcomes by (a failed statement's
+#: ``code``): the object named does not exist (``drop_table`` and the like answer False)...
+NOT_FOUND = "not-found"
+#: ...or a temporary function of that name stands in the way of ``drop_function``
+TEMPORARY_FUNCTION_EXISTS = "temporary-function-exists"
+
 
 class SqlDialect:
     """The SQL dialect a TableEnvironment parses (``TableConfig.set_sql_dialect``): Flink's

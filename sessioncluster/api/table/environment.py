@@ -16,7 +16,14 @@ from typing import Any, Iterable, Protocol, Sequence
 from ...common.configuration import Configuration
 from ...common.execution_mode import RuntimeExecutionMode
 from ...common.types import Row, rows_as_tuples
-from .catalogobjects import DEFAULT_CATALOG, DEFAULT_DATABASE, ModuleEntry, SqlDialect
+from .catalogobjects import (
+    DEFAULT_CATALOG,
+    DEFAULT_DATABASE,
+    NOT_FOUND,
+    TEMPORARY_FUNCTION_EXISTS,
+    ModuleEntry,
+    SqlDialect,
+)
 from .descriptor import TableDescriptor
 from .result import DEFAULT_MAX_COLUMN_WIDTH, TableResult, TableSchema
 from .sqltext import quote_identifier, quote_path, quote_string
@@ -29,6 +36,12 @@ from .udf import UserDefinedFunctionWrapper, unregistered_in
 RUNTIME_MODE = "execution.runtime-mode"
 #: Flink's option of the printed column width
 MAX_COLUMN_WIDTH = "table.display.max-column-width"
+#: Flink's options of a TableEnvironment's Python dependencies: files (comma-separated),
+#: archives (comma-separated ``path[#target_dir]``), requirements (``file[#cache_dir]``);
+#: the session packs them with each statement (``dependencies.pack_configured``)
+PYTHON_FILES = "python.files"
+PYTHON_ARCHIVES = "python.archives"
+PYTHON_REQUIREMENTS = "python.requirements"
 
 
 class FlinkSqlGateway(Protocol):
@@ -211,6 +224,27 @@ class TableEnvironment:
     def runtime_mode(self) -> RuntimeExecutionMode:
         return self.settings.runtime_mode()
 
+    # -- Python dependencies (PyFlink's: options of the TableConfig) -----------------------------
+    def add_python_file(self, file_path: str) -> None:
+        """Ship a module (``.py``), a package directory, or a zip/wheel/egg with this
+        environment's statements: their Python functions import it (``python.files``)."""
+        files = self._config.get(PYTHON_FILES)
+        self._config.set(PYTHON_FILES, f"{file_path},{files}" if files else file_path)
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> None:
+        """Ship a zip or tar archive, extracted in the workers' working directory under
+        ``target_dir`` (default: the archive's file name) (``python.archives``)."""
+        archive = f"{archive_path}#{target_dir}" if target_dir is not None else archive_path
+        archives = self._config.get(PYTHON_ARCHIVES)
+        self._config.set(PYTHON_ARCHIVES, f"{archives},{archive}" if archives else archive)
+
+    def set_python_requirements(self, requirements_file_path: str,
+                                requirements_cache_dir: str | None = None) -> None:
+        """Have pip install a requirements file for this environment's Python functions (from
+        ``requirements_cache_dir``'s packages only, when given) (``python.requirements``)."""
+        self._config.set(PYTHON_REQUIREMENTS, requirements_file_path if requirements_cache_dir
+                         is None else f"{requirements_file_path}#{requirements_cache_dir}")
+
     # -- statements ------------------------------------------------------------------------------
     def execute_sql(self, stmt: str) -> TableResult:
         """Run one Flink SQL statement (DDL, DML, a query, SHOW, SET...)."""
@@ -285,7 +319,8 @@ class TableEnvironment:
 
     def drop_table(self, table_path: str, ignore_if_not_exists: bool = True) -> bool:
         """Drop the permanent table ``table_path``; False if there was none (and
-        ``ignore_if_not_exists``, else Flink's error)."""
+        ``ignore_if_not_exists``, else Flink's error). A temporary table of the path must be
+        dropped first (:meth:`drop_temporary_table`): Flink's error, as for :meth:`drop_view`."""
         return self._drop("TABLE", table_path, ignore_if_not_exists)
 
     def drop_view(self, view_path: str, ignore_if_not_exists: bool = True) -> bool:
@@ -293,31 +328,36 @@ class TableEnvironment:
         return self._drop("VIEW", view_path, ignore_if_not_exists)
 
     def drop_function(self, path: str) -> bool:
-        """Drop the catalog function ``path``; False if there was none."""
-        return self._drop("FUNCTION", path, True)
-
-    def _drop(self, kind: str, path: str, ignore_if_not_exists: bool) -> bool:
+        """Drop the catalog function ``path``; False if there was none (a temporary system
+        function is none); Flink's error while a temporary function of the path exists."""
         try:
-            self.execute_sql(f"DROP {kind} {quote_path(path)}")
-        except Exception as error:  # the gateway's error, Flink's message
-            message = str(error)
-            if ignore_if_not_exists and ("does not exist" in message
-                                         or "doesn't exist" in message):
-                return False
+            return self._drop("FUNCTION", path, True)
+        except Exception as error:  # the gateway's error, of the type it raises
+            if getattr(error, "code", "") != TEMPORARY_FUNCTION_EXISTS:
+                raise
+            # Flink's TableEnvironment.dropFunction words it so (its SQL DROP FUNCTION: "does
+            # not exist in Catalog")
+            error.args = (f"Could not drop catalog function. A temporary function "
+                          f"'{DEFAULT_CATALOG}.{DEFAULT_DATABASE}.{path.split('.')[-1]}' does "
+                          "already exist. Please drop the temporary function first.",)
             raise
-        return True
-
-    def drop_temporary_view(self, view_path: str) -> bool:
-        """Drop the temporary view; False if there was none."""
-        if view_path.split(".")[-1] not in self.list_temporary_views():
-            return False
-        self.execute_sql(f"DROP TEMPORARY VIEW {quote_path(view_path)}")
-        return True
 
     def drop_temporary_table(self, table_path: str) -> bool:
-        if table_path.split(".")[-1] not in self.list_temporary_tables():
-            return False
-        self.execute_sql(f"DROP TEMPORARY TABLE {quote_path(table_path)}")
+        """Drop the temporary table; False if there was none (a view is none)."""
+        return self._drop("TEMPORARY TABLE", table_path, True)
+
+    def drop_temporary_view(self, view_path: str) -> bool:
+        """Drop the temporary view; False if there was none (a table is none)."""
+        return self._drop("TEMPORARY VIEW", view_path, True)
+
+    def _drop(self, kind: str, path: str, ignore_if_not_exists: bool) -> bool:
+        name = quote_identifier(path) if "SYSTEM" in kind else quote_path(path)
+        try:
+            self.execute_sql(f"DROP {kind} {name}")
+        except Exception as error:  # the gateway's error, Flink's message and a code
+            if ignore_if_not_exists and getattr(error, "code", "") == NOT_FOUND:
+                return False
+            raise
         return True
 
     def _names(self, statement: str) -> list[str]:
@@ -379,17 +419,12 @@ class TableEnvironment:
 
     def drop_temporary_system_function(self, name: str) -> bool:
         """Drop the temporary system function ``name``; False if there was none."""
-        if name not in self.list_user_defined_functions():
-            return False
-        self.execute_sql(f"DROP TEMPORARY SYSTEM FUNCTION {quote_identifier(name)}")
-        return True
+        return self._drop("TEMPORARY SYSTEM FUNCTION", name, True)
 
     def drop_temporary_function(self, path: str) -> bool:
-        """Drop the temporary function ``path``; False if there was none."""
-        if path.split(".")[-1] not in self.list_user_defined_functions():
-            return False
-        self.execute_sql(f"DROP TEMPORARY FUNCTION {quote_path(path)}")
-        return True
+        """Drop the temporary catalog function ``path``; False if there was none (a system
+        function is none)."""
+        return self._drop("TEMPORARY FUNCTION", path, True)
 
     def list_user_defined_functions(self) -> list[str]:
         return self._names("SHOW USER FUNCTIONS")

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
-from .model import CatalogTable
+from ...api.table.catalogobjects import DEFAULT_CATALOG, DEFAULT_DATABASE, NOT_FOUND
+from .model import DEFAULT_PATH, CatalogTable, FlinkSqlError
+from .statements import Drop
 
 #: the prefix of every hidden Spark view of a catalog
 HIDDEN_PREFIX = "__flink_"
@@ -79,3 +82,31 @@ class Catalog:
         key = name.lower()
         return any(key in d for d in (self.tables, self.views, self.temporary_tables,
                                       self.temporary_views))
+
+    def drop(self, statement: Drop, spark_view: bool) -> str | None:
+        """``DROP [TEMPORARY] TABLE|VIEW`` (``spark_view``: the name is a client's temporary
+        view, a Spark one): the Spark view of the object dropped to drop too (None: none was),
+        or Flink 2.3's refusal: a permanent object's DROP while a temporary one of the name
+        exists, even IF EXISTS (/work/briefs/data/tabledeps/probe.out)."""
+        key, view = statement.name.lower(), statement.kind == "VIEW"
+        what = "view" if view else "table"
+        temporary = self.temporary_views if view else self.temporary_tables
+        permanent: dict[str, Any] = self.views if view else self.tables
+        if key in temporary or spark_view:
+            if not statement.temporary:
+                raise FlinkSqlError(
+                    f"Temporary {what} with identifier '`{DEFAULT_CATALOG}`.`{DEFAULT_DATABASE}`."
+                    f"`{statement.name}`' exists. Drop it first before removing the permanent "
+                    f"{what}.")
+            temporary.pop(key, None)
+            if view:
+                self.temporary_view_texts.pop(key, None)
+            return statement.name if view else self.hidden_name("temporary", key)
+        if key not in permanent or statement.temporary:
+            if statement.if_exists:
+                return None
+            prefix = "Temporary table or view" if statement.temporary else what.capitalize()
+            raise FlinkSqlError(f"{prefix} with identifier '{DEFAULT_PATH}.{statement.name}' "
+                                "does not exist.", NOT_FOUND)
+        del permanent[key]
+        return self.hidden_name("view" if view else "table", key)

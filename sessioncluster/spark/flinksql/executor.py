@@ -22,6 +22,7 @@ from ...api.table.conversion import TO_DATASTREAM
 from ...api.table.environment import CATALOG_SCOPE, DIALECT, SCHEMA_RUNTIME_MODE
 from ...api.table.typeparser import spark_type
 from ...common.sqlscript import CLIENT_RESULT_KEYS
+from ...graph.jobgraph import PythonDependency
 from . import altercatalog, connectors, matchrecognize, querytypes, streaming, tablestream
 from .catalog import HIDDEN_PREFIX, Catalog
 from .columntypes import (
@@ -123,24 +124,28 @@ class FlinkSqlPlanner:
     # -- the one entry point ----------------------------------------------------------------
     def plan(self, text: str, runtime_mode: str = "BATCH",
              configuration: dict[str, str] | None = None,
-             function: bytes = b"") -> StatementOutcome:
+             function: bytes = b"",
+             dependencies: tuple[PythonDependency, ...] = ()) -> StatementOutcome:
         """Plan one statement: rows to answer with now, or the job that runs it (named
         ``pipeline.name`` when set, as Flink names a SQL job); ``function`` is the pickled
         Python function of a ``CREATE FUNCTION`` sent by ``create_temporary_system_function``,
         or the DataStream (a pickled ``SubmitJob``) of a ``datastream`` table's CREATE TABLE
-        sent by ``from_data_stream``."""
+        sent by ``from_data_stream``; ``dependencies``: the statement's Python files, archives
+        and requirements (its TableEnvironment's ``python.files``... and the session's), with
+        which its Python functions load here and run on the workers."""
         # a Table into a DataStream: planned only (a function sent is the Table's UDF's
         # registration, on its way to the same probe)
         if (configuration or {}).get(TO_DATASTREAM) and not function:
             return tablestream.probe(self, text, configuration or {}, runtime_mode)
-        outcome = self._plan_text(text, runtime_mode, configuration, function)
+        outcome = self._plan_text(text, runtime_mode, configuration, function, dependencies)
         name = (configuration or {}).get("pipeline.name") or self.options.get("pipeline.name")
         if outcome.job is not None and name:
             outcome.job.name = name
         return outcome
 
     def _plan_text(self, text: str, runtime_mode: str, configuration: dict[str, str] | None,
-                   function: bytes) -> StatementOutcome:
+                   function: bytes, dependencies: tuple[PythonDependency, ...] = ()
+                   ) -> StatementOutcome:
         statements = parse_statements(text)
         if len(statements) != 1:
             raise FlinkSqlError(f"execute_sql takes one statement; this text has "
@@ -156,10 +161,18 @@ class FlinkSqlPlanner:
             self.catalog = self._catalogs.setdefault(scope, Catalog(scope))
             self.functions = self._function_catalogs.setdefault(
                 scope, FunctionCatalog(self.spark, scope))
+            with self.functions.loading(dependencies):
+                return self._plan_parsed(statement, text, mode, configuration, function)
+
+    def _plan_parsed(self, statement: Statement, text: str, mode: str,
+                     configuration: dict[str, str] | None, function: bytes) -> StatementOutcome:
+        """One statement planned, in this scope's catalog."""
+        with self._lock:
             if isinstance(statement, CreateFunction):
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
                 return StatementOutcome.ok(changes_catalog=True)
+            self.functions.check_calls(text)  # a function's first use imports it
             if isinstance(statement, CreateTable) and function:
                 # an unbounded DataStream's table: its JobGraph (``from_data_stream``)
                 statement.table.payload = function
@@ -539,33 +552,18 @@ class FlinkSqlPlanner:
         return StatementOutcome.ok()
 
     def _drop(self, statement: Drop) -> StatementOutcome:
+        """``DROP [TEMPORARY [SYSTEM]] TABLE|VIEW|FUNCTION``, as Flink 2.3 answers it."""
         if statement.kind == "FUNCTION":
-            self.functions.drop(statement.name, statement.if_exists)
+            self.functions.drop(statement)
             return StatementOutcome.ok()
-        key, catalog, view = statement.name.lower(), self.catalog, statement.kind == "VIEW"
-        what = "View" if view else "Table"
-        temporary = catalog.temporary_views if view else catalog.temporary_tables
-        permanent: dict[str, Any] = catalog.views if view else catalog.tables
-        spark_view = view and key not in permanent and self._spark_view_exists(statement.name) \
+        key, permanent = statement.name.lower(), self.catalog.views if \
+            statement.kind == "VIEW" else self.catalog.tables
+        spark_view = statement.kind == "VIEW" and key not in permanent \
+            and self._spark_view_exists(statement.name) \
             and not statement.name.startswith(HIDDEN_PREFIX)  # a client's temporary view
-        if key in temporary or spark_view:
-            if key in permanent and not statement.temporary:  # Flink drops neither
-                raise FlinkSqlError(
-                    f"Temporary {what.lower()} with identifier '{DEFAULT_PATH}.{statement.name}' "
-                    f"exists. Drop it first before removing the permanent {what.lower()}.")
-            temporary.pop(key, None)
-            if view:
-                catalog.temporary_view_texts.pop(key, None)
-            self.sources.drop(statement.name if view else catalog.hidden_name("temporary", key))
-            return StatementOutcome.ok()
-        if key not in permanent or statement.temporary:
-            if statement.if_exists:
-                return StatementOutcome.ok()
-            prefix = "Temporary " + what.lower() if statement.temporary else what
-            raise FlinkSqlError(f"{prefix} with identifier '{DEFAULT_PATH}.{statement.name}' "
-                                "does not exist.")
-        del permanent[key]
-        self.sources.drop(catalog.hidden_name("view" if view else "table", key))
+        dropped = self.catalog.drop(statement, spark_view)
+        if dropped is not None:
+            self.sources.drop(dropped)
         return StatementOutcome.ok()
 
     def _alter(self, statement: AlterTable | AlterView | AlterFunction) -> StatementOutcome:

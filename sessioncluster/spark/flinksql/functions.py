@@ -25,16 +25,20 @@ of it are renamed in the query (Flink lets a temporary system function shadow a 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import importlib
 import pickle
+import re
 import secrets
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator, TypeVar
 
 from sqlglot import exp
 
+from ...api.table.catalogobjects import NOT_FOUND, TEMPORARY_FUNCTION_EXISTS
 from ...api.table.typeparser import spark_type
 from ...api.table.types import IntType, RowType, SmallIntType, TinyIntType
 from ...api.table.udf import (
@@ -42,14 +46,17 @@ from ...api.table.udf import (
     UserDefinedAsyncScalarFunctionWrapper,
     UserDefinedFunctionWrapper,
 )
+from ...graph.jobgraph import PythonDependency
+from ...streaming.runtime import dependency_environment
 from .asyncscalar import AsyncOptions
 from .builtins import FLINK_FUNCTIONS, sql_like
-from .model import DEFAULT_DATABASE, FlinkSqlError
+from .model import DEFAULT_CATALOG, DEFAULT_DATABASE, DEFAULT_PATH, FlinkSqlError
 from .planner import is_lateral_on_true
-from .statements import CreateFunction, Show
+from .statements import CreateFunction, Drop, Show
 from .udf_runners import (
     AggregateRunner,
     AsyncScalarRunner,
+    FunctionRunner,
     PandasAggregateRunner,
     PandasScalarRunner,
     ScalarRunner,
@@ -86,6 +93,9 @@ class CatalogFunction:
     system: bool = False
     #: a temporary function (``CREATE TEMPORARY [SYSTEM] FUNCTION``): no ALTER FUNCTION finds it
     temporary: bool = False
+    #: the Python dependencies its registration runs with (:meth:`FunctionCatalog.
+    #: use_dependencies`)
+    dependencies: tuple[PythonDependency, ...] = ()
 
 
 def job_parameters(options: dict[str, str]) -> dict[str, str]:
@@ -108,18 +118,46 @@ def load_wrapper(statement: CreateFunction, payload: bytes) -> UserDefinedFuncti
     if payload:
         obj = pickle.loads(payload)  # noqa: S301 - the payload of a signed message
     else:
-        module_name, _, attribute = statement.class_name.rpartition(".")
-        try:
-            obj = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise FlinkSqlError(f"Cannot import the Python function "
-                                f"'{statement.class_name}' of {statement.name}: "
-                                f"{type(exc).__name__}: {exc}") from None
+        obj = _imported(statement.class_name)
     if not isinstance(obj, UserDefinedFunctionWrapper):
         raise FlinkSqlError(f"'{statement.class_name}' is {type(obj).__name__}, not a Python "
                             "user-defined function: wrap it with udf(...), udtf(...) or "
                             "udaf(...) and its result type")
     return obj
+
+
+class FunctionImportError(FlinkSqlError):
+    """A ``CREATE FUNCTION ... AS 'module.fn' LANGUAGE PYTHON`` whose function does not import
+    (yet): Flink creates it, and refuses a statement that calls it (:meth:`FunctionCatalog.
+    check_calls`)."""
+
+
+def _imported(class_name: str) -> Any:
+    """``module.fn`` imported, or Flink 2.3's cause of its failure (its python function's
+    instantiation; /work/briefs/data/tabledeps/probe.out)."""
+    module_name, _, attribute = class_name.rpartition(".")
+    if not module_name or not attribute:
+        raise FunctionImportError(f"Instantiating python function '{class_name}' failed: The "
+                                  f"fully qualified name is invalid: '{class_name}'")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise FunctionImportError(f"Instantiating python function '{class_name}' failed: "
+                                  f"{type(exc).__name__}: {exc}") from None
+
+
+@dataclass(slots=True)
+class PendingFunction:
+    """A function whose ``module.fn`` did not import when it was created: made at first use."""
+
+    statement: CreateFunction
+    options: dict[str, str]
+
+    @property
+    def path(self) -> str:
+        """Its name as Flink's refusal names it (a catalog function's full path)."""
+        name = self.statement.name
+        return name if self.statement.temporary else f"{DEFAULT_PATH}.{name}"
 
 
 class FunctionCatalog:
@@ -133,6 +171,11 @@ class FunctionCatalog:
     def __init__(self, spark: Any, scope: str = "") -> None:
         self.spark = spark
         self.functions: dict[str, CatalogFunction] = {}
+        #: the functions created of a ``module.fn`` that did not import, by lower-case name
+        self.pending: dict[str, PendingFunction] = {}
+        #: the Python dependencies of the statement planned now (its TableEnvironment's
+        #: ``python.files``... and the session's): its functions run with them
+        self.dependencies: tuple[PythonDependency, ...] = ()
         self._prefix = (f"__flink_udf_{hashlib.sha1(scope.encode()).hexdigest()[:12]}_"
                         if scope else "")
 
@@ -140,23 +183,66 @@ class FunctionCatalog:
                options: dict[str, str]) -> None:
         """Register the function of ``statement`` (replacing one of the same name)."""
         key = statement.name.lower()
-        if key in self.functions and statement.if_not_exists:
+        if (key in self.functions or key in self.pending) and statement.if_not_exists:
             return
-        wrapper = load_wrapper(statement, payload)
+        try:
+            wrapper = load_wrapper(statement, payload)
+        except FunctionImportError:  # Flink imports a Python function at its first use
+            self._forget(key)
+            self.pending[key] = PendingFunction(statement, dict(options))
+            return
+        self.pending.pop(key, None)
         spark_name = self.functions[key].spark_name if key in self.functions else \
             self._spark_name(statement.name)
         parameters = job_parameters(options)
-        register(self.spark, spark_name, wrapper, parameters)
+        register(self.spark, spark_name, wrapper, parameters, self.dependencies)
         self.functions[key] = CatalogFunction(statement.name, wrapper, spark_name,
                                               None if payload else statement.class_name,
                                               parameters, statement.system,
-                                              statement.temporary)
+                                              statement.temporary, self.dependencies)
+
+    @contextlib.contextmanager
+    def loading(self, dependencies: tuple[PythonDependency, ...]) -> Iterator[None]:
+        """While a statement is planned: its Python dependencies' files and requirements on
+        this process's ``sys.path`` (a function shipped or named here is loaded with them, and
+        pickled for the workers by reference to their modules; no archive: they would change
+        the JobManager's working directory), and its functions registered with them."""
+        environment = dependency_environment([d for d in dependencies if d.kind != "archive"])
+        with environment if environment is not None else contextlib.nullcontext():
+            self.use_dependencies(dependencies)
+            yield
+
+    def use_dependencies(self, dependencies: tuple[PythonDependency, ...]) -> None:
+        """The Python dependencies of the statement planned next: a function registered with
+        others is registered again with these, so that its workers have them on ``sys.path``
+        (in Flink, a job's Python files are those of the TableEnvironment that runs it)."""
+        self.dependencies = dependencies
+        for key, function in self.functions.items():
+            if function.dependencies != dependencies:
+                register(self.spark, function.spark_name, function.wrapper, function.parameters,
+                         dependencies)
+                self.functions[key] = dataclasses.replace(function, dependencies=dependencies)
+
+    def check_calls(self, text: str) -> None:
+        """Make the pending functions ``text`` calls, or refuse it with Flink's message (the
+        first use of a function whose module does not import)."""
+        for key, pending in list(self.pending.items()):
+            if not re.search(rf"(?<![\w.]){re.escape(key)}`?\s*\(", text, re.IGNORECASE):
+                continue
+            try:
+                _imported(pending.statement.class_name)
+            except FunctionImportError as exc:
+                raise FlinkSqlError(f"SQL validation failed. Cannot instantiate user-defined "
+                                    f"function '{pending.path}'. {exc}") from None
+            del self.pending[key]
+            self.create(pending.statement, b"", pending.options)
 
     def register_on(self, session: Any) -> None:
         """Register every function of the catalog on ``session`` too (a SparkSession of its own,
         as a streaming statement's, does not share the functions of the session's)."""
         for function in self.functions.values():
-            register(session, function.spark_name, function.wrapper, function.parameters)
+            register(session, function.spark_name, function.wrapper, function.parameters,
+                     function.dependencies)
 
     def _spark_name(self, name: str) -> str:
         if self._prefix:
@@ -165,21 +251,37 @@ class FunctionCatalog:
             return f"__flink_udf_{name}"
         return name
 
-    def drop(self, name: str, if_exists: bool) -> bool:
-        """Drop the function ``name``; False if there was none (and ``if_exists``)."""
-        function = self.functions.pop(name.lower(), None)
-        if function is None:
-            if if_exists:
+    def drop(self, statement: Drop) -> bool:
+        """``DROP [TEMPORARY [SYSTEM]] FUNCTION``: False if there was none of that kind (and
+        IF EXISTS), else Flink 2.3's error (/work/briefs/data/tabledeps/probe.out)."""
+        key = statement.name.lower()
+        function = self.functions.get(key) or self.pending.get(key)
+        kind = None if function is None else _kind(function)
+        if kind is None or kind[0] != statement.temporary \
+                or statement.temporary and kind[1] != statement.system:
+            if statement.if_exists:
                 return False
-            raise FlinkSqlError(f"Temporary system function {name} doesn't exist")
+            raise FlinkSqlError(_missing_function(statement), NOT_FOUND
+                                if kind is None or kind[1] or statement.temporary
+                                else TEMPORARY_FUNCTION_EXISTS)
+        self._forget(key)
+        return True
+
+    def _forget(self, key: str) -> None:
+        """The function ``key`` off the catalog and the SparkSession."""
+        self.pending.pop(key, None)
+        function = self.functions.pop(key, None)
+        if function is None:
+            return
         self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}`")
         if function.wrapper.kind == "table":
             self.spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{function.spark_name}{OUTER}`")
-        return True
 
     def names(self, database: bool = True) -> list[str]:
         """The functions' names, sorted; ``database`` False: the system functions' only."""
-        return sorted(f.name for f in self.functions.values() if database or f.system)
+        return sorted([f.name for f in self.functions.values() if database or f.system]
+                      + [p.statement.name for p in self.pending.values()
+                         if database or p.statement.system])
 
     def listed(self, show: Show) -> list[str]:
         """``SHOW [USER] FUNCTIONS``: Flink's built-in functions (not USER) and these, sorted as
@@ -301,6 +403,24 @@ def _outer_call(join: exp.Join, outer: dict[str, str]) -> exp.Anonymous | None:
     return call if isinstance(call, exp.Anonymous) and call.name.lower() in outer else None
 
 
+def _kind(function: CatalogFunction | PendingFunction) -> tuple[bool, bool]:
+    """(temporary, system) of a function."""
+    made = function.statement if isinstance(function, PendingFunction) else function
+    return made.temporary, made.system
+
+
+def _missing_function(statement: Drop) -> str:
+    """Flink 2.3's message of a DROP FUNCTION that finds no function of its kind."""
+    name = statement.name
+    if statement.system:
+        return (f"Could not drop temporary system function. A function named '{name}' doesn't "
+                "exist.")
+    if statement.temporary:
+        return (f"Temporary catalog function `{DEFAULT_CATALOG}`.`{DEFAULT_DATABASE}`.`{name}` "
+                "doesn't exist")
+    return f"Function {DEFAULT_DATABASE}.{name} does not exist in Catalog {DEFAULT_CATALOG}."
+
+
 def returns_row(wrapper: UserDefinedFunctionWrapper) -> bool:
     """True for an aggregate function whose value is a ROW: Spark's grouped-aggregate pandas
     function returns it in a one-element array, which each call takes the element out of
@@ -310,8 +430,9 @@ def returns_row(wrapper: UserDefinedFunctionWrapper) -> bool:
 
 
 def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
-             parameters: dict[str, str]) -> None:
-    """Register ``wrapper`` on ``spark`` as ``spark_name`` (see the module's docstring)."""
+             parameters: dict[str, str], dependencies: Dependencies = ()) -> None:
+    """Register ``wrapper`` on ``spark`` as ``spark_name`` (see the module's docstring), run
+    with the Python ``dependencies`` on the workers' ``sys.path``."""
     from pyspark.sql.functions import udtf
 
     token = secrets.token_hex(8)
@@ -322,7 +443,8 @@ def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
         fields = (types[0].field_types() if len(types) == 1 and isinstance(types[0], RowType)
                   else types)
         schema = ", ".join(f"`{n}` {spark_type(str(t))}" for n, t in zip(names, fields))
-        runner = TableRunner(function, token, wrapper.name, parameters, len(names))
+        runner = _shipped(TableRunner(function, token, wrapper.name, parameters, len(names)),
+                          dependencies)
         spark.udtf.register(spark_name, udtf(table_function_class(runner), returnType=schema))
         spark.udtf.register(spark_name + OUTER, udtf(table_function_class(runner, outer=True),
                                                      returnType=schema))
@@ -331,39 +453,52 @@ def register(spark: Any, spark_name: str, wrapper: UserDefinedFunctionWrapper,
                      or returns_row(wrapper) else str(types[0]))
     with warnings.catch_warnings():  # PandasUDFType's deprecation: our runners have no hints
         warnings.simplefilter("ignore", UserWarning)
-        spark_function = _spark_function(wrapper, ddl, token, parameters)
+        spark_function = _spark_function(wrapper, ddl, token, parameters, dependencies)
     if not wrapper.is_deterministic():
         spark_function = spark_function.asNondeterministic()
     spark.udf.register(spark_name, spark_function)
 
 
+Dependencies = tuple[PythonDependency, ...]
+_R = TypeVar("_R", bound=FunctionRunner)
+
+
+def _shipped(runner: _R, dependencies: Dependencies) -> _R:
+    """``runner`` run with the Python ``dependencies`` (:class:`.udf_runners.FunctionRunner`)."""
+    runner.dependencies = dependencies
+    return runner
+
+
 def _spark_function(wrapper: UserDefinedFunctionWrapper, ddl: str, token: str,
-                    parameters: dict[str, str]) -> Any:
+                    parameters: dict[str, str], dependencies: Dependencies) -> Any:
     from pyspark.sql.functions import PandasUDFType, pandas_udf, udf
 
     function = wrapper.function
     if wrapper.kind == "table_aggregate":  # its rows as one array per group
-        spark_function = pandas_udf(TableAggregateRunner(function, token, wrapper.name,
-                                                         parameters), ddl,
-                                    PandasUDFType.GROUPED_AGG)
+        spark_function = pandas_udf(_shipped(TableAggregateRunner(
+            function, token, wrapper.name, parameters), dependencies), ddl,
+            PandasUDFType.GROUPED_AGG)
     elif wrapper.kind == "aggregate":
-        spark_function = pandas_udf(_aggregate_runner(wrapper, token, parameters), ddl,
-                                    PandasUDFType.GROUPED_AGG)
+        spark_function = pandas_udf(_aggregate_runner(wrapper, token, parameters, dependencies),
+                                    ddl, PandasUDFType.GROUPED_AGG)
     elif isinstance(wrapper, UserDefinedAsyncScalarFunctionWrapper):
-        spark_function = _async_function(wrapper, ddl, token, parameters)
+        spark_function = _async_function(wrapper, ddl, token, parameters, dependencies)
     elif wrapper.func_type == PANDAS:
-        spark_function = pandas_udf(PandasScalarRunner(function, token, wrapper.name,
-                                                       parameters), ddl, PandasUDFType.SCALAR)
+        spark_function = pandas_udf(_shipped(PandasScalarRunner(
+            function, token, wrapper.name, parameters), dependencies), ddl,
+            PandasUDFType.SCALAR)
     else:
-        spark_function = udf(ScalarRunner(function, token, wrapper.name, parameters,
-                                          str(wrapper.result_data_types()[0])), ddl, useArrow=True)
+        spark_function = udf(_shipped(ScalarRunner(
+            function, token, wrapper.name, parameters, str(wrapper.result_data_types()[0])),
+            dependencies), ddl, useArrow=True)
     return spark_function
 
 
 def _aggregate_runner(wrapper: UserDefinedFunctionWrapper, token: str,
-                      parameters: dict[str, str]) -> AggregateRunner | PandasAggregateRunner:
+                      parameters: dict[str, str], dependencies: Dependencies = ()
+                      ) -> AggregateRunner | PandasAggregateRunner:
     make = PandasAggregateRunner if wrapper.func_type == PANDAS else AggregateRunner
-    runner = make(wrapper.function, token, wrapper.name, parameters)
+    runner = _shipped(make(wrapper.function, token, wrapper.name, parameters), dependencies)
     runner.boxed = returns_row(wrapper)
     return runner
 
@@ -377,7 +512,8 @@ def register_window_function(spark: Any, function: CatalogFunction) -> str:
     types = wrapper.result_data_types()
     ddl = spark_type(f"ARRAY<{types[0]}>" if returns_row(wrapper) else str(types[0]))
     runner = WindowAggregateRunner(_aggregate_runner(wrapper, secrets.token_hex(8),
-                                                     function.parameters))
+                                                     function.parameters,
+                                                     function.dependencies))
     with warnings.catch_warnings():  # "Cannot infer the eval type": the runner has no hints
         warnings.simplefilter("ignore", UserWarning)
         spark_function = udf(runner, ddl)
@@ -389,13 +525,14 @@ def register_window_function(spark: Any, function: CatalogFunction) -> str:
 
 
 def _async_function(wrapper: UserDefinedAsyncScalarFunctionWrapper, ddl: str, token: str,
-                    parameters: dict[str, str]) -> Any:
+                    parameters: dict[str, str], dependencies: Dependencies) -> Any:
     """An async scalar function as a scalar Arrow UDF (Arrow arrays in and out)."""
     from pyspark.sql.functions import ArrowUDFType, arrow_udf
     from pyspark.sql.pandas.types import to_arrow_type
 
-    runner = AsyncScalarRunner(wrapper.function, token, wrapper.name, parameters,
-                               str(wrapper.result_data_types()[0]), AsyncOptions.of(parameters))
+    runner = _shipped(AsyncScalarRunner(wrapper.function, token, wrapper.name, parameters,
+                                        str(wrapper.result_data_types()[0]),
+                                        AsyncOptions.of(parameters)), dependencies)
     spark_function = arrow_udf(runner, ddl, ArrowUDFType.SCALAR)
     runner.arrow_type = to_arrow_type(spark_function.returnType)  # pickled when registered
     return spark_function

@@ -16,7 +16,12 @@ DEFAULT_PATH = f"{DEFAULT_CATALOG}.{DEFAULT_DATABASE}"
 
 class FlinkSqlError(ValueError):
     """A statement Flink rejects, or one this planner cannot run; the message names the construct
-    (and Flink's documentation's name for it) in the user's own words."""
+    (and Flink's documentation's name for it) in the user's own words. ``code``: what a client
+    tells the failure by (``api.table.catalogobjects``' NOT_FOUND...), "" for the rest."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(slots=True)

@@ -66,6 +66,8 @@ class Drop:
     name: str
     if_exists: bool = False
     temporary: bool = False
+    #: ``DROP TEMPORARY SYSTEM FUNCTION``
+    system: bool = False
 
 
 @dataclass(slots=True)
@@ -412,15 +414,15 @@ class _Script:
     def _drop(self, tokens: list[Token]) -> Drop:
         words = [t.text.upper() for t in tokens]
         i = 1
-        temporary = False
+        temporary = system = False
         while i < len(words) and words[i] in ("TEMPORARY", "SYSTEM"):
-            temporary, i = True, i + 1
+            temporary, system, i = True, system or words[i] == "SYSTEM", i + 1
         if i >= len(words) or words[i] not in ("TABLE", "VIEW", "FUNCTION", "CATALOG", "DATABASE"):
             raise self.error(tokens[i] if i < len(tokens) else None,
                              "Was expecting TABLE, VIEW or FUNCTION.")
         kind, i = words[i], i + 1
         if_exists = words[i : i + 2] == ["IF", "EXISTS"]
-        return Drop(kind, self._name(tokens[i + 2 * if_exists :]), if_exists, temporary)
+        return Drop(kind, self._name(tokens[i + 2 * if_exists :]), if_exists, temporary, system)
 
     def _create_function(self, tokens: list[Token]) -> CreateFunction:
         words = [t.text.upper() for t in tokens]

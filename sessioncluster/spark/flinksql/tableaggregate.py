@@ -329,6 +329,7 @@ def _runner(function: CatalogFunction | str, argument_types: list[Any]
     text = str(wrapper.result_data_types()[0])
     make = TableAggregateRunner if wrapper.kind == "table_aggregate" else AggregateRunner
     runner = make(wrapper.function, token, wrapper.name, function.parameters)
+    runner.dependencies = function.dependencies
     if isinstance(runner, AggregateRunner):
         runner.boxed = boxed
     return DataType.fromDDL(spark_type(f"ARRAY<{text}>" if boxed else text)), runner

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import datetime
 import decimal
+import pickle
 from typing import Any, Iterator
 
 from ...api.table.udf import (
@@ -21,6 +22,7 @@ from ...api.table.udf import (
     UserDefinedFunction,
 )
 from ...common.types import Row, pyflink_value, rows_as_tuples
+from ...graph.jobgraph import PythonDependency
 from .asyncscalar import AsyncOptions, evaluate
 
 #: the opened function of each registration, per Python worker (token -> function)
@@ -53,30 +55,71 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
-class _Runner:
-    """Opens the user's function once per worker."""
+class FunctionRunner:
+    """Opens the user's function once per worker. ``dependencies``: the Python files, archives
+    and requirements of the statement that registered it (a TableEnvironment's
+    ``add_python_file``...), on the worker's ``sys.path`` while it runs, as a DataStream job's
+    are (:mod:`sessioncluster.dependencies`); the function travels pickled apart then, and is
+    unpickled on the worker inside them (it may import their modules as it loads)."""
+
+    dependencies: tuple[PythonDependency, ...] = ()
 
     def __init__(self, function: UserDefinedFunction, token: str, name: str,
                  job_parameters: dict[str, str]) -> None:
-        self.function = function
+        self.function: UserDefinedFunction | bytes = function
         self.token = token
         self.name = name
         self.job_parameters = job_parameters
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if self.dependencies and not isinstance(self.function, bytes):
+            import cloudpickle
+
+            state["function"] = cloudpickle.dumps(self.function)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     def opened(self) -> Any:
+        if self.dependencies or _ACTIVE:
+            use_dependencies(self.dependencies)
         function = _OPENED.get(self.token)
         if function is None:
-            function = self.function
+            loaded = self.function
+            function = pickle.loads(loaded) if isinstance(loaded, bytes) else loaded  # noqa: S301
             function.open(FunctionContext(self.job_parameters))
             _OPENED[self.token] = function
         return function
+
+
+#: the Python dependencies on this worker's sys.path: their tuple -> their environment (one
+#: at most: the runner of another statement's functions exits them first)
+_ACTIVE: dict[tuple[PythonDependency, ...], Any] = {}
+
+
+def use_dependencies(dependencies: tuple[PythonDependency, ...]) -> None:
+    """Have ``dependencies`` (only) on this process's ``sys.path``, made ready once."""
+    if dependencies in _ACTIVE:
+        return
+    for environment in _ACTIVE.values():
+        environment.__exit__(None, None, None)
+    _ACTIVE.clear()
+    if dependencies:
+        from ...streaming.runtime import dependency_environment
+
+        environment = dependency_environment(dependencies)
+        assert environment is not None
+        environment.__enter__()
+        _ACTIVE[dependencies] = environment
 
 
 #: a Flink value as Spark takes it: a ``Row`` as a tuple (nested ones too)
 to_spark = rows_as_tuples
 
 
-class ScalarRunner(_Runner):
+class ScalarRunner(FunctionRunner):
     """A general scalar function, row by row (Spark calls it on Arrow batches)."""
 
     def __init__(self, function: UserDefinedFunction, token: str, name: str,
@@ -131,14 +174,14 @@ def _flink_value(value: Any) -> Any:
     return value
 
 
-class PandasScalarRunner(_Runner):
+class PandasScalarRunner(FunctionRunner):
     """A vectorized (``func_type='pandas'``) scalar function: pandas Series in and out."""
 
     def __call__(self, *series: Any) -> Any:
         return self.opened().eval(*series)
 
 
-class TableRunner(_Runner):
+class TableRunner(FunctionRunner):
     """A table function: each row's ``eval`` results as Spark's UDTF rows."""
 
     def __init__(self, function: UserDefinedFunction, token: str, name: str,
@@ -184,7 +227,7 @@ def _values(series: Any) -> list[Any]:
             for v in series.astype(object).tolist()]
 
 
-class AggregateRunner(_Runner):
+class AggregateRunner(FunctionRunner):
     """A general aggregate function as a grouped-aggregate pandas function: each group's rows
     accumulated one by one into a new accumulator, then ``get_value``. ``boxed``: the value is
     a ROW, returned in a one-element array (Spark's grouped-aggregate pandas functions return
@@ -202,7 +245,7 @@ class AggregateRunner(_Runner):
         return [value] if self.boxed else value
 
 
-class PandasAggregateRunner(_Runner):
+class PandasAggregateRunner(FunctionRunner):
     """A vectorized aggregate function: each group's pandas Series to one value (``boxed``
     as :class:`AggregateRunner`'s)."""
 
@@ -240,7 +283,7 @@ def _arguments(column: Any) -> list[Any]:
     return [Row(**v) if isinstance(v, dict) else pyflink_value(v) for v in _values(column)]
 
 
-class TableAggregateRunner(_Runner):
+class TableAggregateRunner(FunctionRunner):
     """A table aggregate function as a grouped-aggregate pandas function: each group's rows
     accumulated into a new accumulator, then the rows of ``emit_value`` as one array (which
     the query unnests)."""
