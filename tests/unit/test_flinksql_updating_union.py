@@ -71,8 +71,9 @@ def test_another_set_operation_over_an_unbounded_table_is_refused_by_name(
         ("a", "+I"), ("c", "+I"), ("e", "+I"), ("c", "-D"), ("e", "-D")]
 
 
-def _records(planner: FlinkSqlPlanner, text: str, tmp_path: Path) -> list[Counter]:
-    """The union's records after each of :data:`FILES`, as multisets (the order of the two
+def _records(planner: FlinkSqlPlanner, text: str, tmp_path: Path,
+             files: list[str] = FILES) -> list[Counter]:
+    """The union's records after each of ``files``, as multisets (the order of the two
     inputs' records is a race in Flink too)."""
     insert = planner.plan(text, "STREAMING").job.inserts[0]
     assert insert.row_kinds and insert.operator == "Union" and insert.replan is not None
@@ -83,7 +84,7 @@ def _records(planner: FlinkSqlPlanner, text: str, tmp_path: Path) -> list[Counte
     running = [f.start(100, f"{name}_feed{i}") for i, f in enumerate(feeds)]
     spark, seen, out = frame.sparkSession, 0, []
     try:
-        for i, text in enumerate(FILES):
+        for i, text in enumerate(files):
             (tmp_path / "words" / f"f{i}.csv").write_text(text)
             for query in running:
                 query.processAllAvailable()
@@ -117,15 +118,48 @@ def test_a_union_all_of_two_updating_queries(planner, tmp_path: Path) -> None:
                             "+U['b', 6]", "+I['c', 5]"])]
 
 
-def test_a_filter_over_a_union_all_of_an_updating_query_is_refused_by_name(planner) -> None:
-    """Flink filters each record of the union's changelog (probe1.out U13:
-    /work/briefs/data/setcount/U13_flink_rows.out); here it was planned keyed over both
-    inputs' rows, a wrong changelog: refused by name until it is built."""
-    with pytest.raises(FlinkSqlError, match="^A filter or projection over a UNION ALL of an "
-                                            "updating query"):
-        planner.plan(f"SELECT * FROM ({AGG} UNION ALL SELECT w, CAST(v AS BIGINT) FROM words) "
-                     "WHERE n > 1", "STREAMING")
-    grouped = f"SELECT w, SUM(n) FROM ({AGG} UNION ALL SELECT w, CAST(v AS BIGINT) FROM words) " \
-        "GROUP BY w"
+#: probe2's file0 in two micro-batches (``a``'s second row in the second): key ``a``'s ``-U``/``+U``
+#: of file0 as Flink's, each file's records are Flink's exactly; then its file1 and file2
+SPLIT = ["a,1\nb,2\n", "a,3\n", "b,4\nc,5\n", "a,6\nd,7\n"]
+UNION = f"{AGG} UNION ALL SELECT w, CAST(v AS BIGINT) FROM words"
+
+
+def _per_file(batches: list[Counter]) -> list[Counter]:
+    """The records of :data:`SPLIT`'s micro-batches per file of Flink's probe."""
+    return [batches[0] + batches[1], batches[2], batches[3]]
+
+
+def test_a_filter_over_a_union_all_filters_each_record_its_kind_kept(
+        planner, tmp_path: Path) -> None:
+    """Flink's U13 (/work/briefs/data/setcount/U13_flink_rows.out, setops2/probe2.out): AGG's
+    ``-U[a, 1]`` filtered out, its ``+U[a, 2]`` kept."""
+    got = _records(planner, f"SELECT * FROM ({UNION}) WHERE n > 1", tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(["+U['a', 2]", "+I['b', 2]", "+I['a', 3]"]),
+                              Counter(["+I['b', 4]", "+I['c', 5]", "+U['b', 2]"]),
+                              Counter(["+I['a', 6]", "+I['d', 7]", "-U['a', 2]", "+U['a', 3]"])]
+
+
+def test_a_filter_and_projection_over_a_union_all(planner, tmp_path: Path) -> None:
+    """Flink's U13c (setops2/probe2.out): a ``-U`` kept whose ``+U`` is filtered out."""
+    got = _records(planner, f"SELECT w, n * 10 AS m FROM ({UNION}) AS u WHERE u.n < 2",
+                   tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(["+I['a', 10]", "+I['a', 10]", "+I['b', 10]",
+                                       "-U['a', 10]"]),
+                              Counter(["-U['b', 10]", "+I['c', 10]"]),
+                              Counter(["+I['d', 10]"])]
+
+
+@pytest.mark.parametrize("text, message", [
+    (f"SELECT w FROM ({UNION})", "^A projection over a UNION ALL of an updating query that "
+                                 "reads not its column 'n'"),
+    (f"SELECT COUNT(*) FROM ({UNION}) WHERE n > 1", "^An aggregation, join, sort or subquery "
+                                                    "over a UNION ALL")])
+def test_a_pruning_projection_or_an_aggregation_over_a_union_all_is_refused_by_name(
+        planner, text: str, message: str) -> None:
+    """Flink prunes an unread column into the aggregation (probe2.out U13d: no ``-U``/``+U``
+    of AGG at all), which a per-record projection would not: refused by name."""
+    with pytest.raises(FlinkSqlError, match=message):
+        planner.plan(text, "STREAMING")
+    grouped = f"SELECT w, SUM(n) FROM ({UNION}) GROUP BY w"
     assert wrapped_union_refusal(_ast(grouped)) is None
     assert wrapped_union_refusal(_ast("SELECT * FROM (SELECT w FROM t) WHERE w > 'a'")) is None

@@ -69,8 +69,11 @@ from .updatingjoin import (
 from .updatingsession import is_session, session_schema, session_window_of, signed_query, with_time_column
 from .updatingunion import (
     INPUT_REFUSAL,
+    calc_over,
     plan_updating_union,
+    pruned_refusal,
     set_operation_refusal,
+    union_calc,
     updating_union_inputs,
     wrapped_union_refusal,
 )
@@ -113,6 +116,9 @@ class StreamingQuery:
             or wrapped_union_refusal(query)
         if refused is not None:
             raise FlinkSqlError(refused)
+        read = None if bounded else union_calc(query)
+        if read is not None:
+            return cls._union_calc(session, query, read, schemas, functions, feeds_at)
         inputs = None if bounded else updating_union_inputs(query)
         if inputs is not None:
             return cls._updating_union(session, inputs, schemas, functions, feeds_at)
@@ -279,6 +285,23 @@ class StreamingQuery:
                 session, inputs, static, partial(plan_side, session, schemas, functions, INPUT_REFUSAL),
                 directory or Path(scratch), prefix)
         return cls(flink_named(frame), True, inputs[0], operator="Union", feeds=feeds)
+
+    @classmethod
+    def _union_calc(cls, session: Any, query: Any, read: Any, schemas: dict[str, CatalogTable],
+                    functions: FunctionCatalog | None,
+                    feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
+        """A filter and/or projection over a ``UNION ALL`` of an updating query: applied to
+        each record of the union, its RowKind kept, as Flink's Calc does
+        (/work/briefs/data/setops2/probe2.out: U13, U13b, U13c)."""
+        union = cls.plan(session, read.this, schemas, False, functions, feeds_at)
+        refused = pruned_refusal(query, [c for c in union.frame.columns if c != ROW_KIND])
+        if refused is not None:
+            raise FlinkSqlError(refused)
+        view = f"__flink_union_{secrets.token_hex(6)}"
+        union.frame.createOrReplaceTempView(view)
+        frame = flink_named(session.sql(to_spark_sql(calc_over(query, read, view), schemas,
+                                                     streaming=True)))
+        return cls(_kind_last(frame), True, union.updating, operator="Union", feeds=union.feeds)
 
     @classmethod
     def _updating_join(cls, session: Any, query: Any, found: OverUpdating,

@@ -117,18 +117,75 @@ def set_operation_refusal(query: Any, static: Callable[[str], bool]) -> str | No
             "BATCH mode and over bounded sources")
 
 
-def wrapped_union_refusal(query: Any) -> str | None:
-    """Why a filter or projection over a ``UNION ALL`` of an updating query cannot run here
-    in STREAMING mode (Flink applies it to each record of the union's changelog, its RowKind
-    kept: probe1.out U13); None for another query."""
+def _wrapped_union(query: Any) -> tuple[exp.Select, exp.Subquery] | None:
+    """The select (no GROUP BY) over a UNION ALL of an updating query, and the union's
+    subquery; None for another query."""
     top = without_ctes(query)
     if not isinstance(top, exp.Select) or top.args.get("group"):
         return None
-    source = top.args.get("from_") or top.args.get("from")
+    source = top.args.get("from_")
     inner = source.this if source is not None else None
     if not isinstance(inner, exp.Subquery) or updating_union_inputs(inner.this) is None:
         return None
-    return ("A filter or projection over a UNION ALL of an updating query is not supported by "
-            "sessioncluster in STREAMING mode: its records would be planned keyed over both "
-            "inputs (Flink filters each record of the union's changelog, its RowKind kept). "
-            "sessioncluster runs the UNION ALL itself; filter or project each of its inputs")
+    return top, inner
+
+
+def _calc_refusal(query: Any, top: exp.Select) -> str | None:
+    """Why the select ``top`` over a UNION ALL of an updating query is no filter and/or
+    projection of each of its records that runs here; None for one."""
+    stateful = query.args.get("with_") is not None or top.args.get("joins") \
+        or any(top.args.get(a) for a in ("order", "limit", "offset", "distinct", "having",
+                                           "qualify")) \
+        or any(e.find(exp.AggFunc, exp.Window, exp.Subquery, exp.Select) is not None
+               for e in [*top.expressions, top.args.get("where") or exp.null()])
+    if not stateful:
+        return None
+    return ("An aggregation, join, sort or subquery over a UNION ALL of an updating query is "
+            "not supported by sessioncluster in STREAMING mode without GROUP BY: sessioncluster "
+            "runs a filter and/or projection of the union's records (Flink's Calc, each "
+            "record's RowKind kept) and a GROUP BY over it")
+
+
+def union_calc(query: Any) -> exp.Subquery | None:
+    """The UNION ALL of an updating query (a subquery) that ``query``, a filter and/or
+    projection of each of the union's records, reads; None for another query or one refused
+    (:func:`wrapped_union_refusal`)."""
+    found = _wrapped_union(query)
+    return found[1] if found is not None and _calc_refusal(query, found[0]) is None else None
+
+
+def wrapped_union_refusal(query: Any) -> str | None:
+    """Why a select without GROUP BY over a ``UNION ALL`` of an updating query cannot run
+    here in STREAMING mode (an aggregation, a join, a sort, a subquery, a WITH); None for
+    another query and a filter and/or projection (:func:`union_calc`)."""
+    found = _wrapped_union(query)
+    return _calc_refusal(query, found[0]) if found is not None else None
+
+
+def pruned_refusal(query: exp.Select, columns: list[str]) -> str | None:
+    """Why a filter and/or projection over a UNION ALL of an updating query that reads not
+    all of the union's ``columns`` cannot run here: Flink prunes the unused columns into the
+    inputs, and an aggregation whose aggregates are pruned emits no update (probe2.out U13d:
+    ``+I`` per new key, no ``-U``/``+U``); None when it reads them all."""
+    if any(isinstance(e, exp.Star) or e.is_star for e in query.expressions):
+        return None
+    read = {c.name.lower() for c in query.find_all(exp.Column)}
+    unread = [c for c in columns if c.lower() not in read]
+    if not unread:
+        return None
+    return (f"A projection over a UNION ALL of an updating query that reads not its column "
+            f"'{unread[0]}' is not supported by sessioncluster in STREAMING mode: Flink prunes "
+            "the column into the union's inputs, which changes an updating input's changelog. "
+            "Read each column of the union (in the filter or the projection)")
+
+
+def calc_over(query: exp.Select, union: exp.Subquery, view: str) -> exp.Select:
+    """``query`` (a filter and/or projection over the subquery ``union``) reading the view
+    ``view`` of the union's records instead, and selecting :data:`ROW_KIND` too."""
+    tree = query.copy()
+    alias = union.args.get("alias")
+    tree.args["from_"].this.replace(exp.Table(this=exp.to_identifier(view),
+                                              alias=alias.copy() if alias else None))
+    if not any(isinstance(e, exp.Star) or e.is_star for e in tree.expressions):
+        tree.append("expressions", exp.column(ROW_KIND))
+    return tree
