@@ -19,6 +19,7 @@ from sqlglot import exp
 from .boundedchangelog import changelog_query, ordered_changes
 from .boundedjoin import table_first_changes, table_first_ordered
 from .changelogjoin import KIND, SEQUENCE
+from .distinctsetops import distinct_set_operation, plan_distinct_set, streamed_bounded
 from .functions import FunctionCatalog
 from .matchrecognize import find_match_recognize
 from .matchrecognize import rewrite as rewrite_match_recognize
@@ -31,7 +32,7 @@ from .rankedaggregation import find_ranked_aggregation
 from .setoperations import replicated, set_operation_changes
 from .sortlimit import find_sort_limit
 from .streamingjob import COLLECT, StreamingInsert
-from .streamingsession import add_cte_schemas, is_static, watermark_delay_ms
+from .streamingsession import add_cte_schemas, is_static, source_frame, watermark_delay_ms
 from .tableaggregate import (
     ROW_KIND,
     plan_on_keyed_state,
@@ -112,8 +113,11 @@ class StreamingQuery:
             or (retract_refusal(query, functions) if functions is not None else None)
         if refused is not None:
             raise FlinkSqlError(refused)
-        refused = None if bounded else set_operation_refusal(query, partial(is_static, schemas)) \
-            or wrapped_union_refusal(query)
+        refused = None if bounded else set_operation_refusal(query, partial(is_static, schemas))
+        found_set = None if refused is None else distinct_set_operation(query)
+        if found_set is not None:
+            return cls._distinct_set(session, *found_set, schemas, functions, feeds_at)
+        refused = refused or (None if bounded else wrapped_union_refusal(query))
         if refused is not None:
             raise FlinkSqlError(refused)
         read = None if bounded else union_calc(query)
@@ -302,6 +306,24 @@ class StreamingQuery:
         frame = flink_named(session.sql(to_spark_sql(calc_over(query, read, view), schemas,
                                                      streaming=True)))
         return cls(_kind_last(frame), True, union.updating, operator="Union", feeds=union.feeds)
+
+    @classmethod
+    def _distinct_set(cls, session: Any, except_: bool, inputs: list[Any],
+                      schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
+                      feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
+        """A ``UNION`` or ``EXCEPT`` over an unbounded table: a count per row in keyed state
+        (:mod:`.distinctsetops`), its changes ``+I``/``-D`` with their RowKind last."""
+        name = "EXCEPT" if except_ else "UNION"
+        inputs, first = streamed_bounded(session, inputs, schemas, source_frame,
+                                         partial(is_static, schemas), name)
+        directory, prefix = feeds_at
+        with tempfile.TemporaryDirectory(prefix="flink-setop-plan-") as scratch:
+            # planning only (no directory): the feeds are planned again under the job's
+            frame, feeds = plan_distinct_set(
+                session, except_, inputs, first,
+                partial(plan_side, session, schemas, functions, INPUT_REFUSAL),
+                directory or Path(scratch), prefix)
+        return cls(flink_named(frame), True, inputs[0], operator="GroupAggregate", feeds=feeds)
 
     @classmethod
     def _updating_join(cls, session: Any, query: Any, found: OverUpdating,

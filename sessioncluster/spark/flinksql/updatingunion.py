@@ -59,10 +59,7 @@ def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
     input's column names and :data:`ROW_KIND` last; the feeds of its updating inputs under
     ``feed_root``, their keys starting with ``feed_prefix``. ``bounded``: the names (lower
     case) of the bounded tables an input may read (refused)."""
-    from pyspark.sql import functions as F
-
-    frames, feeds, names = [], [], None
-    for n, side in enumerate(inputs):
+    for side in inputs:
         read = {t.name.lower() for t in side.find_all(exp.Table)} & bounded
         if read:
             raise FlinkSqlError(
@@ -71,15 +68,31 @@ def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
                 "in STREAMING mode over an unbounded source: Spark unions no static table with "
                 "a stream (sessioncluster runs a UNION ALL of updating queries and unbounded "
                 "tables). Run it in BATCH mode or over bounded sources")
+    frames, feeds = input_records(session, inputs, plan_side, feed_root, feed_prefix)
+    union = frames[0].drop(SEQUENCE).withColumnRenamed(KIND, ROW_KIND)
+    for frame in frames[1:]:
+        union = union.union(frame.drop(SEQUENCE).withColumnRenamed(KIND, ROW_KIND))
+    return union, feeds
+
+
+def input_records(session: Any, inputs: list[exp.Expr], plan_side: PlanSide, feed_root: Path,
+                  feed_prefix: str = "") -> tuple[list[Any], list[ChangelogFeed]]:
+    """Each input's records as a streaming DataFrame: the first input's column names,
+    :data:`KIND` (``+I`` for an append-only input) and :data:`SEQUENCE` (an updating input's
+    records in order; 0 for another's); the feeds of the updating inputs."""
+    from pyspark.sql import functions as F
+
+    frames, feeds, names = [], [], None
+    for n, side in enumerate(inputs):
         key = f"{feed_prefix}union-feed-{n}"
         frame, changes, own = plan_side(side, feed_root, f"{key}-")
         if changes is not None:
             feed = ChangelogFeed(key, frame, changes, feed_root / key)
             feeds.append(feed)
             frame = feed.reader(session, feed.schema)
-            kind = F.col(KIND)
+            kind, sequence = F.col(KIND), F.col(SEQUENCE)
         else:
-            kind = F.lit("+I")
+            kind, sequence = F.lit("+I"), F.lit(0).cast("long")
         feeds += own
         columns = [c for c in frame.columns if c not in (KIND, SEQUENCE)]
         names = names or columns
@@ -88,11 +101,8 @@ def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
                                 "operation has the same number of columns")
         frames.append(frame.select(*[F.col(f"`{c}`").alias(name)
                                      for c, name in zip(columns, names)],
-                                   kind.alias(ROW_KIND)))
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.union(frame)
-    return union, feeds
+                                   kind.alias(KIND), sequence.alias(SEQUENCE)))
+    return frames, feeds
 
 
 def set_operation_refusal(query: Any, static: Callable[[str], bool]) -> str | None:
