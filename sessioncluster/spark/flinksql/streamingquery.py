@@ -114,8 +114,7 @@ class StreamingQuery:
         if refused is not None:
             raise FlinkSqlError(refused)
         refused = None if bounded else set_operation_refusal(query, partial(is_static, schemas))
-        found_set = None if refused is None else distinct_set_operation(query)
-        if found_set is not None:
+        if refused is not None and (found_set := distinct_set_operation(query)) is not None:
             return cls._distinct_set(session, *found_set, schemas, functions, feeds_at)
         refused = refused or (None if bounded else wrapped_union_refusal(query))
         if refused is not None:
