@@ -188,3 +188,15 @@ def test_a_union_or_except_over_an_unbounded_table_counts_each_row(
     ``-D`` when it leaves it."""
     got = _records(planner, text, tmp_path, ["", *SPLIT])
     assert [got[0], *_per_file(got[1:])] == [Counter(rows) for rows in flink]
+
+
+@pytest.mark.parametrize("where, flink", [
+    ("n > 1", [["+U['a', 2]"], ["+U['b', 2]"], ["-U['a', 2]", "+U['a', 3]"]]),  # S1
+    ("n < 2", [["+I['a', 1]", "+I['b', 1]", "-U['a', 1]"], ["-U['b', 1]", "+I['c', 1]"],
+               ["+I['d', 1]"]])])  # S3
+def test_a_filter_over_a_group_aggregation_filters_each_record_its_kind_kept(
+        planner, tmp_path: Path, where: str, flink: list[list[str]]) -> None:
+    """Flink's S1 and S3 (setops2/probe2.out): a ``+U`` kept without its ``-U``, and a row's
+    ``-U`` when its new count leaves the filter."""
+    got = _records(planner, f"SELECT * FROM ({AGG}) WHERE {where}", tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(rows) for rows in flink]

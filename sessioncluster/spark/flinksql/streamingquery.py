@@ -293,10 +293,12 @@ class StreamingQuery:
     def _union_calc(cls, session: Any, query: Any, read: Any, schemas: dict[str, CatalogTable],
                     functions: FunctionCatalog | None,
                     feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
-        """A filter and/or projection over a ``UNION ALL`` of an updating query: applied to
-        each record of the union, its RowKind kept, as Flink's Calc does
-        (/work/briefs/data/setops2/probe2.out: U13, U13b, U13c)."""
-        union = cls.plan(session, read.this, schemas, False, functions, feeds_at)
+        """A filter and/or projection over a ``UNION ALL`` of an updating query, or a filter
+        over a group aggregation: applied to each record of its changelog, its RowKind kept, as
+        Flink's Calc does (/work/briefs/data/setops2/probe2.out: U13, U13b, U13c, S1, S3)."""
+        union = cls.plan(session, read.this, schemas, False, functions, feeds_at) \
+            if updating_union_inputs(read.this) is not None \
+            else cls._updating_union(session, [read.this], schemas, functions, feeds_at)
         refused = pruned_refusal(query, [c for c in union.frame.columns if c != ROW_KIND])
         if refused is not None:
             raise FlinkSqlError(refused)

@@ -135,9 +135,20 @@ def _wrapped_union(query: Any) -> tuple[exp.Select, exp.Subquery] | None:
         return None
     source = top.args.get("from_")
     inner = source.this if source is not None else None
-    if not isinstance(inner, exp.Subquery) or updating_union_inputs(inner.this) is None:
+    if not isinstance(inner, exp.Subquery) or (updating_union_inputs(inner.this) is None
+                                               and not _filtered_aggregation(top, inner.this)):
         return None
     return top, inner
+
+
+def _filtered_aggregation(top: exp.Select, inner: Any) -> bool:
+    """True when ``top`` filters the rows of ``inner``, a group aggregation of a table (Flink's
+    Calc over its changelog, record by record: probe2.out S1, S3)."""
+    source = inner.args.get("from_") if isinstance(inner, exp.Select) else None
+    return top.args.get("where") is not None and updating_node(inner) is not None \
+        and inner.args.get("group") is not None and not inner.args.get("joins") \
+        and source is not None and isinstance(source.this, exp.Table) \
+        and inner.find(exp.Window, exp.Subquery) is None
 
 
 def _calc_refusal(query: Any, top: exp.Select) -> str | None:
@@ -158,8 +169,8 @@ def _calc_refusal(query: Any, top: exp.Select) -> str | None:
 
 def union_calc(query: Any) -> exp.Subquery | None:
     """The UNION ALL of an updating query (a subquery) that ``query``, a filter and/or
-    projection of each of the union's records, reads; None for another query or one refused
-    (:func:`wrapped_union_refusal`)."""
+    projection of each of the union's records, reads, or the group aggregation it filters;
+    None for another query or one refused (:func:`wrapped_union_refusal`)."""
     found = _wrapped_union(query)
     return found[1] if found is not None and _calc_refusal(query, found[0]) is None else None
 
