@@ -200,3 +200,12 @@ def test_a_filter_over_a_group_aggregation_filters_each_record_its_kind_kept(
     ``-U`` when its new count leaves the filter."""
     got = _records(planner, f"SELECT * FROM ({AGG}) WHERE {where}", tmp_path, SPLIT)
     assert _per_file(got) == [Counter(rows) for rows in flink]
+
+
+def test_a_having_filters_each_record_of_the_aggregation(planner, tmp_path: Path) -> None:
+    """Flink's S2 (setops2/probe2.out): as S1, the filter over the aggregation."""
+    insert = planner.plan(f"{AGG} HAVING COUNT(*) > 1", "STREAMING").job.inserts[0]
+    assert insert.frame.columns == ["w", "n", "__flink_rowkind"]
+    got = _records(planner, f"{AGG} HAVING COUNT(*) > 1", tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(["+U['a', 2]"]), Counter(["+U['b', 2]"]),
+                              Counter(["-U['a', 2]", "+U['a', 3]"])]

@@ -119,9 +119,9 @@ class StreamingQuery:
         refused = refused or (None if bounded else wrapped_union_refusal(query))
         if refused is not None:
             raise FlinkSqlError(refused)
-        read = None if bounded else union_calc(query)
-        if read is not None:
-            return cls._union_calc(session, query, read, schemas, functions, feeds_at)
+        calc = None if bounded else union_calc(query)
+        if calc is not None:
+            return cls._union_calc(session, *calc, schemas, functions, feeds_at)
         inputs = None if bounded else updating_union_inputs(query)
         if inputs is not None:
             return cls._updating_union(session, inputs, schemas, functions, feeds_at)

@@ -167,12 +167,37 @@ def _calc_refusal(query: Any, top: exp.Select) -> str | None:
             "record's RowKind kept) and a GROUP BY over it")
 
 
-def union_calc(query: Any) -> exp.Subquery | None:
-    """The UNION ALL of an updating query (a subquery) that ``query``, a filter and/or
-    projection of each of the union's records, reads, or the group aggregation it filters;
-    None for another query or one refused (:func:`wrapped_union_refusal`)."""
+#: the column of a HAVING's condition over a group aggregation made a filter over its rows
+HAVING = "__flink_having"
+
+
+def having_as_filter(query: Any) -> exp.Select | None:
+    """A group aggregation of a table with a ``HAVING`` (each of its columns named) as a filter
+    over the aggregation's rows, the condition a column of its own (Flink's Calc over the
+    GroupAggregate's changelog: probe2.out S2 = S1); None for another query."""
+    if not isinstance(query, exp.Select) or query.args.get("having") is None \
+            or query.args.get("with_") is not None \
+            or any(not isinstance(e, (exp.Alias, exp.Column)) or e.is_star
+                   for e in query.expressions):
+        return None
+    inner = query.copy()
+    condition = inner.args["having"].this
+    inner.set("having", None)
+    inner.append("expressions", exp.alias_(condition, HAVING))
+    top = exp.select(*[exp.column(e.alias_or_name) for e in query.expressions]).from_(
+        exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(f"{HAVING}_t")))
+    ).where(exp.column(HAVING))
+    return top if _filtered_aggregation(top, inner) else None
+
+
+def union_calc(query: Any) -> tuple[exp.Select, exp.Subquery] | None:
+    """A filter and/or projection of each record of a UNION ALL of an updating query, or a
+    filter over a group aggregation (a HAVING made one, :func:`having_as_filter`): the select
+    and the subquery it reads; None for another query or one refused
+    (:func:`wrapped_union_refusal`)."""
+    query = having_as_filter(query) or query
     found = _wrapped_union(query)
-    return found[1] if found is not None and _calc_refusal(query, found[0]) is None else None
+    return found if found is not None and _calc_refusal(query, found[0]) is None else None
 
 
 def wrapped_union_refusal(query: Any) -> str | None:
