@@ -119,7 +119,7 @@ class StreamingQuery:
         refused = refused or (None if bounded else wrapped_union_refusal(query))
         if refused is not None:
             raise FlinkSqlError(refused)
-        calc = None if bounded else union_calc(query)
+        calc = None if bounded else union_calc(query, partial(_on_spark, functions))
         if calc is not None:
             return cls._union_calc(session, *calc, schemas, functions, feeds_at)
         inputs = None if bounded else updating_union_inputs(query)
@@ -368,6 +368,11 @@ def plan_side(session: Any, schemas: dict[str, CatalogTable],
     insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
                              planned.frame, "update", key_positions(planned.updating))
     return planned.frame, partial(batch_changelog, insert), []
+
+
+def _on_spark(functions: FunctionCatalog | None, query: Any) -> bool:
+    """True when ``query`` calls no Python aggregate function (it runs on keyed state)."""
+    return functions is None or not functions.aggregate_calls(query)
 
 
 def _kind_last(frame: Any) -> Any:

@@ -190,14 +190,18 @@ def having_as_filter(query: Any) -> exp.Select | None:
     return top if _filtered_aggregation(top, inner) else None
 
 
-def union_calc(query: Any) -> tuple[exp.Select, exp.Subquery] | None:
+def union_calc(query: Any, on_spark: Callable[[Any], bool]
+               ) -> tuple[exp.Select, exp.Subquery] | None:
     """A filter and/or projection of each record of a UNION ALL of an updating query, or a
-    filter over a group aggregation (a HAVING made one, :func:`having_as_filter`): the select
-    and the subquery it reads; None for another query or one refused
-    (:func:`wrapped_union_refusal`)."""
+    filter over a group aggregation that runs ``on_spark`` (no Python aggregate function; a
+    HAVING made a filter, :func:`having_as_filter`): the select and the subquery it reads;
+    None for another query or one refused (:func:`wrapped_union_refusal`)."""
     query = having_as_filter(query) or query
     found = _wrapped_union(query)
-    return found if found is not None and _calc_refusal(query, found[0]) is None else None
+    if found is None or _calc_refusal(query, found[0]) is not None:
+        return None
+    union = updating_union_inputs(found[1].this) is not None
+    return found if union or on_spark(found[1].this) else None
 
 
 def wrapped_union_refusal(query: Any) -> str | None:
