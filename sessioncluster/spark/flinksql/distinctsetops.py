@@ -98,7 +98,7 @@ def streamed_bounded(session: Any, inputs: list[exp.Expr], schemas: dict[str, Ca
             view = f"__flink_bounded_{secrets.token_hex(6)}"
             options = {**table.options, "source.monitor-interval": "1s"}
             source(session, replace(table, options=options), True).createOrReplaceTempView(view)
-            if t.alias is None or not t.alias:
+            if not t.alias:
                 t.set("alias", exp.TableAlias(this=exp.to_identifier(t.name)))
             t.set("this", exp.to_identifier(view))
             t.set("db", None)

@@ -306,7 +306,9 @@ class StreamingQuery:
         union.frame.createOrReplaceTempView(view)
         frame = flink_named(session.sql(to_spark_sql(calc_over(query, read, view), schemas,
                                                      streaming=True)))
-        return cls(_kind_last(frame), True, union.updating, operator="Union", feeds=union.feeds)
+        return cls(_kind_last(frame), True, union.updating, feeds=union.feeds,
+                   operator=union.operator if isinstance(read.this, exp.Union)
+                   else "GroupAggregate")
 
     @classmethod
     def _distinct_set(cls, session: Any, except_: bool, inputs: list[Any],
