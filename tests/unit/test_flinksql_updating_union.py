@@ -55,13 +55,13 @@ def test_a_union_all_with_a_bounded_table_is_refused_by_name(planner) -> None:
 
 
 @pytest.mark.parametrize("text, name", [
-    ("SELECT w FROM words UNION SELECT w FROM other", "UNION"),
-    ("SELECT w FROM other EXCEPT SELECT w FROM words", "EXCEPT"),
+    ("SELECT w FROM words INTERSECT SELECT w FROM other", "INTERSECT"),
+    ("SELECT w FROM words EXCEPT ALL SELECT w FROM other", "EXCEPT ALL"),
     ("SELECT w FROM words INTERSECT ALL SELECT w FROM other", "INTERSECT ALL"),
     (f"{AGG} INTERSECT SELECT w, CAST(v AS BIGINT) FROM other", "INTERSECT")])
 def test_another_set_operation_over_an_unbounded_table_is_refused_by_name(
         planner, text: str, name: str) -> None:
-    """Flink runs them (probe1.out U4-U11); Spark's Structured Streaming refuses each when it
+    """Flink runs them (probe1.out U5, U9-U11); Spark's Structured Streaming refuses each when it
     starts: here it is refused when planned, naming it; over bounded tables it runs."""
     with pytest.raises(FlinkSqlError, match=f"^{name} over the unbounded table 'words'"):
         planner.plan(text, "STREAMING")
@@ -71,19 +71,21 @@ def test_another_set_operation_over_an_unbounded_table_is_refused_by_name(
         ("a", "+I"), ("c", "+I"), ("e", "+I"), ("c", "-D"), ("e", "-D")]
 
 
-def _records(planner: FlinkSqlPlanner, text: str, tmp_path: Path) -> list[Counter]:
-    """The union's records after each of :data:`FILES`, as multisets (the order of the two
+def _records(planner: FlinkSqlPlanner, text: str, tmp_path: Path,
+             files: list[str] = FILES) -> list[Counter]:
+    """The union's records after each of ``files``, as multisets (the order of the two
     inputs' records is a race in Flink too)."""
     insert = planner.plan(text, "STREAMING").job.inserts[0]
-    assert insert.row_kinds and insert.operator == "Union" and insert.replan is not None
-    frame, feeds = insert.replan(tmp_path / "checkpoint", "insert-0-")
+    assert insert.row_kinds and insert.operator in ("Union", "GroupAggregate")
+    frame, feeds = insert.replan(tmp_path / "checkpoint", "insert-0-") \
+        if insert.replan is not None else (insert.frame, [])
     name = f"union_{len(feeds)}"
     union = frame.writeStream.format("memory").queryName(name) \
         .option("checkpointLocation", str(tmp_path / "union")).start()
     running = [f.start(100, f"{name}_feed{i}") for i, f in enumerate(feeds)]
     spark, seen, out = frame.sparkSession, 0, []
     try:
-        for i, text in enumerate(FILES):
+        for i, text in enumerate(files):
             (tmp_path / "words" / f"f{i}.csv").write_text(text)
             for query in running:
                 query.processAllAvailable()
@@ -117,15 +119,93 @@ def test_a_union_all_of_two_updating_queries(planner, tmp_path: Path) -> None:
                             "+U['b', 6]", "+I['c', 5]"])]
 
 
-def test_a_filter_over_a_union_all_of_an_updating_query_is_refused_by_name(planner) -> None:
-    """Flink filters each record of the union's changelog (probe1.out U13:
-    /work/briefs/data/setcount/U13_flink_rows.out); here it was planned keyed over both
-    inputs' rows, a wrong changelog: refused by name until it is built."""
-    with pytest.raises(FlinkSqlError, match="^A filter or projection over a UNION ALL of an "
-                                            "updating query"):
-        planner.plan(f"SELECT * FROM ({AGG} UNION ALL SELECT w, CAST(v AS BIGINT) FROM words) "
-                     "WHERE n > 1", "STREAMING")
-    grouped = f"SELECT w, SUM(n) FROM ({AGG} UNION ALL SELECT w, CAST(v AS BIGINT) FROM words) " \
-        "GROUP BY w"
+#: probe2's file0 in two micro-batches (``a``'s second row in the second): key ``a``'s ``-U``/``+U``
+#: of file0 as Flink's, each file's records are Flink's exactly; then its file1 and file2
+SPLIT = ["a,1\nb,2\n", "a,3\n", "b,4\nc,5\n", "a,6\nd,7\n"]
+UNION = f"{AGG} UNION ALL SELECT w, CAST(v AS BIGINT) FROM words"
+
+
+def _per_file(batches: list[Counter]) -> list[Counter]:
+    """The records of :data:`SPLIT`'s micro-batches per file of Flink's probe."""
+    return [batches[0] + batches[1], batches[2], batches[3]]
+
+
+@pytest.mark.parametrize("stream, flink", [
+    ("CAST(v AS BIGINT)", [["+U['a', 2]", "+I['b', 2]", "+I['a', 3]"],  # U13
+                           ["+I['b', 4]", "+I['c', 5]", "+U['b', 2]"],
+                           ["+I['a', 6]", "+I['d', 7]", "-U['a', 2]", "+U['a', 3]"]]),
+    ("1", [["+U['a', 2]"], ["+U['b', 2]"], ["-U['a', 2]", "+U['a', 3]"]])])  # U13b
+def test_a_filter_over_a_union_all_filters_each_record_its_kind_kept(
+        planner, tmp_path: Path, stream: str, flink: list[list[str]]) -> None:
+    """Flink's U13 (/work/briefs/data/setcount/U13_flink_rows.out, setops2/probe2.out) and
+    U13b (the stream's ``n`` an INT literal): AGG's ``-U[a, 1]`` filtered out, its
+    ``+U[a, 2]`` kept."""
+    got = _records(planner, f"SELECT * FROM ({AGG} UNION ALL SELECT w, {stream} FROM words) "
+                            "WHERE n > 1", tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(rows) for rows in flink]
+
+
+def test_a_filter_and_projection_over_a_union_all(planner, tmp_path: Path) -> None:
+    """Flink's U13c (setops2/probe2.out): a ``-U`` kept whose ``+U`` is filtered out."""
+    got = _records(planner, f"SELECT w, n * 10 AS m FROM ({UNION}) AS u WHERE u.n < 2",
+                   tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(["+I['a', 10]", "+I['a', 10]", "+I['b', 10]",
+                                       "-U['a', 10]"]),
+                              Counter(["-U['b', 10]", "+I['c', 10]"]),
+                              Counter(["+I['d', 10]"])]
+
+
+@pytest.mark.parametrize("text, message", [
+    (f"SELECT w FROM ({UNION})", "^A projection over a UNION ALL of an updating query that "
+                                 "reads not its column 'n'"),
+    (f"SELECT COUNT(*) FROM ({UNION}) WHERE n > 1", "^An aggregation, join, sort or subquery "
+                                                    "over a UNION ALL")])
+def test_a_pruning_projection_or_an_aggregation_over_a_union_all_is_refused_by_name(
+        planner, text: str, message: str) -> None:
+    """Flink prunes an unread column into the aggregation (probe2.out U13d: no ``-U``/``+U``
+    of AGG at all), which a per-record projection would not: refused by name."""
+    with pytest.raises(FlinkSqlError, match=message):
+        planner.plan(text, "STREAMING")
+    grouped = f"SELECT w, SUM(n) FROM ({UNION}) GROUP BY w"
     assert wrapped_union_refusal(_ast(grouped)) is None
     assert wrapped_union_refusal(_ast("SELECT * FROM (SELECT w FROM t) WHERE w > 'a'")) is None
+
+
+@pytest.mark.parametrize("text, flink", [
+    ("SELECT w FROM words UNION SELECT w FROM other",  # U4
+     [["+I['a']", "+I['c']", "+I['e']"], ["+I['b']"], [], ["+I['d']"]]),
+    (f"{AGG} UNION SELECT w, CAST(v AS BIGINT) FROM other",  # U8
+     [["+I['a', 1]", "+I['c', 5]", "+I['e', 9]"], ["+I['b', 1]", "+I['a', 2]"],
+      ["-D['b', 1]", "+I['b', 2]", "+I['c', 1]"], ["-D['a', 2]", "+I['a', 3]", "+I['d', 1]"]]),
+    ("SELECT w FROM words EXCEPT SELECT w FROM other",  # U6
+     [[], ["+I['b']"], [], ["+I['d']"]]),
+    ("SELECT w FROM other EXCEPT SELECT w FROM words",  # U7
+     [["+I['a']", "+I['c']", "+I['e']"], ["-D['a']"], ["-D['c']"], []])])
+def test_a_union_or_except_over_an_unbounded_table_counts_each_row(
+        planner, tmp_path: Path, text: str, flink: list[list[str]]) -> None:
+    """Flink's U4, U8, U6, U7 per file (probe1.out; setops2/probe2.out again): the bounded
+    table's rows first (before any file), then ``+I`` when a row comes into the result,
+    ``-D`` when it leaves it."""
+    got = _records(planner, text, tmp_path, ["", *SPLIT])
+    assert [got[0], *_per_file(got[1:])] == [Counter(rows) for rows in flink]
+
+
+@pytest.mark.parametrize("where, flink", [
+    ("n > 1", [["+U['a', 2]"], ["+U['b', 2]"], ["-U['a', 2]", "+U['a', 3]"]]),  # S1
+    ("n < 2", [["+I['a', 1]", "+I['b', 1]", "-U['a', 1]"], ["-U['b', 1]", "+I['c', 1]"],
+               ["+I['d', 1]"]])])  # S3
+def test_a_filter_over_a_group_aggregation_filters_each_record_its_kind_kept(
+        planner, tmp_path: Path, where: str, flink: list[list[str]]) -> None:
+    """Flink's S1 and S3 (setops2/probe2.out): a ``+U`` kept without its ``-U``, and a row's
+    ``-U`` when its new count leaves the filter."""
+    got = _records(planner, f"SELECT * FROM ({AGG}) WHERE {where}", tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(rows) for rows in flink]
+
+
+def test_a_having_filters_each_record_of_the_aggregation(planner, tmp_path: Path) -> None:
+    """Flink's S2 (setops2/probe2.out): as S1, the filter over the aggregation."""
+    insert = planner.plan(f"{AGG} HAVING COUNT(*) > 1", "STREAMING").job.inserts[0]
+    assert insert.frame.columns == ["w", "n", "__flink_rowkind"]
+    got = _records(planner, f"{AGG} HAVING COUNT(*) > 1", tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(["+U['a', 2]"]), Counter(["+U['b', 2]"]),
+                              Counter(["-U['a', 2]", "+U['a', 3]"])]

@@ -114,13 +114,20 @@ def join_changes(spec: JoinSpec, state: KeyRows,
 SIDE, KIND, SEQUENCE = "flink_side", "flink_kind", "flink_seq"
 
 
+#: a key's changes ``(from_left, kind, row)`` applied to its state: the output's changes
+KeyStep = Callable[[KeyRows, list[tuple[bool, str, Row]]], list[tuple[str, Row]]]
+
+
 def changelog_join_processor(spec: JoinSpec, left: list[str], right: list[str],
-                             timestamps: list[str], row_kind: str) -> Any:
+                             timestamps: list[str], row_kind: str,
+                             step: KeyStep | None = None) -> Any:
     """The StatefulProcessor of ``transformWithStateInPandas`` running :func:`join_changes` per
     key, the key's rows of both sides in Spark's state store (one value: RocksDB, checkpointed
     with the query). Its input rows: :data:`SIDE` (0 left, 1 right), :data:`KIND`,
     :data:`SEQUENCE` (a side's changes in order) and both sides' columns; its output: both
-    sides' columns and ``row_kind``."""
+    sides' columns and ``row_kind``. ``step``: another operation of a key's changes (a set
+    operation's, keyed by the whole row, ``left`` its columns, no ``right``: a null key is a
+    key, a change's row is all the columns whichever its side)."""
     import pandas as pd
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
@@ -133,16 +140,19 @@ def changelog_join_processor(spec: JoinSpec, left: list[str], right: list[str],
         def handleInputRows(self, key: Any, rows: Iterator[Any],  # noqa: N802
                             timerValues: Any) -> Iterator[Any]:  # noqa: N803
             frame = pd.concat(list(rows), ignore_index=True).sort_values(SEQUENCE, kind="stable")
-            null_key = any(k is None or k != k for k in key)  # (NaN: a null of pandas)
+            null_key = step is None and any(k is None or k != k for k in key)  # NaN: null
             stored = None if null_key else self.state.get()
             state = pickle.loads(stored[0]) if stored is not None else KeyRows()
-            changes = [(side == 0, kind, tuple(values[:len(left)]) if side == 0
+            # a set operation's rows are all the columns, of either side
+            changes = [(side == 0, kind, tuple(values) if step is not None
+                        else tuple(values[:len(left)]) if side == 0
                         else tuple(values[len(left):]))
                        for side, kind, values in zip(
                            frame[SIDE].tolist(), frame[KIND].tolist(),
                            frame[columns].astype(object).where(frame[columns].notna(), None)
                            .itertuples(index=False, name=None))]
-            out = join_changes(spec, state, changes, null_key)
+            out = step(state, changes) if step is not None \
+                else join_changes(spec, state, changes, null_key)
             if not null_key:
                 self.state.update((pickle.dumps(state),))
             if out:

@@ -19,6 +19,7 @@ from sqlglot import exp
 from .boundedchangelog import CHANGELOG_REFUSAL, changelog_query, is_changelog_table, ordered_changes
 from .boundedjoin import table_first_changes, table_first_ordered
 from .changelogjoin import KIND, SEQUENCE
+from .distinctsetops import distinct_set_operation, plan_distinct_set, streamed_bounded
 from .functions import FunctionCatalog
 from .matchrecognize import find_match_recognize
 from .matchrecognize import rewrite as rewrite_match_recognize
@@ -31,7 +32,7 @@ from .rankedaggregation import find_ranked_aggregation
 from .setoperations import replicated, set_operation_changes
 from .sortlimit import find_sort_limit
 from .streamingjob import COLLECT, StreamingInsert
-from .streamingsession import add_cte_schemas, is_static, watermark_delay_ms
+from .streamingsession import add_cte_schemas, is_static, source_frame, watermark_delay_ms
 from .tableaggregate import (
     ROW_KIND,
     plan_on_keyed_state,
@@ -69,8 +70,11 @@ from .updatingjoin import (
 from .updatingsession import is_session, session_schema, session_window_of, signed_query, with_time_column
 from .updatingunion import (
     INPUT_REFUSAL,
+    calc_over,
     plan_updating_union,
+    pruned_refusal,
     set_operation_refusal,
+    union_calc,
     updating_union_inputs,
     wrapped_union_refusal,
 )
@@ -109,10 +113,15 @@ class StreamingQuery:
             or (retract_refusal(query, functions) if functions is not None else None)
         if refused is not None:
             raise FlinkSqlError(refused)
-        refused = None if bounded else set_operation_refusal(query, partial(is_static, schemas)) \
-            or wrapped_union_refusal(query)
+        refused = None if bounded else set_operation_refusal(query, partial(is_static, schemas))
+        if refused is not None and (found_set := distinct_set_operation(query)) is not None:
+            return cls._distinct_set(session, *found_set, schemas, functions, feeds_at)
+        refused = refused or (None if bounded else wrapped_union_refusal(query))
         if refused is not None:
             raise FlinkSqlError(refused)
+        calc = None if bounded else union_calc(query, partial(_on_spark, functions))
+        if calc is not None:
+            return cls._union_calc(session, *calc, schemas, functions, feeds_at)
         inputs = None if bounded else updating_union_inputs(query)
         if inputs is not None:
             return cls._updating_union(session, inputs, schemas, functions, feeds_at)
@@ -283,6 +292,45 @@ class StreamingQuery:
         return cls(flink_named(frame), True, inputs[0], operator="Union", feeds=feeds)
 
     @classmethod
+    def _union_calc(cls, session: Any, query: Any, read: Any, schemas: dict[str, CatalogTable],
+                    functions: FunctionCatalog | None,
+                    feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
+        """A filter and/or projection over a ``UNION ALL`` of an updating query, or a filter
+        over a group aggregation: applied to each record of its changelog, its RowKind kept, as
+        Flink's Calc does (/work/briefs/data/setops2/probe2.out: U13, U13b, U13c, S1, S3)."""
+        union = cls.plan(session, read.this, schemas, False, functions, feeds_at) \
+            if updating_union_inputs(read.this) is not None \
+            else cls._updating_union(session, [read.this], schemas, functions, feeds_at)
+        refused = pruned_refusal(query, [c for c in union.frame.columns if c != ROW_KIND])
+        if refused is not None:
+            raise FlinkSqlError(refused)
+        view = f"__flink_union_{secrets.token_hex(6)}"
+        union.frame.createOrReplaceTempView(view)
+        frame = flink_named(session.sql(to_spark_sql(calc_over(query, read, view), schemas,
+                                                     streaming=True)))
+        return cls(_kind_last(frame), True, union.updating, feeds=union.feeds,
+                   operator=union.operator if isinstance(read.this, exp.Union)
+                   else "GroupAggregate")
+
+    @classmethod
+    def _distinct_set(cls, session: Any, except_: bool, inputs: list[Any],
+                      schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
+                      feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
+        """A ``UNION`` or ``EXCEPT`` over an unbounded table: a count per row in keyed state
+        (:mod:`.distinctsetops`), its changes ``+I``/``-D`` with their RowKind last."""
+        name = "EXCEPT" if except_ else "UNION"
+        inputs, first = streamed_bounded(session, inputs, schemas, source_frame,
+                                         partial(is_static, schemas), name)
+        directory, prefix = feeds_at
+        with tempfile.TemporaryDirectory(prefix="flink-setop-plan-") as scratch:
+            # planning only (no directory): the feeds are planned again under the job's
+            frame, feeds = plan_distinct_set(
+                session, except_, inputs, first,
+                partial(plan_side, session, schemas, functions, INPUT_REFUSAL),
+                directory or Path(scratch), prefix)
+        return cls(flink_named(frame), True, inputs[0], operator="GroupAggregate", feeds=feeds)
+
+    @classmethod
     def _updating_join(cls, session: Any, query: Any, found: OverUpdating,
                        schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
                        feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
@@ -324,6 +372,11 @@ def plan_side(session: Any, schemas: dict[str, CatalogTable],
     insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
                              planned.frame, "update", key_positions(planned.updating))
     return planned.frame, partial(batch_changelog, insert), []
+
+
+def _on_spark(functions: FunctionCatalog | None, query: Any) -> bool:
+    """True when ``query`` calls no Python aggregate function (it runs on keyed state)."""
+    return functions is None or not functions.aggregate_calls(query)
 
 
 def _kind_last(frame: Any) -> Any:

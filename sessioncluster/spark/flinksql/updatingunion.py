@@ -59,10 +59,7 @@ def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
     input's column names and :data:`ROW_KIND` last; the feeds of its updating inputs under
     ``feed_root``, their keys starting with ``feed_prefix``. ``bounded``: the names (lower
     case) of the bounded tables an input may read (refused)."""
-    from pyspark.sql import functions as F
-
-    frames, feeds, names = [], [], None
-    for n, side in enumerate(inputs):
+    for side in inputs:
         read = {t.name.lower() for t in side.find_all(exp.Table)} & bounded
         if read:
             raise FlinkSqlError(
@@ -71,15 +68,31 @@ def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
                 "in STREAMING mode over an unbounded source: Spark unions no static table with "
                 "a stream (sessioncluster runs a UNION ALL of updating queries and unbounded "
                 "tables). Run it in BATCH mode or over bounded sources")
+    frames, feeds = input_records(session, inputs, plan_side, feed_root, feed_prefix)
+    union = frames[0].drop(SEQUENCE).withColumnRenamed(KIND, ROW_KIND)
+    for frame in frames[1:]:
+        union = union.union(frame.drop(SEQUENCE).withColumnRenamed(KIND, ROW_KIND))
+    return union, feeds
+
+
+def input_records(session: Any, inputs: list[exp.Expr], plan_side: PlanSide, feed_root: Path,
+                  feed_prefix: str = "") -> tuple[list[Any], list[ChangelogFeed]]:
+    """Each input's records as a streaming DataFrame: the first input's column names,
+    :data:`KIND` (``+I`` for an append-only input) and :data:`SEQUENCE` (an updating input's
+    records in order; 0 for another's); the feeds of the updating inputs."""
+    from pyspark.sql import functions as F
+
+    frames, feeds, names = [], [], None
+    for n, side in enumerate(inputs):
         key = f"{feed_prefix}union-feed-{n}"
         frame, changes, own = plan_side(side, feed_root, f"{key}-")
         if changes is not None:
             feed = ChangelogFeed(key, frame, changes, feed_root / key)
             feeds.append(feed)
             frame = feed.reader(session, feed.schema)
-            kind = F.col(KIND)
+            kind, sequence = F.col(KIND), F.col(SEQUENCE)
         else:
-            kind = F.lit("+I")
+            kind, sequence = F.lit("+I"), F.lit(0).cast("long")
         feeds += own
         columns = [c for c in frame.columns if c not in (KIND, SEQUENCE)]
         names = names or columns
@@ -88,11 +101,8 @@ def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
                                 "operation has the same number of columns")
         frames.append(frame.select(*[F.col(f"`{c}`").alias(name)
                                      for c, name in zip(columns, names)],
-                                   kind.alias(ROW_KIND)))
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.union(frame)
-    return union, feeds
+                                   kind.alias(KIND), sequence.alias(SEQUENCE)))
+    return frames, feeds
 
 
 def set_operation_refusal(query: Any, static: Callable[[str], bool]) -> str | None:
@@ -117,18 +127,115 @@ def set_operation_refusal(query: Any, static: Callable[[str], bool]) -> str | No
             "BATCH mode and over bounded sources")
 
 
-def wrapped_union_refusal(query: Any) -> str | None:
-    """Why a filter or projection over a ``UNION ALL`` of an updating query cannot run here
-    in STREAMING mode (Flink applies it to each record of the union's changelog, its RowKind
-    kept: probe1.out U13); None for another query."""
+def _wrapped_union(query: Any) -> tuple[exp.Select, exp.Subquery] | None:
+    """The select (no GROUP BY) over a UNION ALL of an updating query, and the union's
+    subquery; None for another query."""
     top = without_ctes(query)
     if not isinstance(top, exp.Select) or top.args.get("group"):
         return None
-    source = top.args.get("from_") or top.args.get("from")
+    source = top.args.get("from_")
     inner = source.this if source is not None else None
-    if not isinstance(inner, exp.Subquery) or updating_union_inputs(inner.this) is None:
+    if not isinstance(inner, exp.Subquery) or (updating_union_inputs(inner.this) is None
+                                               and not _filtered_aggregation(top, inner.this)):
         return None
-    return ("A filter or projection over a UNION ALL of an updating query is not supported by "
-            "sessioncluster in STREAMING mode: its records would be planned keyed over both "
-            "inputs (Flink filters each record of the union's changelog, its RowKind kept). "
-            "sessioncluster runs the UNION ALL itself; filter or project each of its inputs")
+    return top, inner
+
+
+def _filtered_aggregation(top: exp.Select, inner: Any) -> bool:
+    """True when ``top`` filters the rows of ``inner``, a group aggregation of a table (Flink's
+    Calc over its changelog, record by record: probe2.out S1, S3)."""
+    source = inner.args.get("from_") if isinstance(inner, exp.Select) else None
+    return top.args.get("where") is not None and updating_node(inner) is not None \
+        and inner.args.get("group") is not None and not inner.args.get("joins") \
+        and source is not None and isinstance(source.this, exp.Table) \
+        and inner.find(exp.Window, exp.Subquery) is None
+
+
+def _calc_refusal(query: Any, top: exp.Select) -> str | None:
+    """Why the select ``top`` over a UNION ALL of an updating query is no filter and/or
+    projection of each of its records that runs here; None for one."""
+    stateful = query.args.get("with_") is not None or top.args.get("joins") \
+        or any(top.args.get(a) for a in ("order", "limit", "offset", "distinct", "having",
+                                           "qualify")) \
+        or any(e.find(exp.AggFunc, exp.Window, exp.Subquery, exp.Select) is not None
+               for e in [*top.expressions, top.args.get("where") or exp.null()])
+    if not stateful:
+        return None
+    return ("An aggregation, join, sort or subquery over a UNION ALL of an updating query is "
+            "not supported by sessioncluster in STREAMING mode without GROUP BY: sessioncluster "
+            "runs a filter and/or projection of the union's records (Flink's Calc, each "
+            "record's RowKind kept) and a GROUP BY over it")
+
+
+#: the column of a HAVING's condition over a group aggregation made a filter over its rows
+HAVING = "__flink_having"
+
+
+def having_as_filter(query: Any) -> exp.Select | None:
+    """A group aggregation of a table with a ``HAVING`` (each of its columns named) as a filter
+    over the aggregation's rows, the condition a column of its own (Flink's Calc over the
+    GroupAggregate's changelog: probe2.out S2 = S1); None for another query."""
+    if not isinstance(query, exp.Select) or query.args.get("having") is None \
+            or query.args.get("with_") is not None \
+            or any(not isinstance(e, (exp.Alias, exp.Column)) or e.is_star
+                   for e in query.expressions):
+        return None
+    inner = query.copy()
+    condition = inner.args["having"].this
+    inner.set("having", None)
+    inner.append("expressions", exp.alias_(condition, HAVING))
+    top = exp.select(*[exp.column(e.alias_or_name) for e in query.expressions]).from_(
+        exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(f"{HAVING}_t")))
+    ).where(exp.column(HAVING))
+    return top if _filtered_aggregation(top, inner) else None
+
+
+def union_calc(query: Any, on_spark: Callable[[Any], bool]
+               ) -> tuple[exp.Select, exp.Subquery] | None:
+    """A filter and/or projection of each record of a UNION ALL of an updating query, or a
+    filter over a group aggregation that runs ``on_spark`` (no Python aggregate function; a
+    HAVING made a filter, :func:`having_as_filter`): the select and the subquery it reads;
+    None for another query or one refused (:func:`wrapped_union_refusal`)."""
+    query = having_as_filter(query) or query
+    found = _wrapped_union(query)
+    if found is None or _calc_refusal(query, found[0]) is not None:
+        return None
+    union = updating_union_inputs(found[1].this) is not None
+    return found if union or on_spark(found[1].this) else None
+
+
+def wrapped_union_refusal(query: Any) -> str | None:
+    """Why a select without GROUP BY over a ``UNION ALL`` of an updating query cannot run
+    here in STREAMING mode (an aggregation, a join, a sort, a subquery, a WITH); None for
+    another query and a filter and/or projection (:func:`union_calc`)."""
+    found = _wrapped_union(query)
+    return _calc_refusal(query, found[0]) if found is not None else None
+
+
+def pruned_refusal(query: exp.Select, columns: list[str]) -> str | None:
+    """Why a filter and/or projection over a UNION ALL of an updating query that reads not
+    all of the union's ``columns`` cannot run here: Flink prunes the unused columns into the
+    inputs, and an aggregation whose aggregates are pruned emits no update (probe2.out U13d:
+    ``+I`` per new key, no ``-U``/``+U``); None when it reads them all."""
+    if any(isinstance(e, exp.Star) or e.is_star for e in query.expressions):
+        return None
+    read = {c.name.lower() for c in query.find_all(exp.Column)}
+    unread = [c for c in columns if c.lower() not in read]
+    if not unread:
+        return None
+    return (f"A projection over a UNION ALL of an updating query that reads not its column "
+            f"'{unread[0]}' is not supported by sessioncluster in STREAMING mode: Flink prunes "
+            "the column into the union's inputs, which changes an updating input's changelog. "
+            "Read each column of the union (in the filter or the projection)")
+
+
+def calc_over(query: exp.Select, union: exp.Subquery, view: str) -> exp.Select:
+    """``query`` (a filter and/or projection over the subquery ``union``) reading the view
+    ``view`` of the union's records instead, and selecting :data:`ROW_KIND` too."""
+    tree = query.copy()
+    alias = union.args.get("alias")
+    tree.args["from_"].this.replace(exp.Table(this=exp.to_identifier(view),
+                                              alias=alias.copy() if alias else None))
+    if not any(isinstance(e, exp.Star) or e.is_star for e in tree.expressions):
+        tree.append("expressions", exp.column(ROW_KIND))
+    return tree
