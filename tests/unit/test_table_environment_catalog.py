@@ -219,6 +219,8 @@ def test_a_python_function_is_imported_at_its_first_use(t_env: TableEnvironment,
             t_env.execute_sql(f"SELECT {call}")
         assert str(refused.value) == (f"SQL validation failed. Cannot instantiate user-defined "
                                       f"function '{path}'. {why}")
+    # a name in a string is no call (the parsed statement's calls are looked at)
+    assert t_env.execute_sql("SELECT 'nf1(1)' AS s").get_table_schema().get_field_names() == ["s"]
     # the module importable now (shipped, say): the function is made at its use
     (tmp_path / "no_such_mod_xyz.py").write_text(
         "from sessioncluster.api.table.udf import udf\n"

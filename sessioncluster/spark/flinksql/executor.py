@@ -172,7 +172,7 @@ class FlinkSqlPlanner:
                 self.functions.create(statement, function, {**(configuration or {}),
                                                             **self.options})
                 return StatementOutcome.ok(changes_catalog=True)
-            self.functions.check_calls(text)  # a function's first use imports it
+            self.functions.check_calls(statement)  # a function's first use imports it
             if isinstance(statement, CreateTable) and function:
                 # an unbounded DataStream's table: its JobGraph (``from_data_stream``)
                 statement.table.payload = function

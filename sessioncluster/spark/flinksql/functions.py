@@ -30,7 +30,6 @@ import dataclasses
 import hashlib
 import importlib
 import pickle
-import re
 import secrets
 import warnings
 from dataclasses import dataclass, field
@@ -223,11 +222,12 @@ class FunctionCatalog:
                          dependencies)
                 self.functions[key] = dataclasses.replace(function, dependencies=dependencies)
 
-    def check_calls(self, text: str) -> None:
-        """Make the pending functions ``text`` calls, or refuse it with Flink's message (the
-        first use of a function whose module does not import)."""
+    def check_calls(self, statement: Any) -> None:
+        """Make the pending functions the parsed ``statement`` calls, or refuse it with Flink's
+        message (the first use of a function whose module does not import)."""
+        called = _called_names(statement) if self.pending else set()
         for key, pending in list(self.pending.items()):
-            if not re.search(rf"(?<![\w.]){re.escape(key)}`?\s*\(", text, re.IGNORECASE):
+            if key not in called:
                 continue
             try:
                 _imported(pending.statement.class_name)
@@ -401,6 +401,19 @@ def _outer_call(join: exp.Join, outer: dict[str, str]) -> exp.Anonymous | None:
     calls = join.this.this.expressions
     call = calls[0] if len(calls) == 1 else None
     return call if isinstance(call, exp.Anonymous) and call.name.lower() in outer else None
+
+
+def _called_names(node: Any) -> set[str]:
+    """The lower-case names of the functions a parsed statement calls: in each sqlglot tree of
+    its fields (a query, an INSERT's, a statement set's, an EXPLAIN's statement)."""
+    if isinstance(node, exp.Expression):
+        return {c.name.lower() for c in node.find_all(exp.Anonymous)}
+    if isinstance(node, (list, tuple)):
+        return set().union(*(_called_names(n) for n in node))
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return set().union(*(_called_names(getattr(node, f.name))
+                             for f in dataclasses.fields(node)))
+    return set()
 
 
 def _kind(function: CatalogFunction | PendingFunction) -> tuple[bool, bool]:
