@@ -7,9 +7,8 @@ from typing import Any
 
 from ..api.async_io import NO_RETRY_STRATEGY
 from ..common.time import to_millis
-from ..graph.streamgraph import OperatorKind
 from ..runtime.operators import AsyncWaitOperator
-from .datastream import DataStream, typed
+from .datastream import DataStream, then, typed
 
 
 class AsyncDataStream:
@@ -58,5 +57,5 @@ def _async_wait(data_stream: DataStream, async_function: Any, timeout: Any, stra
     if strategy.get_retry_predicate() is None:
         raise Exception("Retry predicate of the async retry strategy '%s' is None." % type(strategy))
     operator = AsyncWaitOperator(async_function, timeout_ms, capacity, strategy, ordered)
-    return typed(data_stream._then(OperatorKind.PROCESS, operator, name="async wait operator"),
+    return typed(then(data_stream, operator, "async wait operator"),
                   output_type)

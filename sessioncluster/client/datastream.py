@@ -418,6 +418,12 @@ class _Projection:
         return tuple(value[i] for i in self.field_indexes)
 
 
+def then(stream: DataStream, operator: Any, name: str) -> DataStream:
+    """A one-input operator (a StreamOperator) after ``stream``, chained to it: what an API
+    kept in a module of its own (``AsyncDataStream``) adds."""
+    return stream._then(OperatorKind.PROCESS, operator, name=name)
+
+
 def typed(stream: DataStream, output_type: Any) -> DataStream:
     """``stream``, its records declared of ``output_type`` (kept for a Table of it)."""
     if output_type is not None:
