@@ -48,10 +48,20 @@ def test_a_union_all_of_an_updating_query_is_found_and_others_are_not() -> None:
         assert updating_union_inputs(_ast(text)) is None
 
 
-def test_a_union_all_with_a_bounded_table_is_refused_by_name(planner) -> None:
-    with pytest.raises(FlinkSqlError, match="UNION ALL of an updating query .* bounded table "
-                                            "'other'"):
-        planner.plan(f"{AGG} UNION ALL SELECT w, CAST(v AS BIGINT) FROM other", "STREAMING")
+def test_a_union_all_with_a_bounded_table_reads_the_table_first(planner, tmp_path: Path) -> None:
+    """Flink's U1 per file (probe1.out): the bounded table's rows before any file, then the
+    aggregation's changelog (refused before: Spark unions no static table with a stream)."""
+    got = _records(planner, f"{AGG} UNION ALL SELECT w, CAST(v AS BIGINT) FROM other", tmp_path,
+                   ["", *SPLIT])
+    assert [got[0], *_per_file(got[1:])] == [Counter(rows) for rows in [
+        ["+I['a', 1]", "+I['c', 5]", "+I['e', 9]"],
+        ["+I['a', 1]", "+I['b', 1]", "-U['a', 1]", "+U['a', 2]"],
+        ["-U['b', 1]", "+U['b', 2]", "+I['c', 1]"], ["-U['a', 2]", "+U['a', 3]", "+I['d', 1]"]]]
+    planner.plan("CREATE TABLE g (w STRING, n BIGINT) WITH ('connector' = 'datagen', "
+                 "'number-of-rows' = '3')")
+    with pytest.raises(FlinkSqlError, match="UNION ALL of the bounded table 'g' with an "
+                                            "unbounded one is not supported"):
+        planner.plan(f"{AGG} UNION ALL SELECT w, n FROM g", "STREAMING")
 
 
 @pytest.mark.parametrize("text, name", [

@@ -279,15 +279,16 @@ class StreamingQuery:
     def _updating_union(cls, session: Any, inputs: list[Any], schemas: dict[str, CatalogTable],
                         functions: FunctionCatalog | None,
                         feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
-        """A ``UNION ALL`` of an updating query with streams or updating queries
-        (:mod:`.updatingunion`): its records carry their RowKind last."""
-        static = {t.name.lower() for i in inputs for t in i.find_all(exp.Table)
-                  if is_static(schemas, t.name)}
+        """A ``UNION ALL`` of an updating query with streams, updating queries or bounded
+        ``filesystem`` tables (read as file streams, each file once: Flink's U1, setops/
+        probe1.out) (:mod:`.updatingunion`): its records carry their RowKind last."""
+        inputs, _ = streamed_bounded(session, inputs, schemas, source_frame,
+                                     partial(is_static, schemas), "UNION ALL")
         directory, prefix = feeds_at
         with tempfile.TemporaryDirectory(prefix="flink-union-plan-") as scratch:
             # planning only (no directory): the feeds are planned again under the job's
             frame, feeds = plan_updating_union(
-                session, inputs, static, partial(plan_side, session, schemas, functions, INPUT_REFUSAL),
+                session, inputs, partial(plan_side, session, schemas, functions, INPUT_REFUSAL),
                 directory or Path(scratch), prefix)
         return cls(flink_named(frame), True, inputs[0], operator="Union", feeds=feeds)
 

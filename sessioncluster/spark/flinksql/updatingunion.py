@@ -52,22 +52,12 @@ def _union_all_inputs(query: Any) -> list[exp.Expr] | None:
     return inputs
 
 
-def plan_updating_union(session: Any, inputs: list[exp.Expr], bounded: set[str],
-                        plan_side: PlanSide, feed_root: Path, feed_prefix: str = ""
-                        ) -> tuple[Any, list[ChangelogFeed]]:
+def plan_updating_union(session: Any, inputs: list[exp.Expr], plan_side: PlanSide,
+                        feed_root: Path, feed_prefix: str = "") -> tuple[Any, list[ChangelogFeed]]:
     """The union of ``inputs``' records as one append-only streaming DataFrame, the first
     input's column names and :data:`ROW_KIND` last; the feeds of its updating inputs under
-    ``feed_root``, their keys starting with ``feed_prefix``. ``bounded``: the names (lower
-    case) of the bounded tables an input may read (refused)."""
-    for side in inputs:
-        read = {t.name.lower() for t in side.find_all(exp.Table)} & bounded
-        if read:
-            raise FlinkSqlError(
-                f"A UNION ALL of an updating query ({updating_node(inputs[0]) or 'GROUP BY'}) "
-                f"with the bounded table '{sorted(read)[0]}' is not supported by sessioncluster "
-                "in STREAMING mode over an unbounded source: Spark unions no static table with "
-                "a stream (sessioncluster runs a UNION ALL of updating queries and unbounded "
-                "tables). Run it in BATCH mode or over bounded sources")
+    ``feed_root``, their keys starting with ``feed_prefix``. A bounded table an input reads is
+    a file stream by now (:func:`.distinctsetops.streamed_bounded`)."""
     frames, feeds = input_records(session, inputs, plan_side, feed_root, feed_prefix)
     union = frames[0].drop(SEQUENCE).withColumnRenamed(KIND, ROW_KIND)
     for frame in frames[1:]:
