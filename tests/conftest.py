@@ -56,9 +56,9 @@ def drop_new_tables(session: sessioncluster.Session) -> Iterator[None]:
     shadow a later test's view of the same name)."""
     before = table_names(session)
     yield
-    for name in table_names(session) - before:
-        session.execute_sql(f"DROP VIEW IF EXISTS `{name}`")
-        session.execute_sql(f"DROP TABLE IF EXISTS `{name}`")
+    for name in table_names(session) - before:  # temporary ones first, as Flink requires
+        for kind in ("TEMPORARY VIEW", "TEMPORARY TABLE", "VIEW", "TABLE"):
+            session.execute_sql(f"DROP {kind} IF EXISTS `{name}`")
 
 
 @pytest.fixture
