@@ -160,11 +160,7 @@ class StreamingQuery:
         if ranked is not None:
             return cls(ranked, True, query, operator="Rank")
         query = plan_temporal_join(session, query, schemas, streaming=not bounded)
-        windowed = None if bounded or functions is None else \
-            plan_group_windows(session, query, functions)
-        query = windowed or query
-        if bounded and functions is not None:  # Python aggregates beside built-in ones
-            query = plan_mixed_aggregations(session, query, functions)
+        query, windowed = _collected_python_calls(session, query, bounded, functions)
         keyed = None if bounded or functions is None else \
             plan_on_keyed_state(session, query, schemas, functions)
         called = [] if bounded or functions is None else functions.aggregate_calls(keyed or query)
@@ -179,7 +175,7 @@ class StreamingQuery:
             and table_aggregation(query, functions) is None
         return cls(frame, keyed is not None, query,
                    operator="PythonGroupAggregate" if python
-                   else "PythonGroupWindowAggregate" if windowed is not None else "")
+                   else "PythonGroupWindowAggregate" if windowed else "")
 
     @classmethod
     def _over_join(cls, session: Any, query: Any, above: OverUpdating,
@@ -378,6 +374,19 @@ def plan_side(session: Any, schemas: dict[str, CatalogTable],
 def _on_spark(functions: FunctionCatalog | None, query: Any) -> bool:
     """True when ``query`` calls no Python aggregate function (it runs on keyed state)."""
     return functions is None or not functions.aggregate_calls(query)
+
+
+def _collected_python_calls(session: Any, query: Any, bounded: bool,
+                            functions: FunctionCatalog | None) -> tuple[Any, bool]:
+    """``query`` with the Python aggregate calls Spark runs over collected rows: a group
+    window's (and a SESSION TVF's) over an unbounded table, and one beside built-in
+    aggregates over bounded ones (:mod:`.pythonwindow`); whether it has group windows."""
+    if functions is None:
+        return query, False
+    if bounded:
+        return plan_mixed_aggregations(session, query, functions), False
+    windowed = plan_group_windows(session, query, functions)
+    return windowed or query, windowed is not None
 
 
 def _kind_last(frame: Any) -> Any:
