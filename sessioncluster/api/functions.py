@@ -6,7 +6,7 @@ import copy
 import enum
 import itertools
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .accumulators import Accumulator
 
@@ -498,20 +498,15 @@ class FieldAggregation:
                        key_selector: Callable[[Any], Any]) -> tuple[dict[Any, Any], int]:
         """The map-side combine: key -> the key's aggregated record, and how many records came
         in. The same result as reducing with ``self``, without a call to it per record."""
-        records = iter(records)
-        first = next(records, None)
+        first, records = _peeked(records)
         if first is None:
             return {}, 0
-        records = itertools.chain((first,), records)
         combine = self.combine
+        if self._whole(first):
+            return reduce_by_key(records, key_selector, combine)
         values: dict[Any, Any] = {}
         n = 0
         p = self.position
-        if self._whole(first):
-            for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
-                key = key_selector(rec)
-                values[key] = combine(values[key], rec) if key in values else rec
-            return values, n
         firsts: dict[Any, Any] = {}
         for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
             key = key_selector(rec)
@@ -523,17 +518,33 @@ class FieldAggregation:
         return {k: self._with(firsts[k], v) for k, v in values.items()}, n
 
 
+def reduce_by_key(records: Iterable[Any], key_selector: Callable[[Any], Any],
+                  reduce: Callable[[Any, Any], Any]) -> tuple[dict[Any, Any], int]:
+    """Each key's records reduced pairwise in arrival order, and how many records came in."""
+    values: dict[Any, Any] = {}
+    n = 0
+    for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
+        key = key_selector(rec)
+        values[key] = reduce(values[key], rec) if key in values else rec
+    return values, n
+
+
+def _peeked(records: Iterable[Any]) -> tuple[Any, Iterator[Any]]:
+    """The first record (None: there is none) and all of them, the first included."""
+    records = iter(records)
+    first = next(records, None)
+    return first, itertools.chain((first,), records) if first is not None else records
+
+
 class FieldSum(FieldAggregation):
     combine = staticmethod(lambda x, y: x + y)
 
     def combine_by_key(self, records: Iterable[Any],
                        key_selector: Callable[[Any], Any]) -> tuple[dict[Any, Any], int]:
         p = self.position
-        records = iter(records)
-        first = next(records, None)
+        first, records = _peeked(records)
         if first is None:
             return {}, 0
-        records = itertools.chain((first,), records)
         if self._whole(first):
             return super().combine_by_key(records, key_selector)
         # the hot loop of every word count: += instead of a call per record
@@ -570,12 +581,7 @@ class FieldMinBy(FieldAggregation):
 
     def combine_by_key(self, records: Iterable[Any],
                        key_selector: Callable[[Any], Any]) -> tuple[dict[Any, Any], int]:
-        values: dict[Any, Any] = {}
-        n = 0
-        for n, rec in enumerate(records, 1):  # noqa: B007 (n is the count after the loop)
-            key = key_selector(rec)
-            values[key] = self(values[key], rec) if key in values else rec
-        return values, n
+        return reduce_by_key(records, key_selector, self)
 
 
 class FieldMaxBy(FieldMinBy):
