@@ -38,11 +38,12 @@ class SubtaskReport:
     (the user's and the records in and out, for this task only) and its reports."""
 
     def __init__(self, job_id: str, vertex: JobVertex, partition: int, task: Any,
-                 worker: SlotWorker | None) -> None:
+                 worker: SlotWorker | None, job_parameters: dict[str, str] | None = None) -> None:
         self.job_id = job_id
         self.vertex = vertex
         self.subtask = partition % max(vertex.parallelism, 1)
-        self.job_parameters: dict[str, str] = {}
+        #: the job's global job parameters, for the runtime context
+        self.job_parameters = dict(job_parameters or {})
         self.worker = worker
         self.records_in, self.records_out = IntCounter(), IntCounter()
         self.accumulators: dict[str, Accumulator[Any]] = {RECORDS_IN: self.records_in,
@@ -109,8 +110,7 @@ def begin(job_id: str, vertex: JobVertex,
         except TaskManagerUnavailable:
             worker = None
     report = SubtaskReport(job_id, vertex, task.partitionId() if task is not None else 0, task,
-                           worker)
-    report.job_parameters = dict(job_parameters or {})
+                           worker, job_parameters)
     report.report(ExecutionState.DEPLOYING)
     report.report(ExecutionState.INITIALIZING)
     if _group is not None:
