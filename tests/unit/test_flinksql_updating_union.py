@@ -165,15 +165,32 @@ def test_a_filter_and_projection_over_a_union_all(planner, tmp_path: Path) -> No
                               Counter(["+I['d', 10]"])]
 
 
+def test_a_projection_that_reads_not_an_aggregate_prunes_it(planner, tmp_path: Path) -> None:
+    """Flink's U13d (setops2/probe2.out): AGG's ``n`` pruned into the aggregation, which then
+    emits ``+I`` per new key and no update; the stream's rows ``+I`` each. A filter over one
+    aggregation that reads not its aggregate prunes it too."""
+    got = _records(planner, f"SELECT w FROM ({UNION})", tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(["+I['a']"] * 3 + ["+I['b']"] * 2),
+                              Counter(["+I['b']", "+I['c']", "+I['c']"]),
+                              Counter(["+I['a']", "+I['d']", "+I['d']"])]
+
+
+def test_a_filter_over_an_aggregation_reading_not_its_aggregate(planner, tmp_path: Path) -> None:
+    """The aggregation's ``n`` pruned: each new key ``+I`` once (Flink's GroupAggregate with no
+    aggregate emits no update)."""
+    got = _records(planner, f"SELECT w FROM ({AGG}) WHERE w <> 'c'", tmp_path, SPLIT)
+    assert _per_file(got) == [Counter(["+I['a']", "+I['b']"]), Counter(), Counter(["+I['d']"])]
+
+
 @pytest.mark.parametrize("text, message", [
-    (f"SELECT w FROM ({UNION})", "^A projection over a UNION ALL of an updating query that "
-                                 "reads not its column 'n'"),
+    (f"SELECT w FROM ({AGG} UNION ALL SELECT n, w FROM (SELECT w, COUNT(*) AS n FROM words "
+     "GROUP BY w))", "^A projection over an updating query that reads not its aggregate 'n'"),
     (f"SELECT COUNT(*) FROM ({UNION}) WHERE n > 1", "^An aggregation, join, sort or subquery "
                                                     "over a UNION ALL")])
-def test_a_pruning_projection_or_an_aggregation_over_a_union_all_is_refused_by_name(
+def test_an_unprunable_projection_or_an_aggregation_over_a_union_all_is_refused_by_name(
         planner, text: str, message: str) -> None:
-    """Flink prunes an unread column into the aggregation (probe2.out U13d: no ``-U``/``+U``
-    of AGG at all), which a per-record projection would not: refused by name."""
+    """An aggregate that is one input's and not another's cannot be pruned (a per-record
+    projection would emit its updates, which Flink's pruned plan does not): refused by name."""
     with pytest.raises(FlinkSqlError, match=message):
         planner.plan(text, "STREAMING")
     grouped = f"SELECT w, SUM(n) FROM ({UNION}) GROUP BY w"

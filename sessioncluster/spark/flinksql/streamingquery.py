@@ -72,6 +72,7 @@ from .updatingunion import (
     INPUT_REFUSAL,
     calc_over,
     plan_updating_union,
+    pruned_inputs,
     pruned_refusal,
     set_operation_refusal,
     union_calc,
@@ -295,12 +296,12 @@ class StreamingQuery:
         """A filter and/or projection over a ``UNION ALL`` of an updating query, or a filter
         over a group aggregation: applied to each record of its changelog, its RowKind kept, as
         Flink's Calc does (/work/briefs/data/setops2/probe2.out: U13, U13b, U13c, S1, S3)."""
+        refused = pruned_refusal(query, read := pruned_inputs(query, read))
+        if refused is not None:
+            raise FlinkSqlError(refused)
         union = cls.plan(session, read.this, schemas, False, functions, feeds_at) \
             if updating_union_inputs(read.this) is not None \
             else cls._updating_union(session, [read.this], schemas, functions, feeds_at)
-        refused = pruned_refusal(query, [c for c in union.frame.columns if c != ROW_KIND])
-        if refused is not None:
-            raise FlinkSqlError(refused)
         view = f"__flink_union_{secrets.token_hex(6)}"
         union.frame.createOrReplaceTempView(view)
         frame = flink_named(session.sql(to_spark_sql(calc_over(query, read, view), schemas,

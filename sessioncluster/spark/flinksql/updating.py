@@ -80,15 +80,15 @@ def key_positions(query: Any) -> list[int]:
     grouping = next((s for s in query.find_all(exp.Select)
                      if is_aggregation(s) and not is_window_aggregation(s)), None)
     if grouping is None or grouping is top or is_aggregation(top):
-        return _plain_positions(top)
+        return plain_positions(top)
     # a projection of an updating view or subquery: its keys are the grouping's, by name
-    names = {grouping.expressions[i].alias_or_name.lower() for i in _plain_positions(grouping)}
+    names = {grouping.expressions[i].alias_or_name.lower() for i in plain_positions(grouping)}
     if any(isinstance(e, exp.Star) for e in top.expressions):
-        return _plain_positions(grouping)
+        return plain_positions(grouping)
     return [i for i, e in enumerate(top.expressions) if e.alias_or_name.lower() in names]
 
 
-def _plain_positions(select: exp.Select) -> list[int]:
+def plain_positions(select: exp.Select) -> list[int]:
     """The positions of the select's expressions with no aggregate function in them."""
     return [i for i, e in enumerate(select.expressions)
             if not any(True for _ in e.find_all(exp.AggFunc))]
@@ -285,7 +285,7 @@ def outer_key_positions(rest: Any, found: OverUpdating, columns: list[str]) -> l
                       else next(rest.find_all(exp.Select))):
         return key_positions(rest)
     names = {found.inner.expressions[i].alias_or_name.lower()
-             for i in _plain_positions(found.inner)}
+             for i in plain_positions(found.inner)}
     keys = [i for i, c in enumerate(columns) if c.lower() in names]
     return keys or list(range(len(columns)))
 

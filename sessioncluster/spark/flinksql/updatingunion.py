@@ -21,7 +21,7 @@ from .changelogjoin import KIND, SEQUENCE
 from .model import FlinkSqlError
 from .tableaggregate import ROW_KIND
 from .topn import without_ctes
-from .updating import updating_node
+from .updating import plain_positions, updating_node
 from .updatingjoin import ChangelogFeed, PlanSide
 
 #: why a union's input that runs over an updating query's result or on keyed state is refused
@@ -202,21 +202,61 @@ def wrapped_union_refusal(query: Any) -> str | None:
     return _calc_refusal(query, found[0]) if found is not None else None
 
 
-def pruned_refusal(query: exp.Select, columns: list[str]) -> str | None:
-    """Why a filter and/or projection over a UNION ALL of an updating query that reads not
-    all of the union's ``columns`` cannot run here: Flink prunes the unused columns into the
-    inputs, and an aggregation whose aggregates are pruned emits no update (probe2.out U13d:
-    ``+I`` per new key, no ``-U``/``+U``); None when it reads them all."""
-    if any(isinstance(e, exp.Star) or e.is_star for e in query.expressions):
-        return None
-    read = {c.name.lower() for c in query.find_all(exp.Column)}
-    unread = [c for c in columns if c.lower() not in read]
+def pruned_inputs(query: exp.Select, read: exp.Subquery) -> exp.Subquery:
+    """``read`` (a UNION ALL of an updating query, or one group aggregation, that ``query``
+    filters and/or projects) with the aggregates ``query`` does not read pruned from its
+    inputs, as Flink's planner prunes them: an aggregation whose aggregate is gone emits no
+    update for it (setops2/probe2.out U13d: ``+I`` per new key only); ``read`` when nothing
+    is pruned."""
+    inputs = _union_all_inputs(read.this) or [read.this]
+    unread = _unread_positions(query, inputs)
+    drop = {i for i in unread
+            if any(_aggregates_at(s, i) for s in inputs)
+            and all(_aggregates_at(s, i) or updating_node(s) is None for s in inputs)}
+    if not drop or len(drop) == len(inputs[0].expressions):
+        return read
+    pruned = read.copy()
+    for select in _union_all_inputs(pruned.this) or [pruned.this]:
+        select.set("expressions", [e for i, e in enumerate(select.expressions) if i not in drop])
+    return pruned
+
+
+def pruned_refusal(query: exp.Select, read: exp.Subquery) -> str | None:
+    """Why a filter and/or projection over ``read`` (:func:`pruned_inputs`'s) cannot run
+    here: it reads not an aggregate that could not be pruned (a Python aggregate function, or
+    a column that is an aggregate in one input and not in another), whose updates a
+    projection of each record would still emit; None when it reads them all."""
+    inputs = _union_all_inputs(read.this) or [read.this]
+    unread = [i for i in _unread_positions(query, inputs)
+              if any(updating_node(s) is not None and i not in plain_positions(s)
+                     for s in inputs)]
     if not unread:
         return None
-    return (f"A projection over a UNION ALL of an updating query that reads not its column "
-            f"'{unread[0]}' is not supported by sessioncluster in STREAMING mode: Flink prunes "
-            "the column into the union's inputs, which changes an updating input's changelog. "
-            "Read each column of the union (in the filter or the projection)")
+    column = inputs[0].expressions[unread[0]].alias_or_name
+    return (f"A projection over an updating query that reads not its aggregate '{column}' is "
+            "not supported by sessioncluster in STREAMING mode here: Flink prunes the "
+            "aggregate from the query, which changes its changelog, and sessioncluster prunes "
+            "only built-in aggregate functions that are aggregates in each input. Read the "
+            "column (in the filter or the projection)")
+
+
+def _unread_positions(query: exp.Select, inputs: list[Any]) -> list[int]:
+    """The positions of the inputs' columns ``query`` reads not (none for a ``*``, or an
+    input that is no select of named columns)."""
+    if any(isinstance(e, exp.Star) or e.is_star for e in query.expressions) \
+            or not all(isinstance(s, exp.Select) and not any(e.is_star for e in s.expressions)
+                       for s in inputs):
+        return []
+    read = {c.name.lower() for e in [*query.expressions, query.args.get("where") or exp.null()]
+            for c in e.find_all(exp.Column)}
+    return [i for i, e in enumerate(inputs[0].expressions) if e.alias_or_name.lower() not in read]
+
+
+def _aggregates_at(select: exp.Select, position: int) -> bool:
+    """The select is an updating aggregation (no HAVING, which may read the column) whose
+    column at ``position`` is a built-in aggregate function's."""
+    return updating_node(select) is not None and select.args.get("having") is None \
+        and select.expressions[position].find(exp.AggFunc) is not None
 
 
 def calc_over(query: exp.Select, union: exp.Subquery, view: str) -> exp.Select:
