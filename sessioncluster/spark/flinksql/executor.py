@@ -38,6 +38,7 @@ from .columntypes import (
     window_bound_types,
     with_view_types,
 )
+from .connectors.changelogjson import batch_source_refusal
 from .ctas import RECOVERED, CreateTableAs
 from .ctasplan import ctas_insert
 from .dialect import cte_names, renamed_tables, table_names
@@ -405,10 +406,12 @@ class FlinkSqlPlanner:
     def _refuse_proctime_window(self, statement: Statement) -> None:
         """Flink 2.3 plans no window (a table function or a legacy group window) over a
         PROCTIME() column in BATCH mode, in a query, an INSERT, a statement set or their
-        EXPLAIN (though it gives the query's schema): its message."""
+        EXPLAIN (though it gives the query's schema), and reads no changelog source: its
+        message."""
         tables = catalog_attributes(self.catalog.all_tables())
         for query in map(self._views_inlined, planned_queries(statement)):
-            refusal = None if query is None else proctime_window_refusal(query, tables)
+            refusal = None if query is None else proctime_window_refusal(query, tables) \
+                or batch_source_refusal(query, self.catalog.all_tables())
             if refusal is not None:
                 raise FlinkSqlError(refusal)
 

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Protocol
 
+from ...api.table.changelog_mode import ROW_KIND_COLUMN as ROW_KIND
 from ...common.types import pyflink_value
 from . import connectors
 from .connectors.printing import (
@@ -96,11 +97,28 @@ def write_batch(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path,
         print_to_standard(insert.table, lines)
         if printed is not None:
             printed.add(insert.table, lines)
+    elif connectors.writes_changelog(insert.table):
+        if changes:
+            connectors.write_table(_changes_frame(insert, df, changes), insert.table)
     elif changes and connectors.sink_is_append_only(insert.table) and insert.outer is not None:
         # a legacy group window's rows over an updating query: insert-only
         connectors.write_table(insert.outer.frame(df.sparkSession, [r for _, r in changes]),
                                insert.table)
     return len(changes)
+
+
+def _changes_frame(insert: InsertQuery, df: Any, changes: list[tuple[str, tuple[Any, ...]]]
+                   ) -> Any:
+    """The changes as a DataFrame of their rows' columns (``df``'s without its RowKind, or the
+    outer query's), the kind last."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    spark = df.sparkSession
+    fields = [f for f in df.schema.fields if f.name != ROW_KIND] if insert.outer is None \
+        else insert.outer.frame(spark, []).schema.fields
+    return spark.createDataFrame(
+        [(*row, kind) for kind, row in changes],
+        StructType([*fields, StructField(ROW_KIND, StringType())]))
 
 
 def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path

@@ -13,6 +13,7 @@ from sqlglot import exp
 from ...common.sqlscript import MAX_TABLE_RESULT_ROWS
 from ..driver import incremental_checkpoints
 from . import connectors
+from .connectors.changelogjson import streaming_source_refusal
 from .dialect import Flink, table_names
 from .functions import FunctionCatalog
 from .model import CatalogTable, Column, FlinkSqlError, table_named
@@ -72,6 +73,9 @@ def source_frame(spark: Any, table: CatalogTable, streaming: bool) -> Any:
     ``streaming`` and the source is unbounded; its watermark as ``withWatermark``."""
     from pyspark.sql import functions as F
 
+    refused = streaming_source_refusal(table)
+    if refused is not None:
+        raise FlinkSqlError(refused)
     frame = connectors.read_table(spark, table, streaming=streaming)
     if any(not c.is_physical for c in table.columns):
         physical = f"__physical_{table.name}"

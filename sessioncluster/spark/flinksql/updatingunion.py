@@ -208,7 +208,7 @@ def pruned_inputs(query: exp.Select, read: exp.Subquery) -> exp.Subquery:
     inputs, as Flink's planner prunes them: an aggregation whose aggregate is gone emits no
     update for it (setops2/probe2.out U13d: ``+I`` per new key only); ``read`` when nothing
     is pruned."""
-    inputs = _union_all_inputs(read.this) or [read.this]
+    inputs = _named_selects(read)
     unread = _unread_positions(query, inputs)
     drop = {i for i in unread
             if any(_aggregates_at(s, i) for s in inputs)
@@ -216,7 +216,7 @@ def pruned_inputs(query: exp.Select, read: exp.Subquery) -> exp.Subquery:
     if not drop or len(drop) == len(inputs[0].expressions):
         return read
     pruned = read.copy()
-    for select in _union_all_inputs(pruned.this) or [pruned.this]:
+    for select in _named_selects(pruned):
         select.set("expressions", [e for i, e in enumerate(select.expressions) if i not in drop])
     return pruned
 
@@ -226,7 +226,7 @@ def pruned_refusal(query: exp.Select, read: exp.Subquery) -> str | None:
     here: it reads not an aggregate that could not be pruned (a Python aggregate function, or
     a column that is an aggregate in one input and not in another), whose updates a
     projection of each record would still emit; None when it reads them all."""
-    inputs = _union_all_inputs(read.this) or [read.this]
+    inputs = _named_selects(read)
     unread = [i for i in _unread_positions(query, inputs)
               if any(updating_node(s) is not None and i not in plain_positions(s)
                      for s in inputs)]
@@ -240,12 +240,19 @@ def pruned_refusal(query: exp.Select, read: exp.Subquery) -> str | None:
             "column (in the filter or the projection)")
 
 
-def _unread_positions(query: exp.Select, inputs: list[Any]) -> list[int]:
-    """The positions of the inputs' columns ``query`` reads not (none for a ``*``, or an
-    input that is no select of named columns)."""
-    if any(isinstance(e, exp.Star) or e.is_star for e in query.expressions) \
-            or not all(isinstance(s, exp.Select) and not any(e.is_star for e in s.expressions)
-                       for s in inputs):
+def _named_selects(read: exp.Subquery) -> list[exp.Select]:
+    """The inputs of the union (or the one select) ``read``, each a select of named columns;
+    none when one of them is not."""
+    inputs = _union_all_inputs(read.this) or [read.this]
+    selects = [s for s in inputs
+               if isinstance(s, exp.Select) and not any(e.is_star for e in s.expressions)]
+    return selects if len(selects) == len(inputs) else []
+
+
+def _unread_positions(query: exp.Select, inputs: list[exp.Select]) -> list[int]:
+    """The positions of the inputs' columns ``query`` reads not (none for a ``*``, or no
+    input)."""
+    if not inputs or any(isinstance(e, exp.Star) or e.is_star for e in query.expressions):
         return []
     read = {c.name.lower() for e in [*query.expressions, query.args.get("where") or exp.null()]
             for c in e.find_all(exp.Column)}

@@ -17,6 +17,7 @@ from typing import Any, Hashable
 
 from ....api.table.conversion import DATASTREAM_CONNECTOR
 from ..model import CatalogTable, FlinkSqlError
+from .changelogjson import is_changelog_format
 from .datagen import read_datagen
 from .datastream import read_datastream
 from .filesystem import file_signature, read_filesystem, write_filesystem
@@ -24,7 +25,8 @@ from .options import CONNECTORS, validate
 from .printing import PrintedLines, format_row, print_lines, write_blackhole, write_print
 
 __all__ = ["CONNECTORS", "format_row", "is_bounded", "print_lines", "read_table",
-           "sink_is_append_only", "source_signature", "validate", "write_table"]
+           "sink_is_append_only", "source_signature", "validate", "write_table",
+           "writes_changelog"]
 
 
 def read_table(spark: Any, table: CatalogTable, streaming: bool) -> Any:
@@ -68,10 +70,15 @@ def write_table(df: Any, table: CatalogTable, overwrite: bool = False,
 
 
 def sink_is_append_only(table: CatalogTable) -> bool:
-    """True when the table's sink takes inserts only (Flink's ``filesystem``): an updating
-    query into it fails ("Table sink ... doesn't support consuming update changes"); ``print``
-    and ``blackhole`` take a whole changelog."""
-    return table.connector not in ("print", "blackhole")
+    """True when the table's sink takes inserts only (Flink's ``filesystem`` but of a changelog
+    format): an updating query into it fails ("Table sink ... doesn't support consuming update
+    changes"); ``print``, ``blackhole`` and a changelog format's files take a whole changelog."""
+    return table.connector not in ("print", "blackhole") and not writes_changelog(table)
+
+
+def writes_changelog(table: CatalogTable) -> bool:
+    """The table is a ``filesystem`` table of a changelog format (:mod:`.changelogjson`)."""
+    return table.connector == "filesystem" and is_changelog_format(table.options.get("format", ""))
 
 
 def is_bounded(table: CatalogTable) -> bool:

@@ -19,11 +19,13 @@ from typing import Any, Iterator
 from urllib.parse import unquote
 
 from ....api.formats.base import local_path
+from ....api.table.changelog_mode import ROW_KIND_COLUMN as ROW_KIND
 from ....api.table.typeparser import parse_type
-from ....api.table.types import DataType, LocalZonedTimestampType, RowType, TimeType
+from ....api.table.types import DataType, DataTypes, LocalZonedTimestampType, RowType, TimeType
 from ....runtime.filesink import PendingFile, commit, delete_in_progress, in_progress_name
 from ...files import file_stream
 from ..model import CatalogTable, FlinkSqlError
+from .changelogjson import check_sink_options, is_changelog_format
 from .formats import (
     arrow_reader,
     file_reader,
@@ -335,7 +337,7 @@ def _write_partition(spec: dict[str, Any], batches: Iterator[Any]) -> Iterator[A
     context = TaskContext.get()
     writers = _PartitionWriters(spec, context.partitionId() if context else 0)
     file_positions = spec["file_positions"]
-    types = [t for _, t in spec["physical"]]
+    types = [t for _, t in spec["physical"]] + [DataTypes.STRING()]  # a changelog's kind last
     names = spec["row_type"].field_names()
     try:
         for batch in batches:
@@ -377,18 +379,28 @@ def _visible_files(directory: str) -> list[str]:
 def write_filesystem(df: Any, table: CatalogTable, overwrite: bool) -> int:
     """Write ``df`` (the table's physical columns, by position) as the table's files; with
     ``overwrite`` replace the table's files (of a partitioned table: the partitions written).
-    Returns the number of rows written."""
+    A changelog format's records carry their RowKind in a last column :data:`ROW_KIND` (``+I``
+    when ``df`` has none). Returns the number of rows written."""
     from pyspark.sql import functions as F
 
     options = table.options
     physical = _physical(table)
-    if len(df.columns) != len(physical):
+    kinds = is_changelog_format(options["format"])
+    if kinds:
+        refused = check_sink_options(options["format"], options)
+        if refused is not None:
+            raise FlinkSqlError(refused)
+        kind = F.col(ROW_KIND) if df.columns[-1:] == [ROW_KIND] else F.lit("+I")
+        df = df.select(*[F.col(f"`{c}`") for c in df.columns if c != ROW_KIND],
+                       kind.alias(ROW_KIND))
+    if len(df.columns) - kinds != len(physical):
         raise FlinkSqlError(f"Column types of query result and sink for '{table.name}' do not "
-                            f"match: the query has {len(df.columns)} columns, the table "
+                            f"match: the query has {len(df.columns) - kinds} columns, the table "
                             f"{len(physical)}")
     names = [n for n, _ in physical]
     df = df.select(*[F.col(f"`{c}`").cast(t.spark_ddl()).alias(n)
-                     for c, (n, t) in zip(df.columns, physical)])
+                     for c, (n, t) in zip(df.columns, physical)],
+                   *([F.col(ROW_KIND)] if kinds else []))
     if "sink.parallelism" in options:
         df = df.repartition(int(options["sink.parallelism"]))
     if table.partition_keys and options.get("sink.shuffle-by-partition.enable", "") == "true":
@@ -400,7 +412,8 @@ def write_filesystem(df: Any, table: CatalogTable, overwrite: bool) -> int:
             "options": options, "keys": list(table.partition_keys), "base": base,
             "default_name": options.get("partition.default-name", DEFAULT_PARTITION_NAME),
             "uid": str(uuid.uuid4()), "token": token, "physical": physical,
-            "file_positions": [i for i, n in enumerate(names) if n not in table.partition_keys],
+            "file_positions": [i for i, n in enumerate(names) if n not in table.partition_keys]
+            + ([len(names)] if kinds else []),
             "key_positions": [names.index(k) for k in table.partition_keys]}
     schema = "in_progress STRING, final STRING, records BIGINT, size BIGINT"
     try:

@@ -50,9 +50,12 @@ from ....api.table.types import (
 from ....common.serialization import BulkWriter, BulkWriterFactory
 from ....common.types import Row
 from ..model import FlinkSqlError
+from .changelogjson import is_changelog_format, json_options, record_encoder
 
 #: the formats of the filesystem connector here, as Flink names them
-FORMATS = ("avro", "csv", "json", "parquet", "raw")
+#: every format of a filesystem table (the changelog JSON ones write only: :mod:`.changelogjson`)
+FORMATS = ("avro", "canal-json", "csv", "debezium-json", "json", "maxwell-json", "ogg-json",
+           "parquet", "raw")
 
 
 def _flag(options: dict[str, str], key: str, default: bool = False) -> bool:
@@ -574,6 +577,9 @@ def writer_factory(fmt: str, row_type: RowType, options: dict[str, str]) -> Bulk
     if fmt == "raw":
         check_raw(row_type)
         return _LineWriterFactory(_raw_encoder(row_type, options))
+    if is_changelog_format(fmt):  # each row with its RowKind last
+        encoder = _JsonEncoder(row_type, json_options(fmt, options))
+        return _LineWriterFactory(record_encoder(fmt, encoder.line))
     raise FlinkSqlError(f"Unknown format {fmt}")
 
 

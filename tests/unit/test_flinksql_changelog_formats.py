@@ -1,0 +1,140 @@
+"""Flink's changelog JSON formats (canal-json, debezium-json, maxwell-json, ogg-json) of the
+filesystem connector on a local SparkSession, against the lines Flink 2.3 wrote
+(/work/briefs/data/lead30/cdcjson_probe.py and .out): an updating query's changelog fed over
+two micro-batches, an insert-only INSERT in BATCH, and Flink's refusals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessioncluster.spark.flinksql.connectors import sink_is_append_only, write_table
+from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
+from sessioncluster.spark.flinksql.microbatch import write_batch
+from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError
+from sessioncluster.spark.flinksql.updating import OuterQuery
+
+#: Flink's lines for ``SELECT w, SUM(x), COUNT(*) FROM src GROUP BY w`` over ('a', 1), ('b', 2),
+#: ('a', 3), ('b', -2): each -U written as a delete, each +U as an insert
+FLINK_UPDATING = {
+    "canal-json": ['{"data":[{"w":"a","n":1,"c":1}],"type":"INSERT"}',
+                   '{"data":[{"w":"b","n":2,"c":1}],"type":"INSERT"}',
+                   '{"data":[{"w":"a","n":1,"c":1}],"type":"DELETE"}',
+                   '{"data":[{"w":"a","n":4,"c":2}],"type":"INSERT"}',
+                   '{"data":[{"w":"b","n":2,"c":1}],"type":"DELETE"}',
+                   '{"data":[{"w":"b","n":0,"c":2}],"type":"INSERT"}'],
+    "debezium-json": ['{"before":null,"after":{"w":"a","n":1,"c":1},"op":"c"}',
+                      '{"before":null,"after":{"w":"b","n":2,"c":1},"op":"c"}',
+                      '{"before":{"w":"a","n":1,"c":1},"after":null,"op":"d"}',
+                      '{"before":null,"after":{"w":"a","n":4,"c":2},"op":"c"}',
+                      '{"before":{"w":"b","n":2,"c":1},"after":null,"op":"d"}',
+                      '{"before":null,"after":{"w":"b","n":0,"c":2},"op":"c"}'],
+    "maxwell-json": ['{"data":{"w":"a","n":1,"c":1},"type":"insert"}',
+                     '{"data":{"w":"b","n":2,"c":1},"type":"insert"}',
+                     '{"data":{"w":"a","n":1,"c":1},"type":"delete"}',
+                     '{"data":{"w":"a","n":4,"c":2},"type":"insert"}',
+                     '{"data":{"w":"b","n":2,"c":1},"type":"delete"}',
+                     '{"data":{"w":"b","n":0,"c":2},"type":"insert"}'],
+    "ogg-json": ['{"before":null,"after":{"w":"a","n":1,"c":1},"op_type":"I"}',
+                 '{"before":null,"after":{"w":"b","n":2,"c":1},"op_type":"I"}',
+                 '{"before":{"w":"a","n":1,"c":1},"after":null,"op_type":"D"}',
+                 '{"before":null,"after":{"w":"a","n":4,"c":2},"op_type":"I"}',
+                 '{"before":{"w":"b","n":2,"c":1},"after":null,"op_type":"D"}',
+                 '{"before":null,"after":{"w":"b","n":0,"c":2},"op_type":"I"}'],
+}
+
+
+@dataclass
+class _Insert:
+    """An updating query's INSERT as ``microbatch`` reads it."""
+
+    table: CatalogTable
+    output_mode: str = "update"
+    key_positions: list[int] = field(default_factory=lambda: [0])
+    row_kinds: bool = False
+    outer: OuterQuery | None = None
+
+
+def _lines(path: Path) -> list[str]:
+    """The visible part files' lines, the files in the order they were written."""
+    files = sorted((p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")),
+                   key=lambda p: p.stat().st_mtime_ns)
+    return [line for p in files for line in p.read_text().splitlines()]
+
+
+def _sink(path: Path, fmt: str, columns: list[tuple[str, str]], **options: str) -> CatalogTable:
+    return CatalogTable("s", [Column(n, t) for n, t in columns],
+                        {"connector": "filesystem", "path": str(path), "format": fmt, **options})
+
+
+@pytest.mark.parametrize("fmt", sorted(FLINK_UPDATING))
+def test_an_updating_querys_changelog_is_written_as_flink_writes_it(
+        local_spark: Any, tmp_path: Path, fmt: str) -> None:
+    """The aggregation's updated rows of two micro-batches (a, b; then a, b again) become
+    Flink's records, line for line."""
+    sink = _sink(tmp_path / "out", fmt, [("w", "STRING"), ("n", "INT"), ("c", "BIGINT")])
+    assert not sink_is_append_only(sink)
+    insert = _Insert(sink)
+    schema = "w STRING, n INT, c BIGINT"
+    for batch_id, rows in enumerate([[("a", 1, 1), ("b", 2, 1)], [("a", 4, 2), ("b", 0, 2)]]):
+        write_batch(insert, local_spark.createDataFrame(rows, schema), batch_id,
+                    tmp_path / "state")
+    assert _lines(tmp_path / "out") == FLINK_UPDATING[fmt]
+
+
+@pytest.fixture
+def planner(local_spark: Any) -> FlinkSqlPlanner:
+    return FlinkSqlPlanner(local_spark)
+
+
+@pytest.mark.parametrize("fmt, flink", [
+    ("canal-json", ['{"data":[{"w":"a","x":1}],"type":"INSERT"}',
+                    '{"data":[{"w":"b","x":2}],"type":"INSERT"}']),
+    ("debezium-json", ['{"before":null,"after":{"w":"a","x":1},"op":"c"}',
+                       '{"before":null,"after":{"w":"b","x":2},"op":"c"}'])])
+def test_an_insert_only_query_in_batch_and_reading_the_table_refused(
+        planner: FlinkSqlPlanner, tmp_path: Path, fmt: str, flink: list[str]) -> None:
+    """Flink 2.3 in BATCH mode: each row an insert; reading the table back is refused, its
+    format being a changelog source's."""
+    planner.plan(f"CREATE TABLE bs (w STRING, x INT) WITH ('connector' = 'filesystem', "
+                 f"'path' = '{tmp_path / 'bs'}', 'format' = '{fmt}')")
+    job = planner.plan("INSERT INTO bs VALUES ('a', 1), ('b', 2)").job
+    assert job is not None
+    job.run().collect()
+    assert sorted(_lines(tmp_path / "bs")) == sorted(flink)
+    message = ("^Querying a table in batch mode is currently only possible for INSERT-only "
+               "table sources. But the source for table 'default_catalog.default_database.bs' "
+               "produces other changelog messages than just INSERT.")
+    with pytest.raises(FlinkSqlError, match=message):
+        planner.plan("SELECT * FROM bs")
+    with pytest.raises(FlinkSqlError, match="^Reading the table 'default_catalog.default_database"
+                                            f".bs' of format '{fmt}' .* not supported"):
+        planner.plan("SELECT * FROM bs", "STREAMING")
+
+
+def test_an_updating_query_into_a_changelog_sink_is_planned(planner: FlinkSqlPlanner,
+                                                             tmp_path: Path) -> None:
+    """A changelog format's sink takes an updating query in STREAMING mode; a ``json`` one
+    still refuses it with Flink's message."""
+    (tmp_path / "words").mkdir()
+    planner.plan(f"CREATE TABLE words (w STRING, x INT) WITH ('connector' = 'filesystem', "
+                 f"'path' = '{tmp_path / 'words'}', 'format' = 'csv', "
+                 "'source.monitor-interval' = '1s')")
+    for name, fmt in (("cs", "canal-json"), ("js", "json")):
+        planner.plan(f"CREATE TABLE {name} (w STRING, n BIGINT) WITH ('connector' = "
+                     f"'filesystem', 'path' = '{tmp_path / name}', 'format' = '{fmt}')")
+    job = planner.plan("INSERT INTO cs SELECT w, COUNT(*) FROM words GROUP BY w", "STREAMING").job
+    assert job is not None and job.inserts[0].output_mode == "update"
+    with pytest.raises(FlinkSqlError, match="doesn't support consuming update changes"):
+        planner.plan("INSERT INTO js SELECT w, COUNT(*) FROM words GROUP BY w", "STREAMING")
+
+
+def test_debezium_schema_include_is_refused_for_a_sink(local_spark: Any, tmp_path: Path) -> None:
+    sink = _sink(tmp_path / "d", "debezium-json", [("w", "STRING")],
+                 **{"debezium-json.schema-include": "true"})
+    with pytest.raises(FlinkSqlError, match="^Debezium JSON serialization doesn't support "
+                                            "'debezium-json.schema-include' option been set"):
+        write_table(local_spark.createDataFrame([("a",)], "w STRING"), sink)
