@@ -39,6 +39,7 @@ from .columntypes import (
     with_view_types,
 )
 from .connectors.changelogjson import batch_source_refusal
+from .connectors.changelogsource import changelog_sources
 from .ctas import RECOVERED, CreateTableAs
 from .ctasplan import ctas_insert
 from .dialect import cte_names, renamed_tables, table_names
@@ -197,7 +198,7 @@ class FlinkSqlPlanner:
                     statement, select_configuration(configuration or {}, self.options))
             if mode != "BATCH" and isinstance(statement, (Insert, StatementSet)):
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
-                inserts = [dataclasses.replace(i, query=self._inline_views(i.query))
+                inserts = [dataclasses.replace(i, query=self._streaming_inlined(i.query))
                            for i in inserts]
                 job = streaming.plan_inserts(self.spark, self.catalog.all_tables(), list(inserts),
                                              self.conform,
@@ -369,7 +370,7 @@ class FlinkSqlPlanner:
                          ) -> StatementOutcome:
         """A SELECT in STREAMING mode: a job whose rows (a changelog) the client fetches as
         they come."""
-        inlined = self._inline_views(statement.ast)
+        inlined = self._streaming_inlined(statement.ast)
         attributes = self._attributes_of(inlined)
         statement = Query(querytypes.resolve_typeof(inlined, self._declared_columns,
                                                     typeof_not_typed))
@@ -414,6 +415,11 @@ class FlinkSqlPlanner:
                 or batch_source_refusal(query, self.catalog.all_tables())
             if refusal is not None:
                 raise FlinkSqlError(refusal)
+
+    def _streaming_inlined(self, query: Any) -> Any:
+        """STREAMING: ``query`` with its views inlined and its bounded changelog-format tables
+        read as their changelogs (:func:`.changelogsource.changelog_sources`)."""
+        return changelog_sources(self.spark, self._inline_views(query), self.catalog.all_tables())
 
     def _views_inlined(self, query: Any) -> Any:
         """:meth:`_inline_views` of ``query``; None for a view that shadows a table of its name."""

@@ -9,16 +9,21 @@ as two records: ``-U`` as a delete and ``+U`` as an insert (recorded with Flink 
 in STREAMING mode, and an insert-only query in both modes.
 
 Reading such a table is a changelog source: Flink refuses it in BATCH mode (its message, from
-:func:`batch_source_refusal`); in STREAMING mode sessioncluster does not read it yet
+:func:`batch_source_refusal`); in STREAMING mode a bounded one's records (:func:`file_records`)
+are a changelog table (:mod:`.changelogsource`), a monitored one is refused by name
 (:func:`streaming_source_refusal`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import io
+import json
+from decimal import Decimal
+from typing import Any, Callable, Iterator
 
 from sqlglot import exp
 
+from ....api.formats.base import FileFormatError, local_path, open_decompressed
 from ..dialect import cte_names, table_names
 from ..model import DEFAULT_PATH, CatalogTable
 
@@ -93,12 +98,112 @@ def batch_source_refusal(query: exp.Expr, tables: dict[str, CatalogTable]) -> st
 
 
 def streaming_source_refusal(table: CatalogTable) -> str | None:
-    """Why a STREAMING query cannot read ``table`` here (a changelog format's); None for
-    another table."""
+    """Why a STREAMING query cannot read ``table`` here (a monitored table of a changelog
+    format: an unbounded changelog source); None for another table."""
     fmt = table.options.get("format", "")
     if table.connector != "filesystem" or not is_changelog_format(fmt):
         return None
-    return (f"Reading the table '{DEFAULT_PATH}.{table.name}' of format '{fmt}' (a changelog "
-            "source) is not supported by sessioncluster yet: it writes Flink's changelog JSON "
-            f"formats ({', '.join(CHANGELOG_FORMATS)}) into a filesystem sink, and reads none")
+    return (f"Reading the unbounded table '{DEFAULT_PATH}.{table.name}' of format '{fmt}' (a "
+            "changelog source with 'source.monitor-interval') is not supported by "
+            "sessioncluster yet: a bounded one (without 'source.monitor-interval') is read "
+            "record by record")
 
+
+
+# -- reading --------------------------------------------------------------------------------------
+Record = tuple[str, tuple[Any, ...]]
+
+
+def _object(message: dict[str, Any], key: str) -> dict[str, Any]:
+    """The message's JSON object ``key`` (a row before or after)."""
+    value = message.get(key)
+    if not isinstance(value, dict):
+        raise ValueError(f'"{key}" is {json.dumps(value)}, not a JSON object')
+    return value
+
+
+def _merged(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """A canal/maxwell update's row before: its ``old`` fields over the row after."""
+    return {**new, **(old or {})}
+
+
+def _canal(message: dict[str, Any], row: Callable[[dict[str, Any]], tuple[Any, ...]]
+           ) -> list[Record]:
+    kind = message.get("type")
+    data = message.get("data") or []
+    if kind == "INSERT":
+        return [("+I", row(d)) for d in data]
+    if kind == "DELETE":
+        return [("-D", row(d)) for d in data]
+    if kind == "UPDATE":
+        old = message.get("old") or [{}] * len(data)
+        return [r for d, o in zip(data, old) for r in (("-U", row(_merged(o, d))), ("+U", row(d)))]
+    if kind == "CREATE" or message.get("isDdl"):
+        return []
+    raise ValueError(f'Unknown "type" value "{kind}". The Canal JSON message is \'{message}\'')
+
+
+def _debezium(message: dict[str, Any], row: Callable[[dict[str, Any]], tuple[Any, ...]]
+              ) -> list[Record]:
+    message = message.get("payload", message) if "schema" in message else message
+    op = message.get("op")
+    if op in ("c", "r"):
+        return [("+I", row(_object(message, "after")))]
+    if op == "u":
+        return [("-U", row(_object(message, "before"))), ("+U", row(_object(message, "after")))]
+    if op == "d":
+        return [("-D", row(_object(message, "before")))]
+    raise ValueError(f"Unknown \"op\" value \"{op}\". The Debezium JSON message is '{message}'")
+
+
+def _maxwell(message: dict[str, Any], row: Callable[[dict[str, Any]], tuple[Any, ...]]
+             ) -> list[Record]:
+    kind, data = message.get("type"), message.get("data") or {}
+    if kind == "insert":
+        return [("+I", row(data))]
+    if kind == "delete":
+        return [("-D", row(data))]
+    if kind == "update":
+        return [("-U", row(_merged(message.get("old"), data))), ("+U", row(data))]
+    raise ValueError(f"Unknown \"type\" value \"{kind}\". The Maxwell JSON message is '{message}'")
+
+
+def _ogg(message: dict[str, Any], row: Callable[[dict[str, Any]], tuple[Any, ...]]
+         ) -> list[Record]:
+    op = message.get("op_type")
+    if op == "I":
+        return [("+I", row(_object(message, "after")))]
+    if op == "U":
+        return [("-U", row(_object(message, "before"))), ("+U", row(_object(message, "after")))]
+    if op == "D":
+        return [("-D", row(_object(message, "before")))]
+    if op == "T":  # a truncate: no row
+        return []
+    raise ValueError(f"Unknown \"op_type\" value \"{op}\". The Ogg JSON message is '{message}'")
+
+
+_DECODERS = {"canal-json": _canal, "debezium-json": _debezium, "maxwell-json": _maxwell,
+             "ogg-json": _ogg}
+
+
+def file_records(path: str, fmt: str, row: Callable[[dict[str, Any]], tuple[Any, ...]],
+                 ignore_parse_errors: bool) -> Iterator[Record]:
+    """The records of a file of the changelog format ``fmt`` in their order, ``(kind, values)``
+    (``row`` makes a row's values of its JSON object); a message that does not parse fails
+    naming the file and the line, or is skipped with ``<format>.ignore-parse-errors``."""
+    decode = _DECODERS[fmt]
+    with open_decompressed(path) as raw:
+        for number, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8"), 1):
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line, parse_float=Decimal)
+                if not isinstance(message, dict):
+                    raise ValueError(f"not a JSON object: {line.strip()!r}")
+                records = decode(message, row)
+            except (ValueError, KeyError, TypeError, ArithmeticError, AttributeError) as exc:
+                if ignore_parse_errors:
+                    continue
+                raise FileFormatError(f"{local_path(path)}, line {number}: Corrupt {fmt} "
+                                      f"message '{line.rstrip()}': {exc}") from None
+            yield from records

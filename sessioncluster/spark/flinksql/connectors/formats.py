@@ -315,6 +315,13 @@ def _json_value(value: Any, t: DataType) -> Any:
     return value
 
 
+def json_row_decoder(row_type: RowType) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A parsed JSON object (numbers as Decimals) as the values of ``row_type``'s fields, a
+    missing field null."""
+    fields = [(f.name, f.data_type) for f in row_type.fields]
+    return lambda obj: tuple(_json_value(obj.get(name), t) for name, t in fields)
+
+
 def _json_rows(path: str, row_type: RowType, options: dict[str, str]) -> Iterator[Any]:
     ignore = _flag(options, "json.ignore-parse-errors")
     fail_on_missing = _flag(options, "json.fail-on-missing-field")
