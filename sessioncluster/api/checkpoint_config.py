@@ -11,7 +11,7 @@ import enum
 import os
 from typing import Any
 
-from ..common.time import Duration, to_millis
+from ..common.time import Duration, parse_duration_ms, to_millis
 
 INTERVAL = "execution.checkpointing.interval"
 MIN_PAUSE = "execution.checkpointing.min-pause"
@@ -141,17 +141,6 @@ class CheckpointConfig:
 
     def __repr__(self) -> str:
         return f"CheckpointConfig({self.to_options()})"
-
-
-def parse_duration_ms(value: str) -> int:
-    """Flink's duration strings ('10 s', '500 ms', '1 min', '30000') in milliseconds."""
-    text = str(value).strip().lower()
-    units = [("ms", 1), ("milliseconds", 1), ("min", 60_000), ("minutes", 60_000), ("s", 1000),
-             ("seconds", 1000), ("h", 3_600_000)]
-    for suffix, factor in sorted(units, key=lambda u: -len(u[0])):
-        if text.endswith(suffix):
-            return int(float(text[: -len(suffix)].strip()) * factor)
-    return int(text)
 
 
 __all__ = ["CheckpointConfig", "CheckpointingMode", "Duration", "parse_duration_ms"]

@@ -9,18 +9,16 @@ Python values are PyFlink's: ``int``, ``float``, ``Decimal``, ``str``, ``bytes``
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from ...common.typeinfo import (
-    BasicArrayTypeInfo,
-    BasicTypeInfo,
-    ListTypeInfo,
-    MapTypeInfo,
     RowTypeInfo,
-    SqlTimeTypeInfo,
     TypeInformation,
     Types,
 )
+
+if TYPE_CHECKING:
+    from .intervaltypes import DayTimeIntervalType, Resolution, YearMonthIntervalType
 
 
 class DataType:
@@ -650,54 +648,49 @@ class DataTypes:
         return MapViewType(key_type, value_type)
 
     @staticmethod
+    def SECOND(precision: int = 6) -> "Resolution":
+        """An interval's resolution in seconds with ``precision`` fractional digits (0..9)."""
+        from .intervaltypes import Resolution  # the interval types build on this module's
+        return Resolution(Resolution.IntervalUnit.SECOND, precision)
+
+    @staticmethod
+    def MINUTE() -> "Resolution":
+        from .intervaltypes import Resolution
+        return Resolution(Resolution.IntervalUnit.MINUTE)
+
+    @staticmethod
+    def HOUR() -> "Resolution":
+        from .intervaltypes import Resolution
+        return Resolution(Resolution.IntervalUnit.HOUR)
+
+    @staticmethod
+    def DAY(precision: int = 2) -> "Resolution":
+        """An interval's resolution in days with ``precision`` digits (1..6)."""
+        from .intervaltypes import Resolution
+        return Resolution(Resolution.IntervalUnit.DAY, precision)
+
+    @staticmethod
+    def MONTH() -> "Resolution":
+        from .intervaltypes import Resolution
+        return Resolution(Resolution.IntervalUnit.MONTH)
+
+    @staticmethod
+    def YEAR(precision: int = 2) -> "Resolution":
+        """An interval's resolution in years with ``precision`` digits (1..4)."""
+        from .intervaltypes import Resolution
+        return Resolution(Resolution.IntervalUnit.YEAR, precision)
+
+    @staticmethod
+    def INTERVAL(upper_resolution: "Resolution", lower_resolution: "Resolution | None" = None
+                 ) -> "DayTimeIntervalType | YearMonthIntervalType":
+        """A day-time or year-month interval (``INTERVAL(DAY(2), SECOND(9))``)."""
+        from .intervaltypes import interval
+        return interval(upper_resolution, lower_resolution)
+
+    @staticmethod
     def FIELD(name: str, data_type: DataType, description: str | None = None) -> RowField:
         return RowField(name, data_type, description)
 
     @staticmethod
     def ROW(row_fields: Sequence[RowField] | None = None, nullable: bool = True) -> RowType:
         return RowType(row_fields, nullable)
-
-
-# -- TypeInformation -> DataType -------------------------------------------------------------------
-
-_Factory = Callable[[], DataType]
-_BASIC: dict[str, _Factory] = {
-    "String": DataTypes.STRING, "Byte": DataTypes.TINYINT, "Boolean": DataTypes.BOOLEAN,
-    "Short": DataTypes.SMALLINT, "Integer": DataTypes.INT, "Long": DataTypes.BIGINT,
-          "Float": DataTypes.FLOAT, "Double": DataTypes.DOUBLE, "Character": DataTypes.STRING,
-          "Instant": DataTypes.TIMESTAMP_LTZ}
-_TIME: dict[str, _Factory] = {"Date": DataTypes.DATE, "Time": DataTypes.TIME,
-                              "Timestamp": DataTypes.TIMESTAMP}
-
-
-def from_type_info(type_info: TypeInformation) -> DataType:
-    """The DataType of a DataStream ``TypeInformation`` (``Types.ROW_NAMED`` -> ROW)."""
-    if isinstance(type_info, RowTypeInfo):
-        return DataTypes.ROW([DataTypes.FIELD(n, from_type_info(t)) for n, t in
-                              zip(type_info.get_field_names(), type_info.get_field_types())])
-    if isinstance(type_info, ListTypeInfo):
-        return DataTypes.ARRAY(from_type_info(type_info.element_type))
-    if isinstance(type_info, BasicArrayTypeInfo):
-        if type_info.element_type == Types.BYTE():
-            return DataTypes.BYTES()
-        return DataTypes.ARRAY(from_type_info(type_info.element_type))
-    if isinstance(type_info, MapTypeInfo):
-        return DataTypes.MAP(from_type_info(type_info.key_type), from_type_info(type_info.value_type))
-    if isinstance(type_info, SqlTimeTypeInfo):
-        return _TIME[type_info.name]()
-    if isinstance(type_info, BasicTypeInfo):
-        if type_info.name == "BigDecimal":
-            return DataTypes.DECIMAL(38, 18)
-        if type_info.name in _BASIC:
-            return _BASIC[type_info.name]()
-    raise TypeError(f"{type_info!r} has no Table API data type")
-
-
-def row_type_of(type_or_info: Any) -> RowType:
-    """A ROW DataType from a RowType or a ``Types.ROW_NAMED`` (what the formats take)."""
-    if isinstance(type_or_info, RowType):
-        return type_or_info
-    if isinstance(type_or_info, RowTypeInfo):
-        return from_type_info(type_or_info)  # type: ignore[return-value]
-    raise TypeError(f"expected a row type (DataTypes.ROW([...]) or Types.ROW_NAMED(...)), not "
-                    f"{type_or_info!r}")

@@ -12,6 +12,7 @@ _NAMES = {
     'DataType': 'sessioncluster.api.table.types',
     'DataTypes': 'sessioncluster.api.table.types',
     'DateType': 'sessioncluster.api.table.types',
+    'DayTimeIntervalType': 'sessioncluster.api.table.intervaltypes',
     'DecimalType': 'sessioncluster.api.table.types',
     'DoubleType': 'sessioncluster.api.table.types',
     'FloatType': 'sessioncluster.api.table.types',
@@ -23,6 +24,7 @@ _NAMES = {
     'NullType': 'sessioncluster.api.table.types',
     'NumericType': 'sessioncluster.api.table.types',
     'Row': 'sessioncluster.common.types',
+    'Resolution': 'sessioncluster.api.table.intervaltypes',
     'RowField': 'sessioncluster.api.table.types',
     'RowKind': 'sessioncluster.common.types',
     'RowType': 'sessioncluster.api.table.types',
@@ -32,6 +34,7 @@ _NAMES = {
     'TinyIntType': 'sessioncluster.api.table.types',
     'VarBinaryType': 'sessioncluster.api.table.types',
     'VarCharType': 'sessioncluster.api.table.types',
+    'YearMonthIntervalType': 'sessioncluster.api.table.intervaltypes',
 }
 
 __all__ = sorted(_NAMES)
