@@ -159,3 +159,67 @@ def test_pyflink_expressions_all_names_resolve() -> None:
     exec("from sessioncluster.pyflink.table.expressions import *", namespace)  # noqa: S102
     assert {"current_database", "source_watermark", "temporal_overlaps", "json",
             "descriptor"} <= set(namespace)
+
+
+def test_memory_size_prints_as_javas() -> None:
+    """probe5.out: Java's MemorySize.toString."""
+    from sessioncluster.pyflink.datastream import MemorySize
+    m = MemorySize.of_mebi_bytes(100)
+    assert str(m) == "100 mb"
+    assert (m.get_bytes(), m.get_kibi_bytes(), m.get_mebi_bytes(), m.get_gibi_bytes(),
+            m.get_tebi_bytes()) == (104857600, 102400, 100, 0, 0)
+    texts = {0: "0 bytes", 1: "1 bytes", 1023: "1023 bytes", 1024: "1 kb", 1536: "1536 bytes",
+             1048576: "1 mb", 3 * 1024 ** 3: "3 gb", 5 * 1024 ** 4: "5497558138880 bytes",
+             1024 ** 5: "1125899906842624 bytes"}
+    assert {b: str(MemorySize(bytes_size=b)) for b in texts} == texts
+    assert MemorySize(bytes_size=1) < MemorySize(bytes_size=2) <= MemorySize(bytes_size=2)
+    with pytest.raises(ValueError, match="bytes must be >= 0"):
+        MemorySize(bytes_size=-1)
+
+
+def test_slot_sharing_group_builder_checks_as_flinks() -> None:
+    from sessioncluster.pyflink.datastream import MemorySize, SlotSharingGroup
+    plain = SlotSharingGroup.builder("a").build()
+    assert (plain.get_name(), plain.get_cpu_cores(), plain.get_task_heap_memory(),
+            plain.get_external_resources()) == ("a", None, None, {})
+    assert plain == SlotSharingGroup.builder("a").build()
+    full = SlotSharingGroup.builder("b").set_cpu_cores(1.5).set_task_heap_memory_mb(100) \
+        .set_task_off_heap_memory(MemorySize.of_mebi_bytes(10)).set_managed_memory_mb(20) \
+        .set_external_resource("gpu", 1.0).build()
+    assert (full.get_cpu_cores(), str(full.get_task_heap_memory()),
+            str(full.get_task_off_heap_memory()), str(full.get_managed_memory()),
+            full.get_external_resources()) == (1.5, "100 mb", "10 mb", "20 mb", {"gpu": 1.0})
+    for partial in (SlotSharingGroup.builder("c").set_managed_memory_mb(20),
+                    SlotSharingGroup.builder("c").set_cpu_cores(1.0)):
+        with pytest.raises(ValueError, match="The cpu cores and task heap memory are required"):
+            partial.build()
+    with pytest.raises(ValueError, match="The cpu cores should be positive."):
+        SlotSharingGroup.builder("c").set_cpu_cores(0.0)
+    with pytest.raises(ValueError, match="The task heap memory should be positive."):
+        SlotSharingGroup.builder("c").set_task_heap_memory_mb(0)
+
+
+def test_externalized_checkpoint_retention_as_flinks() -> None:
+    """probe4.out: the default is NO_EXTERNALIZED_CHECKPOINTS (not enabled)."""
+    from sessioncluster.api.checkpoint_config import CheckpointConfig
+    from sessioncluster.pyflink.datastream import ExternalizedCheckpointRetention as R
+    c = CheckpointConfig()
+    assert (c.get_externalized_checkpoint_retention(), c.is_externalized_checkpoints_enabled()) \
+        == (R.NO_EXTERNALIZED_CHECKPOINTS, False)
+    for mode, enabled in [(R.DELETE_ON_CANCELLATION, True), (R.RETAIN_ON_CANCELLATION, True),
+                          (R.NO_EXTERNALIZED_CHECKPOINTS, False)]:
+        c.set_externalized_checkpoint_retention(mode)
+        assert (c.get_externalized_checkpoint_retention(),
+                c.is_externalized_checkpoints_enabled()) == (mode, enabled)
+    assert c.to_options()["execution.checkpointing.externalized-checkpoint-retention"] == \
+        "NO_EXTERNALIZED_CHECKPOINTS"
+
+
+def test_small_pyflink_names_resolve() -> None:
+    from sessioncluster.pyflink.common import ByteArraySchema, InputDependencyConstraint
+    from sessioncluster.pyflink.datastream import GlobalWindow
+    from sessioncluster.pyflink.datastream.functions import TimerService
+    from sessioncluster.pyflink.table import Expression
+    assert [c.name for c in InputDependencyConstraint] == ["ANY", "ALL"]
+    assert ByteArraySchema().deserialize(ByteArraySchema().serialize(b"\x00a")) == b"\x00a"
+    assert GlobalWindow and TimerService and isinstance(E.lit(1), Expression)
