@@ -13,7 +13,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Callable
 
-from .types import AtomicType
+from .datatype import AtomicType
 
 
 class Resolution:

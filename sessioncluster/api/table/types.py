@@ -9,83 +9,15 @@ Python values are PyFlink's: ``int``, ``float``, ``Decimal``, ``str``, ``bytes``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from ...common.typeinfo import (
     RowTypeInfo,
     TypeInformation,
     Types,
 )
-
-if TYPE_CHECKING:
-    from .intervaltypes import DayTimeIntervalType, Resolution, YearMonthIntervalType
-
-
-class DataType:
-    """The type of a value in the Table API: a logical type and its nullability."""
-
-    #: Flink SQL's name of the type (``INT``, ``VARCHAR``, ...)
-    sql_name = ""
-
-    def __init__(self, nullable: bool = True) -> None:
-        self._nullable = nullable
-
-    def nullable(self) -> "DataType":
-        """This type, nullable."""
-        return self._with_nullable(True)
-
-    def not_null(self) -> "DataType":
-        """This type, NOT NULL."""
-        return self._with_nullable(False)
-
-    def _with_nullable(self, nullable: bool) -> "DataType":
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy._nullable = nullable
-        return copy
-
-    @property
-    def is_nullable(self) -> bool:
-        return self._nullable
-
-    def type_name(self) -> str:
-        return self.sql_name
-
-    def _args(self) -> tuple[Any, ...]:
-        return ()
-
-    def _sql(self) -> str:
-        args = self._args()
-        return self.sql_name + (f"({', '.join(map(str, args))})" if args else "")
-
-    def __str__(self) -> str:
-        return self._sql() + ("" if self._nullable else " NOT NULL")
-
-    def __repr__(self) -> str:
-        args = [repr(a) for a in self._args()] + [str(self._nullable).lower()]
-        return f"{type(self).__name__}({', '.join(args)})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.__dict__ == other.__dict__
-
-    def __hash__(self) -> int:
-        return hash(str(self))
-
-    def to_arrow(self) -> Any:
-        """The pyarrow type of this type."""
-        raise NotImplementedError
-
-    def spark_ddl(self) -> str:
-        """Spark SQL's name of this type (``INT``, ``ARRAY<STRING>``, ...)."""
-        return self._sql()
-
-    def to_type_info(self) -> TypeInformation:
-        """The DataStream ``TypeInformation`` of values of this type (PyFlink's legacy type)."""
-        raise NotImplementedError
-
-
-class AtomicType(DataType):
-    """A type without components."""
+from .datatype import AtomicType, DataType
+from .intervaltypes import DayTimeIntervalType, Resolution, YearMonthIntervalType, interval
 
 
 class NullType(AtomicType):
@@ -648,43 +580,36 @@ class DataTypes:
         return MapViewType(key_type, value_type)
 
     @staticmethod
-    def SECOND(precision: int = 6) -> "Resolution":
+    def SECOND(precision: int = 6) -> Resolution:
         """An interval's resolution in seconds with ``precision`` fractional digits (0..9)."""
-        from .intervaltypes import Resolution  # the interval types build on this module's
         return Resolution(Resolution.IntervalUnit.SECOND, precision)
 
     @staticmethod
-    def MINUTE() -> "Resolution":
-        from .intervaltypes import Resolution
+    def MINUTE() -> Resolution:
         return Resolution(Resolution.IntervalUnit.MINUTE)
 
     @staticmethod
-    def HOUR() -> "Resolution":
-        from .intervaltypes import Resolution
+    def HOUR() -> Resolution:
         return Resolution(Resolution.IntervalUnit.HOUR)
 
     @staticmethod
-    def DAY(precision: int = 2) -> "Resolution":
+    def DAY(precision: int = 2) -> Resolution:
         """An interval's resolution in days with ``precision`` digits (1..6)."""
-        from .intervaltypes import Resolution
         return Resolution(Resolution.IntervalUnit.DAY, precision)
 
     @staticmethod
-    def MONTH() -> "Resolution":
-        from .intervaltypes import Resolution
+    def MONTH() -> Resolution:
         return Resolution(Resolution.IntervalUnit.MONTH)
 
     @staticmethod
-    def YEAR(precision: int = 2) -> "Resolution":
+    def YEAR(precision: int = 2) -> Resolution:
         """An interval's resolution in years with ``precision`` digits (1..4)."""
-        from .intervaltypes import Resolution
         return Resolution(Resolution.IntervalUnit.YEAR, precision)
 
     @staticmethod
-    def INTERVAL(upper_resolution: "Resolution", lower_resolution: "Resolution | None" = None
-                 ) -> "DayTimeIntervalType | YearMonthIntervalType":
+    def INTERVAL(upper_resolution: Resolution, lower_resolution: Resolution | None = None
+                 ) -> DayTimeIntervalType | YearMonthIntervalType:
         """A day-time or year-month interval (``INTERVAL(DAY(2), SECOND(9))``)."""
-        from .intervaltypes import interval
         return interval(upper_resolution, lower_resolution)
 
     @staticmethod
