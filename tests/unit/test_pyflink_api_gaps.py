@@ -223,3 +223,19 @@ def test_small_pyflink_names_resolve() -> None:
     assert [c.name for c in InputDependencyConstraint] == ["ANY", "ALL"]
     assert ByteArraySchema().deserialize(ByteArraySchema().serialize(b"\x00a")) == b"\x00a"
     assert GlobalWindow and TimerService and isinstance(E.lit(1), Expression)
+
+
+def test_overlaps_of_time_values_is_refused_rather_than_answered_wrong() -> None:
+    from sessioncluster.spark.flinksql.model import FlinkSqlError
+    from sessioncluster.spark.flinksql.planner import to_spark_sql
+    pyflinks_example = E.temporal_overlaps(lit("2:55:00").to_time, lit(1).hours,
+                                           lit("3:30:00").to_time, lit(2).hours)
+    for sql in (f"SELECT {pyflinks_example}",
+                "SELECT (TIME '2:55:00', INTERVAL '1' HOUR) OVERLAPS (TIME '3:30:00', "
+                "INTERVAL '2' HOUR)"):
+        with pytest.raises(FlinkSqlError, match="OVERLAPS of TIME values is not supported"):
+            to_spark_sql(sqlglot.parse_one(sql, read="flink"), {})
+    timestamps = sqlglot.parse_one(
+        "SELECT (TIMESTAMP '2024-01-01 10:00:00', INTERVAL '30' MINUTE) OVERLAPS "
+        "(TIMESTAMP '2024-01-01 11:00:00', INTERVAL '1' HOUR)", read="flink")
+    assert "OVERLAPS" not in to_spark_sql(timestamps, {}).upper()

@@ -121,6 +121,13 @@ def builtin(node: exp.Expr, rewrite: Rewrite) -> exp.Expr | None:
     return None
 
 
+def _is_time_cast(node: exp.Expr) -> bool:
+    """A cast to TIME (``TIME '...'`` or ``CAST(x AS TIME(p))``)."""
+    to = node.args.get("to")
+    text = to.sql() if isinstance(to, exp.DataType) else str(to.this) if to is not None else ""
+    return re.fullmatch(r"TIME(\(\d+\))?", text.upper().replace(" ", "")) is not None
+
+
 def _overlaps(node: exp.Overlaps, rewrite: Rewrite) -> exp.Expr:
     """``(s0, e0) OVERLAPS (s1, e1)`` as Calcite expands it: an interval literal as the second
     of a pair is added to its first; each pair sorted; ``e0 >= s1 AND e1 >= s0``."""
@@ -128,6 +135,8 @@ def _overlaps(node: exp.Overlaps, rewrite: Rewrite) -> exp.Expr:
     for side in (node.this, node.expression):
         if not isinstance(side, exp.Tuple) or len(side.expressions) != 2:
             raise FlinkSqlError("OVERLAPS takes two (time point, time point or interval) pairs")
+        if any(_is_time_cast(x) for x in side.expressions):  # TIME is text on Spark: no arithmetic
+            raise FlinkSqlError("OVERLAPS of TIME values is not supported by sessioncluster")
         start, other = (rewrite(x.copy()) for x in side.expressions)
         end = exp.Add(this=start.copy(), expression=other) \
             if isinstance(side.expressions[1], exp.Interval) else other
