@@ -11,7 +11,7 @@ import enum
 import os
 from typing import Any
 
-from ..common.time import Duration, to_millis
+from ..common.time import Duration, parse_duration_ms, to_millis
 
 INTERVAL = "execution.checkpointing.interval"
 MIN_PAUSE = "execution.checkpointing.min-pause"
@@ -23,6 +23,7 @@ NUM_RETAINED = "state.checkpoints.num-retained"
 CHECKPOINTS_DIR = "state.checkpoints.dir"
 #: incremental state commits (Spark's RocksDB changelog checkpointing), off by default
 INCREMENTAL = "execution.checkpointing.incremental"
+RETENTION = "execution.checkpointing.externalized-checkpoint-retention"
 
 
 class CheckpointingMode(enum.Enum):
@@ -30,6 +31,15 @@ class CheckpointingMode(enum.Enum):
 
     EXACTLY_ONCE = 0
     AT_LEAST_ONCE = 1
+
+
+class ExternalizedCheckpointRetention(enum.Enum):
+    """What happens to a job's checkpoints when it is cancelled (kept as an option: a session
+    job's checkpoints here are its Spark queries', kept until the session directory goes)."""
+
+    DELETE_ON_CANCELLATION = 0
+    RETAIN_ON_CANCELLATION = 1
+    NO_EXTERNALIZED_CHECKPOINTS = 2
 
 
 class CheckpointConfig:
@@ -134,6 +144,20 @@ class CheckpointConfig:
     def enable_externalized_checkpoints(self, cleanup_mode: Any) -> "CheckpointConfig":
         return self
 
+    def set_externalized_checkpoint_retention(
+            self, retention_mode: ExternalizedCheckpointRetention) -> "CheckpointConfig":
+        self.options[RETENTION] = ExternalizedCheckpointRetention(retention_mode)
+        return self
+
+    def get_externalized_checkpoint_retention(self) -> ExternalizedCheckpointRetention:
+        """Flink's default: NO_EXTERNALIZED_CHECKPOINTS."""
+        return self.options.get(RETENTION,
+                                ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS)
+
+    def is_externalized_checkpoints_enabled(self) -> bool:
+        return self.get_externalized_checkpoint_retention() is not \
+            ExternalizedCheckpointRetention.NO_EXTERNALIZED_CHECKPOINTS
+
     def to_options(self) -> dict[str, Any]:
         """The settings by Flink's option names, as the JobManager reads them."""
         out = {k: (v.name if isinstance(v, enum.Enum) else v) for k, v in self.options.items()}
@@ -143,15 +167,5 @@ class CheckpointConfig:
         return f"CheckpointConfig({self.to_options()})"
 
 
-def parse_duration_ms(value: str) -> int:
-    """Flink's duration strings ('10 s', '500 ms', '1 min', '30000') in milliseconds."""
-    text = str(value).strip().lower()
-    units = [("ms", 1), ("milliseconds", 1), ("min", 60_000), ("minutes", 60_000), ("s", 1000),
-             ("seconds", 1000), ("h", 3_600_000)]
-    for suffix, factor in sorted(units, key=lambda u: -len(u[0])):
-        if text.endswith(suffix):
-            return int(float(text[: -len(suffix)].strip()) * factor)
-    return int(text)
-
-
-__all__ = ["CheckpointConfig", "CheckpointingMode", "Duration", "parse_duration_ms"]
+__all__ = ["CheckpointConfig", "CheckpointingMode", "Duration", "ExternalizedCheckpointRetention",
+           "parse_duration_ms"]

@@ -18,6 +18,7 @@ from ..api.functions import (
     NullByteKeySelector,
     OutputTag,
 )
+from ..api.slot_sharing_group import SlotSharingGroup
 from ..common.execution_mode import RuntimeExecutionMode
 from ..graph.streamgraph import (
     DEFAULT_NAMES,
@@ -223,8 +224,9 @@ class DataStream:
         self.node.parallelism = parallelism  # unequal FORWARD edges become REBALANCE in the JobGraph
         return self
 
-    def slot_sharing_group(self, name: str) -> "DataStream":
-        self.node.slot_sharing_group = name
+    def slot_sharing_group(self, name: str | SlotSharingGroup) -> "DataStream":
+        """The group by its name (a SlotSharingGroup's resources are not reserved here)."""
+        self.node.slot_sharing_group = name.get_name() if isinstance(name, SlotSharingGroup) else name
         return self
 
     def disable_chaining(self) -> "DataStream":

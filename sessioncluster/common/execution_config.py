@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Protocol
 
 
@@ -82,3 +83,11 @@ class ExecutionConfig:
 
     def get_runtime_mode(self) -> Any:
         return self._env.get_runtime_mode()
+
+
+class InputDependencyConstraint(Enum):
+    """When a task is scheduled considering its inputs (PyFlink's ``pyflink.common`` enum; the
+    tasks of a job here are scheduled by Spark)."""
+
+    ANY = 0
+    ALL = 1

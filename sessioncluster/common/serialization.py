@@ -1,4 +1,5 @@
-"""PyFlink's ``Encoder`` and ``SimpleStringSchema`` (``pyflink.common.serialization``)."""
+"""PyFlink's ``Encoder``, ``SimpleStringSchema`` and ``ByteArraySchema``
+(``pyflink.common.serialization``)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,13 @@ class SimpleStringSchema(SerializationSchema, DeserializationSchema):
 
     def deserialize(self, message: bytes) -> str:
         return message.decode(self.charset)
+
+
+class ByteArraySchema(SerializationSchema, DeserializationSchema):
+    """Bytes as they are."""
+
+    def serialize(self, element: Any) -> bytes:
+        return bytes(element)
+
+    def deserialize(self, message: bytes) -> bytes:
+        return bytes(message)

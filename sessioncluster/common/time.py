@@ -1,9 +1,11 @@
 """PyFlink's ``Duration`` and ``Time`` (spans of time, exact to the millisecond) and ``Instant``
-(a point on the time-line, the values of ``Types.INSTANT()``)."""
+(a point on the time-line, the values of ``Types.INSTANT()``); Flink's text of a duration
+option (``parse_duration_ms``, ``format_duration_ms``)."""
 
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass
 
 
@@ -109,3 +111,41 @@ class Instant:
 
     def __repr__(self) -> str:
         return f"Instant<{self.seconds}, {self.nanos}>"
+
+
+#: Flink's TimeUtils units, highest first: (its labels, milliseconds); the first label is the one
+#: Flink writes
+_UNITS: tuple[tuple[tuple[str, ...], int], ...] = (
+    (("d", "day", "days"), 86_400_000),
+    (("h", "hour", "hours"), 3_600_000),
+    (("min", "m", "minute", "minutes"), 60_000),
+    (("s", "sec", "secs", "second", "seconds"), 1000),
+    (("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
+)
+_ISO = re.compile(r"(-)?P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+
+
+def parse_duration_ms(value: str) -> int:
+    """Flink's duration text ('10 s', '500 ms', '1 min', '2 d', '30000' (ms), ISO-8601 'PT1H')
+    in milliseconds; ValueError for anything else."""
+    text = str(value).strip().lower()
+    iso = _ISO.fullmatch(text.upper())
+    if iso and text.upper() not in ("P", "-P", "PT"):
+        sign = -1 if iso.group(1) else 1
+        days, hours, minutes, seconds = (float(g or 0) for g in iso.groups()[1:])
+        return sign * round(((days * 24 + hours) * 60 + minutes) * 60_000 + seconds * 1000)
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz ")
+    label = text[len(number):].strip() or "ms"
+    factor = next((f for labels, f in _UNITS if label in labels), None)
+    if factor is None or not number.strip():
+        raise ValueError(f"Could not parse duration {value!r}")
+    return int(float(number) * factor)
+
+
+def format_duration_ms(millis: int) -> str:
+    """As Flink writes a duration option: in its highest unit that divides it ('1 h', '1500 ms',
+    '2883 min'; '0 ms')."""
+    for labels, factor in _UNITS:
+        if millis and millis % factor == 0:
+            return f"{millis // factor} {labels[0]}"
+    return f"{millis} ms"

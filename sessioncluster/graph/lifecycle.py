@@ -49,7 +49,9 @@ class ExecutionState(str, enum.Enum):
 
 
 class JobStatus(str, enum.Enum):
-    """The status of a job, with Flink's names."""
+    """The status of a job, with Flink's names (``pyflink.common.JobStatus``'s members and the
+    runtime's INITIALIZING; SUSPENDED and RECONCILING belong to Flink's HA recovery, which a job
+    here never enters)."""
 
     INITIALIZING = "INITIALIZING"
     CREATED = "CREATED"
@@ -60,10 +62,20 @@ class JobStatus(str, enum.Enum):
     CANCELED = "CANCELED"
     FINISHED = "FINISHED"
     RESTARTING = "RESTARTING"
+    SUSPENDED = "SUSPENDED"
+    RECONCILING = "RECONCILING"
 
     @property
     def is_globally_terminal(self) -> bool:
         return self in TERMINAL_JOB_STATUSES
+
+    def is_globally_terminal_state(self) -> bool:
+        """PyFlink's: FINISHED, CANCELED or FAILED (complete; never restarted or recovered)."""
+        return self.is_globally_terminal
+
+    def is_terminal_state(self) -> bool:
+        """PyFlink's: globally terminal, or SUSPENDED (terminal for this JobManager only)."""
+        return self.is_globally_terminal or self is JobStatus.SUSPENDED
 
     def __str__(self) -> str:
         return self.value

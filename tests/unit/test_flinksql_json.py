@@ -180,6 +180,19 @@ FLINK_ANSWERS = [
     ("JSON_ARRAY(1, CAST(NULL AS INT) NULL ON NULL)", "[1,null]"),
     ("JSON_ARRAY(JSON_ARRAY(1))", "[[1]]"),
     ("JSON_ARRAY(JSON_OBJECT('k' VALUE 'v'))", '[{"k":"v"}]'),
+    # JSON(text), recorded 2026-11-28 by /work/briefs/data/apigaps/probe3.py
+    ("""JSON_OBJECT(KEY 'nested' VALUE JSON('{"value": 42}'))""", '{"nested":{"value":42}}'),
+    ("JSON_OBJECT(KEY 'K' VALUE JSON(''))", '{"K":null}'),
+    ("JSON_OBJECT(KEY 'K' VALUE JSON(CAST(NULL AS STRING)))", '{"K":null}'),
+    ("JSON_OBJECT(KEY 'K' VALUE JSON('') ABSENT ON NULL)", "{}"),
+    ("""JSON_OBJECT(KEY 'K' VALUE JSON('{"b": 1, "a": [1, "x"]}'))""",
+     '{"K":{"a":[1,"x"],"b":1}}'),
+    ("JSON_OBJECT(KEY 'K' VALUE JSON('  42 '))", '{"K":42}'),
+    ("""JSON_OBJECT(KEY 'K' VALUE JSON('"s"'))""", '{"K":"s"}'),
+    ("""JSON_ARRAY(JSON('{"nested":{"value": 42}}'))""", '[{"nested":{"value":42}}]'),
+    ("JSON_ARRAY(JSON('') NULL ON NULL)", "[null]"),
+    ("JSON_ARRAY(JSON(''))", "[]"),
+    ("JSON_ARRAY(JSON('[1, 2]'), 3)", "[[1,2],3]"),
     ("JSON_ARRAY(1.5, CAST(2.5 AS DOUBLE))", "[1.5,2.5]"),
     ("""JSON_ARRAY(JSON_QUERY('{"a":[1]}', '$.a'))""", '["[1]"]'),
 ]
@@ -225,6 +238,13 @@ def test_json_value_rejects_at_planning(planner: FlinkSqlPlanner, expression: st
                                         message: str) -> None:
     with pytest.raises(FlinkSqlError, match=message.replace("(", r"\(").replace(")", r"\)")):
         planner.plan(f"SELECT {expression}")
+
+
+def test_json_outside_json_object_and_json_array_is_refused_as_flinks(
+        planner: FlinkSqlPlanner) -> None:
+    with pytest.raises(FlinkSqlError, match=r"The JSON\(\) function is currently only supported "
+                                            r"inside JSON_ARRAY\(\) or as the VALUE param"):
+        planner.plan("""SELECT JSON('{}')""")
 
 
 def test_json_functions_of_columns(planner: FlinkSqlPlanner) -> None:
@@ -374,6 +394,7 @@ def _table_api_cases() -> list[tuple[Any, str]]:
     )
     from sessioncluster.pyflink.table.expressions import (
         col,
+        json,
         json_array,
         json_array_agg,
         json_object,
@@ -405,6 +426,9 @@ def _table_api_cases() -> list[tuple[Any, str]]:
          "JSON_OBJECT(KEY 'k' VALUE `n`, KEY 'o' VALUE JSON_ARRAY(1, 'x' ABSENT ON NULL) NULL "
          "ON NULL)"),
         (json_object(), "JSON_OBJECT(NULL ON NULL)"),
+        (json_object(JsonOnNull.NULL, "k", json('{"a": 1}')),
+         """JSON_OBJECT(KEY 'k' VALUE JSON('{"a": 1}') NULL ON NULL)"""),
+        (json_array(JsonOnNull.NULL, json(col("d"))), "JSON_ARRAY(JSON(`d`) NULL ON NULL)"),
         (json_array(JsonOnNull.NULL, lit(1), col("n")), "JSON_ARRAY(1, `n` NULL ON NULL)"),
         (json_object_agg(JsonOnNull.NULL, col("k"), col("n")),
          "JSON_OBJECTAGG(KEY `k` VALUE `n` NULL ON NULL)"),

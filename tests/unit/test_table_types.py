@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from sessioncluster.api.table.types import from_type_info, row_type_of
+from sessioncluster.api.table.typeinfotypes import from_type_info, row_type_of
 from sessioncluster.pyflink.common import Types
 from sessioncluster.pyflink.table import DataTypes
 from sessioncluster.pyflink.table.types import IntType, RowType

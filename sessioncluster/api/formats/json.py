@@ -14,6 +14,7 @@ from typing import Any, Callable
 from ...common.serialization import DeserializationSchema, SerializationSchema
 from ...common.typeinfo import RowTypeInfo, TypeInformation
 from ...common.types import Row
+from ..table.typeinfotypes import from_type_info
 from ..table.types import (
     ArrayType,
     BinaryType,
@@ -27,7 +28,6 @@ from ..table.types import (
     RowType,
     TimestampType,
     TimeType,
-    from_type_info,
 )
 from .base import java_double
 

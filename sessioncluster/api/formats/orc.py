@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Iterator
 
 from ...common.serialization import BulkWriter, BulkWriterFactory
-from ..table.types import RowType, row_type_of
+from ..table.typeinfotypes import row_type_of
+from ..table.types import RowType
 from .base import (
     ArrowBulkWriter,
     ColumnarRowFormat,

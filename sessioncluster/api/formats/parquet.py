@@ -8,7 +8,8 @@ from typing import Any, BinaryIO, Iterator
 
 from ...common.serialization import BulkWriter, BulkWriterFactory
 from ...common.typeinfo import RowTypeInfo
-from ..table.types import RowType, row_type_of
+from ..table.typeinfotypes import row_type_of
+from ..table.types import RowType
 from .avro import AvroSchema, avro_records_of, avro_row_type
 from .base import (
     ArrowBulkWriter,

@@ -9,12 +9,14 @@ the runtime mode of its settings and its TableConfig's options. Local data (``fr
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import secrets
 from typing import Any, Iterable, Protocol, Sequence
 
 from ...common.configuration import Configuration
 from ...common.execution_mode import RuntimeExecutionMode
+from ...common.time import Duration, format_duration_ms, parse_duration_ms
 from ...common.types import Row, rows_as_tuples
 from .catalogobjects import (
     DEFAULT_CATALOG,
@@ -164,6 +166,38 @@ class TableConfig:
     def set_local_timezone(self, timezone_id: str) -> None:
         self.set("table.local-time-zone", timezone_id)
 
+    def set_idle_state_retention(self, duration: datetime.timedelta | Duration) -> None:
+        """``table.exec.state.ttl``: how long state that was not updated is kept (0: for ever),
+        as Flink writes it (``1 h``, ``1500 ms``). Kept as an option: a streaming SQL job's
+        state here has no TTL."""
+        millis = (duration.millis if isinstance(duration, Duration)
+                  else round(duration.total_seconds() * 1000))
+        self.set(STATE_TTL, format_duration_ms(millis))
+
+    def get_idle_state_retention(self) -> datetime.timedelta:
+        """``table.exec.state.ttl`` (0 when unset)."""
+        text = self.get(STATE_TTL, "0 ms") or "0 ms"
+        try:
+            millis = parse_duration_ms(text)
+        except ValueError:
+            raise ValueError(f"Could not parse value '{text}' for key '{STATE_TTL}'.") from None
+        return datetime.timedelta(milliseconds=millis)
+
+    def get_max_generated_code_length(self) -> int:
+        """``table.generated-code.max-length`` (Flink's default 4000; no code is generated here)."""
+        return int(self.get(MAX_CODE_LENGTH, "4000") or 4000)
+
+    def set_max_generated_code_length(self, max_generated_code_length: int) -> None:
+        self.set(MAX_CODE_LENGTH, str(max_generated_code_length))
+
+    def set_python_executable(self, python_exec: str) -> None:
+        """``python.executable`` (kept as an option: Python functions run in the session's
+        Python here)."""
+        self.set(PYTHON_EXECUTABLE, python_exec)
+
+    def get_python_executable(self) -> str | None:
+        return self.get(PYTHON_EXECUTABLE)
+
     def to_dict(self) -> dict[str, str]:
         return self._configuration.to_dict()
 
@@ -187,6 +221,10 @@ class TableConfig:
 
 #: Flink's option of the SQL dialect
 DIALECT = "table.sql-dialect"
+#: Flink's options of the idle state retention, the generated code's length and the Python
+STATE_TTL = "table.exec.state.ttl"
+MAX_CODE_LENGTH = "table.generated-code.max-length"
+PYTHON_EXECUTABLE = "python.executable"
 #: a statement's configuration key naming the catalog it runs against: under
 #: ``sessioncluster run`` each TableEnvironment has a catalog of its own, as each Flink
 #: TableEnvironment has; without it, the session's shared catalog (the ``%%flink_sql`` magic,

@@ -89,6 +89,30 @@ pi = _constant("PI()")
 e = _constant("E()")
 
 
+def current_database() -> Expression:
+    """``CURRENT_DATABASE()``: the current database's name."""
+    return Expression(lambda c: "CURRENT_DATABASE()")
+
+
+def source_watermark() -> Expression:
+    """``SOURCE_WATERMARK()``: a Schema's watermark strategy taking the source's watermarks
+    (``Schema.new_builder().watermark('ts', source_watermark())``)."""
+    return Expression(lambda c: "SOURCE_WATERMARK()")
+
+
+def temporal_overlaps(left_time_point: Any, left_temporal: Any, right_time_point: Any,
+                      right_temporal: Any) -> Expression:
+    """Whether two anchored time intervals overlap (``(l, lt) OVERLAPS (r, rt)``); a temporal is
+    a time point or an interval from its time point."""
+    parts = [to_expr(x) for x in (left_time_point, left_temporal, right_time_point,
+                                  right_temporal)]
+
+    def render(c: RenderContext) -> str:
+        a, b, x, y = (p.to_sql(c) for p in parts)
+        return f"(({a}, {b}) OVERLAPS ({x}, {y}))"
+    return Expression(render)
+
+
 def current_watermark(rowtimeAttribute: Any) -> Expression:  # noqa: N803 - PyFlink's name
     return call_of("CURRENT_WATERMARK", rowtimeAttribute)
 
@@ -127,6 +151,12 @@ def from_unixtime(unixtime: Any, format: Any = None) -> Expression:
 def unix_timestamp(date_str: Any = None, format: Any = None) -> Expression:
     args = [a for a in (date_str, format) if a is not None]
     return call_of("UNIX_TIMESTAMP", *args)
+
+
+def json(value: Any) -> Expression:
+    """``JSON(value)``: a JSON text inserted as it is into a ``json_object`` value or a
+    ``json_array`` element (NULL for NULL or '')."""
+    return call_of("JSON", value)
 
 
 def json_string(value: Any) -> Expression:
@@ -179,6 +209,11 @@ def map_(key: Any, value: Any, *tail: Any) -> Expression:
     return Expression(lambda c: f"MAP[{', '.join(i.to_sql(c) for i in items)}]")
 
 
+def map_from_arrays(key: Any, value: Any) -> Expression:
+    """``MAP_FROM_ARRAYS(keys, values)``: the map of two arrays of the same length."""
+    return call_of("MAP_FROM_ARRAYS", key, value)
+
+
 def rand(seed: Any = None) -> Expression:
     return call_of("RAND", *([] if seed is None else [seed]))
 
@@ -213,6 +248,26 @@ def range_(start: int | str | Expression, end: int | str | Expression) -> Expres
     e = Expression(lambda c: f"range_({start}, {end})", kind="range")
     e.value = (start, end)
     return e
+
+
+def with_all_columns() -> Expression:
+    """All the columns of the table read (``*``)."""
+    return col("*")
+
+
+def descriptor(*column_names: str) -> Expression:
+    """``DESCRIPTOR(col1, ...)``: a list of column names, for a table function's argument."""
+    return Expression(lambda c: f"DESCRIPTOR({', '.join(map(quote_identifier, column_names))})")
+
+
+def lag(expr: Any, offset: int = 1, default: Any = None) -> Expression:
+    """``LAG(expr, offset[, default])``: the value ``offset`` rows before, over a window."""
+    return call_of("LAG", expr, offset, *([] if default is None else [default]))
+
+
+def lead(expr: Any, offset: int = 1, default: Any = None) -> Expression:
+    """``LEAD(expr, offset[, default])``: the value ``offset`` rows after, over a window."""
+    return call_of("LEAD", expr, offset, *([] if default is None else [default]))
 
 
 def with_columns(head: Any, *tails: Any) -> Expression:

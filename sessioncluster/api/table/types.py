@@ -9,85 +9,15 @@ Python values are PyFlink's: ``int``, ``float``, ``Decimal``, ``str``, ``bytes``
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from ...common.typeinfo import (
-    BasicArrayTypeInfo,
-    BasicTypeInfo,
-    ListTypeInfo,
-    MapTypeInfo,
     RowTypeInfo,
-    SqlTimeTypeInfo,
     TypeInformation,
     Types,
 )
-
-
-class DataType:
-    """The type of a value in the Table API: a logical type and its nullability."""
-
-    #: Flink SQL's name of the type (``INT``, ``VARCHAR``, ...)
-    sql_name = ""
-
-    def __init__(self, nullable: bool = True) -> None:
-        self._nullable = nullable
-
-    def nullable(self) -> "DataType":
-        """This type, nullable."""
-        return self._with_nullable(True)
-
-    def not_null(self) -> "DataType":
-        """This type, NOT NULL."""
-        return self._with_nullable(False)
-
-    def _with_nullable(self, nullable: bool) -> "DataType":
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy._nullable = nullable
-        return copy
-
-    @property
-    def is_nullable(self) -> bool:
-        return self._nullable
-
-    def type_name(self) -> str:
-        return self.sql_name
-
-    def _args(self) -> tuple[Any, ...]:
-        return ()
-
-    def _sql(self) -> str:
-        args = self._args()
-        return self.sql_name + (f"({', '.join(map(str, args))})" if args else "")
-
-    def __str__(self) -> str:
-        return self._sql() + ("" if self._nullable else " NOT NULL")
-
-    def __repr__(self) -> str:
-        args = [repr(a) for a in self._args()] + [str(self._nullable).lower()]
-        return f"{type(self).__name__}({', '.join(args)})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.__dict__ == other.__dict__
-
-    def __hash__(self) -> int:
-        return hash(str(self))
-
-    def to_arrow(self) -> Any:
-        """The pyarrow type of this type."""
-        raise NotImplementedError
-
-    def spark_ddl(self) -> str:
-        """Spark SQL's name of this type (``INT``, ``ARRAY<STRING>``, ...)."""
-        return self._sql()
-
-    def to_type_info(self) -> TypeInformation:
-        """The DataStream ``TypeInformation`` of values of this type (PyFlink's legacy type)."""
-        raise NotImplementedError
-
-
-class AtomicType(DataType):
-    """A type without components."""
+from .datatype import AtomicType, DataType
+from .intervaltypes import DayTimeIntervalType, Resolution, YearMonthIntervalType, interval
 
 
 class NullType(AtomicType):
@@ -650,54 +580,42 @@ class DataTypes:
         return MapViewType(key_type, value_type)
 
     @staticmethod
+    def SECOND(precision: int = 6) -> Resolution:
+        """An interval's resolution in seconds with ``precision`` fractional digits (0..9)."""
+        return Resolution(Resolution.IntervalUnit.SECOND, precision)
+
+    @staticmethod
+    def MINUTE() -> Resolution:
+        return Resolution(Resolution.IntervalUnit.MINUTE)
+
+    @staticmethod
+    def HOUR() -> Resolution:
+        return Resolution(Resolution.IntervalUnit.HOUR)
+
+    @staticmethod
+    def DAY(precision: int = 2) -> Resolution:
+        """An interval's resolution in days with ``precision`` digits (1..6)."""
+        return Resolution(Resolution.IntervalUnit.DAY, precision)
+
+    @staticmethod
+    def MONTH() -> Resolution:
+        return Resolution(Resolution.IntervalUnit.MONTH)
+
+    @staticmethod
+    def YEAR(precision: int = 2) -> Resolution:
+        """An interval's resolution in years with ``precision`` digits (1..4)."""
+        return Resolution(Resolution.IntervalUnit.YEAR, precision)
+
+    @staticmethod
+    def INTERVAL(upper_resolution: Resolution, lower_resolution: Resolution | None = None
+                 ) -> DayTimeIntervalType | YearMonthIntervalType:
+        """A day-time or year-month interval (``INTERVAL(DAY(2), SECOND(9))``)."""
+        return interval(upper_resolution, lower_resolution)
+
+    @staticmethod
     def FIELD(name: str, data_type: DataType, description: str | None = None) -> RowField:
         return RowField(name, data_type, description)
 
     @staticmethod
     def ROW(row_fields: Sequence[RowField] | None = None, nullable: bool = True) -> RowType:
         return RowType(row_fields, nullable)
-
-
-# -- TypeInformation -> DataType -------------------------------------------------------------------
-
-_Factory = Callable[[], DataType]
-_BASIC: dict[str, _Factory] = {
-    "String": DataTypes.STRING, "Byte": DataTypes.TINYINT, "Boolean": DataTypes.BOOLEAN,
-    "Short": DataTypes.SMALLINT, "Integer": DataTypes.INT, "Long": DataTypes.BIGINT,
-          "Float": DataTypes.FLOAT, "Double": DataTypes.DOUBLE, "Character": DataTypes.STRING,
-          "Instant": DataTypes.TIMESTAMP_LTZ}
-_TIME: dict[str, _Factory] = {"Date": DataTypes.DATE, "Time": DataTypes.TIME,
-                              "Timestamp": DataTypes.TIMESTAMP}
-
-
-def from_type_info(type_info: TypeInformation) -> DataType:
-    """The DataType of a DataStream ``TypeInformation`` (``Types.ROW_NAMED`` -> ROW)."""
-    if isinstance(type_info, RowTypeInfo):
-        return DataTypes.ROW([DataTypes.FIELD(n, from_type_info(t)) for n, t in
-                              zip(type_info.get_field_names(), type_info.get_field_types())])
-    if isinstance(type_info, ListTypeInfo):
-        return DataTypes.ARRAY(from_type_info(type_info.element_type))
-    if isinstance(type_info, BasicArrayTypeInfo):
-        if type_info.element_type == Types.BYTE():
-            return DataTypes.BYTES()
-        return DataTypes.ARRAY(from_type_info(type_info.element_type))
-    if isinstance(type_info, MapTypeInfo):
-        return DataTypes.MAP(from_type_info(type_info.key_type), from_type_info(type_info.value_type))
-    if isinstance(type_info, SqlTimeTypeInfo):
-        return _TIME[type_info.name]()
-    if isinstance(type_info, BasicTypeInfo):
-        if type_info.name == "BigDecimal":
-            return DataTypes.DECIMAL(38, 18)
-        if type_info.name in _BASIC:
-            return _BASIC[type_info.name]()
-    raise TypeError(f"{type_info!r} has no Table API data type")
-
-
-def row_type_of(type_or_info: Any) -> RowType:
-    """A ROW DataType from a RowType or a ``Types.ROW_NAMED`` (what the formats take)."""
-    if isinstance(type_or_info, RowType):
-        return type_or_info
-    if isinstance(type_or_info, RowTypeInfo):
-        return from_type_info(type_or_info)  # type: ignore[return-value]
-    raise TypeError(f"expected a row type (DataTypes.ROW([...]) or Types.ROW_NAMED(...)), not "
-                    f"{type_or_info!r}")

@@ -3,12 +3,14 @@
 from .._exports import lazy_exports
 
 _NAMES = {
+    'ByteArraySchema': 'sessioncluster.common.serialization',
     'Configuration': 'sessioncluster.common.configuration',
     'DeserializationSchema': 'sessioncluster.common.serialization',
     'Duration': 'sessioncluster.common.time',
-    'Instant': 'sessioncluster.common.time',
     'Encoder': 'sessioncluster.common.serialization',
     'ExecutionConfig': 'sessioncluster.common.execution_config',
+    'InputDependencyConstraint': 'sessioncluster.common.execution_config',
+    'Instant': 'sessioncluster.common.time',
     'JobClient': 'sessioncluster.client.jobclient',
     'JobExecutionResult': 'sessioncluster.client.jobclient',
     'JobStatus': 'sessioncluster.graph.lifecycle',

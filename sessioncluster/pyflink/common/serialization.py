@@ -4,6 +4,7 @@ from .._exports import lazy_exports
 
 _NAMES = {
     'BulkWriterFactory': 'sessioncluster.common.serialization',
+    'ByteArraySchema': 'sessioncluster.common.serialization',
     'DeserializationSchema': 'sessioncluster.common.serialization',
     'Encoder': 'sessioncluster.common.serialization',
     'SerializationSchema': 'sessioncluster.common.serialization',

@@ -24,6 +24,7 @@ _NAMES = {
     'ProcessWindowFunction': 'sessioncluster.api.functions',
     'ReduceFunction': 'sessioncluster.api.functions',
     'RuntimeContext': 'sessioncluster.api.functions',
+    'TimerService': 'sessioncluster.api.functions',
     'WindowFunction': 'sessioncluster.api.functions',
 }
 

@@ -11,6 +11,7 @@ _NAMES = {
     'DataView': 'sessioncluster.api.table.dataview',
     'EnvironmentSettings': 'sessioncluster.api.table.environment',
     'ExplainDetail': 'sessioncluster.api.table.result',
+    'Expression': 'sessioncluster.api.table.expression',
     'FormatDescriptor': 'sessioncluster.api.table.descriptor',
     'FunctionContext': 'sessioncluster.api.table.udf',
     'GroupWindowedTable': 'sessioncluster.api.table.table',

@@ -116,7 +116,36 @@ def builtin(node: exp.Expr, rewrite: Rewrite) -> exp.Expr | None:
         return exp.Var(this=f"TIME '{node.this.name}'")  # Spark reads TIME literals only
     if isinstance(node, exp.Anonymous) and node.name.upper() in BUILTIN_CALLS:
         return _call(node.name.upper(), [rewrite(a) for a in node.expressions])
+    if isinstance(node, exp.Overlaps):
+        return _overlaps(node, rewrite)
     return None
+
+
+def _is_time_cast(node: exp.Expr) -> bool:
+    """A cast to TIME (``TIME '...'`` or ``CAST(x AS TIME(p))``)."""
+    to = node.args.get("to")
+    text = to.sql() if isinstance(to, exp.DataType) else str(to.this) if to is not None else ""
+    return re.fullmatch(r"TIME(\(\d+\))?", text.upper().replace(" ", "")) is not None
+
+
+def _overlaps(node: exp.Overlaps, rewrite: Rewrite) -> exp.Expr:
+    """``(s0, e0) OVERLAPS (s1, e1)`` as Calcite expands it: an interval literal as the second
+    of a pair is added to its first; each pair sorted; ``e0 >= s1 AND e1 >= s0``."""
+    pairs = []
+    for side in (node.this, node.expression):
+        if not isinstance(side, exp.Tuple) or len(side.expressions) != 2:
+            raise FlinkSqlError("OVERLAPS takes two (time point, time point or interval) pairs")
+        if any(_is_time_cast(x) for x in side.expressions):  # TIME is text on Spark: no arithmetic
+            raise FlinkSqlError("OVERLAPS of TIME values is not supported by sessioncluster")
+        start, other = (rewrite(x.copy()) for x in side.expressions)
+        end = exp.Add(this=start.copy(), expression=other) \
+            if isinstance(side.expressions[1], exp.Interval) else other
+        first = exp.LTE(this=start.copy(), expression=end.copy())
+        pairs.append((exp.If(this=first, true=start.copy(), false=end.copy()),
+                      exp.If(this=first.copy(), true=end, false=start)))
+    (s0, e0), (s1, e1) = pairs
+    return exp.Paren(this=exp.and_(exp.GTE(this=e0, expression=s1),
+                                   exp.GTE(this=e1, expression=s0)))
 
 
 def _collect(node: FlinkCollect, rewrite: Rewrite) -> exp.Expr:

@@ -378,6 +378,11 @@ def _value_json(value: exp.Expression, rewrite: Rewrite) -> exp.Expression:
     """A value's JSON text (NULL for NULL); a JSON_OBJECT/JSON_ARRAY call is JSON already."""
     if isinstance(value, FlinkJson) and value.args["function"] in ("OBJECT", "ARRAY"):
         return _json_text(value, rewrite)
+    if is_raw_json(value):  # JSON(text): the text's JSON as it is (NULL for NULL or '')
+        text = rewrite(value.expressions[0].copy())
+        empty = exp.or_(exp.Is(this=text.copy(), expression=exp.Null()),
+                        exp.EQ(this=text.copy(), expression=_s("")))
+        return _case([(empty, exp.Null())], _f("to_json", _f("parse_json", text)))
     field = _f("named_struct", _s("v"), rewrite(value.copy()))
     text = _f("to_json", field, _f("map", _s("ignoreNullFields"), _s("false")))
     whole = exp.Paren(this=text)
@@ -385,6 +390,19 @@ def _value_json(value: exp.Expression, rewrite: Rewrite) -> exp.Expression:
                exp.Sub(this=_f("length", whole.copy()), expression=exp.Literal.number(6)))
     return _case([(exp.Is(this=rewrite(value.copy()), expression=exp.Null()), exp.Null())],
                  inner)
+
+
+def is_raw_json(node: exp.Expr) -> bool:
+    """Whether ``node`` is a call of ``JSON(text)`` (valid only as a JSON_OBJECT value or a
+    JSON_ARRAY element)."""
+    return isinstance(node, exp.Anonymous) and node.name.upper() == "JSON" \
+        and len(node.expressions) == 1
+
+
+#: Flink's refusal of JSON() elsewhere
+RAW_JSON_PLACE = ("The JSON() function is currently only supported inside JSON_ARRAY() or as "
+                  "the VALUE param of JSON_OBJECT(). Example: JSON_OBJECT('a', JSON('{\"key\": "
+                  "\"value\"}')) or JSON_ARRAY(JSON('{\"key\": \"value\"}')).")
 
 
 def is_json(node: exp.Is, rewrite: Rewrite) -> exp.Expression:

@@ -32,11 +32,13 @@ from sessioncluster.spark.flinksql.dialect import (
     name_outputs,
 )
 from sessioncluster.spark.flinksql.jsonfunctions import (
+    RAW_JSON_PLACE,
     FlinkJson,
     FlinkJsonArrayAgg,
     FlinkJsonObjectAgg,
     aggregate_to_spark,
     is_json,
+    is_raw_json,
     to_spark,
 )
 from sessioncluster.spark.flinksql.model import CatalogTable, FlinkSqlError
@@ -465,6 +467,8 @@ def _rewrite_node(node: exp.Expression) -> exp.Expression:
         # (its rows out of their order); the CROSS JOIN it is runs f next to its input rows
         node.set("on", None)
         node.set("kind", "CROSS")
+    if is_raw_json(node):
+        raise FlinkSqlError(RAW_JSON_PLACE)
     if isinstance(node, exp.Anonymous):
         return _function(node)
     return node
