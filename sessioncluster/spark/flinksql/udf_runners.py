@@ -72,8 +72,11 @@ class FunctionRunner:
         self.job_parameters = job_parameters
 
     def __getstate__(self) -> dict[str, Any]:
+        # pickled apart, with or without dependencies: a worker unpickles it in ``opened``
+        # once the runner's own dependencies (none, say) replaced the previous runner's, so
+        # that none of its modules imports from another statement's files
         state = dict(self.__dict__)
-        if self.dependencies and not isinstance(self.function, bytes):
+        if not isinstance(self.function, bytes):
             import cloudpickle
 
             state["function"] = cloudpickle.dumps(self.function)
@@ -83,8 +86,7 @@ class FunctionRunner:
         self.__dict__.update(state)
 
     def opened(self) -> Any:
-        if self.dependencies or _ACTIVE:
-            use_dependencies(self.dependencies)
+        use_dependencies(self.dependencies)
         function = _OPENED.get(self.token)
         if function is None:
             loaded = self.function
@@ -100,8 +102,9 @@ _ACTIVE: dict[tuple[PythonDependency, ...], Any] = {}
 
 
 def use_dependencies(dependencies: tuple[PythonDependency, ...]) -> None:
-    """Have ``dependencies`` (only) on this process's ``sys.path``, made ready once."""
-    if dependencies in _ACTIVE:
+    """Have ``dependencies`` (only) on this process's ``sys.path``, made ready once; the
+    previous ones' directories off it and their modules forgotten."""
+    if dependencies in _ACTIVE or not dependencies and not _ACTIVE:
         return
     for environment in _ACTIVE.values():
         environment.__exit__(None, None, None)
