@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,3 +49,36 @@ def test_a_runner_without_dependencies_does_not_import_the_previous_runners(
         assert all(not p.startswith(str(root)) for p in sys.path)
     finally:
         environment.__exit__(None, None, None)
+
+
+def test_a_statement_registers_again_only_the_functions_it_calls_with_other_dependencies(
+        local_spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyspark import cloudpickle
+
+    from sessioncluster.api.table.udf import udf
+    from sessioncluster.graph.jobgraph import PythonDependency
+    from sessioncluster.spark.flinksql import functions
+    from sessioncluster.spark.flinksql.statements import CreateFunction, parse_statement
+
+    catalog = functions.FunctionCatalog(local_spark, scope="deps-registrations")
+    for name in ("dep_f", "dep_g"):
+        catalog.create(CreateFunction(name, "", "PYTHON", temporary=True, system=True),
+                       cloudpickle.dumps(udf(lambda x: x + 1, result_type="BIGINT")), {})
+    registered: list[tuple[str, tuple[Any, ...]]] = []
+    real = functions.register
+    monkeypatch.setattr(functions, "register", lambda spark, name, wrapper, parameters, deps=():
+                        registered.append((name, deps)) or real(spark, name, wrapper,
+                                                                 parameters, deps))
+    deps = (PythonDependency("file", "k" * 64, "m.py"),)
+    catalog.use_dependencies(deps)
+    assert registered == []  # a switch registers nothing by itself
+    catalog.check_calls(parse_statement("SELECT dep_f(CAST(1 AS BIGINT))"))
+    assert [(n.rsplit("_", 1)[-1], d) for n, d in registered] == [("f", deps)]
+    catalog.check_calls(parse_statement("SELECT dep_f(CAST(1 AS BIGINT))"))
+    assert len(registered) == 1  # unchanged: not again
+    assert catalog.functions["dep_g"].dependencies == ()  # not called: left as it was
+    catalog.use_dependencies(())
+    catalog.check_calls(parse_statement("SELECT dep_f(1), dep_g(2)"))
+    assert [(n.rsplit("_", 1)[-1], d) for n, d in registered[1:]] == [("f", ())]
+    for name in ("dep_f", "dep_g"):
+        catalog.drop(parse_statement(f"DROP TEMPORARY SYSTEM FUNCTION {name}"))

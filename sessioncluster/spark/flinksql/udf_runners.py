@@ -63,6 +63,9 @@ class FunctionRunner:
     unpickled on the worker inside them (it may import their modules as it loads)."""
 
     dependencies: tuple[PythonDependency, ...] = ()
+    #: False: no user code (a built-in aggregate beside Python ones), run in whatever
+    #: environment the worker has
+    user_code = True
 
     def __init__(self, function: UserDefinedFunction, token: str, name: str,
                  job_parameters: dict[str, str]) -> None:
@@ -86,7 +89,8 @@ class FunctionRunner:
         self.__dict__.update(state)
 
     def opened(self) -> Any:
-        use_dependencies(self.dependencies)
+        if self.user_code:
+            use_dependencies(self.dependencies)
         function = _OPENED.get(self.token)
         if function is None:
             loaded = self.function
