@@ -80,7 +80,7 @@ class FunctionRunner:
         # that none of its modules imports from another statement's files
         state = dict(self.__dict__)
         if not isinstance(self.function, bytes):
-            import cloudpickle
+            from pyspark import cloudpickle  # Spark's: its pickle-by-value registry
 
             state["function"] = cloudpickle.dumps(self.function)
         return state
