@@ -24,7 +24,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 from types import TracebackType
-from typing import Callable
+from typing import Any, Callable
 
 from .api.table.environment import PYTHON_ARCHIVES, PYTHON_FILES, PYTHON_REQUIREMENTS
 from .cluster.connection import runtime_dir
@@ -114,21 +114,69 @@ def pack_requirements(requirements_file: str,
     return _blob("requirements", req.name, data)
 
 
-def pack_configured(options: dict[str, str]) -> list[tuple[PythonDependency, bytes]]:
+def pack_configured(options: dict[str, str], cache: "PackCache | None" = None
+                    ) -> list[tuple[PythonDependency, bytes]]:
     """The dependencies Flink's options name, packed: ``python.files`` (comma-separated),
     ``python.archives`` (comma-separated ``path[#target_dir]``) and ``python.requirements``
-    (``file[#cache_dir]``), as a TableEnvironment's ``add_python_file``... set them."""
-    packed = [pack_python_file(p.strip()) for p in options.get(PYTHON_FILES, "").split(",")
+    (``file[#cache_dir]``), as a TableEnvironment's ``add_python_file``... set them. ``cache``:
+    the packs of earlier calls, taken again for files unchanged since."""
+    cache = cache if cache is not None else PackCache()
+    packed = [cache.pack("file", p.strip()) for p in options.get(PYTHON_FILES, "").split(",")
               if p.strip()]
     for item in options.get(PYTHON_ARCHIVES, "").split(","):
         if item.strip():
             path, _, target = item.strip().partition("#")
-            packed.append(pack_archive(path, target or None))
+            packed.append(cache.pack("archive", path, target))
     requirements = options.get(PYTHON_REQUIREMENTS, "").strip()
     if requirements:
-        path, _, cache = requirements.partition("#")
-        packed.append(pack_requirements(path, cache or None))
+        path, _, cache_dir = requirements.partition("#")
+        packed.append(cache.pack("requirements", path, cache_dir))
     return packed
+
+
+class PackCache:
+    """The packed dependencies of one client by what was named (kind, path and its target
+    directory or requirements cache), each kept with the (path, size, mtime) of its files: a
+    set of files unchanged since is not packed again."""
+
+    def __init__(self) -> None:
+        self._packed: dict[tuple[str, str, str], tuple[Any, tuple[PythonDependency, bytes]]] = {}
+
+    def pack(self, kind: str, path: str, extra: str = "") -> tuple[PythonDependency, bytes]:
+        """``path`` packed as ``kind`` (``file``: :func:`pack_python_file`, ``archive``:
+        :func:`pack_archive` into ``extra``, ``requirements``: :func:`pack_requirements` with
+        the cache directory ``extra``), or its pack of before when its files are unchanged."""
+        key = (kind, path, extra)
+        stamp = _stamp(path), _stamp(extra) if kind == "requirements" and extra else None
+        known = self._packed.get(key)
+        if known is not None and known[0] == stamp and stamp[0] is not None:
+            return known[1]
+        if kind == "file":
+            packed = pack_python_file(path)
+        elif kind == "archive":
+            packed = pack_archive(path, extra or None)
+        else:
+            packed = pack_requirements(path, extra or None)
+        self._packed[key] = (stamp, packed)
+        return packed
+
+
+def _stamp(path: str) -> tuple[tuple[str, int, int], ...] | None:
+    """The (path, size, mtime) of ``path``'s files (a directory's, walked), or None when it
+    does not exist."""
+    p = Path(os.path.expanduser(path)).resolve()
+    if p.is_file():
+        st = p.stat()
+        return ((str(p), st.st_size, st.st_mtime_ns),)
+    if not p.is_dir():
+        return None
+    stamps = []
+    for root, dirs, files in os.walk(p):
+        dirs.sort()
+        for name in sorted(files):
+            st = Path(root, name).stat()
+            stamps.append((os.path.join(root, name), st.st_size, st.st_mtime_ns))
+    return tuple(stamps)
 
 
 def _archive_format(name: str) -> str | None:

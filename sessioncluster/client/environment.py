@@ -275,6 +275,13 @@ class StreamExecutionEnvironment:
                                      if d[0].kind != "requirements"]
         self._add_dependency(pack_requirements(requirements_file_path, requirements_cache_dir))
 
+    def add_python_dependencies(self, packed: list[tuple[PythonDependency, bytes]]) -> None:
+        """Ship these packed dependencies with this environment's jobs too (a
+        StreamTableEnvironment's ``python.files``..., whose Table's query is a source of them:
+        its Python functions run with them)."""
+        for dependency in packed:
+            self._add_dependency(dependency)
+
     def _add_dependency(self, packed: tuple[PythonDependency, bytes]) -> None:
         if all(d.key != packed[0].key or d.target_dir != packed[0].target_dir
                for d, _ in self._python_dependencies):

@@ -24,8 +24,8 @@ from ..cluster.connection import (
 from ..cluster.leader import HaConfig, find_leader, ha_dir, session_stopped, standby_pids
 from ..common.execution_mode import RuntimeExecutionMode
 from ..common.types import RowKind
-from ..dependencies import pack_configured
-from ..graph.jobgraph import JobGraph
+from ..dependencies import PackCache, pack_configured
+from ..graph.jobgraph import JobGraph, PythonDependency
 from ..graph.lifecycle import JobStatus
 from ..options import DEFAULT_NAME, StartOptions
 from ..protocol.messages import (
@@ -110,6 +110,8 @@ class Session:
         self.gateway = DispatcherGateway(info)
         self.gateway.on_leader_change.append(self._follow)
         self._uploaded: set[str] = set()
+        #: the Python dependencies packed for earlier statements (unchanged ones not packed again)
+        self._packs = PackCache()
         self._events: EventSubscriber | None = None
 
     def _follow(self, info: ConnectionInfo) -> None:
@@ -245,10 +247,16 @@ class Session:
         return self.execute_sql(statement, "flink", runtime_mode, configuration, timeout,
                                 payload)
 
+    def packed_dependencies(self, configuration: dict[str, str]
+                            ) -> list[tuple[PythonDependency, bytes]]:
+        """The Python dependencies ``configuration`` names (a TableEnvironment's
+        ``python.files``...), packed (files unchanged since an earlier statement not again)."""
+        return pack_configured(configuration, self._packs)
+
     def _dependencies(self, msg: ExecuteSql) -> ExecuteSql:
         """``msg`` with the Python dependencies its configuration names (a TableEnvironment's
         ``python.files``...), packed; the blobs not uploaded before by this connection."""
-        packed = pack_configured(msg.configuration) if msg.dialect == "flink" else []
+        packed = self.packed_dependencies(msg.configuration) if msg.dialect == "flink" else []
         msg.dependencies = [dep for dep, _ in packed]
         msg.blobs = {dep.key: data for dep, data in packed if dep.key not in self._uploaded}
         return msg

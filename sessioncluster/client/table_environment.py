@@ -270,6 +270,8 @@ class StreamTableEnvironment(TableEnvironment):
         from .datastream import DataStream
 
         env = self._stream_environment()
+        # the Table's Python functions run in the DataStream's job: with its Python files...
+        env.add_python_dependencies(env.session.packed_dependencies(configuration))
 
         node = env.stream_graph.add_node(OperatorKind.SOURCE_TABLE)
         node.config.update({"unbounded": True, conversion.TABLE_QUERY: table.query_sql,

@@ -95,7 +95,8 @@ class StreamingJob(StreamingRunner):
         """Once per job: the queries' DataFrames (the savepoint restored by the runner)."""
         self.counter = self.sc.accumulator({}, RecordCounts())
         if self.sql_planner is not None:
-            self.table_sources = TableSources(self.sql_planner, self.checkpoint_dir)
+            self.table_sources = TableSources(self.sql_planner, self.checkpoint_dir,
+                                              tuple(self.job_graph.python_dependencies))
         self.stream_queries = build_queries(self.spark, self.job_id, self.job_graph, self._blobs,
                                             self.checkpoint_dir / "inputs", self.counter,
                                             self.watermarks.control_dir, self.table_sources)

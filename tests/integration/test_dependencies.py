@@ -229,3 +229,55 @@ def test_table_functions_import_the_table_environments_files_and_requirements(
         for name in ("plus_dep", "shout_dep"):
             t_env.drop_temporary_system_function(name)
         t_env.drop_temporary_function("fn_dep")
+
+
+def test_a_statement_without_the_files_does_not_import_them_and_a_datastream_of_a_table_does(
+        session: sessioncluster.Session, tmp_path: Path) -> None:
+    """A statement without the TableEnvironment's files, after one with them (on the same
+    Spark Python worker: parallelism 1), cannot import their module; ``to_data_stream`` of an
+    unbounded Table whose Python function imports a shipped module runs with it."""
+    from sessioncluster.client.table_environment import StreamTableEnvironment, TableEnvironment
+    from sessioncluster.common import RuntimeExecutionMode
+    from sessioncluster.pyflink.common import Types
+    from sessioncluster.pyflink.table import DataTypes, EnvironmentSettings
+    from sessioncluster.pyflink.table.udf import udf
+
+    from .test_streaming import drop
+    from .test_table_to_unbounded_datastream import take, wait_for_status
+
+    mod = unique("streammod")
+    (tmp_path / f"{mod}.py").write_text("def plus(x):\n    return x + 100\n")
+    plus = udf(lambda x: importlib.import_module(mod).plus(x), result_type=DataTypes.BIGINT())
+    names = [unique("plus_b"), unique("plus_s")]
+    with_files = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+    with_files.get_config().set("parallelism.default", "1")
+    with_files.add_python_file(str(tmp_path / f"{mod}.py"))
+    with_files.create_temporary_system_function(names[0], plus)
+    env = session.get_execution_environment()
+    env.set_runtime_mode(RuntimeExecutionMode.STREAMING)
+    env.set_parallelism(1)
+    t_env = StreamTableEnvironment.create(env)
+    try:
+        query = f"SELECT {names[0]}(CAST(1 AS BIGINT))"
+        assert [tuple(r) for r in with_files.execute_sql(query).collect()] == [(101,)]
+        bare = TableEnvironment.create(EnvironmentSettings.in_batch_mode(), session=session)
+        bare.get_config().set("parallelism.default", "1")
+        with pytest.raises(Exception, match=f"ModuleNotFoundError: No module named '{mod}'"):
+            bare.execute_sql(query).collect()
+        src = tmp_path / "in"
+        src.mkdir()
+        t_env.add_python_file(str(tmp_path / f"{mod}.py"))
+        t_env.create_temporary_system_function(names[1], plus)
+        t_env.execute_sql(f"""CREATE TEMPORARY TABLE nums_{mod} (n BIGINT) WITH (
+            'connector' = 'filesystem', 'path' = '{src}', 'format' = 'csv',
+            'source.monitor-interval' = '1s')""")
+        table = t_env.sql_query(f"SELECT {names[1]}(n) AS m FROM nums_{mod}")
+        records = t_env.to_data_stream(table).map(lambda r: r.m, output_type=Types.LONG()) \
+            .execute_and_collect("a table's python file in its datastream")
+        drop(src, "part-0.csv", ["1", "2"])
+        assert sorted(take(records, 2)) == [101, 102]
+        records.client.cancel()
+        wait_for_status(records.client, sessioncluster.JobStatus.CANCELED)
+    finally:
+        with_files.drop_temporary_system_function(names[0])
+        t_env.drop_temporary_system_function(names[1])

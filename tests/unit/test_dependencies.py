@@ -95,3 +95,31 @@ def test_requirements_pip_cannot_install_say_what_pip_said(tmp_path: Path) -> No
                                               "requirements.txt:\n.*surely-no-such-package"):
         materialise(dep, data, tmp_path / "deps")
     assert not (tmp_path / "deps" / dep.directory_name).exists()  # nothing half-made: the next try runs pip again
+
+
+def test_an_unchanged_set_of_files_is_packed_once(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from sessioncluster import dependencies
+    from sessioncluster.api.table.environment import PYTHON_FILES, PYTHON_REQUIREMENTS
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("X = 1\n")
+    mod = module(tmp_path, "m", "Y = 2\n")
+    req = tmp_path / "requirements.txt"
+    req.write_text("nothing==1\n")
+    options = {PYTHON_FILES: f"{pkg},{mod}", PYTHON_REQUIREMENTS: f"{req}#{pkg}"}
+    zipped = []
+    real = dependencies.zip_directory
+    monkeypatch.setattr(dependencies, "zip_directory",
+                        lambda d, prefix: zipped.append(prefix) or real(d, prefix))
+    cache = dependencies.PackCache()
+    first = dependencies.pack_configured(options, cache)
+    assert zipped == ["pkg", "cache"]
+    assert dependencies.pack_configured(options, cache) == first and zipped == ["pkg", "cache"]
+    (pkg / "__init__.py").write_text("X = 22\n")  # another size: both of pkg's packs again
+    again = dependencies.pack_configured(options, cache)
+    assert zipped == ["pkg", "cache"] * 2 and again[0] != first[0] and again[1] == first[1]
+    mod.unlink()
+    with pytest.raises(FileNotFoundError, match="add_python_file"):
+        dependencies.pack_configured(options, cache)

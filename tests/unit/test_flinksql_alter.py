@@ -320,6 +320,37 @@ def test_alter_function_makes_the_function_anew(local_spark: Any, tmp_path: Path
         p.plan("DROP TEMPORARY FUNCTION IF EXISTS alter_tf")
 
 
+def test_alter_function_of_one_whose_module_did_not_import(local_spark: Any, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flink 2.3 alters a catalog function whose module does not import (it imports the new
+    class at the first use); a temporary one it does not find
+    (/work/briefs/data/deps2/probe_alter2.out, probe_alter.out)."""
+    (tmp_path / "alter_pending_udfs.py").write_text(
+        "from sessioncluster.api.table.types import DataTypes\n"
+        "from sessioncluster.api.table.udf import udf\n"
+        "plus_nine = udf(lambda x: x + 9, result_type=DataTypes.BIGINT())\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = FlinkSqlPlanner(local_spark)
+    p.plan("CREATE FUNCTION pend AS 'nomod_z.fn' LANGUAGE PYTHON")
+    p.plan("CREATE TEMPORARY SYSTEM FUNCTION tpend AS 'nomod_z.fn' LANGUAGE PYTHON")
+    try:
+        assert p.plan("ALTER FUNCTION pend AS 'alter_pending_udfs.plus_nine' LANGUAGE PYTHON"
+                      ).changes_catalog
+        assert rows(p, "SELECT pend(CAST(1 AS BIGINT))") == [(10,)]
+        p.plan("ALTER FUNCTION pend AS 'nomod_w.fn' LANGUAGE PYTHON")
+        with pytest.raises(FlinkSqlError, match=r"Cannot instantiate user-defined function "
+                           r"'default_catalog.default_database.pend'. Instantiating python "
+                           r"function 'nomod_w.fn' failed: ModuleNotFoundError"):
+            p.plan("SELECT pend(CAST(1 AS BIGINT))")
+        with pytest.raises(FlinkSqlError) as error:
+            p.plan("ALTER FUNCTION tpend AS 'alter_pending_udfs.plus_nine' LANGUAGE PYTHON")
+        assert str(error.value) == \
+            "Function default_database.tpend does not exist in Catalog default_catalog."
+    finally:
+        p.plan("DROP FUNCTION IF EXISTS pend")
+        p.plan("DROP TEMPORARY SYSTEM FUNCTION IF EXISTS tpend")
+
+
 def test_the_primary_key_and_watermark_edges_are_flinks() -> None:
     """Recorded by probe_alter_edges.py."""
     catalog = Catalog()

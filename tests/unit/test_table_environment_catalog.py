@@ -270,7 +270,7 @@ def test_a_statements_python_functions_run_with_its_python_files(local_spark: An
     """A function named by ``module.fn`` of a shipped file, and one shipped by the client
     whose body imports a shipped module: loaded on the planner's side and run by Spark's
     Python workers with the statement's dependencies on ``sys.path``, and re-registered
-    without them for a statement that has none."""
+    without them for a statement that has none and calls it."""
     from sessioncluster.api.table.types import DataTypes
     from sessioncluster.api.table.udf import udf
     from sessioncluster.client.shipping import dumps_user_code
@@ -298,5 +298,8 @@ def test_a_statements_python_functions_run_with_its_python_files(local_spark: An
     assert outcome.job is not None
     assert [tuple(r) for r in outcome.job.run().collect()] == [(101, 204)]
     assert {f.dependencies for f in planner.functions.functions.values()} == {deps}
-    planner.plan("SHOW FUNCTIONS")  # a statement without them: the functions without them
-    assert {f.dependencies for f in planner.functions.functions.values()} == {()}
+    planner.plan("SHOW FUNCTIONS")  # a statement without them that calls none: left as they are
+    assert {f.dependencies for f in planner.functions.functions.values()} == {deps}
+    planner.plan("SELECT named(CAST(1 AS BIGINT))")  # one without them: the function it calls
+    assert {k: f.dependencies for k, f in planner.functions.functions.items()} == {
+        "named": (), "shipped": deps}

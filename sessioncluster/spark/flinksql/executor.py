@@ -138,7 +138,7 @@ class FlinkSqlPlanner:
         # a Table into a DataStream: planned only (a function sent is the Table's UDF's
         # registration, on its way to the same probe)
         if (configuration or {}).get(TO_DATASTREAM) and not function:
-            return tablestream.probe(self, text, configuration or {}, runtime_mode)
+            return tablestream.probe(self, text, configuration or {}, runtime_mode, dependencies)
         outcome = self._plan_text(text, runtime_mode, configuration, function, dependencies)
         name = (configuration or {}).get("pipeline.name") or self.options.get("pipeline.name")
         if outcome.job is not None and name:

@@ -212,20 +212,17 @@ class FunctionCatalog:
             yield
 
     def use_dependencies(self, dependencies: tuple[PythonDependency, ...]) -> None:
-        """The Python dependencies of the statement planned next: a function registered with
-        others is registered again with these, so that its workers have them on ``sys.path``
-        (in Flink, a job's Python files are those of the TableEnvironment that runs it)."""
+        """The Python dependencies of the statement planned next (in Flink, a job's Python
+        files are those of the TableEnvironment that runs it): a function created now is
+        registered with them, one the statement calls again with them when it was with
+        others (:meth:`check_calls`), so that its workers have them on ``sys.path``."""
         self.dependencies = dependencies
-        for key, function in self.functions.items():
-            if function.dependencies != dependencies:
-                register(self.spark, function.spark_name, function.wrapper, function.parameters,
-                         dependencies)
-                self.functions[key] = dataclasses.replace(function, dependencies=dependencies)
 
     def check_calls(self, statement: Any) -> None:
         """Make the pending functions the parsed ``statement`` calls, or refuse it with Flink's
-        message (the first use of a function whose module does not import)."""
-        called = _called_names(statement) if self.pending else set()
+        message (the first use of a function whose module does not import); the functions it
+        calls registered with its dependencies where they were with others."""
+        called = _called_names(statement)
         for key, pending in list(self.pending.items()):
             if key not in called:
                 continue
@@ -236,13 +233,21 @@ class FunctionCatalog:
                                     f"function '{pending.path}'. {exc}") from None
             del self.pending[key]
             self.create(pending.statement, b"", pending.options)
+        for key, function in self.functions.items():
+            if function.dependencies != self.dependencies and (
+                    key in called or function.spark_name.lower() in called):
+                register(self.spark, function.spark_name, function.wrapper, function.parameters,
+                         self.dependencies)
+                self.functions[key] = dataclasses.replace(function,
+                                                          dependencies=self.dependencies)
 
     def register_on(self, session: Any) -> None:
         """Register every function of the catalog on ``session`` too (a SparkSession of its own,
-        as a streaming statement's, does not share the functions of the session's)."""
+        as a streaming statement's, does not share the functions of the session's), with the
+        dependencies of the statement planned now (its views may call any of them)."""
         for function in self.functions.values():
             register(session, function.spark_name, function.wrapper, function.parameters,
-                     function.dependencies)
+                     self.dependencies)
 
     def _spark_name(self, name: str) -> str:
         if self._prefix:
@@ -304,16 +309,25 @@ class FunctionCatalog:
     def table_aggregate(self, called: str) -> CatalogFunction | None:
         """The table aggregate function a call names (by its name or its Spark name)."""
         called = called.lower()
-        return next((f for k, f in self.functions.items() if f.wrapper.kind == "table_aggregate"
-                     and called in (k, f.spark_name.lower())), None)
+        return self._current(next((f for k, f in self.functions.items()
+                                   if f.wrapper.kind == "table_aggregate"
+                                   and called in (k, f.spark_name.lower())), None))
 
     def aggregate(self, called: str, pandas: bool = False) -> CatalogFunction | None:
         """The general aggregate function (``udaf``, not ``func_type='pandas'``; either when
         ``pandas``) a call names (by its name or its Spark name)."""
         called = called.lower()
-        return next((f for k, f in self.functions.items() if f.wrapper.kind == "aggregate"
-                     and (pandas or f.wrapper.func_type != PANDAS)
-                     and called in (k, f.spark_name.lower())), None)
+        return self._current(next((f for k, f in self.functions.items()
+                                   if f.wrapper.kind == "aggregate"
+                                   and (pandas or f.wrapper.func_type != PANDAS)
+                                   and called in (k, f.spark_name.lower())), None))
+
+    def _current(self, function: CatalogFunction | None) -> CatalogFunction | None:
+        """``function`` as the statement planned now runs it: with its dependencies (a call
+        through a view is not among the statement's own, :meth:`check_calls`)."""
+        if function is None or function.dependencies == self.dependencies:
+            return function
+        return dataclasses.replace(function, dependencies=self.dependencies)
 
     def aggregate_calls(self, query: exp.Expr) -> list[str]:
         """The names (as registered) of the Python aggregate functions (``udaf``, not table

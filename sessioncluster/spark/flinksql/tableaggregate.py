@@ -322,8 +322,9 @@ def _runner(function: CatalogFunction | str, argument_types: list[Any]
             scale = typed.scale if function == "SUM" else max(6, typed.scale)
             typed = DecimalType(38, scale)
         integral = isinstance(typed, IntegralType)
-        return typed, AggregateRunner(BuiltinAggregate(function, integral, scale), token,
-                                      function, {})
+        builtin = AggregateRunner(BuiltinAggregate(function, integral, scale), token, function, {})
+        builtin.user_code = False
+        return typed, builtin
     wrapper = function.wrapper
     boxed = wrapper.kind == "table_aggregate" or returns_row(wrapper)
     text = str(wrapper.result_data_types()[0])

@@ -48,7 +48,7 @@ from ...api.table.conversion import (
     rowtime_millis,
 )
 from ...common.types import pyflink_value
-from ...graph.jobgraph import JobVertex
+from ...graph.jobgraph import JobVertex, PythonDependency
 from ...streaming.runtime import RECORD_SCHEMA
 from ..streaming import ROCKSDB_PROVIDER
 from .feeds import OutboxFeed
@@ -64,9 +64,11 @@ WATERMARK_DELAY = "spark.watermarkDelayMs"
 
 
 def probe(planner: Any, text: str, configuration: dict[str, str],
-          runtime_mode: str = "STREAMING") -> StatementOutcome:
+          runtime_mode: str = "STREAMING",
+          dependencies: tuple[PythonDependency, ...] = ()) -> StatementOutcome:
     """What the client needs to convert the query into a DataStream (nothing runs): one row
-    ``(bounded, updating, rowtime)``. An unbounded updating query fails for ``to_data_stream``
+    ``(bounded, updating, rowtime)``; ``dependencies``: the Table's Python files... (its
+    functions load with them). An unbounded updating query fails for ``to_data_stream``
     with Flink's message. In BATCH the query is read to its end: only its rowtime is told
     (a window TVF's ``window_time``, if the Table's rows have one)."""
     columns, types = ["bounded", "updating", "rowtime"], ["BOOLEAN", "BOOLEAN", "STRING"]
@@ -74,7 +76,7 @@ def probe(planner: Any, text: str, configuration: dict[str, str],
         statement = parse_statements(text)[0]
         rowtime = (window_rowtime(statement.ast) if isinstance(statement, Query) else None) or ""
         return StatementOutcome("SUCCESS_WITH_CONTENT", columns, types, [(True, False, rowtime)])
-    job = planned(planner, text, configuration)
+    job = planned(planner, text, configuration, dependencies)
     updating = is_updating(job)
     if updating and not job.bounded and configuration.get(TO_DATASTREAM) == "data":
         refuse_updates(text)
@@ -82,10 +84,12 @@ def probe(planner: Any, text: str, configuration: dict[str, str],
                             [(job.bounded, updating, rowtime_column(job.inserts[0], text) or "")])
 
 
-def planned(planner: Any, text: str, configuration: dict[str, str]) -> StreamingStatementJob:
-    """The query planned in STREAMING by the session's Flink SQL planner (a job not run)."""
+def planned(planner: Any, text: str, configuration: dict[str, str],
+            dependencies: tuple[PythonDependency, ...] = ()) -> StreamingStatementJob:
+    """The query planned in STREAMING by the session's Flink SQL planner (a job not run), its
+    Python functions run with ``dependencies``."""
     own = {k: v for k, v in configuration.items() if k != TO_DATASTREAM}
-    job = planner.plan(text, "STREAMING", own).job
+    job = planner.plan(text, "STREAMING", own, dependencies=dependencies).job
     if not isinstance(job, StreamingStatementJob) or not job.collects:
         raise FlinkSqlError("to_data_stream() / to_changelog_stream() take a query's Table")
     return job
@@ -166,16 +170,20 @@ def windowed(query: Any) -> bool:
 
 class TableSources:
     """The ``SOURCE_TABLE`` vertices' frames of one DataStream job (given to ``build_queries``),
-    and the :class:`Feeder` of each updating one, for the job to start with its queries."""
+    and the :class:`Feeder` of each updating one, for the job to start with its queries.
+    ``dependencies``: the job's Python files... (the Table's among them), with which the
+    queries' Python functions run."""
 
-    def __init__(self, planner: Any, checkpoint_dir: Path) -> None:
+    def __init__(self, planner: Any, checkpoint_dir: Path,
+                 dependencies: tuple[PythonDependency, ...] = ()) -> None:
         self.planner, self.checkpoint_dir = planner, checkpoint_dir
+        self.dependencies = dependencies
         self.feeders: list[OutboxFeed] = []
 
     def __call__(self, vertex: JobVertex) -> Any:
         config = vertex.operators[0].config
         text = str(config[TABLE_QUERY])
-        job = planned(self.planner, text, dict(config[TABLE_CONFIGURATION]))
+        job = planned(self.planner, text, dict(config[TABLE_CONFIGURATION]), self.dependencies)
         insert = job.inserts[0]
         session = insert.frame.sparkSession
         # the DataStream's keyed operators keep their state as DataStream jobs do (their

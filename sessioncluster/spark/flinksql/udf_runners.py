@@ -63,6 +63,9 @@ class FunctionRunner:
     unpickled on the worker inside them (it may import their modules as it loads)."""
 
     dependencies: tuple[PythonDependency, ...] = ()
+    #: False: no user code (a built-in aggregate beside Python ones), run in whatever
+    #: environment the worker has
+    user_code = True
 
     def __init__(self, function: UserDefinedFunction, token: str, name: str,
                  job_parameters: dict[str, str]) -> None:
@@ -72,9 +75,12 @@ class FunctionRunner:
         self.job_parameters = job_parameters
 
     def __getstate__(self) -> dict[str, Any]:
+        # pickled apart, with or without dependencies: a worker unpickles it in ``opened``
+        # once the runner's own dependencies (none, say) replaced the previous runner's, so
+        # that none of its modules imports from another statement's files
         state = dict(self.__dict__)
-        if self.dependencies and not isinstance(self.function, bytes):
-            import cloudpickle
+        if not isinstance(self.function, bytes):
+            from pyspark import cloudpickle  # Spark's: its pickle-by-value registry
 
             state["function"] = cloudpickle.dumps(self.function)
         return state
@@ -83,7 +89,7 @@ class FunctionRunner:
         self.__dict__.update(state)
 
     def opened(self) -> Any:
-        if self.dependencies or _ACTIVE:
+        if self.user_code:
             use_dependencies(self.dependencies)
         function = _OPENED.get(self.token)
         if function is None:
@@ -100,8 +106,9 @@ _ACTIVE: dict[tuple[PythonDependency, ...], Any] = {}
 
 
 def use_dependencies(dependencies: tuple[PythonDependency, ...]) -> None:
-    """Have ``dependencies`` (only) on this process's ``sys.path``, made ready once."""
-    if dependencies in _ACTIVE:
+    """Have ``dependencies`` (only) on this process's ``sys.path``, made ready once; the
+    previous ones' directories off it and their modules forgotten."""
+    if dependencies in _ACTIVE or not dependencies and not _ACTIVE:
         return
     for environment in _ACTIVE.values():
         environment.__exit__(None, None, None)
