@@ -49,8 +49,8 @@ class SetOperation:
 def set_operation(query: Any) -> tuple[SetOperation, list[exp.Expr]] | None:
     """The top-level ``UNION`` (its unions' inputs, left to right), ``INTERSECT`` or ``EXCEPT``
     (left, right; ``ALL`` too) that runs on a count per row, and its inputs; None for another
-    query, a ``UNION ALL``, a sorted or limited one and one with another INTERSECT or EXCEPT as
-    an input."""
+    query, a ``UNION ALL``, a sorted or limited one and one with another set operation (a
+    ``UNION ALL`` aside) as an input."""
     names = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
     name = names.get(type(query))
     all_ = query.args.get("distinct") is False
