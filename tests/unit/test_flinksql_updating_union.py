@@ -5,12 +5,14 @@ their changes and the streams' rows ``+I``, compared with Flink 2.3's
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sessioncluster.spark.flinksql.changelogjoin import KeyRows
+from sessioncluster.spark.flinksql.distinctsetops import SetOperation, set_changes, set_operation
 from sessioncluster.spark.flinksql.executor import FlinkSqlPlanner
 from sessioncluster.spark.flinksql.model import FlinkSqlError
 from sessioncluster.spark.flinksql.statements import Query, parse_statements
@@ -65,14 +67,15 @@ def test_a_union_all_with_a_bounded_table_reads_the_table_first(planner, tmp_pat
 
 
 @pytest.mark.parametrize("text, name", [
-    ("SELECT w FROM words INTERSECT SELECT w FROM other", "INTERSECT"),
-    ("SELECT w FROM words EXCEPT ALL SELECT w FROM other", "EXCEPT ALL"),
-    ("SELECT w FROM words INTERSECT ALL SELECT w FROM other", "INTERSECT ALL"),
-    (f"{AGG} INTERSECT SELECT w, CAST(v AS BIGINT) FROM other", "INTERSECT")])
+    ("SELECT w FROM words INTERSECT SELECT w FROM other ORDER BY w", "INTERSECT"),
+    ("(SELECT w FROM words EXCEPT SELECT w FROM other) INTERSECT ALL SELECT w FROM other",
+     "INTERSECT ALL"),
+    ("SELECT w FROM other EXCEPT (SELECT w FROM words UNION SELECT w FROM other)", "EXCEPT")])
 def test_another_set_operation_over_an_unbounded_table_is_refused_by_name(
         planner, text: str, name: str) -> None:
-    """Flink runs them (probe1.out U5, U9-U11); Spark's Structured Streaming refuses each when it
-    starts: here it is refused when planned, naming it; over bounded tables it runs."""
+    """Flink runs them; here a sorted set operation or one with another as an input is
+    refused when planned, naming it (Spark's Structured Streaming would refuse it when it
+    starts); over bounded tables it runs."""
     with pytest.raises(FlinkSqlError, match=f"^{name} over the unbounded table 'words'"):
         planner.plan(text, "STREAMING")
     bounded = planner.plan("SELECT w FROM other EXCEPT SELECT w FROM other WHERE v > 1",
@@ -86,7 +89,7 @@ def _records(planner: FlinkSqlPlanner, text: str, tmp_path: Path,
     """The union's records after each of ``files``, as multisets (the order of the two
     inputs' records is a race in Flink too)."""
     insert = planner.plan(text, "STREAMING").job.inserts[0]
-    assert insert.row_kinds and insert.operator in ("Union", "GroupAggregate")
+    assert insert.row_kinds and insert.operator in ("Union", "GroupAggregate", "Join")
     frame, feeds = insert.replan(tmp_path / "checkpoint", "insert-0-") \
         if insert.replan is not None else (insert.frame, [])
     name = f"union_{len(feeds)}"
@@ -236,3 +239,101 @@ def test_a_having_filters_each_record_of_the_aggregation(planner, tmp_path: Path
     got = _records(planner, f"{AGG} HAVING COUNT(*) > 1", tmp_path, SPLIT)
     assert _per_file(got) == [Counter(["+U['a', 2]"]), Counter(["+U['b', 2]"]),
                               Counter(["-U['a', 2]", "+U['a', 3]"])]
+
+
+TABLE = "SELECT w, CAST(v AS BIGINT) FROM other"
+#: Flink's inputs per file of probe1/probe3 (before any file: the bounded table ``other``)
+OTHER = [("a", 1), ("c", 5), ("e", 9)]
+WORDS = [[("a", 1), ("b", 2), ("a", 3)], [("b", 4), ("c", 5)], [("a", 6), ("d", 7)]]
+#: AGG's changelog per file, in Flink's order
+AGG_CHANGES = [[("+I", ("a", 1)), ("+I", ("b", 1)), ("-U", ("a", 1)), ("+U", ("a", 2))],
+               [("-U", ("b", 1)), ("+U", ("b", 2)), ("+I", ("c", 1))],
+               [("-U", ("a", 2)), ("+U", ("a", 3)), ("+I", ("d", 1))]]
+
+
+def _step_records(operation: SetOperation, agg_left: bool | None) -> list[list[str]]:
+    """:func:`set_changes` fed Flink's records in Flink's order, key by key: the bounded table
+    ``other`` first (the right side unless ``agg_left`` is False), then per file ``words``'
+    ``w`` (``agg_left`` None) or AGG's changelog; its records per file."""
+    states: dict[tuple, KeyRows] = defaultdict(KeyRows)
+
+    def fed(from_left: bool, kind: str, row: tuple) -> list[str]:
+        out = set_changes(operation, states[row], [(from_left, kind, row)])
+        return [f"{k}{list(r)}" for k, r in out]
+
+    other_left = agg_left is False
+    before = [r for row in OTHER
+              for r in fed(other_left, "+I", row if agg_left is not None else row[:1])]
+    files = [[("+I", w[:1]) for w in rows] for rows in WORDS] if agg_left is None \
+        else AGG_CHANGES
+    return [before, *[[r for kind, row in changes for r in fed(not other_left, kind, row)]
+                      for changes in files]]
+
+
+@pytest.mark.parametrize("operation, agg_left, flink", [
+    (SetOperation("INTERSECT"), None, [[], ["+I['a']"], ["+I['c']"], []]),  # U5
+    (SetOperation("INTERSECT", unique_left=True), True,  # U9: a -U with no +U
+     [[], ["+I['a', 1]", "-U['a', 1]"], [], []]),
+    (SetOperation("INTERSECT"), False, [[], ["+I['a', 1]", "-D['a', 1]"], [], []]),  # I1
+    (SetOperation("EXCEPT", unique_left=True), True,  # E1: a +U with no -U
+     [[], ["+I['b', 1]", "+U['a', 2]"], ["-U['b', 1]", "+U['b', 2]", "+I['c', 1]"],
+      ["-U['a', 2]", "+U['a', 3]", "+I['d', 1]"]]),
+    (SetOperation("EXCEPT"), False,  # E2
+     [["+I['a', 1]", "+I['c', 5]", "+I['e', 9]"], ["-D['a', 1]", "+I['a', 1]"], [], []]),
+    (SetOperation("EXCEPT", all=True), None,  # U10
+     [[], ["+I['b']", "+U['a']"], ["-U['b']", "+U['b']", "+U['b']"],
+      ["-U['a']", "+U['a']", "+U['a']", "+I['d']"]]),
+    (SetOperation("INTERSECT", all=True), None,  # U11
+     [[], ["+U['a']", "-U['a']", "+U['a']"], ["+U['c']"], ["-U['a']", "+U['a']"]]),
+    (SetOperation("EXCEPT", all=True), True,  # EA1
+     [[], ["+I['b', 1]", "+I['a', 2]"], ["-D['b', 1]", "+I['b', 2]", "+I['c', 1]"],
+      ["-D['a', 2]", "+I['a', 3]", "+I['d', 1]"]]),
+    (SetOperation("INTERSECT", all=True), True,  # IA1
+     [[], ["+U['a', 1]", "-U['a', 1]"], [], []])])
+def test_the_count_per_row_gives_flinks_records_in_flinks_order(
+        operation: SetOperation, agg_left: bool | None, flink: list[list[str]]) -> None:
+    """Flink's U5, U9-U11 (probe1.out) and E1, E2, I1, EA1, IA1
+    (/work/briefs/data/setops3/probe3.out) record by record, in Flink's order: a count per
+    row of each side; a semi/anti join's records as they are when the left side's rows are
+    unique; an ALL's GroupAggregate records replicated."""
+    assert _step_records(operation, agg_left) == flink
+
+
+def test_a_set_operations_form_and_its_left_rows_uniqueness_are_found() -> None:
+    """Flink drops the GroupAggregate over the semi/anti join when the left input's rows are
+    unique (probe3.out's plans of U9 and E1 but not E4)."""
+    found = {text: set_operation(_ast(text)) for text in [
+        f"{AGG} INTERSECT {TABLE}", f"{TABLE} EXCEPT {AGG}", f"{AGG} EXCEPT ALL {TABLE}",
+        f"SELECT n FROM ({AGG}) EXCEPT {TABLE}", f"SELECT DISTINCT w FROM t EXCEPT {TABLE}",
+        f"SELECT w, COUNT(*) FROM t GROUP BY w, v EXCEPT {TABLE}"]}
+    assert [f[0] if f else None for f in found.values()] == [
+        SetOperation("INTERSECT", unique_left=True), SetOperation("EXCEPT"),
+        SetOperation("EXCEPT", all=True), SetOperation("EXCEPT"),
+        SetOperation("EXCEPT", unique_left=True), SetOperation("EXCEPT")]
+    assert set_operation(_ast("SELECT w FROM t UNION ALL SELECT w FROM u")) is None
+
+
+@pytest.mark.parametrize("text, flink", [
+    (f"{AGG} INTERSECT {TABLE}",  # U9
+     [[], ["+I['a', 1]", "-U['a', 1]"], [], []]),
+    (f"{TABLE} EXCEPT {AGG}",  # E2
+     [["+I['a', 1]", "+I['c', 5]", "+I['e', 9]"], ["-D['a', 1]", "+I['a', 1]"], [], []]),
+    ("SELECT w FROM words EXCEPT ALL SELECT w FROM other",  # U10
+     [[], ["+I['b']", "+U['a']"], ["-U['b']", "+U['b']", "+U['b']"],
+      ["-U['a']", "+U['a']", "+U['a']", "+I['d']"]]),
+    (f"{AGG} INTERSECT ALL {TABLE}",  # IA1
+     [[], ["+U['a', 1]", "-U['a', 1]"], [], []])])
+def test_an_intersect_or_except_over_an_unbounded_table_is_flinks_per_file(
+        planner, tmp_path: Path, text: str, flink: list[list[str]]) -> None:
+    """Flink's U9, U10 (probe1.out), E2 and IA1 (/work/briefs/data/setops3/probe3.out) per
+    file, run: the bounded table's rows first, an updating input fed by its changelog."""
+    got = _records(planner, text, tmp_path, ["", *SPLIT])
+    assert [got[0], *_per_file(got[1:])] == [Counter(rows) for rows in flink]
+
+
+def test_an_updating_input_without_its_group_keys_is_refused_by_name(planner) -> None:
+    """probe3.out E4, E6, I2: Flink runs them; here an updating input's changelog is keyed
+    by its group keys: refused by name."""
+    with pytest.raises(FlinkSqlError, match="^An updating input of EXCEPT that does not select"):
+        planner.plan(f"SELECT n FROM ({AGG}) EXCEPT SELECT CAST(v AS BIGINT) FROM other",
+                     "STREAMING")

@@ -19,7 +19,7 @@ from sqlglot import exp
 from .boundedchangelog import CHANGELOG_REFUSAL, changelog_query, is_changelog_table, ordered_changes
 from .boundedjoin import table_first_changes, table_first_ordered
 from .changelogjoin import KIND, SEQUENCE
-from .distinctsetops import distinct_set_operation, plan_distinct_set, streamed_bounded
+from .distinctsetops import SetOperation, plan_set_operation, set_operation, streamed_bounded
 from .functions import FunctionCatalog
 from .matchrecognize import find_match_recognize
 from .matchrecognize import rewrite as rewrite_match_recognize
@@ -115,8 +115,8 @@ class StreamingQuery:
         if refused is not None:
             raise FlinkSqlError(refused)
         refused = None if bounded else set_operation_refusal(query, partial(is_static, schemas))
-        if refused is not None and (found_set := distinct_set_operation(query)) is not None:
-            return cls._distinct_set(session, *found_set, schemas, functions, feeds_at)
+        if refused is not None and (found_set := set_operation(query)) is not None:
+            return cls._set_operation(session, *found_set, schemas, functions, feeds_at)
         refused = refused or (None if bounded else wrapped_union_refusal(query))
         if refused is not None:
             raise FlinkSqlError(refused)
@@ -311,22 +311,24 @@ class StreamingQuery:
                    else "GroupAggregate")
 
     @classmethod
-    def _distinct_set(cls, session: Any, except_: bool, inputs: list[Any],
-                      schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
-                      feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
-        """A ``UNION`` or ``EXCEPT`` over an unbounded table: a count per row in keyed state
-        (:mod:`.distinctsetops`), its changes ``+I``/``-D`` with their RowKind last."""
-        name = "EXCEPT" if except_ else "UNION"
+    def _set_operation(cls, session: Any, operation: SetOperation, inputs: list[Any],
+                       schemas: dict[str, CatalogTable], functions: FunctionCatalog | None,
+                       feeds_at: tuple[Path | None, str]) -> "StreamingQuery":
+        """A ``UNION``, ``INTERSECT`` or ``EXCEPT`` (``ALL`` too) over an unbounded table: a
+        count per row in keyed state (:mod:`.distinctsetops`), its records with their RowKind
+        last."""
+        name = operation.name + (" ALL" if operation.all else "")
         inputs, first = streamed_bounded(session, inputs, schemas, source_frame,
                                          partial(is_static, schemas), name)
         directory, prefix = feeds_at
         with tempfile.TemporaryDirectory(prefix="flink-setop-plan-") as scratch:
             # planning only (no directory): the feeds are planned again under the job's
-            frame, feeds = plan_distinct_set(
-                session, except_, inputs, first,
+            frame, feeds = plan_set_operation(
+                session, operation, inputs, first,
                 partial(plan_side, session, schemas, functions, INPUT_REFUSAL),
                 directory or Path(scratch), prefix)
-        return cls(flink_named(frame), True, inputs[0], operator="GroupAggregate", feeds=feeds)
+        operator = "Join" if operation.unique_left else "GroupAggregate"
+        return cls(flink_named(frame), True, inputs[0], operator=operator, feeds=feeds)
 
     @classmethod
     def _updating_join(cls, session: Any, query: Any, found: OverUpdating,

@@ -111,10 +111,11 @@ def set_operation_refusal(query: Any, static: Callable[[str], bool]) -> str | No
     name = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}[type(top)]
     name += " ALL" if top.args.get("distinct") is False else ""
     return (f"{name} over the unbounded table '{read[0]}' is not supported by sessioncluster in "
-            f"STREAMING mode: Spark's Structured Streaming runs no {name} of a stream (Flink "
-            "keeps a count per row in state and retracts a row's result). sessioncluster runs "
-            "UNION ALL of unbounded tables and updating queries, and every set operation in "
-            "BATCH mode and over bounded sources")
+            f"STREAMING mode in this form: Spark's Structured Streaming runs no {name} of a "
+            "stream. sessioncluster runs UNION, INTERSECT and EXCEPT (ALL too) over unbounded "
+            "tables on a count per row in state as Flink does, but not with ORDER BY, LIMIT, "
+            "OFFSET or WITH, nor with an INTERSECT, EXCEPT or UNION as an input of INTERSECT or "
+            "EXCEPT; every set operation runs in BATCH mode and over bounded sources")
 
 
 def _wrapped_union(query: Any) -> tuple[exp.Select, exp.Subquery] | None:
