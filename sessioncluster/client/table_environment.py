@@ -145,9 +145,9 @@ class StreamTableEnvironment(TableEnvironment):
         table = self.from_path(name)
         names = [n for n, _ in columns] + ([rowtime] if rowtime else [])
         if changelog:  # its columns (typed by its DDL), not the RowKind and positions
-            select = [quote_identifier(n) for n in names] + (
+            items = [quote_identifier(n) for n in names] + (
                 schema.computed_columns() if schema is not None else [])
-            return self.sql_query(f"SELECT {', '.join(select)} FROM {quote_identifier(name)}")
+            return self.sql_query(f"SELECT {', '.join(items)} FROM {quote_identifier(name)}")
         if schema is not None:
             computed = schema.computed_columns()
             return table if not computed else self.sql_query(
