@@ -12,11 +12,11 @@ import pickle
 import uuid
 from typing import Any, Callable
 
-from ..api.functions import ProcessFunction
+from ..api.functions import MapFunction, ProcessFunction
 from ..api.table import changelog_mode as changelog
 from ..api.table import conversion
 from ..api.table import environment as table_env
-from ..api.table.changelog_mode import ChangelogMode
+from ..api.table.changelog_mode import CHANGELOG_VIEW_PREFIX, ChangelogMode
 from ..api.table.descriptor import Schema
 from ..api.table.sqltext import quote_identifier
 from ..api.table.table import Table, unnamed_view_name
@@ -120,27 +120,34 @@ class StreamTableEnvironment(TableEnvironment):
             f"SELECT {', '.join(select)} FROM ({table.query_sql})")
 
     def _from_unbounded(self, data_stream: Any, schema: Schema | None,
-                        fields_or_schema: tuple[Any, ...]) -> Table:
+                        fields_or_schema: tuple[Any, ...], changelog: bool = False) -> Table:
         """A temporary table of the ``datastream`` connector, its JobGraph sent with its
         CREATE TABLE: the columns of the Schema or of the stream's output type, the records'
-        timestamps as the Schema's rowtime, ``SOURCE_WATERMARK()`` the stream's watermark."""
+        timestamps as the Schema's rowtime, ``SOURCE_WATERMARK()`` the stream's watermark;
+        ``changelog``: the records' RowKinds are the table's changelog (its name says so, as
+        a bounded changelog table's)."""
         rowtime = conversion.rowtime_column(schema)
         rowtime_type = next((t for n, t, _ in schema.metadata_columns() if n == rowtime),
                             None) if schema is not None and rowtime is not None else None
         columns = conversion.unbounded_columns(schema, output_type(data_stream))
         watermark = conversion.unbounded_watermark(schema, rowtime,
                                                    _watermark_delay(data_stream))
-        name = unnamed_view_name()
+        name = f"{CHANGELOG_VIEW_PREFIX}{uuid.uuid4().hex[:12]}" if changelog \
+            else unnamed_view_name()
         graph, blobs = data_stream.collect_job_graph(f"from_data_stream {name}")
         payload = pickle.dumps(SubmitJob(graph, blobs, uuid.uuid4().hex), protocol=5)
         statement = conversion.datastream_table_sql(
             name, columns, (rowtime, rowtime_type or "TIMESTAMP_LTZ(3)") if rowtime else None,
-            watermark)
+            watermark, changelog)
         self.stream_execution_environment.session.execute_sql(
             statement, "flink", self.runtime_mode(), self.get_config().to_dict(),
             function=payload)
         table = self.from_path(name)
         names = [n for n, _ in columns] + ([rowtime] if rowtime else [])
+        if changelog:  # its columns (typed by its DDL), not the RowKind and positions
+            items = [quote_identifier(n) for n in names] + (
+                schema.computed_columns() if schema is not None else [])
+            return self.sql_query(f"SELECT {', '.join(items)} FROM {quote_identifier(name)}")
         if schema is not None:
             computed = schema.computed_columns()
             return table if not computed else self.sql_query(
@@ -155,14 +162,12 @@ class StreamTableEnvironment(TableEnvironment):
         ``from_changelog_stream``; ``changelog_mode`` all kinds by default, an upsert mode
         needs the Schema's primary key). The records are the table's changelog: in STREAMING
         its queries apply them (an aggregation retracts ``-U``/``-D``); in BATCH only an
-        insert-only changelog is a table, as in Flink."""
+        insert-only changelog is a table, as in Flink. An unbounded DataStream in STREAMING
+        is a table whose queries run it (:meth:`_unbounded_changelog`)."""
         mode = changelog_mode if changelog_mode is not None else ChangelogMode.all()
         streaming = self.runtime_mode() is RuntimeExecutionMode.STREAMING
         if _unbounded_sources(data_stream) and streaming:
-            raise NotImplementedError(
-                "from_changelog_stream() of an unbounded DataStream (source "
-                f"{', '.join(_unbounded_sources(data_stream))}) is not supported by "
-                "sessioncluster yet: only a bounded DataStream's changelog becomes a table")
+            return self._unbounded_changelog(data_stream, schema, mode)
         _check_bounded(data_stream, "from_changelog_stream()")
         key = list(schema.key_columns) if schema is not None else []
         if mode.is_upsert() and not key:
@@ -179,6 +184,27 @@ class StreamTableEnvironment(TableEnvironment):
                           is not None else conversion.stream_column_names(records))
         rows = changelog.changelog_records(records, mode, [names.index(k) for k in key])
         return self._changelog_table(rows, names, schema, type_info)
+
+    def _unbounded_changelog(self, data_stream: Any, schema: Schema | None,
+                             mode: ChangelogMode) -> Table:
+        """The changelog of an unbounded DataStream as a ``datastream`` table
+        (:meth:`_from_unbounded`) whose records keep their RowKind: an insert-only one's
+        records checked as Flink's input conversion does, an upsert one's normalized on its
+        primary key first (:class:`~..api.table.changelog_mode.UpsertNormalize`)."""
+        key = list(schema.key_columns) if schema is not None else []
+        if mode.is_upsert() and not key:
+            raise ValueError(changelog.upsert_refusal(_DATASTREAM_SOURCE))
+        if mode.contains_only_inserts():
+            return self._from_unbounded(data_stream.map(_InsertOnly(), output_type(data_stream)),
+                                        schema, (schema,) if schema else ())
+        if mode.is_upsert():
+            type_info = output_type(data_stream)
+            names = [n for n, _ in conversion.unbounded_columns(schema, type_info)]
+            positions = [names.index(k) for k in key]
+            data_stream = data_stream.key_by(changelog.UpsertKey(positions)).process(
+                changelog.UpsertNormalize(positions), type_info)
+        return self._from_unbounded(data_stream, schema, (schema,) if schema else (),
+                                    changelog=True)
 
     def _changelog_table(self, rows: list[Any], names: list[str], schema: Schema | None,
                          type_info: Any) -> Table:
@@ -311,6 +337,14 @@ class StreamTableEnvironment(TableEnvironment):
         changes = self.to_changelog_stream(table)
         return changes.map(lambda r: (r.get_row_kind() in (RowKind.INSERT,
                                                            RowKind.UPDATE_AFTER), r))
+
+
+class _InsertOnly(MapFunction):
+    """Flink's input conversion of an insert-only changelog: a record of another kind fails."""
+
+    def map(self, value: Any) -> Any:
+        changelog.check_insert_only([value])
+        return value
 
 
 def _upstream_nodes(data_stream: Any) -> list[Any]:

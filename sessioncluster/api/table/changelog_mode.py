@@ -14,9 +14,12 @@ update of an unknown key an ``+I``, a delete's row the key's last one).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
+from ...common.typeinfo import Types
 from ...common.types import Row, RowKind
+from ..functions import KeyedProcessFunction
+from ..state import ValueStateDescriptor
 
 __all__ = ["ChangelogMode"]
 
@@ -116,21 +119,62 @@ def changelog_records(records: Sequence[Any], mode: ChangelogMode,
         return [_row(kind_of(r), r) for r in records]
     assert key is not None
     last: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    out: list[Row] = []
-    for record in records:
+    return [row for record in records for row in upsert_change(record, key, last)]
+
+
+def upsert_change(record: Any, key: Sequence[int], last: dict[tuple[Any, ...], tuple[Any, ...]]
+                  ) -> list[Row]:
+    """One record of an upsert changelog as ``ChangelogNormalize`` emits it (see
+    :func:`changelog_records`), ``last`` (each key's last row) updated."""
+    values = tuple(record) if isinstance(record, (Row, tuple, list)) else (record,)
+    k = tuple(values[i] for i in key)
+    before = last.get(k)
+    if kind_of(record) in (RowKind.INSERT, RowKind.UPDATE_AFTER):
+        last[k] = values
+        if before is None:
+            return [_row(RowKind.INSERT, values)]
+        if before != values:
+            return [_row(RowKind.UPDATE_BEFORE, before), _row(RowKind.UPDATE_AFTER, values)]
+        return []
+    if before is None:
+        return []
+    del last[k]
+    return [_row(RowKind.DELETE, before)]
+
+
+class UpsertKey:
+    """The key of an upsert changelog's record: its values at the primary key's positions."""
+
+    def __init__(self, key: Sequence[int]) -> None:
+        self.key = list(key)
+
+    def __call__(self, record: Any) -> tuple[Any, ...]:
         values = tuple(record) if isinstance(record, (Row, tuple, list)) else (record,)
-        k = tuple(values[i] for i in key)
-        before = last.get(k)
-        if kind_of(record) in (RowKind.INSERT, RowKind.UPDATE_AFTER):
-            if before is None:
-                out.append(_row(RowKind.INSERT, values))
-            elif before != values:
-                out += [_row(RowKind.UPDATE_BEFORE, before), _row(RowKind.UPDATE_AFTER, values)]
-            last[k] = values
-        elif before is not None:
-            out.append(_row(RowKind.DELETE, before))
-            del last[k]
-    return out
+        return tuple(values[i] for i in self.key)
+
+
+class UpsertNormalize(KeyedProcessFunction):
+    """Flink's ``ChangelogNormalize`` of an unbounded upsert changelog, keyed by its primary
+    key (:class:`UpsertKey`): the key's last row in keyed state, each record's changes as
+    :func:`upsert_change` gives them."""
+
+    def __init__(self, key: Sequence[int]) -> None:
+        self.key = list(key)
+        self.state: Any = None
+
+    def open(self, runtime_context: Any) -> None:
+        self.state = runtime_context.get_state(
+            ValueStateDescriptor("changelog-normalize", Types.PICKLED_BYTE_ARRAY()))
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
+        values = self.state.value()
+        last = {} if values is None else {tuple(values[i] for i in self.key): tuple(values)}
+        out = upsert_change(value, self.key, last)
+        if last:
+            self.state.update(next(iter(last.values())))
+        else:
+            self.state.clear()
+        return out
 
 
 def _row(kind: RowKind, values: Any) -> Row:

@@ -48,8 +48,9 @@ def stream_rows(records: Sequence[Any], names: list[str]) -> list[tuple[Any, ...
     return [_values(r, len(names), "its first record") for r in records]
 
 
-def _values(record: Any, width: int, expected: str) -> tuple[Any, ...]:
-    if isinstance(record, Row) and record.get_row_kind() is not RowKind.INSERT:
+def _values(record: Any, width: int, expected: str, changelog: bool = False
+            ) -> tuple[Any, ...]:
+    if not changelog and isinstance(record, Row) and record.get_row_kind() is not RowKind.INSERT:
         raise ValueError(f"from_data_stream() takes insert-only records; {record!r} is a "
                          f"{record.get_row_kind().name} (use from_changelog_stream)")
     values = tuple(record) if isinstance(record, (Row, tuple, list)) else (record,)
@@ -163,6 +164,9 @@ def as_records(rows: Sequence[Row], names: list[str], changelog: bool) -> list[R
 DATASTREAM_CONNECTOR = "datastream"
 #: that table's option naming its column of the records' timestamps (the Schema's rowtime)
 ROWTIME_OPTION = "rowtime"
+#: that table's option saying its records are a changelog (``from_changelog_stream``): each
+#: record's RowKind is a column of the table's frame, which its queries apply
+CHANGELOG_OPTION = "changelog"
 
 #: Flink's SQL types of PyFlink's basic TypeInformation (``Types.STRING()`` ...)
 _SQL_TYPES = {"String": "STRING", "Character": "STRING", "Boolean": "BOOLEAN",
@@ -222,12 +226,15 @@ def unbounded_columns(schema: Schema | None, type_info: Any) -> list[tuple[str, 
 
 
 def datastream_table_sql(name: str, columns: list[tuple[str, str]],
-                         rowtime: tuple[str, str] | None, watermark: str | None) -> str:
+                         rowtime: tuple[str, str] | None, watermark: str | None,
+                         changelog: bool = False) -> str:
     """``CREATE TEMPORARY TABLE`` of an unbounded DataStream's table: its physical columns,
     ``rowtime`` (name, type) the records' timestamps, and ``watermark`` its
-    ``WATERMARK FOR ...`` line."""
+    ``WATERMARK FOR ...`` line; ``changelog``: its records' RowKinds are its changelog."""
     lines = [f"{quote_identifier(n)} {t}" for n, t in columns]
     options = {"connector": DATASTREAM_CONNECTOR}
+    if changelog:
+        options[CHANGELOG_OPTION] = "true"
     if rowtime is not None:
         lines.append(f"{quote_identifier(rowtime[0])} {rowtime[1]}")
         options[ROWTIME_OPTION] = rowtime[0]
@@ -262,6 +269,13 @@ def record_values(record: Any, width: int) -> tuple[Any, ...]:
     :func:`stream_rows`: an insert-only Row, tuple or list of that many fields, or an atomic
     value for one column)."""
     return _values(record, width, "its table's columns")
+
+
+def changelog_record_values(record: Any, width: int) -> tuple[tuple[Any, ...], str]:
+    """One record of an unbounded changelog DataStream as its ``width`` column values and its
+    RowKind's short string (``+I``, ``-U``, ``+U``, ``-D``; a value that is no Row ``+I``)."""
+    kind = record.get_row_kind() if isinstance(record, Row) else RowKind.INSERT
+    return _values(record, width, "its table's columns", changelog=True), kind.short_string()
 
 
 # -- an unbounded Table as the source of the JobManager's DataStream query ---------------------

@@ -112,7 +112,7 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None,
             or not all([_distinct_as_group(s) for s in selects]):
         return None
     aggregations = [s for s in selects if is_aggregation(s)]
-    read = _read_changelogs(tree, selects)
+    read = read_changelogs(tree, selects)
     if read is None or not aggregations and not read[1]:
         return None
     if not aggregations:  # a projection or filter of a changelog table: its records kept
@@ -144,7 +144,7 @@ def changelog_query(query: exp.Expr, columns: Columns | None = None,
     return tree
 
 
-def _read_changelogs(tree: exp.Expr, selects: list[exp.Select]) -> tuple[set[int], bool] | None:
+def read_changelogs(tree: exp.Expr, selects: list[exp.Select]) -> tuple[set[int], bool] | None:
     """Where ``tree`` reads a changelog table (``from_changelog_stream``'s, with :data:`SEQ`,
     :data:`SUB` and :data:`~.tableaggregate.ROW_KIND` columns): the selects reading it up to
     the first aggregation carry those columns; the ids of the aggregations over its records,

@@ -31,6 +31,7 @@ from .pythonwindow import plan_group_windows, plan_mixed_aggregations
 from .rankedaggregation import find_ranked_aggregation
 from .setoperations import replicated, set_operation_changes
 from .sortlimit import find_sort_limit
+from .streamchangelog import plan_changelog_stream, reads_changelog_stream
 from .streamingjob import COLLECT, StreamingInsert
 from .streamingsession import add_cte_schemas, is_static, source_frame, watermark_delay_ms
 from .tableaggregate import (
@@ -110,6 +111,8 @@ class StreamingQuery:
             query = rewrite_match_recognize(
                 query, lambda tree: flink_named(session.sql(to_spark_sql(
                     tree, schemas, streaming=not bounded))), keyed_matches)
+        if not bounded and reads_changelog_stream(query):  # from_changelog_stream's records
+            return _over_changelog_stream(session, query, schemas, functions)
         refused = rank_refusal(query) or window_over_join_refusal(query) \
             or (retract_refusal(query, functions) if functions is not None else None)
         if refused is not None:
@@ -372,6 +375,14 @@ def plan_side(session: Any, schemas: dict[str, CatalogTable],
     insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
                              planned.frame, "update", key_positions(planned.updating))
     return planned.frame, partial(batch_changelog, insert), []
+
+
+def _over_changelog_stream(session: Any, query: Any, schemas: dict[str, CatalogTable],
+                           functions: FunctionCatalog | None) -> StreamingQuery:
+    """A query over an unbounded changelog table (:mod:`.streamchangelog`): its records'
+    RowKinds applied, carried last."""
+    frame, operator = plan_changelog_stream(session, query, schemas, functions)
+    return StreamingQuery(frame, True, query, operator=operator)
 
 
 def _on_spark(functions: FunctionCatalog | None, query: Any) -> bool:

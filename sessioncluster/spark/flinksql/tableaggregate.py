@@ -211,6 +211,44 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
             f"({python_aggregate_node(select)}) over an unbounded table is not supported by "
             "sessioncluster in STREAMING mode yet: filter the aggregation's result in a query "
             "around it, or run it in BATCH mode or over bounded tables")
+    return _on_keyed_state(session, query, select, calls, found, schemas, changes)
+
+
+def plan_builtins_on_keyed_state(session: Any, query: exp.Expr, select: exp.Select,
+                                 schemas: dict[str, CatalogTable], changes: tuple[str, str],
+                                 what: str) -> exp.Expr:
+    """``query`` with its group aggregation ``select`` of built-in aggregate functions
+    (``COUNT``, ``SUM``, ``MIN``, ``MAX``, ``AVG``) over a changelog's records (``changes``:
+    their RowKind and position columns) read from a keyed view: each record accumulated or
+    retracted and its change emitted record by record, as Flink's ``GroupAggFunction`` does
+    (``+I`` of a new key, ``-U``/``+U``, ``-D`` when the key's last row is retracted).
+    FlinkSqlError (naming ``what``, the changelog's maker) for another aggregate function or
+    a ``HAVING``."""
+    position = next(i for i, s in enumerate(query.find_all(exp.Select)) if s is select)
+    query = query.copy()
+    select = list(query.find_all(exp.Select))[position]
+    calls = [a for e in select.expressions for a in e.find_all(exp.AggFunc)
+             if a.parent_select is select]
+    unknown = [c for c in calls if builtin_name(c) is None]
+    if unknown or select.args.get("having") is not None or is_group_window_aggregation(select):
+        refused = plan_text(unknown[0]) if unknown else "HAVING" if select.args.get(
+            "having") is not None else "a group window"
+        raise FlinkSqlError(
+            f"{refused} in a group aggregation over {what} is not supported by sessioncluster "
+            "yet: COUNT, SUM, MIN, MAX and AVG of a GROUP BY (or a global aggregation) apply "
+            "its RowKinds")
+    return _on_keyed_state(session, query, select, [(c, str(builtin_name(c))) for c in calls],
+                           None, schemas, changes, what)
+
+
+def _on_keyed_state(session: Any, query: exp.Expr, select: exp.Select, calls: list[Call],
+                    found: Any, schemas: dict[str, CatalogTable],
+                    changes: tuple[str, str] | None, over_changelog: str | None = None
+                    ) -> exp.Expr:
+    """``query`` (a copy) with ``select`` (a table aggregation when ``found``, else a group
+    aggregation of ``calls``) read from its keyed view, :data:`ROW_KIND` carried up.
+    ``over_changelog``: the maker of the changelog a group aggregation of built-in functions
+    reads (its changes then emitted per record)."""
     keys = _group_keys(select)
     # no leading underscore: pyspark hands the processor its rows through namedtuples, which
     # rename such fields
@@ -224,22 +262,29 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
                [exp.alias_(k.copy(), n) for k, n in zip(keys, key_names)]
                + ([] if keys else [exp.alias_(exp.Literal.number(0), key_names[0])])
                + [exp.alias_(a.copy(), n) for a, n in zip(given, arguments)]
-               + [exp.column(c) for c in changes or ()])
+               + [exp.alias_(exp.column(c), n) for c, n in zip(changes or (), _CHANGES)])
     frame = session.sql(to_spark_sql(source, schemas, streaming=True))
     if found is not None:
         outputs = [next(e.alias_or_name for e in select.expressions
                         if found[1] in e.find_all(exp.Anonymous))]
     else:
         outputs = [f"flink_value{i}" for i in range(len(calls))]
-    view = _keyed_view(session, frame, calls, key_names, arguments, outputs, changes)
+    view = _keyed_view(session, frame, calls, key_names, arguments, outputs,
+                       _CHANGES if changes else None, over_changelog is not None)
     replacement = exp.select(*_items(select, keys, key_names, calls, outputs, found is not None),
                              ROW_KIND).from_(exp.to_identifier(view, quoted=True))
     if select is query:
         return replacement
     select.replace(replacement)
     carry_row_kind(replacement, "flat_aggregate" if found is not None
+                   else f"the group aggregation over {over_changelog}" if over_changelog
                    else python_aggregate_node(select))
     return query
+
+
+#: the input's RowKind and position columns as the keyed processor reads them (no leading
+#: underscore: see the key columns)
+_CHANGES = ("flink_change_kind", "flink_change_position")
 
 
 def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
@@ -276,7 +321,7 @@ def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
 
 def _keyed_view(session: Any, frame: Any, calls: list[Call], keys: list[str],
                 arguments: list[str], outputs: list[str],
-                changes: tuple[str, str] | None) -> str:
+                changes: tuple[str, str] | None, per_record: bool = False) -> str:
     """A view of ``session``: ``frame`` grouped by ``keys`` into the functions' keyed
     processor; its columns the keys, ``outputs`` (a table aggregate's array of result rows,
     or each aggregate function's value) and :data:`ROW_KIND`."""
@@ -298,7 +343,7 @@ def _keyed_view(session: Any, frame: Any, calls: list[Call], keys: list[str],
         step: Any = partial(table_aggregate_changes, runners[0])
     else:
         step = GroupAggregateRunner([r for r in runners if isinstance(r, AggregateRunner)],
-                                    widths).changes
+                                    widths, per_record).changes
     processor = keyed_processor(step, keys, arguments, outputs, ROW_KIND, changes)
     keyed = frame.groupBy(*keys).transformWithStateInPandas(processor, schema, "Append", "None")
     view = f"__flink_keyed_aggregate_{secrets.token_hex(6)}"

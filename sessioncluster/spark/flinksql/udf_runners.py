@@ -386,17 +386,28 @@ def _values_of(functions: list[AggregateFunction], accumulators: list[Any]) -> l
 class GroupAggregateRunner:
     """General aggregate functions of one grouping select on keyed state: the key's
     accumulators and count of rows, its changes (:func:`aggregate_changes`); each value in
-    a one-element array when its ``AggregateRunner`` is ``boxed``."""
+    a one-element array when its ``AggregateRunner`` is ``boxed``. ``per_record``: the
+    changes of each row, as Flink's built-in ``GroupAggFunction`` emits them (not once per
+    bundle, as its Python one)."""
 
-    def __init__(self, runners: list[AggregateRunner], widths: list[int]) -> None:
+    def __init__(self, runners: list[AggregateRunner], widths: list[int],
+                 per_record: bool = False) -> None:
         self.runners = runners
         self.widths = widths
+        self.per_record = per_record
 
     def changes(self, state: Any, rows: list[tuple[Any, ...]], kinds: list[str] | None
                 ) -> tuple[Any, list[tuple[str, list[Any]]]]:
         """The key's new state and its changes, each with one value per function."""
         functions = [r.opened() for r in self.runners]
-        state, changes = aggregate_changes(functions, self.widths, state, rows, kinds)
+        if self.per_record:
+            changes: list[tuple[str, list[Any]]] = []
+            for i, row in enumerate(rows):
+                state, emitted = aggregate_changes(functions, self.widths, state, [row],
+                                                   None if kinds is None else [kinds[i]])
+                changes += emitted
+        else:
+            state, changes = aggregate_changes(functions, self.widths, state, rows, kinds)
         return state, [(kind, [[v] if r.boxed else v for r, v in zip(self.runners, values)])
                        for kind, values in changes]
 

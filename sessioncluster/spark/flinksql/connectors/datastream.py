@@ -3,7 +3,10 @@ DataStream's JobGraph, sent with the table's ``CREATE TEMPORARY TABLE``, planned
 of DataStream jobs (``spark/streaming.py``) into the streaming DataFrame of its records
 (``RECORD_SCHEMA``), whose records become the table's columns in one ``mapInArrow``. A query of
 the table is then one Structured Streaming query: the DataStream's operators and the SQL on top,
-pipelined as Flink runs them in one job.
+pipelined as Flink runs them in one job. The table of a changelog DataStream
+(``from_changelog_stream``) has each record's RowKind and its position too, as a bounded
+changelog table has (:mod:`~sessioncluster.api.table.changelog_mode`), which its queries apply
+(:mod:`..streamchangelog`).
 
 The JobManager unpickles no user code here: the JobGraph comes through the protocol's restricted
 unpickler (graph dataclasses and builtins only); the records are unpickled in the workers.
@@ -17,7 +20,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from ....api.table.conversion import ROWTIME_OPTION, record_values
+from ....api.table.changelog_mode import ROW_KIND_COLUMN, SEQ_COLUMN, SUB_COLUMN
+from ....api.table.conversion import (
+    CHANGELOG_OPTION,
+    ROWTIME_OPTION,
+    changelog_record_values,
+    record_values,
+)
 from ....api.table.typeparser import parse_type
 from ....protocol.messages import SubmitJob
 from ....protocol.wire import RestrictedUnpickler
@@ -55,10 +64,15 @@ def read_datastream(spark: Any, table: CatalogTable, streaming: bool) -> Any:
     queries = build_queries(spark, job_id, graph, lambda keys: {k: blobs[k] for k in keys},
                             inputs)
     records = queries[0].frame
-    schema = DataType.fromDDL(f"{ddl}, `{_TS}` BIGINT" if ddl else f"`{_TS}` BIGINT")
-    frame = records.mapInArrow(RecordColumns(len(columns), schema), schema)
+    changelog = table.options.get(CHANGELOG_OPTION) == "true"
+    extra = f"`{_TS}` BIGINT" + (f", `{ROW_KIND_COLUMN}` STRING, `{SEQ_COLUMN}` BIGINT"
+                                 if changelog else "")
+    schema = DataType.fromDDL(f"{ddl}, {extra}" if ddl else extra)
+    frame = records.mapInArrow(RecordColumns(len(columns), schema, changelog), schema)
     if rowtime is not None:
         frame = frame.withColumn(rowtime, F.timestamp_millis(F.col(_TS)))
+    if changelog:
+        frame = frame.withColumn(SUB_COLUMN, F.lit(0).cast("bigint"))
     return frame.drop(_TS)
 
 
@@ -112,27 +126,36 @@ def _unreadable(spark: Any, table: CatalogTable, ddl: str, rowtime: str | None) 
 
 class RecordColumns:
     """``mapInArrow`` of a DataStream's records (``RECORD_SCHEMA``) into the table's columns
-    (``schema``: the ``width`` physical columns, then the record's timestamp)."""
+    (``schema``: the ``width`` physical columns, then the record's timestamp and, for a
+    ``changelog``, its RowKind and its position: increasing in the order the records come
+    within a partition, which is what orders a key's records of one micro-batch)."""
 
-    def __init__(self, width: int, schema: Any) -> None:
-        self.width, self.schema = width, schema
+    def __init__(self, width: int, schema: Any, changelog: bool = False) -> None:
+        self.width, self.schema, self.changelog = width, schema, changelog
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pickle
+        import time
 
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow = to_arrow_schema(self.schema, timezone="UTC")
         names = arrow.names
+        position = time.time_ns()  # Spark's monotonically_increasing_id is no streaming one
         for batch in batches:
             data = batch.to_pydict()
             columns: list[list[Any]] = [[] for _ in names]
             for v, ts in zip(data["v"], data["ts"]):
                 if v is None:  # not a record (a control record of a watermark)
                     continue
-                values = record_values(pickle.loads(v), self.width)
-                for column, value in zip(columns, (*values, ts)):
+                record = pickle.loads(v)
+                if self.changelog:
+                    values, kind = changelog_record_values(record, self.width)
+                    values, position = (*values, ts, kind, position), position + 1
+                else:
+                    values = (*record_values(record, self.width), ts)
+                for column, value in zip(columns, values):
                     column.append(value)
             yield pa.RecordBatch.from_arrays(
                 [pa.array(c, type=t) for c, t in zip(columns, arrow.types)], schema=arrow)

@@ -3,7 +3,7 @@ messages: an unknown connector or format, a missing required option, an unsuppor
 
 from __future__ import annotations
 
-from ....api.table.conversion import DATASTREAM_CONNECTOR, ROWTIME_OPTION
+from ....api.table.conversion import CHANGELOG_OPTION, DATASTREAM_CONNECTOR, ROWTIME_OPTION
 from ....api.table.typeparser import parse_type
 from ..model import CatalogTable, FlinkSqlError
 from .formats import FORMATS, check_raw, file_row_type
@@ -89,9 +89,10 @@ def _validate_datastream(table: CatalogTable) -> None:
         raise FlinkSqlError(f"the '{DATASTREAM_CONNECTOR}' connector is the table of an "
                             f"unbounded DataStream: use StreamTableEnvironment.from_data_stream"
                             f"(ds) (table '{table.name}')")
-    unknown = set(table.options) - _COMMON - {ROWTIME_OPTION}
+    unknown = set(table.options) - _COMMON - {ROWTIME_OPTION, CHANGELOG_OPTION}
     if unknown:
-        raise _unsupported(DATASTREAM_CONNECTOR, unknown, _COMMON | {ROWTIME_OPTION})
+        raise _unsupported(DATASTREAM_CONNECTOR, unknown,
+                           _COMMON | {ROWTIME_OPTION, CHANGELOG_OPTION})
     for column in table.physical_columns:
         parse_type(column.type or "")
 
