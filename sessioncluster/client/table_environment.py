@@ -120,12 +120,13 @@ class StreamTableEnvironment(TableEnvironment):
             f"SELECT {', '.join(select)} FROM ({table.query_sql})")
 
     def _from_unbounded(self, data_stream: Any, schema: Schema | None,
-                        fields_or_schema: tuple[Any, ...], changelog: bool = False) -> Table:
+                        fields_or_schema: tuple[Any, ...], changelog: str = "") -> Table:
         """A temporary table of the ``datastream`` connector, its JobGraph sent with its
         CREATE TABLE: the columns of the Schema or of the stream's output type, the records'
         timestamps as the Schema's rowtime, ``SOURCE_WATERMARK()`` the stream's watermark;
-        ``changelog``: the records' RowKinds are the table's changelog (its name says so, as
-        a bounded changelog table's)."""
+        ``changelog`` (``conversion.CHANGELOG_ALL``/``CHANGELOG_UPSERT``): the records'
+        RowKinds are the table's changelog (its name says so, as a bounded changelog
+        table's)."""
         rowtime = conversion.rowtime_column(schema)
         rowtime_type = next((t for n, t, _ in schema.metadata_columns() if n == rowtime),
                             None) if schema is not None and rowtime is not None else None
@@ -204,7 +205,8 @@ class StreamTableEnvironment(TableEnvironment):
             data_stream = data_stream.key_by(changelog.UpsertKey(positions)).process(
                 changelog.UpsertNormalize(positions), type_info)
         return self._from_unbounded(data_stream, schema, (schema,) if schema else (),
-                                    changelog=True)
+                                    changelog=conversion.CHANGELOG_UPSERT if mode.is_upsert()
+                                    else conversion.CHANGELOG_ALL)
 
     def _changelog_table(self, rows: list[Any], names: list[str], schema: Schema | None,
                          type_info: Any) -> Table:

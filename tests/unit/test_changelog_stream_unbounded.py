@@ -47,3 +47,25 @@ def test_a_key_retracted_to_nothing_is_deleted_then_inserted_per_record() -> Non
     assert (state, gone) == (None, [("-D", [12])])
     state, back = aggregate_changes(sums, [1], state, [(100,)], ["+U"])
     assert back == [("+I", [100])]
+
+
+def test_an_aggregation_over_an_upsert_changelog_stream_is_refused_by_name() -> None:
+    """Its records are normalized per key before the table (in another order than they
+    came), so an aggregation over them would not give Flink's changes: refused; a projection
+    of them runs, and so does an aggregation over a changelog of all kinds."""
+    import re
+
+    import pytest
+
+    from sessioncluster.api.table.conversion import CHANGELOG_OPTION, CHANGELOG_UPSERT
+    from sessioncluster.spark.flinksql.model import CatalogTable, Column, FlinkSqlError
+    from sessioncluster.spark.flinksql.statements import Query, parse_statements
+    from sessioncluster.spark.flinksql.streamchangelog import UPSERT_REFUSAL, plan_changelog_stream
+
+    name = "__flink_changelog_0123456789ab"
+    table = CatalogTable(name, [Column("name", "STRING"), Column("score", "INT")],
+                         {"connector": "datastream", CHANGELOG_OPTION: CHANGELOG_UPSERT})
+    statement = parse_statements(f"SELECT SUM(score) FROM {name}")[0]
+    assert isinstance(statement, Query)
+    with pytest.raises(FlinkSqlError, match=re.escape(UPSERT_REFUSAL)):
+        plan_changelog_stream(None, statement.ast, {name: table}, None)

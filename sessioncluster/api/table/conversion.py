@@ -167,6 +167,8 @@ ROWTIME_OPTION = "rowtime"
 #: that table's option saying its records are a changelog (``from_changelog_stream``): each
 #: record's RowKind is a column of the table's frame, which its queries apply
 CHANGELOG_OPTION = "changelog"
+#: its values: every kind, or an upsert changelog normalized on its primary key first
+CHANGELOG_ALL, CHANGELOG_UPSERT = "all", "upsert"
 
 #: Flink's SQL types of PyFlink's basic TypeInformation (``Types.STRING()`` ...)
 _SQL_TYPES = {"String": "STRING", "Character": "STRING", "Boolean": "BOOLEAN",
@@ -227,14 +229,15 @@ def unbounded_columns(schema: Schema | None, type_info: Any) -> list[tuple[str, 
 
 def datastream_table_sql(name: str, columns: list[tuple[str, str]],
                          rowtime: tuple[str, str] | None, watermark: str | None,
-                         changelog: bool = False) -> str:
+                         changelog: str = "") -> str:
     """``CREATE TEMPORARY TABLE`` of an unbounded DataStream's table: its physical columns,
     ``rowtime`` (name, type) the records' timestamps, and ``watermark`` its
-    ``WATERMARK FOR ...`` line; ``changelog``: its records' RowKinds are its changelog."""
+    ``WATERMARK FOR ...`` line; ``changelog`` (:data:`CHANGELOG_ALL` or
+    :data:`CHANGELOG_UPSERT`): its records' RowKinds are its changelog."""
     lines = [f"{quote_identifier(n)} {t}" for n, t in columns]
     options = {"connector": DATASTREAM_CONNECTOR}
     if changelog:
-        options[CHANGELOG_OPTION] = "true"
+        options[CHANGELOG_OPTION] = changelog
     if rowtime is not None:
         lines.append(f"{quote_identifier(rowtime[0])} {rowtime[1]}")
         options[ROWTIME_OPTION] = rowtime[0]

@@ -18,6 +18,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...api.table.changelog_mode import SEQ_COLUMN, SUB_COLUMN
+from ...api.table.conversion import CHANGELOG_OPTION, CHANGELOG_UPSERT
 from .boundedchangelog import is_changelog_table, read_changelogs
 from .functions import FunctionCatalog
 from .model import CatalogTable, FlinkSqlError
@@ -31,6 +32,14 @@ STREAM_REFUSAL = (
     f"A query over {MAKER} is not supported by sessioncluster in this shape: only projections, "
     "filters and one non-windowed group aggregation (COUNT, SUM, MIN, MAX, AVG) over its "
     "records apply their RowKinds")
+
+#: an upsert changelog's records are normalized per key before the table, which here orders
+#: a micro-batch's records by key: an aggregation over all of them would apply them in another
+#: order than Flink's (its intermediate results would differ)
+UPSERT_REFUSAL = (
+    f"An aggregation over {MAKER} in upsert mode is not supported by sessioncluster yet: its "
+    "records are normalized per primary key in another order than they came. Aggregate a "
+    "changelog of all kinds (ChangelogMode.all())")
 
 
 def reads_changelog_stream(query: exp.Expr) -> bool:
@@ -54,6 +63,9 @@ def plan_changelog_stream(session: Any, query: exp.Expr, schemas: dict[str, Cata
     if len(aggregations) > 1:
         raise FlinkSqlError(STREAM_REFUSAL)
     operator = ""
+    if aggregations and any(t.options.get(CHANGELOG_OPTION) == CHANGELOG_UPSERT
+                            for t in schemas.values()):
+        raise FlinkSqlError(UPSERT_REFUSAL)
     if aggregations:
         tree = plan_builtins_on_keyed_state(session, tree, aggregations[0], schemas,
                                             (ROW_KIND, SEQ_COLUMN), MAKER)

@@ -64,7 +64,7 @@ def read_datastream(spark: Any, table: CatalogTable, streaming: bool) -> Any:
     queries = build_queries(spark, job_id, graph, lambda keys: {k: blobs[k] for k in keys},
                             inputs)
     records = queries[0].frame
-    changelog = table.options.get(CHANGELOG_OPTION) == "true"
+    changelog = bool(table.options.get(CHANGELOG_OPTION))
     extra = f"`{_TS}` BIGINT" + (f", `{ROW_KIND_COLUMN}` STRING, `{SEQ_COLUMN}` BIGINT"
                                  if changelog else "")
     schema = DataType.fromDDL(f"{ddl}, {extra}" if ddl else extra)
