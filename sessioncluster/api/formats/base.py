@@ -340,6 +340,23 @@ def open_decompressed(path: str) -> BinaryIO:
     return raw
 
 
+def json_lines(path: str) -> Iterator[tuple[int, str, Any]]:
+    """Each non-blank line of a text file of JSON values (decompressed as its name says): its
+    number, its text and the parsed value (numbers with a fraction as Decimals), or the
+    ``ValueError`` it raised."""
+    import json
+    from decimal import Decimal
+
+    with open_decompressed(path) as raw:
+        for number, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8"), 1):
+            if not line.strip():
+                continue
+            try:
+                yield number, line, json.loads(line, parse_float=Decimal)
+            except ValueError as exc:
+                yield number, line, exc
+
+
 def read_errors_named(path: str, records: Iterable[Any]) -> Iterator[Any]:
     """``records`` read from ``path``; an error reading them names the file (a truncated or
     corrupt file, an unreadable one)."""

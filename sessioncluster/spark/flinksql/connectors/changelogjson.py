@@ -16,14 +16,12 @@ are a changelog table (:mod:`.changelogsource`), a monitored one is refused by n
 
 from __future__ import annotations
 
-import io
 import json
-from decimal import Decimal
 from typing import Any, Callable, Iterator
 
 from sqlglot import exp
 
-from ....api.formats.base import FileFormatError, local_path, open_decompressed
+from ....api.formats.base import FileFormatError, json_lines, local_path
 from ..dialect import cte_names, table_names
 from ..model import DEFAULT_PATH, CatalogTable
 
@@ -192,18 +190,16 @@ def file_records(path: str, fmt: str, row: Callable[[dict[str, Any]], tuple[Any,
     (``row`` makes a row's values of its JSON object); a message that does not parse fails
     naming the file and the line, or is skipped with ``<format>.ignore-parse-errors``."""
     decode = _DECODERS[fmt]
-    with open_decompressed(path) as raw:
-        for number, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8"), 1):
-            if not line.strip():
+    for number, line, message in json_lines(path):
+        try:
+            if isinstance(message, ValueError):
+                raise message
+            if not isinstance(message, dict):
+                raise ValueError(f"not a JSON object: {line.strip()!r}")
+            records = decode(message, row)
+        except (ValueError, KeyError, TypeError, ArithmeticError, AttributeError) as exc:
+            if ignore_parse_errors:
                 continue
-            try:
-                message = json.loads(line, parse_float=Decimal)
-                if not isinstance(message, dict):
-                    raise ValueError(f"not a JSON object: {line.strip()!r}")
-                records = decode(message, row)
-            except (ValueError, KeyError, TypeError, ArithmeticError, AttributeError) as exc:
-                if ignore_parse_errors:
-                    continue
-                raise FileFormatError(f"{local_path(path)}, line {number}: Corrupt {fmt} "
-                                      f"message '{line.rstrip()}': {exc}") from None
-            yield from records
+            raise FileFormatError(f"{local_path(path)}, line {number}: Corrupt {fmt} "
+                                  f"message '{line.rstrip()}': {exc}") from None
+        yield from records

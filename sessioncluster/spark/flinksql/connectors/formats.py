@@ -8,8 +8,6 @@ and Avro the same for tables and streams; the table ``json`` format differs from
 from __future__ import annotations
 
 import datetime
-import io
-import json
 from decimal import Decimal
 from typing import Any, BinaryIO, Callable, Iterator
 
@@ -18,6 +16,7 @@ from ....api.formats.base import (
     ArrowBulkWriter,
     FileFormatError,
     java_decimal,
+    json_lines,
     local_path,
     open_decompressed,
 )
@@ -326,34 +325,32 @@ def _json_rows(path: str, row_type: RowType, options: dict[str, str]) -> Iterato
     ignore = _flag(options, "json.ignore-parse-errors")
     fail_on_missing = _flag(options, "json.fail-on-missing-field")
     factory = Row(*row_type.field_names())
-    with open_decompressed(path) as raw:
-        for number, line in enumerate(io.TextIOWrapper(raw, encoding="utf-8"), 1):
-            if not line.strip():
+    for number, line, parsed in json_lines(path):
+        try:
+            if isinstance(parsed, ValueError):
+                raise parsed
+            objects = parsed if isinstance(parsed, list) else [parsed]
+            rows = []
+            for obj in objects:
+                if not isinstance(obj, dict):
+                    raise ValueError(f"not a JSON object: {line.strip()!r}")
+                values = []
+                for f in row_type.fields:
+                    if fail_on_missing and f.name not in obj:
+                        raise ValueError(f"Could not find field with name '{f.name}'.")
+                    try:
+                        values.append(_json_value(obj.get(f.name), f.data_type))
+                    except (ValueError, KeyError, TypeError, ArithmeticError):
+                        if not ignore:
+                            raise
+                        values.append(None)  # Flink: a field that does not parse is null
+                rows.append(factory(*values))
+        except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
+            if ignore:
                 continue
-            try:
-                parsed = json.loads(line, parse_float=Decimal)
-                objects = parsed if isinstance(parsed, list) else [parsed]
-                rows = []
-                for obj in objects:
-                    if not isinstance(obj, dict):
-                        raise ValueError(f"not a JSON object: {line.strip()!r}")
-                    values = []
-                    for f in row_type.fields:
-                        if fail_on_missing and f.name not in obj:
-                            raise ValueError(f"Could not find field with name '{f.name}'.")
-                        try:
-                            values.append(_json_value(obj.get(f.name), f.data_type))
-                        except (ValueError, KeyError, TypeError, ArithmeticError):
-                            if not ignore:
-                                raise
-                            values.append(None)  # Flink: a field that does not parse is null
-                    rows.append(factory(*values))
-            except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
-                if ignore:
-                    continue
-                raise FileFormatError(f"{local_path(path)}, line {number}: Failed to deserialize "
-                                      f"JSON '{line.rstrip()}': {exc}") from None
-            yield from rows
+            raise FileFormatError(f"{local_path(path)}, line {number}: Failed to deserialize "
+                                  f"JSON '{line.rstrip()}': {exc}") from None
+        yield from rows
 
 
 # -- avro --------------------------------------------------------------------------------------------
