@@ -202,3 +202,44 @@ def test_a_malformed_message_names_its_file_and_line_or_is_skipped(tmp_path: Pat
     with pytest.raises(FileFormatError, match=r"f, line 2: Corrupt canal-json message .*Unknown"):
         list(file_records(str(path), "canal-json", row, False))
     assert list(file_records(str(path), "canal-json", row, True)) == [("+I", ("a",))]
+
+
+def test_a_monitored_changelog_table_is_a_changelog_stream(planner: FlinkSqlPlanner,
+                                                          tmp_path: Path) -> None:
+    """Flink's records (cdcjson_probe.out) in two files, two micro-batches: the table's own
+    records with their kinds, and a global SUM over them retracting record by record."""
+    from collections import Counter
+
+    (tmp_path / "cs").mkdir()
+    planner.plan(f"CREATE TABLE cs (w STRING, n INT, c BIGINT) WITH ('connector' = "
+                 f"'filesystem', 'path' = '{tmp_path / 'cs'}', 'format' = 'canal-json', "
+                 "'source.monitor-interval' = '1s')")
+    lines = FLINK_UPDATING["canal-json"]
+    got = {}
+    for query in ("SELECT * FROM cs", "SELECT SUM(n) AS total FROM cs"):
+        insert = planner.plan(query, "STREAMING").job.inserts[0]
+        assert insert.row_kinds
+        name = f"cs_{len(got)}"
+        stream = insert.frame.writeStream.format("memory").queryName(name).option(
+            "checkpointLocation", str(tmp_path / name)).start()
+        spark, seen, out = insert.frame.sparkSession, 0, []
+        try:
+            for i, part in enumerate((lines[:3], lines[3:])):
+                path = tmp_path / "cs" / f"{name}-{i}.json"
+                if not path.exists():
+                    path.write_text("\n".join(part) + "\n")
+                stream.processAllAvailable()
+                rows = [f"{r[-1]}{list(r)[:-1]}" for r in spark.table(name).collect()]
+                out.append(Counter(rows[seen:]))
+                seen = len(rows)
+        finally:
+            stream.stop()
+        got[query] = out
+        for f in (tmp_path / "cs").iterdir():
+            f.unlink()
+    assert got["SELECT * FROM cs"] == [
+        Counter(["+I['a', 1, 1]", "+I['b', 2, 1]", "-D['a', 1, 1]"]),
+        Counter(["+I['a', 4, 2]", "-D['b', 2, 1]", "+I['b', 0, 2]"])]
+    assert got["SELECT SUM(n) AS total FROM cs"] == [
+        Counter(["+I[1]", "-U[1]", "+U[3]", "-U[3]", "+U[2]"]),
+        Counter(["-U[2]", "+U[6]", "-U[6]", "+U[4]"])]

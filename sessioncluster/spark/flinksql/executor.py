@@ -39,7 +39,7 @@ from .columntypes import (
     with_view_types,
 )
 from .connectors.changelogjson import batch_source_refusal
-from .connectors.changelogsource import changelog_sources
+from .connectors.changelogsource import changelog_sources, with_changelog_streams
 from .ctas import RECOVERED, CreateTableAs
 from .ctasplan import ctas_insert
 from .dialect import cte_names, renamed_tables, table_names
@@ -200,7 +200,9 @@ class FlinkSqlPlanner:
                 inserts = [statement] if isinstance(statement, Insert) else statement.inserts
                 inserts = [dataclasses.replace(i, query=self._streaming_inlined(i.query))
                            for i in inserts]
-                job = streaming.plan_inserts(self.spark, self.catalog.all_tables(), list(inserts),
+                job = streaming.plan_inserts(self.spark,
+                                             with_changelog_streams(self.catalog.all_tables()),
+                                             list(inserts),
                                              self.conform,
                                              {**(configuration or {}), **self.options},
                                              self.functions)
@@ -375,7 +377,7 @@ class FlinkSqlPlanner:
         statement = Query(querytypes.resolve_typeof(inlined, self._declared_columns,
                                                     typeof_not_typed))
         ctes = {cte.alias_or_name.lower() for cte in statement.ast.find_all(exp.CTE)}
-        tables = self.catalog.all_tables()
+        tables = with_changelog_streams(self.catalog.all_tables())
         for name in table_names(statement.ast):
             if name.lower() not in tables and name.lower() not in ctes \
                     and not self._spark_view_exists(name):

@@ -9,19 +9,20 @@ as two records: ``-U`` as a delete and ``+U`` as an insert (recorded with Flink 
 in STREAMING mode, and an insert-only query in both modes.
 
 Reading such a table is a changelog source: Flink refuses it in BATCH mode (its message, from
-:func:`batch_source_refusal`); in STREAMING mode a bounded one's records (:func:`file_records`)
-are a changelog table (:mod:`.changelogsource`), a monitored one is refused by name
-(:func:`streaming_source_refusal`).
+:func:`batch_source_refusal`); in STREAMING mode its records (:func:`file_records`, with their
+positions: :func:`record_rows`) are a changelog table's (:mod:`.changelogsource`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Callable, Iterator
 
 from sqlglot import exp
 
 from ....api.formats.base import FileFormatError, json_lines, local_path
+from ....api.table.changelog_mode import CHANGELOG_VIEW_PREFIX
 from ..dialect import cte_names, table_names
 from ..model import DEFAULT_PATH, CatalogTable
 
@@ -96,15 +97,16 @@ def batch_source_refusal(query: exp.Expr, tables: dict[str, CatalogTable]) -> st
 
 
 def streaming_source_refusal(table: CatalogTable) -> str | None:
-    """Why a STREAMING query cannot read ``table`` here (a monitored table of a changelog
-    format: an unbounded changelog source); None for another table."""
+    """Why a STREAMING query cannot read ``table`` as it is here: a table of a changelog format
+    not read as a changelog (by its stream name, ``changelogsource.stream_name``: a query
+    planned on a path that does not apply its RowKinds); None for another table."""
     fmt = table.options.get("format", "")
-    if table.connector != "filesystem" or not is_changelog_format(fmt):
+    if table.connector != "filesystem" or not is_changelog_format(fmt) \
+            or table.name.startswith(CHANGELOG_VIEW_PREFIX):
         return None
-    return (f"Reading the unbounded table '{DEFAULT_PATH}.{table.name}' of format '{fmt}' (a "
-            "changelog source with 'source.monitor-interval') is not supported by "
-            "sessioncluster yet: a bounded one (without 'source.monitor-interval') is read "
-            "record by record")
+    return (f"Reading the table '{DEFAULT_PATH}.{table.name}' of format '{fmt}' (a changelog "
+            "source) is not supported by sessioncluster in this statement: its records' "
+            "RowKinds would not be applied")
 
 
 
@@ -203,3 +205,20 @@ def file_records(path: str, fmt: str, row: Callable[[dict[str, Any]], tuple[Any,
             raise FileFormatError(f"{local_path(path)}, line {number}: Corrupt {fmt} "
                                   f"message '{line.rstrip()}': {exc}") from None
         yield from records
+
+
+#: the bits of a record's position that number it within its file (the rest: the file's
+#: modification time in ms): records in the order of their files, then of their lines
+_LINE_BITS = 22
+
+
+def record_rows(fmt: str, row: Callable[[dict[str, Any]], tuple[Any, ...]],
+                ignore_parse_errors: bool) -> Callable[[str], Iterator[tuple[Any, ...]]]:
+    """A reader of a file's records as rows: the values, the RowKind, the record's position
+    (increasing over the files in the order they were written, then over their lines)."""
+    def read(path: str) -> Iterator[tuple[Any, ...]]:
+        base = (os.stat(local_path(path)).st_mtime_ns // 1_000_000) << _LINE_BITS
+        for n, (kind, values) in enumerate(file_records(path, fmt, row, ignore_parse_errors)):
+            yield (*values, kind, base + n)
+
+    return read

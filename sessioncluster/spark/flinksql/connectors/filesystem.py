@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 from ....api.formats.base import local_path
 from ....api.table.changelog_mode import ROW_KIND_COLUMN as ROW_KIND
+from ....api.table.changelog_mode import SEQ_COLUMN, SUB_COLUMN
 from ....api.table.typeparser import parse_type
 from ....api.table.types import DataType, DataTypes, LocalZonedTimestampType, RowType, TimeType
 from ....runtime.filesink import PendingFile, commit, delete_in_progress, in_progress_name
@@ -36,6 +37,10 @@ from .formats import (
 )
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+#: the columns a changelog format's records carry after the table's (a changelog table's, as
+#: ``from_changelog_stream``'s): the RowKind and the position (then a sub-position 0)
+CHANGELOG: list[tuple[str, DataType]] = [(ROW_KIND, DataTypes.STRING()),
+                                         (SEQ_COLUMN, DataTypes.BIGINT())]
 #: rows per Arrow batch handed to Spark
 _BATCH_ROWS = 8192
 #: rows written between two checks of a part file's size (the rolling policy)
@@ -197,13 +202,15 @@ def _native_parquet(spark: Any, table: CatalogTable, files: list[str], schema: A
 
 def read_filesystem(spark: Any, table: CatalogTable, streaming: bool) -> Any:
     """The table's rows: a DataFrame, or a streaming one (Spark's file stream, each file read
-    once) when ``streaming`` and the table has ``source.monitor-interval``."""
+    once) when ``streaming`` and the table has ``source.monitor-interval``. A changelog
+    format's records carry their RowKind and position after the columns (:data:`CHANGELOG`)."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
     options = table.options
-    fields = _file_fields(table)
+    changelog = is_changelog_format(options["format"])
+    fields = _file_fields(table) + (CHANGELOG if changelog else [])
     keys = list(table.partition_keys)
     ddl = ", ".join(x for x in (_spark_ddl(fields), ", ".join(f"`{k}` STRING" for k in keys)) if x)
     schema = StructType.fromDDL(ddl)
@@ -229,7 +236,9 @@ def read_filesystem(spark: Any, table: CatalogTable, streaming: bool) -> Any:
     rows = paths.mapInArrow(functools.partial(_read_partition, spec), schema)
     types = dict(_physical(table))
     return rows.select(*[F.col(f"`{n}`").cast(types[n].spark_ddl()).alias(n) if n in keys
-                         else F.col(f"`{n}`") for n, _ in _physical(table)])
+                         else F.col(f"`{n}`") for n, _ in _physical(table)],
+                       *([F.col(n) for n, _ in CHANGELOG] + [F.lit(0).cast("bigint").alias(
+                           SUB_COLUMN)] if changelog else []))
 
 
 # -- writing -----------------------------------------------------------------------------------------

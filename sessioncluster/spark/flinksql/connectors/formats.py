@@ -49,7 +49,7 @@ from ....api.table.types import (
 from ....common.serialization import BulkWriter, BulkWriterFactory
 from ....common.types import Row
 from ..model import FlinkSqlError
-from .changelogjson import is_changelog_format, json_options, record_encoder
+from .changelogjson import is_changelog_format, json_options, record_encoder, record_rows
 
 #: the formats of the filesystem connector here, as Flink names them
 #: every format of a filesystem table (the changelog JSON ones write only: :mod:`.changelogjson`)
@@ -475,6 +475,9 @@ def file_reader(fmt: str, row_type: RowType, options: dict[str, str]
     if fmt == "raw":
         check_raw(row_type)
         return lambda path: _raw_rows(path, row_type, options)
+    if is_changelog_format(fmt):  # the row type's last two fields: the RowKind, the position
+        row = json_row_decoder(file_row_type([(f.name, f.data_type) for f in row_type.fields[:-2]]))
+        return record_rows(fmt, row, _flag(options, f"{fmt}.ignore-parse-errors"))
     raise FlinkSqlError(f"Unknown format {fmt}")
 
 
