@@ -46,6 +46,7 @@ TABLE_PROGRAMS = [
     "table_udtaf_top2",
     # PyFlink 2.3's own examples (pyflink/examples/table), unchanged
     "example_tumble_window",
+    "example_session_window",
     "example_over_window",
     "example_process_json_data_with_udf",
     "example_multi_sink",

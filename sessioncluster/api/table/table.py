@@ -607,10 +607,10 @@ class WindowGroupedTable:
         ctx = RenderContext(window_alias=alias)
         sql, names = _named_select(fields, ctx, aggregating=True)
         keys = [k.to_sql(ctx) for k in self.keys if k.name != alias]
-        keys += ["window_start", "window_end"]
         source = quote_identifier(WINDOW_INPUT)
         query = (f"WITH {source} AS ({self.table.query_sql}) SELECT {sql} "
-                 f"FROM TABLE({self.group_window.tvf_sql(source)}) GROUP BY {', '.join(keys)}")
+                 f"FROM TABLE({self.group_window.tvf_sql(source, keys)}) "
+                 f"GROUP BY {', '.join([*keys, 'window_start', 'window_end'])}")
         return Table(query, self.table._t_env, names)
 
     def aggregate(self, func: Any) -> Any:

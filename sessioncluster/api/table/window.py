@@ -58,13 +58,20 @@ class GroupWindow:
     def _function(self) -> str:
         raise NotImplementedError
 
-    def tvf_sql(self, input_name: str) -> str:
-        """The window TVF over the table or view ``input_name``."""
+    def tvf_sql(self, input_name: str, keys: list[str] | None = None) -> str:
+        """The window TVF over the table or view ``input_name``; ``keys``: the group keys
+        beside the window (a session window's partition: Flink's group window keeps a session
+        per key)."""
         if self.time_field is None or self.alias_name is None:
             raise ValueError("a group window needs .on(time attribute) and .alias(name)")
-        args = [f"TABLE {input_name}", f"DESCRIPTOR({as_expression(self.time_field).to_sql()})",
-                *self._args()]
+        table = f"TABLE {input_name}"
+        if keys and self._partitioned:
+            table += f" PARTITION BY {', '.join(keys)}"
+        args = [table, f"DESCRIPTOR({as_expression(self.time_field).to_sql()})", *self._args()]
         return f"{self._function()}({', '.join(args)})"
+
+    #: the window's extent depends on its key's rows (a session), not on time alone
+    _partitioned = False
 
 
 class TumbleWithSizeOnTimeWithAlias(GroupWindow):
@@ -138,6 +145,8 @@ class SessionWithGapOnTimeWithAlias(GroupWindow):
     def __init__(self, gap: str) -> None:
         super().__init__()
         self.gap = gap
+
+    _partitioned = True
 
     def _function(self) -> str:
         return "SESSION"
