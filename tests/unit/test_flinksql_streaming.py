@@ -246,6 +246,21 @@ def test_streaming_window_aggregation_groups_by_the_window_struct() -> None:
                                                            streaming=True)
 
 
+def test_a_session_tvf_grouped_by_other_keys_than_its_partition_is_refused() -> None:
+    """Flink keeps a session per PARTITION BY key (across all rows without one:
+    /work/briefs/data/lead30/session_tvf_probe.out), Spark per grouping key: grouped by other
+    keys, the sessions would differ, so STREAMING refuses it by name (BATCH runs it)."""
+    for partition, keys in ((",", ", item"), ("PARTITION BY item,", ""),
+                            ("PARTITION BY item,", ", item, price")):
+        tvf = query(f"SELECT window_start, window_end, COUNT(*) AS n FROM TABLE(SESSION(TABLE "
+                    f"Bid {partition} DESCRIPTOR(ts), INTERVAL '5' MINUTES)) "
+                    f"GROUP BY window_start, window_end{keys}")
+        with pytest.raises(FlinkSqlError, match="^A SESSION window TVF aggregation whose GROUP "
+                                                "BY keys"):
+            to_spark_sql(tvf, {"Bid": bids()}, streaming=True)
+        assert to_spark_sql(tvf, {"Bid": bids()}, streaming=False)
+
+
 def test_streaming_session_windows_group_by_sparks_session_window() -> None:
     """A SESSION window's bounds exist only once its rows' sessions merged: GROUP BY the
     session_window struct, window_start/_end/_time its fields."""

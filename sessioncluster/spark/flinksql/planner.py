@@ -78,7 +78,7 @@ def to_spark_sql(query: exp.Expr, tables: Mapping[str, CatalogTable],
     for select in list(tree.find_all(exp.Select)):
         _rewrite_group_window(select, names, streaming)
     windows: dict[str, int] = {}
-    sessions: set[int] = set()
+    sessions: dict[int, set[str]] = {}  # a SESSION TVF's number -> its PARTITION BY keys
     for table in list(tree.find_all(exp.Table)):
         call = table.this
         if isinstance(call, exp.Anonymous) and call.name.upper() == "TABLE":
@@ -145,7 +145,7 @@ def _column_types(tables: Mapping[str, CatalogTable]) -> dict[str, dict[str, str
 
 
 def _group_by_window_struct(select: exp.Select, windows: dict[str, int],
-                            sessions: set[int]) -> None:
+                            sessions: dict[int, set[str]]) -> None:
     """STREAMING: a GROUP BY window_start/window_end over a window TVF also groups by the
     TVF's hidden window struct (which carries the watermark). A SESSION TVF's rows have no
     bounds before the aggregation merges their sessions: the struct replaces them in GROUP BY
@@ -162,6 +162,9 @@ def _group_by_window_struct(select: exp.Select, windows: dict[str, int],
         return
     others = [g for g in group.expressions if not (isinstance(g, exp.Column) and g.name.lower()
                                                    in _WINDOW_COLUMNS)]
+    named = {g.name.lower() for g in others if isinstance(g, exp.Column)}
+    if named != sessions[n] or len(named) != len(others):
+        raise FlinkSqlError(_SESSION_KEYS_REFUSAL)
     if not others:  # Spark refuses a session window as the only key: one key for all rows
         others = [exp.column(f"__window{n}_key")]
     group.set("expressions", [*others, exp.column(f"__window{n}")])
@@ -178,6 +181,14 @@ def _group_by_window_struct(select: exp.Select, windows: dict[str, int],
 
 
 _WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
+#: Spark's session windows are per grouping key, Flink's SESSION TVF's per PARTITION BY key
+#: (without one: across all rows; /work/briefs/data/lead30/session_tvf_probe.out)
+_SESSION_KEYS_REFUSAL = (
+    "A SESSION window TVF aggregation whose GROUP BY keys (besides window_start and window_end) "
+    "are not its PARTITION BY keys is not supported by sessioncluster in STREAMING mode: "
+    "Spark keeps a session per grouping key, Flink per partition key (across all rows without "
+    "PARTITION BY). Partition the TVF by the group keys: SESSION(TABLE t PARTITION BY k, "
+    "DESCRIPTOR(ts), INTERVAL ...) ... GROUP BY k, window_start, window_end")
 #: the grouping key of a SESSION TVF aggregation without one of its own (Spark refuses a
 #: "global aggregation with session window")
 _GLOBAL_SESSION_KEY = "0"
@@ -241,7 +252,8 @@ def _window_args(call: exp.Anonymous) -> tuple[str, dict[str, exp.Expression]]:
 
 def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTable],
                 names: count, windows: dict[str, int] | None = None,
-                streaming: bool = False, sessions: set[int] | None = None) -> exp.Expression:
+                streaming: bool = False, sessions: dict[int, set[str]] | None = None
+                ) -> exp.Expression:
     name, args = _window_args(call)
     data, timecol = args["DATA"], args["TIMECOL"]
     if not isinstance(data, TableArgument) or not isinstance(timecol, Descriptor):
@@ -260,7 +272,7 @@ def _window_tvf(call: exp.Anonymous, alias: str, tables: Mapping[str, CatalogTab
         # Spark's session_window merges the rows' sessions in the aggregation (per grouping
         # key) and emits each once the watermark passes its end, as Flink's session windows
         if sessions is not None:
-            sessions.add(n)
+            sessions[n] = {k.name.lower() for k in data.args.get("partition_by") or []}
         return _subquery(f"SELECT {columns}, session_window({ts}, "
                          f"{_duration(interval_ms(args['GAP']))}) AS __window{n}, "
                          f"{_GLOBAL_SESSION_KEY} AS __window{n}_key "
