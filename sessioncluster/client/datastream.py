@@ -20,6 +20,7 @@ from ..api.functions import (
 )
 from ..api.slot_sharing_group import SlotSharingGroup
 from ..common.execution_mode import RuntimeExecutionMode
+from ..common.typeinfo import type_spec
 from ..graph.streamgraph import (
     DEFAULT_NAMES,
     ChainingStrategy,
@@ -258,9 +259,15 @@ class DataStream:
         self._file_sink(sink, None)
         return self
 
-    def print(self) -> "DataStream":
-        """Print every record at the client when the job runs (``env.execute()``)."""
-        self.env._sinks.append(self._sink(OperatorKind.SINK_PRINT))
+    def print(self, sink_identifier: str | None = None) -> "DataStream":
+        """Print every record at the client when the job runs (``env.execute()``), as Flink's
+        print sink: the Java text of the stream's declared type (``(a,1)`` for a TUPLE), after
+        ``sink_identifier`` and the subtask (``ID:2> ``) when the sink runs in several."""
+        sink = self._sink(OperatorKind.SINK_PRINT)
+        sink.config["print_type"] = type_spec(self.env.output_types.get(self.node.node_id))
+        if sink_identifier is not None:
+            sink.config["identifier"] = str(sink_identifier)
+        self.env._sinks.append(sink)
         return self
 
     def execute_and_collect(self, job_name: str = "collect", limit: int | None = None) -> list[Any]:
@@ -525,9 +532,10 @@ class KeyedStream:
     def project(self, *field_indexes: int) -> DataStream:
         return self._values().project(*field_indexes)
 
-    def print(self) -> DataStream:
+    def print(self, sink_identifier: str | None = None) -> DataStream:
         """Print each record, on the subtask its key goes to (``2> ...``)."""
-        return self._values().print()
+        values = typed(self._values(), self.stream.env.output_types.get(self.stream.node.node_id))
+        return values.print(sink_identifier)
 
     def sink_to(self, sink: Any) -> DataStream:
         return self._values().sink_to(sink)
