@@ -20,7 +20,7 @@ from ..api.functions import (
 )
 from ..api.slot_sharing_group import SlotSharingGroup
 from ..common.execution_mode import RuntimeExecutionMode
-from ..common.typeinfo import type_spec
+from ..common.typeinfo import has_float, type_spec
 from ..graph.streamgraph import (
     DEFAULT_NAMES,
     ChainingStrategy,
@@ -437,6 +437,8 @@ def typed(stream: DataStream, output_type: Any) -> DataStream:
     """``stream``, its records declared of ``output_type`` (kept for a Table of it)."""
     if output_type is not None:
         stream.env.output_types[stream.node.node_id] = output_type
+        if has_float(output_type):  # its values cross an exchange in 32 bits, as in Flink
+            stream.node.config["output_type"] = type_spec(output_type)
     return stream
 
 

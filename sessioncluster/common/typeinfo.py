@@ -448,3 +448,15 @@ def _spec(spec: Any) -> TypeInformation:
     t = from_type_spec(spec)
     assert t is not None
     return t
+
+
+def read_back(spec: Any, timestamped: bool = False) -> Any:
+    """A function of a record of the declared type ``spec`` (a :func:`type_spec`) to the value
+    Flink's next operator reads when the record crosses Java (an exchange): FLOATs in 32 bits;
+    None when the type holds no FLOAT. ``timestamped``: records are ``(timestamp, value)``."""
+    type_info = from_type_spec(spec)
+    if not has_float(type_info):
+        return None
+    if timestamped:
+        return lambda record: (record[0], as_declared(record[1], type_info))
+    return lambda record: as_declared(record, type_info)

@@ -27,6 +27,7 @@ import cloudpickle
 
 from ..api.functions import MIN_WATERMARK, RuntimeContext, TimeDomain, as_callable
 from ..common.printsink import line_formatter
+from ..common.typeinfo import read_back
 from ..dependencies import JobEnvironment, prepare
 from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec, PythonDependency
 from ..graph.streamgraph import OperatorKind, Partitioning
@@ -265,6 +266,8 @@ class Router:
         self.line: Callable[[Any], str] = (
             line_formatter(vertex.operators[-1].config, subtask, vertex.parallelism)
             if vertex.operators[-1].kind is OperatorKind.SINK_PRINT else str)
+        #: a declared output type's values as they cross Java in Flink (FLOAT: 32 bits)
+        self.convert = read_back(vertex.operators[-1].config.get("output_type"), self.ts)
         #: (index, side output, key selector or None, input index) per edge
         self.edges = [(e.index, e.side_output,
                        as_callable(prog.load(e.key_selector_key)) if e.key_selector_key else None,
@@ -289,6 +292,9 @@ class Router:
                 add_v(line(value).encode("utf-8") if as_line else dumps(value))
             rows.records += len(rows.v) - before
             return
+        if self.convert is not None:
+            convert = self.convert
+            tagged = ((tag, convert(rec) if tag is None else rec) for tag, rec in tagged)
         if self.pre_aggregator is not None:
             self.route_partials(tagged, rows, self.pre_aggregator)
             return

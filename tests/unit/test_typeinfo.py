@@ -11,6 +11,13 @@ from typing import Any
 import cloudpickle
 import pytest
 
+from sessioncluster.api.connectors.file_system import (
+    FileSink,
+    FileSource,
+    OutputFileConfig,
+    RollingPolicy,
+    StreamFormat,
+)
 from sessioncluster.client.current import (
     NoCurrentSessionError,
     clear_current,
@@ -21,13 +28,6 @@ from sessioncluster.client.current import (
 from sessioncluster.client.environment import ContextStreamExecutionEnvironment, StreamExecutionEnvironment
 from sessioncluster.common import Configuration, Duration, Encoder, Row, RowKind, RuntimeExecutionMode, Types
 from sessioncluster.common.typeinfo import RowTypeInfo, TupleTypeInfo
-from sessioncluster.api.connectors.file_system import (
-    FileSink,
-    FileSource,
-    OutputFileConfig,
-    RollingPolicy,
-    StreamFormat,
-)
 from sessioncluster.graph.streamgraph import OperatorKind
 
 # -- Types ------------------------------------------------------------------------------------
@@ -417,3 +417,14 @@ def test_type_spec_round_trip_and_print_prefix() -> None:
     line = line_formatter({"print_type": type_spec(T.TUPLE([T.STRING(), T.INT()]))}, 1, 2)
     assert line(("hi", 4)) == "2> (hi,4)"
     assert line_formatter({}, 0, 1)(("hi", 4)) == "('hi', 4)"
+
+
+def test_read_back_of_a_declared_float_output() -> None:
+    """An operator's output_type FLOAT crossing an exchange (probe_print.out "f32 map float
+    keyby map": 0.10000000149011612; chained it stays 0.1, and a DOUBLE is unchanged)."""
+    from sessioncluster.common.typeinfo import read_back, type_spec
+
+    convert = read_back(type_spec(Types.TUPLE([Types.STRING(), Types.FLOAT()])))
+    assert convert(("a", 0.1)) == ("a", 0.10000000149011612)
+    assert read_back(type_spec(Types.FLOAT()), timestamped=True)((7, 0.1)) == (7, 0.10000000149011612)
+    assert read_back(type_spec(Types.DOUBLE())) is None and read_back(None) is None
