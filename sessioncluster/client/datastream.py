@@ -20,6 +20,7 @@ from ..api.functions import (
 )
 from ..api.slot_sharing_group import SlotSharingGroup
 from ..common.execution_mode import RuntimeExecutionMode
+from ..common.typeinfo import has_float, type_spec
 from ..graph.streamgraph import (
     DEFAULT_NAMES,
     ChainingStrategy,
@@ -85,7 +86,8 @@ class DataStream:
         return typed(self._then(OperatorKind.FLAT_MAP, func), output_type)
 
     def filter(self, func: Any) -> "DataStream":
-        return self._then(OperatorKind.FILTER, func)
+        """The records ``func`` keeps, of this stream's declared type (as PyFlink's filter)."""
+        return typed(self._then(OperatorKind.FILTER, func), self.env.output_types.get(self.node.node_id))
 
     def key_by(self, key_selector: Any, key_type: Any = None) -> "KeyedStream":
         check_function(key_selector, None)
@@ -258,9 +260,15 @@ class DataStream:
         self._file_sink(sink, None)
         return self
 
-    def print(self) -> "DataStream":
-        """Print every record at the client when the job runs (``env.execute()``)."""
-        self.env._sinks.append(self._sink(OperatorKind.SINK_PRINT))
+    def print(self, sink_identifier: str | None = None) -> "DataStream":
+        """Print every record at the client when the job runs (``env.execute()``), as Flink's
+        print sink: the Java text of the stream's declared type (``(a,1)`` for a TUPLE), after
+        ``sink_identifier`` and the subtask (``ID:2> ``) when the sink runs in several."""
+        sink = self._sink(OperatorKind.SINK_PRINT)
+        sink.config["print_type"] = type_spec(self.env.output_types.get(self.node.node_id))
+        if sink_identifier is not None:
+            sink.config["identifier"] = str(sink_identifier)
+        self.env._sinks.append(sink)
         return self
 
     def execute_and_collect(self, job_name: str = "collect", limit: int | None = None) -> list[Any]:
@@ -430,6 +438,8 @@ def typed(stream: DataStream, output_type: Any) -> DataStream:
     """``stream``, its records declared of ``output_type`` (kept for a Table of it)."""
     if output_type is not None:
         stream.env.output_types[stream.node.node_id] = output_type
+        if has_float(output_type):  # its values cross an exchange in 32 bits, as in Flink
+            stream.node.config["output_type"] = type_spec(output_type)
     return stream
 
 
@@ -443,31 +453,36 @@ class KeyedStream:
     def reduce(self, func: Any, output_type: Any = None) -> DataStream:
         """Combine the records of each key pairwise; map-side combined before the shuffle."""
         stream = self.stream._then(OperatorKind.REDUCE, func, Partitioning.HASH, self.key_selector)
-        return typed(stream, output_type)
+        return typed(stream, output_type or self._input_type())  # PyFlink: the input's type
+
+    def _input_type(self) -> Any:
+        """The declared type of the records before ``key_by`` (what PyFlink's reduce, sum, min,
+        max, min_by, max_by and filter declare for theirs)."""
+        return self.stream.env.output_types.get(self.stream.node.node_id)
+
+    def _aggregation(self, aggregation: Any) -> DataStream:
+        stream = self.stream._then(OperatorKind.REDUCE, aggregation, Partitioning.HASH,
+                                   self.key_selector, name="Keyed Aggregation")
+        return typed(stream, self._input_type())
 
     def sum(self, position_to_sum: int | str = 0) -> DataStream:
-        return self.stream._then(OperatorKind.REDUCE, FieldSum(position_to_sum), Partitioning.HASH,
-                                 self.key_selector, name="Keyed Aggregation")
+        return self._aggregation(FieldSum(position_to_sum))
 
     def min(self, position_to_min: int | str | None = 0) -> DataStream:
-        return self.stream._then(OperatorKind.REDUCE, FieldMin(position_to_min), Partitioning.HASH,
-                                 self.key_selector, name="Keyed Aggregation")
+        return self._aggregation(FieldMin(position_to_min))
 
     def max(self, position_to_max: int | str | None = 0) -> DataStream:
-        return self.stream._then(OperatorKind.REDUCE, FieldMax(position_to_max), Partitioning.HASH,
-                                 self.key_selector, name="Keyed Aggregation")
+        return self._aggregation(FieldMax(position_to_max))
 
     def min_by(self, position_to_min_by: int | str = 0) -> DataStream:
         """Per key, the record with the smallest field ``position_to_min_by`` so far (the
         first one of equal ones)."""
-        return self.stream._then(OperatorKind.REDUCE, FieldMinBy(position_to_min_by),
-                                 Partitioning.HASH, self.key_selector, name="Keyed Aggregation")
+        return self._aggregation(FieldMinBy(position_to_min_by))
 
     def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
         """Per key, the record with the largest field ``position_to_max_by`` so far (the first
         one of equal ones)."""
-        return self.stream._then(OperatorKind.REDUCE, FieldMaxBy(position_to_max_by),
-                                 Partitioning.HASH, self.key_selector, name="Keyed Aggregation")
+        return self._aggregation(FieldMaxBy(position_to_max_by))
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         """A KeyedProcessFunction: keyed state (through ``open``'s runtime context),
@@ -505,7 +520,7 @@ class KeyedStream:
         return typed(self._keyed(OperatorKind.FLAT_MAP, func), output_type)
 
     def filter(self, func: Any) -> DataStream:
-        return self._keyed(OperatorKind.FILTER, func)
+        return typed(self._keyed(OperatorKind.FILTER, func), self._input_type())
 
     def key_by(self, key_selector: Any, key_type: Any = None) -> "KeyedStream":
         """The stream before this ``key_by``, keyed by ``key_selector`` instead."""
@@ -525,9 +540,10 @@ class KeyedStream:
     def project(self, *field_indexes: int) -> DataStream:
         return self._values().project(*field_indexes)
 
-    def print(self) -> DataStream:
+    def print(self, sink_identifier: str | None = None) -> DataStream:
         """Print each record, on the subtask its key goes to (``2> ...``)."""
-        return self._values().print()
+        values = typed(self._values(), self.stream.env.output_types.get(self.stream.node.node_id))
+        return values.print(sink_identifier)
 
     def sink_to(self, sink: Any) -> DataStream:
         return self._values().sink_to(sink)

@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..common.execution_mode import RuntimeExecutionMode
-from ..common.typeinfo import RowTypeInfo
+from ..common.typeinfo import RowTypeInfo, as_declared
 from ..common.types import Row
 from ..dependencies import pack_archive, pack_python_file, pack_requirements
 from ..graph.executionplan import execution_plan
@@ -64,6 +64,11 @@ class StreamExecutionEnvironment:
 
         session = current_or_connect()
         env = (environment_factory() or ContextStreamExecutionEnvironment)(session)
+        # the session's parallelism.default (every slot unless --parallelism), as Flink's
+        # environments take the cluster's: a print sink of 2 subtasks prefixes `1> `, `2> `
+        info = getattr(session, "info", None)
+        if info is not None:
+            env.stream_graph.default_parallelism = info.parallelism
         if configuration is not None:
             env.configure(configuration)
         return env
@@ -310,7 +315,8 @@ class StreamExecutionEnvironment:
         """A bounded source over a Python collection (materialized as a list). With a
         ``Types.ROW``/``ROW_NAMED`` type, tuples and lists become ``Row``s of its field names,
         as PyFlink reads them."""
-        data = list(collection)
+        # the records as they read back from Flink's Java source of type_info (FLOAT: 32 bits)
+        data = [as_declared(x, type_info) for x in collection]
         if isinstance(type_info, RowTypeInfo):
             data = [_as_row(x, type_info.get_field_names()) for x in data]
         node = self.stream_graph.add_node(OperatorKind.SOURCE_COLLECTION, data,

@@ -7,6 +7,8 @@ compares and prints like PyFlink's.
 
 from __future__ import annotations
 
+import math
+import struct
 from decimal import Decimal
 from typing import Any, Sequence
 
@@ -258,21 +260,24 @@ class Types:
 # -- records as Flink prints them ------------------------------------------------------------------
 
 def java_string(value: Any, type_info: TypeInformation | None = None) -> str:
-    """``value`` as Flink's ``print()`` and ``Encoder.simple_string_encoder()`` write a record of
-    type ``type_info`` (Java's ``toString``): ``(a,1)`` for a TUPLE, ``+I[a, 1]`` for a ROW,
-    ``true``/``null``/``1.0E7`` for basic values. Without type information (PyFlink then pickles
-    records) it is Python's ``str(value)``, as PyFlink prints such records."""
+    """``value`` as Flink's ``print()`` writes a record of type ``type_info`` (Java's
+    ``toString``): ``(a,1)`` for a TUPLE, ``true``/``null``/``1.0E7`` for basic values, a
+    Float's shortest 32-bit digits. A ROW is printed as PyFlink prints it (a Python map before
+    the sink: ``+I[a,1]``, fields by Python's ``str``); without type information (PyFlink then
+    pickles records) it is Python's ``str(value)``. As real Flink, recorded in
+    ``/work/briefs/data/javaprint/probe_print.out``."""
     if type_info is None or isinstance(type_info, PickledBytesTypeInfo):
-        return str(value)
+        return value if isinstance(value, str) else str(value)
     if value is None:
         return "null"
+    if isinstance(type_info, RowTypeInfo):
+        kind = value.get_row_kind() if hasattr(value, "get_row_kind") else "+I"
+        return f"{kind}[{','.join(str(v) for v in value)}]"
     if isinstance(type_info, TupleTypeInfo):
         return "(" + ",".join(java_string(v, t) for v, t in zip(value, type_info.field_types)) + ")"
-    if isinstance(type_info, RowTypeInfo):
-        kind = value.get_row_kind().short_string() if hasattr(value, "get_row_kind") else "+I"
-        return kind + "[" + ", ".join(java_string(v, t)
-                                      for v, t in zip(value, type_info.field_types)) + "]"
-    if isinstance(type_info, (ListTypeInfo, BasicArrayTypeInfo)):
+    if isinstance(type_info, BasicArrayTypeInfo):  # a Java array: its class and identity hash
+        return f"{_java_array_class(type_info)}@{id(value) & 0x7FFFFFFF:x}"
+    if isinstance(type_info, ListTypeInfo):
         return "[" + ", ".join(java_string(v, type_info.element_type) for v in value) + "]"
     if isinstance(type_info, MapTypeInfo):
         return "{" + ", ".join(f"{java_string(k, type_info.key_type)}={java_string(v, type_info.value_type)}"
@@ -283,22 +288,175 @@ def java_string(value: Any, type_info: TypeInformation | None = None) -> str:
     if isinstance(type_info, BasicTypeInfo):
         if type_info.name == "Boolean":
             return "true" if value else "false"
-        if type_info.name in ("Float", "Double"):
+        if type_info.name == "Float":
+            return _java_double(float(value), single=True)
+        if type_info.name == "Double":
             return _java_double(float(value))
     return str(value)
 
 
-def _java_double(x: float) -> str:
-    """Java's ``Double.toString``: plain in [1e-3, 1e7), else ``d.dddE±n``; shortest digits."""
+#: the JVM's array class names (``Class.getName``) of element types
+_JAVA_CLASSES = {"String": "java.lang.String", "Integer": "java.lang.Integer",
+                 "Long": "java.lang.Long", "Double": "java.lang.Double", "Float": "java.lang.Float",
+                 "Boolean": "java.lang.Boolean", "Short": "java.lang.Short", "Byte": "java.lang.Byte",
+                 "Character": "java.lang.Character", "BigInteger": "java.math.BigInteger",
+                 "BigDecimal": "java.math.BigDecimal"}
+_PRIMITIVE_CODES = {"Integer": "I", "Long": "J", "Double": "D", "Float": "F", "Boolean": "Z",
+                    "Short": "S", "Byte": "B", "Character": "C"}
+
+
+def _java_array_class(type_info: BasicArrayTypeInfo) -> str:
+    """``[I``, ``[Ljava.lang.String;``: the name Java's ``Object.toString`` of an array shows."""
+    element = type_info.element_type
+    name = getattr(element, "name", "")
+    if isinstance(type_info, PrimitiveArrayTypeInfo) and name in _PRIMITIVE_CODES:
+        return "[" + _PRIMITIVE_CODES[name]
+    if isinstance(element, TupleTypeInfo):
+        return f"[Lorg.apache.flink.api.java.tuple.Tuple{element.get_arity()};"
+    if isinstance(element, RowTypeInfo):
+        return "[Lorg.apache.flink.types.Row;"
+    return f"[L{_JAVA_CLASSES.get(name, 'java.lang.Object')};"
+
+
+def _java_double(x: float, single: bool = False) -> str:
+    """Java's ``Double.toString`` (``Float.toString`` with ``single``): plain in [1e-3, 1e7),
+    else ``d.dddE±n``; the shortest digits that read back as the same double (float)."""
     if x != x:
         return "NaN"
     if x in (float("inf"), float("-inf")):
         return "Infinity" if x > 0 else "-Infinity"
+    text = _shortest_single(x) if single else repr(x)
     if x == 0 or 1e-3 <= abs(x) < 1e7:
-        text = repr(x)
-        return text if "e" not in text else format(x, "f")
-    sign, digits, exp = Decimal(repr(x)).normalize().as_tuple()
+        plain = format(Decimal(text), "f")
+        return plain if "." in plain else plain + ".0"
+    sign, digits, exp = Decimal(text).normalize().as_tuple()
     assert isinstance(exp, int)
     shown = "".join(map(str, digits))
     mantissa = shown[0] + "." + (shown[1:] or "0")
     return ("-" if sign else "") + f"{mantissa}E{len(digits) + exp - 1}"
+
+
+def _shortest_single(x: float) -> str:
+    """The fewest significant digits that read back as the same 32-bit float as ``x``."""
+    target = to_float32(x)
+    for digits in range(1, 10):
+        text = f"{target:.{digits}g}"
+        if to_float32(float(text)) == target:
+            return text
+    return repr(target)
+
+
+# -- values of a declared type as they come back from Java -------------------------------------
+
+def to_float32(x: float) -> float:
+    """``x`` rounded to Java's 32-bit ``float`` (as a Python float): ``0.1`` ->
+    ``0.10000000149011612``; too large a value is infinite, as Java's cast makes it."""
+    try:
+        return float(struct.unpack("f", struct.pack("f", x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def has_float(type_info: TypeInformation | None) -> bool:
+    """Whether values of ``type_info`` hold a ``Types.FLOAT()`` anywhere."""
+    if isinstance(type_info, BasicTypeInfo):
+        return type_info.name == "Float" and not isinstance(type_info, PickledBytesTypeInfo)
+    if isinstance(type_info, (TupleTypeInfo, RowTypeInfo)):
+        return any(has_float(t) for t in type_info.field_types)
+    if isinstance(type_info, (ListTypeInfo, BasicArrayTypeInfo)):
+        return has_float(type_info.element_type)
+    if isinstance(type_info, MapTypeInfo):
+        return has_float(type_info.key_type) or has_float(type_info.value_type)
+    return False
+
+
+def as_declared(value: Any, type_info: TypeInformation | None) -> Any:
+    """``value`` as it reads back after Flink serialized it as ``type_info`` (a Python value
+    crossing Java): every ``Types.FLOAT()`` in it rounded to 32 bits; the rest unchanged."""
+    if value is None or not has_float(type_info):
+        return value
+    if isinstance(type_info, BasicTypeInfo):
+        return to_float32(float(value))
+    if isinstance(type_info, (TupleTypeInfo, RowTypeInfo)):
+        fields = [as_declared(v, t) for v, t in zip(value, type_info.field_types)]
+        if hasattr(value, "get_row_kind"):
+            return _same_row(value, fields)
+        return type(value)(fields) if isinstance(value, list) else tuple(fields)
+    if isinstance(type_info, (ListTypeInfo, BasicArrayTypeInfo)):
+        return [as_declared(v, type_info.element_type) for v in value]
+    if isinstance(type_info, MapTypeInfo):
+        return {as_declared(k, type_info.key_type): as_declared(v, type_info.value_type)
+                for k, v in value.items()}
+    return value
+
+
+def _same_row(row: Any, fields: list[Any]) -> Any:
+    """A Row of ``fields`` with ``row``'s kind and field names."""
+    new = type(row)(*fields)
+    new.set_row_kind(row.get_row_kind())
+    try:
+        new.set_field_names(list(row.as_dict()))
+    except TypeError:  # a Row without field names
+        pass
+    return new
+
+
+# -- type information as plain data (it travels in a JobGraph's operator config) ----------------
+
+def type_spec(type_info: TypeInformation | None) -> Any:
+    """``type_info`` as nested tuples of strings (what a message may carry); None for none."""
+    if type_info is None:
+        return None
+    if isinstance(type_info, TupleTypeInfo):
+        return ("Tuple", tuple(type_spec(t) for t in type_info.field_types))
+    if isinstance(type_info, RowTypeInfo):
+        return ("Row", tuple(type_spec(t) for t in type_info.field_types), tuple(type_info.field_names))
+    if isinstance(type_info, ListTypeInfo):
+        return ("List", type_spec(type_info.element_type))
+    if isinstance(type_info, MapTypeInfo):
+        return ("Map", type_spec(type_info.key_type), type_spec(type_info.value_type))
+    if isinstance(type_info, BasicArrayTypeInfo):
+        return (type(type_info).__name__, type_spec(type_info.element_type))
+    if isinstance(type_info, BasicTypeInfo):
+        return (type(type_info).__name__, type_info.name)
+    return ("Pickled",)
+
+
+_BASIC = {c.__name__: c for c in (BasicTypeInfo, SqlTimeTypeInfo, InstantTypeInfo, PickledBytesTypeInfo)}
+_ARRAYS = {c.__name__: c for c in (BasicArrayTypeInfo, PrimitiveArrayTypeInfo, ObjectArrayTypeInfo)}
+
+
+def from_type_spec(spec: Any) -> TypeInformation | None:
+    """The TypeInformation :func:`type_spec` described."""
+    if spec is None or spec[0] == "Pickled":
+        return None if spec is None else Types.PICKLED_BYTE_ARRAY()
+    kind = spec[0]
+    if kind == "Tuple":
+        return TupleTypeInfo([_spec(s) for s in spec[1]])
+    if kind == "Row":
+        return RowTypeInfo([_spec(s) for s in spec[1]], list(spec[2]))
+    if kind == "List":
+        return ListTypeInfo(_spec(spec[1]))
+    if kind == "Map":
+        return MapTypeInfo(_spec(spec[1]), _spec(spec[2]))
+    if kind in _ARRAYS:
+        return _ARRAYS[kind](_spec(spec[1]))
+    return _BASIC[kind](spec[1])
+
+
+def _spec(spec: Any) -> TypeInformation:
+    t = from_type_spec(spec)
+    assert t is not None
+    return t
+
+
+def read_back(spec: Any, timestamped: bool = False) -> Any:
+    """A function of a record of the declared type ``spec`` (a :func:`type_spec`) to the value
+    Flink's next operator reads when the record crosses Java (an exchange): FLOATs in 32 bits;
+    None when the type holds no FLOAT. ``timestamped``: records are ``(timestamp, value)``."""
+    type_info = from_type_spec(spec)
+    if not has_float(type_info):
+        return None
+    if timestamped:
+        return lambda record: (record[0], as_declared(record[1], type_info))
+    return lambda record: as_declared(record, type_info)

@@ -57,7 +57,7 @@ class KeyedVertex:
         self.tail_functions = [prog.load(op.function_key) if op.function_key else None
                                for op in tail_ops]
         open_functions(self.tail_functions, ctx)
-        self.router = Router(prog)
+        self.router = Router(prog, _subtask(prog))
         #: its input is partials pre-aggregated before the shuffle
         self.partials = takes_partials(vertex)
 

@@ -26,6 +26,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import cloudpickle
 
 from ..api.functions import MIN_WATERMARK, RuntimeContext, TimeDomain, as_callable
+from ..common.printsink import line_formatter
+from ..common.typeinfo import read_back
 from ..dependencies import JobEnvironment, prepare
 from ..graph.jobgraph import JobEdge, JobVertex, OperatorSpec, PythonDependency
 from ..graph.streamgraph import OperatorKind, Partitioning
@@ -256,9 +258,16 @@ class Router:
     This is the per-record hot path of a STREAMING job: the loops append to the columns
     directly, and a vertex with one main output edge has a loop of its own."""
 
-    def __init__(self, prog: VertexProgram) -> None:
+    def __init__(self, prog: VertexProgram, subtask: int = 0) -> None:
         self.ts = prog.timestamped_output
         self.encoding = prog.sink_encoding
+        vertex = prog.vertex
+        #: a print sink's line of a record (Flink's text and prefix), else ``str``
+        self.line: Callable[[Any], str] = (
+            line_formatter(vertex.operators[-1].config, subtask, vertex.parallelism)
+            if vertex.operators[-1].kind is OperatorKind.SINK_PRINT else str)
+        #: a declared output type's values as they cross Java in Flink (FLOAT: 32 bits)
+        self.convert = read_back(vertex.operators[-1].config.get("output_type"), self.ts)
         #: (index, side output, key selector or None, input index) per edge
         self.edges = [(e.index, e.side_output,
                        as_callable(prog.load(e.key_selector_key)) if e.key_selector_key else None,
@@ -272,7 +281,7 @@ class Router:
         add_out, add_k, add_ts, add_v = rows.out.append, rows.k.append, rows.ts.append, rows.v.append
         before = len(rows.v)
         if self.encoding is not None:
-            as_line = self.encoding != "record"
+            as_line, line = self.encoding != "record", self.line
             for tag, rec in tagged:
                 if tag is not None:
                     continue
@@ -280,9 +289,12 @@ class Router:
                 add_out(SINK_OUT)
                 add_k(None)
                 add_ts(ts)
-                add_v(str(value).encode("utf-8") if as_line else dumps(value))
+                add_v(line(value).encode("utf-8") if as_line else dumps(value))
             rows.records += len(rows.v) - before
             return
+        if self.convert is not None:
+            convert = self.convert
+            tagged = ((tag, convert(rec) if tag is None else rec) for tag, rec in tagged)
         if self.pre_aggregator is not None:
             self.route_partials(tagged, rows, self.pre_aggregator)
             return
@@ -394,7 +406,7 @@ class ChainTask:
         self.report = reports.begin(prog.job_id, vertex, prog.job_parameters)
         open_functions(self.functions, self.report.context())
         self.report.running()
-        self.router = Router(prog)
+        self.router = Router(prog, self.subtask)
         self.chain_vertex = stateless_vertex(vertex, ops)
         self.two_inputs = prog.timestamped_input and any(e.input_index is not None for e in vertex.inputs)
 

@@ -16,6 +16,8 @@ import cloudpickle
 
 from ..api.accumulators import IntCounter
 from ..api.functions import CustomPartitioning, FieldAggregation, as_callable
+from ..common.printsink import line_formatter
+from ..common.typeinfo import read_back
 from ..graph.jobgraph import JobEdge, JobVertex
 from ..graph.streamgraph import OperatorKind, Partitioning
 from ..runtime.operators import WindowOperator, WindowPreAggregator
@@ -180,6 +182,9 @@ def _emit(task: OutputSpec, subtask: int, records: Iterator[Any], key_selector: 
     out = task.output
     if out.kind is OutputKind.COLLECT and out.limit is not None:
         records = itertools.islice(records, out.limit)
+    if out.kind is OutputKind.HASH or out.kind in _SPREAD:  # as the records cross Java in Flink
+        convert = read_back(task.vertex.operators[-1].config.get("output_type"), timestamped)
+        records = records if convert is None else map(convert, records)
     if out.kind is OutputKind.FORWARD:
         for n, rec in enumerate(records, 1):
             records_out.value = n
@@ -188,9 +193,9 @@ def _emit(task: OutputSpec, subtask: int, records: Iterator[Any], key_selector: 
         for batch in _batches(records, records_out):
             yield cloudpickle.dumps(batch)
     elif out.kind is OutputKind.PRINT:
-        prefix = f"{subtask + 1}> " if task.vertex.parallelism > 1 else ""
+        line = line_formatter(task.vertex.operators[-1].config, subtask, task.vertex.parallelism)
         for batch in _batches(records, records_out):
-            yield "\n".join(f"{prefix}{rec}" for rec in batch)
+            yield "\n".join(map(line, batch))
     elif out.kind in _SPREAD:
         channels = Channels(out, subtask, key_selector)
         buckets: list[list[Any]] = [[] for _ in range(out.partitions)]

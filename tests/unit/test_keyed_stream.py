@@ -51,3 +51,25 @@ def test_min_by_max_by_and_connect_of_two_keyed_streams(keyed) -> None:
     assert isinstance(both, ConnectedStreams) and both.key_selectors is not None
     assert keyed.stream.connect(other).key_selectors is None  # a DataStream with a KeyedStream
     assert keyed.connect(other.stream).key_selectors is None
+
+
+def test_reductions_and_filters_keep_the_declared_type_for_print() -> None:
+    """PyFlink's reduce, sum/min/max, min_by/max_by and filter declare their input's type, so
+    print() shows Java's text (word_count.py: ``(And,5)``, javaprint/flink_out); the sink's
+    config carries it, with the sink identifier."""
+    from sessioncluster.common.typeinfo import Types, from_type_spec
+
+    env = StreamExecutionEnvironment(None)
+    pair = Types.TUPLE([Types.STRING(), Types.INT()])
+    ds = env.from_collection([("a", 1)], type_info=pair)
+    keyed = ds.key_by(lambda r: r[0])
+    for stream in (keyed.reduce(lambda a, b: a), keyed.sum(1), keyed.min(1), keyed.max(1),
+                   keyed.min_by(1), keyed.max_by(1), keyed.filter(bool), ds.filter(bool)):
+        stream.print("ID")
+        sink = env._sinks[-1]
+        assert from_type_spec(sink.config["print_type"]) == pair
+        assert sink.config["identifier"] == "ID"
+    keyed.print()
+    assert from_type_spec(env._sinks[-1].config["print_type"]) == pair
+    env.from_collection([1]).map(str).print()
+    assert env._sinks[-1].config["print_type"] is None

@@ -3,12 +3,21 @@ that need no cluster (runtime mode, configure, get_config, from_source, sink_to)
 
 from __future__ import annotations
 
+import os
 import pickle
+import types
 from typing import Any
 
 import cloudpickle
 import pytest
 
+from sessioncluster.api.connectors.file_system import (
+    FileSink,
+    FileSource,
+    OutputFileConfig,
+    RollingPolicy,
+    StreamFormat,
+)
 from sessioncluster.client.current import (
     NoCurrentSessionError,
     clear_current,
@@ -19,13 +28,6 @@ from sessioncluster.client.current import (
 from sessioncluster.client.environment import ContextStreamExecutionEnvironment, StreamExecutionEnvironment
 from sessioncluster.common import Configuration, Duration, Encoder, Row, RowKind, RuntimeExecutionMode, Types
 from sessioncluster.common.typeinfo import RowTypeInfo, TupleTypeInfo
-from sessioncluster.api.connectors.file_system import (
-    FileSink,
-    FileSource,
-    OutputFileConfig,
-    RollingPolicy,
-    StreamFormat,
-)
 from sessioncluster.graph.streamgraph import OperatorKind
 
 # -- Types ------------------------------------------------------------------------------------
@@ -168,6 +170,8 @@ class _NoCluster:
     """A stand-in session: building programs needs none; submitting one is a test failure."""
 
     name = "none"
+    #: the session's parallelism.default (its connection info's)
+    info = types.SimpleNamespace(parallelism=3, jobmanager_pid=os.getpid())
 
     def submit(self, *args: Any) -> str:
         raise AssertionError("the program was submitted")
@@ -281,6 +285,8 @@ def test_current_session(monkeypatch: pytest.MonkeyPatch) -> None:
         s = _NoCluster()
         set_current(s)  # type: ignore[arg-type]
         assert current_or_connect() is s
+        # without a setting the session's parallelism.default, as a Flink cluster's
+        assert StreamExecutionEnvironment.get_execution_environment().get_parallelism() == 3
         env = StreamExecutionEnvironment.get_execution_environment(
             Configuration().set_integer("parallelism.default", 2))
         assert env.session is s and env.get_parallelism() == 2
@@ -332,22 +338,93 @@ def test_a_stopped_current_session_is_forgotten(monkeypatch: pytest.MonkeyPatch)
 # -- records as Flink prints them --------------------------------------------------------------
 
 def test_java_string_of_typed_records() -> None:
+    """Flink 2.3's print() text per declared type (/work/briefs/data/javaprint/probe_print.out)."""
     import datetime
+    from decimal import Decimal
 
     from sessioncluster.common.typeinfo import java_string
 
-    assert java_string(("a", 5), Types.TUPLE([Types.STRING(), Types.INT()])) == "(a,5)"
-    assert java_string(("be,", 1), Types.TUPLE([Types.STRING(), Types.INT()])) == "(be,,1)"
+    T = Types
+    assert java_string(("hi", 1, 2, 0.1, 1e-5, True), T.TUPLE(
+        [T.STRING(), T.INT(), T.LONG(), T.FLOAT(), T.DOUBLE(), T.BOOLEAN()])) == "(hi,1,2,0.1,1.0E-5,true)"
+    assert java_string(("a,b", 1), T.TUPLE([T.STRING(), T.INT()])) == "(a,b,1)"
+    assert java_string((("a", 1), [1, 2]), T.TUPLE([T.TUPLE([T.STRING(), T.INT()]),
+                                                     T.LIST(T.INT())])) == "((a,1),[1, 2])"
+    # a ROW: PyFlink's own map before the sink, fields by Python's str
     deleted = Row(1, "x")
     deleted.set_row_kind(RowKind.DELETE)
-    assert java_string(deleted, Types.ROW([Types.INT(), Types.STRING()])) == "-D[1, x]"
-    assert java_string((1, None), Types.ROW([Types.INT(), Types.STRING()])) == "+I[1, null]"
-    assert java_string(True, Types.BOOLEAN()) == "true"
-    assert [java_string(x, Types.DOUBLE()) for x in (1.0, 130.1, 1e7, 1.5e-5, -2e20, 0.001)] == [
-        "1.0", "130.1", "1.0E7", "1.5E-5", "-2.0E20", "0.001"]
-    assert java_string({"k": [1, 2]}, Types.MAP(Types.STRING(), Types.LIST(Types.INT()))) == "{k=[1, 2]}"
-    stamp = datetime.datetime(2024, 1, 2, 3, 4, 5)
-    assert java_string(stamp, Types.SQL_TIMESTAMP()) == "2024-01-02 03:04:05.0"
+    assert java_string(deleted, T.ROW([T.INT(), T.STRING()])) == "-D[1,x]"
+    assert java_string(Row(None, 2), T.ROW([T.STRING(), T.INT()])) == "+I[None,2]"
+    assert [java_string(x, T.FLOAT()) for x in (0.1, 1e7, 1.5e-5, 100.0, 110.1, 123456.7, 9e-4, 3.4e38,
+                                                0.30000000447034836)] == [
+        "0.1", "1.0E7", "1.5E-5", "100.0", "110.1", "123456.7", "9.0E-4", "3.4E38", "0.3"]
+    assert [java_string(x, T.DOUBLE()) for x in (
+        0.1, 1e-5, 1e7, 1.0, 123456789.0, 0.001, 0.0009, -0.0, float("nan"), float("inf"), 1e21,
+        12345678.9, 1)] == ["0.1", "1.0E-5", "1.0E7", "1.0", "1.23456789E8", "0.001", "9.0E-4", "-0.0",
+                            "NaN", "Infinity", "1.0E21", "1.23456789E7", "1.0"]
+    assert java_string(True, T.BOOLEAN()) == "true" and java_string(False, T.BOOLEAN()) == "false"
+    assert java_string(2**40, T.LONG()) == "1099511627776"
+    assert [java_string(Decimal(d), T.BIG_DEC()) for d in ("1.50", "1E+3")] == ["1.50", "1E+3"]
+    assert java_string(datetime.date(2024, 1, 2), T.SQL_DATE()) == "2024-01-02"
+    assert java_string(datetime.time(3, 4, 5), T.SQL_TIME()) == "03:04:05"
+    assert java_string(datetime.datetime(2024, 1, 2, 3, 4, 5), T.SQL_TIMESTAMP()) == "2024-01-02 03:04:05.0"
+    assert java_string(datetime.datetime(2024, 1, 2, 3, 4, 5, 120000), T.SQL_TIMESTAMP()) \
+        == "2024-01-02 03:04:05.12"
+    assert java_string({"a": 1, "b": 2}, T.MAP(T.STRING(), T.INT())) == "{a=1, b=2}"
+    assert java_string({"k": 0.1}, T.MAP(T.STRING(), T.FLOAT())) == "{k=0.1}"
+    assert java_string([1, 0.1], T.LIST(T.DOUBLE())) == "[1.0, 0.1]"
+    # a Java array prints its class and identity hash
+    assert java_string(["a"], T.BASIC_ARRAY(T.STRING())).startswith("[Ljava.lang.String;@")
+    assert java_string([1], T.BASIC_ARRAY(T.INT())).startswith("[Ljava.lang.Integer;@")
+    assert java_string([1], T.PRIMITIVE_ARRAY(T.INT())).startswith("[I@")
+    assert java_string([("a", 1)], T.OBJECT_ARRAY(T.TUPLE([T.STRING(), T.INT()]))).startswith(
+        "[Lorg.apache.flink.api.java.tuple.Tuple2;@")
     # no type information: PyFlink pickles the records and prints Python's str
     assert java_string(("a", 5)) == "('a', 5)"
-    assert java_string(("a", 5), Types.PICKLED_BYTE_ARRAY()) == "('a', 5)"
+    assert java_string(("a", 5), T.PICKLED_BYTE_ARRAY()) == "('a', 5)"
+
+
+def test_float32_as_flink_serializes_a_declared_float() -> None:
+    """A FLOAT read back from Java: 32 bits (probe_print.out: 0.1 -> 0.10000000149011612)."""
+    from sessioncluster.common.typeinfo import as_declared, has_float, to_float32
+
+    T = Types
+    assert to_float32(0.1) == 0.10000000149011612 and to_float32(0.1) * 3 == 0.30000000447034836
+    assert to_float32(110.1) * 3 == 330.2999954223633
+    assert to_float32(1e40) == float("inf")
+    assert as_declared(0.1, T.DOUBLE()) == 0.1 and as_declared(0.1, None) == 0.1
+    assert as_declared(("a", 0.1), T.TUPLE([T.STRING(), T.FLOAT()])) == ("a", 0.10000000149011612)
+    assert as_declared([0.1], T.LIST(T.FLOAT())) == [0.10000000149011612]
+    assert as_declared({"k": 0.1}, T.MAP(T.STRING(), T.FLOAT())) == {"k": 0.10000000149011612}
+    row = as_declared(Row(name="a", v=0.1), T.ROW_NAMED(["name", "v"], [T.STRING(), T.FLOAT()]))
+    assert row.as_dict() == {"name": "a", "v": 0.10000000149011612}
+    assert not has_float(T.TUPLE([T.STRING(), T.DOUBLE()])) and has_float(T.LIST(T.FLOAT()))
+
+
+def test_type_spec_round_trip_and_print_prefix() -> None:
+    from sessioncluster.common.printsink import line_formatter, print_prefix
+    from sessioncluster.common.typeinfo import from_type_spec, type_spec
+
+    T = Types
+    for t in (T.TUPLE([T.STRING(), T.FLOAT()]), T.ROW_NAMED(["a"], [T.LIST(T.INT())]),
+              T.MAP(T.STRING(), T.DOUBLE()), T.PRIMITIVE_ARRAY(T.INT()), T.SQL_TIMESTAMP(),
+              T.PICKLED_BYTE_ARRAY()):
+        assert from_type_spec(type_spec(t)) == t
+    assert type_spec(None) is None and from_type_spec(None) is None
+    # Flink's PrintSinkOutputWriter (probe_print.out: "ID> a", "ID:1> a", "2> a")
+    assert [print_prefix(i, s, p) for i, s, p in ((None, 0, 1), ("ID", 0, 1), ("ID", 0, 2), (None, 1, 2))] \
+        == ["", "ID> ", "ID:1> ", "2> "]
+    line = line_formatter({"print_type": type_spec(T.TUPLE([T.STRING(), T.INT()]))}, 1, 2)
+    assert line(("hi", 4)) == "2> (hi,4)"
+    assert line_formatter({}, 0, 1)(("hi", 4)) == "('hi', 4)"
+
+
+def test_read_back_of_a_declared_float_output() -> None:
+    """An operator's output_type FLOAT crossing an exchange (probe_print.out "f32 map float
+    keyby map": 0.10000000149011612; chained it stays 0.1, and a DOUBLE is unchanged)."""
+    from sessioncluster.common.typeinfo import read_back, type_spec
+
+    convert = read_back(type_spec(Types.TUPLE([Types.STRING(), Types.FLOAT()])))
+    assert convert(("a", 0.1)) == ("a", 0.10000000149011612)
+    assert read_back(type_spec(Types.FLOAT()), timestamped=True)((7, 0.1)) == (7, 0.10000000149011612)
+    assert read_back(type_spec(Types.DOUBLE())) is None and read_back(None) is None
