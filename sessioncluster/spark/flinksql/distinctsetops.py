@@ -11,7 +11,9 @@ the row's counts per side, its changelog filtered to the rows in the result and 
 replicated (``REPLICATE_ROWS``) as often as the row is in it. A bounded table's rows come first.
 
 Each input is a :func:`.updatingunion.input_records` frame (an updating one fed by its
-changelog, a bounded ``filesystem`` table read as a file stream of its files); all go, keyed by
+changelog, a bounded ``filesystem`` table read as a file stream of its files; a group
+aggregation selecting not each of its group keys as Flink's Calc over it, :func:`keyed_input`;
+a global aggregation keyed by nothing, setops4/probe4.out G1-G6); all go, keyed by
 the whole row, into the changelog join's ``transformWithStateInPandas`` processor
 (:func:`.changelogjoin.changelog_join_processor`) with :func:`set_changes` as its step.
 """
