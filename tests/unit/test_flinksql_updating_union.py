@@ -329,11 +329,3 @@ def test_an_intersect_or_except_over_an_unbounded_table_is_flinks_per_file(
     file, run: the bounded table's rows first, an updating input fed by its changelog."""
     got = _records(planner, text, tmp_path, ["", *SPLIT])
     assert [got[0], *_per_file(got[1:])] == [Counter(rows) for rows in flink]
-
-
-def test_an_updating_input_without_its_group_keys_is_refused_by_name(planner) -> None:
-    """probe3.out E4, E6, I2: Flink runs them; here an updating input's changelog is keyed
-    by its group keys: refused by name."""
-    with pytest.raises(FlinkSqlError, match="^An updating input of EXCEPT that does not select"):
-        planner.plan(f"SELECT n FROM ({AGG}) EXCEPT SELECT CAST(v AS BIGINT) FROM other",
-                     "STREAMING")

@@ -11,7 +11,9 @@ the row's counts per side, its changelog filtered to the rows in the result and 
 replicated (``REPLICATE_ROWS``) as often as the row is in it. A bounded table's rows come first.
 
 Each input is a :func:`.updatingunion.input_records` frame (an updating one fed by its
-changelog, a bounded ``filesystem`` table read as a file stream of its files); all go, keyed by
+changelog, a bounded ``filesystem`` table read as a file stream of its files; a group
+aggregation selecting not each of its group keys as Flink's Calc over it, :func:`keyed_input`;
+a global aggregation keyed by nothing, setops4/probe4.out G1-G6); all go, keyed by
 the whole row, into the changelog join's ``transformWithStateInPandas`` processor
 (:func:`.changelogjoin.changelog_join_processor`) with :func:`set_changes` as its step.
 """
@@ -32,7 +34,7 @@ from .model import CatalogTable, FlinkSqlError, table_named
 from .tableaggregate import ROW_KIND
 from .updating import is_aggregation, is_window_aggregation, key_positions, updating_node
 from .updatingjoin import ChangelogFeed, PlanSide
-from .updatingunion import input_records
+from .updatingunion import input_records, projected_aggregation
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +65,38 @@ def set_operation(query: Any) -> tuple[SetOperation, list[exp.Expr]] | None:
            and i.args.get("distinct") is not False) for i in inputs):
         return None
     unique = name != "UNION" and not all_ and unique_rows(inputs[0])
-    return SetOperation(name, all_, unique), inputs
+    return SetOperation(name, all_, unique), [keyed_input(i) for i in inputs]
+
+
+def keyed_input(side: Any) -> Any:
+    """``side`` as Flink plans it when it is a group aggregation of a table that selects not
+    each of its group keys: a projection (Flink's Calc, :func:`.updatingunion.
+    projected_aggregation`) of the aggregation selecting them too, so that its changelog is
+    keyed by them (setops4/probe4.out E7's plan = E4's); ``side`` itself otherwise."""
+    if not isinstance(side, exp.Select) or side.args.get("group") is None \
+            or updating_node(side) is None or unique_rows(side) \
+            or any(e.is_star for e in side.expressions):
+        return side
+    inner = side.copy()
+    names = [e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else f"EXPR${i}"
+             for i, e in enumerate(side.expressions)]
+    inner.set("expressions", [
+        *[e if isinstance(e, (exp.Alias, exp.Column)) else exp.alias_(e, n, quoted=True)
+          for e, n in zip(inner.expressions, names)],
+        *[exp.alias_(k.copy(), f"__flink_key{i}") for i, k in enumerate(side.args["group"].expressions)]])
+    alias = exp.TableAlias(this=exp.to_identifier("__flink_keyed"))
+    return exp.select(*[exp.column(n, quoted=True) for n in names]).from_(
+        exp.Subquery(this=inner, alias=alias))
+
+
+def global_aggregation(query: Any) -> bool:
+    """True for an aggregation of a table with no GROUP BY, no join and no subquery (one row,
+    its changelog keyed by nothing: Flink's ``GroupAggregate(select=[COUNT(*) AS n])``)."""
+    source = query.args.get("from_") if isinstance(query, exp.Select) else None
+    return source is not None and isinstance(source.this, exp.Table) \
+        and is_aggregation(query) and not is_window_aggregation(query) \
+        and query.args.get("group") is None and query.args.get("distinct") is None \
+        and not query.args.get("joins") and query.find(exp.Window, exp.Subquery) is None
 
 
 def unique_rows(query: Any) -> bool:
@@ -202,11 +235,13 @@ def plan_set_operation(session: Any, operation: SetOperation, inputs: list[exp.E
     from pyspark.sql.types import StringType, StructField, StructType
 
     for side in inputs:
-        if updating_node(side) is not None and not unique_rows(side):
+        if updating_node(side) is not None and not unique_rows(side) \
+                and not global_aggregation(side) and projected_aggregation(side) is None:
             raise FlinkSqlError(
-                f"An updating input of {operation.name} that does not select each of its group "
-                "keys is not supported by sessioncluster in STREAMING mode: its changelog is "
-                "keyed by them (select them, or run the set operation over bounded sources)")
+                f"An updating input of {operation.name} is not supported by sessioncluster in "
+                "STREAMING mode unless it is a group aggregation of a table, a global "
+                "aggregation, or a projection and/or filter of one (run the set operation over "
+                "bounded sources)")
     frames, feeds = input_records(session, inputs, plan_side, feed_root, feed_prefix)
     names = [c for c in frames[0].columns if c not in (KIND, SEQUENCE)]
     values = [f"flink_l{i}" for i in range(len(names))]

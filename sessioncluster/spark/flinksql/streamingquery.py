@@ -19,7 +19,7 @@ from sqlglot import exp
 from .boundedchangelog import CHANGELOG_REFUSAL, changelog_query, is_changelog_table, ordered_changes
 from .boundedjoin import table_first_changes, table_first_ordered
 from .changelogjoin import KIND, SEQUENCE
-from .distinctsetops import SetOperation, plan_set_operation, set_operation, streamed_bounded
+from .distinctsetops import SetOperation, plan_set_operation, set_operation, streamed_bounded, unique_rows
 from .functions import FunctionCatalog
 from .matchrecognize import find_match_recognize
 from .matchrecognize import rewrite as rewrite_match_recognize
@@ -73,6 +73,7 @@ from .updatingunion import (
     INPUT_REFUSAL,
     calc_over,
     plan_updating_union,
+    projected_aggregation,
     pruned_inputs,
     pruned_refusal,
     set_operation_refusal,
@@ -328,7 +329,7 @@ class StreamingQuery:
             # planning only (no directory): the feeds are planned again under the job's
             frame, feeds = plan_set_operation(
                 session, operation, inputs, first,
-                partial(plan_side, session, schemas, functions, INPUT_REFUSAL),
+                partial(_set_operation_side, session, schemas, functions),
                 directory or Path(scratch), prefix)
         operator = "Join" if operation.unique_left else "GroupAggregate"
         return cls(flink_named(frame), True, inputs[0], operator=operator, feeds=feeds)
@@ -375,6 +376,19 @@ def plan_side(session: Any, schemas: dict[str, CatalogTable],
     insert = StreamingInsert(CatalogTable(COLLECT, [], {"connector": COLLECT}),
                              planned.frame, "update", key_positions(planned.updating))
     return planned.frame, partial(batch_changelog, insert), []
+
+
+def _set_operation_side(session: Any, schemas: dict[str, CatalogTable],
+                        functions: FunctionCatalog | None, side: Any, root: Path,
+                        prefix: str) -> tuple[Any, Any, list[ChangelogFeed]]:
+    """A set operation's input planned (:func:`plan_side`); a projection and/or filter of a
+    group aggregation that selects not each of its group keys as Flink's Calc over the
+    aggregation's changelog (keyed by them), each record's RowKind kept."""
+    found = None if unique_rows(side) else projected_aggregation(side)
+    if found is None:
+        return plan_side(session, schemas, functions, INPUT_REFUSAL, side, root, prefix)
+    planned = StreamingQuery._union_calc(session, *found, schemas, functions, (root, prefix))
+    return planned.frame, row_kind_changes, planned.feeds
 
 
 def _over_changelog_stream(session: Any, query: Any, schemas: dict[str, CatalogTable],

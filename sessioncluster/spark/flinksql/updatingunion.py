@@ -76,6 +76,7 @@ def input_records(session: Any, inputs: list[exp.Expr], plan_side: PlanSide, fee
     for n, side in enumerate(inputs):
         key = f"{feed_prefix}union-feed-{n}"
         frame, changes, own = plan_side(side, feed_root, f"{key}-")
+        feeds += own  # the feeds the input reads, before its own
         if changes is not None:
             feed = ChangelogFeed(key, frame, changes, feed_root / key)
             feeds.append(feed)
@@ -83,7 +84,6 @@ def input_records(session: Any, inputs: list[exp.Expr], plan_side: PlanSide, fee
             kind, sequence = F.col(KIND), F.col(SEQUENCE)
         else:
             kind, sequence = F.lit("+I"), F.lit(0).cast("long")
-        feeds += own
         columns = [c for c in frame.columns if c not in (KIND, SEQUENCE)]
         names = names or columns
         if len(columns) != len(names):
@@ -135,8 +135,28 @@ def _wrapped_union(query: Any) -> tuple[exp.Select, exp.Subquery] | None:
 def _filtered_aggregation(top: exp.Select, inner: Any) -> bool:
     """True when ``top`` filters the rows of ``inner``, a group aggregation of a table (Flink's
     Calc over its changelog, record by record: probe2.out S1, S3)."""
+    return top.args.get("where") is not None and _table_aggregation(inner)
+
+
+def projected_aggregation(query: Any) -> tuple[exp.Select, exp.Subquery] | None:
+    """A projection and/or filter (no GROUP BY, nothing stateful) of a group aggregation of a
+    table, which Flink runs as a Calc over the aggregation's changelog, each record's RowKind
+    kept (setops3/probe3.out E4: ``Calc(select=[n])`` over ``GroupAggregate(groupBy=[w])``):
+    the select and the subquery it reads; None for another query."""
+    if not isinstance(query, exp.Select) or query.args.get("group"):
+        return None
+    source = query.args.get("from_")
+    inner = source.this if source is not None else None
+    if not isinstance(inner, exp.Subquery) or not _table_aggregation(inner.this) \
+            or _calc_refusal(query, query) is not None:
+        return None
+    return query, inner
+
+
+def _table_aggregation(inner: Any) -> bool:
+    """True for a group aggregation (GROUP BY) of a table, no join, window or subquery."""
     source = inner.args.get("from_") if isinstance(inner, exp.Select) else None
-    return top.args.get("where") is not None and updating_node(inner) is not None \
+    return updating_node(inner) is not None \
         and inner.args.get("group") is not None and not inner.args.get("joins") \
         and source is not None and isinstance(source.this, exp.Table) \
         and inner.find(exp.Window, exp.Subquery) is None
