@@ -97,7 +97,7 @@ def write_batch(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path,
         print_to_standard(insert.table, lines)
         if printed is not None:
             printed.add(insert.table, lines)
-    elif connectors.writes_changelog(insert.table):
+    elif connectors.is_changelog_table(insert.table):
         if changes:
             connectors.write_table(_changes_frame(insert, df, changes), insert.table)
     elif changes and connectors.sink_is_append_only(insert.table) and insert.outer is not None:

@@ -17,7 +17,7 @@ from typing import Any, Hashable
 
 from ....api.table.conversion import DATASTREAM_CONNECTOR
 from ..model import CatalogTable, FlinkSqlError
-from .changelogjson import is_changelog_format
+from .changelogjson import is_changelog_table
 from .datagen import read_datagen
 from .datastream import read_datastream
 from .filesystem import file_signature, read_filesystem, write_filesystem
@@ -26,7 +26,7 @@ from .printing import PrintedLines, format_row, print_lines, write_blackhole, wr
 
 __all__ = ["CONNECTORS", "format_row", "is_bounded", "print_lines", "read_table",
            "sink_is_append_only", "source_signature", "validate", "write_table",
-           "writes_changelog"]
+           "is_changelog_table"]
 
 
 def read_table(spark: Any, table: CatalogTable, streaming: bool) -> Any:
@@ -73,12 +73,7 @@ def sink_is_append_only(table: CatalogTable) -> bool:
     """True when the table's sink takes inserts only (Flink's ``filesystem`` but of a changelog
     format): an updating query into it fails ("Table sink ... doesn't support consuming update
     changes"); ``print``, ``blackhole`` and a changelog format's files take a whole changelog."""
-    return table.connector not in ("print", "blackhole") and not writes_changelog(table)
-
-
-def writes_changelog(table: CatalogTable) -> bool:
-    """The table is a ``filesystem`` table of a changelog format (:mod:`.changelogjson`)."""
-    return table.connector == "filesystem" and is_changelog_format(table.options.get("format", ""))
+    return table.connector not in ("print", "blackhole") and not is_changelog_table(table)
 
 
 def is_bounded(table: CatalogTable) -> bool:

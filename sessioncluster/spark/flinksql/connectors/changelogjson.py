@@ -48,6 +48,11 @@ def is_changelog_format(fmt: str) -> bool:
     return fmt in CHANGELOG_FORMATS
 
 
+def is_changelog_table(table: CatalogTable) -> bool:
+    """``table`` is a ``filesystem`` table of a changelog format."""
+    return table.connector == "filesystem" and is_changelog_format(table.options.get("format", ""))
+
+
 def json_options(fmt: str, options: dict[str, str]) -> dict[str, str]:
     """The ``json`` encoder's options of a changelog format's (``canal-json.x`` -> ``json.x``)."""
     return {f"json.{key}": options[f"{fmt}.{key}"] for key in _JSON_OPTIONS
@@ -81,8 +86,7 @@ def _read_tables(query: Any, tables: dict[str, CatalogTable]) -> list[CatalogTab
 
 
 def _changelog_table(query: Any, tables: dict[str, CatalogTable]) -> CatalogTable | None:
-    return next((t for t in _read_tables(query, tables) if t.connector == "filesystem"
-                 and is_changelog_format(t.options.get("format", ""))), None)
+    return next((t for t in _read_tables(query, tables) if is_changelog_table(t)), None)
 
 
 def batch_source_refusal(query: exp.Expr, tables: dict[str, CatalogTable]) -> str | None:
@@ -100,11 +104,10 @@ def streaming_source_refusal(table: CatalogTable) -> str | None:
     """Why a STREAMING query cannot read ``table`` as it is here: a table of a changelog format
     not read as a changelog (by its stream name, ``changelogsource.stream_name``: a query
     planned on a path that does not apply its RowKinds); None for another table."""
-    fmt = table.options.get("format", "")
-    if table.connector != "filesystem" or not is_changelog_format(fmt) \
-            or table.name.startswith(CHANGELOG_VIEW_PREFIX):
+    if not is_changelog_table(table) or table.name.startswith(CHANGELOG_VIEW_PREFIX):
         return None
-    return (f"Reading the table '{DEFAULT_PATH}.{table.name}' of format '{fmt}' (a changelog "
+    return (f"Reading the table '{DEFAULT_PATH}.{table.name}' of format "
+            f"'{table.options['format']}' (a changelog "
             "source) is not supported by sessioncluster in this statement: its records' "
             "RowKinds would not be applied")
 

@@ -29,13 +29,9 @@ from ....api.table.changelog_mode import (
 from ....api.table.typeparser import parse_type
 from ..dialect import cte_names
 from ..model import DEFAULT_PATH, CatalogTable, FlinkSqlError
-from .changelogjson import file_records, is_changelog_format
+from .changelogjson import file_records, is_changelog_table
 from .filesystem import file_signature, list_files
 from .formats import file_row_type, json_row_decoder
-
-
-def _changelog_format(table: CatalogTable) -> bool:
-    return table.connector == "filesystem" and is_changelog_format(table.options.get("format", ""))
 
 
 def _monitored(table: CatalogTable) -> bool:
@@ -53,7 +49,7 @@ def with_changelog_streams(tables: dict[str, CatalogTable]) -> dict[str, Catalog
     :func:`stream_name`: the source of a changelog stream, its records' RowKind and position
     after its columns (``filesystem.read_filesystem``)."""
     streams = {stream_name(k): dataclasses.replace(t, name=stream_name(k))
-               for k, t in tables.items() if _changelog_format(t) and _monitored(t)}
+               for k, t in tables.items() if is_changelog_table(t) and _monitored(t)}
     return {**tables, **streams} if streams else tables
 
 
@@ -66,7 +62,7 @@ def changelog_sources(spark: Any, query: Any, tables: dict[str, CatalogTable]) -
     def changelog_table(node: exp.Table) -> CatalogTable | None:
         table = tables.get(node.name.lower()) if isinstance(node.this, exp.Identifier) \
             and not node.args.get("db") and node.name.lower() not in ctes else None
-        return table if table is not None and _changelog_format(table) else None
+        return table if table is not None and is_changelog_table(table) else None
 
     if not any(changelog_table(t) for t in query.find_all(exp.Table)):
         return query
