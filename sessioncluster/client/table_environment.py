@@ -29,9 +29,6 @@ from ..protocol.messages import SubmitJob
 from .current import current_or_connect, own_catalogs
 from .session import Session
 
-#: the name Flink's planner gives the table of a DataStream (``from_changelog_stream``)
-_DATASTREAM_SOURCE = "*anonymous_datastream_source$1*"
-
 
 class TableEnvironment(table_env.TableEnvironment):
     """A TableEnvironment on a session cluster (the current one unless given)."""
@@ -172,9 +169,9 @@ class StreamTableEnvironment(TableEnvironment):
         _check_bounded(data_stream, "from_changelog_stream()")
         key = list(schema.key_columns) if schema is not None else []
         if mode.is_upsert() and not key:
-            raise ValueError(changelog.upsert_refusal(_DATASTREAM_SOURCE))
+            raise ValueError(changelog.upsert_refusal(changelog.DATASTREAM_SOURCE))
         if not streaming and not mode.contains_only_inserts():
-            raise ValueError(changelog.batch_refusal(_DATASTREAM_SOURCE))
+            raise ValueError(changelog.batch_refusal(changelog.DATASTREAM_SOURCE))
         if mode.contains_only_inserts():
             return self._bounded_table(data_stream, schema, (schema,) if schema else (),
                                        changelog.check_insert_only)
@@ -194,7 +191,7 @@ class StreamTableEnvironment(TableEnvironment):
         primary key first (:class:`~..api.table.changelog_mode.UpsertNormalize`)."""
         key = list(schema.key_columns) if schema is not None else []
         if mode.is_upsert() and not key:
-            raise ValueError(changelog.upsert_refusal(_DATASTREAM_SOURCE))
+            raise ValueError(changelog.upsert_refusal(changelog.DATASTREAM_SOURCE))
         if mode.contains_only_inserts():
             return self._from_unbounded(data_stream.map(_InsertOnly(), output_type(data_stream)),
                                         schema, (schema,) if schema else ())
@@ -202,8 +199,12 @@ class StreamTableEnvironment(TableEnvironment):
             type_info = output_type(data_stream)
             names = [n for n, _ in conversion.unbounded_columns(schema, type_info)]
             positions = [names.index(k) for k in key]
-            data_stream = data_stream.key_by(changelog.UpsertKey(positions)).process(
-                changelog.UpsertNormalize(positions), type_info)
+            # numbered before the normalize regroups them by key: the table's positions are
+            # the arrival order (each record's -U/+U sub-positions 0/1), as Flink's p=1 order;
+            # the declared type stays the user's (the records carry two more fields)
+            data_stream = data_stream.map(changelog.NumberRecords(), Types.PICKLED_BYTE_ARRAY()) \
+                .key_by(changelog.UpsertKey(positions, numbered=True)).process(
+                    changelog.UpsertNormalize(positions, numbered=True), type_info)
         return self._from_unbounded(data_stream, schema, (schema,) if schema else (),
                                     changelog=conversion.CHANGELOG_UPSERT if mode.is_upsert()
                                     else conversion.CHANGELOG_ALL)

@@ -104,42 +104,60 @@ def test_from_changelog_stream_and_an_upsert_changelog_stream(session) -> None:
 
 
 def test_from_changelog_stream_of_an_unbounded_stream(session, tmp_path) -> None:
-    """Files dropped into a monitored directory, each line a record with its RowKind, read as
-    a changelog (all kinds) under a global SUM and COUNT: after each file, the rows PyFlink
-    2.3 printed (/work/briefs/data/cstream/probe.out, b2): each record's change emitted record
-    by record, a retraction applied."""
+    """Files dropped into monitored directories, each line a record with its RowKind, read as
+    a changelog of all kinds and as an upsert one (primary key name) under a global SUM and
+    COUNT: after each file, the rows PyFlink 2.3 printed (/work/briefs/data/cstream/probe.out,
+    b2 and c2): each record's change emitted record by record, a retraction applied, the
+    upsert records in the order they came."""
     from sessioncluster.pyflink.common import Duration, WatermarkStrategy
     from sessioncluster.pyflink.datastream.connectors.file_system import FileSource, StreamFormat
+    from sessioncluster.pyflink.table import DataTypes
 
     from .test_streaming import drop
 
     env, t_env = environments(session, RuntimeExecutionMode.STREAMING)
-    src = tmp_path / "in"
-    src.mkdir()
-    files = [["+I,Alice,12", "+I,Bob,5"], ["-U,Alice,12", "+U,Alice,100", "-D,Bob,5"],
-             ["+I,Carol,7"]]
-    source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(src))
-              .monitor_continuously(Duration.of_millis(200)).build())
     kinds = {k.short_string(): k for k in RowKind}
-    records = env.from_source(source, WatermarkStrategy.no_watermarks(), "lines").map(
-        lambda line: Row.of_kind(kinds[line.split(",")[0]], line.split(",")[1],
-                                 int(line.split(",")[2])),
-        output_type=Types.ROW_NAMED(["name", "score"], [Types.STRING(), Types.INT()]))
-    t_env.create_temporary_view("stream_scores", t_env.from_changelog_stream(records))
-    result = t_env.sql_query("SELECT SUM(score) AS total, COUNT(*) AS n FROM stream_scores") \
-        .execute()
-    rows = result.collect()
-    expected = [[("+I", 12, 1), ("-U", 12, 1), ("+U", 17, 2)],
-                [("-U", 17, 2), ("+U", 5, 1), ("-U", 5, 1), ("+U", 105, 2), ("-U", 105, 2),
-                 ("+U", 100, 1)],
-                [("-U", 100, 1), ("+U", 107, 2)]]
+
+    def changelog(name: str) -> object:
+        (tmp_path / name).mkdir()
+        source = (FileSource.for_record_stream_format(StreamFormat.text_line_format(),
+                                                      str(tmp_path / name))
+                  .monitor_continuously(Duration.of_millis(200)).build())
+        return env.from_source(source, WatermarkStrategy.no_watermarks(), name).map(
+            lambda line: Row.of_kind(kinds[line.split(",")[0]], line.split(",")[1],
+                                     int(line.split(",")[2])),
+            output_type=Types.ROW_NAMED(["name", "score"], [Types.STRING(), Types.INT()]))
+
+    files = {"all": [["+I,Alice,12", "+I,Bob,5"], ["-U,Alice,12", "+U,Alice,100", "-D,Bob,5"],
+                     ["+I,Carol,7"]],
+             "upsert": [["+I,Alice,12", "+I,Bob,5"], ["+U,Alice,100", "-D,Bob,5"],
+                        ["+I,Carol,7", "+U,Carol,8", "+U,Carol,8"]]}
+    t_env.create_temporary_view("stream_scores", t_env.from_changelog_stream(changelog("all")))
+    keyed = Schema.new_builder().column("name", DataTypes.STRING().not_null()) \
+        .column("score", DataTypes.INT()).primary_key("name").build()
+    t_env.create_temporary_view("upsert_scores", t_env.from_changelog_stream(
+        changelog("upsert"), keyed, ChangelogMode.upsert()))
+    results = {name: t_env.sql_query(f"SELECT SUM(score) AS total, COUNT(*) AS n FROM {view}")
+               .execute() for name, view in (("all", "stream_scores"),
+                                             ("upsert", "upsert_scores"))}
+    rows = {name: result.collect() for name, result in results.items()}
+    first = [("+I", 12, 1), ("-U", 12, 1), ("+U", 17, 2)]
+    second = [("-U", 17, 2), ("+U", 5, 1), ("-U", 5, 1), ("+U", 105, 2), ("-U", 105, 2),
+              ("+U", 100, 1)]
+    expected = {"all": [first, second, [("-U", 100, 1), ("+U", 107, 2)]],
+                "upsert": [first, second, [("-U", 100, 1), ("+U", 107, 2), ("-U", 107, 2),
+                                           ("+U", 100, 1), ("-U", 100, 1), ("+U", 108, 2)]]}
     try:
-        for i, (lines, changes) in enumerate(zip(files, expected)):
-            drop(src, f"part-{i}.csv", lines)
-            assert [(str(r.get_row_kind()), *r) for r in
-                    (next(rows) for _ in changes)] == changes, f"after file {i}"
+        for i in range(3):
+            for name in files:
+                drop(tmp_path / name, f"part-{i}.csv", files[name][i])
+            for name, changes in expected.items():
+                assert [(str(r.get_row_kind()), *r) for r in
+                        (next(rows[name]) for _ in changes[i])] == changes[i], \
+                    f"{name} after file {i}"
     finally:
-        result.get_job_client().cancel()
+        for result in results.values():
+            result.get_job_client().cancel()
 
 
 def test_from_data_stream_fields_and_schema(session) -> None:

@@ -30,6 +30,9 @@ __all__ = ["ChangelogMode"]
 SEQ_COLUMN, SUB_COLUMN, ROW_KIND_COLUMN = "__cl_seq", "__cl_sub", "__flink_rowkind"
 #: the start of the name of such a table's temporary view
 CHANGELOG_VIEW_PREFIX = "__flink_changelog_"
+#: the name Flink's planner gives the table of a DataStream (``from_changelog_stream``), in
+#: its messages
+DATASTREAM_SOURCE = "*anonymous_datastream_source$1*"
 
 
 class ChangelogMode:
@@ -142,13 +145,35 @@ def upsert_change(record: Any, key: Sequence[int], last: dict[tuple[Any, ...], t
     return [_row(RowKind.DELETE, before)]
 
 
-class UpsertKey:
-    """The key of an upsert changelog's record: its values at the primary key's positions."""
+class NumberRecords:
+    """The map numbering an unbounded upsert changelog's records in their arrival order (a
+    record becomes ``(number, record)``) before :class:`UpsertNormalize` regroups them by key:
+    the number is then the table's position. The numbers start at the clock's nanoseconds
+    when a task first maps (later tasks start later) and increase by one a record."""
 
-    def __init__(self, key: Sequence[int]) -> None:
+    def __init__(self) -> None:
+        self.next: int | None = None
+
+    def __call__(self, record: Any) -> tuple[int, Any]:
+        import time
+
+        if self.next is None:
+            self.next = time.time_ns()
+        number, self.next = self.next, self.next + 1
+        return number, record
+
+
+class UpsertKey:
+    """The key of an upsert changelog's record (of a ``(number, record)`` pair when
+    ``numbered``): its values at the primary key's positions."""
+
+    def __init__(self, key: Sequence[int], numbered: bool = False) -> None:
         self.key = list(key)
+        self.numbered = numbered
 
     def __call__(self, record: Any) -> tuple[Any, ...]:
+        if self.numbered:
+            record = record[1]
         values = tuple(record) if isinstance(record, (Row, tuple, list)) else (record,)
         return tuple(values[i] for i in self.key)
 
@@ -156,10 +181,13 @@ class UpsertKey:
 class UpsertNormalize(KeyedProcessFunction):
     """Flink's ``ChangelogNormalize`` of an unbounded upsert changelog, keyed by its primary
     key (:class:`UpsertKey`): the key's last row in keyed state, each record's changes as
-    :func:`upsert_change` gives them."""
+    :func:`upsert_change` gives them. ``numbered``: the records are :class:`NumberRecords`'
+    pairs, and each change carries the record's number and its place among the record's
+    changes (``-U`` 0, ``+U`` 1) as two last fields."""
 
-    def __init__(self, key: Sequence[int]) -> None:
+    def __init__(self, key: Sequence[int], numbered: bool = False) -> None:
         self.key = list(key)
+        self.numbered = numbered
         self.state: Any = None
 
     def open(self, runtime_context: Any) -> None:
@@ -169,12 +197,15 @@ class UpsertNormalize(KeyedProcessFunction):
     def process_element(self, value: Any, ctx: Any) -> Iterable[Any]:
         values = self.state.value()
         last = {} if values is None else {tuple(values[i] for i in self.key): tuple(values)}
-        out = upsert_change(value, self.key, last)
+        number, record = value if self.numbered else (None, value)
+        out = upsert_change(record, self.key, last)
         if last:
             self.state.update(next(iter(last.values())))
         else:
             self.state.clear()
-        return out
+        if number is None:
+            return out
+        return [_row(row.get_row_kind(), (*row, number, sub)) for sub, row in enumerate(out)]
 
 
 def _row(kind: RowKind, values: Any) -> Row:

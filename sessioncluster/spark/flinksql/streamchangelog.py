@@ -17,11 +17,12 @@ from typing import Any
 
 from sqlglot import exp
 
-from ...api.table.changelog_mode import SEQ_COLUMN, SUB_COLUMN
-from ...api.table.conversion import CHANGELOG_OPTION, CHANGELOG_UPSERT
+from ...api.table.changelog_mode import DATASTREAM_SOURCE, SEQ_COLUMN, SUB_COLUMN
+from ...api.table.conversion import CHANGELOG_OPTION
 from .boundedchangelog import is_changelog_table, read_changelogs
+from .connectors import sink_is_append_only
 from .functions import FunctionCatalog
-from .model import CatalogTable, FlinkSqlError
+from .model import DEFAULT_PATH, CatalogTable, FlinkSqlError
 from .planner import flink_named, to_spark_sql
 from .tableaggregate import ROW_KIND, plan_builtins_on_keyed_state
 
@@ -33,18 +34,26 @@ STREAM_REFUSAL = (
     "filters and one non-windowed group aggregation (COUNT, SUM, MIN, MAX, AVG) over its "
     "records apply their RowKinds")
 
-#: an upsert changelog's records are normalized per key before the table, which here orders
-#: a micro-batch's records by key: an aggregation over all of them would apply them in another
-#: order than Flink's (its intermediate results would differ)
-UPSERT_REFUSAL = (
-    f"An aggregation over {MAKER} in upsert mode is not supported by sessioncluster yet: its "
-    "records are normalized per primary key in another order than they came. Aggregate a "
-    "changelog of all kinds (ChangelogMode.all())")
-
 
 def reads_changelog_stream(query: exp.Expr) -> bool:
     """Whether ``query`` reads a changelog table (in STREAMING: an unbounded one's)."""
     return any(is_changelog_table(t) for t in query.find_all(exp.Table))
+
+
+def append_only_refusal(sink: CatalogTable, tables: list[CatalogTable]) -> str | None:
+    """Flink's refusal of an INSERT reading an unbounded changelog table among ``tables``
+    into an append-only ``sink`` (/work/briefs/data/cstream2/probe.out, probe2.out: it names
+    the table's ``TableSourceScan``, under a projection or a filter too; a changelog format's
+    sink takes the changes); None when it runs."""
+    if not sink_is_append_only(sink):
+        return None
+    for table in tables:
+        if table.options.get(CHANGELOG_OPTION):
+            fields = ", ".join(c.name for c in table.physical_columns)
+            return (f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support consuming update "
+                    "and delete changes which is produced by node TableSourceScan(table=[["
+                    f"{DATASTREAM_SOURCE}]], fields=[{fields}])")
+    return None
 
 
 def plan_changelog_stream(session: Any, query: exp.Expr, schemas: dict[str, CatalogTable],
@@ -63,12 +72,11 @@ def plan_changelog_stream(session: Any, query: exp.Expr, schemas: dict[str, Cata
     if len(aggregations) > 1:
         raise FlinkSqlError(STREAM_REFUSAL)
     operator = ""
-    if aggregations and any(t.options.get(CHANGELOG_OPTION) == CHANGELOG_UPSERT
-                            for t in schemas.values()):
-        raise FlinkSqlError(UPSERT_REFUSAL)
     if aggregations:
+        # the records applied in their position's order (an upsert changelog's records were
+        # numbered as they came, before its normalize regrouped them by key)
         tree = plan_builtins_on_keyed_state(session, tree, aggregations[0], schemas,
-                                            (ROW_KIND, SEQ_COLUMN), MAKER)
+                                            (ROW_KIND, SEQ_COLUMN, SUB_COLUMN), MAKER)
         operator = "GroupAggregate"
     frame = flink_named(session.sql(to_spark_sql(tree, schemas, streaming=True)))
     hidden = (SEQ_COLUMN, SUB_COLUMN, ROW_KIND)

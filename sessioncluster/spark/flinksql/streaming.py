@@ -45,6 +45,7 @@ from .functions import FunctionCatalog
 from .model import DEFAULT_PATH, CatalogTable, FlinkSqlError
 from .outcome import StatementOutcome
 from .statements import Insert, StopJob
+from .streamchangelog import append_only_refusal
 from .streamingjob import COLLECT, StreamingInsert, StreamingStatementJob
 from .streamingquery import StreamingQuery, replanned
 from .streamingsession import streaming_session
@@ -90,6 +91,9 @@ def plan_inserts(spark: Any, tables: dict[str, CatalogTable], inserts: list[Inse
                 and not _window_over_updating(insert.query, functions):
             raise FlinkSqlError(f"Table sink '{DEFAULT_PATH}.{sink.name}' doesn't support "
                                 f"consuming update changes which is produced by node {node}")
+        refused = append_only_refusal(sink, [used[n.lower()] for n in names])
+        if refused is not None:
+            raise FlinkSqlError(refused)
         schemas = {n: used[n.lower()] for n in names}
         query = StreamingQuery.plan(session, insert.query, schemas, bounded, functions)
         if query.outer is not None:  # its rows are the outer query's, cast there

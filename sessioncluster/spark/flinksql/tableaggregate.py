@@ -215,11 +215,11 @@ def plan_on_keyed_state(session: Any, query: exp.Expr, schemas: dict[str, Catalo
 
 
 def plan_builtins_on_keyed_state(session: Any, query: exp.Expr, select: exp.Select,
-                                 schemas: dict[str, CatalogTable], changes: tuple[str, str],
+                                 schemas: dict[str, CatalogTable], changes: tuple[str, ...],
                                  what: str) -> exp.Expr:
     """``query`` with its group aggregation ``select`` of built-in aggregate functions
     (``COUNT``, ``SUM``, ``MIN``, ``MAX``, ``AVG``) over a changelog's records (``changes``:
-    their RowKind and position columns) read from a keyed view: each record accumulated or
+    their RowKind, position and sub-position columns) read from a keyed view: each record accumulated or
     retracted and its change emitted record by record, as Flink's ``GroupAggFunction`` does
     (``+I`` of a new key, ``-U``/``+U``, ``-D`` when the key's last row is retracted).
     FlinkSqlError (naming ``what``, the changelog's maker) for another aggregate function or
@@ -243,7 +243,7 @@ def plan_builtins_on_keyed_state(session: Any, query: exp.Expr, select: exp.Sele
 
 def _on_keyed_state(session: Any, query: exp.Expr, select: exp.Select, calls: list[Call],
                     found: Any, schemas: dict[str, CatalogTable],
-                    changes: tuple[str, str] | None, over_changelog: str | None = None
+                    changes: tuple[str, ...] | None, over_changelog: str | None = None
                     ) -> exp.Expr:
     """``query`` (a copy) with ``select`` (a table aggregation when ``found``, else a group
     aggregation of ``calls``) read from its keyed view, :data:`ROW_KIND` carried up.
@@ -270,7 +270,7 @@ def _on_keyed_state(session: Any, query: exp.Expr, select: exp.Select, calls: li
     else:
         outputs = [f"flink_value{i}" for i in range(len(calls))]
     view = _keyed_view(session, frame, calls, key_names, arguments, outputs,
-                       _CHANGES if changes else None, over_changelog is not None)
+                       _CHANGES[:len(changes)] if changes else None, over_changelog is not None)
     replacement = exp.select(*_items(select, keys, key_names, calls, outputs, found is not None),
                              ROW_KIND).from_(exp.to_identifier(view, quoted=True))
     if select is query:
@@ -282,9 +282,9 @@ def _on_keyed_state(session: Any, query: exp.Expr, select: exp.Select, calls: li
     return query
 
 
-#: the input's RowKind and position columns as the keyed processor reads them (no leading
-#: underscore: see the key columns)
-_CHANGES = ("flink_change_kind", "flink_change_position")
+#: the input's RowKind, position and sub-position columns as the keyed processor reads them
+#: (no leading underscore: see the key columns)
+_CHANGES = ("flink_change_kind", "flink_change_position", "flink_change_subposition")
 
 
 def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
@@ -321,7 +321,7 @@ def _items(select: exp.Select, keys: list[exp.Expression], key_names: list[str],
 
 def _keyed_view(session: Any, frame: Any, calls: list[Call], keys: list[str],
                 arguments: list[str], outputs: list[str],
-                changes: tuple[str, str] | None, per_record: bool = False) -> str:
+                changes: tuple[str, ...] | None, per_record: bool = False) -> str:
     """A view of ``session``: ``frame`` grouped by ``keys`` into the functions' keyed
     processor; its columns the keys, ``outputs`` (a table aggregate's array of result rows,
     or each aggregate function's value) and :data:`ROW_KIND`."""

@@ -424,15 +424,15 @@ def table_aggregate_changes(runner: TableAggregateRunner, state: Any,
 
 
 def keyed_processor(changes: Any, keys: list[str], arguments: list[str], outputs: list[str],
-                    kind_column: str, change_columns: tuple[str, str] | None = None) -> Any:
+                    kind_column: str, change_columns: tuple[str, ...] | None = None) -> Any:
     """The StatefulProcessor of ``transformWithStateInPandas`` running Python aggregate
     functions per key: ``changes(state, rows, kinds)`` (:func:`table_aggregate_changes`, a
     :class:`GroupAggregateRunner`'s) gives the key's new state (None: cleared) and its changes,
     each a RowKind and one value per column of ``outputs``; the state (cloudpickled) in the
     state store; the changes out as rows of ``keys``, ``outputs`` and their RowKind (made here,
     so that this module imports without pyspark's SQL extras). ``change_columns``: the input's
-    RowKind and sequence columns, when it is an updating query's changes (``-U``/``-D``
-    retracted, in their order)."""
+    RowKind column then the columns of its order (a sequence, and a sub-position within it),
+    when it is an updating query's changes (``-U``/``-D`` retracted, in their order)."""
     import pandas as pd
     from pyspark import cloudpickle
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
@@ -448,8 +448,8 @@ def keyed_processor(changes: Any, keys: list[str], arguments: list[str], outputs
             arguments_rows: list[tuple[Any, ...]] = []
             kinds: list[str] | None = None
             if change_columns is not None:
-                kind, sequence = change_columns
-                frame = pd.concat(list(rows), ignore_index=True).sort_values(sequence,
+                kind, *order = change_columns
+                frame = pd.concat(list(rows), ignore_index=True).sort_values(order,
                                                                              kind="stable")
                 rows, kinds = iter([frame]), frame[kind].tolist()
             for frame in rows:

@@ -23,6 +23,7 @@ from typing import Any, Iterator
 from ....api.table.changelog_mode import ROW_KIND_COLUMN, SEQ_COLUMN, SUB_COLUMN
 from ....api.table.conversion import (
     CHANGELOG_OPTION,
+    CHANGELOG_UPSERT,
     ROWTIME_OPTION,
     changelog_record_values,
     record_values,
@@ -65,14 +66,15 @@ def read_datastream(spark: Any, table: CatalogTable, streaming: bool) -> Any:
                             inputs)
     records = queries[0].frame
     changelog = bool(table.options.get(CHANGELOG_OPTION))
-    extra = f"`{_TS}` BIGINT" + (f", `{ROW_KIND_COLUMN}` STRING, `{SEQ_COLUMN}` BIGINT"
-                                 if changelog else "")
+    # an upsert changelog's records come numbered from its normalize (UpsertNormalize)
+    numbered = table.options.get(CHANGELOG_OPTION) == CHANGELOG_UPSERT
+    extra = f"`{_TS}` BIGINT" + (
+        f", `{ROW_KIND_COLUMN}` STRING, `{SEQ_COLUMN}` BIGINT, `{SUB_COLUMN}` BIGINT"
+        if changelog else "")
     schema = DataType.fromDDL(f"{ddl}, {extra}" if ddl else extra)
-    frame = records.mapInArrow(RecordColumns(len(columns), schema, changelog), schema)
+    frame = records.mapInArrow(RecordColumns(len(columns), schema, changelog, numbered), schema)
     if rowtime is not None:
         frame = frame.withColumn(rowtime, F.timestamp_millis(F.col(_TS)))
-    if changelog:
-        frame = frame.withColumn(SUB_COLUMN, F.lit(0).cast("bigint"))
     return frame.drop(_TS)
 
 
@@ -127,11 +129,15 @@ def _unreadable(spark: Any, table: CatalogTable, ddl: str, rowtime: str | None) 
 class RecordColumns:
     """``mapInArrow`` of a DataStream's records (``RECORD_SCHEMA``) into the table's columns
     (``schema``: the ``width`` physical columns, then the record's timestamp and, for a
-    ``changelog``, its RowKind and its position: increasing in the order the records come
-    within a partition, which is what orders a key's records of one micro-batch)."""
+    ``changelog``, its RowKind and its position and sub-position: increasing in the order the
+    records come within a partition, sub-position 0; when ``numbered``, the record's own two
+    last fields, its number in the order the records came before a normalize regrouped them
+    and its place among that record's changes)."""
 
-    def __init__(self, width: int, schema: Any, changelog: bool = False) -> None:
+    def __init__(self, width: int, schema: Any, changelog: bool = False,
+                 numbered: bool = False) -> None:
         self.width, self.schema, self.changelog = width, schema, changelog
+        self.numbered = numbered
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pickle
@@ -150,9 +156,12 @@ class RecordColumns:
                 if v is None:  # not a record (a control record of a watermark)
                     continue
                 record = pickle.loads(v)
-                if self.changelog:
+                if self.numbered:
+                    values, kind = changelog_record_values(record, self.width + 2)
+                    values = (*values[:-2], ts, kind, *values[-2:])
+                elif self.changelog:
                     values, kind = changelog_record_values(record, self.width)
-                    values, position = (*values, ts, kind, position), position + 1
+                    values, position = (*values, ts, kind, position, 0), position + 1
                 else:
                     values = (*record_values(record, self.width), ts)
                 for column, value in zip(columns, values):
