@@ -82,3 +82,37 @@ def test_a_statement_registers_again_only_the_functions_it_calls_with_other_depe
     assert [(n.rsplit("_", 1)[-1], d) for n, d in registered[1:]] == [("f", ())]
     for name in ("dep_f", "dep_g"):
         catalog.drop(parse_statement(f"DROP TEMPORARY SYSTEM FUNCTION {name}"))
+
+
+class Opened:
+    """A scalar function recording its open() and close() calls in ``log``."""
+
+    log: list[str] = []
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def open(self, context: Any) -> None:
+        Opened.log.append("open " + self.name)
+
+    def close(self) -> None:
+        Opened.log.append("close " + self.name)
+
+    def eval(self, x: int) -> int:
+        return x
+
+
+def test_a_worker_keeps_the_most_recently_used_functions_open(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from collections import OrderedDict
+
+    monkeypatch.setattr(udf_runners, "_OPENED", OrderedDict())
+    monkeypatch.setattr(udf_runners, "MAX_OPENED", 2)
+    Opened.log = []
+    runners = {n: ScalarRunner(Opened(n), "t-" + n, n, {}, "BIGINT") for n in "abc"}
+    for name in "abac":  # a is used again before c comes: b is the least recently used
+        runners[name].opened()
+    assert Opened.log == ["open a", "open b", "open c", "close b"]
+    assert list(udf_runners._OPENED) == ["t-a", "t-c"]
+    runners["b"].opened()  # opened again, as a new task would
+    assert Opened.log[-2:] == ["open b", "close a"]

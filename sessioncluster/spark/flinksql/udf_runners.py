@@ -13,6 +13,7 @@ import atexit
 import datetime
 import decimal
 import pickle
+from collections import OrderedDict
 from typing import Any, Iterator
 
 from ...api.table.udf import (
@@ -25,8 +26,11 @@ from ...common.types import Row, pyflink_value, rows_as_tuples
 from ...graph.jobgraph import PythonDependency
 from .asyncscalar import AsyncOptions, evaluate
 
-#: the opened function of each registration, per Python worker (token -> function)
-_OPENED: dict[str, UserDefinedFunction] = {}
+#: the opened function of each registration, per Python worker (token -> function), the
+#: most recently used last; past :data:`MAX_OPENED` the least recently used is closed
+_OPENED: OrderedDict[str, UserDefinedFunction] = OrderedDict()
+#: how many registrations' functions a worker keeps open (a long session registers many)
+MAX_OPENED = 64
 
 #: the Python values Spark accepts for a Flink type's name (checked on a scalar result)
 _PY_TYPES: dict[str, tuple[type, ...]] = {
@@ -44,12 +48,16 @@ def python_types(type_text: str) -> tuple[type, ...] | None:
     return _PY_TYPES.get(base)
 
 
+def _close(function: UserDefinedFunction) -> None:
+    try:
+        function.close()
+    except Exception:  # noqa: BLE001, S110 - a failing close() must not hide the exit
+        pass
+
+
 def _close_all() -> None:
     for function in _OPENED.values():
-        try:
-            function.close()
-        except Exception:  # noqa: BLE001, S110 - a failing close() must not hide the exit
-            pass
+        _close(function)
 
 
 atexit.register(_close_all)
@@ -92,11 +100,15 @@ class FunctionRunner:
         if self.user_code:
             use_dependencies(self.dependencies)
         function = _OPENED.get(self.token)
-        if function is None:
-            loaded = self.function
-            function = pickle.loads(loaded) if isinstance(loaded, bytes) else loaded  # noqa: S301
-            function.open(FunctionContext(self.job_parameters))
-            _OPENED[self.token] = function
+        if function is not None:
+            _OPENED.move_to_end(self.token)
+            return function
+        loaded = self.function
+        function = pickle.loads(loaded) if isinstance(loaded, bytes) else loaded  # noqa: S301
+        function.open(FunctionContext(self.job_parameters))
+        _OPENED[self.token] = function
+        while len(_OPENED) > MAX_OPENED:
+            _close(_OPENED.popitem(last=False)[1])
         return function
 
 
