@@ -9,7 +9,7 @@ from typing import Any, Iterator
 import pytest
 
 #: the SQL settings every module starts from; a module changes them on its ``local_spark``
-SQL_DEFAULTS = {"spark.sql.shuffle.partitions": "1", "spark.sql.session.timeZone": "UTC"}
+SQL_DEFAULTS = {"spark.sql.shuffle.partitions": "1", "spark.sql.session.timeZone": "UTC", "spark.sql.codegen.wholeStage": "false", "spark.sql.adaptive.enabled": "false"}
 
 
 @pytest.fixture(scope="session")
