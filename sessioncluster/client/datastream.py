@@ -248,9 +248,10 @@ class DataStream:
         return node
 
     def sink_to_text(self, path: str) -> "DataStream":
-        """Write ``str(record)`` lines into the directory ``path`` (one part file per subtask,
-        added to what the directory holds) when the job runs: a row-format FileSink with
-        ``base_path_bucket_assigner`` that rolls at checkpoints only."""
+        """Write the records' lines (Java's text of a declared type, else ``str(record)``) into
+        the directory ``path`` (one part file per subtask, added to what the directory holds)
+        when the job runs: a row-format FileSink with ``base_path_bucket_assigner`` that rolls
+        at checkpoints only."""
         from ..api.connectors.file_system import BucketAssigner, FileSink, RollingPolicy
         from ..common.serialization import Encoder
 
@@ -316,7 +317,7 @@ class DataStream:
     def _file_sink(self, sink: Any, name: str | None) -> None:
         sink.check_base_path()
         node = self._sink(OperatorKind.SINK_TEXT)
-        node.function = sink
+        node.function = sink.of_record_type(self.env.output_types.get(self.node.node_id))
         node.config["path"] = sink.base_path
         if name is not None:
             node.name = name

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from .typeinfo import from_type_spec, java_string
+from .typeinfo import RowTypeInfo, TypeInformation, from_type_spec, java_string, row_kind
 
 
 def print_prefix(identifier: str | None, subtask: int, parallelism: int) -> str:
@@ -18,6 +18,15 @@ def print_prefix(identifier: str | None, subtask: int, parallelism: int) -> str:
     return prefix + "> " if prefix else ""
 
 
+def print_text(record: Any, type_info: TypeInformation | None) -> str:
+    """The text ``print()`` shows of a record of ``type_info``: PyFlink's ``print`` first maps a
+    ROW in Python to ``+I[a,1]`` (fields by Python's ``str``: ``None``), other types are printed
+    by Java (:func:`java_string`); a FileSink writes Java's ``+I[a, 1]`` instead."""
+    if isinstance(type_info, RowTypeInfo) and record is not None:
+        return f"{row_kind(record)}[{','.join(str(v) for v in record)}]"
+    return java_string(record, type_info)
+
+
 def line_formatter(config: Mapping[str, Any], subtask: int,
                    parallelism: int) -> Callable[[Any], str]:
     """The printed line of each record of a print sink of ``config`` (its ``print_type``, a
@@ -26,6 +35,6 @@ def line_formatter(config: Mapping[str, Any], subtask: int,
     prefix = print_prefix(config.get("identifier"), subtask, parallelism)
 
     def line(record: Any) -> str:
-        return prefix + java_string(record, type_info)
+        return prefix + print_text(record, type_info)
 
     return line

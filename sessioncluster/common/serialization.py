@@ -3,22 +3,35 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+from .typeinfo import TypeInformation, java_string
 
 
 class Encoder:
-    """How a row-format FileSink writes a record: ``simple_string_encoder`` writes ``str(record)``
-    and a newline, in ``charset_name``."""
+    """How a row-format FileSink writes a record: ``simple_string_encoder`` writes the record's
+    text and a newline, in ``charset_name``. The text is Java's ``toString`` of the stream's
+    declared type (:func:`~sessioncluster.common.typeinfo.java_string`: ``(a,1)``, ``+I[a, 1]``,
+    ``1.0E7``), which the sink learns when it is attached (:meth:`of_record_type`); Python's
+    ``str`` for a stream of no declared type."""
 
-    def __init__(self, charset_name: str = "UTF-8") -> None:
+    def __init__(self, charset_name: str = "UTF-8", record_type: TypeInformation | None = None) -> None:
         self.charset_name = charset_name
+        self.record_type = record_type
 
     @staticmethod
     def simple_string_encoder(charset_name: str = "UTF-8") -> "Encoder":
         return Encoder(charset_name)
 
+    def of_record_type(self, record_type: TypeInformation | None) -> "Encoder":
+        """This encoder for records of the declared type ``record_type`` (a copy)."""
+        encoder = copy.copy(self)
+        encoder.record_type = record_type
+        return encoder
+
     def encode(self, record: Any) -> bytes:
-        return (str(record) + "\n").encode(self.charset_name)
+        return (java_string(record, self.record_type) + "\n").encode(self.charset_name)
 
     def __repr__(self) -> str:
         return f"Encoder.simple_string_encoder({self.charset_name!r})"

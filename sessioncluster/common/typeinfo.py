@@ -260,19 +260,20 @@ class Types:
 # -- records as Flink prints them ------------------------------------------------------------------
 
 def java_string(value: Any, type_info: TypeInformation | None = None) -> str:
-    """``value`` as Flink's ``print()`` writes a record of type ``type_info`` (Java's
-    ``toString``): ``(a,1)`` for a TUPLE, ``true``/``null``/``1.0E7`` for basic values, a
-    Float's shortest 32-bit digits. A ROW is printed as PyFlink prints it (a Python map before
-    the sink: ``+I[a,1]``, fields by Python's ``str``); without type information (PyFlink then
-    pickles records) it is Python's ``str(value)``. As real Flink, recorded in
-    ``/work/briefs/data/javaprint/probe_print.out``."""
+    """``value`` as Java's ``toString`` of a record of type ``type_info`` (what Flink's sinks
+    write: ``print()``, a FileSink's ``simple_string_encoder``): ``(a,1)`` for a TUPLE,
+    ``+I[a, 1]`` for a ROW (Flink's ``Row``), ``true``/``null``/``1.0E7`` for basic values, a
+    Float's shortest 32-bit digits. Without type information (PyFlink pickles the records) it is
+    Python's ``str(value)`` (Flink's FileSink writes the pickle's ``[B@hash``). As real Flink,
+    recorded in ``/work/briefs/data/javaprint/probe_print.out`` and
+    ``/work/briefs/data/javaprint2/probe_filesink.out``."""
     if type_info is None or isinstance(type_info, PickledBytesTypeInfo):
         return value if isinstance(value, str) else str(value)
     if value is None:
         return "null"
     if isinstance(type_info, RowTypeInfo):
-        kind = value.get_row_kind() if hasattr(value, "get_row_kind") else "+I"
-        return f"{kind}[{','.join(str(v) for v in value)}]"
+        fields = ", ".join(java_string(v, t) for v, t in zip(value, type_info.field_types))
+        return f"{row_kind(value)}[{fields}]"
     if isinstance(type_info, TupleTypeInfo):
         return "(" + ",".join(java_string(v, t) for v, t in zip(value, type_info.field_types)) + ")"
     if isinstance(type_info, BasicArrayTypeInfo):  # a Java array: its class and identity hash
@@ -293,6 +294,11 @@ def java_string(value: Any, type_info: TypeInformation | None = None) -> str:
         if type_info.name == "Double":
             return _java_double(float(value))
     return str(value)
+
+
+def row_kind(row: Any) -> str:
+    """The short string of a Row's kind (``+I``, ``-D``...); ``+I`` for a plain sequence."""
+    return str(row.get_row_kind()) if hasattr(row, "get_row_kind") else "+I"
 
 
 #: the JVM's array class names (``Class.getName``) of element types

@@ -10,7 +10,7 @@ import itertools
 import operator
 import random
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import cloudpickle
 
@@ -182,9 +182,6 @@ def _emit(task: OutputSpec, subtask: int, records: Iterator[Any], key_selector: 
     out = task.output
     if out.kind is OutputKind.COLLECT and out.limit is not None:
         records = itertools.islice(records, out.limit)
-    if out.kind is OutputKind.HASH or out.kind in _SPREAD:  # as the records cross Java in Flink
-        convert = read_back(task.vertex.operators[-1].config.get("output_type"), timestamped)
-        records = records if convert is None else map(convert, records)
     if out.kind is OutputKind.FORWARD:
         for n, rec in enumerate(records, 1):
             records_out.value = n
@@ -378,6 +375,14 @@ def _hash_partition(key: Any, partitions: int) -> int:
     return portable_hash(key) % partitions
 
 
+def _read_back(spec: OutputSpec, ts: bool) -> Callable[[Any], Any] | None:
+    """How the vertex's main output reads back in its consumers (its declared FLOATs in 32
+    bits): Flink serializes the records over every edge between vertices, a FORWARD one of
+    unchained operators too (``disable_chaining``, ``start_new_chain``, another slot sharing
+    group: /work/briefs/data/javaprint2/probe_filesink.out); None when nothing changes."""
+    return read_back(spec.vertex.operators[-1].config.get("output_type"), ts)
+
+
 def emit_all(task: Emitter, records: Iterator[Any], ts: bool) -> Iterator[Any]:
     """Hand the chain's records on over the vertex's output(s)."""
     spec = task.spec
@@ -387,6 +392,9 @@ def emit_all(task: Emitter, records: Iterator[Any], ts: bool) -> Iterator[Any]:
     out = spec.output
     key_selector = task.key_selectors.get(out.key_selector_key or "")
     combiner = task.combiners.get(out.combiner_key or "")
+    convert = _read_back(spec, ts)
+    if convert is not None and out.kind not in _SINKS:
+        records = map(convert, records)
     if ts:
         if out.kind in _SINKS:
             records = map(operator.itemgetter(1), records)  # a sink writes the values
@@ -447,8 +455,11 @@ def _emit_many(task: Emitter, tagged: Iterator[tuple[str | None, Any]],
             raise ValueError(f"a sink is never one of several outputs: {out.kind}")
         routes.setdefault(out.side_output, []).append((i, writer))
     records_out = task.records_out
+    convert = _read_back(spec, ts)
     n = 0
     for n, (tag, rec) in enumerate(tagged, 1):
+        if tag is None and convert is not None:
+            rec = convert(rec)
         for i, writer in routes.get(tag, ()):
             for item in writer.write(rec):
                 yield i, item

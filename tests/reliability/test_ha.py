@@ -42,6 +42,7 @@ from ..integration.test_streaming import (
     drop,
     python_counts,
     streaming_env,
+    word_count_of,
     word_counts,
 )
 
@@ -220,7 +221,7 @@ def test_a_streaming_job_resumes_from_its_latest_checkpoint(sc_home: Path, tmp_p
         second = sum(len(line.split()) for line in ROUNDS[1])
         wait_until(lambda: len(_lines(out)) >= first + second, RESULT_TIMEOUT,
                    "round 1's updates from the new leader")
-        lines = [eval(line) for line in _lines(out)]
+        lines = [word_count_of(line) for line in _lines(out)]
         assert len(lines) == first + second  # nothing before the checkpoint again
         # part files are named by random uids, not in time order: a count's latest is its largest
         latest: dict[str, int] = {}

@@ -7,7 +7,9 @@ there: "The partition number should be a positive value, got -1"; this follows i
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
+import cloudpickle
 import pytest
 
 from sessioncluster.api.functions import CustomPartitioning, Partitioner
@@ -91,3 +93,53 @@ def test_forward_needs_equal_parallelism_and_project_picks_fields() -> None:
     env = StreamExecutionEnvironment(None)
     projected = env.from_collection([(1, "a", 2.0)]).project(2, 0)
     assert projected.node.function((1, "a", 2.0)) == (2.0, 1)
+
+
+def test_a_declared_float_reads_back_in_32_bits_over_a_forward_edge_between_vertices() -> None:
+    """Flink serializes a FORWARD edge between unchained operators (probe_filesink.out: after
+    disable_chaining / start_new_chain / another slot sharing group a FLOAT 0.1 reads back as
+    0.10000000149011612; chained it stays 0.1; a DOUBLE or an undeclared type is unchanged)."""
+    from types import SimpleNamespace
+
+    from sessioncluster.api.accumulators import IntCounter
+    from sessioncluster.common.typeinfo import Types
+    from sessioncluster.streaming.runtime import Router, Rows, VertexProgram, edge_outs
+    from sessioncluster.taskmanager.writer import emit_all
+
+    def first_vertex(unchain: str | None, output_type: object) -> Any:
+        env = StreamExecutionEnvironment(None)
+        second = (env.from_collection([1, 2]).map(lambda x: x * 0.1, output_type=output_type)
+                  .map(repr))
+        if unchain == "slot_sharing_group":
+            second.slot_sharing_group("other")
+        elif unchain is not None:
+            getattr(second, unchain)()
+        graph = build_job_graph(env.stream_graph, [second._sink(OperatorKind.SINK_COLLECT)],
+                                "job", lambda obj, what: "key")
+        return next(v for v in graph.vertices
+                    if v.operators[0].kind is OperatorKind.SOURCE_COLLECTION)
+
+    def emitted(vertex: Any, ts: bool = False) -> list[object]:
+        spec = SimpleNamespace(vertex=vertex, output=VertexOutput(OutputKind.FORWARD), outputs=None)
+        task = SimpleNamespace(spec=spec, subtask=0, records_out=IntCounter(), key_selectors={},
+                               combiners={})
+        records = [(7, 0.1)] if ts else [0.1]
+        return list(emit_all(task, iter(records), ts))  # type: ignore[arg-type]
+
+    def routed(vertex: Any) -> list[object]:  # STREAMING: the vertex's output rows
+        prog = VertexProgram("job", vertex, {}, edge_outs(vertex), False, False)
+        rows = Rows()
+        Router(prog).route([(None, 0.1)], rows)
+        return [cloudpickle.loads(v) for v in rows.v]
+
+    for unchain in ("disable_chaining", "start_new_chain", "slot_sharing_group"):
+        vertex = first_vertex(unchain, Types.FLOAT())
+        assert vertex.operators[-1].kind is OperatorKind.MAP  # the vertex ends with the map
+        assert emitted(vertex) == [0.10000000149011612], unchain
+        assert routed(vertex) == [0.10000000149011612], unchain
+    assert emitted(first_vertex("disable_chaining", Types.FLOAT()), ts=True) == [
+        (7, 0.10000000149011612)]
+    assert emitted(first_vertex("disable_chaining", Types.DOUBLE())) == [0.1]
+    assert routed(first_vertex("disable_chaining", Types.DOUBLE())) == [0.1]
+    chained = first_vertex(None, Types.FLOAT())
+    assert chained.operators[-1].kind is OperatorKind.SINK_COLLECT  # one chain: no exchange

@@ -228,8 +228,11 @@ def test_from_source_and_sink_to_build_the_text_nodes(tmp_path: Any) -> None:
             .build())
     assert sink.output_file_config.get_part_prefix() == "prefix"
     ds.map(str.upper).sink_to(sink)
+    env.from_collection([1], type_info=Types.INT()).sink_to(sink)
     sinks = [n for n in env.stream_graph.nodes if n.kind is OperatorKind.SINK_TEXT]
-    assert [n.config["path"] for n in sinks] == [str(tmp_path / "out")]
+    assert [n.config["path"] for n in sinks] == [str(tmp_path / "out")] * 2
+    # the encoder learns the declared type of the stream it writes (none for an untyped map)
+    assert [n.function.encoder.record_type for n in sinks] == [None, Types.INT()]
     with pytest.raises(TypeError, match="FileSink"):
         ds.sink_to("out")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="FileSource"):
@@ -350,11 +353,19 @@ def test_java_string_of_typed_records() -> None:
     assert java_string(("a,b", 1), T.TUPLE([T.STRING(), T.INT()])) == "(a,b,1)"
     assert java_string((("a", 1), [1, 2]), T.TUPLE([T.TUPLE([T.STRING(), T.INT()]),
                                                      T.LIST(T.INT())])) == "((a,1),[1, 2])"
-    # a ROW: PyFlink's own map before the sink, fields by Python's str
+    # a ROW: Java's Row.toString (a FileSink: probe_filesink.out); print() maps it in Python
+    # first (PyFlink's _align_output_type), fields by Python's str
+    from sessioncluster.common.printsink import print_text
+
     deleted = Row(1, "x")
     deleted.set_row_kind(RowKind.DELETE)
-    assert java_string(deleted, T.ROW([T.INT(), T.STRING()])) == "-D[1,x]"
-    assert java_string(Row(None, 2), T.ROW([T.STRING(), T.INT()])) == "+I[None,2]"
+    row_type = T.ROW([T.STRING(), T.INT()])
+    assert java_string(deleted, T.ROW([T.INT(), T.STRING()])) == "-D[1, x]"
+    assert java_string(Row(None, 2), row_type) == "+I[null, 2]"
+    assert java_string(Row("a", 0.10000000149011612), T.ROW([T.STRING(), T.FLOAT()])) == "+I[a, 0.1]"
+    assert print_text(deleted, T.ROW([T.INT(), T.STRING()])) == "-D[1,x]"
+    assert print_text(Row(None, 2), row_type) == "+I[None,2]"
+    assert print_text(("a", 1), T.TUPLE([T.STRING(), T.INT()])) == "(a,1)"
     assert [java_string(x, T.FLOAT()) for x in (0.1, 1e7, 1.5e-5, 100.0, 110.1, 123456.7, 9e-4, 3.4e38,
                                                 0.30000000447034836)] == [
         "0.1", "1.0E7", "1.5E-5", "100.0", "110.1", "123456.7", "9.0E-4", "3.4E38", "0.3"]

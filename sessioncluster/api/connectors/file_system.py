@@ -12,6 +12,7 @@ progress and committed when the job finishes (BATCH) or when Spark has committed
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any
 
@@ -345,6 +346,15 @@ class FileSink:
             raise TypeError("for_bulk_format takes a bulk writer factory (with create(stream), e.g. "
                             f"one of pyflink.datastream.formats), not {writer_factory!r}")
         return FileSink.BulkFormatBuilder(_sink_path(base_path), writer_factory)
+
+    def of_record_type(self, record_type: Any) -> "FileSink":
+        """This sink for a stream whose records are declared of ``record_type`` (a copy): a
+        row format writes their Java text, as Flink's ``SimpleStringEncoder`` does."""
+        if self.encoder is None:
+            return self
+        sink = copy.copy(self)
+        sink.encoder = self.encoder.of_record_type(record_type)
+        return sink
 
     def check_base_path(self) -> str:
         """The base path, checked now (at submission): it must be a directory this process can
