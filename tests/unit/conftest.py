@@ -1,6 +1,7 @@
 """One local SparkSession (``local[1]``, no cluster, no UI) for the unit tests of the parts that
 plan on Spark: started once per run, each module's ``local_spark`` starting from the same SQL
-settings (one shuffle partition, UTC) and no temporary views, and stopped at the end."""
+settings (one shuffle partition, UTC, no whole-stage codegen or adaptive execution: a unit
+test's tiny queries spend most of their time compiling) and no temporary views, and stopped at the end."""
 
 from __future__ import annotations
 
