@@ -45,6 +45,14 @@ def session(sc_home: Path) -> Iterator[sessioncluster.Session]:
     assert not left, f"processes of the session outlived stop(): {left}"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Two xdist groups (pyproject's ``-n 2 --dist loadgroup``): the unit tests, and every test
+    of a real cluster, which then share one session cluster on one worker."""
+    for item in items:
+        unit = item.nodeid.startswith("tests/unit/")
+        item.add_marker(pytest.mark.xdist_group("unit" if unit else "cluster"))
+
+
 def table_names(session: sessioncluster.Session) -> set[str]:
     """The tables and views of the session's catalog."""
     return set(session.execute_sql("SHOW TABLES").table.column(0).to_pylist())
