@@ -45,6 +45,7 @@ def session(sc_home: Path) -> Iterator[sessioncluster.Session]:
     assert not left, f"processes of the session outlived stop(): {left}"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Two xdist groups (pyproject's ``-n 2 --dist loadgroup``): the unit tests, and every test
     of a real cluster, which then share one session cluster on one worker."""

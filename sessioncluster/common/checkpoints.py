@@ -16,6 +16,14 @@ def latest_committed_batch(query_dir: Path) -> int | None:
     return max((int(p.name) for p in commits.iterdir() if p.name.isdigit()), default=None)
 
 
+def committed_batches(query_dir: Path) -> Callable[[int], bool]:
+    """Whether a micro-batch is committed under a query's checkpoint directory, as of now (Spark
+    deletes old commit entries: a batch is committed when it is not after the latest one)."""
+    latest = latest_committed_batch(query_dir)
+    latest = -1 if latest is None else latest
+    return lambda batch_id: batch_id <= latest
+
+
 def is_retained_checkpoint(job_dir: Path) -> bool:
     """True for a job's checkpoint directory that kept a checkpoint (a committed micro-batch of
     one of its queries): Flink restores a retained checkpoint as it restores a savepoint."""

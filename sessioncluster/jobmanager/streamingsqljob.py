@@ -45,6 +45,7 @@ from ..protocol.messages import (
     StreamResults,
     VertexInfo,
 )
+from ..spark.flinksql.connectors import StagedSink
 from ..spark.flinksql.connectors.printing import PrintedLines
 from ..spark.flinksql.microbatch import ChangelogState, batch_changelog, collected, write_batch
 from ..spark.flinksql.outcome import rows_as_arrow_ipc
@@ -160,6 +161,10 @@ class StreamingSqlJob(StreamingRunner):
         #: a SELECT's newest changes (pickled ``(kind, values)``), for :meth:`latest_changes`
         self.latest: deque[bytes] = deque(maxlen=LATEST_CHANGES)
         self._result_columns: list[str] | None = None
+        #: the INSERTs' filesystem sinks, by INSERT: files committed with Spark's commits
+        self.staged_sinks = {} if statement.collects else {
+            i: StagedSink(insert.table, self.checkpoint_dir / f"insert-{i}")
+            for i, insert in enumerate(statement.inserts) if insert.table.connector == "filesystem"}
 
     def started_reply(self) -> Message | None:
         """Flink's answer to an INSERT: the job runs, one ``-1`` per sink; to a SELECT: its
@@ -200,7 +205,9 @@ class StreamingSqlJob(StreamingRunner):
             self.records[i] += len(changes)
             return
         printed = PrintedLines()
-        self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i), printed)
+        sink = self.staged_sinks.get(i) if not self.statement.bounded else None
+        self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i), printed,
+                                       sink.batch(batch_id) if sink is not None else None)
         for sink_id, text in ((PRINT_SINK, printed.out), (PRINT_SINK_ERR, printed.err)):
             lines = self.results.buffers.get(sink_id)
             if lines is not None and text:  # for a client that waits
@@ -264,8 +271,14 @@ class StreamingSqlJob(StreamingRunner):
         if current:
             self._collect(("restored", -1), collected([("+I", row) for row in current.values()]))
 
+    def commit_outputs(self) -> None:
+        for sink in self.staged_sinks.values():
+            sink.commit()
+
     def start_queries(self) -> None:
         interval = self.interval_ms or DEFAULT_TRIGGER_MS
+        for sink in self.staged_sinks.values():  # a restart, a restore, a new leader
+            sink.recover()
         for i, insert in enumerate(self.statement.inserts):
             def write(df: Any, batch_id: int, insert: StreamingInsert = insert, i: int = i) -> None:
                 self._write(i, insert, df, batch_id)

@@ -25,7 +25,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..common.checkpoints import latest_committed_batch
+from ..common.checkpoints import committed_batches
 from ..graph.jobgraph import JobGraph, JobVertex
 from ..runtime.filesink import (
     ManifestLog,
@@ -88,21 +88,15 @@ class StreamingFileSink:
         #: the next part file index of each uid's buckets
         self.next_index: dict[str, dict[str, int]] = {}
 
-    def _committed(self) -> Any:
-        # Spark deletes old commit entries: a batch is committed when it is not after this one
-        latest = latest_committed_batch(self.checkpoint)
-        latest = -1 if latest is None else latest
-        return lambda batch_id: batch_id <= latest
-
     def recover(self) -> None:
         """At the start of a query run (a restart, a restore, a new leader)."""
-        done, undone = self.manifests.recover(self._committed())
+        done, undone = self.manifests.recover(committed_batches(self.checkpoint))
         if done or undone:
             log.info("FileSink %s: committed batches %s, undid batches %s", self.base_path, done, undone)
 
     def commit(self) -> list[int]:
         """Commit the files of every batch Spark has committed; the batches."""
-        return self.manifests.commit_committed(self._committed())
+        return self.manifests.commit_committed(committed_batches(self.checkpoint))
 
     def write_batch(self, rows: Any, batch_id: int) -> int:
         """``foreachBatch``: the batch's records (column ``v``, pickled; or Arrow tables of

@@ -83,13 +83,16 @@ class ChangelogState:
 
 # -- the sinks, per micro-batch -------------------------------------------------------------------
 def write_batch(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path,
-                printed: PrintedLines | None = None) -> int:
+                printed: PrintedLines | None = None,
+                staged: connectors.StagedBatch | None = None) -> int:
     """Write one micro-batch (``df``, a batch DataFrame) into the insert's sink; the rows
     written. An updating query's rows become Flink's changelog (``print``: its lines). A
-    ``print`` sink's lines also go into ``printed``."""
+    ``print`` sink's lines also go into ``printed``. A ``filesystem`` sink's files are left
+    ``staged`` when given: a batch run again then writes its changelog again, in place of the
+    first attempt's pending files."""
     if insert.output_mode != "update" and not insert.row_kinds:
-        return connectors.write_table(df, insert.table, printed=printed)
-    changes = batch_changelog(insert, df, batch_id, state_dir)
+        return connectors.write_table(df, insert.table, printed=printed, staged=staged)
+    changes = batch_changelog(insert, df, batch_id, state_dir, again=staged is not None)
     if insert.table.connector == "print":
         prefix = print_prefix(insert.table.options.get("print-identifier", ""), 0, 1)
         fixers = value_fixers(df.schema)
@@ -99,11 +102,12 @@ def write_batch(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path,
             printed.add(insert.table, lines)
     elif connectors.is_changelog_table(insert.table):
         if changes:
-            connectors.write_table(_changes_frame(insert, df, changes), insert.table)
+            connectors.write_table(_changes_frame(insert, df, changes), insert.table,
+                                   staged=staged)
     elif changes and connectors.sink_is_append_only(insert.table) and insert.outer is not None:
         # a legacy group window's rows over an updating query: insert-only
         connectors.write_table(insert.outer.frame(df.sparkSession, [r for _, r in changes]),
-                               insert.table)
+                               insert.table, staged=staged)
     return len(changes)
 
 
@@ -121,14 +125,16 @@ def _changes_frame(insert: InsertQuery, df: Any, changes: list[tuple[str, tuple[
         StructType([*fields, StructField(ROW_KIND, StringType())]))
 
 
-def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path
-                    ) -> list[tuple[str, tuple[Any, ...]]]:
+def batch_changelog(insert: InsertQuery, df: Any, batch_id: int, state_dir: Path,
+                    again: bool = False) -> list[tuple[str, tuple[Any, ...]]]:
     """One micro-batch as Flink's changelog: ``+I`` per row of an append-only query; an
-    updating one's from its :class:`ChangelogState` (nothing for a batch emitted before)."""
+    updating one's from its :class:`ChangelogState`. A batch emitted before gives nothing,
+    unless ``again`` (its sink replaces what the first attempt wrote): then the same changes,
+    from the state of the batch before it."""
     if insert.output_mode != "update" and not insert.row_kinds:
         return [("+I", tuple(r)) for r in df.collect()]
     state = ChangelogState(state_dir)
-    if state.done(batch_id):
+    if state.done(batch_id) and not again:
         return []  # emitted before the failure that runs this batch again
     if insert.row_kinds:  # the changes are the rows (the state is in Spark's state store)
         changes = [(r[-1], tuple(r)[:-1]) for r in df.collect()]

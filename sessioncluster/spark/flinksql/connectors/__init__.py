@@ -20,12 +20,12 @@ from ..model import CatalogTable, FlinkSqlError
 from .changelogjson import is_changelog_table
 from .datagen import read_datagen
 from .datastream import read_datastream
-from .filesystem import file_signature, read_filesystem, write_filesystem
+from .filesystem import StagedBatch, StagedSink, file_signature, read_filesystem, write_filesystem
 from .options import CONNECTORS, validate
 from .printing import PrintedLines, format_row, print_lines, write_blackhole, write_print
 
-__all__ = ["CONNECTORS", "format_row", "is_bounded", "print_lines", "read_table",
-           "sink_is_append_only", "source_signature", "validate", "write_table",
+__all__ = ["CONNECTORS", "StagedBatch", "StagedSink", "format_row", "is_bounded", "print_lines",
+           "read_table", "sink_is_append_only", "source_signature", "validate", "write_table",
            "is_changelog_table"]
 
 
@@ -46,15 +46,16 @@ def read_table(spark: Any, table: CatalogTable, streaming: bool) -> Any:
 
 
 def write_table(df: Any, table: CatalogTable, overwrite: bool = False,
-                printed: PrintedLines | None = None) -> int:
-    """Write ``df`` (the table's physical columns, by position) into the table in BATCH: a
-    ``filesystem`` table's part files (committed at the end; ``overwrite`` replaces the table's,
-    or the written partitions', files), a ``print`` table's lines on standard out/err (and into
-    ``printed``, for the client that waits for the statement), a ``blackhole`` discarding
-    everything. Returns the number of rows written."""
+                printed: PrintedLines | None = None, staged: StagedBatch | None = None) -> int:
+    """Write ``df`` (the table's physical columns, by position) into the table: a
+    ``filesystem`` table's part files (committed at the end, or of a STREAMING micro-batch
+    left ``staged``; ``overwrite`` replaces the table's, or the written partitions', files), a
+    ``print`` table's lines on standard out/err (and into ``printed``, for the client that
+    waits for the statement), a ``blackhole`` discarding everything. Returns the number of rows
+    written."""
     validate(table)
     if table.connector == "filesystem":
-        return write_filesystem(df, table, overwrite)
+        return write_filesystem(df, table, overwrite, staged)
     if overwrite:
         raise FlinkSqlError(f"INSERT OVERWRITE requires that the underlying DynamicTableSink of "
                             f"table '{table.name}' implements the SupportsOverwrite interface.")

@@ -15,6 +15,8 @@ import functools
 import os
 import re
 import uuid
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import unquote
 
@@ -23,7 +25,14 @@ from ....api.table.changelog_mode import ROW_KIND_COLUMN as ROW_KIND
 from ....api.table.changelog_mode import SEQ_COLUMN, SUB_COLUMN
 from ....api.table.typeparser import parse_type
 from ....api.table.types import DataType, DataTypes, LocalZonedTimestampType, RowType, TimeType
-from ....runtime.filesink import PendingFile, commit, delete_in_progress, in_progress_name
+from ....common.checkpoints import committed_batches
+from ....runtime.filesink import (
+    ManifestLog,
+    PendingFile,
+    commit,
+    delete_in_progress,
+    in_progress_name,
+)
 from ...files import file_stream
 from ..model import CatalogTable, FlinkSqlError
 from .changelogjson import check_sink_options, is_changelog_format
@@ -385,11 +394,47 @@ def _visible_files(directory: str) -> list[str]:
             if not n.startswith((".", "_"))]
 
 
-def write_filesystem(df: Any, table: CatalogTable, overwrite: bool) -> int:
+@dataclass(frozen=True)
+class StagedBatch:
+    """One micro-batch of a STREAMING sink: its part files recorded in the query's
+    :class:`ManifestLog` and left pending, to be committed once Spark has committed the batch
+    (Flink's filesystem sink commits on checkpoint), so that a batch Spark runs again replaces
+    the pending files of its first attempt instead of adding to them."""
+
+    manifests: ManifestLog
+    batch_id: int
+
+
+class StagedSink:
+    """A STREAMING statement's ``filesystem`` sink (one INSERT's query, checkpointed in
+    ``checkpoint``): each micro-batch's files :meth:`staged <batch>` in the query's manifest
+    log, committed once Spark has committed the batch (:meth:`commit`, while the job watches
+    its queries), and at the start of each run of the query (:meth:`recover`) the batches Spark
+    committed are committed and the pending files of the others deleted, as the DataStream
+    FileSink's (``spark/filesink.py``)."""
+
+    def __init__(self, table: CatalogTable, checkpoint: Path) -> None:
+        self.checkpoint = checkpoint
+        self.manifests = ManifestLog(checkpoint / "filesink" / "0", local_path(table.options["path"]))
+
+    def batch(self, batch_id: int) -> StagedBatch:
+        return StagedBatch(self.manifests, batch_id)
+
+    def recover(self) -> None:
+        self.manifests.recover(committed_batches(self.checkpoint))
+
+    def commit(self) -> list[int]:
+        """Commit the files of the batches Spark has committed; those batches."""
+        return self.manifests.commit_committed(committed_batches(self.checkpoint))
+
+
+def write_filesystem(df: Any, table: CatalogTable, overwrite: bool,
+                     staged: StagedBatch | None = None) -> int:
     """Write ``df`` (the table's physical columns, by position) as the table's files; with
     ``overwrite`` replace the table's files (of a partitioned table: the partitions written).
     A changelog format's records carry their RowKind in a last column :data:`ROW_KIND` (``+I``
-    when ``df`` has none). Returns the number of rows written."""
+    when ``df`` has none). The files are committed at once, or with ``staged`` left pending in
+    the micro-batch's manifest. Returns the number of rows written."""
     from pyspark.sql import functions as F
 
     options = table.options
@@ -417,14 +462,17 @@ def write_filesystem(df: Any, table: CatalogTable, overwrite: bool) -> int:
     token = uuid.uuid4().hex
     base = local_path(options["path"])
     row_type = file_row_type(_file_fields(table))
+    uid = str(uuid.uuid4())
     spec = {"format": options["format"], "row_type": row_type,
             "options": options, "keys": list(table.partition_keys), "base": base,
             "default_name": options.get("partition.default-name", DEFAULT_PARTITION_NAME),
-            "uid": str(uuid.uuid4()), "token": token, "physical": physical,
+            "uid": uid, "token": token, "physical": physical,
             "file_positions": [i for i, n in enumerate(names) if n not in table.partition_keys]
             + ([len(names)] if kinds else []),
             "key_positions": [names.index(k) for k in table.partition_keys]}
     schema = "in_progress STRING, final STRING, records BIGINT, size BIGINT"
+    if staged is not None:  # before any file exists: a crash leaves nothing unaccounted for
+        staged.manifests.begin(staged.batch_id, [uid])
     try:
         written = [PendingFile(r["in_progress"], r["final"], r["records"], r["size"]) for r in
                    df.mapInArrow(functools.partial(_write_partition, spec), schema).collect()]
@@ -437,5 +485,8 @@ def write_filesystem(df: Any, table: CatalogTable, overwrite: bool) -> int:
         for directory in directories:
             for old in _visible_files(directory):
                 os.unlink(old)
-    commit(written)
+    if staged is not None:
+        staged.manifests.complete(staged.batch_id, [uid], written)
+    else:
+        commit(written)
     return sum(p.records for p in written)
