@@ -4,7 +4,7 @@ over and recovers the job, the client gets the right result without doing anythi
 a deposed leader; a ZooKeeper that goes away; a standby for a session without HA.
 
 CI kills the leader mid-job once with ZooKeeper (the file backend's failover is in the
-streaming-resume, SQL catalog and deposed-leader tests); ``SESSIONCLUSTER_FULL_RELIABILITY=1``
+streaming jobs' and SQL catalog's test and the deposed-leader test); ``SESSIONCLUSTER_FULL_RELIABILITY=1``
 ten times with each backend.
 """
 
@@ -192,95 +192,96 @@ def test_leader_killed_mid_job_a_standby_recovers_it(backend: str, request: pyte
     }
 
 
-def test_a_streaming_job_resumes_from_its_latest_checkpoint(sc_home: Path, tmp_path: Path) -> None:
-    """A STREAMING job's leader killed -9: the new leader restarts it from its latest completed
-    checkpoint: the counts go on from there, and no update before it is written twice."""
-    name = "ha-stream"
-    src, out = tmp_path / "in", tmp_path / "out"
-    src.mkdir()
-    session = sessioncluster.start(name, taskmanagers=0, slots=2, quiet=True, ha="file")
-    try:
-        standby = sessioncluster.start_standby(name)
-        env = streaming_env(session)
-        counts = word_counts(env, src)
-        counts.sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
-                       .with_output_file_config(OutputFileConfig.builder().build()).build())
-        client = env.execute_async("counts through a failover")
-        drop(src, "round-0.txt", ROUNDS[0])
-        first = sum(len(line.split()) for line in ROUNDS[0])
-        wait_until(lambda: len(_lines(out)) >= first, RESULT_TIMEOUT, "round 0's updates")
-        wait_until(lambda: client.details().streaming["counts"]["completed"] >= 1, 60.0,
-                   "a completed checkpoint")
-        time.sleep(1.0)  # no micro-batch in flight: round 0 is checkpointed
-        old = session.info
-        os.kill(old.jobmanager_pid, signal.SIGKILL)
-        assert discovery.retrieve_leader(old).jobmanager_pid == standby
-        wait_until(lambda: client.get_job_status() is sessioncluster.JobStatus.RUNNING, 60.0,
-                   "the recovered job to run")
-        drop(src, "round-1.txt", ROUNDS[1])
-        second = sum(len(line.split()) for line in ROUNDS[1])
-        wait_until(lambda: len(_lines(out)) >= first + second, RESULT_TIMEOUT,
-                   "round 1's updates from the new leader")
-        lines = [word_count_of(line) for line in _lines(out)]
-        assert len(lines) == first + second  # nothing before the checkpoint again
-        # part files are named by random uids, not in time order: a count's latest is its largest
-        latest: dict[str, int] = {}
-        for w, c in lines:
-            latest[w] = max(latest.get(w, 0), c)
-        assert latest == python_counts(ROUNDS[:2])  # the state survived the failover
-        assert "resumes from its latest checkpoint" not in _log_text(name)  # no savepoint here
-        assert f"recovered job {client.job_id}" in _log_text(name)
-        client.cancel()
-        assert client.wait(60).status is sessioncluster.JobStatus.CANCELED
-    finally:
-        session.stop()
-
-
 def shout(word: str) -> str:
     return word.upper() + "!"
 
 
-def test_the_sql_catalog_and_a_streaming_insert_survive_a_failover(sc_home: Path,
-                                                                    tmp_path: Path) -> None:
-    """The session's Flink SQL catalog (tables, a view, a Python function) and a running
-    streaming INSERT that calls the function: the leader killed -9, the new leader has the
-    catalog and runs the INSERT on from its latest checkpoint (no row written twice)."""
+def _start_counts(session: sessioncluster.Session, src: Path, out: Path) -> Any:
+    """A STREAMING DataStream word count from ``src`` into a FileSink at ``out``; its client."""
+    env = streaming_env(session)
+    counts = word_counts(env, src)
+    counts.sink_to(FileSink.for_row_format(str(out), Encoder.simple_string_encoder())
+                   .with_output_file_config(OutputFileConfig.builder().build()).build())
+    return env.execute_async("counts through a failover")
+
+
+def _start_shouting(session: sessioncluster.Session, src: Path, out: Path) -> tuple[Any, Any]:
+    """The session's SQL catalog (two tables, a view, a Python function) and a streaming
+    INSERT from ``src`` into ``out`` that calls the function; the table environment and the
+    INSERT's job client."""
     from sessioncluster.api.table.types import DataTypes
     from sessioncluster.client.table_environment import TableEnvironment
     from sessioncluster.pyflink.table import EnvironmentSettings
     from sessioncluster.pyflink.table.udf import udf
 
-    name = "ha-sql"
-    src, out = tmp_path / "words", tmp_path / "shouted"
+    t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
+    t_env.execute_sql(f"""CREATE TABLE words (word STRING) WITH ('connector' =
+        'filesystem', 'path' = '{src}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
+    t_env.execute_sql(f"""CREATE TABLE shouted (word STRING, loud STRING) WITH (
+        'connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv')""")
+    t_env.execute_sql("CREATE VIEW long_words AS SELECT word FROM words WHERE CHAR_LENGTH(word) > 3")
+    t_env.create_temporary_system_function("shout", udf(shout, result_type=DataTypes.STRING()))
+    return t_env, t_env.execute_sql("INSERT INTO shouted SELECT word, shout(word) FROM words"
+                                    ).get_job_client()
+
+
+def _counts_went_on(out: Path, rounds: int) -> None:
+    """The word counts' updates of ``rounds`` rounds, none written twice, the state kept."""
+    lines = [word_count_of(line) for line in _lines(out)]
+    assert len(lines) == sum(len(line.split()) for r in ROUNDS[:rounds] for line in r)
+    # part files are named by random uids, not in time order: a count's latest is its largest
+    latest: dict[str, int] = {}
+    for w, c in lines:
+        latest[w] = max(latest.get(w, 0), c)
+    assert latest == python_counts(ROUNDS[:rounds])
+
+
+def test_streaming_jobs_and_the_sql_catalog_survive_a_failover(sc_home: Path,
+                                                                tmp_path: Path) -> None:
+    """The leader killed -9 while a STREAMING DataStream job and a streaming SQL INSERT run:
+    the new leader restarts both from their latest completed checkpoints (the counts go on
+    from there, no update or row before it written twice) and has the session's SQL catalog."""
+    from sessioncluster.client.table_environment import TableEnvironment
+    from sessioncluster.pyflink.table import EnvironmentSettings
+
+    name = "ha-stream"
+    src, out, words, shouted = (tmp_path / n for n in ("in", "out", "words", "shouted"))
     src.mkdir()
+    words.mkdir()
     session = sessioncluster.start(name, taskmanagers=0, slots=2, quiet=True, ha="file")
     try:
         standby = sessioncluster.start_standby(name)
-        t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode(), session=session)
-        t_env.execute_sql(f"""CREATE TABLE words (word STRING) WITH ('connector' =
-            'filesystem', 'path' = '{src}', 'format' = 'csv', 'source.monitor-interval' = '1s')""")
-        t_env.execute_sql(f"""CREATE TABLE shouted (word STRING, loud STRING) WITH (
-            'connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv')""")
-        t_env.execute_sql("CREATE VIEW long_words AS SELECT word FROM words WHERE CHAR_LENGTH(word) > 3")
-        t_env.create_temporary_system_function("shout", udf(shout, result_type=DataTypes.STRING()))
-        job = t_env.execute_sql("INSERT INTO shouted SELECT word, shout(word) FROM words"
-                                ).get_job_client()
-        (src / "a.csv").write_text("to\nbe\nhello\n")
-        wait_until(lambda: len(_lines(out)) == 3, RESULT_TIMEOUT, "the first file's rows")
-        wait_until(lambda: job.details().streaming["counts"]["completed"] >= 1, 60.0,
-                   "a completed checkpoint")
-        time.sleep(1.0)  # no micro-batch in flight
+        counts = _start_counts(session, src, out)
+        t_env, insert = _start_shouting(session, words, shouted)
+        drop(src, "round-0.txt", ROUNDS[0])
+        (words / "a.csv").write_text("to\nbe\nhello\n")
+        first = sum(len(line.split()) for line in ROUNDS[0])
+        wait_until(lambda: len(_lines(out)) >= first, RESULT_TIMEOUT, "round 0's updates")
+        wait_until(lambda: len(_lines(shouted)) == 3, RESULT_TIMEOUT, "the first file's rows")
+        for job in (counts, insert):
+            wait_until(lambda job=job: job.details().streaming["counts"]["completed"] >= 1, 60.0,
+                       "a completed checkpoint")
+        time.sleep(1.0)  # no micro-batch in flight: round 0 and a.csv are checkpointed
         old = session.info
         os.kill(old.jobmanager_pid, signal.SIGKILL)
         assert discovery.retrieve_leader(old).jobmanager_pid == standby
-        wait_until(lambda: job.get_job_status() is sessioncluster.JobStatus.RUNNING, 60.0,
-                   "the recovered INSERT to run")
-        (src / "b.csv").write_text("world\n")
-        wait_until(lambda: len(_lines(out)) >= 4, RESULT_TIMEOUT, "the new leader's rows")
+        for job in (counts, insert):
+            wait_until(lambda job=job: job.get_job_status() is sessioncluster.JobStatus.RUNNING,
+                       60.0, "the recovered jobs to run")
+        drop(src, "round-1.txt", ROUNDS[1])
+        (words / "b.csv").write_text("world\n")
+        second = sum(len(line.split()) for line in ROUNDS[1])
+        wait_until(lambda: len(_lines(out)) >= first + second, RESULT_TIMEOUT,
+                   "round 1's updates from the new leader")
+        wait_until(lambda: len(_lines(shouted)) >= 4, RESULT_TIMEOUT, "the new leader's rows")
         time.sleep(2.0)
-        rows = sorted(tuple(row) for row in csv.reader(_lines(out)))
+        _counts_went_on(out, 2)
+        rows = sorted(tuple(row) for row in csv.reader(_lines(shouted)))
         assert rows == sorted((w, f"{w.upper()}!") for w in ("to", "be", "hello", "world"))
-        assert f"recovered job {job.get_job_id()}" in _log_text(name)
+        log_text = _log_text(name)
+        assert "resumes from its latest checkpoint" not in log_text  # no savepoint here
+        assert f"recovered job {counts.job_id}" in log_text
+        assert f"recovered job {insert.get_job_id()}" in log_text
 
         def column(statement: str) -> list:
             return sorted(r[0] for r in t_env.execute_sql(statement).collect())
@@ -291,7 +292,9 @@ def test_the_sql_catalog_and_a_streaming_insert_survive_a_failover(sc_home: Path
         assert sorted(tuple(r) for r in batch.execute_sql(
             "SELECT word, shout(word) FROM long_words").collect()) == [
             ("hello", "HELLO!"), ("world", "WORLD!")]
-        job.cancel()
+        counts.cancel()
+        insert.cancel()
+        assert counts.wait(60).status is sessioncluster.JobStatus.CANCELED
     finally:
         session.stop()
 

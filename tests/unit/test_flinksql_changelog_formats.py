@@ -59,7 +59,7 @@ FLINK_UPDATING = {
 
 
 @dataclass
-class _Insert:
+class MicroBatchInsert:
     """An updating query's INSERT as ``microbatch`` reads it."""
 
     table: CatalogTable
@@ -69,7 +69,7 @@ class _Insert:
     outer: OuterQuery | None = None
 
 
-def _lines(path: Path) -> list[str]:
+def committed_lines(path: Path) -> list[str]:
     """The visible part files' lines, the files in the order they were written."""
     files = sorted((p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")),
                    key=lambda p: p.stat().st_mtime_ns)
@@ -88,12 +88,12 @@ def test_an_updating_querys_changelog_is_written_as_flink_writes_it(
     Flink's records, line for line."""
     sink = _sink(tmp_path / "out", fmt, [("w", "STRING"), ("n", "INT"), ("c", "BIGINT")])
     assert not sink_is_append_only(sink)
-    insert = _Insert(sink)
+    insert = MicroBatchInsert(sink)
     schema = "w STRING, n INT, c BIGINT"
     for batch_id, rows in enumerate([[("a", 1, 1), ("b", 2, 1)], [("a", 4, 2), ("b", 0, 2)]]):
         write_batch(insert, local_spark.createDataFrame(rows, schema), batch_id,
                     tmp_path / "state")
-    assert _lines(tmp_path / "out") == FLINK_UPDATING[fmt]
+    assert committed_lines(tmp_path / "out") == FLINK_UPDATING[fmt]
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_an_insert_only_query_in_batch_and_reading_the_table_refused(
     job = planner.plan("INSERT INTO bs VALUES ('a', 1), ('b', 2)").job
     assert job is not None
     job.run().collect()
-    assert sorted(_lines(tmp_path / "bs")) == sorted(flink)
+    assert sorted(committed_lines(tmp_path / "bs")) == sorted(flink)
     message = ("^Querying a table in batch mode is currently only possible for INSERT-only "
                "table sources. But the source for table 'default_catalog.default_database.bs' "
                "produces other changelog messages than just INSERT.")

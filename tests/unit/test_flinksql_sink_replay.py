@@ -6,16 +6,15 @@ the batch's commit entry deleted before the query runs again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_flinksql_changelog_formats import MicroBatchInsert, committed_lines
 
 from sessioncluster.spark.flinksql.connectors import StagedSink
 from sessioncluster.spark.flinksql.microbatch import write_batch
 from sessioncluster.spark.flinksql.model import CatalogTable, Column
-from sessioncluster.spark.flinksql.updating import OuterQuery
 
 #: per case: the sink's format and columns, the query over ``src(w, x)`` and its output mode
 CASES = {
@@ -25,26 +24,8 @@ CASES = {
 }
 
 
-@dataclass
-class _Insert:
-    """The INSERT as ``microbatch`` reads it (the key: the first column)."""
-
-    table: CatalogTable
-    output_mode: str
-    key_positions: list[int] = field(default_factory=lambda: [0])
-    row_kinds: bool = False
-    outer: OuterQuery | None = None
-
-
-def _lines(path: Path) -> list[str]:
-    """The committed part files' lines, the files in the order they were written."""
-    files = sorted((p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")),
-                   key=lambda p: p.stat().st_mtime_ns)
-    return [line for p in files for line in p.read_text().splitlines()]
-
-
 def _run(spark: Any, query: str, src: Path, checkpoint: Path, sink: StagedSink,
-         insert: _Insert, commit: bool) -> None:
+         insert: MicroBatchInsert, commit: bool) -> None:
     """One run of the query over the files there are (``availableNow``), its batches written
     by ``write_batch``; Spark's commits then, as the job's watch does, unless not ``commit``."""
     spark.readStream.schema("w STRING, x INT").csv(str(src)).createOrReplaceTempView("src")
@@ -65,20 +46,20 @@ def test_a_replayed_micro_batch_writes_its_rows_once(local_spark: Any, tmp_path:
     fmt, columns, query, mode = CASES[case]
     table = CatalogTable("s", [Column(n, t) for n, t in columns],
                          {"connector": "filesystem", "path": str(tmp_path / "out"), "format": fmt})
-    insert = _Insert(table, mode)
+    insert = MicroBatchInsert(table, mode)
     src, checkpoint, out = tmp_path / "src", tmp_path / "ckpt", tmp_path / "out"
     src.mkdir()
     sink = StagedSink(table, checkpoint)
     (src / "a.csv").write_text("a,1\nb,2\n")
     _run(local_spark, query, src, checkpoint, sink, insert, True)
-    first = _lines(out)
+    first = committed_lines(out)
     (src / "b.csv").write_text("a,3\n")
     _run(local_spark, query, src, checkpoint, sink, insert, False)
-    assert _lines(out) == first, "a batch's files are visible before Spark committed it"
+    assert committed_lines(out) == first, "a batch's files are visible before Spark committed it"
     for entry in ("1", ".1.crc"):  # lost before Spark's commit: batch 1 runs again
         (checkpoint / "commits" / entry).unlink()
     _run(local_spark, query, src, checkpoint, sink, insert, True)
-    lines = _lines(out)
+    lines = committed_lines(out)
     if case == "append":
         assert sorted(lines) == ["a,1", "a,3", "b,2"]
     else:  # Flink's canal-json changelog of the two batches, each record once
