@@ -141,8 +141,8 @@ def _results(name: str, backend: str, quorum: str | None) -> tuple[Any, Any]:
 
 
 @pytest.mark.parametrize("backend", [
-    full_only("file", "a leader on the file backend is also killed mid-job by the streaming-"
-              "resume, SQL catalog and deposed-leader tests"),
+    full_only("file", "a leader on the file backend is also killed mid-job by the streaming "
+              "jobs' failover test and the deposed-leader test"),
     "zookeeper"], ids=["file", "zookeeper"])
 def test_leader_killed_mid_job_a_standby_recovers_it(backend: str, request: pytest.FixtureRequest,
                                                      sc_home: Path, figures: dict) -> None:

@@ -26,7 +26,7 @@ from sessioncluster.pyflink.datastream import RuntimeExecutionMode
 from sessioncluster.pyflink.datastream.connectors.number_seq import NumberSequenceSource
 from sessioncluster.pyflink.datastream.functions import MapFunction, RuntimeContext
 
-from ..helpers import descendants, full_only, session_pids, wait_gone, wait_until
+from ..helpers import descendants, session_pids, wait_gone, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -60,10 +60,7 @@ def own_session(sc_home: Path) -> Iterator[sessioncluster.Session]:
     assert not wait_gone(sorted(pids)), "processes of the session outlived stop()"
 
 
-@pytest.mark.parametrize("mode", [
-    RuntimeExecutionMode.STREAMING,
-    full_only(RuntimeExecutionMode.BATCH, "a BATCH subtask's failover after a lost TaskManager is "
-              "also test_faults.py's; STREAMING's is this heartbeat's own TaskManagerLost")])
+@pytest.mark.parametrize("mode", [RuntimeExecutionMode.STREAMING, RuntimeExecutionMode.BATCH])
 def test_a_stopped_taskmanager_is_lost_and_its_subtasks_fail_over(
         own_session: sessioncluster.Session, mode: RuntimeExecutionMode) -> None:
     session = own_session
