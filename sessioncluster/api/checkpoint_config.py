@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from ..common.time import Duration, parse_duration_ms, to_millis
+from .formats.base import local_path
 
 INTERVAL = "execution.checkpointing.interval"
 MIN_PAUSE = "execution.checkpointing.min-pause"
@@ -120,8 +121,8 @@ class CheckpointConfig:
     # -- storage -----------------------------------------------------------------------------
     def set_checkpoint_storage_dir(self, checkpoint_path: str) -> "CheckpointConfig":
         """Where the jobs' checkpoints go (default: the session directory's ``checkpoints``)."""
-        if "://" not in checkpoint_path or checkpoint_path.startswith("file://"):
-            checkpoint_path = os.path.abspath(os.path.expanduser(checkpoint_path.removeprefix("file://")))
+        if "://" not in checkpoint_path or checkpoint_path.startswith("file:"):
+            checkpoint_path = os.path.abspath(os.path.expanduser(local_path(checkpoint_path)))
         self.options[CHECKPOINTS_DIR] = checkpoint_path
         return self
 

@@ -29,9 +29,11 @@ import json
 import shutil
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from ..api.formats.base import local_path
 from ..common.checkpoints import (
     is_retained_checkpoint,
     latest_committed_batch,
@@ -90,7 +92,7 @@ def write(directory: Path, job_id: str, graph: JobGraph, queries: list[StreamQue
           checkpoint_dir: Path, checkpoint_id: int, feeds: Sequence[Feed] = ()) -> Path:
     """Copy the (stopped) queries' checkpoints, their feeds, and a manifest into a new
     savepoint directory under ``directory``; returns it."""
-    directory = Path(str(directory).removeprefix("file://")).expanduser().absolute()
+    directory = Path(local_path(str(directory))).expanduser().absolute()
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -147,12 +149,6 @@ def restore(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,
     if not (path / MANIFEST).exists() and is_retained_checkpoint(path):
         return _restore_checkpoint(path, queries, checkpoint_dir, feeds)
     data = read_manifest(path)
-    no_uid = sorted({name for q in queries for uid, name in zip(q.stateful_uids, q.stateful_names)
-                     if not uid})
-    if no_uid:
-        raise SavepointError("a restore from a savepoint matches state by operator uid, and these "
-                             f"stateful operators have none: {', '.join(map(repr, no_uid))}; "
-                             "give each a uid(\"...\") (the same as when the savepoint was taken)")
     saved_queries = data["queries"]
     by_uids = {tuple(q["stateful_uids"]): key for key, q in saved_queries.items() if q["stateful_uids"]}
     # a query resumes from the saved query with the same stateful operators (or, with no
@@ -175,10 +171,13 @@ def restore(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,
         why = (f"; {', '.join(map(repr, moved))} now sit(s) in a query with other stateful "
                "operators than when saved (their sinks share different upstream operators): a "
                "streaming query's state is restored as a whole" if moved else "")
+        names = {uid: name for q in saved_queries.values()
+                 for uid, name in zip(q["stateful_uids"], q.get("stateful_operators", []))}
         raise SavepointError(
-            f"the savepoint {path} has state for operator uid(s) {', '.join(map(repr, unclaimed))} "
-            f"that no operator of this program can take{why}; set "
-            "execution.savepoint.ignore-unclaimed-state to true to start without it")
+            f"the savepoint {path} has state for operator uid(s) "
+            f"{', '.join(map(partial(_described, names), unclaimed))} that no operator of this "
+            f"program can take{why}; set execution.savepoint.ignore-unclaimed-state to true to "
+            "start without it")
     for query in queries:
         key = placed[query.key]
         if key is None or key not in saved_queries:
@@ -194,6 +193,14 @@ def restore(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,
             _restore_feed(feed, path / "feeds" / feed.key, checkpoint_dir, readers)
     return RestoredSavepoint(int(data.get("checkpoint_id") or 0), int(data.get("created_ms") or 0),
                              _size(path))
+
+
+def _described(names: dict[str, str], uid: str) -> str:
+    """A uid as the restore's error names it: a generated one with its operator's name."""
+    if uid.startswith("auto-") and uid in names:
+        return (f"{uid!r} (generated for '{names[uid]}', which had no uid(): the program up to "
+                "it changed; give stateful operators a uid() to keep their state across changes)")
+    return repr(uid)
 
 
 def _restore_checkpoint(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,

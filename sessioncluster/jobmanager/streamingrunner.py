@@ -30,6 +30,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..api.formats.base import local_path
 from ..api.restart import RestartBackoff, RestartStrategyConfiguration
 from ..graph.jobgraph import JobGraph
 from ..graph.lifecycle import ExecutionState, JobStatus
@@ -62,7 +63,7 @@ class StreamingRunner(SparkJobRunner):
         self.config = dict(config)
         self.interval_ms = interval_ms
         root = str(self.config.get("state.checkpoints.dir") or session_dir / "checkpoints")
-        self.checkpoint_dir = Path(root.removeprefix("file://")) / job_id
+        self.checkpoint_dir = Path(local_path(root)) / job_id
         #: the running queries by their keys (a query's key names its checkpoint directory)
         self.queries: dict[str, Any] = {}
         self.stream_queries: list[StreamQuery] = []
@@ -144,7 +145,7 @@ class StreamingRunner(SparkJobRunner):
         if restore:
             ignore = str(self.config.get("execution.savepoint.ignore-unclaimed-state",
                                          "false")).lower() in ("true", "1")
-            info = savepoints.restore(Path(str(restore).removeprefix("file://")),
+            info = savepoints.restore(Path(local_path(str(restore))),
                                       self.stream_queries, self.checkpoint_dir, ignore,
                                       self.feeds())
             self.stats.restored_from(info.checkpoint_id, info.created_ms, info.state_size,

@@ -5,6 +5,7 @@ its sinks in groups that share an upstream vertex (:func:`sink_groups`: one quer
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from ..graph.jobgraph import JobGraph, JobVertex
@@ -94,6 +95,19 @@ def sink_groups(graph: JobGraph) -> list[tuple[int, list[JobVertex]]]:
         groups.append((min([i] + [g[0] for g in joined]), members,
                        seen.union(*(g[2] for g in joined)), marks))
     return [(g[0], g[1]) for g in sorted(groups, key=lambda g: g[0])]
+
+
+def generated_uid(graph: JobGraph, vertex: JobVertex) -> str:
+    """The uid of ``vertex``'s head operator when the user gave it none, as Flink generates
+    one: a hash of its place in the program (every operator up to it, in the program's order,
+    those chained after it aside), so that the same program finds its state in its savepoint and
+    a changed one does not take another operator's."""
+    h = hashlib.sha256()
+    ops = [op for v in upstream(graph, vertex) for op in (v.operators[:1] if v is vertex
+                                                           else v.operators)]
+    for position, op in enumerate(ops):  # not operator_id: a notebook's graph grows per run
+        h.update(f"{position}|{op.kind.value}|{op.name}|{op.uid or ''};".encode())
+    return f"auto-{h.hexdigest()[:16]}"
 
 
 def upstream(graph: JobGraph, *vertices: JobVertex) -> list[JobVertex]:

@@ -76,7 +76,7 @@ from .sources import (
     source_frame,
     stamped_table,
 )
-from .stages import StagePlan, by_stage, sink_groups, upstream
+from .stages import StagePlan, by_stage, generated_uid, sink_groups, upstream
 
 log = logging.getLogger("sessioncluster.streaming")
 
@@ -219,7 +219,7 @@ class _QueryPlanner:
         frame = self.sinks_frame(group)
         stateful = [u for u in upstream(self.graph, *group) if is_keyed_head(u)]
         return StreamQuery(f"sink-{index}", group, frame,
-                           [u.operators[0].uid or "" for u in stateful],
+                           [u.operators[0].uid or generated_uid(self.graph, u) for u in stateful],
                            [u.operators[0].name for u in stateful],
                            any(u.vertex_id in self.event_time for u in stateful))
 

@@ -338,6 +338,16 @@ class FlinkClientParsesOurAnswers(tornado.testing.AsyncHTTPTestCase):
             unknown = set(parsed.additional_properties)
             assert unknown <= NOT_IN_THE_SPEC.get(path, set()), (path, unknown)
 
+    def test_the_jobs_overview_has_every_field_flinks_java_client_needs(self) -> None:
+        """Flink 2.3's JobDetails (what ``flink list`` reads) takes ``pending-operators`` as an
+        int, which a missing field cannot be (the Python model above allows it)."""
+        (job,) = self.body("/jobs/overview")["jobs"]
+        assert isinstance(job["pending-operators"], int)
+        assert job["jobType"] in ("BATCH", "STREAMING")
+        assert job["schedulerType"] in ("Default", "AdaptiveBatch")
+        assert {"jid", "name", "start-time", "end-time", "duration", "state",
+                "last-modification", "tasks"} <= set(job)
+
     def test_configuration_entries_and_metrics(self) -> None:
         models = pytest.importorskip("flink_job_manager_api.models")
         for path in ("/jobmanager/config", "/jobs/{job}/jobmanager/config"):

@@ -338,12 +338,13 @@ def test_savepoint_write_and_restore_match_state_by_uid(tmp_path: Path) -> None:
     assert manifest["queries"]["sink-0"]["stateful_uids"] == ["counts"]
     assert manifest["queries"]["sink-0"]["batches"] == 3
     assert (location / "queries" / "sink-0" / "commits" / "3").exists()
+    for uri in (f"file://{tmp_path}/sp2", f"file:{tmp_path}/sp3"):  # Flink's CLI sends file:/x
+        written = savepoint.write(Path(uri), "a" * 32, graph, sinks, ckpt, 7)
+        assert written.parent == tmp_path / uri.rsplit("/", 1)[1]
 
     target = tmp_path / "new"
     savepoint.restore(location, [_sink("sink-0", ["counts"], ["Sum"])], target, False)
     assert (target / "sink-0" / "commits" / "3").read_text() == "v1"
-    with pytest.raises(savepoint.SavepointError, match="have none: 'Sum'"):
-        savepoint.restore(location, [_sink("sink-0", [""], ["Sum"])], target, False)
     with pytest.raises(savepoint.SavepointError, match="uid\\(s\\) 'counts'.*ignore-unclaimed"):
         savepoint.restore(location, [_sink("sink-0", ["other"], ["Sum"])], target, False)
     savepoint.restore(location, [_sink("sink-0", ["other"], ["Sum"])], tmp_path / "n2", True)
@@ -359,6 +360,39 @@ def test_savepoint_write_and_restore_match_state_by_uid(tmp_path: Path) -> None:
     (tmp_path / "empty" / "sink-0").mkdir(parents=True)  # no committed micro-batch
     with pytest.raises(savepoint.SavepointError, match="is not a savepoint"):
         savepoint.restore(tmp_path / "empty", sinks, target, False)
+
+
+def test_a_stateful_operator_without_a_uid_gets_flinks_generated_one(tmp_path: Path) -> None:
+    """As Flink generates an operator id from the operator's place in the program: the same
+    program restores its state without uid(), a program changed before the operator does not
+    take it (and the error names the operator)."""
+    from sessioncluster.graph.jobgraph import JobGraph
+    from sessioncluster.spark.stages import generated_uid
+
+    def program(*before: str, after: str = "Print", start: int = 0) -> tuple[JobGraph, JobVertex]:
+        ops = [OperatorSpec(start + i, OperatorKind.MAP, n) for i, n in enumerate(before)]
+        src = JobVertex("src", "Source", [OperatorSpec(start + 9, OperatorKind.SOURCE_COLLECTION,
+                                                       "Source"), *ops], 1)
+        keyed = JobVertex("k", "Keyed", [OperatorSpec(start + 20, OperatorKind.REDUCE, "Sum"),
+                                         OperatorSpec(start + 21, OperatorKind.SINK_PRINT, after)], 1)
+        keyed.inputs.append(JobEdge("src", "k", Partitioning.HASH))
+        return JobGraph("job", [src, keyed]), keyed
+
+    uid = generated_uid(*program("Split"))
+    assert uid.startswith("auto-")
+    assert generated_uid(*program("Split", start=100)) == uid  # a notebook's graph grows
+    assert generated_uid(*program("Split", after="Another sink")) == uid  # chained after it
+    assert generated_uid(*program("Split", "Filter")) != uid
+    ckpt = tmp_path / "ckpt"
+    (ckpt / "sink-0" / "commits").mkdir(parents=True)
+    (ckpt / "sink-0" / "commits" / "3").write_text("v1")
+    location = savepoint.write(tmp_path / "sp", "a" * 32, program("Split")[0],
+                               [_sink("sink-0", [uid], ["Sum"])], ckpt, 7)
+    savepoint.restore(location, [_sink("sink-0", [uid], ["Sum"])], tmp_path / "same", False)
+    assert (tmp_path / "same" / "sink-0" / "commits" / "3").read_text() == "v1"
+    changed = generated_uid(*program("Split", "Filter"))
+    with pytest.raises(savepoint.SavepointError, match="generated for 'Sum', which had no uid"):
+        savepoint.restore(location, [_sink("sink-0", [changed], ["Sum"])], tmp_path / "x", False)
 
 
 def test_checkpoint_statistics_have_flinks_shape() -> None:

@@ -191,11 +191,16 @@ def job_overview(summary: JobSummary, details: JobDetails | None) -> dict[str, A
     tasks.update({state.lower(): n for state, n in by_state.items()})
     if details is None:
         tasks["finished"] = summary.tasks_finished
-    return {"jid": summary.job_id, "name": summary.name, "start-time": ms(summary.start_time),
-            "end-time": ms(summary.end_time),
+    # Flink 2's JobDetails: its CLI (`flink list`) refuses an entry without pending-operators
+    # (operators of an adaptive graph not made yet: none here, as in a JobGraph made up front)
+    mode = None if details is None else "STREAMING" if is_streaming(details) else "BATCH"
+    return {"jid": summary.job_id, "name": summary.name, "jobType": mode,
+            "schedulerType": {"STREAMING": "Default", "BATCH": "AdaptiveBatch"}.get(mode or ""),
+            "start-time": ms(summary.start_time), "end-time": ms(summary.end_time),
             "duration": duration(summary.start_time, summary.end_time),
             "state": summary.status.value,
-            "last-modification": ms(summary.end_time or summary.start_time), "tasks": tasks}
+            "last-modification": ms(summary.end_time or summary.start_time), "tasks": tasks,
+            "pending-operators": 0}
 
 
 def job_config(details: JobDetails) -> dict[str, Any]:
