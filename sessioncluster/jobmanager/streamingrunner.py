@@ -73,6 +73,8 @@ class StreamingRunner(SparkJobRunner):
             strategy = RestartStrategyConfiguration("fixed-delay", 2**31 - 1, 1000)
         self.backoff = RestartBackoff(strategy)
         self._request: tuple[str, bool, Future[str]] | None = None
+        #: the stop-with-savepoint's answer, once the job has ended
+        self._answer: asyncio.Task[None] | None = None
         self._stop = threading.Event()
 
     # -- what a subclass does -----------------------------------------------------------------
@@ -160,9 +162,10 @@ class StreamingRunner(SparkJobRunner):
             request = self._request
             if request is not None:
                 self._request = None
-                self.take_savepoint(*request)
+                location = self.take_savepoint(*request)
                 if request[1]:
-                    self.loop.call_soon_threadsafe(self.finished, JobStatus.FINISHED)
+                    self.loop.call_soon_threadsafe(self.stopped_with_savepoint, request[2],
+                                                   location)
                     return
                 continue
             if self._stop.is_set():
@@ -199,21 +202,36 @@ class StreamingRunner(SparkJobRunner):
                 log.warning("job %s: stopping a query failed", self.job_id, exc_info=True)
         self.commit_outputs()  # what the last micro-batches wrote (before a savepoint's copy)
 
-    def take_savepoint(self, path: str, stop: bool, future: Future[str]) -> None:
+    def take_savepoint(self, path: str, stop: bool, future: Future[str]) -> str | None:
         """Stop the queries between two micro-batches, copy their checkpoints, and start them
-        again on the same checkpoints unless the job stops here."""
+        again on the same checkpoints unless the job stops here. The savepoint's location (the
+        future's result, which a stop leaves to :meth:`stopped_with_savepoint`)."""
         try:
             self.stop_queries()
             self.stats.collect(self.queries)
-            location = savepoints.write(Path(path), self.job_id, self.job_graph,
-                                        self.stream_queries, self.checkpoint_dir,
-                                        self.stats.completed, self.feeds())
-            self.stats.savepoints.append(str(location))
-            future.set_result(str(location))
+            location = str(savepoints.write(Path(path), self.job_id, self.job_graph,
+                                            self.stream_queries, self.checkpoint_dir,
+                                            self.stats.completed, self.feeds()))
+            self.stats.savepoints.append(location)
         except Exception as exc:  # noqa: BLE001 - the client gets the reason
             future.set_exception(exc)
+            location = None
         if not stop:
             self.start_queries()
+            if location is not None:
+                future.set_result(location)
+        return location
+
+    def stopped_with_savepoint(self, future: Future[str], location: str | None) -> None:
+        """On the loop: the job FINISHED, and its stop-with-savepoint answered once it has
+        ended, as Flink's completes (a client then sees the job FINISHED)."""
+        self.finished(JobStatus.FINISHED)
+        if location is not None:
+            self._answer = self.loop.create_task(self._answer_when_ended(future, location))
+
+    async def _answer_when_ended(self, future: Future[str], location: str) -> None:
+        await self.done.wait()
+        future.set_result(location)
 
     # -- the loop thread ------------------------------------------------------------------------
     def end_as(self, status: JobStatus) -> None:
