@@ -252,13 +252,13 @@ class FileHaServices(HighAvailabilityServices):
         else:
             return
         self._lock_file = f
+        inode = os.fstat(f.fileno()).st_ino  # before the grant: a revoke may close f at once
         epoch = self.read_epoch() + 1
         write_private(self.epoch_path, str(epoch))
         with self._lock:
             self._epoch = epoch
         log.info("leadership of session '%s' won, epoch %d", self.name, epoch)
         contender.grant_leadership(epoch)
-        inode = os.fstat(f.fileno()).st_ino
         while not self._stop.wait(LOCK_POLL_SECONDS):
             reason = None
             if _inode(self.lock_path) != inode:
