@@ -40,6 +40,7 @@ from ..common.checkpoints import (
     rebase_file_source_reads,
 )
 from ..graph.jobgraph import JobGraph
+from ..spark.stages import GENERATED_UID_PREFIX
 from ..spark.streaming import StreamQuery
 
 MANIFEST = "_metadata.json"
@@ -197,7 +198,7 @@ def restore(path: Path, queries: list[StreamQuery], checkpoint_dir: Path,
 
 def _described(names: dict[str, str], uid: str) -> str:
     """A uid as the restore's error names it: a generated one with its operator's name."""
-    if uid.startswith("auto-") and uid in names:
+    if uid.startswith(GENERATED_UID_PREFIX) and uid in names:
         return (f"{uid!r} (generated for '{names[uid]}', which had no uid(): the program up to "
                 "it changed; give stateful operators a uid() to keep their state across changes)")
     return repr(uid)

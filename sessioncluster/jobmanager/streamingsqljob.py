@@ -45,7 +45,7 @@ from ..protocol.messages import (
     StreamResults,
     VertexInfo,
 )
-from ..spark.flinksql.connectors import StagedSink
+from ..spark.flinksql.connectors import StagedBatch, staged_sink
 from ..spark.flinksql.connectors.printing import PrintedLines
 from ..spark.flinksql.microbatch import ChangelogState, batch_changelog, collected, write_batch
 from ..spark.flinksql.outcome import rows_as_arrow_ipc
@@ -161,9 +161,10 @@ class StreamingSqlJob(StreamingRunner):
         #: a SELECT's newest changes (pickled ``(kind, values)``), for :meth:`latest_changes`
         self.latest: deque[bytes] = deque(maxlen=LATEST_CHANGES)
         self._result_columns: list[str] | None = None
-        #: the INSERTs' filesystem sinks, by INSERT: files committed with Spark's commits
-        self.staged_sinks = {} if statement.collects else {
-            i: StagedSink(insert.table, self.checkpoint_dir / f"insert-{i}")
+        #: the unbounded INSERTs' filesystem sinks, by INSERT: files committed with Spark's
+        #: commits (a bounded statement is one batch, committed at once)
+        self.staged_sinks = {} if statement.collects or statement.bounded else {
+            i: staged_sink(insert.table, self.checkpoint_dir / f"insert-{i}")
             for i, insert in enumerate(statement.inserts) if insert.table.connector == "filesystem"}
 
     def started_reply(self) -> Message | None:
@@ -205,9 +206,9 @@ class StreamingSqlJob(StreamingRunner):
             self.records[i] += len(changes)
             return
         printed = PrintedLines()
-        sink = self.staged_sinks.get(i) if not self.statement.bounded else None
+        sink = self.staged_sinks.get(i)
         self.records[i] += write_batch(insert, df, batch_id, self._state_dir(i), printed,
-                                       sink.batch(batch_id) if sink is not None else None)
+                                       None if sink is None else StagedBatch(sink.manifests, batch_id))
         for sink_id, text in ((PRINT_SINK, printed.out), (PRINT_SINK_ERR, printed.err)):
             lines = self.results.buffers.get(sink_id)
             if lines is not None and text:  # for a client that waits

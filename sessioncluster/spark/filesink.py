@@ -68,6 +68,27 @@ def sink_program(job_id: str, graph: JobGraph, vertex: JobVertex,
                          dependencies=list(graph.python_dependencies))
 
 
+class QueryManifests:
+    """A STREAMING query's file sink in the query's checkpoint: its micro-batches' manifests
+    (``<checkpoint>/filesink/<index>``), committed once Spark has committed their batch
+    (:meth:`commit`, which the job calls while it watches its queries and when they stop), and
+    recovered when a run of the query starts (:meth:`recover`: the batches Spark committed are
+    committed, the in-progress files of the others deleted). The DataStream FileSink's, and a
+    streaming SQL INSERT's ``filesystem`` sink's."""
+
+    def __init__(self, checkpoint: Path, index: int, base_path: str) -> None:
+        self.checkpoint = checkpoint
+        self.manifests = ManifestLog(checkpoint / "filesink" / str(index), base_path)
+
+    def recover(self) -> tuple[list[int], list[int]]:
+        """The batches committed, and those undone."""
+        return self.manifests.recover(committed_batches(self.checkpoint))
+
+    def commit(self) -> list[int]:
+        """Commit the files of every batch Spark has committed; the batches."""
+        return self.manifests.commit_committed(committed_batches(self.checkpoint))
+
+
 class StreamingFileSink:
     """One FileSink of a streaming query: its micro-batches' part files and their commits.
 
@@ -81,8 +102,7 @@ class StreamingFileSink:
         self.program = program
         self.sink_key = vertex.operators[-1].function_key
         self.base_path = str(vertex.operators[-1].config["path"])
-        self.checkpoint = checkpoint
-        self.manifests = ManifestLog(checkpoint / "filesink" / str(index), self.base_path)
+        self.batches = QueryManifests(checkpoint, index, self.base_path)
         #: this run's uid of each partition (a subtask): new for every run of the query
         self.uids: list[str] = []
         #: the next part file index of each uid's buckets
@@ -90,13 +110,13 @@ class StreamingFileSink:
 
     def recover(self) -> None:
         """At the start of a query run (a restart, a restore, a new leader)."""
-        done, undone = self.manifests.recover(committed_batches(self.checkpoint))
+        done, undone = self.batches.recover()
         if done or undone:
             log.info("FileSink %s: committed batches %s, undid batches %s", self.base_path, done, undone)
 
     def commit(self) -> list[int]:
         """Commit the files of every batch Spark has committed; the batches."""
-        return self.manifests.commit_committed(committed_batches(self.checkpoint))
+        return self.batches.commit()
 
     def write_batch(self, rows: Any, batch_id: int) -> int:
         """``foreachBatch``: the batch's records (column ``v``, pickled; or Arrow tables of
@@ -111,7 +131,7 @@ class StreamingFileSink:
         while len(self.uids) < n:
             self.uids.append(str(uuid.uuid4()))
         uids = self.uids[:n]
-        self.manifests.begin(batch_id, uids)
+        self.batches.manifests.begin(batch_id, uids)
         writer = _PartitionWriter(self.program, self.sink_key, uids, batch_id,
                                   {u: self.next_index.get(u, {}) for u in uids})
         files: list[PendingFile] = []
@@ -119,7 +139,7 @@ class StreamingFileSink:
             written = json.loads(row[0])
             self.next_index[written["uid"]] = written["next"]
             files += [PendingFile(**f) for f in written["files"]]
-        self.manifests.complete(batch_id, uids, files)
+        self.batches.manifests.complete(batch_id, uids, files)
         return len(files)
 
 

@@ -97,6 +97,10 @@ def sink_groups(graph: JobGraph) -> list[tuple[int, list[JobVertex]]]:
     return [(g[0], g[1]) for g in sorted(groups, key=lambda g: g[0])]
 
 
+#: how a generated uid (:func:`generated_uid`) begins
+GENERATED_UID_PREFIX = "auto-"
+
+
 def generated_uid(graph: JobGraph, vertex: JobVertex) -> str:
     """The uid of ``vertex``'s head operator when the user gave it none, as Flink generates
     one: a hash of its place in the program (every operator up to it, in the program's order,
@@ -107,7 +111,7 @@ def generated_uid(graph: JobGraph, vertex: JobVertex) -> str:
                                                            else v.operators)]
     for position, op in enumerate(ops):  # not operator_id: a notebook's graph grows per run
         h.update(f"{position}|{op.kind.value}|{op.name}|{op.uid or ''};".encode())
-    return f"auto-{h.hexdigest()[:16]}"
+    return GENERATED_UID_PREFIX + h.hexdigest()[:16]
 
 
 def upstream(graph: JobGraph, *vertices: JobVertex) -> list[JobVertex]:

@@ -9,6 +9,7 @@ and its counts go on."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from pathlib import Path
@@ -38,15 +39,22 @@ pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not FLINK_PYTHON, reason="SESSIONCLUSTER_REAL_FLINK_PYTHON not set")]
 
 
+@functools.cache
+def flink_home() -> str:
+    """The directory of that Python's PyFlink package (its ``bin/flink`` and Flink's jars)."""
+    assert FLINK_PYTHON is not None
+    return subprocess.run([FLINK_PYTHON, "-c", "import pyflink, os; print(os.path.dirname("
+                           "pyflink.__file__))"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def flink(session: sessioncluster.Session, *args: str) -> str:
     """Flink's ``bin/flink`` of that Python's PyFlink, against the session; its output."""
     assert FLINK_PYTHON is not None
-    home = subprocess.run([FLINK_PYTHON, "-c", "import pyflink, os; print(os.path.dirname("
-                           "pyflink.__file__))"], capture_output=True, text=True, check=True)
     rest = RestClient.of(session)
     env = {**os.environ, "FLINK_REST_CLIENT_HEADERS": f"Authorization:Bearer {rest.token}",
            "PATH": f"{Path(FLINK_PYTHON).parent}:{os.environ['PATH']}"}
-    done = subprocess.run([f"{home.stdout.strip()}/bin/flink", args[0], "-m",
+    done = subprocess.run([f"{flink_home()}/bin/flink", args[0], "-m",
                            rest.url.removeprefix("http://"), *args[1:]],
                           capture_output=True, text=True, env=env, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr

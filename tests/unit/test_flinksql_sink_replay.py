@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from test_flinksql_changelog_formats import MicroBatchInsert, committed_lines
 
-from sessioncluster.spark.flinksql.connectors import StagedSink
+from sessioncluster.spark.filesink import QueryManifests
+from sessioncluster.spark.flinksql.connectors import StagedBatch, staged_sink
 from sessioncluster.spark.flinksql.microbatch import write_batch
 from sessioncluster.spark.flinksql.model import CatalogTable, Column
 
@@ -24,7 +25,7 @@ CASES = {
 }
 
 
-def _run(spark: Any, query: str, src: Path, checkpoint: Path, sink: StagedSink,
+def _run(spark: Any, query: str, src: Path, checkpoint: Path, sink: QueryManifests,
          insert: MicroBatchInsert, commit: bool) -> None:
     """One run of the query over the files there are (``availableNow``), its batches written
     by ``write_batch``; Spark's commits then, as the job's watch does, unless not ``commit``."""
@@ -33,7 +34,7 @@ def _run(spark: Any, query: str, src: Path, checkpoint: Path, sink: StagedSink,
     state = checkpoint / "changelog"
     (spark.sql(query).writeStream.outputMode(insert.output_mode)
      .foreachBatch(lambda df, batch_id: write_batch(insert, df, batch_id, state, None,
-                                                    sink.batch(batch_id)))
+                                                    StagedBatch(sink.manifests, batch_id)))
      .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
      .start().awaitTermination(120))
     if commit:
@@ -49,7 +50,7 @@ def test_a_replayed_micro_batch_writes_its_rows_once(local_spark: Any, tmp_path:
     insert = MicroBatchInsert(table, mode)
     src, checkpoint, out = tmp_path / "src", tmp_path / "ckpt", tmp_path / "out"
     src.mkdir()
-    sink = StagedSink(table, checkpoint)
+    sink = staged_sink(table, checkpoint)
     (src / "a.csv").write_text("a,1\nb,2\n")
     _run(local_spark, query, src, checkpoint, sink, insert, True)
     first = committed_lines(out)

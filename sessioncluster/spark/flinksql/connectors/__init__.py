@@ -20,12 +20,18 @@ from ..model import CatalogTable, FlinkSqlError
 from .changelogjson import is_changelog_table
 from .datagen import read_datagen
 from .datastream import read_datastream
-from .filesystem import StagedBatch, StagedSink, file_signature, read_filesystem, write_filesystem
+from .filesystem import (
+    StagedBatch,
+    file_signature,
+    read_filesystem,
+    staged_sink,
+    write_filesystem,
+)
 from .options import CONNECTORS, validate
 from .printing import PrintedLines, format_row, print_lines, write_blackhole, write_print
 
-__all__ = ["CONNECTORS", "StagedBatch", "StagedSink", "format_row", "is_bounded", "print_lines",
-           "read_table", "sink_is_append_only", "source_signature", "validate", "write_table",
+__all__ = ["CONNECTORS", "StagedBatch", "format_row", "is_bounded", "print_lines", "read_table",
+           "sink_is_append_only", "source_signature", "staged_sink", "validate", "write_table",
            "is_changelog_table"]
 
 

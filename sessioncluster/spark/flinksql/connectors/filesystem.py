@@ -25,7 +25,6 @@ from ....api.table.changelog_mode import ROW_KIND_COLUMN as ROW_KIND
 from ....api.table.changelog_mode import SEQ_COLUMN, SUB_COLUMN
 from ....api.table.typeparser import parse_type
 from ....api.table.types import DataType, DataTypes, LocalZonedTimestampType, RowType, TimeType
-from ....common.checkpoints import committed_batches
 from ....runtime.filesink import (
     ManifestLog,
     PendingFile,
@@ -34,6 +33,7 @@ from ....runtime.filesink import (
     in_progress_name,
 )
 from ...files import file_stream
+from ...filesink import QueryManifests
 from ..model import CatalogTable, FlinkSqlError
 from .changelogjson import check_sink_options, is_changelog_format
 from .formats import (
@@ -405,27 +405,11 @@ class StagedBatch:
     batch_id: int
 
 
-class StagedSink:
-    """A STREAMING statement's ``filesystem`` sink (one INSERT's query, checkpointed in
-    ``checkpoint``): each micro-batch's files :meth:`staged <batch>` in the query's manifest
-    log, committed once Spark has committed the batch (:meth:`commit`, while the job watches
-    its queries), and at the start of each run of the query (:meth:`recover`) the batches Spark
-    committed are committed and the pending files of the others deleted, as the DataStream
-    FileSink's (``spark/filesink.py``)."""
-
-    def __init__(self, table: CatalogTable, checkpoint: Path) -> None:
-        self.checkpoint = checkpoint
-        self.manifests = ManifestLog(checkpoint / "filesink" / "0", local_path(table.options["path"]))
-
-    def batch(self, batch_id: int) -> StagedBatch:
-        return StagedBatch(self.manifests, batch_id)
-
-    def recover(self) -> None:
-        self.manifests.recover(committed_batches(self.checkpoint))
-
-    def commit(self) -> list[int]:
-        """Commit the files of the batches Spark has committed; those batches."""
-        return self.manifests.commit_committed(committed_batches(self.checkpoint))
+def staged_sink(table: CatalogTable, checkpoint: Path) -> QueryManifests:
+    """The manifests of a streaming INSERT's ``filesystem`` sink in its query's checkpoint:
+    each micro-batch's files staged there (:class:`StagedBatch`), as the DataStream
+    FileSink's."""
+    return QueryManifests(checkpoint, 0, local_path(table.options["path"]))
 
 
 def write_filesystem(df: Any, table: CatalogTable, overwrite: bool,
