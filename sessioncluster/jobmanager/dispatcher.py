@@ -65,6 +65,11 @@ MAX_FINISHED_RECORDS_BYTES = 256 * 1024 * 1024
 #: The longest one AwaitJobResult request is held before it is answered "not done yet".
 MAX_AWAIT_SECONDS = 30.0
 
+#: The first frame of an in-process client's identity (:meth:`Dispatcher.ask`), which no socket
+#: peer can have: a ROUTER's own identities are five bytes, a peer's chosen one never starts
+#: with a zero byte.
+LOCAL_CLIENT = b"\x00local"
+
 #: Makes the runner of a submission (SubmitJob, ExecuteSql): ``(job_id, submission, on_done,
 #: statement)``; ``statement`` is a planned Flink SQL statement's job (None: plan it in the job).
 RunnerFactory = Callable[[str, Message, Callable[[JobRunner], None], "StatementJob | None"],
@@ -125,6 +130,8 @@ class Dispatcher:
         self.suspended: dict[str, JobRunner] = {}
         self._suspensions: dict[str, int] = {}
         self.background = BackgroundTasks("dispatcher")
+        #: the replies awaited by in-process clients, by request id (:meth:`ask`)
+        self._asked: dict[bytes, asyncio.Future[Message]] = {}
         self.handlers: dict[type[Message], Callable[[list[bytes], Any], None]] = {
             SubmitJob: self.on_submit,
             RequestJobDetails: self.on_details,
@@ -147,7 +154,22 @@ class Dispatcher:
         return self.services.store
 
     def reply(self, ident: list[bytes], msg: Message) -> None:
+        if len(ident) == 2 and ident[0] == LOCAL_CLIENT:
+            future = self._asked.pop(ident[1], None)
+            if future is not None and not future.done():
+                future.set_result(msg)
+            return
         self.services.reply(ident, msg)
+
+    def ask(self, msg: Message) -> asyncio.Future[Message]:
+        """Handle ``msg`` for a client in this process (the SQL Gateway's REST endpoint), as a
+        request from a socket is handled: the future gets its reply. Call it on the loop."""
+        key = uuid.uuid4().bytes
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._asked[key] = future
+        future.add_done_callback(lambda _: self._asked.pop(key, None))  # a caller's cancel
+        self.handle([LOCAL_CLIENT, key], msg)
+        return future
 
     def handle(self, ident: list[bytes], msg: Message) -> None:
         handler = self.handlers.get(type(msg))

@@ -35,6 +35,7 @@ from ..cluster.connection import ConnectionInfo, connection_path, session_dir
 from ..cluster.leader import HaConfig, ha_dir
 from ..dependencies import pack_python_file, pack_requirements
 from ..graph.jobgraph import PythonDependency
+from ..graph.lifecycle import JobStatus
 from ..options import StartOptions
 from ..protocol.messages import (
     CachedStreamInfo,
@@ -77,8 +78,10 @@ from .ha import (
 from .jobstore import JobStore
 from .resourcemanager import ResourceManager
 from .rest import RestServer, RestServices, cluster_configuration
+from .rest.sql import catalog_listing
 from .runner import JobRunner, kill_executor
 from .runnerfactory import JobRunnerFactory
+from .sqlgateway import GatewayServices, SqlGatewayService
 
 log = logging.getLogger("sessioncluster.jobmanager")
 
@@ -143,10 +146,15 @@ class JobManager:
             python_dependencies=self._session_dependencies(settings),
             is_leader=self.is_leader, persist=self._persist, has_result=self._has_result,
             job_finished=self._job_finished))
+        self.sql_gateway = SqlGatewayService(GatewayServices(
+            ask=self.dispatcher.ask, job_status=self._job_status,
+            shared_options=lambda: dict(self.flink_sql.options) if self.flink_sql else {}),
+            catalog_names=self._catalog_names)
         self.rest: RestServer = RestServer(RestServices(
             session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
             taskmanagers=self.rm.infos, configuration=lambda: cluster_configuration(
-                settings, self.spark, self.rest.url), sql_planner=lambda: self.flink_sql), self.key)
+                settings, self.spark, self.rest.url), sql_planner=lambda: self.flink_sql,
+            sql_gateway=self.sql_gateway), self.key)
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
         #: application mode: the one program this cluster was started for (else None)
@@ -312,6 +320,16 @@ class JobManager:
     def _job(self, job_id: str) -> JobRunner | None:
         """A job in memory or in the job store."""
         return self.dispatcher.jobs.get(job_id) or self.dispatcher.store.get(job_id)
+
+    def _job_status(self, job_id: str) -> JobStatus | None:
+        """The status of a job in memory (the SQL Gateway's operations watch theirs)."""
+        job = self.dispatcher.running(job_id)
+        return job.status if job is not None else None
+
+    def _catalog_names(self) -> list[str]:
+        """The Flink SQL catalog's tables, views and functions (a worker thread's call)."""
+        planner = self.flink_sql
+        return [] if planner is None else [entry["name"] for entry in catalog_listing(planner)]
 
     def _overview(self, jobs: list[JobSummary], jobs_in_memory: int) -> ClusterOverview:
         return ClusterOverview(self.name, self.ready, self.settings.master_url, self.pid,
@@ -547,6 +565,7 @@ class JobManager:
             await self.application.stop()  # main first, so that it submits nothing more
         for job in list(self.dispatcher.jobs.values()):
             job.cancel()
+        self.sql_gateway.close()
         await asyncio.sleep(0.1)  # let replies and events leave
         self.rest.stop()
         if self.spark is not None:

@@ -19,6 +19,7 @@ from .payloads import attempts_of
 
 if TYPE_CHECKING:
     from ...spark.flinksql.executor import FlinkSqlPlanner
+    from ..sqlgateway import SqlGatewayService
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -47,6 +48,8 @@ class RestServices:
     pid: int = field(default_factory=os.getpid)
     #: the planner that holds the session's Flink SQL catalog (None before the SparkSession)
     sql_planner: Callable[[], FlinkSqlPlanner | None] = field(default=_no_planner)
+    #: Flink's SQL Gateway endpoint (its sessions and operations); None: not served
+    sql_gateway: SqlGatewayService | None = None
 
 
 class FlinkHandler(tornado.web.RequestHandler):

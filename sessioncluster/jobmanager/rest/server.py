@@ -40,6 +40,7 @@ from .handlers import (
     VertexPartHandler,
 )
 from .sql import SqlResultHandler, SqlTablesHandler
+from .sqlgateway import gateway_routes
 
 log = logging.getLogger("sessioncluster.rest")
 
@@ -113,7 +114,8 @@ def _table() -> list[tuple[str, type]]:
 
 
 def routes(services: RestServices, token: str) -> list[tuple[str, type, dict[str, Any]]]:
-    """Flink's paths, each with its handler (also under ``/v1``, as Flink serves them)."""
+    """Flink's paths, each with its handler (also under ``/v1``, as Flink serves them), and
+    the SQL Gateway's."""
     args = {"services": services, "token": token}
     out: list[tuple[str, type, dict[str, Any]]] = dashboard_routes(token)
     for path, handler in _table():
@@ -122,6 +124,7 @@ def routes(services: RestServices, token: str) -> list[tuple[str, type, dict[str
     for path, reason in NOT_APPLICABLE:
         for prefix in ("", "/v1"):
             out.append((prefix + path, NotApplicableHandler, dict(args, reason=reason)))
+    out.extend(gateway_routes(args))
     out.append((r".*", NotFoundHandler, args))
     return out
 

@@ -1,0 +1,17 @@
+"""Flink's SQL Gateway REST endpoint (``/v1``, ``/v2``: sessions, statements, results by
+token) on the session cluster's REST server: the Flink SQL Client's gateway mode, Flink's
+JDBC driver and any HTTP client run Flink SQL on the session, beside its notebooks.
+
+- :mod:`.operation`: an operation's status and its result fetched by token (pure);
+- :mod:`.operations`: how an operation runs its statement through the Dispatcher;
+- :mod:`.service`: the sessions;
+- :mod:`.serde`: results as Flink's gateway writes them (pure).
+"""
+
+from .operation import GatewayError, OperationStatus, ResultType
+from .operations import GatewayServices, Operation
+from .serde import RowFormat
+from .service import SqlGatewayService
+
+__all__ = ["GatewayError", "GatewayServices", "Operation", "OperationStatus", "ResultType",
+           "RowFormat", "SqlGatewayService"]
