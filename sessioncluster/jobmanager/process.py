@@ -146,15 +146,8 @@ class JobManager:
             python_dependencies=self._session_dependencies(settings),
             is_leader=self.is_leader, persist=self._persist, has_result=self._has_result,
             job_finished=self._job_finished))
-        self.sql_gateway = SqlGatewayService(GatewayServices(
-            ask=self.dispatcher.ask, job_status=self._job_status,
-            shared_options=lambda: dict(self.flink_sql.options) if self.flink_sql else {}),
-            catalog_names=self._catalog_names)
-        self.rest: RestServer = RestServer(RestServices(
-            session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
-            taskmanagers=self.rm.infos, configuration=lambda: cluster_configuration(
-                settings, self.spark, self.rest.url), sql_planner=lambda: self.flink_sql,
-            sql_gateway=self.sql_gateway), self.key)
+        self.sql_gateway = self._sql_gateway()
+        self.rest = self._rest_server(name, settings)
         #: Spark stage id -> the job whose group submitted it
         self.stage_jobs: dict[int, JobRunner] = {}
         #: application mode: the one program this cluster was started for (else None)
@@ -320,6 +313,20 @@ class JobManager:
     def _job(self, job_id: str) -> JobRunner | None:
         """A job in memory or in the job store."""
         return self.dispatcher.jobs.get(job_id) or self.dispatcher.store.get(job_id)
+
+    def _sql_gateway(self) -> SqlGatewayService:
+        """Flink's SQL Gateway endpoint: its statements go through the Dispatcher."""
+        return SqlGatewayService(GatewayServices(
+            ask=self.dispatcher.ask, job_status=self._job_status,
+            shared_options=lambda: dict(self.flink_sql.options) if self.flink_sql else {}),
+            catalog_names=self._catalog_names)
+
+    def _rest_server(self, name: str, settings: StartOptions) -> RestServer:
+        return RestServer(RestServices(
+            session_name=name, job=self._job, summaries=self.dispatcher.all_summaries,
+            taskmanagers=self.rm.infos, configuration=lambda: cluster_configuration(
+                settings, self.spark, self.rest.url), sql_planner=lambda: self.flink_sql,
+            sql_gateway=self.sql_gateway), self.key)
 
     def _job_status(self, job_id: str) -> JobStatus | None:
         """The status of a job in memory (the SQL Gateway's operations watch theirs)."""
