@@ -1,6 +1,6 @@
 """Flink's SQL Gateway REST endpoint (``/v1``, ``/v2``: sessions, statements, results by
-token) on the session cluster's REST server: the Flink SQL Client's gateway mode, Flink's
-JDBC driver and any HTTP client run Flink SQL on the session, beside its notebooks.
+token) on the session cluster's REST server: an HTTP client runs Flink SQL on the session as
+it would on Flink's gateway, beside the session's notebooks.
 
 - :mod:`.operation`: an operation's status and its result fetched by token (pure);
 - :mod:`.operations`: how an operation runs its statement through the Dispatcher;

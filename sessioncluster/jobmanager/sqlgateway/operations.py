@@ -56,7 +56,8 @@ DML_SYNC = "table.dml-sync"
 JOB_ID_COLUMN = "job id"
 #: how often a waiting operation looks at its job
 POLL_SECONDS = 0.05
-#: how long a fetch of a running query waits for rows before it answers with none
+#: how long a fetch waits for a running statement's result, or a running query's rows,
+#: before it answers without any
 FETCH_WAIT_SECONDS = 1.0
 _KINDS = {k.short_string(): k for k in RowKind}
 
@@ -280,7 +281,10 @@ class Operation:
             await asyncio.sleep(POLL_SECONDS * 2)
 
     async def fetch(self, token: int) -> FetchedBatch:
-        """Token ``token``'s rows (Flink's ``fetchResults``)."""
+        """Token ``token``'s rows (Flink's ``fetchResults``); a statement still running is
+        waited for a little before the answer is NOT_READY."""
+        if self._task is not None and not self._task.done():
+            await asyncio.wait({self._task}, timeout=FETCH_WAIT_SECONDS)
         if self.status is OperationStatus.ERROR:
             raise GatewayError(f"Failed to execute the operation {self.handle}: {self.error}")
         if self.status in (OperationStatus.INITIALIZED, OperationStatus.PENDING,
