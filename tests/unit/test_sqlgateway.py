@@ -20,6 +20,7 @@ from sessioncluster.jobmanager.sqlgateway import (
     SqlGatewayService,
 )
 from sessioncluster.jobmanager.sqlgateway.operation import (
+    MAX_FETCH_ROWS,
     OPERATION_TRANSITIONS,
     ResultFetcher,
     ResultSchema,
@@ -122,6 +123,23 @@ def test_the_token_protocol() -> None:
         end = await fetcher.fetch(2)
         assert end.result_type is ResultType.EOS and end.next_token is None
         assert (await fetcher.fetch(2)).result_type is ResultType.EOS
+
+    asyncio.run(run())
+
+
+def test_a_large_result_comes_in_batches() -> None:
+    async def run() -> None:
+        rows = [(RowKind.INSERT, [i]) for i in range(MAX_FETCH_ROWS * 2 + 1)]
+        fetcher = ResultFetcher.of_rows(ResultSchema(["i"], ["INT"]), rows)
+        got, token = [], 0
+        while True:
+            batch = await fetcher.fetch(token)
+            if batch.result_type is ResultType.EOS:
+                break
+            assert len(batch.rows) <= MAX_FETCH_ROWS
+            got += batch.rows
+            token = batch.next_token
+        assert got == rows and token == 3
 
     asyncio.run(run())
 

@@ -23,6 +23,8 @@ from ...common.types import RowKind
 
 #: one row of a result: its kind and its values
 Change = tuple[RowKind, Sequence[Any]]
+#: the most rows one fetch of a result that is all here answers with
+MAX_FETCH_ROWS = 10_000
 
 
 class GatewayError(Exception):
@@ -103,8 +105,8 @@ Pull = Callable[[], Awaitable["list[Change] | None"]]
 
 
 class ResultFetcher:
-    """A result's rows, fetched by token (Flink's ``ResultFetcher``; a fetch takes every row
-    there is, as Flink's REST endpoint asks for at most ``Integer.MAX_VALUE``)."""
+    """A result's rows, fetched by token (Flink's ``ResultFetcher``): each fetch takes the
+    rows its pull gives."""
 
     def __init__(self, schema: ResultSchema, pull: Pull) -> None:
         self.schema = schema
@@ -116,8 +118,11 @@ class ResultFetcher:
 
     @classmethod
     def of_rows(cls, schema: ResultSchema, rows: list[Change]) -> "ResultFetcher":
-        """A result that is all here: one batch, then the end."""
-        pending: list[list[Change]] = [rows]
+        """A result that is all here: batches of at most :data:`MAX_FETCH_ROWS`, then the
+        end."""
+        pending = [rows[i:i + MAX_FETCH_ROWS] for i in range(0, len(rows), MAX_FETCH_ROWS)]
+        pending = pending or [[]]
+        pending.reverse()
 
         async def pull() -> list[Change] | None:
             return pending.pop() if pending else None
