@@ -24,11 +24,13 @@ import dataclasses
 import datetime
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from .client.restclient import RestClient, RestError
 from .client.run import TARGETS, cmd_run, format_application
 from .client.session import Session, connect, start, start_standby
+from .client.sqlclient import SqlClient, SqlGatewayClient
 from .client.text import format_execution_graph, format_overview
 from .cluster.appstatus import ended_applications, read_status
 from .cluster.connection import home, pid_alive, session_dir
@@ -228,6 +230,29 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sql_client(args: argparse.Namespace) -> int:
+    """Flink's SQL Client in gateway mode (tableau results) on a session's SQL Gateway."""
+    properties = {}
+    for item in args.define or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            print(f"-D {item!r}: key=value is expected", file=sys.stderr)
+            return 2
+        properties[key.strip()] = value.strip()
+    client = SqlGatewayClient(RestClient.of(connect(args.name)), properties)
+    cli = SqlClient(client)
+    try:
+        if args.init is not None and not cli.run_script(Path(args.init).read_text(), echo=False):
+            return 1
+        if args.file is not None:
+            return 0 if cli.run_script(Path(args.file).read_text()) else 1
+        cli.interactive()
+        print("Shutting down the session...\ndone.")
+        return 0
+    finally:
+        client.close()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``sessioncluster`` command line and its subcommands."""
     parser = argparse.ArgumentParser(prog="sessioncluster", description=__doc__,
@@ -276,6 +301,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(name="demo")
     p.add_argument("--keep", action="store_true", help="leave the session running afterwards")
     p.set_defaults(func=cmd_demo)
+    p = sub.add_parser("sql-client", help="Flink's SQL Client on a session (its SQL Gateway)",
+                       description="Flink SQL on a session, as Flink's 'sql-client.sh gateway': "
+                       "the statements of a script (-f) or typed at 'Flink SQL>', results in "
+                       "Flink's tableau layout.")
+    p.add_argument("name", nargs="?", default="default", help="the session")
+    p.add_argument("-f", "--file", default=None, help="run this script's statements and exit "
+                   "(at the first that fails, with status 1)")
+    p.add_argument("-i", "--init", default=None, help="a script that sets the session up first")
+    p.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE",
+                   help="a session property (execution.runtime-mode=batch, ...)")
+    p.set_defaults(func=cmd_sql_client)
     _add_run(sub)
     return parser
 

@@ -6,6 +6,7 @@ compared with plain Python."""
 from __future__ import annotations
 
 import collections
+import io
 import json
 import time
 import urllib.error
@@ -16,6 +17,9 @@ from typing import Any, Iterator
 import pytest
 
 import sessioncluster
+from sessioncluster import cli
+from sessioncluster.client.restclient import RestClient
+from sessioncluster.client.sqlclient import SqlClient, SqlGatewayClient
 from sessioncluster.graph.lifecycle import JobStatus
 
 pytestmark = pytest.mark.integration
@@ -206,7 +210,8 @@ def test_bad_sql_is_the_operation_s_error_and_the_session_goes_on(gateway: Gatew
         assert time.monotonic() < deadline
         time.sleep(0.1)
     status, body = gateway.call(path)
-    assert status == 500 and "SQL parse failed" in body["errors"][0]
+    assert status == 500 and body["errors"][0] == f"Failed to execute the operation {op}."
+    assert body["errors"][1].startswith("SQL parse failed.")
     status, body = gateway.call(f"/v2/sessions/{handle}/operations/{op}/result/0")
     assert status == 400 and "rowFormat" in body["errors"][0]  # v2 asks for it
     assert gateway.call(f"/v2/sessions/{handle}/operations/nope/status")[0] == 404
@@ -279,3 +284,77 @@ def test_a_streaming_changelog_over_a_monitored_directory(gateway: Gateway, tmp_
         assert session.job(job_id).wait(60).status is JobStatus.CANCELED
     finally:
         gateway.call(f"/v2/sessions/{h}", "DELETE")
+
+
+# -- the SQL Client (sessioncluster sql-client), on the gateway ---------------------------------
+def test_the_sql_client_runs_a_script_as_flink_s_client(session: sessioncluster.Session,
+                                                        tmp_path: Path, drop_new_tables: None,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """``sessioncluster sql-client NAME -f script.sql``: each statement echoed at the prompt,
+    answered as Flink's SQL Client answers it (tableau mode); the first failure ends the
+    script with status 1."""
+    (tmp_path / "words.csv").write_text("".join(f"{w},{i}\n" for i, w in enumerate(WORDS)))
+    script = tmp_path / "script.sql"
+    script.write_text(f"""SET 'execution.runtime-mode' = 'batch';
+CREATE TABLE cli_words (word STRING, pos INT) WITH ('connector' = 'filesystem',
+  'path' = '{tmp_path / "words.csv"}', 'format' = 'csv');
+SELECT word, COUNT(*) AS n FROM cli_words WHERE word <> 'jupyter' GROUP BY word ORDER BY word;
+SET 'execution.runtime-mode' = 'streaming';
+SELECT word, COUNT(*) AS n FROM cli_words WHERE pos < 3 GROUP BY word;
+CREATE TABLE cli_sink (word STRING, n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO cli_sink SELECT word, COUNT(*) FROM cli_words GROUP BY word;
+SELEC 1;
+SELECT 'never run';
+""")
+    assert cli.main(["sql-client", session.info.name, "-f", str(script)]) == 1
+    out = capsys.readouterr().out
+    blocks = out.split("Flink SQL> ")[1:]
+    assert len(blocks) == 8  # the statement after the failure is not run
+    assert blocks[0] == ("SET 'execution.runtime-mode' = 'batch';\n"
+                         "[INFO] Execute statement succeeded.\n\n")
+    assert blocks[2].split(";\n", 1)[1] == (  # widths from the data, as Flink's batch tableau
+        "+-------+---+\n"
+        "|  word | n |\n"
+        "+-------+---+\n"
+        "| flink | 3 |\n"
+        "| spark | 2 |\n"
+        "+-------+---+\n"
+        "2 rows in set\n\n")
+    # STREAMING: the changes with their op (widths from the types), each key's in order
+    lines = blocks[4].split(";\n", 1)[1].splitlines()
+    border = "+----+--------------------------------+----------------------+"
+    assert lines[:3] == [border, "| op |                           word |                    n |",
+                         border]
+    assert lines[-3:] == [border, "Received a total of 4 rows", ""]
+    changes = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[3:-3]]
+    assert [c for c in changes if c[1] == "flink"] == [
+        ["+I", "flink", "1"], ["-U", "flink", "1"], ["+U", "flink", "2"]]
+    assert [c for c in changes if c[1] == "spark"] == [["+I", "spark", "1"]]
+    job_line = blocks[6].splitlines()[3]
+    assert blocks[6].splitlines()[1:3] == [
+        "[INFO] Submitting SQL update statement to the cluster...",
+        "[INFO] SQL update statement has been successfully submitted to the cluster:"]
+    assert session.job(job_line.removeprefix("Job ID: ")).wait(120).status is JobStatus.FINISHED
+    assert blocks[7].startswith("SELEC 1;\n[ERROR] Could not execute SQL statement. Reason:\n"
+                                "SQL parse failed.")
+
+
+def test_the_sql_client_reads_statements_typed_at_its_prompt(session: sessioncluster.Session
+                                                             ) -> None:
+    """Statements over several lines, two on one line, HELP and QUIT, from a (non-terminal)
+    input; the session stays usable after an error."""
+    out = io.StringIO()
+    client = SqlGatewayClient(RestClient.of(session), {"execution.runtime-mode": "batch"})
+    try:
+        SqlClient(client, out).interactive(io.StringIO(
+            "SELECT 1 + 1\n  AS two;  SELECT * FROM no_such_table;\nHELP;\n"
+            "SELECT CAST(NULL AS STRING) AS s;\nQUIT;\nSELECT 'after quit';\n"))
+    finally:
+        client.close()
+    text = out.getvalue()
+    assert "| two |\n+-----+\n|   2 |\n" in text
+    assert "[ERROR] Could not execute SQL statement. Reason:\n" in text and "no_such_table" in text
+    assert "QUIT;      Quits the SQL CLI client" in text
+    assert "|      s |\n+--------+\n| <NULL> |\n" in text
+    assert "after quit" not in text

@@ -333,24 +333,51 @@ def print_tableau_rows(names: Sequence[str], types: Sequence[str], rows: Iterato
                        out: TextIO, max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH) -> int:
     """Flink's tableau of a changelog, each row printed as it comes (widths from the types,
     as Flink's streaming print, so that they are known before the first row); the rows."""
-    header = ["op", *names]
-    widths = [2] + [max(len(n), _type_width(t, max_column_width), len(NULL_VALUE))
-                    for n, t in zip(names, types)]
-    border = "+" + "".join("-" * (w + 2) + "+" for w in widths)
+    layout = TableauLayout.of_types(names, types, max_column_width, op=True)
     count = 0
     for row in rows:
         if count == 0:
-            out.write("\n".join([border, _tableau_row(header, widths), border]) + "\n")
+            out.write(layout.header())
         cells = [row.get_row_kind().short_string(),
                  *[cell_string(v, t) for v, t in zip(row, types)]]
-        out.write(_tableau_row(cells, widths) + "\n")
+        out.write(layout.row(cells))
         out.flush()
         count += 1
     if count == 0:
         out.write("Empty set\n")
         return 0
-    out.write(f"{border}\n{count} {'rows' if count > 1 else 'row'} in set\n")
+    out.write(f"{layout.border}\n{count} {'rows' if count > 1 else 'row'} in set\n")
     return count
+
+
+@dataclass(frozen=True, slots=True)
+class TableauLayout:
+    """The columns of Flink's tableau: names and widths, for rows printed one at a time."""
+
+    names: list[str]
+    widths: list[int]
+
+    @classmethod
+    def of_types(cls, names: Sequence[str], types: Sequence[str],
+                 max_column_width: int = DEFAULT_MAX_COLUMN_WIDTH,
+                 op: bool = False) -> "TableauLayout":
+        """Widths from the types (Flink's ``columnWidthsByType``: known before any row), with
+        a leading ``op`` column when ``op``."""
+        widths = [max(len(n), _type_width(t, max_column_width), len(NULL_VALUE))
+                  for n, t in zip(names, types)]
+        return cls(["op", *names], [2, *widths]) if op else cls(list(names), widths)
+
+    @property
+    def border(self) -> str:
+        return "+" + "".join("-" * (w + 2) + "+" for w in self.widths)
+
+    def header(self) -> str:
+        """The border, the column names, the border (each line ended)."""
+        return "\n".join([self.border, _tableau_row(self.names, self.widths), self.border]) + "\n"
+
+    def row(self, cells: Sequence[str]) -> str:
+        """One row of cells (already text), its line ended."""
+        return _tableau_row(cells, self.widths) + "\n"
 
 
 # -- Arrow to Python ---------------------------------------------------------------------------

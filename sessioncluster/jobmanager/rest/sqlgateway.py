@@ -51,7 +51,7 @@ class GatewayHandler(FlinkHandler):
         return data
 
     def gateway_error(self, exc: GatewayError) -> None:
-        self.fail(exc.status, str(exc))
+        self.fail(exc.status, *exc.errors)
 
 
 class ApiVersionsHandler(GatewayHandler):

@@ -29,11 +29,17 @@ MAX_FETCH_ROWS = 10_000
 
 class GatewayError(Exception):
     """A request the SQL Gateway cannot answer; ``status`` is the HTTP status it is answered
-    with (404: no such session or operation)."""
+    with (404: no such session or operation), ``cause`` the reason under the message (a failed
+    statement's error), the last of the answer's ``errors`` as in Flink's."""
 
-    def __init__(self, message: str, status: int = 500) -> None:
+    def __init__(self, message: str, status: int = 500, cause: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.cause = cause
+
+    @property
+    def errors(self) -> list[str]:
+        return [str(self)] + ([self.cause] if self.cause else [])
 
 
 class OperationStatus(str, enum.Enum):

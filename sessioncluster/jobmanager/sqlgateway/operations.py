@@ -286,7 +286,8 @@ class Operation:
         if self._task is not None and not self._task.done():
             await asyncio.wait({self._task}, timeout=FETCH_WAIT_SECONDS)
         if self.status is OperationStatus.ERROR:
-            raise GatewayError(f"Failed to execute the operation {self.handle}: {self.error}")
+            raise GatewayError(f"Failed to execute the operation {self.handle}.",
+                               cause=self.error)
         if self.status in (OperationStatus.INITIALIZED, OperationStatus.PENDING,
                            OperationStatus.RUNNING):
             return FetchedBatch(ResultType.NOT_READY, next_token=token)

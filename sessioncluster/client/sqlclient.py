@@ -1,0 +1,248 @@
+"""Flink's SQL Client in gateway mode, on a session: ``sessioncluster sql-client SESSION``.
+
+:class:`SqlGatewayClient` speaks the session's SQL Gateway REST API (open a session, execute a
+statement, follow its results by token, close); :class:`SqlClient` is the terminal client on top
+of it, Flink's ``sql-client.sh`` in its ``tableau`` result mode: a script (``-f``) or statements
+typed at ``Flink SQL>``, each answered as Flink's client answers it (``[INFO] Execute statement
+succeeded.``, an INSERT's job id, a query's rows in Flink's tableau layout, a STREAMING
+query's changes with their ``op`` as they come, ``[ERROR] Could not execute SQL statement.``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, TextIO
+
+from ..api.table.result import (
+    DEFAULT_MAX_COLUMN_WIDTH,
+    NULL_VALUE,
+    TableauLayout,
+    format_tableau,
+)
+from ..common.sqlscript import leading_words, split_statements
+from .restclient import RestClient, RestError
+
+PROMPT = "Flink SQL> "
+#: Flink's SQL client options read here
+PRINT_TIME_COST = "sql-client.display.print-time-cost"
+MAX_COLUMN_WIDTH = "sql-client.display.max-column-width"
+_KINDS = {"INSERT": "+I", "UPDATE_BEFORE": "-U", "UPDATE_AFTER": "+U", "DELETE": "-D"}
+#: Flink's type roots as the tableau's widths know them
+_TYPE_TEXT = {"INTEGER": "INT", "TIMESTAMP_WITHOUT_TIME_ZONE": "TIMESTAMP",
+              "TIMESTAMP_WITH_LOCAL_TIME_ZONE": "TIMESTAMP_LTZ", "TIME_WITHOUT_TIME_ZONE": "TIME"}
+
+
+def type_text(logical_type: dict[str, Any]) -> str:
+    """A column's logical type (the gateway's JSON) as Flink SQL type text, as far as the
+    tableau's column widths need it: ``DECIMAL(10)``, ``TIMESTAMP(3)``, ``BIGINT``."""
+    root = _TYPE_TEXT.get(logical_type.get("type", ""), logical_type.get("type", ""))
+    param = logical_type.get("precision")
+    return f"{root}({param})" if param is not None else root
+
+
+@dataclass(slots=True)
+class StatementResult:
+    """A statement's result as the gateway gives it: its columns, and its rows to come."""
+
+    is_query: bool
+    result_kind: str
+    job_id: str | None
+    names: list[str]
+    types: list[str]
+    #: the (op, cells) rows: all of a bounded result's, as they come for a streaming query's
+    rows: Iterator[tuple[str, list[str | None]]] = field(repr=False)
+    operation: str = ""
+
+
+class SqlGatewayClient:
+    """One session of the SQL Gateway endpoint of a session cluster."""
+
+    def __init__(self, rest: RestClient, properties: dict[str, str] | None = None) -> None:
+        self.rest = rest
+        body = {"sessionName": "sql-client", "properties": dict(properties or {})}
+        self.handle = rest.request("POST", "/v2/sessions", body)["sessionHandle"]
+
+    @property
+    def _base(self) -> str:
+        return f"/v2/sessions/{self.handle}"
+
+    def configuration(self) -> dict[str, str]:
+        return dict(self.rest.get(self._base)["properties"])
+
+    def execute(self, statement: str) -> StatementResult:
+        """Run one statement; its result once the gateway has it (RestError when it fails)."""
+        op = self.rest.request("POST", f"{self._base}/statements",
+                               {"statement": statement})["operationHandle"]
+        uri: str | None = f"{self._base}/operations/{op}/result/0?rowFormat=PLAIN_TEXT"
+        body = self.rest.get(str(uri))
+        while body["resultType"] == "NOT_READY":
+            body = self.rest.get(body["nextResultUri"])
+        results = body["results"]
+        columns = results["columns"]
+
+        def rows(body: dict[str, Any] = body) -> Iterator[tuple[str, list[str | None]]]:
+            while True:
+                for d in body.get("results", {}).get("data", []):
+                    yield _KINDS[d["kind"]], d["fields"]
+                uri = body.get("nextResultUri")
+                if uri is None:
+                    return
+                body = self.rest.get(uri)
+
+        return StatementResult(bool(body.get("isQueryResult")), str(body.get("resultKind")),
+                               body.get("jobID"), [c["name"] for c in columns],
+                               [type_text(c["logicalType"]) for c in columns], rows(), op)
+
+    def close_operation(self, operation: str) -> None:
+        """Close an operation (a running query's job is cancelled)."""
+        self.rest.request("DELETE", f"{self._base}/operations/{operation}/close")
+
+    def close(self) -> None:
+        try:
+            self.rest.request("DELETE", self._base)
+        except (RestError, ConnectionError):
+            pass  # the session cluster stopped, or it closed the idle session already
+
+
+class SqlClient:
+    """Flink's SQL Client (tableau result mode) on a :class:`SqlGatewayClient`."""
+
+    def __init__(self, gateway: SqlGatewayClient, out: TextIO | None = None) -> None:
+        self.gateway = gateway
+        self.out = out if out is not None else sys.stdout
+
+    def info(self, message: str) -> None:
+        self.out.write(f"[INFO] {message}\n\n")
+
+    def run_script(self, script: str, echo: bool = True) -> bool:
+        """Every statement of ``script`` in turn, stopping at the first that fails (as Flink's
+        ``sql-client.sh -f``); False when one failed."""
+        for statement in split_statements(script):
+            if echo:
+                self.out.write(f"{PROMPT}{statement.strip()};\n")
+            if not self.run_statement(statement):
+                return False
+        return True
+
+    def run_statement(self, statement: str) -> bool:
+        """One statement and its answer; False when it failed."""
+        started = time.monotonic()
+        try:
+            result = self.gateway.execute(statement)
+            if result.is_query:
+                self._print_query(result, started)
+            elif result.job_id:
+                self._print_job(result.job_id)
+            else:
+                self._print_rows(result)
+        except RestError as exc:  # the reason is the last error, as Flink's client shows it
+            self.out.write("[ERROR] Could not execute SQL statement. Reason:\n"
+                           f"{exc.errors[-1] if exc.errors else exc}\n\n")
+            return False
+        self.out.flush()
+        return True
+
+    def _config(self) -> dict[str, str]:
+        return self.gateway.configuration()
+
+    def _print_job(self, job_id: str) -> None:
+        if self._config().get("table.dml-sync", "false").lower() == "true":
+            self.info("Complete execution of the SQL update statement.")
+            return
+        self.out.write("[INFO] Submitting SQL update statement to the cluster...\n"
+                       "[INFO] SQL update statement has been successfully submitted to the "
+                       f"cluster:\nJob ID: {job_id}\n\n")
+
+    def _print_rows(self, result: StatementResult) -> None:
+        """A DDL's success, or SHOW's / DESCRIBE's rows (widths from the data)."""
+        if result.result_kind == "SUCCESS":
+            list(result.rows)
+            self.info("Execute statement succeeded.")
+            return
+        rows = [cells for _, cells in result.rows]
+        self.out.write(format_tableau(result.names, result.types, rows, None,
+                                      max_column_width=self._max_width(),
+                                      widths_from_data=True) + "\n")
+
+    def _max_width(self) -> int:
+        return int(self._config().get(MAX_COLUMN_WIDTH, DEFAULT_MAX_COLUMN_WIDTH))
+
+    def _print_query(self, result: StatementResult, started: float) -> None:
+        config = self._config()
+        cost = config.get(PRINT_TIME_COST, "false").lower() == "true"
+        if config.get("execution.runtime-mode", "streaming").lower() == "batch":
+            rows = [cells for _, cells in result.rows]
+            text = format_tableau(result.names, result.types, rows, None,
+                                  max_column_width=self._max_width(), widths_from_data=True)
+            self.out.write(_with_cost(text, cost, started) + "\n")
+            return
+        self._print_changes(result, cost, started)
+
+    def _print_changes(self, result: StatementResult, cost: bool, started: float) -> None:
+        """A STREAMING query's changes, each as it comes, until its job ends (or Ctrl-C,
+        which cancels it, as Flink's client does)."""
+        layout = TableauLayout.of_types(result.names, result.types, self._max_width(), op=True)
+        self.out.write(layout.header())
+        count = 0
+        try:
+            for op, cells in result.rows:
+                self.out.write(layout.row([op, *(NULL_VALUE if c is None else c for c in cells)]))
+                self.out.flush()
+                count += 1
+        except KeyboardInterrupt:
+            self.gateway.close_operation(result.operation)
+            self.out.write(f"{layout.border}\nQuery terminated, received a total of "
+                           f"{_rows(count)}\n\n")
+            return
+        footer = f"{layout.border}\nReceived a total of {_rows(count)}\n"
+        self.out.write(_with_cost(footer, cost, started) + "\n")
+
+    def interactive(self, stdin: TextIO | None = None) -> None:
+        """Statements typed at the prompt, each run once its ``;`` is typed; ``QUIT;`` or the
+        end of the input ends the session."""
+        stdin = stdin if stdin is not None else sys.stdin
+        buffer = ""
+        tty = stdin.isatty()
+        while True:
+            if tty:
+                self.out.write(PROMPT if not buffer.strip() else "> ")
+                self.out.flush()
+            line = stdin.readline()
+            if not line:
+                break
+            buffer += line
+            statements = split_statements(buffer)
+            if not statements or not buffer.rstrip().endswith(";"):
+                continue
+            buffer = ""
+            for statement in statements:
+                if leading_words(statement)[:1] in (["QUIT"], ["EXIT"]):
+                    return
+                if leading_words(statement)[:1] == ["HELP"]:
+                    self.out.write(HELP)
+                    continue
+                self.run_statement(statement)
+
+
+HELP = """The following commands are available:
+
+HELP;      Prints the available commands.
+QUIT;      Quits the SQL CLI client (also EXIT;).
+
+Any Flink SQL statement ends with ';': DDL (CREATE, DROP, ALTER), SHOW, DESCRIBE, EXPLAIN,
+SET 'key' = 'value', RESET, queries and INSERT INTO, EXECUTE STATEMENT SET.
+
+"""
+
+
+def _rows(count: int) -> str:
+    return f"{count} {'rows' if count > 1 else 'row'}"
+
+
+def _with_cost(text: str, cost: bool, started: float) -> str:
+    """Flink's ``sql-client.display.print-time-cost``: the last line with the seconds it took."""
+    if not cost:
+        return text
+    return text.rstrip("\n") + f" ({time.monotonic() - started:.2f} seconds)\n"
