@@ -71,12 +71,14 @@ class SqlGatewayClient:
     def configuration(self) -> dict[str, str]:
         return dict(self.rest.get(self._base)["properties"])
 
-    def execute(self, statement: str) -> StatementResult:
-        """Run one statement; its result once the gateway has it (RestError when it fails)."""
-        op = self.rest.request("POST", f"{self._base}/statements",
-                               {"statement": statement})["operationHandle"]
-        uri: str | None = f"{self._base}/operations/{op}/result/0?rowFormat=PLAIN_TEXT"
-        body = self.rest.get(str(uri))
+    def submit(self, statement: str) -> str:
+        """Start one statement; its operation's handle."""
+        return str(self.rest.request("POST", f"{self._base}/statements",
+                                     {"statement": statement})["operationHandle"])
+
+    def result(self, op: str) -> StatementResult:
+        """An operation's result once the gateway has it (RestError when it failed)."""
+        body = self.rest.get(f"{self._base}/operations/{op}/result/0?rowFormat=PLAIN_TEXT")
         while body["resultType"] == "NOT_READY":
             body = self.rest.get(body["nextResultUri"])
         results = body["results"]
@@ -127,10 +129,13 @@ class SqlClient:
         return True
 
     def run_statement(self, statement: str) -> bool:
-        """One statement and its answer; False when it failed."""
+        """One statement and its answer; False when it failed or was interrupted (Ctrl-C:
+        its operation is closed, a running query's job cancelled)."""
         started = time.monotonic()
+        op = ""
         try:
-            result = self.gateway.execute(statement)
+            op = self.gateway.submit(statement)
+            result = self.gateway.result(op)
             if result.is_query:
                 self._print_query(result, started)
             elif result.job_id:
@@ -140,6 +145,11 @@ class SqlClient:
         except RestError as exc:  # the reason is the last error, as Flink's client shows it
             self.out.write("[ERROR] Could not execute SQL statement. Reason:\n"
                            f"{exc.errors[-1] if exc.errors else exc}\n\n")
+            return False
+        except KeyboardInterrupt:
+            if op:
+                self.gateway.close_operation(op)
+            self.out.write("\n[INFO] Result retrieval cancelled.\n\n")
             return False
         self.out.flush()
         return True
@@ -187,8 +197,8 @@ class SqlClient:
         self.out.write(layout.header())
         count = 0
         try:
-            for op, cells in result.rows:
-                self.out.write(layout.row([op, *(NULL_VALUE if c is None else c for c in cells)]))
+            for kind, cells in result.rows:
+                self.out.write(layout.row([kind, *(NULL_VALUE if c is None else c for c in cells)]))
                 self.out.flush()
                 count += 1
         except KeyboardInterrupt:

@@ -211,3 +211,15 @@ def test_idle_sessions_are_closed() -> None:
         service.close()
 
     asyncio.run(run())
+
+
+def test_the_sql_client_reads_column_widths_from_the_logical_types() -> None:
+    from sessioncluster.client.sqlclient import type_text
+
+    for text in ("INT", "BIGINT NOT NULL", "DECIMAL(10, 2)", "TIMESTAMP(3)", "TIMESTAMP_LTZ(6)",
+                 "TIME(0)", "STRING", "BOOLEAN"):
+        back = type_text(logical_type_json(data_type(text)))
+        root = text.split("(")[0].split(" ")[0].replace("STRING", "VARCHAR")
+        assert back.startswith(root), (text, back)
+    assert type_text(logical_type_json(data_type("TIMESTAMP(3)"))) == "TIMESTAMP(3)"
+    assert type_text(logical_type_json(data_type("DECIMAL(10, 2)"))) == "DECIMAL(10)"
