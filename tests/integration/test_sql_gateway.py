@@ -216,6 +216,9 @@ def test_bad_sql_is_the_operation_s_error_and_the_session_goes_on(gateway: Gatew
     assert status == 400 and "rowFormat" in body["errors"][0]  # v2 asks for it
     assert gateway.call(f"/v2/sessions/{handle}/operations/nope/status")[0] == 404
     assert gateway.call(f"/v2/sessions/{handle}/statements", "POST", {"statement": ""})[0] == 400
+    op = gateway.submit(handle, "SELECT 1; SELECT 2")
+    status, body = gateway.call(f"/v2/sessions/{handle}/operations/{op}/result/0?rowFormat=JSON")
+    assert status == 500 and "one statement per request; this text has 2" in body["errors"][1]
     assert gateway.rows(handle, "SELECT 41 + 1")[1] == [("INSERT", [42])]
 
 

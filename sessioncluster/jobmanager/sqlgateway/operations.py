@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
 from ...api.table.result import arrow_rows
-from ...common.sqlscript import RESULT_MODE
+from ...common.sqlscript import RESULT_MODE, split_statements
 from ...common.types import RowKind
 from ...graph.lifecycle import JobStatus
 from ...protocol.messages import (
@@ -170,6 +170,11 @@ class Operation:
         self._to(OperationStatus.FINISHED)
 
     async def _execute(self) -> None:
+        count = len(split_statements(self.statement))
+        if count > 1:
+            raise GatewayError(f"the SQL Gateway runs one statement per request; this text has "
+                               f"{count} (send them one at a time, as the SQL client does with "
+                               "a script: sessioncluster sql-client SESSION -f script.sql)")
         if isinstance(self.parsed, (Set, Reset)):
             self._finish(self._session_option(self.parsed))
             return
