@@ -24,8 +24,8 @@ _OPERATION = _SESSION + r"/operations/(?P<operation>[^/]+)"
 
 
 class GatewayHandler(FlinkHandler):
-    """A SQL Gateway request: its API version, its JSON body, GatewayError as Flink's errors
-    body."""
+    """A SQL Gateway request: its API version, its JSON body; a GatewayError it raises is
+    answered with its status and Flink's errors body."""
 
     version: str
 
@@ -50,8 +50,17 @@ class GatewayHandler(FlinkHandler):
             raise GatewayError("the request body must be a JSON object", 400)
         return data
 
-    def gateway_error(self, exc: GatewayError) -> None:
-        self.fail(exc.status, *exc.errors)
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """A GatewayError raised by a handler: its status and Flink's errors body."""
+        exc = kwargs.get("exc_info", (None, None))[1]
+        if isinstance(exc, GatewayError):
+            self.fail(exc.status, *exc.errors)
+            return
+        super().write_error(status_code, **kwargs)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if not isinstance(value, GatewayError):  # a client's bad request is answered, not logged
+            super().log_exception(typ, value, tb)
 
 
 class ApiVersionsHandler(GatewayHandler):
@@ -68,12 +77,8 @@ class SessionsHandler(GatewayHandler):
     """``POST /sessions``: open a session."""
 
     def post(self) -> None:
-        try:
-            data = self.body()
-            handle = self.gateway.open_session(data.get("sessionName"), data.get("properties"))
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
+        data = self.body()
+        handle = self.gateway.open_session(data.get("sessionName"), data.get("properties"))
         self.reply({"sessionHandle": handle})
 
 
@@ -81,27 +86,16 @@ class SessionHandler(GatewayHandler):
     """``GET /sessions/:h``: its configuration; ``DELETE``: close it."""
 
     def get(self, session: str) -> None:
-        try:
-            self.reply({"properties": self.gateway.configuration(session)})
-        except GatewayError as exc:
-            self.gateway_error(exc)
+        self.reply({"properties": self.gateway.configuration(session)})
 
     def delete(self, session: str) -> None:
-        try:
-            self.gateway.close_session(session)
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
+        self.gateway.close_session(session)
         self.reply({"status": "CLOSED"})
 
 
 class HeartbeatHandler(GatewayHandler):
     def post(self, session: str) -> None:
-        try:
-            self.gateway.session(session)
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
+        self.gateway.session(session)
         self.reply({})
 
 
@@ -109,13 +103,8 @@ class ConfigureSessionHandler(GatewayHandler):
     """``POST /sessions/:h/configure-session`` (v2): run a DDL, USE or SET statement."""
 
     async def post(self, session: str) -> None:
-        try:
-            data = self.body()
-            await self.gateway.configure(session, data.get("statement"),
-                                         data.get("executionTimeout"))
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
+        data = self.body()
+        await self.gateway.configure(session, data.get("statement"), data.get("executionTimeout"))
         self.reply({})
 
 
@@ -124,13 +113,9 @@ class CompleteStatementHandler(GatewayHandler):
     too)."""
 
     async def get(self, session: str) -> None:
-        try:
-            data = self.body()
-            candidates = await self.gateway.complete(session, data.get("statement"),
-                                                     data.get("position"))
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
+        data = self.body()
+        candidates = await self.gateway.complete(session, data.get("statement"),
+                                                 data.get("position"))
         self.reply({"candidates": candidates})
 
     post = get
@@ -140,60 +125,38 @@ class StatementsHandler(GatewayHandler):
     """``POST /sessions/:h/statements``: start a statement; its operation's handle."""
 
     def post(self, session: str) -> None:
-        try:
-            data = self.body()
-            op = self.gateway.execute(session, data.get("statement"),
-                                      data.get("executionConfig"), data.get("executionTimeout"))
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
+        data = self.body()
+        op = self.gateway.execute(session, data.get("statement"), data.get("executionConfig"),
+                                  data.get("executionTimeout"))
         self.reply({"operationHandle": op.handle})
 
 
 class OperationStatusHandler(GatewayHandler):
     def get(self, session: str, operation: str) -> None:
-        try:
-            op = self.gateway.operation(session, operation)
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
-        self.reply({"status": op.status.value})
+        self.reply({"status": self.gateway.operation(session, operation).status.value})
 
 
 class OperationCancelHandler(GatewayHandler):
     def post(self, session: str, operation: str) -> None:
-        try:
-            op = self.gateway.operation(session, operation)
-            op.cancel()
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
+        op = self.gateway.operation(session, operation)
+        op.cancel()
         self.reply({"status": op.status.value})
 
 
 class OperationCloseHandler(GatewayHandler):
     def delete(self, session: str, operation: str) -> None:
-        try:
-            op = self.gateway.close_operation(session, operation)
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
-        self.reply({"status": op.status.value})
+        self.reply({"status": self.gateway.close_operation(session, operation).status.value})
 
 
 class FetchResultsHandler(GatewayHandler):
     """``GET /sessions/:h/operations/:o/result/:token[?rowFormat=JSON|PLAIN_TEXT]``."""
 
     async def get(self, session: str, operation: str, token: str) -> None:
-        try:
-            row_format = self._row_format()
-            if not token.isdigit():
-                raise GatewayError(f"token {token!r}: a number is expected", 400)
-            op = self.gateway.operation(session, operation)
-            batch = await op.fetch(int(token))
-        except GatewayError as exc:
-            self.gateway_error(exc)
-            return
+        row_format = self._row_format()
+        if not token.isdigit():
+            raise GatewayError(f"token {token!r}: a number is expected", 400)
+        op = self.gateway.operation(session, operation)
+        batch = await op.fetch(int(token))
         body: dict[str, Any] = {"resultType": batch.result_type.value}
         if batch.result_type is not ResultType.NOT_READY and op.fetcher is not None:
             schema = op.fetcher.schema
