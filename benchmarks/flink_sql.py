@@ -5,7 +5,9 @@ count over a generated Parquet directory, read through Flink's ``filesystem`` co
 with ``window(...)`` on a warm plain SparkSession with the same master. Both answers are checked
 equal before anything is timed; the two sides run interleaved. Also the planning cost alone: the
 round trip of a statement that runs no job (``SHOW TABLES``) against ``spark.sql("SHOW
-TABLES").collect()``.
+TABLES").collect()``. The session's statements are timed through its ZeroMQ client
+(``Session.execute_sql``) and through the SQL Gateway REST API (a gateway session in BATCH
+mode, results fetched by token as JSON), and the ratio of the two is printed.
 
     python benchmarks/flink_sql.py [--mb 50] [--runs 10] [--quick] [--json FILE]
 """
@@ -13,6 +15,7 @@ TABLES").collect()``.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import shutil
 import sys
@@ -31,6 +34,8 @@ from benchmarks.common import (  # noqa: E402
     target,
     write_json,
 )
+from sessioncluster.client.restclient import RestClient  # noqa: E402
+from sessioncluster.client.sqlclient import SqlGatewayClient  # noqa: E402
 
 FILES = 8
 ITEMS = 1000
@@ -110,10 +115,15 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             _create_tables(session, spark, path)
             print(f"\nFlink SQL on the session vs Spark SQL, {size_mb:.1f} MB of Parquet "
                   f"({rows} rows, {FILES} files, {ITEMS} items), parallelism 2, master {master}")
-            for case, flink, plain in (("group", FLINK_GROUP, SPARK_GROUP),
-                                       ("tumble", FLINK_WINDOW, SPARK_WINDOW)):
-                _one(session, spark, case, flink, plain, runs, warmup, out)
-            _planning(session, spark, runs, out)
+            # the same statements through the SQL Gateway REST API, a BATCH gateway session
+            gateway = SqlGatewayClient(RestClient.of(session), {"execution.runtime-mode": "batch"})
+            try:
+                for case, flink, plain in (("group", FLINK_GROUP, SPARK_GROUP),
+                                           ("tumble", FLINK_WINDOW, SPARK_WINDOW)):
+                    _one(session, spark, gateway, case, flink, plain, runs, warmup, out)
+                _planning(session, spark, gateway, runs, out)
+            finally:
+                gateway.close()
     out["master"] = master
     write_json(args.json, out)
     return out
@@ -132,8 +142,8 @@ def _create_tables(session: sessioncluster.Session, spark: Any, path: str) -> No
     spark.read.parquet(path).createOrReplaceTempView("bids")
 
 
-def _one(session: sessioncluster.Session, spark: Any, case: str, flink: str, plain: str,
-         runs: int, warmup: int, out: dict[str, Any]) -> None:
+def _one(session: sessioncluster.Session, spark: Any, gateway: SqlGatewayClient, case: str,
+         flink: str, plain: str, runs: int, warmup: int, out: dict[str, Any]) -> None:
     """Check that both sides give the same rows, then time them interleaved; print the ratio."""
     def flink_sql() -> list[tuple[Any, ...]]:
         return [tuple(r.values()) for r in session.execute_sql(flink).table.to_pylist()]
@@ -141,26 +151,46 @@ def _one(session: sessioncluster.Session, spark: Any, case: str, flink: str, pla
     def spark_sql() -> list[tuple[Any, ...]]:
         return [tuple(r) for r in spark.sql(plain).collect()]
 
+    def gateway_sql() -> list[tuple[Any, ...]]:
+        return _gateway_rows(gateway, flink)
+
     ours, theirs = _rounded(flink_sql()), _rounded(spark_sql())
     if ours != theirs:
         raise AssertionError(
             f"{case}: Flink SQL gives {len(ours)} rows, Spark SQL {len(theirs)}; first difference "
             f"{next(((x, y) for x, y in zip(ours, theirs) if x != y), None)}")
+    if _rounded(_as_json(ours)) != _rounded(gateway_sql()):
+        raise AssertionError(f"{case}: the SQL Gateway's rows differ from the session's")
     workloads: dict[str, Callable[[], Any]] = {f"{case}: flink sql (session)": flink_sql,
-                                               f"{case}: spark sql (plain)": spark_sql}
+                                               f"{case}: spark sql (plain)": spark_sql,
+                                               f"{case}: flink sql (sql gateway)": gateway_sql}
     figs = interleaved(runs, warmup, **workloads)
-    a, b = (f.median for f in figs.values())
+    a, b, c = (f.median for f in figs.values())
     print(f"\n{case} ({len(ours)} result rows)")
     for f in figs.values():
         print("  " + f.row())
     out["figures"] += [f.as_dict() for f in figs.values()]
     out[f"ratio_{case}"] = a / b
+    out[f"ratio_{case}_gateway"] = c / a
     out["targets"].append(target(f"ratio {case}", a / b, "<=", 1.05,
                                  f"ratio Flink SQL / Spark SQL ({case})"))
+    print(f"  ratio SQL Gateway (REST) / session client (ZeroMQ) ({case}) = {c / a:.3f}")
 
 
-def _planning(session: sessioncluster.Session, spark: Any, runs: int,
-              out: dict[str, Any]) -> None:
+def _gateway_rows(gateway: SqlGatewayClient, statement: str) -> list[tuple[Any, ...]]:
+    """A statement's rows through the SQL Gateway REST API (JSON values)."""
+    result = gateway.result(gateway.submit(statement), "JSON")
+    return [tuple(fields) for _, fields in result.rows]
+
+
+def _as_json(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The session's rows with their timestamps as the gateway's JSON writes them."""
+    return [tuple(v.isoformat() if isinstance(v, datetime.datetime) else v for v in r)
+            for r in rows]
+
+
+def _planning(session: sessioncluster.Session, spark: Any, gateway: SqlGatewayClient,
+              runs: int, out: dict[str, Any]) -> None:
     """The round trip of a statement that runs no job: the planner's fixed cost."""
     def flink_show() -> Any:
         return session.execute_sql("SHOW TABLES").table
@@ -168,9 +198,14 @@ def _planning(session: sessioncluster.Session, spark: Any, runs: int,
     def spark_show() -> Any:
         return spark.sql("SHOW TABLES").collect()
 
+    def gateway_show() -> Any:
+        return _gateway_rows(gateway, "SHOW TABLES")
+
     n = max(10, runs * 3)
-    figs: dict[str, Figure] = interleaved(n, 2, **{"SHOW TABLES: flink sql (session)": flink_show,
-                                                   "SHOW TABLES: spark sql (plain)": spark_show})
+    figs: dict[str, Figure] = interleaved(n, 2, **{
+        "SHOW TABLES: flink sql (session)": flink_show,
+        "SHOW TABLES: spark sql (plain)": spark_show,
+        "SHOW TABLES: flink sql (sql gateway)": gateway_show})
     print("\nplanning alone (a statement that runs no job)")
     for f in figs.values():
         print("  " + f.row())

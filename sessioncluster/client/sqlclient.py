@@ -51,8 +51,8 @@ class StatementResult:
     job_id: str | None
     names: list[str]
     types: list[str]
-    #: the (op, cells) rows: all of a bounded result's, as they come for a streaming query's
-    rows: Iterator[tuple[str, list[str | None]]] = field(repr=False)
+    #: the (op, fields) rows: all of a bounded result's, as they come for a streaming query's
+    rows: Iterator[tuple[str, list[Any]]] = field(repr=False)
     operation: str = ""
 
 
@@ -76,15 +76,16 @@ class SqlGatewayClient:
         return str(self.rest.request("POST", f"{self._base}/statements",
                                      {"statement": statement})["operationHandle"])
 
-    def result(self, op: str) -> StatementResult:
-        """An operation's result once the gateway has it (RestError when it failed)."""
-        body = self.rest.get(f"{self._base}/operations/{op}/result/0?rowFormat=PLAIN_TEXT")
+    def result(self, op: str, row_format: str = "PLAIN_TEXT") -> StatementResult:
+        """An operation's result once the gateway has it (RestError when it failed); its
+        values as text (``PLAIN_TEXT``, Flink's casts) or as JSON values (``JSON``)."""
+        body = self.rest.get(f"{self._base}/operations/{op}/result/0?rowFormat={row_format}")
         while body["resultType"] == "NOT_READY":
             body = self.rest.get(body["nextResultUri"])
         results = body["results"]
         columns = results["columns"]
 
-        def rows(body: dict[str, Any] = body) -> Iterator[tuple[str, list[str | None]]]:
+        def rows(body: dict[str, Any] = body) -> Iterator[tuple[str, list[Any]]]:
             while True:
                 for d in body.get("results", {}).get("data", []):
                     yield _KINDS[d["kind"]], d["fields"]
