@@ -19,7 +19,7 @@ from sessioncluster.jobmanager.sqlgateway import (
     RowFormat,
     SqlGatewayService,
 )
-from sessioncluster.jobmanager.sqlgateway.operation import (
+from sessioncluster.jobmanager.sqlgateway.results import (
     MAX_FETCH_ROWS,
     OPERATION_TRANSITIONS,
     ResultFetcher,

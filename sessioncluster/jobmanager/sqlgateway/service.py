@@ -14,14 +14,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .operation import GatewayError
-from .operations import (
+from .operation import (
     GatewayServices,
     Operation,
     parsed_statement,
     session_configuration,
     statement_kind,
 )
+from .results import GatewayError
 
 log = logging.getLogger("sessioncluster.sqlgateway")
 
