@@ -19,6 +19,8 @@ from typing import Any, Iterator
 import pytest
 
 import sessioncluster
+from sessioncluster.client.restclient import RestClient
+from sessioncluster.client.sqlclient import SqlGatewayClient
 from sessioncluster.graph.lifecycle import JobStatus
 from sessioncluster.pyflink.table import EnvironmentSettings, TableEnvironment
 
@@ -131,3 +133,31 @@ def test_the_tables_view_lists_the_sessions_catalog(session: sessioncluster.Sess
     session.execute_sql("DROP VIEW dash_big")
     page.wait_for_function("!document.querySelector('#sql-tables').innerText.includes('dash_big')")
     assert "dash_orders" in page.locator("#sql-tables").inner_text()
+
+
+def test_the_tables_view_shows_the_sql_gateway_s_clients(session: sessioncluster.Session,
+                                                         page: Any) -> None:
+    """A client of the SQL Gateway endpoint (``sessioncluster sql-client``) and what it ran:
+    listed by ``/sql/gateway`` and on the Tables page, a statement's row opening its job."""
+    client = SqlGatewayClient(RestClient.of(session), {"execution.runtime-mode": "batch"})
+    try:
+        op = client.submit("SELECT 6 * 7 AS answer")
+        assert [fields for _, fields in client.result(op, "JSON").rows] == [[42]]
+        listed = [s for s in rest(session, "/sql/gateway")["sessions"]
+                  if s["sessionHandle"] == client.handle]
+        assert len(listed) == 1 and listed[0]["sessionName"] == "sql-client"
+        (shown_op,) = listed[0]["operations"]
+        assert shown_op["operationHandle"] == op and shown_op["status"] == "FINISHED"
+        job_id = shown_op["jobID"]
+        assert session.job(job_id).get_job_status() is JobStatus.FINISHED
+        page.goto(session.dashboard_url)
+        page.locator("header nav a[data-page='tables']").click()
+        page.locator("#sql-gateway").wait_for()
+        assert ["sql-client", "SELECT 6 * 7 AS answer", "FINISHED", job_id] in \
+            shown_rows(page, "#sql-gateway")
+        page.locator("#sql-gateway tbody tr", has_text="SELECT 6 * 7").click()
+        page.locator(".jobhead .state[data-state='FINISHED']").wait_for()
+    finally:
+        client.close()
+    assert client.handle not in {s["sessionHandle"]
+                                 for s in rest(session, "/sql/gateway")["sessions"]}

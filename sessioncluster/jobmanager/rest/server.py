@@ -39,7 +39,7 @@ from .handlers import (
     VertexHandler,
     VertexPartHandler,
 )
-from .sql import SqlResultHandler, SqlTablesHandler
+from .sql import SqlGatewaySessionsHandler, SqlResultHandler, SqlTablesHandler
 from .sqlgateway import gateway_routes
 
 log = logging.getLogger("sessioncluster.rest")
@@ -105,6 +105,7 @@ def _table() -> list[tuple[str, type]]:
         # the session's own (Flink's REST API has neither)
         (rf"/jobs/{_JOB}/sql-result", SqlResultHandler),
         (r"/sql/tables", SqlTablesHandler),
+        (r"/sql/gateway", SqlGatewaySessionsHandler),
         (r"/taskmanagers", TaskManagersHandler),
         (r"/taskmanagers/metrics", TaskManagersMetricsHandler),
         (_TM, TaskManagerHandler),

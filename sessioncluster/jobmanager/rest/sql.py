@@ -6,7 +6,9 @@ their names cannot clash with one of Flink's):
   columns. It reads what the JobManager keeps for itself: the rows the client fetches stay
   where they are, and those it has fetched are shown too;
 - ``GET /sql/tables``: the session's catalog (tables, views and temporary functions, each with
-  its kind), as ``SHOW TABLES``, ``SHOW VIEWS`` and ``SHOW USER FUNCTIONS`` list it.
+  its kind), as ``SHOW TABLES``, ``SHOW VIEWS`` and ``SHOW USER FUNCTIONS`` list it;
+- ``GET /sql/gateway``: the SQL Gateway endpoint's open sessions and their operations (Flink's
+  gateway API lists neither).
 """
 
 from __future__ import annotations
@@ -109,3 +111,11 @@ class SqlTablesHandler(FlinkHandler):
             return
         listing = await asyncio.get_running_loop().run_in_executor(None, catalog_listing, planner)
         self.reply({"tables": listing})
+
+
+class SqlGatewaySessionsHandler(FlinkHandler):
+    """``/sql/gateway``: the SQL Gateway's sessions and their operations."""
+
+    def get(self) -> None:
+        gateway = self.services.sql_gateway
+        self.reply({"sessions": gateway.listing() if gateway is not None else []})

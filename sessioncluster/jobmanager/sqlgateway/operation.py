@@ -129,6 +129,13 @@ class Operation:
         self._cancelling: asyncio.Task[None] | None = None
         self._seq = 0
 
+    def started_job(self) -> str | None:
+        """The id of the job the statement started; None while there is none (a DDL, or a
+        statement still being planned)."""
+        if self.fetcher is not None and self.fetcher.schema.job_id:
+            return self.fetcher.schema.job_id
+        return self.job_id if self.services.job_status(self.job_id) is not None else None
+
     def _to(self, status: OperationStatus) -> bool:
         """Move to ``status`` if the transition table allows it."""
         if status not in OPERATION_TRANSITIONS[self.status]:

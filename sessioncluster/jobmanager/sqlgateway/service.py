@@ -52,6 +52,8 @@ class GatewaySession:
     properties: dict[str, str]
     operations: dict[str, Operation] = field(default_factory=dict)
     last_access: float = field(default_factory=time.monotonic)
+    #: when it was opened (epoch ms)
+    opened_ms: int = field(default_factory=lambda: int(time.time() * 1000))
 
 
 class SqlGatewayService:
@@ -162,6 +164,17 @@ class SqlGatewayService:
         upper = prefix.upper()
         return ([k for k in KEYWORDS if k.startswith(upper)]
                 + sorted(n for n in names if n.upper().startswith(upper)))
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The open sessions and their operations (the session's own ``/sql/gateway``, which
+        the dashboard shows): what each client of the endpoint runs."""
+        now = time.monotonic()
+        return [{"sessionHandle": s.handle, "sessionName": s.name, "opened": s.opened_ms,
+                 "idle-ms": int((now - s.last_access) * 1000),
+                 "operations": [{"operationHandle": op.handle, "statement": op.statement,
+                                 "status": op.status.value, "jobID": op.started_job()}
+                                for op in s.operations.values()]}
+                for s in self.sessions.values()]
 
     # -- idle sessions ----------------------------------------------------------------------
     def expire_idle(self, now: float | None = None) -> list[str]:

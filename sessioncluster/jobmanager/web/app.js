@@ -356,13 +356,31 @@ function sqlResultSection(result) {
 }
 
 async function tablesPage() {
-  const { tables } = await get("sql/tables");
+  const [{ tables }, { sessions }] = await Promise.all([get("sql/tables"), get("sql/gateway")]);
   return [
     el("h1", {}, "Tables"),
     el("p", { class: "muted" }, "The session's Flink SQL catalog: what CREATE TABLE, CREATE VIEW and CREATE FUNCTION made, in any client of the session."),
     tables.length
       ? Object.assign(table(["name", "kind"], tables.map((t) => ({ cells: [t.name, t.kind] }))), { id: "sql-tables" })
       : el("p", { class: "muted" }, "the catalog is empty"),
+    ...gatewaySection(sessions),
+  ];
+}
+
+/** The SQL Gateway endpoint's clients: each open session and the statements it ran. */
+function gatewaySection(sessions) {
+  const rows = sessions.flatMap((s) => s.operations.map((op) => ({
+    href: op.jobID ? `#/jobs/${op.jobID}` : null,
+    cells: [s.sessionName, el("code", {}, op.statement), op.status, op.jobID ? el("code", {}, op.jobID) : ""],
+  })));
+  const idle = sessions.filter((s) => !s.operations.length).map((s) => s.sessionName);
+  return [
+    el("h2", {}, `SQL Gateway sessions (${sessions.length})`),
+    el("p", { class: "muted" }, "Clients of Flink's SQL Gateway REST API on this session (sessioncluster sql-client, or any HTTP client): their statements, each operation's status and its job."),
+    rows.length
+      ? Object.assign(table(["session", "statement", "status", "job"], rows), { id: "sql-gateway" })
+      : el("p", { class: "muted", id: "sql-gateway-none" }, sessions.length ? "no statement yet" : "none"),
+    idle.length && rows.length ? el("p", { class: "muted" }, `no statement yet: ${idle.join(", ")}`) : "",
   ];
 }
 
