@@ -239,7 +239,8 @@ def cmd_sql_client(args: argparse.Namespace) -> int:
             print(f"-D {item!r}: key=value is expected", file=sys.stderr)
             return 2
         properties[key.strip()] = value.strip()
-    client = SqlGatewayClient(RestClient.of(connect(args.name)), properties)
+    client = SqlGatewayClient(RestClient.of(connect(args.name)), properties,
+                              reconnect=lambda: RestClient.of(connect(args.name)))
     cli = SqlClient(client)
     try:
         if args.init is not None and not cli.run_script(Path(args.init).read_text(), echo=False):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 from ..api.table.result import (
     DEFAULT_MAX_COLUMN_WIDTH,
@@ -25,6 +25,8 @@ from ..common.sqlscript import leading_words, split_statements
 from .restclient import RestClient, RestError
 
 PROMPT = "Flink SQL> "
+#: how long a client looks for the session's leader again when its JobManager stops answering
+RECONNECT_SECONDS = 60.0
 #: Flink's SQL client options read here
 PRINT_TIME_COST = "sql-client.display.print-time-cost"
 MAX_COLUMN_WIDTH = "sql-client.display.max-column-width"
@@ -56,25 +58,74 @@ class StatementResult:
     operation: str = ""
 
 
-class SqlGatewayClient:
-    """One session of the SQL Gateway endpoint of a session cluster."""
+class SessionReopened(ConnectionError):
+    """The JobManager changed (or stopped answering) under a statement: a new gateway session
+    is open; what became of the statement is not known."""
 
-    def __init__(self, rest: RestClient, properties: dict[str, str] | None = None) -> None:
+
+class SqlGatewayClient:
+    """One session of the SQL Gateway endpoint of a session cluster. With ``reconnect`` (the
+    REST client of the session's leader, found again), a gateway session the endpoint lost
+    (an HA failover to another JobManager, 10 minutes idle) is opened again with the
+    properties it had."""
+
+    def __init__(self, rest: RestClient, properties: dict[str, str] | None = None,
+                 reconnect: Callable[[], RestClient] | None = None) -> None:
         self.rest = rest
-        body = {"sessionName": "sql-client", "properties": dict(properties or {})}
-        self.handle = rest.request("POST", "/v2/sessions", body)["sessionHandle"]
+        self.reconnect = reconnect
+        #: the session's properties as last read (its SETs too), for a session opened again
+        self.properties = dict(properties or {})
+        self.handle = self._open()
+
+    def _open(self) -> str:
+        body = {"sessionName": "sql-client", "properties": self.properties}
+        return str(self.rest.request("POST", "/v2/sessions", body)["sessionHandle"])
+
+    def reopen(self, timeout: float = RECONNECT_SECONDS) -> None:
+        """The session's leader found again (an HA standby takes a few seconds to take over)
+        and a gateway session opened on it."""
+        assert self.reconnect is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.rest = self.reconnect()
+                self.handle = self._open()
+                return
+            except (ConnectionError, LookupError):
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
 
     @property
     def _base(self) -> str:
         return f"/v2/sessions/{self.handle}"
 
     def configuration(self) -> dict[str, str]:
-        return dict(self.rest.get(self._base)["properties"])
+        self.properties = dict(self.rest.get(self._base)["properties"])
+        return dict(self.properties)
 
     def submit(self, statement: str) -> str:
-        """Start one statement; its operation's handle."""
+        """Start one statement; its operation's handle. A session the endpoint does not know
+        is opened again and the statement sent to it (nothing ran); a JobManager that does
+        not answer is looked for again (with ``reconnect``), and :class:`SessionReopened`
+        raised: whether the statement ran is not known."""
+        body = {"statement": statement}
+        try:
+            return str(self.rest.request("POST", f"{self._base}/statements",
+                                         body)["operationHandle"])
+        except RestError as exc:
+            if exc.status != 404 or self.reconnect is None:
+                raise
+            self.handle = self._open()
+        except ConnectionError as exc:
+            if self.reconnect is None:
+                raise
+            self.reopen()
+            raise SessionReopened(f"the session's JobManager did not answer ({exc}); a new "
+                                  "gateway session is open on its leader, with the same "
+                                  "properties: whether the statement ran is not known") from None
         return str(self.rest.request("POST", f"{self._base}/statements",
-                                     {"statement": statement})["operationHandle"])
+                                     body)["operationHandle"])
 
     def result(self, op: str, row_format: str = "PLAIN_TEXT") -> StatementResult:
         """An operation's result once the gateway has it (RestError when it failed); its
@@ -137,6 +188,8 @@ class SqlClient:
         try:
             op = self.gateway.submit(statement)
             result = self.gateway.result(op)
+            if leading_words(statement)[:1] in (["SET"], ["RESET"]):
+                self.gateway.configuration()  # kept for a session opened again
             if result.is_query:
                 self._print_query(result, started)
             elif result.job_id:
@@ -146,6 +199,16 @@ class SqlClient:
         except RestError as exc:  # the reason is the last error, as Flink's client shows it
             self.out.write("[ERROR] Could not execute SQL statement. Reason:\n"
                            f"{exc.errors[-1] if exc.errors else exc}\n\n")
+            return False
+        except SessionReopened as exc:
+            self.out.write(f"[ERROR] Could not execute SQL statement. Reason:\n{exc}\n\n")
+            return False
+        except ConnectionError as exc:  # while its result was read
+            reason = f"the session's JobManager stopped answering ({exc})"
+            if self.gateway.reconnect is not None:
+                self.gateway.reopen()
+                reason += "; a new gateway session is open on its leader"
+            self.out.write(f"[ERROR] Could not execute SQL statement. Reason:\n{reason}\n\n")
             return False
         except KeyboardInterrupt:
             if op:

@@ -361,3 +361,22 @@ def test_the_sql_client_reads_statements_typed_at_its_prompt(session: sessionclu
     assert "QUIT;      Quits the SQL CLI client" in text
     assert "|      s |\n+--------+\n| <NULL> |\n" in text
     assert "after quit" not in text
+
+
+def test_the_sql_client_opens_a_lost_session_again(session: sessioncluster.Session) -> None:
+    """A gateway session the endpoint no longer has (closed idle, or a new leader) is opened
+    again with the properties it had, its SETs too, and the statement runs in it."""
+    client = SqlGatewayClient(RestClient.of(session), {"execution.runtime-mode": "batch"},
+                              reconnect=lambda: RestClient.of(session))
+    out = io.StringIO()
+    cli_client = SqlClient(client, out)
+    try:
+        assert cli_client.run_statement("SET 'sql-client.display.max-column-width' = '12'")
+        first = client.handle
+        client.rest.request("DELETE", f"/v2/sessions/{first}")  # the endpoint forgets it
+        assert cli_client.run_statement("SELECT 'a fairly long text value' AS t")
+        assert client.handle != first
+        assert client.configuration()["sql-client.display.max-column-width"] == "12"
+        assert "| a fairly ... |" in out.getvalue()  # the width kept: the SET was not lost
+    finally:
+        client.close()

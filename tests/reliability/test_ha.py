@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import os
 import signal
 import statistics
@@ -26,6 +27,7 @@ import sessioncluster
 from sessioncluster import cli
 from sessioncluster.client.gateway import DispatcherError, DispatcherGateway
 from sessioncluster.client.restclient import RestClient
+from sessioncluster.client.sqlclient import SqlClient, SqlGatewayClient
 from sessioncluster.cluster import leader as discovery
 from sessioncluster.cluster.connection import ConnectionInfo, connection_path, free_port, session_dir
 from sessioncluster.jobmanager import ha
@@ -261,6 +263,12 @@ def test_streaming_jobs_and_the_sql_catalog_survive_a_failover(sc_home: Path,
         for job in (counts, insert):
             wait_until(lambda job=job: job.details().streaming["counts"]["completed"] >= 1, 60.0,
                        "a completed checkpoint")
+        # a SQL client of the gateway endpoint, with a SET of its session's own
+        printed = io.StringIO()
+        gateway = SqlGatewayClient(RestClient.of(session), {"execution.runtime-mode": "batch"},
+                                   reconnect=lambda: RestClient.of(sessioncluster.connect(name)))
+        sql_client = SqlClient(gateway, printed)
+        assert sql_client.run_statement("SET 'pipeline.name' = 'through-the-failover'")
         time.sleep(1.0)  # no micro-batch in flight: round 0 and a.csv are checkpointed
         old = session.info
         os.kill(old.jobmanager_pid, signal.SIGKILL)
@@ -268,6 +276,13 @@ def test_streaming_jobs_and_the_sql_catalog_survive_a_failover(sc_home: Path,
         for job in (counts, insert):
             wait_until(lambda job=job: job.get_job_status() is sessioncluster.JobStatus.RUNNING,
                        60.0, "the recovered jobs to run")
+        # the client's next statement finds the old leader gone: not known whether it ran; the
+        # client is on the new leader then, in a session with its properties
+        assert not sql_client.run_statement("SHOW TABLES")
+        assert "whether the statement ran is not known" in printed.getvalue()
+        assert sql_client.run_statement("SHOW TABLES")
+        assert "|    shouted |" in printed.getvalue().split("whether the statement ran")[1]
+        assert gateway.configuration()["pipeline.name"] == "through-the-failover"
         drop(src, "round-1.txt", ROUNDS[1])
         (words / "b.csv").write_text("world\n")
         second = sum(len(line.split()) for line in ROUNDS[1])
@@ -296,7 +311,7 @@ def test_streaming_jobs_and_the_sql_catalog_survive_a_failover(sc_home: Path,
         insert.cancel()
         assert counts.wait(60).status is sessioncluster.JobStatus.CANCELED
     finally:
-        session.stop()
+        session.stop()  # its gateway session too
 
 
 def test_a_deposed_leader_suspends_its_jobs(sc_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
