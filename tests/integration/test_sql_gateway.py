@@ -380,3 +380,26 @@ def test_the_sql_client_opens_a_lost_session_again(session: sessioncluster.Sessi
         assert "| a fairly ... |" in out.getvalue()  # the width kept: the SET was not lost
     finally:
         client.close()
+
+
+def test_a_statement_past_its_execution_timeout_is_stopped(gateway: Gateway, handle: str,
+                                                           session: sessioncluster.Session,
+                                                           drop_new_tables: None) -> None:
+    """``executionTimeout``: the operation is TIMEOUT, its fetch says why, and its job is
+    cancelled (Flink's ``OperationStatus.TIMEOUT``)."""
+    gateway.rows(handle, "CREATE TABLE gw_many (n BIGINT) WITH ('connector' = 'datagen', "
+                         "'number-of-rows' = '200000000')")
+    op = gateway.ok(f"/v2/sessions/{handle}/statements", "POST",
+                    {"statement": "SELECT COUNT(DISTINCT n) FROM gw_many",
+                     "executionTimeout": 3000})["operationHandle"]
+    deadline = time.monotonic() + 60
+    while gateway.ok(f"/v2/sessions/{handle}/operations/{op}/status")["status"] != "TIMEOUT":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    status, body = gateway.call(f"/v2/sessions/{handle}/operations/{op}/result/0?rowFormat=JSON")
+    assert status == 400 and "TIMEOUT" in body["errors"][0]
+    assert body["errors"][1] == "the statement did not end within 3 s"
+    listed = {o["operationHandle"]: o for s in gateway.ok("/sql/gateway")["sessions"]
+              for o in s["operations"]}
+    job_id = listed[op]["jobID"]
+    assert job_id is not None and session.job(job_id).wait(60).status is JobStatus.CANCELED

@@ -305,7 +305,7 @@ class Operation:
             return FetchedBatch(ResultType.NOT_READY, next_token=token)
         if self.status is not OperationStatus.FINISHED or self.fetcher is None:
             raise GatewayError(f"Can not fetch results from the operation {self.handle} in "
-                               f"{self.status.value} status.", 400)
+                               f"{self.status.value} status.", 400, cause=self.error)
         return await self.fetcher.fetch(token)
 
     def cancel(self) -> None:
