@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TextIO
 
+from ..api.table.datatype import LOGICAL_TYPE_ROOTS
+from ..api.table.environment import DML_SYNC, MAX_COLUMN_WIDTH, RUNTIME_MODE
 from ..api.table.result import (
     DEFAULT_MAX_COLUMN_WIDTH,
     NULL_VALUE,
@@ -22,24 +24,22 @@ from ..api.table.result import (
     format_tableau,
 )
 from ..common.sqlscript import leading_words, split_statements
+from ..common.types import RowKind
 from .restclient import RestClient, RestError
 
 PROMPT = "Flink SQL> "
 #: how long a client looks for the session's leader again when its JobManager stops answering
 RECONNECT_SECONDS = 60.0
-#: Flink's SQL client options read here
+#: Flink's SQL client option read here (the column width is ``table.display.max-column-width``)
 PRINT_TIME_COST = "sql-client.display.print-time-cost"
-MAX_COLUMN_WIDTH = "sql-client.display.max-column-width"
-_KINDS = {"INSERT": "+I", "UPDATE_BEFORE": "-U", "UPDATE_AFTER": "+U", "DELETE": "-D"}
-#: Flink's type roots as the tableau's widths know them
-_TYPE_TEXT = {"INTEGER": "INT", "TIMESTAMP_WITHOUT_TIME_ZONE": "TIMESTAMP",
-              "TIMESTAMP_WITH_LOCAL_TIME_ZONE": "TIMESTAMP_LTZ", "TIME_WITHOUT_TIME_ZONE": "TIME"}
+#: the SQL names of Flink's type roots that differ from them
+_SQL_NAMES = {root: name for name, root in LOGICAL_TYPE_ROOTS.items()}
 
 
 def type_text(logical_type: dict[str, Any]) -> str:
     """A column's logical type (the gateway's JSON) as Flink SQL type text, as far as the
     tableau's column widths need it: ``DECIMAL(10)``, ``TIMESTAMP(3)``, ``BIGINT``."""
-    root = _TYPE_TEXT.get(logical_type.get("type", ""), logical_type.get("type", ""))
+    root = _SQL_NAMES.get(logical_type.get("type", ""), logical_type.get("type", ""))
     param = logical_type.get("precision")
     return f"{root}({param})" if param is not None else root
 
@@ -139,7 +139,7 @@ class SqlGatewayClient:
         def rows(body: dict[str, Any] = body) -> Iterator[tuple[str, list[Any]]]:
             while True:
                 for d in body.get("results", {}).get("data", []):
-                    yield _KINDS[d["kind"]], d["fields"]
+                    yield RowKind[d["kind"]].short_string(), d["fields"]
                 uri = body.get("nextResultUri")
                 if uri is None:
                     return
@@ -188,14 +188,16 @@ class SqlClient:
         try:
             op = self.gateway.submit(statement)
             result = self.gateway.result(op)
-            if leading_words(statement)[:1] in (["SET"], ["RESET"]):
-                self.gateway.configuration()  # kept for a session opened again
+            config = self.gateway.configuration()  # its SETs too (kept for a session reopened)
             if result.is_query:
-                self._print_query(result, started)
+                self._print_query(result, config, started)
             elif result.job_id:
-                self._print_job(result.job_id)
-            else:
-                self._print_rows(result)
+                self._print_job(result.job_id, config)
+            elif result.result_kind == "SUCCESS":
+                list(result.rows)
+                self.info("Execute statement succeeded.")
+            else:  # SHOW's, DESCRIBE's rows
+                self.out.write(self._table(result, config) + "\n")
         except RestError as exc:  # the reason is the last error, as Flink's client shows it
             self.out.write("[ERROR] Could not execute SQL statement. Reason:\n"
                            f"{exc.errors[-1] if exc.errors else exc}\n\n")
@@ -218,46 +220,32 @@ class SqlClient:
         self.out.flush()
         return True
 
-    def _config(self) -> dict[str, str]:
-        return self.gateway.configuration()
-
-    def _print_job(self, job_id: str) -> None:
-        if self._config().get("table.dml-sync", "false").lower() == "true":
+    def _print_job(self, job_id: str, config: dict[str, str]) -> None:
+        if config.get(DML_SYNC, "false").lower() == "true":
             self.info("Complete execution of the SQL update statement.")
             return
         self.out.write("[INFO] Submitting SQL update statement to the cluster...\n"
                        "[INFO] SQL update statement has been successfully submitted to the "
                        f"cluster:\nJob ID: {job_id}\n\n")
 
-    def _print_rows(self, result: StatementResult) -> None:
-        """A DDL's success, or SHOW's / DESCRIBE's rows (widths from the data)."""
-        if result.result_kind == "SUCCESS":
-            list(result.rows)
-            self.info("Execute statement succeeded.")
-            return
-        rows = [cells for _, cells in result.rows]
-        self.out.write(format_tableau(result.names, result.types, rows, None,
-                                      max_column_width=self._max_width(),
-                                      widths_from_data=True) + "\n")
+    def _table(self, result: StatementResult, config: dict[str, str]) -> str:
+        """A bounded result's rows in the tableau, widths from the data (Flink's batch print)."""
+        return format_tableau(result.names, result.types, [cells for _, cells in result.rows],
+                              None, max_column_width=_max_width(config), widths_from_data=True)
 
-    def _max_width(self) -> int:
-        return int(self._config().get(MAX_COLUMN_WIDTH, DEFAULT_MAX_COLUMN_WIDTH))
-
-    def _print_query(self, result: StatementResult, started: float) -> None:
-        config = self._config()
+    def _print_query(self, result: StatementResult, config: dict[str, str],
+                     started: float) -> None:
         cost = config.get(PRINT_TIME_COST, "false").lower() == "true"
-        if config.get("execution.runtime-mode", "streaming").lower() == "batch":
-            rows = [cells for _, cells in result.rows]
-            text = format_tableau(result.names, result.types, rows, None,
-                                  max_column_width=self._max_width(), widths_from_data=True)
-            self.out.write(_with_cost(text, cost, started) + "\n")
-            return
-        self._print_changes(result, cost, started)
+        if config.get(RUNTIME_MODE, "streaming").lower() == "batch":
+            self.out.write(_with_cost(self._table(result, config), cost, started) + "\n")
+        else:
+            self._print_changes(result, _max_width(config), cost, started)
 
-    def _print_changes(self, result: StatementResult, cost: bool, started: float) -> None:
+    def _print_changes(self, result: StatementResult, max_width: int, cost: bool,
+                       started: float) -> None:
         """A STREAMING query's changes, each as it comes, until its job ends (or Ctrl-C,
         which cancels it, as Flink's client does)."""
-        layout = TableauLayout.of_types(result.names, result.types, self._max_width(), op=True)
+        layout = TableauLayout.of_types(result.names, result.types, max_width, op=True)
         self.out.write(layout.header())
         count = 0
         try:
@@ -309,6 +297,10 @@ Any Flink SQL statement ends with ';': DDL (CREATE, DROP, ALTER), SHOW, DESCRIBE
 SET 'key' = 'value', RESET, queries and INSERT INTO, EXECUTE STATEMENT SET.
 
 """
+
+
+def _max_width(config: dict[str, str]) -> int:
+    return int(config.get(MAX_COLUMN_WIDTH, DEFAULT_MAX_COLUMN_WIDTH))
 
 
 def _rows(count: int) -> str:

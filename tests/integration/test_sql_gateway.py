@@ -371,12 +371,12 @@ def test_the_sql_client_opens_a_lost_session_again(session: sessioncluster.Sessi
     out = io.StringIO()
     cli_client = SqlClient(client, out)
     try:
-        assert cli_client.run_statement("SET 'sql-client.display.max-column-width' = '12'")
+        assert cli_client.run_statement("SET 'table.display.max-column-width' = '12'")
         first = client.handle
         client.rest.request("DELETE", f"/v2/sessions/{first}")  # the endpoint forgets it
         assert cli_client.run_statement("SELECT 'a fairly long text value' AS t")
         assert client.handle != first
-        assert client.configuration()["sql-client.display.max-column-width"] == "12"
+        assert client.configuration()["table.display.max-column-width"] == "12"
         assert "| a fairly ... |" in out.getvalue()  # the width kept: the SET was not lost
     finally:
         client.close()
@@ -403,3 +403,28 @@ def test_a_statement_past_its_execution_timeout_is_stopped(gateway: Gateway, han
               for o in s["operations"]}
     job_id = listed[op]["jobID"]
     assert job_id is not None and session.job(job_id).wait(60).status is JobStatus.CANCELED
+
+
+def test_with_dml_sync_an_insert_answers_once_its_job_ended(gateway: Gateway, handle: str,
+                                                            words_table: str, tmp_path: Path,
+                                                            session: sessioncluster.Session
+                                                            ) -> None:
+    """``SET 'table.dml-sync' = 'true'``: the INSERT's operation ends with its job (Flink's
+    option), and the SQL client says so as Flink's does."""
+    gateway.rows(handle, f"CREATE TABLE gw_synced (word STRING, n BIGINT) WITH ("
+                         f"'connector' = 'filesystem', 'path' = '{tmp_path / 'synced'}', "
+                         "'format' = 'csv')")
+    gateway.rows(handle, "SET 'table.dml-sync' = 'true'")
+    head, rows = gateway.rows(handle, f"INSERT INTO gw_synced SELECT word, COUNT(*) FROM "
+                                      f"{words_table} GROUP BY word")
+    assert rows == [("INSERT", [head["jobID"]])]
+    assert session.job(head["jobID"]).get_job_status() is JobStatus.FINISHED
+    out = io.StringIO()
+    client = SqlGatewayClient(RestClient.of(session), {"execution.runtime-mode": "batch",
+                                                       "table.dml-sync": "true"})
+    try:
+        assert SqlClient(client, out).run_statement(
+            f"INSERT INTO gw_synced SELECT word, 1 FROM {words_table}")
+    finally:
+        client.close()
+    assert out.getvalue() == "[INFO] Complete execution of the SQL update statement.\n\n"

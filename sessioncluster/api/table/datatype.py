@@ -8,6 +8,11 @@ from typing import Any
 
 from ...common.typeinfo import TypeInformation
 
+#: Flink's ``LogicalTypeRoot`` of the SQL names that differ from it (the rest are the same)
+LOGICAL_TYPE_ROOTS = {"INT": "INTEGER", "TIME": "TIME_WITHOUT_TIME_ZONE",
+                      "TIMESTAMP": "TIMESTAMP_WITHOUT_TIME_ZONE",
+                      "TIMESTAMP_LTZ": "TIMESTAMP_WITH_LOCAL_TIME_ZONE"}
+
 
 class DataType:
     """The type of a value in the Table API: a logical type and its nullability."""
@@ -38,6 +43,10 @@ class DataType:
 
     def type_name(self) -> str:
         return self.sql_name
+
+    def type_root(self) -> str:
+        """Flink's ``LogicalTypeRoot`` of the type (``INTEGER``, ``TIMESTAMP_WITHOUT_TIME_ZONE``)."""
+        return LOGICAL_TYPE_ROOTS.get(self.type_name(), self.type_name())
 
     def _args(self) -> tuple[Any, ...]:
         return ()

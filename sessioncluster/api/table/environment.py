@@ -38,6 +38,8 @@ from .udf import UserDefinedFunctionWrapper, unregistered_in
 RUNTIME_MODE = "execution.runtime-mode"
 #: Flink's option of the printed column width
 MAX_COLUMN_WIDTH = "table.display.max-column-width"
+#: Flink's option: an INSERT's ``execute_sql`` returns once its job has ended, not when it runs
+DML_SYNC = "table.dml-sync"
 #: Flink's options of a TableEnvironment's Python dependencies: files (comma-separated),
 #: archives (comma-separated ``path[#target_dir]``), requirements (``file[#cache_dir]``);
 #: the session packs them with each statement (``dependencies.pack_configured``)

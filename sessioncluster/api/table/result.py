@@ -421,19 +421,13 @@ def format_tableau(names: Sequence[str], types: Sequence[str], rows: Sequence[Se
         header = ["op", *header]
         cells = [[k.short_string(), *c] for k, c in zip(row_kinds, cells)]
     if widths_from_data:
-        widths = [min(max([display_width(h)] + [display_width(c[i]) for c in cells]),
-                      max_column_width) for i, h in enumerate(header)]
+        layout = TableauLayout(header, [
+            min(max([display_width(h)] + [display_width(c[i]) for c in cells]), max_column_width)
+            for i, h in enumerate(header)])
     else:
-        widths = [len(n) if i == 0 and row_kinds is not None else 0 for i, n in enumerate(header)]
-        offset = 1 if row_kinds is not None else 0
-        for i, (n, t) in enumerate(zip(names, types)):
-            widths[i + offset] = max(len(n), _type_width(t, max_column_width), len(NULL_VALUE))
-    border = "+" + "".join("-" * (w + 2) + "+" for w in widths)
-    lines = [border, _tableau_row(header, widths), border]
-    lines += [_tableau_row(c, widths) for c in cells]
-    lines.append(border)
-    lines.append(f"{len(cells)} {'rows' if len(cells) > 1 else 'row'} in set")
-    return "\n".join(lines) + "\n"
+        layout = TableauLayout.of_types(names, types, max_column_width, op=row_kinds is not None)
+    return (layout.header() + "".join(layout.row(c) for c in cells)
+            + f"{layout.border}\n{len(cells)} {'rows' if len(cells) > 1 else 'row'} in set\n")
 
 
 def _tableau_row(cols: Sequence[str], widths: Sequence[int]) -> str:

@@ -12,15 +12,18 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
+from ...api.table.environment import DML_SYNC, RUNTIME_MODE
 from ...api.table.result import arrow_rows
 from ...common.sqlscript import RESULT_MODE, split_statements
 from ...common.types import RowKind
 from ...graph.lifecycle import JobStatus
 from ...protocol.messages import (
+    AwaitJobResult,
     CancelJob,
     ErrorReply,
     ExecuteSql,
     FetchStreamResults,
+    JobResultReply,
     Message,
     SqlResult,
     StreamResults,
@@ -49,13 +52,12 @@ from .results import (
 
 log = logging.getLogger("sessioncluster.sqlgateway")
 
-RUNTIME_MODE = "execution.runtime-mode"
-#: true: an INSERT's operation ends with its job, not when the job runs
-DML_SYNC = "table.dml-sync"
 #: Flink's column of an INSERT's result
 JOB_ID_COLUMN = "job id"
 #: how often a waiting operation looks at its job
 POLL_SECONDS = 0.05
+#: how long one wait for a job's end is held by the Dispatcher (it answers "not done" then)
+AWAIT_SECONDS = 30.0
 #: how long a fetch waits for a running statement's result, or a running query's rows,
 #: before it answers without any
 FETCH_WAIT_SECONDS = 1.0
@@ -260,13 +262,15 @@ class Operation:
         return ResultFetcher.of_rows(schema, rows)
 
     async def _until_job_ends(self) -> None:
+        """The Dispatcher's answer to :class:`AwaitJobResult`, until the job has ended."""
         while True:
-            status = self.services.job_status(self.job_id)
-            if status is None or status.is_globally_terminal:
-                if status in (JobStatus.FAILED, JobStatus.CANCELED):
-                    raise GatewayError(f"SQL job {self.job_id} is {status.value}")
+            reply = await self.services.ask(AwaitJobResult(self.job_id, AWAIT_SECONDS))
+            if isinstance(reply, ErrorReply):
+                raise GatewayError(reply.error)
+            if isinstance(reply, JobResultReply) and reply.done:
+                if reply.status in (JobStatus.FAILED, JobStatus.CANCELED):
+                    raise GatewayError(f"SQL job {self.job_id} is {reply.status.value}")
                 return
-            await asyncio.sleep(POLL_SECONDS * 4)
 
     async def _pull_changes(self) -> list[Change] | None:
         """A streaming query's next changes from its job (waiting a little for some)."""

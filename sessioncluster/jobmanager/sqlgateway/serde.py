@@ -29,9 +29,6 @@ from ...api.table.types import (
 )
 from ...common.types import Row, RowKind
 
-#: Flink's root names of the types that have no parameters
-_ROOTS = {"INT": "INTEGER", "TIMESTAMP": "TIMESTAMP_WITHOUT_TIME_ZONE",
-          "TIMESTAMP_LTZ": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "TIME": "TIME_WITHOUT_TIME_ZONE"}
 #: what a type the parser does not know (an INTERVAL) is given as: its values as text
 _UNKNOWN = {"type": "VARCHAR", "nullable": True, "length": 2147483647}
 
@@ -55,7 +52,7 @@ def logical_type_json(t: DataType | None) -> dict[str, Any]:
     """``t`` as Flink's ``LogicalTypeJsonSerializer`` writes it."""
     if t is None:
         return dict(_UNKNOWN)
-    root = _ROOTS.get(t.type_name(), t.type_name())
+    root = t.type_root()
     if root == "NULL":
         return {"type": "NULL"}
     out: dict[str, Any] = {"type": root, "nullable": t.is_nullable}

@@ -17,9 +17,7 @@ from typing import Any, Callable
 from .operation import (
     GatewayServices,
     Operation,
-    parsed_statement,
     session_configuration,
-    statement_kind,
 )
 from .results import GatewayError
 
@@ -105,6 +103,27 @@ class SqlGatewayService:
     def execute(self, handle: str, statement: Any, execution_config: Any = None,
                 timeout_ms: Any = None) -> Operation:
         """Start a statement; its operation (Flink's ``executeStatement``)."""
+        session, op = self._operation(handle, statement, execution_config, timeout_ms)
+        session.operations[op.handle] = op
+        op.start()
+        return op
+
+    async def configure(self, handle: str, statement: Any, timeout_ms: Any = None) -> None:
+        """Run a statement that changes the session (``CREATE``, ``DROP``, ``USE``, ``SET``...)
+        and wait for it (Flink's ``configureSession``: an operation of its own, not listed)."""
+        _, op = self._operation(handle, statement, None, timeout_ms)
+        if op.kind in ("query", "modify"):
+            raise GatewayError("configure-session takes a statement that changes the session "
+                               "(CREATE, DROP, ALTER, USE, SET...), not a query or an INSERT: "
+                               "execute it with /statements", 400)
+        op.start()
+        await op.wait()
+        if op.error is not None:
+            raise GatewayError(op.error)
+
+    def _operation(self, handle: str, statement: Any, execution_config: Any,
+                   timeout_ms: Any) -> tuple[GatewaySession, Operation]:
+        """A request's operation, not started, and its session (400 for a bad request)."""
         session = self.session(handle)
         if not isinstance(statement, str) or not statement.strip():
             raise GatewayError("'statement' must be a non-empty SQL statement", 400)
@@ -112,30 +131,9 @@ class SqlGatewayService:
             raise GatewayError("'executionConfig' must be an object of strings", 400)
         if timeout_ms is not None and (not isinstance(timeout_ms, int) or timeout_ms < 0):
             raise GatewayError("'executionTimeout' must be a number of milliseconds", 400)
-        op = Operation(statement, session.properties,
-                       {str(k): str(v) for k, v in (execution_config or {}).items()},
-                       timeout_ms / 1000.0 if timeout_ms else None, self.services)
-        session.operations[op.handle] = op
-        op.start()
-        return op
-
-    async def configure(self, handle: str, statement: Any, timeout_ms: Any = None) -> None:
-        """Run a statement that changes the session (``CREATE``, ``DROP``, ``USE``, ``SET``...)
-        and wait for it (Flink's ``configureSession``)."""
-        if isinstance(statement, str) and statement.strip():
-            if statement_kind(parsed_statement(statement)) in ("query", "modify"):
-                raise GatewayError("configure-session takes a statement that changes the "
-                                   "session (CREATE, DROP, ALTER, USE, SET...), not a query or "
-                                   "an INSERT: execute it with /statements", 400)
-        op = self.execute(handle, statement, None, timeout_ms)
-        try:
-            await op.wait()
-        finally:  # an operation of its own, not listed
-            session = self.sessions.get(handle)
-            if session is not None:
-                session.operations.pop(op.handle, None)
-        if op.error is not None:
-            raise GatewayError(op.error)
+        return session, Operation(statement, session.properties,
+                                  {str(k): str(v) for k, v in (execution_config or {}).items()},
+                                  timeout_ms / 1000.0 if timeout_ms else None, self.services)
 
     def operation(self, handle: str, op_handle: str) -> Operation:
         op = self.session(handle).operations.get(op_handle)
